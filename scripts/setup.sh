@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Install every Debian 12 package xdc needs, then build into build/.
+#   scripts/setup.sh            install (if missing) + configure + build
+#   XDC_SKIP_APT=1 scripts/setup.sh   build only
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+APT_PACKAGES=(
+  build-essential cmake ninja-build pkg-config git
+  libnl-3-dev libnl-route-3-dev libnetfilter-queue-dev libmnl-dev
+  libyaml-cpp-dev libboost-dev libboost-filesystem-dev
+  openmpi-bin libopenmpi-dev
+  libgtest-dev libgmock-dev
+  libopenblas-dev nlohmann-json3-dev libcli11-dev libfmt-dev libspdlog-dev
+  coinor-libcbc-dev
+  iproute2 iptables iperf3 iputils-ping ethtool procps kmod
+)
+
+missing=()
+for p in "${APT_PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ "${XDC_SKIP_APT:-0}" != 1 ] && [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+BUILD_DIR=${XDC_BUILD_DIR:-build}
+cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=${XDC_BUILD_TYPE:-RelWithDebInfo} ${XDC_CMAKE_ARGS:-}
+cmake --build "$BUILD_DIR" -j "$(nproc)"
+echo "setup: built into $BUILD_DIR/"
