@@ -1,0 +1,21 @@
+#pragma once
+// The xdc CLI: each file cmd_*.cpp adds its subcommands to the app and says how to run
+// them. main.cpp runs the one that parsed; InputError -> exit 2, other errors -> exit 1.
+#include <CLI/CLI.hpp>
+#include <functional>
+#include <vector>
+
+namespace xdc::cli {
+
+struct Command {
+  CLI::App* app;              // the subcommand (or nested subcommand)
+  std::function<int()> run;   // returns the exit code
+};
+using Commands = std::vector<Command>;
+
+void add_network_commands(CLI::App& app, Commands& out);   // up, down, clean, exec, ls
+void add_check_command(CLI::App& app, Commands& out);      // check
+void add_schedule_commands(CLI::App& app, Commands& out);  // schedule show (cmd_schedule.cpp)
+void add_simulate_command(CLI::App& app, Commands& out);   // simulate (cmd_simulate.cpp)
+
+}  // namespace xdc::cli

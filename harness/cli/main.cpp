@@ -1,0 +1,37 @@
+// xdc: the multi-datacenter emulation testbed CLI (see DESIGN.md, "CLI contract").
+#include <spdlog/spdlog.h>
+
+#include <iostream>
+
+#include "commands.h"
+#include "harness/common/input_error.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"xdc: emulate datacenters and WAN links, run pipeline-parallel training across them"};
+  app.require_subcommand(1);
+  bool verbose = false;
+  app.add_flag("-v,--verbose", verbose, "debug logging");
+  xdc::cli::Commands commands;
+  xdc::cli::add_network_commands(app, commands);
+  xdc::cli::add_check_command(app, commands);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int rc = app.exit(e);
+    return rc == 0 ? 0 : xdc::kExitBadInput;
+  }
+  spdlog::set_level(verbose ? spdlog::level::debug : spdlog::level::info);
+  spdlog::set_pattern("%^xdc: %v%$");
+  try {
+    for (auto& c : commands)
+      if (c.app->parsed()) return c.run();
+  } catch (const xdc::InputError& e) {
+    std::cerr << "xdc: " << e.what() << "\n";
+    return xdc::kExitBadInput;
+  } catch (const std::exception& e) {
+    std::cerr << "xdc: error: " << e.what() << "\n";
+    return xdc::kExitRunFailed;
+  }
+  std::cerr << "xdc: no command ran\n";
+  return xdc::kExitBadInput;
+}
