@@ -1,0 +1,54 @@
+#include "netem/nl/netns.h"
+
+#include <fcntl.h>
+#include <sched.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <string>
+#include <system_error>
+
+namespace xdc::nl {
+
+std::string netns_path(const std::string& name) { return "/run/netns/" + name; }
+
+NetnsGuard::NetnsGuard(const std::string& name) {
+  if (name.empty()) return;
+  saved_fd_ = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+  if (saved_fd_ < 0) throw std::system_error(errno, std::generic_category(), "open own netns");
+  int fd = open(netns_path(name).c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    int err = errno;
+    close(saved_fd_);
+    throw std::system_error(err, std::generic_category(), "open netns " + name);
+  }
+  int rc = setns(fd, CLONE_NEWNET);
+  int err = errno;
+  close(fd);
+  if (rc != 0) {
+    close(saved_fd_);
+    throw std::system_error(err, std::generic_category(), "setns " + name);
+  }
+}
+
+NetnsGuard::~NetnsGuard() {
+  if (saved_fd_ < 0) return;
+  // Failing to return would leave this thread in the wrong namespace: nothing
+  // sensible can continue, so make it loud.
+  if (setns(saved_fd_, CLONE_NEWNET) != 0) std::terminate();
+  close(saved_fd_);
+}
+
+void write_sysctl(const std::string& netns, const std::string& key, const std::string& value) {
+  NetnsGuard in(netns);
+  std::string path = "/proc/sys/" + key;
+  int fd = open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) throw std::system_error(errno, std::generic_category(), "open " + path);
+  ssize_t n = write(fd, value.data(), value.size());
+  int err = errno;
+  close(fd);
+  if (n != static_cast<ssize_t>(value.size()))
+    throw std::system_error(err, std::generic_category(), "write " + path + " = " + value);
+}
+
+}  // namespace xdc::nl

@@ -1,0 +1,30 @@
+#pragma once
+// Entering named network namespaces (/run/netns/NAME, as `ip netns` makes them).
+// Netlink sockets, sysctl files under /proc/sys/net and sockets opened while the
+// calling thread is inside a namespace stay bound to that namespace after it leaves.
+#include <string>
+
+namespace xdc::nl {
+
+// Path of a named network namespace: /run/netns/NAME.
+std::string netns_path(const std::string& name);
+
+// Moves the calling thread into netns `name` for its lifetime; the destructor moves
+// it back. An empty name means "stay where you are" (the root namespace for xdc).
+// Throws std::system_error when the namespace does not exist.
+class NetnsGuard {
+ public:
+  explicit NetnsGuard(const std::string& name);
+  ~NetnsGuard();
+  NetnsGuard(const NetnsGuard&) = delete;
+  NetnsGuard& operator=(const NetnsGuard&) = delete;
+
+ private:
+  int saved_fd_ = -1;  // the thread's namespace before entering; -1 when not moved
+};
+
+// Writes `value` to a sysctl under /proc/sys (e.g. "net/ipv4/ip_forward") inside
+// netns `name` ("" = current). Throws std::system_error on failure.
+void write_sysctl(const std::string& netns, const std::string& key, const std::string& value);
+
+}  // namespace xdc::nl
