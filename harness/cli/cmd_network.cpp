@@ -1,0 +1,138 @@
+// xdc up / down / clean / exec / ls: the emulated network's lifecycle.
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <iostream>
+
+#include "commands.h"
+#include "harness/common/input_error.h"
+#include "harness/network/builder.h"
+#include "harness/network/enter.h"
+#include "harness/network/names.h"
+#include "harness/network/teardown.h"
+#include "harness/topology/topology.h"
+
+namespace xdc::cli {
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+netem::Backend parse_backend(const std::string& s) {
+  if (s == "auto") return netem::Backend::kAuto;
+  if (s == "kernel") return netem::Backend::kKernel;
+  if (s == "userspace") return netem::Backend::kUserspace;
+  throw InputError("--shaping: expected auto, kernel or userspace, got \"" + s + "\"");
+}
+
+std::string fmt_params(const netem::LinkParams& p) {
+  std::string s = fmt::format("delay {:g} ms", p.delay_us / 1000.0);
+  if (p.jitter_us) s += fmt::format(", jitter {:g} ms", p.jitter_us / 1000.0);
+  if (p.loss.kind != netem::LossModel::Kind::kNone) s += fmt::format(", loss {:g}%", p.loss.p_pct);
+  if (p.rate_bps) s += fmt::format(", rate {:g} mbit", p.rate_bps / 1e6);
+  return s;
+}
+
+void print_network(const net::NetworkState& s) {
+  std::cout << fmt::format("network {}  (management {}, root {})\n", s.name, s.mgmt_subnet,
+                           s.mgmt_root_ip);
+  for (auto& h : s.hosts)
+    std::cout << fmt::format("  host {:<16} dc {:<12} data {:<14} mgmt {}\n", h.name, h.dc,
+                             h.data_ip, h.mgmt_ip);
+  for (auto& l : s.links)
+    std::cout << fmt::format("  wan  {:>12} -> {:<12} {:<10} {}\n", l.from, l.to, l.backend,
+                             fmt_params(l.configured));
+}
+
+// "" when exactly one network is present, else the given name; errors otherwise.
+std::string pick_network(const std::string& given) {
+  if (!given.empty()) return given;
+  auto nets = net::networks_present();
+  if (nets.size() == 1) return nets[0];
+  if (nets.empty()) throw InputError("no xdc network is up");
+  std::string names;
+  for (auto& n : nets) names += " " + n;
+  throw InputError("several networks are up:" + names + "; name one");
+}
+
+}  // namespace
+
+void add_network_commands(CLI::App& app, Commands& out) {
+  {
+    auto* c = app.add_subcommand("up", "build the emulated network of a topology");
+    static std::string file, name, shaping;
+    c->add_option("topology", file, "topology YAML")->required();
+    c->add_option("--name", name, "network name (default: the topology's name)");
+    c->add_option("--shaping", shaping, "override the topology: auto | kernel | userspace");
+    out.push_back({c, [] {
+                     auto t0 = std::chrono::steady_clock::now();
+                     topo::Topology t = topo::load_topology(file);
+                     net::BuildOptions opts;
+                     opts.name = name;
+                     if (!shaping.empty()) opts.shaping = parse_backend(shaping);
+                     opts.progress = [](const std::string& m) { spdlog::debug("up: {}", m); };
+                     net::NetworkState s = net::build_network(t, opts);
+                     print_network(s);
+                     spdlog::info("up {}: {} hosts in {} DCs, {} WAN links, {:.2f} s", s.name,
+                                  s.hosts.size(), s.dcs.size(), t.wan.size(), seconds_since(t0));
+                     return 0;
+                   }});
+  }
+  {
+    auto* c = app.add_subcommand("down", "remove one network (the only one if none named)");
+    static std::string name;
+    c->add_option("name", name, "network name");
+    out.push_back({c, [] {
+                     auto t0 = std::chrono::steady_clock::now();
+                     std::string n = pick_network(name);
+                     auto present = net::networks_present();
+                     if (std::find(present.begin(), present.end(), n) == present.end())
+                       throw InputError("no network named '" + n + "' is up");
+                     auto r = net::teardown_network(n);
+                     spdlog::info("down {}: {} namespaces, {} processes removed, {:.2f} s", n,
+                                  r.namespaces, r.processes, seconds_since(t0));
+                     return 0;
+                   }});
+  }
+  {
+    auto* c = app.add_subcommand("clean", "remove everything xdc created, even after a crash");
+    out.push_back({c, [] {
+                     auto nets = net::networks_present();
+                     auto r = net::clean_all();
+                     spdlog::info(
+                         "clean: {} networks, {} namespaces, {} root links, {} processes removed",
+                         nets.size(), r.namespaces, r.root_links, r.processes);
+                     return 0;
+                   }});
+  }
+  {
+    auto* c = app.add_subcommand("exec", "run a command inside an emulated host");
+    static std::string host, name;
+    static std::vector<std::string> argv;
+    c->add_option("host", host, "host name (or gw.<dc>, mgmt)")->required();
+    c->add_option("--name", name, "network, when several are up");
+    c->add_option("command", argv, "command and arguments, after --")->required();
+    c->positionals_at_end();
+    out.push_back({c, [] {
+                     auto [n, ns] = net::resolve_host(host, name);
+                     net::exec_in_namespace(n, ns, argv);
+                   }});
+  }
+  {
+    auto* c = app.add_subcommand("ls", "list networks and their hosts");
+    out.push_back({c, [] {
+                     for (auto& n : net::networks_present()) {
+                       if (auto s = net::load_state(n))
+                         print_network(*s);
+                       else
+                         std::cout << fmt::format("network {}  (incomplete: no state; xdc down {})\n",
+                                                  n, n);
+                     }
+                     return 0;
+                   }});
+  }
+}
+
+}  // namespace xdc::cli

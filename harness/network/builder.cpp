@@ -1,0 +1,260 @@
+#include "harness/network/builder.h"
+
+#include <fmt/format.h>
+#include <signal.h>
+
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <set>
+
+#include "harness/network/links.h"
+#include "harness/network/names.h"
+#include "harness/network/namespace.h"
+#include "harness/network/shaping.h"
+#include "harness/network/teardown.h"
+#include "netem/nl/netns.h"
+
+namespace xdc::net {
+namespace fs = std::filesystem;
+namespace {
+
+std::atomic<int> g_interrupted{0};
+extern "C" void on_signal(int sig) { g_interrupted = sig; }
+
+// Turns SIGINT/SIGTERM into a flag for the build's lifetime, so an interrupted build
+// unwinds and tears down instead of leaving half a network behind.
+class InterruptScope {
+ public:
+  InterruptScope() {
+    g_interrupted = 0;
+    struct sigaction sa {};
+    sa.sa_handler = on_signal;
+    sigaction(SIGINT, &sa, &old_int_);
+    sigaction(SIGTERM, &sa, &old_term_);
+  }
+  ~InterruptScope() {
+    sigaction(SIGINT, &old_int_, nullptr);
+    sigaction(SIGTERM, &old_term_, nullptr);
+  }
+  static void check() {
+    if (int s = g_interrupted.load())
+      throw std::runtime_error(fmt::format("interrupted by signal {}", s));
+  }
+
+ private:
+  struct sigaction old_int_ {}, old_term_ {};
+};
+
+int free_slot() {
+  std::set<int> used;
+  for (auto& n : list_state_dirs())
+    if (auto s = load_state(n)) used.insert(s->slot);
+  for (int s = 0; s < kMaxSlots; ++s)
+    if (!used.count(s)) return s;
+  throw std::runtime_error("all management subnet slots are in use (xdc ls)");
+}
+
+// Per-namespace kernel settings: no IPv6 chatter on measured links, TCP buffers large
+// enough for a WAN bandwidth-delay product (1 gbit x 200 ms RTT = 25 MB).
+void tune_namespace(const std::string& ns, bool router) {
+  nl::write_sysctl(ns, "net/ipv6/conf/all/disable_ipv6", "1");
+  nl::write_sysctl(ns, "net/ipv6/conf/default/disable_ipv6", "1");
+  if (router) {
+    nl::write_sysctl(ns, "net/ipv4/ip_forward", "1");
+  } else {
+    nl::write_sysctl(ns, "net/ipv4/tcp_rmem", "4096 131072 67108864");
+    nl::write_sysctl(ns, "net/ipv4/tcp_wmem", "4096 65536 67108864");
+  }
+}
+
+void write_hosts_file(const std::string& ns, const std::vector<HostState>& hosts) {
+  fs::create_directories("/etc/netns/" + ns);
+  std::ofstream out("/etc/netns/" + ns + "/hosts");
+  out << "# written by xdc up; removed by xdc down\n127.0.0.1\tlocalhost\n";
+  for (auto& h : hosts) out << h.data_ip << "\t" << h.name << "\n";
+  if (!out) throw std::runtime_error("cannot write /etc/netns/" + ns + "/hosts");
+}
+
+class Builder {
+ public:
+  Builder(const topo::Topology& t, const BuildOptions& o, std::string net)
+      : topo_(t), opts_(o), net_(std::move(net)) {}
+
+  NetworkState run() {
+    state_.name = net_;
+    state_.topology_file = topo_.source_file;
+    state_.slot = free_slot();
+    state_.mgmt_subnet = mgmt_subnet(state_.slot);
+    state_.mgmt_root_ip = mgmt_root_ip(state_.slot);
+    state_.created_unix =
+        std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
+            .count();
+    // The state directory exists from the start: `xdc ls` shows a build under way.
+    fs::create_directories(state_dir(net_));
+    phase("management network " + state_.mgmt_subnet);
+    build_management();
+    phase(fmt::format("{} DCs", topo_.dcs.size()));
+    for (size_t d = 0; d < topo_.dcs.size(); ++d) build_dc(static_cast<int>(d));
+    phase(fmt::format("{} WAN links", topo_.wan.size()));
+    for (size_t j = 0; j < topo_.wan.size(); ++j) build_wan(static_cast<int>(j));
+    build_routes();
+    for (auto& h : state_.hosts) write_hosts_file(h.ns, state_.hosts);
+    phase("WAN shaping");
+    shape_wan();
+    save_state(state_);
+    for (auto& s : shapers_) s->detach();
+    return state_;
+  }
+
+ private:
+  void phase(const std::string& what) {
+    InterruptScope::check();
+    if (opts_.progress) opts_.progress(what);
+  }
+
+  nl::NlSocket& sock(const std::string& ns) {
+    auto it = socks_.find(ns);
+    if (it == socks_.end()) it = socks_.emplace(ns, std::make_unique<nl::NlSocket>(ns)).first;
+    return *it->second;
+  }
+
+  void build_management() {
+    std::string ns = mgmt_ns(net_);
+    create_netns(ns);
+    auto& sk = sock(ns);
+    mgmt_bridge_ = add_bridge(sk, "br0");
+    set_up(sk, "br0");
+    set_up(sk, "lo");
+    add_veth(sk, "root", root_link(net_), "", mgmt_bridge_);
+    set_up(sk, "root");
+    auto& root = sock("");
+    add_address(root, root_link(net_), state_.mgmt_root_ip + "/24");
+    set_up(root, root_link(net_));
+  }
+
+  void build_dc(int d) {
+    const topo::Dc& dc = topo_.dcs[d];
+    std::string gw = gateway_ns(net_, dc.name);
+    create_netns(gw);
+    tune_namespace(gw, true);
+    auto& gsk = sock(gw);
+    int br = add_bridge(gsk, "br0");
+    add_address(gsk, "br0", gateway_ip(d) + "/24");
+    set_up(gsk, "br0");
+    set_up(gsk, "lo");
+    for (const topo::Host& h : dc.hosts) {
+      InterruptScope::check();
+      int ordinal = static_cast<int>(state_.hosts.size());
+      HostState hs{h.name, dc.name, host_ns(net_, h.name), host_ip(d, h.index),
+                   mgmt_ip(state_.slot, ordinal)};
+      create_netns(hs.ns, h.name, uts_path(net_, h.name));
+      tune_namespace(hs.ns, false);
+      add_veth(gsk, h.name, "eth0", hs.ns, br);
+      set_up(gsk, h.name);
+      auto& msk = sock(mgmt_ns(net_));
+      add_veth(msk, h.name, "mgmt0", hs.ns, mgmt_bridge_);
+      set_up(msk, h.name);
+      auto& hsk = sock(hs.ns);
+      set_up(hsk, "lo");
+      add_address(hsk, "eth0", hs.data_ip + "/24");
+      set_up(hsk, "eth0");
+      add_address(hsk, "mgmt0", hs.mgmt_ip + "/24");
+      set_up(hsk, "mgmt0");
+      // All data traffic leaves through the DC gateway; nothing else is routed.
+      add_route(hsk, "10.0.0.0/8", gateway_ip(d), "eth0");
+      state_.hosts.push_back(hs);
+      socks_.erase(hs.ns);  // one socket per host would exhaust fds on large topologies
+    }
+    state_.dcs.push_back(dc.name);
+  }
+
+  int dc_index(const std::string& name) const {
+    for (size_t d = 0; d < topo_.dcs.size(); ++d)
+      if (topo_.dcs[d].name == name) return static_cast<int>(d);
+    throw std::logic_error("unknown DC " + name);
+  }
+
+  void build_wan(int j) {
+    const topo::WanLink& l = topo_.wan[j];
+    std::string ga = gateway_ns(net_, l.a), gb = gateway_ns(net_, l.b);
+    auto& ska = sock(ga);
+    auto& skb = sock(gb);
+    add_veth(ska, wan_ifname(l.b), wan_ifname(l.a), gb);
+    add_address(ska, wan_ifname(l.b), wan_ip(j, false) + "/30");
+    add_address(skb, wan_ifname(l.a), wan_ip(j, true) + "/30");
+    set_up(ska, wan_ifname(l.b));
+    set_up(skb, wan_ifname(l.a));
+    peer_ip_[{l.a, l.b}] = wan_ip(j, true);
+    peer_ip_[{l.b, l.a}] = wan_ip(j, false);
+  }
+
+  void build_routes() {
+    topo::Routes routes = topo::compute_routes(topo_);
+    for (auto& from : topo_.dcs)
+      for (auto& to : topo_.dcs) {
+        if (from.name == to.name) continue;
+        const std::string& next = routes.next_hop(from.name, to.name);
+        add_route(sock(gateway_ns(net_, from.name)), dc_subnet(dc_index(to.name)),
+                  peer_ip_.at({from.name, next}), wan_ifname(next));
+      }
+  }
+
+  void shape_wan() {
+    netem::Backend backend = opts_.shaping.value_or(topo_.shaping);
+    for (auto& l : topo_.wan)
+      for (int dir = 0; dir < 2; ++dir) {
+        const std::string& from = dir ? l.b : l.a;
+        const std::string& to = dir ? l.a : l.b;
+        ShapedLink sl{from, to, gateway_ns(net_, from), wan_ifname(to), "none",
+                      dir ? l.b_to_a : l.a_to_b, {}};
+        if (sl.configured.impaired()) shapers_.push_back(shape_link(backend, sl));
+        state_.links.push_back(sl);
+      }
+  }
+
+  const topo::Topology& topo_;
+  const BuildOptions& opts_;
+  std::string net_;
+  NetworkState state_;
+  int mgmt_bridge_ = 0;
+  std::map<std::string, std::unique_ptr<nl::NlSocket>> socks_;
+  std::map<std::pair<std::string, std::string>, std::string> peer_ip_;
+  std::vector<std::unique_ptr<ShapingHandle>> shapers_;
+};
+
+}  // namespace
+
+std::string check_network_name(const std::string& name) {
+  if (name.empty()) return "network name is empty";
+  if (name.size() > topo::kMaxNetworkName)
+    return fmt::format("network name \"{}\" is longer than {} characters (it becomes part of "
+                       "interface names, which Linux limits to 15)",
+                       name, topo::kMaxNetworkName);
+  if (!(name[0] >= 'a' && name[0] <= 'z'))
+    return fmt::format("network name \"{}\" must start with a lowercase letter", name);
+  for (char c : name)
+    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-'))
+      return fmt::format("network name \"{}\" may only contain a-z, 0-9 and '-'", name);
+  return "";
+}
+
+NetworkState build_network(const topo::Topology& topo, const BuildOptions& opts) {
+  std::string net = opts.name.empty() ? topo.name : opts.name;
+  if (auto why = check_network_name(net); !why.empty()) throw InputError(why);
+  for (auto& n : networks_present())
+    if (n == net)
+      throw std::runtime_error("network '" + net + "' already exists (xdc down " + net + ")");
+  InterruptScope interrupts;
+  try {
+    return Builder(topo, opts, net).run();
+  } catch (...) {
+    teardown_network(net);
+    throw;
+  }
+}
+
+}  // namespace xdc::net

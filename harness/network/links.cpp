@@ -1,0 +1,114 @@
+#include "harness/network/links.h"
+
+#include <fcntl.h>
+#include <net/if.h>
+#include <netlink/route/addr.h>
+#include <netlink/route/link.h>
+#include <netlink/route/link/bridge.h>
+#include <netlink/route/link/veth.h>
+#include <netlink/route/route.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <memory>
+#include <system_error>
+
+#include "netem/nl/netns.h"
+
+namespace xdc::net {
+namespace {
+
+struct LinkDel {
+  void operator()(rtnl_link* l) const { rtnl_link_put(l); }
+};
+using LinkPtr = std::unique_ptr<rtnl_link, LinkDel>;
+struct AddrDel {
+  void operator()(nl_addr* a) const { nl_addr_put(a); }
+};
+using AddrPtr = std::unique_ptr<nl_addr, AddrDel>;
+
+AddrPtr parse_addr(const std::string& text) {
+  nl_addr* a = nullptr;
+  nl::check(nl_addr_parse(text.c_str(), AF_INET, &a), "parse address " + text);
+  return AddrPtr(a);
+}
+
+std::string where(const nl::NlSocket& sk) { return " (netns " + sk.netns() + ")"; }
+
+}  // namespace
+
+void add_veth(const nl::NlSocket& sk, const std::string& name, const std::string& peer,
+              const std::string& peer_netns, int master_ifindex) {
+  LinkPtr link(rtnl_link_veth_alloc());
+  if (!link) throw std::bad_alloc();
+  rtnl_link_set_name(link.get(), name.c_str());
+  if (master_ifindex > 0) rtnl_link_set_master(link.get(), master_ifindex);
+  rtnl_link* p = rtnl_link_veth_get_peer(link.get());
+  rtnl_link_set_name(p, peer.c_str());
+  // An empty peer_netns means the namespace of this process (xdc's root namespace).
+  std::string ns_file = peer_netns.empty() ? "/proc/self/ns/net" : nl::netns_path(peer_netns);
+  int fd = open(ns_file.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    rtnl_link_put(p);
+    throw std::system_error(errno, std::generic_category(), "open netns " + peer_netns);
+  }
+  rtnl_link_set_ns_fd(p, fd);
+  int rc = rtnl_link_add(sk.get(), link.get(), NLM_F_CREATE | NLM_F_EXCL);
+  close(fd);
+  rtnl_link_put(p);
+  nl::check(rc, "add veth " + name + " <-> " + peer_netns + ":" + peer + where(sk));
+}
+
+int add_bridge(const nl::NlSocket& sk, const std::string& name) {
+  nl::check(rtnl_link_bridge_add(sk.get(), name.c_str()), "add bridge " + name + where(sk));
+  return sk.ifindex(name);
+}
+
+void delete_link(const nl::NlSocket& sk, const std::string& name) {
+  LinkPtr link(rtnl_link_alloc());
+  rtnl_link_set_name(link.get(), name.c_str());
+  int rc = rtnl_link_delete(sk.get(), link.get());
+  if (rc < 0 && rc != -NLE_NODEV && rc != -NLE_OBJ_NOTFOUND)
+    nl::check(rc, "delete link " + name + where(sk));
+}
+
+void set_up(const nl::NlSocket& sk, const std::string& name) {
+  LinkPtr change(rtnl_link_alloc());
+  rtnl_link_set_ifindex(change.get(), sk.ifindex(name));
+  rtnl_link_set_flags(change.get(), IFF_UP);
+  nl::check(rtnl_link_change(sk.get(), change.get(), change.get(), 0),
+            "set " + name + " up" + where(sk));
+}
+
+void set_mtu(const nl::NlSocket& sk, const std::string& name, unsigned mtu) {
+  LinkPtr change(rtnl_link_alloc());
+  rtnl_link_set_ifindex(change.get(), sk.ifindex(name));
+  rtnl_link_set_mtu(change.get(), mtu);
+  nl::check(rtnl_link_change(sk.get(), change.get(), change.get(), 0),
+            "set mtu of " + name + where(sk));
+}
+
+void add_address(const nl::NlSocket& sk, const std::string& ifname, const std::string& cidr) {
+  std::unique_ptr<rtnl_addr, void (*)(rtnl_addr*)> addr(rtnl_addr_alloc(), rtnl_addr_put);
+  rtnl_addr_set_ifindex(addr.get(), sk.ifindex(ifname));
+  AddrPtr local = parse_addr(cidr);
+  nl::check(rtnl_addr_set_local(addr.get(), local.get()), "set address " + cidr);
+  nl::check(rtnl_addr_add(sk.get(), addr.get(), 0),
+            "add address " + cidr + " to " + ifname + where(sk));
+}
+
+void add_route(const nl::NlSocket& sk, const std::string& dst, const std::string& via,
+               const std::string& ifname) {
+  std::unique_ptr<rtnl_route, void (*)(rtnl_route*)> route(rtnl_route_alloc(), rtnl_route_put);
+  AddrPtr d = parse_addr(dst);
+  nl::check(rtnl_route_set_dst(route.get(), d.get()), "route dst " + dst);
+  rtnl_nexthop* nh = rtnl_route_nh_alloc();
+  AddrPtr gw = parse_addr(via);
+  rtnl_route_nh_set_gateway(nh, gw.get());
+  rtnl_route_nh_set_ifindex(nh, sk.ifindex(ifname));
+  rtnl_route_add_nexthop(route.get(), nh);  // the route owns nh now
+  nl::check(rtnl_route_add(sk.get(), route.get(), NLM_F_CREATE | NLM_F_EXCL),
+            "add route " + dst + " via " + via + " dev " + ifname + where(sk));
+}
+
+}  // namespace xdc::net

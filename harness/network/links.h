@@ -1,0 +1,26 @@
+#pragma once
+// The few rtnetlink operations the builder needs, through libnl, each on a socket bound
+// to one namespace. Every call throws nl::NlError naming the object on failure.
+#include <string>
+
+#include "netem/nl/socket.h"
+
+namespace xdc::net {
+
+// veth pair: `name` in sk's namespace, `peer` created directly in netns `peer_netns`
+// ("" = this process's own namespace).
+// With master_ifindex > 0, `name` is enslaved to that bridge at creation.
+void add_veth(const nl::NlSocket& sk, const std::string& name, const std::string& peer,
+              const std::string& peer_netns, int master_ifindex = 0);
+// A bridge with STP off (ports forward at once); returns its ifindex.
+int add_bridge(const nl::NlSocket& sk, const std::string& name);
+void delete_link(const nl::NlSocket& sk, const std::string& name);  // ignores "no such link"
+void set_up(const nl::NlSocket& sk, const std::string& name);
+void set_mtu(const nl::NlSocket& sk, const std::string& name, unsigned mtu);
+// "10.1.0.1/24" on `ifname`.
+void add_address(const nl::NlSocket& sk, const std::string& ifname, const std::string& cidr);
+// dst "10.1.2.0/24" via gateway "10.2.0.2" on `ifname`.
+void add_route(const nl::NlSocket& sk, const std::string& dst, const std::string& via,
+               const std::string& ifname);
+
+}  // namespace xdc::net

@@ -1,0 +1,49 @@
+#pragma once
+// Naming and addressing of everything an emulated network creates. One place, so
+// that the builder, `xdc down` and `xdc clean` agree on what belongs to whom.
+//
+// Namespaces:  xdc-<net>.<host>      one per emulated host (own UTS name = <host>)
+//              xdc-<net>.gw.<dc>     the DC's gateway router, holds the DC bridge br0
+//              xdc-<net>.mgmt        the management switch (bridge br0)
+// Root links:  xdc-<net>             the root namespace's port on the management switch
+// Files:       /run/netns/<ns>, /run/xdc/<net>/{state.json,uts/<host>}, /etc/netns/<ns>/hosts
+// Network names never contain '.', so "xdc-<net>." prefixes never overlap.
+//
+// Addresses:   DC d (0-based) LAN 10.1.d.0/24: host i = 10.1.d.(i+1), gateway 10.1.d.254
+//              WAN link j: 10.2.(j/64).(4*(j%64)) /30: side a .1, side b .2
+//              management slot s: 198.18.s.0/24 (RFC 2544 benchmarking range): host k
+//              (topology order) = .(k+1), root namespace = .254
+#include <string>
+
+namespace xdc::net {
+
+inline constexpr const char* kPrefix = "xdc-";
+inline constexpr const char* kStateRoot = "/run/xdc";
+inline constexpr int kMaxDcs = 250;
+inline constexpr int kMaxHostsPerDc = 250;
+inline constexpr int kMaxHosts = 253;
+inline constexpr int kMaxWanLinks = 64 * 64;
+inline constexpr int kMaxSlots = 256;
+
+std::string host_ns(const std::string& net, const std::string& host);
+std::string gateway_ns(const std::string& net, const std::string& dc);
+std::string mgmt_ns(const std::string& net);
+std::string ns_prefix(const std::string& net);  // "xdc-<net>."
+std::string root_link(const std::string& net);  // "xdc-<net>"
+std::string wan_ifname(const std::string& peer_dc);  // "wan-<peer>" in a gateway
+std::string state_dir(const std::string& net);
+std::string uts_path(const std::string& net, const std::string& host);
+
+// Network name owning a namespace or root link name, "" when not xdc's.
+std::string net_of_ns(const std::string& ns);
+std::string net_of_root_link(const std::string& ifname);
+
+std::string host_ip(int dc, int host);  // without prefix length
+std::string gateway_ip(int dc);
+std::string dc_subnet(int dc);           // "10.1.d.0/24"
+std::string wan_ip(int link, bool side_b);
+std::string mgmt_ip(int slot, int host_ordinal);
+std::string mgmt_root_ip(int slot);
+std::string mgmt_subnet(int slot);       // "198.18.s.0/24"
+
+}  // namespace xdc::net

@@ -1,0 +1,143 @@
+#include "harness/network/namespace.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <filesystem>
+#include <stdexcept>
+#include <system_error>
+#include <thread>
+
+#include "netem/nl/netns.h"
+
+namespace xdc::net {
+namespace {
+
+[[noreturn]] void fail(const std::string& what) {
+  throw std::system_error(errno, std::generic_category(), what);
+}
+
+// Makes `dir` a shared mount point, as iproute2 does for /run/netns, so that namespace
+// mounts made later propagate into mount namespaces made earlier (and their removal too).
+void make_shared_mount_dir(const std::string& dir) {
+  std::filesystem::create_directories(dir);
+  if (mount("", dir.c_str(), "none", MS_SHARED | MS_REC, nullptr) == 0) return;
+  if (errno != EINVAL) fail("make " + dir + " shared");
+  if (mount(dir.c_str(), dir.c_str(), "none", MS_BIND | MS_REC, nullptr) != 0)
+    fail("bind " + dir);
+  if (mount("", dir.c_str(), "none", MS_SHARED | MS_REC, nullptr) != 0)
+    fail("make " + dir + " shared");
+}
+
+void create_mount_target(const std::string& path) {
+  int fd = open(path.c_str(), O_RDONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0);
+  if (fd < 0) fail("create " + path);
+  close(fd);
+}
+
+int open_self_ns(const char* kind) {
+  std::string p = std::string("/proc/thread-self/ns/") + kind;
+  int fd = open(p.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) fail("open " + p);
+  return fd;
+}
+
+}  // namespace
+
+void unpin(const std::string& path) {
+  if (umount2(path.c_str(), MNT_DETACH) != 0 && errno != EINVAL && errno != ENOENT)
+    fail("umount " + path);
+  if (unlink(path.c_str()) != 0 && errno != ENOENT) fail("unlink " + path);
+}
+
+void create_netns(const std::string& name, const std::string& hostname,
+                  const std::string& uts_path) {
+  const std::string path = nl::netns_path(name);
+  make_shared_mount_dir("/run/netns");
+  create_mount_target(path);
+  bool with_uts = !hostname.empty();
+  if (with_uts) {
+    make_shared_mount_dir(std::filesystem::path(uts_path).parent_path());
+    create_mount_target(uts_path);
+  }
+  int saved_net = open_self_ns("net");
+  int saved_uts = with_uts ? open_self_ns("uts") : -1;
+  auto restore = [&] {
+    // A thread left in the new namespaces would build the rest in the wrong place.
+    if (setns(saved_net, CLONE_NEWNET) != 0) std::terminate();
+    if (with_uts && setns(saved_uts, CLONE_NEWUTS) != 0) std::terminate();
+    close(saved_net);
+    if (with_uts) close(saved_uts);
+  };
+  int err = 0;
+  std::string what;
+  if (unshare(CLONE_NEWNET | (with_uts ? CLONE_NEWUTS : 0)) != 0) {
+    err = errno, what = "unshare for " + name;
+  } else if (mount("/proc/thread-self/ns/net", path.c_str(), "none", MS_BIND, nullptr) != 0) {
+    err = errno, what = "bind netns " + name;
+  } else if (with_uts && sethostname(hostname.data(), hostname.size()) != 0) {
+    err = errno, what = "sethostname " + hostname;
+  } else if (with_uts &&
+             mount("/proc/thread-self/ns/uts", uts_path.c_str(), "none", MS_BIND, nullptr) != 0) {
+    err = errno, what = "bind uts ns of " + name;
+  }
+  restore();
+  if (err != 0) {
+    delete_netns(name, with_uts ? uts_path : "");
+    throw std::system_error(err, std::generic_category(), what);
+  }
+}
+
+void delete_netns(const std::string& name, const std::string& uts_path) {
+  if (name.empty()) throw std::invalid_argument("delete_netns: empty name");
+  unpin(nl::netns_path(name));
+  if (!uts_path.empty()) unpin(uts_path);
+}
+
+std::vector<std::string> list_netns() {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (auto& e : std::filesystem::directory_iterator("/run/netns", ec))
+    out.push_back(e.path().filename());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::vector<pid_t> netns_pids(const std::string& name) {
+  std::vector<pid_t> out;
+  struct stat target {};
+  if (stat(nl::netns_path(name).c_str(), &target) != 0) return out;
+  DIR* proc = opendir("/proc");
+  if (!proc) return out;
+  while (dirent* e = readdir(proc)) {
+    char* end = nullptr;
+    long pid = strtol(e->d_name, &end, 10);
+    if (*end != '\0' || pid <= 0) continue;
+    struct stat st {};
+    std::string p = std::string("/proc/") + e->d_name + "/ns/net";
+    if (stat(p.c_str(), &st) == 0 && st.st_ino == target.st_ino && st.st_dev == target.st_dev)
+      out.push_back(static_cast<pid_t>(pid));
+  }
+  closedir(proc);
+  return out;
+}
+
+int kill_netns_processes(const std::string& name, int grace_ms) {
+  auto pids = netns_pids(name);
+  for (pid_t p : pids) kill(p, SIGTERM);
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(grace_ms);
+  while (!netns_pids(name).empty() && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  for (pid_t p : netns_pids(name)) kill(p, SIGKILL);
+  return static_cast<int>(pids.size());
+}
+
+}  // namespace xdc::net

@@ -1,0 +1,33 @@
+#pragma once
+// Named network namespaces, made the way `ip netns add` makes them (unshare + bind
+// mount under the shared /run/netns), optionally with a persistent UTS namespace
+// bind-mounted at a path of ours so the host has its own hostname.
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+namespace xdc::net {
+
+// Creates netns `name`; with a non-empty `hostname`, also a UTS namespace set to it
+// and pinned at `uts_path`. Throws std::system_error (EEXIST when it already exists).
+void create_netns(const std::string& name, const std::string& hostname = "",
+                  const std::string& uts_path = "");
+
+// Unmounts and unlinks /run/netns/<name> (and `uts_path` if given). Idempotent.
+void delete_netns(const std::string& name, const std::string& uts_path = "");
+
+// Unmounts and unlinks one namespace pin file (a bind-mounted ns file). Idempotent.
+void unpin(const std::string& path);
+
+// Names under /run/netns, sorted.
+std::vector<std::string> list_netns();
+
+// Processes whose network namespace is /run/netns/<name>.
+std::vector<pid_t> netns_pids(const std::string& name);
+
+// SIGTERM to every process in the namespace, SIGKILL to those alive after `grace_ms`.
+// Returns how many were signalled.
+int kill_netns_processes(const std::string& name, int grace_ms = 500);
+
+}  // namespace xdc::net

@@ -1,0 +1,121 @@
+#include "harness/network/state.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+
+#include "harness/network/names.h"
+
+namespace xdc::netem {
+using nlohmann::json;
+
+void to_json(json& j, const LinkParams& p) {
+  j = json{{"delay_us", p.delay_us},
+           {"jitter_us", p.jitter_us},
+           {"jitter_distribution", to_string(p.jitter_dist)},
+           {"loss_model", p.loss.kind == LossModel::Kind::kGilbertElliott ? "gemodel"
+                          : p.loss.kind == LossModel::Kind::kRandom       ? "random"
+                                                                                 : "none"},
+           {"loss_pct", p.loss.p_pct},
+           {"rate_bps", p.rate_bps},
+           {"queue_pkts", p.queue_pkts},
+           {"duplicate_pct", p.duplicate_pct},
+           {"corrupt_pct", p.corrupt_pct},
+           {"reorder_pct", p.reorder_pct}};
+}
+
+void from_json(const json& j, LinkParams& p) {
+  p.delay_us = j.value("delay_us", 0ULL);
+  p.jitter_us = j.value("jitter_us", 0ULL);
+  p.rate_bps = j.value("rate_bps", 0ULL);
+  p.queue_pkts = j.value("queue_pkts", 0U);
+  p.loss.p_pct = j.value("loss_pct", 0.0);
+  std::string m = j.value("loss_model", "none");
+  p.loss.kind = m == "gemodel"  ? LossModel::Kind::kGilbertElliott
+                : m == "random" ? LossModel::Kind::kRandom
+                                : LossModel::Kind::kNone;
+  p.duplicate_pct = j.value("duplicate_pct", 0.0);
+  p.corrupt_pct = j.value("corrupt_pct", 0.0);
+  p.reorder_pct = j.value("reorder_pct", 0.0);
+}
+
+}  // namespace xdc::netem
+
+namespace xdc::net {
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+const HostState* NetworkState::find_host(const std::string& n) const {
+  for (auto& h : hosts)
+    if (h.name == n) return &h;
+  return nullptr;
+}
+
+void to_json(json& j, const NetworkState& s) {
+  json hosts = json::array();
+  for (auto& h : s.hosts)
+    hosts.push_back(json{
+        {"name", h.name}, {"dc", h.dc}, {"ns", h.ns}, {"data_ip", h.data_ip}, {"mgmt_ip", h.mgmt_ip}});
+  json links = json::array();
+  for (auto& l : s.links)
+    links.push_back(json{{"from", l.from},
+                     {"to", l.to},
+                     {"netns", l.netns},
+                     {"ifname", l.ifname},
+                     {"backend", l.backend},
+                     {"configured", l.configured},
+                     {"record", l.record}});
+  j = json{{"name", s.name},       {"topology_file", s.topology_file},
+           {"slot", s.slot},       {"mgmt_subnet", s.mgmt_subnet},
+           {"mgmt_root_ip", s.mgmt_root_ip}, {"created_unix", s.created_unix},
+           {"dcs", s.dcs},         {"hosts", hosts},
+           {"links", links}};
+}
+
+void from_json(const json& j, NetworkState& s) {
+  s.name = j.at("name");
+  s.topology_file = j.value("topology_file", "");
+  s.slot = j.value("slot", -1);
+  s.mgmt_subnet = j.value("mgmt_subnet", "");
+  s.mgmt_root_ip = j.value("mgmt_root_ip", "");
+  s.created_unix = j.value("created_unix", 0.0);
+  s.dcs = j.value("dcs", std::vector<std::string>{});
+  for (auto& h : j.value("hosts", json::array()))
+    s.hosts.push_back(HostState{h.at("name"), h.at("dc"), h.at("ns"), h.at("data_ip"),
+                                h.at("mgmt_ip")});
+  for (auto& l : j.value("links", json::array()))
+    s.links.push_back(ShapedLink{l.at("from"), l.at("to"), l.at("netns"), l.at("ifname"),
+                       l.at("backend"), l.at("configured").get<netem::LinkParams>(),
+                       l.value("record", json::object())});
+}
+
+void save_state(const NetworkState& s) {
+  fs::create_directories(state_dir(s.name));
+  std::string path = state_dir(s.name) + "/state.json";
+  std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp);
+    out << json(s).dump(2) << "\n";
+    if (!out) throw std::runtime_error("cannot write " + tmp);
+  }
+  fs::rename(tmp, path);
+}
+
+std::optional<NetworkState> load_state(const std::string& net) {
+  std::ifstream in(state_dir(net) + "/state.json");
+  if (!in) return std::nullopt;
+  return json::parse(in).get<NetworkState>();
+}
+
+std::vector<std::string> list_state_dirs() {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (auto& e : fs::directory_iterator(kStateRoot, ec))
+    if (e.is_directory()) out.push_back(e.path().filename());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace xdc::net

@@ -1,0 +1,57 @@
+#pragma once
+// What `xdc up` made, written to /run/xdc/<net>/state.json so that `xdc down`,
+// `xdc exec`, `xdc check` and the launcher can find it. Teardown does not rely on it:
+// names carry the network (names.h), so `xdc clean` works even when no state was written.
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "netem/shaper/link_params.h"
+
+namespace xdc::netem {
+// JSON form of LinkParams as state.json and check reports write it (found by ADL).
+void to_json(nlohmann::json& j, const LinkParams& p);
+void from_json(const nlohmann::json& j, LinkParams& p);
+}  // namespace xdc::netem
+
+namespace xdc::net {
+
+struct HostState {
+  std::string name, dc, ns;
+  std::string data_ip;  // on eth0, the shaped data network
+  std::string mgmt_ip;  // on mgmt0, the unshaped control network
+};
+
+// One shaped WAN direction: gateway of `from` egress towards `to`.
+struct ShapedLink {
+  std::string from, to;    // DC names
+  std::string netns, ifname;
+  std::string backend;     // "kernel" | "userspace" | "none"
+  netem::LinkParams configured;
+  nlohmann::json record;   // what the shaper needs to be undone (pids, handles)
+};
+
+struct NetworkState {
+  std::string name;
+  std::string topology_file;
+  int slot = -1;  // management subnet slot
+  std::string mgmt_subnet, mgmt_root_ip;
+  double created_unix = 0;
+  std::vector<std::string> dcs;
+  std::vector<HostState> hosts;
+  std::vector<ShapedLink> links;
+
+  const HostState* find_host(const std::string& name) const;
+};
+
+void to_json(nlohmann::json& j, const NetworkState& s);
+void from_json(const nlohmann::json& j, NetworkState& s);
+
+// Atomic write (temp file + rename) to state_dir(name)/state.json.
+void save_state(const NetworkState& s);
+std::optional<NetworkState> load_state(const std::string& net);
+// Networks with a state directory under /run/xdc, sorted.
+std::vector<std::string> list_state_dirs();
+
+}  // namespace xdc::net

@@ -1,0 +1,116 @@
+#include "harness/network/teardown.h"
+
+#include <netlink/route/link.h>
+#include <signal.h>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include "harness/network/links.h"
+#include "harness/network/names.h"
+#include "harness/network/namespace.h"
+#include "harness/network/state.h"
+
+namespace xdc::net {
+namespace fs = std::filesystem;
+namespace {
+
+std::vector<std::string> root_link_names() {
+  nl::NlSocket sk;
+  nl_cache* cache = nullptr;
+  nl::check(rtnl_link_alloc_cache(sk.get(), AF_UNSPEC, &cache), "list links");
+  std::vector<std::string> out;
+  for (nl_object* o = nl_cache_get_first(cache); o; o = nl_cache_get_next(o))
+    out.push_back(rtnl_link_get_name(reinterpret_cast<rtnl_link*>(o)));
+  nl_cache_free(cache);
+  return out;
+}
+
+// xdc helper processes (delay lines) of `net` that no namespace lookup can find any
+// more, e.g. after their namespace's mount was removed by an interrupted teardown.
+int kill_orphan_helpers(const std::string& net) {
+  int n = 0;
+  const std::string needle = ns_prefix(net);
+  std::error_code ec;
+  for (auto& e : fs::directory_iterator("/proc", ec)) {
+    std::string pid = e.path().filename();
+    if (pid.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream comm(e.path() / "comm");
+    std::string c;
+    std::getline(comm, c);
+    if (c.rfind("xdc-", 0) != 0) continue;
+    std::ifstream cmd(e.path() / "cmdline");
+    std::string args((std::istreambuf_iterator<char>(cmd)), std::istreambuf_iterator<char>());
+    if (args.find(needle) == std::string::npos) continue;
+    if (kill(std::stoi(pid), SIGKILL) == 0) ++n;
+  }
+  return n;
+}
+
+}  // namespace
+
+TeardownReport teardown_network(const std::string& net) {
+  TeardownReport r;
+  const std::string prefix = ns_prefix(net);
+  std::vector<std::string> mine;
+  for (auto& ns : list_netns())
+    if (ns.rfind(prefix, 0) == 0) mine.push_back(ns);
+  // Processes first: a process inside a namespace keeps it (and its links) alive.
+  for (auto& ns : mine) r.processes += kill_netns_processes(ns);
+  r.processes += kill_orphan_helpers(net);
+  for (auto& ns : mine) {
+    std::string host = ns.substr(prefix.size());
+    bool is_host = host.find('.') == std::string::npos && host != "mgmt";
+    delete_netns(ns, is_host ? uts_path(net, host) : "");
+    ++r.namespaces;
+  }
+  // Deleting the management namespace removes the root port with it; a crash between
+  // creating the pair and moving its peer can leave it alone in the root namespace.
+  for (auto& l : root_link_names()) {
+    if (net_of_root_link(l) != net) continue;
+    delete_link(nl::NlSocket(), l);
+    ++r.root_links;
+  }
+  std::error_code ec;
+  for (auto& e : fs::directory_iterator("/etc/netns", ec)) {
+    if (e.path().filename().string().rfind(prefix, 0) != 0) continue;
+    fs::remove_all(e.path());
+    ++r.files;
+  }
+  // Leftover UTS pins (a host whose netns mount was already gone).
+  std::string uts_dir = state_dir(net) + "/uts";
+  for (auto& e : fs::directory_iterator(uts_dir, ec)) unpin(e.path());
+  if (fs::exists(state_dir(net))) {
+    fs::remove_all(state_dir(net));
+    ++r.files;
+  }
+  return r;
+}
+
+std::vector<std::string> networks_present() {
+  std::set<std::string> nets;
+  for (auto& ns : list_netns())
+    if (auto n = net_of_ns(ns); !n.empty()) nets.insert(n);
+  for (auto& l : root_link_names())
+    if (auto n = net_of_root_link(l); !n.empty()) nets.insert(n);
+  for (auto& d : list_state_dirs()) nets.insert(d);
+  std::error_code ec;
+  for (auto& e : fs::directory_iterator("/etc/netns", ec))
+    if (auto n = net_of_ns(e.path().filename()); !n.empty()) nets.insert(n);
+  return {nets.begin(), nets.end()};
+}
+
+TeardownReport clean_all() {
+  TeardownReport total;
+  for (auto& n : networks_present()) {
+    auto r = teardown_network(n);
+    total.namespaces += r.namespaces;
+    total.root_links += r.root_links;
+    total.processes += r.processes;
+    total.files += r.files;
+  }
+  return total;
+}
+
+}  // namespace xdc::net

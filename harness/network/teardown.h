@@ -1,0 +1,24 @@
+#pragma once
+// Undoing networks. Teardown finds objects by name (names.h), not only from state.json,
+// so it also undoes what a crashed or killed `xdc up` left half-built. It never touches
+// anything whose name does not carry xdc's prefix.
+#include <string>
+#include <vector>
+
+namespace xdc::net {
+
+struct TeardownReport {
+  int namespaces = 0, root_links = 0, processes = 0, files = 0;
+};
+
+// Removes everything of network `net`. Idempotent; throws only on errors it cannot skip.
+TeardownReport teardown_network(const std::string& net);
+
+// Networks that have anything left on this machine: namespaces, root links,
+// state directories or /etc/netns entries.
+std::vector<std::string> networks_present();
+
+// teardown_network() for every network present.
+TeardownReport clean_all();
+
+}  // namespace xdc::net

@@ -1,0 +1,58 @@
+#include "harness/process/process.h"
+
+#include <unistd.h>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/process.hpp>
+#include <filesystem>
+#include <future>
+#include <stdexcept>
+
+namespace xdc::proc {
+namespace bp = boost::process;
+
+Result run(const std::vector<std::string>& argv, std::chrono::milliseconds timeout) {
+  if (argv.empty()) throw std::invalid_argument("proc::run: empty argv");
+  auto exe = argv[0].find('/') == std::string::npos ? bp::search_path(argv[0])
+                                                    : boost::filesystem::path(argv[0]);
+  if (exe.empty()) throw std::runtime_error("program not found in PATH: " + argv[0]);
+  boost::asio::io_context io;
+  std::future<std::string> out, err;
+  std::vector<std::string> args(argv.begin() + 1, argv.end());
+  bp::child c(exe, bp::args(args), bp::std_in.close(), bp::std_out > out, bp::std_err > err, io);
+  Result r;
+  // io.run() drains the pipes; it returns when both are closed (the child exited).
+  std::thread pump([&] { io.run(); });
+  if (!c.wait_for(timeout)) {
+    r.timed_out = true;
+    c.terminate();
+  }
+  pump.join();
+  c.wait();
+  r.exit_code = r.timed_out ? -1 : c.exit_code();
+  r.out = out.get();
+  r.err = err.get();
+  return r;
+}
+
+std::string self_exe() { return std::filesystem::read_symlink("/proc/self/exe"); }
+
+std::string xdc_exe() {
+  if (const char* e = getenv("XDC_EXE"); e && *e) return e;
+  std::string self = self_exe();
+  if (std::filesystem::path(self).filename() == "xdc") return self;
+  return sibling_exe("xdc");
+}
+
+std::string sibling_exe(const std::string& name) {
+  return (std::filesystem::path(self_exe()).parent_path() / name).string();
+}
+
+std::vector<std::string> in_host(const std::string& net, const std::string& host,
+                                 const std::vector<std::string>& argv) {
+  std::vector<std::string> out{xdc_exe(), "exec", "--name", net, host, "--"};
+  out.insert(out.end(), argv.begin(), argv.end());
+  return out;
+}
+
+}  // namespace xdc::proc

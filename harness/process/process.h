@@ -1,0 +1,33 @@
+#pragma once
+// Child processes, always from argv vectors (Boost.Process), never shell strings.
+// Used for the tools xdc drives: ping, iperf3, mpirun, and xdc itself inside a host.
+#include <chrono>
+#include <string>
+#include <vector>
+
+namespace xdc::proc {
+
+struct Result {
+  int exit_code = -1;      // -1 when killed for the timeout
+  bool timed_out = false;
+  std::string out, err;    // captured stdout / stderr
+};
+
+// Runs argv[0] (searched in PATH) to completion, capturing output; killed after
+// `timeout`. Throws std::runtime_error when it cannot be started.
+Result run(const std::vector<std::string>& argv,
+           std::chrono::milliseconds timeout = std::chrono::minutes(10));
+
+// argv prefixed so that it runs inside emulated host `host` of network `net`:
+// {xdc_exe(), "exec", "--name", net, host, "--", argv...}.
+std::vector<std::string> in_host(const std::string& net, const std::string& host,
+                                 const std::vector<std::string>& argv);
+
+// Path of the running xdc binary (/proc/self/exe), and of a sibling program in the
+// same directory (e.g. "xdc-delayline", "xdc-worker").
+std::string self_exe();
+// The xdc CLI: $XDC_EXE, else this binary if it is xdc, else a sibling named xdc.
+std::string xdc_exe();
+std::string sibling_exe(const std::string& name);
+
+}  // namespace xdc::proc
