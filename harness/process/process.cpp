@@ -1,5 +1,6 @@
 #include "harness/process/process.h"
 
+#include <signal.h>
 #include <unistd.h>
 
 #include <boost/asio/io_context.hpp>
@@ -33,6 +34,43 @@ Result run(const std::vector<std::string>& argv, std::chrono::milliseconds timeo
   r.out = out.get();
   r.err = err.get();
   return r;
+}
+
+struct Background::Impl {
+  bp::child child;
+};
+
+Background::Background(const std::vector<std::string>& argv, const std::string& log_file) {
+  if (argv.empty()) throw std::invalid_argument("proc::Background: empty argv");
+  auto exe = argv[0].find('/') == std::string::npos ? bp::search_path(argv[0])
+                                                    : boost::filesystem::path(argv[0]);
+  if (exe.empty()) throw std::runtime_error("program not found in PATH: " + argv[0]);
+  std::vector<std::string> args(argv.begin() + 1, argv.end());
+  if (log_file.empty())
+    impl_ = new Impl{bp::child(exe, bp::args(args), bp::std_in.close(), bp::std_out > bp::null,
+                               bp::std_err > bp::null)};
+  else
+    impl_ = new Impl{bp::child(exe, bp::args(args), bp::std_in.close(),
+                               (bp::std_out & bp::std_err) > log_file)};
+}
+
+Background::~Background() {
+  terminate();
+  delete impl_;
+}
+
+int Background::pid() const { return impl_->child.id(); }
+bool Background::running() { return impl_->child.running(); }
+
+int Background::wait_for(std::chrono::milliseconds timeout) {
+  if (!impl_->child.wait_for(timeout)) return -1;
+  return impl_->child.exit_code();
+}
+
+void Background::terminate() {
+  if (!impl_->child.valid() || !impl_->child.running()) return;
+  ::kill(impl_->child.id(), SIGTERM);
+  if (!impl_->child.wait_for(std::chrono::seconds(2))) impl_->child.terminate();
 }
 
 std::string self_exe() { return std::filesystem::read_symlink("/proc/self/exe"); }

@@ -18,6 +18,26 @@ struct Result {
 Result run(const std::vector<std::string>& argv,
            std::chrono::milliseconds timeout = std::chrono::minutes(10));
 
+// A child left running in the background (servers, delay lines, mpirun), its output
+// discarded or sent to a file; terminated (SIGTERM, then SIGKILL) when destroyed.
+class Background {
+ public:
+  explicit Background(const std::vector<std::string>& argv, const std::string& log_file = "");
+  ~Background();
+  Background(const Background&) = delete;
+  Background& operator=(const Background&) = delete;
+
+  int pid() const;
+  bool running();
+  // Waits up to `timeout`; returns the exit code, or -1 if still running.
+  int wait_for(std::chrono::milliseconds timeout);
+  void terminate();
+
+ private:
+  struct Impl;
+  Impl* impl_;
+};
+
 // argv prefixed so that it runs inside emulated host `host` of network `net`:
 // {xdc_exe(), "exec", "--name", net, host, "--", argv...}.
 std::vector<std::string> in_host(const std::string& net, const std::string& host,

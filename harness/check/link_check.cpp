@@ -1,0 +1,190 @@
+#include "harness/check/link_check.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "harness/check/probes.h"
+#include "harness/network/names.h"
+
+namespace xdc::check {
+namespace {
+
+const net::HostState& first_host(const net::NetworkState& s, const std::string& dc) {
+  for (auto& h : s.hosts)
+    if (h.dc == dc) return h;
+  throw std::runtime_error("DC " + dc + " has no host to measure from");
+}
+
+int dc_index(const net::NetworkState& s, const std::string& dc) {
+  for (size_t i = 0; i < s.dcs.size(); ++i)
+    if (s.dcs[i] == dc) return static_cast<int>(i);
+  throw std::runtime_error("unknown DC " + dc);
+}
+
+const net::ShapedLink* find_link(const net::NetworkState& s, const std::string& from,
+                                 const std::string& to) {
+  for (auto& l : s.links)
+    if (l.from == from && l.to == to) return &l;
+  return nullptr;
+}
+
+double ms(uint64_t us) { return us / 1000.0; }
+
+}  // namespace
+
+bool LinkCheck::ok() const {
+  for (auto& v : verdicts)
+    if (!v.ok) return false;
+  return true;
+}
+
+double expected_loss_pct(const netem::LossModel& m) {
+  using K = netem::LossModel::Kind;
+  if (m.kind == K::kRandom) return m.p_pct;
+  if (m.kind != K::kGilbertElliott) return 0;
+  double p = m.p_pct / 100, r = m.r_pct / 100;
+  double bad = p + r > 0 ? p / (p + r) : 0;
+  return 100 * (bad * (1 - m.h_pct / 100) + (1 - bad) * (1 - m.k_pct / 100));
+}
+
+double expected_rtt_stdev_ms(const netem::LinkParams& a, const netem::LinkParams& b) {
+  auto sd = [](const netem::LinkParams& p) {
+    double j = ms(p.jitter_us);
+    return p.jitter_dist == netem::JitterDist::kUniform ? j / std::sqrt(3.0) : j;
+  };
+  return std::hypot(sd(a), sd(b));
+}
+
+void judge(LinkCheck& c) {
+  c.verdicts.clear();
+  double rt = ms(c.configured.delay_us + c.reverse.delay_us);
+  {
+    Verdict v{"delay", rt, c.rtt_median_ms - c.base_rtt_ms, std::max(0.2, 0.02 * rt)};
+    v.ok = std::abs(v.measured - v.expected) <= v.tolerance;
+    c.verdicts.push_back(v);
+  }
+  if (c.configured.jitter_us || c.reverse.jitter_us) {
+    double sd = expected_rtt_stdev_ms(c.configured, c.reverse);
+    Verdict v{"jitter", sd, c.rtt_stdev_ms, 0.15 * sd};
+    v.ok = std::abs(v.measured - v.expected) <= v.tolerance;
+    c.verdicts.push_back(v);
+  }
+  if (c.configured.rate_bps && c.goodput_mbit >= 0) {
+    double rate = c.configured.rate_bps / 1e6;
+    Verdict v{"rate", rate, c.goodput_mbit, 0.04 * rate};
+    v.ok = c.goodput_mbit >= 0.92 * rate && c.goodput_mbit <= 1.01 * rate;
+    c.verdicts.push_back(v);
+  }
+  if (c.loss_packets > 0) {
+    double p = expected_loss_pct(c.configured.loss) / 100;
+    double sigma = std::sqrt(std::max(p * (1 - p), 1e-12) / c.loss_packets);
+    // With no loss configured, allow the few drops a busy 2-core machine makes.
+    double tol = p > 0 ? 3 * sigma : 0.1 / 100;
+    Verdict v{"loss", 100 * p, c.loss_pct, 100 * tol};
+    v.ok = std::abs(c.loss_pct / 100 - p) <= tol;
+    c.verdicts.push_back(v);
+  }
+}
+
+std::vector<LinkCheck> check_network(const net::NetworkState& s, const CheckOptions& o,
+                                     const std::function<void(const std::string&)>& progress) {
+  std::vector<LinkCheck> out;
+  for (auto& l : s.links) {
+    LinkCheck c;
+    c.from = l.from, c.to = l.to, c.backend = l.backend, c.configured = l.configured;
+    if (auto* back = find_link(s, l.to, l.from)) c.reverse = back->configured;
+    const auto& a = first_host(s, l.from);
+    const auto& b = first_host(s, l.to);
+    c.src = a.name, c.dst = b.name;
+    if (progress) progress(fmt::format("{} -> {} ({} -> {})", c.from, c.to, c.src, c.dst));
+    // The unshaped part of the path: each host to its own gateway.
+    auto ga = ping(s.name, a.name, net::gateway_ip(dc_index(s, l.from)), 30, 10);
+    auto gb = ping(s.name, b.name, net::gateway_ip(dc_index(s, l.to)), 30, 10);
+    c.base_rtt_ms = ga.median_ms + gb.median_ms;
+    // Pings far enough apart that FIFO ordering of a jittered line does not couple them.
+    double jitter_ms = ms(std::max(c.configured.jitter_us, c.reverse.jitter_us));
+    auto rtt = ping(s.name, a.name, b.data_ip, o.ping_count, std::max(10.0, 4 * jitter_ms));
+    c.rtt_median_ms = rtt.median_ms, c.rtt_min_ms = rtt.min_ms;
+    c.rtt_p99_ms = rtt.p99_ms, c.rtt_stdev_ms = rtt.stdev_ms;
+    if (o.udp_packets > 0) {
+      double rate = c.configured.rate_bps ? std::min(20.0, 0.2 * c.configured.rate_bps / 1e6) : 20;
+      auto loss = udp_loss(s.name, a.name, b.name, b.data_ip, o.udp_packets, rate);
+      c.loss_packets = loss.sent, c.loss_pct = loss.loss_pct();
+    }
+    if (o.throughput)
+      c.goodput_mbit =
+          tcp_goodput(s.name, a.name, b.name, b.data_ip, o.tcp_seconds, o.tcp_omit_seconds)
+              .goodput_mbit;
+    judge(c);
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+nlohmann::json to_json(const std::vector<LinkCheck>& checks) {
+  nlohmann::json links = nlohmann::json::array();
+  std::string backend;
+  for (auto& c : checks) {
+    if (backend.empty() || backend == "none") backend = c.backend;
+    nlohmann::json verdicts = nlohmann::json::array();
+    for (auto& v : c.verdicts)
+      verdicts.push_back({{"metric", v.metric},
+                          {"expected", v.expected},
+                          {"measured", v.measured},
+                          {"tolerance", v.tolerance},
+                          {"ok", v.ok}});
+    links.push_back(
+        {{"from", c.from},
+         {"to", c.to},
+         {"hosts", {c.src, c.dst}},
+         {"backend", c.backend},
+         {"configured",
+          {{"delay_ms", ms(c.configured.delay_us)},
+           {"jitter_ms", ms(c.configured.jitter_us)},
+           {"loss_pct", expected_loss_pct(c.configured.loss)},
+           {"rate_mbit", c.configured.rate_bps / 1e6},
+           {"reverse_delay_ms", ms(c.reverse.delay_us)}}},
+         {"measured",
+          {{"base_rtt_ms", c.base_rtt_ms},
+           {"rtt_min_ms", c.rtt_min_ms},
+           {"rtt_median_ms", c.rtt_median_ms},
+           {"rtt_p99_ms", c.rtt_p99_ms},
+           {"rtt_stdev_ms", c.rtt_stdev_ms},
+           {"goodput_mbit", c.goodput_mbit >= 0 ? nlohmann::json(c.goodput_mbit) : nullptr},
+           {"loss_pct", c.loss_pct},
+           {"loss_packets", c.loss_packets}}},
+         {"verdicts", verdicts},
+         {"ok", c.ok()}});
+  }
+  return {{"backend", backend.empty() ? "none" : backend}, {"links", links}};
+}
+
+std::string to_table(const std::vector<LinkCheck>& checks) {
+  std::string t = fmt::format("{:<22} {:<9} {:>8} {:>17} {:>15} {:>17} {:>15}  {}\n", "link",
+                              "backend", "base ms", "RTT-base ms (cfg)", "stdev ms (cfg)",
+                              "goodput Mb (cfg)", "loss % (cfg)", "result");
+  for (auto& c : checks) {
+    auto get = [&](const char* m) -> const Verdict* {
+      for (auto& v : c.verdicts)
+        if (v.metric == m) return &v;
+      return nullptr;
+    };
+    auto cell = [&](const char* m, double measured) {
+      const Verdict* v = get(m);
+      return v ? fmt::format("{:.2f} ({:g}){}", v->measured, v->expected, v->ok ? "" : "!")
+               : fmt::format("{:.2f}", measured);
+    };
+    std::string failed;
+    for (auto& v : c.verdicts)
+      if (!v.ok) failed += (failed.empty() ? "" : ",") + v.metric;
+    t += fmt::format("{:<22} {:<9} {:>8.3f} {:>17} {:>15} {:>17} {:>15}  {}\n",
+                     c.from + " -> " + c.to, c.backend, c.base_rtt_ms,
+                     cell("delay", c.rtt_median_ms - c.base_rtt_ms), cell("jitter", c.rtt_stdev_ms),
+                     c.goodput_mbit >= 0 ? cell("rate", c.goodput_mbit) : std::string("-"),
+                     cell("loss", c.loss_pct), failed.empty() ? "ok" : "FAIL " + failed);
+  }
+  return t;
+}
+
+}  // namespace xdc::check

@@ -1,0 +1,58 @@
+#pragma once
+// `xdc check`: every WAN direction of an emulated network measured against its
+// configuration. RTT is probed host to host across the link (both directions' delay
+// add up in it); loss one way with a UDP stream; goodput with one TCP flow.
+// Acceptance per metric (DESIGN/REFERENCE): median RTT - base within max(0.2 ms, 2%)
+// of the configured round trip; RTT stdev within 15% of the configured jitter; TCP
+// goodput within 92-101% of the rate; loss within 3 sigma of the configured rate.
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "harness/network/state.h"
+
+namespace xdc::check {
+
+struct CheckOptions {
+  int ping_count = 200;
+  long udp_packets = 20000;
+  double tcp_seconds = 5, tcp_omit_seconds = 2;
+  bool throughput = true;  // run the TCP goodput probe
+};
+
+struct Verdict {
+  std::string metric;  // "delay", "jitter", "rate", "loss"
+  double expected = 0, measured = 0, tolerance = 0;
+  bool ok = true;
+};
+
+struct LinkCheck {
+  std::string from, to;     // DCs
+  std::string src, dst;     // hosts used
+  std::string backend;
+  netem::LinkParams configured, reverse;  // this direction and the way back
+  double base_rtt_ms = 0;
+  double rtt_median_ms = 0, rtt_min_ms = 0, rtt_p99_ms = 0, rtt_stdev_ms = 0;
+  double goodput_mbit = -1;  // -1 when not measured
+  double loss_pct = 0;
+  long loss_packets = 0;
+  std::vector<Verdict> verdicts;
+  bool ok() const;
+};
+
+// Expected one-way loss (%) of a loss model, stationary for Gilbert-Elliott.
+double expected_loss_pct(const netem::LossModel& m);
+// Expected RTT standard deviation (ms) when both directions jitter independently.
+double expected_rtt_stdev_ms(const netem::LinkParams& there, const netem::LinkParams& back);
+
+// Measures every WAN direction of `state`, one at a time; `progress` gets a line each.
+std::vector<LinkCheck> check_network(const net::NetworkState& state, const CheckOptions& opts,
+                                     const std::function<void(const std::string&)>& progress);
+
+// Judges the measured figures against the configuration (fills `verdicts`).
+void judge(LinkCheck& c);
+
+nlohmann::json to_json(const std::vector<LinkCheck>& checks);
+std::string to_table(const std::vector<LinkCheck>& checks);
+
+}  // namespace xdc::check

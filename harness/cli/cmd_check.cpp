@@ -1,0 +1,70 @@
+// xdc check TOPO.yaml|NAME: measure every WAN direction against its configuration.
+#include <spdlog/spdlog.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include "commands.h"
+#include "harness/check/link_check.h"
+#include "harness/common/input_error.h"
+#include "harness/network/builder.h"
+#include "harness/network/names.h"
+#include "harness/network/teardown.h"
+#include "harness/topology/topology.h"
+
+namespace xdc::cli {
+
+void add_check_command(CLI::App& app, Commands& out) {
+  auto* c = app.add_subcommand(
+      "check", "measure RTT, jitter, goodput and loss of every WAN link against its configuration");
+  static std::string target, json_out;
+  static bool json = false, no_tcp = false;
+  static check::CheckOptions opts;
+  c->add_option("target", target, "a topology YAML (built, checked, removed) or a network name")
+      ->required();
+  c->add_flag("--json", json, "print the report as JSON");
+  c->add_option("-o,--output", json_out, "also write the JSON report to this file");
+  c->add_flag("--no-throughput", no_tcp, "skip the TCP goodput probe");
+  c->add_option("--pings", opts.ping_count, "pings per link direction")->capture_default_str();
+  c->add_option("--udp-packets", opts.udp_packets, "UDP datagrams for the loss probe")
+      ->capture_default_str();
+  c->add_option("--tcp-seconds", opts.tcp_seconds, "seconds of TCP measured per direction")
+      ->capture_default_str();
+  out.push_back({c, [] {
+                   opts.throughput = !no_tcp;
+                   std::optional<net::NetworkState> built;
+                   std::string name = target;
+                   if (std::filesystem::is_regular_file(target)) {
+                     auto topo = topo::load_topology(target);
+                     if (std::filesystem::exists(net::state_dir(topo.name)))
+                       throw std::runtime_error("network '" + topo.name +
+                                                "' is already up: xdc check " + topo.name);
+                     built = net::build_network(topo, {});
+                     name = built->name;
+                   }
+                   auto state = built ? built : net::load_state(name);
+                   if (!state) throw InputError("no network or topology file named '" + name + "'");
+                   std::vector<check::LinkCheck> checks;
+                   try {
+                     checks = check::check_network(*state, opts, [](const std::string& m) {
+                       spdlog::info("check: {}", m);
+                     });
+                   } catch (...) {
+                     if (built) net::teardown_network(name);
+                     throw;
+                   }
+                   if (built) net::teardown_network(name);
+                   auto j = check::to_json(checks);
+                   if (!json_out.empty()) std::ofstream(json_out) << j.dump(2) << "\n";
+                   if (json)
+                     std::cout << j.dump(2) << "\n";
+                   else
+                     std::cout << check::to_table(checks);
+                   for (auto& ch : checks)
+                     if (!ch.ok()) return 1;
+                   return 0;
+                 }});
+}
+
+}  // namespace xdc::cli
