@@ -1,0 +1,299 @@
+#pragma once
+// The layers of the mini Llama, each a forward/backward pair side by side (llm.c style).
+// Every function is templated on the scalar so the gradient checks run in double; the
+// model runs in float. Shapes open each function: B batch, T sequence, C model width,
+// BT = B*T rows, V vocab, F SwiGLU hidden, H heads, KVH key/value heads, hd head dim.
+//
+// Zero-bubble split: a layer's backward is cut into *_backward_input (the B pass: every
+// dX) and *_backward_weight (the W pass: every dW). Linear layers keep their input X and
+// output gradient dY between the two. Backward functions ACCUMULATE (+=) into their
+// outputs unless stated, because residual streams and gradients over microbatches add.
+#include <cblas.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+
+namespace xdc::model {
+
+// ----------------------------------------------------------------------------
+// GEMM, row-major: C (M,N) = alpha * op(A) * op(B) + beta * C; op(X) = X or X^T.
+inline void gemm(bool ta, bool tb, int M, int N, int K, float alpha, const float* A, int lda,
+                 const float* B, int ldb, float beta, float* C, int ldc) {
+  cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, M, N,
+              K, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+inline void gemm(bool ta, bool tb, int M, int N, int K, double alpha, const double* A, int lda,
+                 const double* B, int ldb, double beta, double* C, int ldc) {
+  cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, M, N,
+              K, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+// ----------------------------------------------------------------------------
+// Embedding. tokens (BT), wte (V,C) -> out (BT,C)
+template <typename T>
+void embedding_forward(T* out, const int32_t* tokens, const T* wte, int BT, int C) {
+  for (int i = 0; i < BT; ++i) std::copy_n(wte + int64_t(tokens[i]) * C, C, out + int64_t(i) * C);
+}
+// W pass only (the embedding has no input gradient). dout (BT,C) -> dwte (V,C) +=
+template <typename T>
+void embedding_backward_weight(T* dwte, const T* dout, const int32_t* tokens, int BT, int C) {
+  for (int i = 0; i < BT; ++i) {
+    T* d = dwte + int64_t(tokens[i]) * C;
+    const T* g = dout + int64_t(i) * C;
+#pragma omp simd
+    for (int c = 0; c < C; ++c) d[c] += g[c];
+  }
+}
+
+// ----------------------------------------------------------------------------
+// Linear without bias. inp (M,K), w (N,K) -> out (M,N) = inp w^T
+template <typename T>
+void linear_forward(T* out, const T* inp, const T* w, int M, int K, int N) {
+  gemm(false, true, M, N, K, T(1), inp, K, w, K, T(0), out, N);
+}
+// B pass: dinp (M,K) = dout (M,N) w (N,K); accumulate into dinp if `accumulate`.
+template <typename T>
+void linear_backward_input(T* dinp, const T* dout, const T* w, int M, int K, int N,
+                           bool accumulate) {
+  gemm(false, false, M, K, N, T(1), dout, N, w, K, accumulate ? T(1) : T(0), dinp, K);
+}
+// W pass: dw (N,K) += dout^T (N,M) inp (M,K)
+template <typename T>
+void linear_backward_weight(T* dw, const T* dout, const T* inp, int M, int K, int N) {
+  gemm(true, false, N, K, M, T(1), dout, N, inp, K, T(1), dw, K);
+}
+
+// ----------------------------------------------------------------------------
+// RMSNorm. inp (BT,C), w (C) -> out (BT,C) = inp * rstd * w, rstd (BT) kept for backward.
+template <typename T>
+void rmsnorm_forward(T* out, T* rstd, const T* inp, const T* w, int BT, int C, T eps) {
+  for (int i = 0; i < BT; ++i) {
+    const T* x = inp + int64_t(i) * C;
+    T* o = out + int64_t(i) * C;
+    T ss = 0;
+#pragma omp simd reduction(+ : ss)
+    for (int c = 0; c < C; ++c) ss += x[c] * x[c];
+    const T r = T(1) / std::sqrt(ss / T(C) + eps);
+    rstd[i] = r;
+#pragma omp simd
+    for (int c = 0; c < C; ++c) o[c] = x[c] * r * w[c];
+  }
+}
+// B pass: with n = inp*rstd, dn = dout*w: dinp += (dn - n*mean(dn*n)) * rstd.
+template <typename T>
+void rmsnorm_backward_input(T* dinp, const T* dout, const T* inp, const T* rstd, const T* w, int BT,
+                            int C) {
+  for (int i = 0; i < BT; ++i) {
+    const T* x = inp + int64_t(i) * C;
+    const T* g = dout + int64_t(i) * C;
+    T* d = dinp + int64_t(i) * C;
+    const T r = rstd[i];
+    T dot = 0;  // sum dn * n
+#pragma omp simd reduction(+ : dot)
+    for (int c = 0; c < C; ++c) dot += g[c] * w[c] * x[c];
+    const T k = dot * r / T(C);  // mean(dn * n)
+#pragma omp simd
+    for (int c = 0; c < C; ++c) d[c] += (g[c] * w[c] - x[c] * r * k) * r;
+  }
+}
+// W pass: dw (C) += sum over rows of dout * inp * rstd.
+template <typename T>
+void rmsnorm_backward_weight(T* dw, const T* dout, const T* inp, const T* rstd, int BT, int C) {
+  for (int i = 0; i < BT; ++i) {
+    const T* x = inp + int64_t(i) * C;
+    const T* g = dout + int64_t(i) * C;
+    const T r = rstd[i];
+#pragma omp simd
+    for (int c = 0; c < C; ++c) dw[c] += g[c] * x[c] * r;
+  }
+}
+
+// ----------------------------------------------------------------------------
+// RoPE, interleaved pairs (x[2i], x[2i+1]) of each head rotated by pos * theta^(-2i/hd).
+// cos/sin tables (T, hd/2). Applied in place to the q and k heads of a fused qkv row.
+// qkv (BT, ld): the first n_heads*hd columns starting at col0 are rotated.
+// sign = +1 forward; -1 backward (rotation by the negative angle is the transpose).
+template <typename T>
+void rope_apply(T* qkv, int ld, int col0, int n_heads, const T* cos_t, const T* sin_t, int B,
+                int Tn, int hd, T sign) {
+  const int half = hd / 2;
+  for (int b = 0; b < B; ++b) {
+    for (int t = 0; t < Tn; ++t) {
+      T* row = qkv + (int64_t(b) * Tn + t) * ld + col0;
+      const T* cs = cos_t + int64_t(t) * half;
+      const T* sn = sin_t + int64_t(t) * half;
+      for (int h = 0; h < n_heads; ++h) {
+        T* x = row + h * hd;
+#pragma omp simd
+        for (int i = 0; i < half; ++i) {
+          const T x0 = x[2 * i], x1 = x[2 * i + 1];
+          const T c = cs[i], s = sign * sn[i];
+          x[2 * i] = x0 * c - x1 * s;
+          x[2 * i + 1] = x0 * s + x1 * c;
+        }
+      }
+    }
+  }
+}
+// Tables for rope_apply: cos_t, sin_t (T, hd/2).
+template <typename T>
+void rope_tables(T* cos_t, T* sin_t, int Tn, int hd, double theta) {
+  const int half = hd / 2;
+  for (int t = 0; t < Tn; ++t) {
+    for (int i = 0; i < half; ++i) {
+      const double freq = std::pow(theta, -2.0 * i / hd);
+      cos_t[t * half + i] = T(std::cos(t * freq));
+      sin_t[t * half + i] = T(std::sin(t * freq));
+    }
+  }
+}
+
+// ----------------------------------------------------------------------------
+// Causal multi-head attention with grouped KV heads, as batched GEMMs per (b, h).
+// qkv (BT, Cq) with Cq = (H + 2 KVH) hd, columns [q heads | k heads | v heads], RoPE
+// already applied -> out (BT, H hd), probs (B,H,T,T) kept for backward (upper triangle 0).
+template <typename T>
+void attention_forward(T* out, T* probs, const T* qkv, int B, int Tn, int H, int KVH, int hd) {
+  const int Cq = (H + 2 * KVH) * hd, C = H * hd, group = H / KVH;
+  const T scale = T(1) / std::sqrt(T(hd));
+  for (int b = 0; b < B; ++b) {
+    const T* base = qkv + int64_t(b) * Tn * Cq;
+    for (int h = 0; h < H; ++h) {
+      const int kh = h / group;
+      const T* q = base + h * hd;
+      const T* k = base + C + kh * hd;
+      const T* v = base + C + KVH * hd + kh * hd;
+      T* P = probs + (int64_t(b) * H + h) * Tn * Tn;
+      // S (T,T) = scale * q (T,hd) k^T
+      gemm(false, true, Tn, Tn, hd, scale, q, Cq, k, Cq, T(0), P, Tn);
+      for (int t = 0; t < Tn; ++t) {  // causal softmax of each row, in place
+        T* p = P + int64_t(t) * Tn;
+        T mx = p[0];
+        for (int j = 1; j <= t; ++j) mx = std::max(mx, p[j]);
+        T sum = 0;
+#pragma omp simd reduction(+ : sum)
+        for (int j = 0; j <= t; ++j) {
+          p[j] = std::exp(p[j] - mx);
+          sum += p[j];
+        }
+        const T inv = T(1) / sum;
+#pragma omp simd
+        for (int j = 0; j <= t; ++j) p[j] *= inv;
+        std::fill(p + t + 1, p + Tn, T(0));
+      }
+      // out_h (T,hd) = P (T,T) v (T,hd)
+      gemm(false, false, Tn, hd, Tn, T(1), P, Tn, v, Cq, T(0), out + int64_t(b) * Tn * C + h * hd,
+           C);
+    }
+  }
+}
+// B pass (attention has no weights). dout (BT, C), probs, qkv -> dqkv (BT, Cq), overwritten
+// (q, k and v columns all written). scratch (T,T).
+template <typename T>
+void attention_backward(T* dqkv, T* scratch, const T* dout, const T* probs, const T* qkv, int B,
+                        int Tn, int H, int KVH, int hd) {
+  const int Cq = (H + 2 * KVH) * hd, C = H * hd, group = H / KVH;
+  const T scale = T(1) / std::sqrt(T(hd));
+  for (int b = 0; b < B; ++b) {
+    const T* base = qkv + int64_t(b) * Tn * Cq;
+    T* dbase = dqkv + int64_t(b) * Tn * Cq;
+    for (int h = 0; h < H; ++h) {
+      const int kh = h / group;
+      const T beta = (h % group == 0) ? T(0) : T(1);  // heads of a group add into one dk, dv
+      const T* q = base + h * hd;
+      const T* k = base + C + kh * hd;
+      const T* v = base + C + KVH * hd + kh * hd;
+      T* dq = dbase + h * hd;
+      T* dk = dbase + C + kh * hd;
+      T* dv = dbase + C + KVH * hd + kh * hd;
+      const T* P = probs + (int64_t(b) * H + h) * Tn * Tn;
+      const T* dO = dout + int64_t(b) * Tn * C + h * hd;
+      T* dP = scratch;
+      // dv (T,hd) (+)= P^T dO ; dP (T,T) = dO v^T
+      gemm(true, false, Tn, hd, Tn, T(1), P, Tn, dO, C, beta, dv, Cq);
+      gemm(false, true, Tn, Tn, hd, T(1), dO, C, v, Cq, T(0), dP, Tn);
+      // softmax backward: dS = P * (dP - dot(P, dP)) * scale; masked entries have P = 0.
+      for (int t = 0; t < Tn; ++t) {
+        const T* p = P + int64_t(t) * Tn;
+        T* d = dP + int64_t(t) * Tn;
+        T dot = 0;
+#pragma omp simd reduction(+ : dot)
+        for (int j = 0; j <= t; ++j) dot += p[j] * d[j];
+#pragma omp simd
+        for (int j = 0; j <= t; ++j) d[j] = p[j] * (d[j] - dot) * scale;
+        std::fill(d + t + 1, d + Tn, T(0));
+      }
+      // dq (T,hd) = dS k ; dk (T,hd) (+)= dS^T q
+      gemm(false, false, Tn, hd, Tn, T(1), dP, Tn, k, Cq, T(0), dq, Cq);
+      gemm(true, false, Tn, hd, Tn, T(1), dP, Tn, q, Cq, beta, dk, Cq);
+    }
+  }
+}
+
+// ----------------------------------------------------------------------------
+// SwiGLU. h13 (BT, 2F) = [a | b] (gate | up) -> out (BT, F) = silu(a) * b
+template <typename T>
+void swiglu_forward(T* out, const T* h13, int BT, int F) {
+  for (int i = 0; i < BT; ++i) {
+    const T* a = h13 + int64_t(i) * 2 * F;
+    const T* b = a + F;
+    T* o = out + int64_t(i) * F;
+#pragma omp simd
+    for (int j = 0; j < F; ++j) o[j] = a[j] / (T(1) + std::exp(-a[j])) * b[j];
+  }
+}
+// B pass: dout (BT,F) -> dh13 (BT,2F), overwritten. With s = sigmoid(a):
+// da = dout*b*s*(1 + a(1-s)), db = dout*a*s.
+template <typename T>
+void swiglu_backward(T* dh13, const T* dout, const T* h13, int BT, int F) {
+  for (int i = 0; i < BT; ++i) {
+    const T* a = h13 + int64_t(i) * 2 * F;
+    const T* b = a + F;
+    const T* g = dout + int64_t(i) * F;
+    T* da = dh13 + int64_t(i) * 2 * F;
+    T* db = da + F;
+#pragma omp simd
+    for (int j = 0; j < F; ++j) {
+      const T s = T(1) / (T(1) + std::exp(-a[j]));
+      da[j] = g[j] * b[j] * s * (T(1) + a[j] * (T(1) - s));
+      db[j] = g[j] * a[j] * s;
+    }
+  }
+}
+
+// ----------------------------------------------------------------------------
+// Softmax cross-entropy. logits (BT,V) are overwritten with the probabilities; returns the
+// mean loss over the BT rows (accumulated in double).
+template <typename T>
+double crossentropy_forward(T* logits, const int32_t* targets, int BT, int V) {
+  double loss = 0;
+  for (int i = 0; i < BT; ++i) {
+    T* p = logits + int64_t(i) * V;
+    T mx = p[0];
+    for (int j = 1; j < V; ++j) mx = std::max(mx, p[j]);
+    T sum = 0;
+#pragma omp simd reduction(+ : sum)
+    for (int j = 0; j < V; ++j) {
+      p[j] = std::exp(p[j] - mx);
+      sum += p[j];
+    }
+    const T inv = T(1) / sum;
+#pragma omp simd
+    for (int j = 0; j < V; ++j) p[j] *= inv;
+    loss -= std::log(std::max(double(p[targets[i]]), 1e-300));
+  }
+  return loss / BT;
+}
+// B pass: probs (BT,V) become dlogits = (probs - onehot) * scale in place.
+template <typename T>
+void crossentropy_backward(T* probs, const int32_t* targets, int BT, int V, T scale) {
+  for (int i = 0; i < BT; ++i) {
+    T* p = probs + int64_t(i) * V;
+    p[targets[i]] -= T(1);
+#pragma omp simd
+    for (int j = 0; j < V; ++j) p[j] *= scale;
+  }
+}
+
+}  // namespace xdc::model

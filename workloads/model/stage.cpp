@@ -1,0 +1,561 @@
+#include "workloads/model/stage.h"
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <stdexcept>
+
+#include "workloads/model/ops.h"
+
+namespace xdc::model {
+
+namespace {
+
+int g_threads = 1;
+
+// splitmix64: a counter-based stream per tensor, so that the weights do not depend on how
+// the model is cut (each tensor draws from its own stream, keyed by its global id).
+struct Rng {
+  uint64_t s;
+  uint64_t next() {
+    uint64_t z = (s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  }
+  double uniform() { return double((next() >> 11) + 1) * 0x1.0p-53; }  // (0, 1]
+  double normal() {
+    const double u1 = uniform(), u2 = uniform();
+    return std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
+  }
+};
+
+template <typename T>
+void copy(T* dst, const T* src, size_t n) {
+  std::memcpy(dst, src, n * sizeof(T));
+}
+
+constexpr char kMagic[8] = {'X', 'D', 'C', 'M', 'O', 'D', 'L', '1'};
+
+}  // namespace
+
+void set_compute_threads(int n) {
+  g_threads = std::max(1, n);
+  openblas_set_num_threads(g_threads);
+}
+int compute_threads() {
+  return g_threads;
+}
+
+// Pointers into a flat buffer (parameters or gradients), one set per tensor.
+template <typename T>
+struct StageT<T>::Weights {
+  struct Block {
+    T* attn_norm;  // (C)
+    T* wqkv;       // (Cq, C)
+    T* wo;         // (C, C)
+    T* mlp_norm;   // (C)
+    T* w13;        // (2F, C) gate rows then up rows
+    T* w2;         // (C, F)
+  };
+  T* embedding = nullptr;  // (V, C)
+  std::vector<Block> blocks;
+  T* final_norm = nullptr;  // (C)
+  T* lm_head = nullptr;     // (V, C)
+
+  Weights(T* base, const std::vector<ParamTensor>& ts, int n_layers) : blocks(n_layers) {
+    size_t i = 0;
+    auto next = [&] { return base + ts.at(i++).offset; };
+    if (ts.front().name == "embedding") embedding = next();
+    for (auto& b : blocks) {
+      b.attn_norm = next();
+      b.wqkv = next();
+      b.wo = next();
+      b.mlp_norm = next();
+      b.w13 = next();
+      b.w2 = next();
+    }
+    if (i < ts.size()) {
+      final_norm = next();
+      lm_head = next();
+    }
+  }
+};
+
+template <typename T>
+struct StageT<T>::Layer {
+  // Held from F to B (* = also until W).
+  Buf<T> x_in;   // * (BT,C) block input
+  Buf<T> rstd1;  // * (BT)
+  Buf<T> ln1;    // * (BT,C) X of wqkv
+  Buf<T> qkv;    //   (BT,Cq) after RoPE
+  Buf<T> probs;  //   (B,H,T,T)
+  Buf<T> att;    // * (BT,C) X of wo
+  Buf<T> x_mid;  // * (BT,C) residual after attention
+  Buf<T> rstd2;  // * (BT)
+  Buf<T> ln2;    // * (BT,C) X of w13
+  Buf<T> h13;    //   (BT,2F) gate|up pre-activation
+  Buf<T> g;      // * (BT,F) X of w2
+  // Made by B, held until W.
+  Buf<T> dqkv;    // (BT,Cq) dY of wqkv
+  Buf<T> dx_mid;  // (BT,C)  dY of wo
+  Buf<T> dh13;    // (BT,2F) dY of w13
+  Buf<T> dln1;    // (BT,C)  dY of attn_norm
+  Buf<T> dln2;    // (BT,C)  dY of mlp_norm
+};
+
+template <typename T>
+struct StageT<T>::Micro {
+  int phase = 0;  // 1: forward done, 2: backward_input done
+  std::vector<int32_t> tokens, targets;
+  std::vector<Layer> layers;
+  std::vector<Buf<T>> dres;        // residual-stream gradients at layer boundaries, nL+1
+  Buf<T> x_out;                    // (BT,C) stage output / final hidden state on the last stage
+  Buf<T> rstdf, lnf, probs, dlnf;  // last stage: final norm, head input, probs->dlogits
+  double loss = 0;
+};
+
+template <typename T>
+StageT<T>::StageT(const ModelConfig& cfg, StageRange range, int microbatch_size)
+    : cfg_(cfg), range_(range), B_(microbatch_size) {
+  cfg_.validate();
+  if (range.begin < 0 || range.end > cfg.layers || range.begin >= range.end) {
+    throw std::invalid_argument("stage range: expected 0 <= begin < end <= layers");
+  }
+  if (B_ < 1) throw std::invalid_argument("microbatch size: expected >= 1");
+  BT_ = B_ * cfg_.seq;
+  nL_ = range.end - range.begin;
+  loss_scale_ = T(1.0 / BT_);
+  const int64_t C = cfg_.dim, V = cfg_.vocab, F = cfg_.ffn, Cq = cfg_.qkv_dim();
+  const int per_block = 6;
+  int64_t off = 0;
+  auto add = [&](std::string name, int id, int64_t size, bool decay) {
+    tensors_.push_back({std::move(name), id, off, size, decay});
+    off += size;
+  };
+  if (is_first()) add("embedding", 0, V * C, true);
+  for (int l = range.begin; l < range.end; ++l) {
+    const std::string p = "layers." + std::to_string(l) + ".";
+    const int id = 1 + l * per_block;
+    add(p + "attn_norm", id, C, false);
+    add(p + "wqkv", id + 1, Cq * C, true);
+    add(p + "wo", id + 2, C * C, true);
+    add(p + "mlp_norm", id + 3, C, false);
+    add(p + "w13", id + 4, 2 * F * C, true);
+    add(p + "w2", id + 5, C * F, true);
+  }
+  if (is_last()) {
+    add("final_norm", 1 + cfg_.layers * per_block, C, false);
+    add("lm_head", 2 + cfg_.layers * per_block, V * C, true);
+  }
+  params_.assign(off, T(0));
+  grads_.assign(off, T(0));
+  std::vector<uint8_t> decay(off, 0);
+  // Init: norms 1; matrices N(0, 0.02), output projections (wo, w2) scaled by 1/sqrt(2L).
+  for (const auto& t : tensors_) {
+    std::fill(decay.begin() + t.offset, decay.begin() + t.offset + t.size, t.decay ? 1 : 0);
+    T* p = params_.data() + t.offset;
+    if (!t.decay) {
+      std::fill(p, p + t.size, T(1));
+      continue;
+    }
+    const bool out_proj = t.name.ends_with(".wo") || t.name.ends_with(".w2");
+    const double std = 0.02 / (out_proj ? std::sqrt(2.0 * cfg_.layers) : 1.0);
+    Rng rng{cfg_.seed * 0x100000001B3ull + uint64_t(t.global_id) * 0x9E3779B97F4A7C15ull};
+    for (int64_t i = 0; i < t.size; ++i) p[i] = T(std * rng.normal());
+  }
+  adam_ = AdamW<T>(std::move(decay));
+  w_ = std::make_unique<Weights>(params_.data(), tensors_, nL_);
+  dw_ = std::make_unique<Weights>(grads_.data(), tensors_, nL_);
+  const int hd = cfg_.head_dim();
+  rope_cos_.resize(size_t(cfg_.seq) * hd / 2);
+  rope_sin_.resize(size_t(cfg_.seq) * hd / 2);
+  rope_tables(rope_cos_.data(), rope_sin_.data(), cfg_.seq, hd, cfg_.rope_theta);
+  ws_dg_.resize(size_t(BT_) * F);
+  ws_datt_.resize(size_t(BT_) * C);
+  ws_dp_.resize(size_t(cfg_.seq) * cfg_.seq);
+}
+
+template <typename T>
+StageT<T>::~StageT() = default;
+
+template <typename T>
+double StageT<T>::flops_per_token() const {
+  double n = 0;
+  for (const auto& t : tensors_)
+    if (t.name != "embedding") n += double(t.size);
+  return 6.0 * n + 12.0 * nL_ * cfg_.dim * double(cfg_.seq);
+}
+
+template <typename T>
+size_t StageT<T>::activation_bytes_after_forward() const {
+  const size_t C = cfg_.dim, Cq = cfg_.qkv_dim(), F = cfg_.ffn, V = cfg_.vocab;
+  const size_t per_layer = 5 * C + 2 + Cq + size_t(cfg_.heads) * cfg_.seq + 3 * F;
+  size_t per_token = nL_ * per_layer + C;  // + stage output / final hidden
+  if (is_last()) per_token += 1 + C + V;
+  return per_token * BT_ * sizeof(T);
+}
+
+template <typename T>
+size_t StageT<T>::activation_bytes_after_backward_input() const {
+  const size_t C = cfg_.dim, Cq = cfg_.qkv_dim(), F = cfg_.ffn, V = cfg_.vocab;
+  const size_t per_layer = 5 * C + 2 + F  // kept activations: X of the linears, norm inputs
+                           + Cq + C + 2 * F + 2 * C;   // dY of the linears and norms
+  size_t per_token = nL_ * per_layer + (nL_ + 1) * C;  // residual gradients
+  if (is_last()) per_token += C + 1 + C + V + C;       // final hidden, rstd, lnf, dlogits, dlnf
+  return per_token * BT_ * sizeof(T);
+}
+
+template <typename T>
+size_t StageT<T>::workspace_bytes() const {
+  return (ws_dg_.size() + ws_datt_.size() + ws_dp_.size()) * sizeof(T);
+}
+
+template <typename T>
+void StageT<T>::set_microbatches(int m) {
+  if (m < 1) throw std::invalid_argument("microbatches: expected >= 1");
+  loss_scale_ = T(1.0 / (double(BT_) * m));
+}
+
+template <typename T>
+typename StageT<T>::Micro& StageT<T>::start(int mb) {
+  if (active_.count(mb)) {
+    throw std::logic_error("stage: forward of microbatch " + std::to_string(mb) +
+                           " while it is still in flight");
+  }
+  std::unique_ptr<Micro> m;
+  if (!spare_.empty()) {
+    m = std::move(spare_.back());
+    spare_.pop_back();
+  } else {
+    m = std::make_unique<Micro>();
+    m->layers.resize(nL_);
+    m->dres.resize(nL_ + 1);
+  }
+  m->phase = 0;
+  Micro& ref = *m;
+  active_.emplace(mb, std::move(m));
+  return ref;
+}
+
+template <typename T>
+typename StageT<T>::Micro& StageT<T>::find(int mb, int phase, const char* what) {
+  auto it = active_.find(mb);
+  if (it == active_.end() || it->second->phase != phase) {
+    throw std::logic_error(
+        std::string("stage: ") + what + " of microbatch " + std::to_string(mb) +
+        (it == active_.end() ? ", which is not in flight" : " out of order (F, B, W)"));
+  }
+  return *it->second;
+}
+
+template <typename T>
+void StageT<T>::finish(int mb) {
+  auto it = active_.find(mb);
+  Micro& m = *it->second;
+  for (auto& L : m.layers) L = Layer{};
+  for (auto& d : m.dres) d.reset();
+  m.x_out.reset();
+  m.rstdf.reset();
+  m.lnf.reset();
+  m.probs.reset();
+  m.dlnf.reset();
+  spare_.push_back(std::move(it->second));
+  active_.erase(it);
+}
+
+template <typename T>
+void StageT<T>::discard(int mb) {
+  if (active_.count(mb)) finish(mb);
+}
+
+// One block: x_in -> out (both (BT,C)).
+template <typename T>
+void StageT<T>::layer_forward(int l, Micro& m, T* out) {
+  const int C = cfg_.dim, Cq = cfg_.qkv_dim(), F = cfg_.ffn, H = cfg_.heads, KVH = cfg_.kv_heads,
+            hd = cfg_.head_dim(), Tn = cfg_.seq;
+  const T eps = T(cfg_.norm_eps);
+  const auto& w = w_->blocks[l];
+  Layer& L = m.layers[l];
+  L.rstd1 = pool_.acquire(BT_);
+  L.ln1 = pool_.acquire(size_t(BT_) * C);
+  rmsnorm_forward(L.ln1.data(), L.rstd1.data(), L.x_in.data(), w.attn_norm, BT_, C, eps);
+  L.qkv = pool_.acquire(size_t(BT_) * Cq);
+  linear_forward(L.qkv.data(), L.ln1.data(), w.wqkv, BT_, C, Cq);
+  rope_apply(L.qkv.data(), Cq, 0, H + KVH, rope_cos_.data(), rope_sin_.data(), B_, Tn, hd, T(1));
+  L.probs = pool_.acquire(size_t(B_) * H * Tn * Tn);
+  L.att = pool_.acquire(size_t(BT_) * C);
+  attention_forward(L.att.data(), L.probs.data(), L.qkv.data(), B_, Tn, H, KVH, hd);
+  // x_mid = x_in + att wo^T (residual folded into the GEMM's beta)
+  L.x_mid = pool_.acquire(size_t(BT_) * C);
+  copy(L.x_mid.data(), L.x_in.data(), size_t(BT_) * C);
+  gemm(false, true, BT_, C, C, T(1), L.att.data(), C, w.wo, C, T(1), L.x_mid.data(), C);
+  L.rstd2 = pool_.acquire(BT_);
+  L.ln2 = pool_.acquire(size_t(BT_) * C);
+  rmsnorm_forward(L.ln2.data(), L.rstd2.data(), L.x_mid.data(), w.mlp_norm, BT_, C, eps);
+  L.h13 = pool_.acquire(size_t(BT_) * 2 * F);
+  linear_forward(L.h13.data(), L.ln2.data(), w.w13, BT_, C, 2 * F);
+  L.g = pool_.acquire(size_t(BT_) * F);
+  swiglu_forward(L.g.data(), L.h13.data(), BT_, F);
+  // out = x_mid + g w2^T
+  copy(out, L.x_mid.data(), size_t(BT_) * C);
+  gemm(false, true, BT_, C, F, T(1), L.g.data(), F, w.w2, F, T(1), out, C);
+}
+
+template <typename T>
+StageOutput<T> StageT<T>::forward(int mb, const StageInput<T>& in) {
+  const size_t BT = BT_, C = cfg_.dim;
+  if (is_first() && in.tokens.size() != BT) {
+    throw std::invalid_argument("stage forward: first stage expects B*T token ids");
+  }
+  if (!is_first() && in.acts.size() != BT * C) {
+    throw std::invalid_argument("stage forward: expects (B,T,C) input activations");
+  }
+  if (is_last() && in.targets.size() != BT) {
+    throw std::invalid_argument("stage forward: last stage expects B*T targets");
+  }
+  Micro& m = start(mb);
+  auto& x0 = m.layers[0].x_in;
+  x0 = pool_.acquire(BT * C);
+  if (is_first()) {
+    for (int32_t t : in.tokens) {
+      if (t < 0 || t >= cfg_.vocab)
+        throw std::invalid_argument("stage forward: token out of range");
+    }
+    m.tokens.assign(in.tokens.begin(), in.tokens.end());
+    embedding_forward(x0.data(), m.tokens.data(), w_->embedding, BT_, cfg_.dim);
+  } else {
+    copy(x0.data(), in.acts.data(), BT * C);
+  }
+  for (int l = 0; l < nL_; ++l) {
+    T* out;
+    if (l + 1 < nL_) {
+      m.layers[l + 1].x_in = pool_.acquire(BT * C);
+      out = m.layers[l + 1].x_in.data();
+    } else {
+      m.x_out = pool_.acquire(BT * C);
+      out = m.x_out.data();
+    }
+    layer_forward(l, m, out);
+  }
+  m.phase = 1;
+  StageOutput<T> res;
+  if (!is_last()) {
+    res.acts = std::span<const T>(m.x_out.data(), BT * C);
+    return res;
+  }
+  m.targets.assign(in.targets.begin(), in.targets.end());
+  for (int32_t t : m.targets) {
+    if (t < 0 || t >= cfg_.vocab) throw std::invalid_argument("stage forward: target out of range");
+  }
+  const int V = cfg_.vocab;
+  m.rstdf = pool_.acquire(BT);
+  m.lnf = pool_.acquire(BT * C);
+  rmsnorm_forward(m.lnf.data(), m.rstdf.data(), m.x_out.data(), w_->final_norm, BT_, cfg_.dim,
+                  T(cfg_.norm_eps));
+  m.probs = pool_.acquire(BT * V);
+  linear_forward(m.probs.data(), m.lnf.data(), w_->lm_head, BT_, cfg_.dim, V);
+  m.loss = crossentropy_forward(m.probs.data(), m.targets.data(), BT_, V);
+  res.loss = m.loss;
+  return res;
+}
+
+// dres[l+1] -> dres[l], keeping each linear's dY for the W pass.
+template <typename T>
+void StageT<T>::layer_backward_input(int l, Micro& m) {
+  const int C = cfg_.dim, Cq = cfg_.qkv_dim(), F = cfg_.ffn, H = cfg_.heads, KVH = cfg_.kv_heads,
+            hd = cfg_.head_dim(), Tn = cfg_.seq;
+  const auto& w = w_->blocks[l];
+  Layer& L = m.layers[l];
+  const T* dout = m.dres[l + 1].data();
+  // MLP: out = x_mid + swiglu(ln2 w13^T) w2^T
+  T* dg = ws_dg_.data();
+  linear_backward_input(dg, dout, w.w2, BT_, F, C, false);
+  L.dh13 = pool_.acquire(size_t(BT_) * 2 * F);
+  swiglu_backward(L.dh13.data(), dg, L.h13.data(), BT_, F);
+  L.h13.reset();
+  L.dln2 = pool_.acquire(size_t(BT_) * C);
+  linear_backward_input(L.dln2.data(), L.dh13.data(), w.w13, BT_, C, 2 * F, false);
+  L.dx_mid = pool_.acquire(size_t(BT_) * C);
+  copy(L.dx_mid.data(), dout, size_t(BT_) * C);
+  rmsnorm_backward_input(L.dx_mid.data(), L.dln2.data(), L.x_mid.data(), L.rstd2.data(), w.mlp_norm,
+                         BT_, C);
+  // Attention: x_mid = x_in + attention(rope(ln1 wqkv^T)) wo^T
+  T* datt = ws_datt_.data();
+  linear_backward_input(datt, L.dx_mid.data(), w.wo, BT_, C, C, false);
+  L.dqkv = pool_.acquire(size_t(BT_) * Cq);
+  attention_backward(L.dqkv.data(), ws_dp_.data(), datt, L.probs.data(), L.qkv.data(), B_, Tn, H,
+                     KVH, hd);
+  L.probs.reset();
+  L.qkv.reset();
+  rope_apply(L.dqkv.data(), Cq, 0, H + KVH, rope_cos_.data(), rope_sin_.data(), B_, Tn, hd, T(-1));
+  L.dln1 = pool_.acquire(size_t(BT_) * C);
+  linear_backward_input(L.dln1.data(), L.dqkv.data(), w.wqkv, BT_, C, Cq, false);
+  m.dres[l] = pool_.acquire(size_t(BT_) * C);
+  copy(m.dres[l].data(), L.dx_mid.data(), size_t(BT_) * C);
+  rmsnorm_backward_input(m.dres[l].data(), L.dln1.data(), L.x_in.data(), L.rstd1.data(),
+                         w.attn_norm, BT_, C);
+}
+
+template <typename T>
+std::span<const T> StageT<T>::backward_input(int mb, std::span<const T> grad_out) {
+  Micro& m = find(mb, 1, "backward_input");
+  const size_t BT = BT_, C = cfg_.dim;
+  m.dres[nL_] = pool_.acquire(BT * C);
+  if (is_last()) {
+    const int V = cfg_.vocab;
+    crossentropy_backward(m.probs.data(), m.targets.data(), BT_, V, loss_scale_);  // -> dlogits
+    m.dlnf = pool_.acquire(BT * C);
+    linear_backward_input(m.dlnf.data(), m.probs.data(), w_->lm_head, BT_, cfg_.dim, V, false);
+    std::fill_n(m.dres[nL_].data(), BT * C, T(0));
+    rmsnorm_backward_input(m.dres[nL_].data(), m.dlnf.data(), m.x_out.data(), m.rstdf.data(),
+                           w_->final_norm, BT_, cfg_.dim);
+  } else {
+    if (grad_out.size() != BT * C) {
+      throw std::invalid_argument("stage backward_input: expects (B,T,C) output gradients");
+    }
+    copy(m.dres[nL_].data(), grad_out.data(), BT * C);
+    m.x_out.reset();  // sent to the next stage already; no backward path needs it
+  }
+  for (int l = nL_ - 1; l >= 0; --l) layer_backward_input(l, m);
+  m.phase = 2;
+  if (is_first()) return {};
+  return std::span<const T>(m.dres[0].data(), BT * C);
+}
+
+template <typename T>
+void StageT<T>::layer_backward_weight(int l, Micro& m) {
+  const int C = cfg_.dim, Cq = cfg_.qkv_dim(), F = cfg_.ffn;
+  const auto& dw = dw_->blocks[l];
+  Layer& L = m.layers[l];
+  linear_backward_weight(dw.w2, m.dres[l + 1].data(), L.g.data(), BT_, F, C);
+  linear_backward_weight(dw.w13, L.dh13.data(), L.ln2.data(), BT_, C, 2 * F);
+  rmsnorm_backward_weight(dw.mlp_norm, L.dln2.data(), L.x_mid.data(), L.rstd2.data(), BT_, C);
+  linear_backward_weight(dw.wo, L.dx_mid.data(), L.att.data(), BT_, C, C);
+  linear_backward_weight(dw.wqkv, L.dqkv.data(), L.ln1.data(), BT_, C, Cq);
+  rmsnorm_backward_weight(dw.attn_norm, L.dln1.data(), L.x_in.data(), L.rstd1.data(), BT_, C);
+  L = Layer{};  // release everything this layer held
+}
+
+template <typename T>
+void StageT<T>::backward_weight(int mb) {
+  Micro& m = find(mb, 2, "backward_weight");
+  if (is_last()) {
+    linear_backward_weight(dw_->lm_head, m.probs.data(), m.lnf.data(), BT_, cfg_.dim, cfg_.vocab);
+    rmsnorm_backward_weight(dw_->final_norm, m.dlnf.data(), m.x_out.data(), m.rstdf.data(), BT_,
+                            cfg_.dim);
+  }
+  for (int l = nL_ - 1; l >= 0; --l) layer_backward_weight(l, m);
+  if (is_first()) {
+    embedding_backward_weight(dw_->embedding, m.dres[0].data(), m.tokens.data(), BT_, cfg_.dim);
+  }
+  finish(mb);
+}
+
+template <typename T>
+std::span<const T> StageT<T>::backward(int mb, std::span<const T> grad_out) {
+  // The input gradient lives until W; copy it out so it survives the W pass.
+  std::span<const T> din = backward_input(mb, grad_out);
+  if (!din.empty()) {
+    ws_bw_out_.assign(din.begin(), din.end());
+    din = ws_bw_out_;
+  }
+  backward_weight(mb);
+  return din;
+}
+
+template <typename T>
+void StageT<T>::zero_grad() {
+  std::fill(grads_.begin(), grads_.end(), T(0));
+}
+
+template <typename T>
+double StageT<T>::grad_sq_norm() const {
+  double s = 0;
+  for (T g : grads_) s += double(g) * double(g);
+  return s;
+}
+
+template <typename T>
+void StageT<T>::optimizer_step(const AdamWConfig& opt, double lr, double grad_scale) {
+  adam_.step(params_.data(), grads_.data(), opt, lr, grad_scale);
+}
+
+template <typename T>
+void AdamW<T>::save(std::ostream& out) const {
+  out.write(reinterpret_cast<const char*>(&t_), sizeof t_);
+  out.write(reinterpret_cast<const char*>(m_.data()), std::streamsize(m_.size() * sizeof(T)));
+  out.write(reinterpret_cast<const char*>(v_.data()), std::streamsize(v_.size() * sizeof(T)));
+}
+
+template <typename T>
+void AdamW<T>::load(std::istream& in) {
+  in.read(reinterpret_cast<char*>(&t_), sizeof t_);
+  in.read(reinterpret_cast<char*>(m_.data()), std::streamsize(m_.size() * sizeof(T)));
+  in.read(reinterpret_cast<char*>(v_.data()), std::streamsize(v_.size() * sizeof(T)));
+}
+
+namespace {
+struct CkptHeader {
+  char magic[8];
+  int32_t scalar_bytes, vocab, dim, layers, heads, kv_heads, ffn, seq, begin, end;
+  double rope_theta, norm_eps;
+  int64_t count;
+};
+}  // namespace
+
+template <typename T>
+void StageT<T>::save(const std::string& path) const {
+  CkptHeader h{};
+  std::memcpy(h.magic, kMagic, sizeof kMagic);
+  h.scalar_bytes = sizeof(T);
+  h.vocab = cfg_.vocab, h.dim = cfg_.dim, h.layers = cfg_.layers, h.heads = cfg_.heads;
+  h.kv_heads = cfg_.kv_heads, h.ffn = cfg_.ffn, h.seq = cfg_.seq;
+  h.begin = range_.begin, h.end = range_.end;
+  h.rope_theta = cfg_.rope_theta, h.norm_eps = cfg_.norm_eps;
+  h.count = int64_t(params_.size());
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) throw std::runtime_error("checkpoint: cannot write " + tmp);
+    out.write(reinterpret_cast<const char*>(&h), sizeof h);
+    out.write(reinterpret_cast<const char*>(params_.data()),
+              std::streamsize(params_.size() * sizeof(T)));
+    adam_.save(out);
+    if (!out) throw std::runtime_error("checkpoint: write failed on " + tmp);
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    throw std::runtime_error("checkpoint: cannot rename " + tmp + " to " + path);
+  }
+}
+
+template <typename T>
+void StageT<T>::load(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error("checkpoint: cannot read " + path);
+  CkptHeader h{};
+  in.read(reinterpret_cast<char*>(&h), sizeof h);
+  const bool same = in && std::memcmp(h.magic, kMagic, sizeof kMagic) == 0 &&
+                    h.scalar_bytes == int32_t(sizeof(T)) && h.vocab == cfg_.vocab &&
+                    h.dim == cfg_.dim && h.layers == cfg_.layers && h.heads == cfg_.heads &&
+                    h.kv_heads == cfg_.kv_heads && h.ffn == cfg_.ffn && h.seq == cfg_.seq &&
+                    h.begin == range_.begin && h.end == range_.end &&
+                    h.count == int64_t(params_.size());
+  if (!same) {
+    throw std::runtime_error("checkpoint: " + path +
+                             " was saved from another model config or stage range");
+  }
+  in.read(reinterpret_cast<char*>(params_.data()), std::streamsize(params_.size() * sizeof(T)));
+  adam_.load(in);
+  if (!in) throw std::runtime_error("checkpoint: " + path + " is truncated");
+}
+
+template class AdamW<float>;
+template class AdamW<double>;
+template class StageT<float>;
+template class StageT<double>;
+
+}  // namespace xdc::model

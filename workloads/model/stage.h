@@ -1,0 +1,147 @@
+#pragma once
+// One pipeline stage of the mini Llama: the layers [begin, end) of a ModelConfig, plus the
+// embedding on the first stage and final norm + LM head + cross-entropy on the last. This
+// is the whole contract between the model and the pipeline executor; the model knows
+// tensors and layers only (no MPI, no schedule).
+//
+// Per microbatch id, any number in flight at once:
+//   forward(mb, in)          F: tokens (first stage) or activations in, activations out
+//                               (last stage: targets in, loss out). Keeps what B needs.
+//   backward_input(mb, dout) B: every input-gradient path (zero-bubble B); returns the
+//                               gradient of the stage input. Keeps each linear's X and dY.
+//   backward_weight(mb)      W: every weight gradient, accumulated into grads().
+//   backward(mb, dout)       B then W.
+//   discard(mb)              drop a forward-only microbatch (evaluation).
+// Gradients accumulate across microbatches. With set_microbatches(m), m microbatches of
+// size b give exactly the gradient of one batch of m*b (the loss is the mean over tokens).
+// Parameters and gradients are each one flat buffer (one allreduce per stage).
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "workloads/model/activations.h"
+#include "workloads/model/config.h"
+#include "workloads/model/optimizer.h"
+
+namespace xdc::model {
+
+// Threads of the BLAS and of the model's own loops, per process (rank). Default 1: two
+// ranks x one thread beat one rank x two threads, and oversubscription collapses.
+void set_compute_threads(int n);
+int compute_threads();
+
+// One named tensor inside a stage's flat parameter buffer.
+struct ParamTensor {
+  std::string name;    // "layers.3.wqkv", "embedding", "lm_head", ...
+  int global_id = 0;   // position in the uncut model: its init stream and its identity
+  int64_t offset = 0;  // in elements, into params() / grads()
+  int64_t size = 0;
+  bool decay = false;  // matrices are weight-decayed, norm weights are not
+};
+
+template <typename T>
+struct StageInput {
+  std::span<const int32_t> tokens;   // first stage: (B,T) token ids
+  std::span<const T> acts;           // other stages: (B,T,C) from the previous stage
+  std::span<const int32_t> targets;  // last stage: (B,T) next-token ids
+};
+
+template <typename T>
+struct StageOutput {
+  std::span<const T> acts;  // (B,T,C) for the next stage; empty on the last stage. Valid
+                            // until backward_input(mb) or discard(mb).
+  double loss = 0;          // last stage: mean cross-entropy of this microbatch; else 0
+};
+
+template <typename T>
+class StageT {
+ public:
+  StageT(const ModelConfig& cfg, StageRange range, int microbatch_size);
+  ~StageT();
+  StageT(const StageT&) = delete;
+  StageT& operator=(const StageT&) = delete;
+
+  const ModelConfig& config() const { return cfg_; }
+  StageRange range() const { return range_; }
+  bool is_first() const { return range_.first(); }
+  bool is_last() const { return range_.last(cfg_); }
+  int microbatch_size() const { return B_; }
+
+  // ---- sizes the executor and the simulator need
+  int64_t param_count() const { return int64_t(params_.size()); }
+  // Bytes of the activation tensor sent to the next stage (and of the gradient sent back).
+  size_t boundary_bytes() const { return size_t(B_) * cfg_.seq * cfg_.dim * sizeof(T); }
+  // Training FLOPs of this stage per token (its share of 6N + 12 L d T).
+  double flops_per_token() const;
+  // Activation bytes one microbatch holds from F until its B, and from B until its W.
+  size_t activation_bytes_after_forward() const;
+  size_t activation_bytes_after_backward_input() const;
+  // Exact live / peak activation bytes now (all microbatches in flight), from the pool.
+  size_t live_activation_bytes() const { return pool_.live_bytes(); }
+  size_t peak_activation_bytes() const { return pool_.peak_bytes(); }
+  void reset_peak_activation_bytes() { pool_.reset_peak(); }
+  // Per-stage scratch that does not scale with microbatches in flight.
+  size_t workspace_bytes() const;
+  int in_flight() const { return int(active_.size()); }
+
+  // ---- compute (see the header comment)
+  void set_microbatches(int m);
+  StageOutput<T> forward(int mb, const StageInput<T>& in);
+  std::span<const T> backward_input(int mb, std::span<const T> grad_out = {});
+  void backward_weight(int mb);
+  // The returned input gradient is valid until backward_weight(mb) (backward(): until the
+  // next backward call).
+  std::span<const T> backward(int mb, std::span<const T> grad_out = {});
+  void discard(int mb);
+
+  // ---- parameters, gradients, optimizer
+  std::span<T> params() { return params_; }
+  std::span<const T> params() const { return params_; }
+  std::span<T> grads() { return grads_; }
+  std::span<const T> grads() const { return grads_; }
+  const std::vector<ParamTensor>& tensors() const { return tensors_; }
+  void zero_grad();
+  double grad_sq_norm() const;  // local; the executor sums it over stages
+  // AdamW with every gradient multiplied by grad_scale (clip_scale() of the global norm,
+  // times 1/replicas if the allreduce summed rather than averaged).
+  void optimizer_step(const AdamWConfig& opt, double lr, double grad_scale = 1.0);
+  int64_t optimizer_steps() const { return adam_.steps(); }
+
+  // Parameters and optimizer state of this stage. load() checks config and range match.
+  void save(const std::string& path) const;
+  void load(const std::string& path);
+
+ private:
+  struct Weights;
+  struct Layer;
+  struct Micro;
+  Micro& start(int mb);
+  Micro& find(int mb, int phase, const char* what);
+  void finish(int mb);
+  void layer_forward(int l, Micro& m, T* out);
+  void layer_backward_input(int l, Micro& m);
+  void layer_backward_weight(int l, Micro& m);
+
+  ModelConfig cfg_;
+  StageRange range_;
+  int B_, BT_, nL_;
+  T loss_scale_;
+  std::vector<T> params_, grads_;
+  std::vector<ParamTensor> tensors_;
+  std::unique_ptr<Weights> w_, dw_;
+  AdamW<T> adam_;
+  std::vector<T> rope_cos_, rope_sin_;
+  std::vector<T> ws_dg_, ws_datt_, ws_dp_;  // B-pass scratch
+  std::vector<T> ws_bw_out_;                // backward(): input gradient outliving W
+  ActivationPool<T> pool_;
+  std::map<int, std::unique_ptr<Micro>> active_;
+  std::vector<std::unique_ptr<Micro>> spare_;
+};
+
+using Stage = StageT<float>;
+
+}  // namespace xdc::model
