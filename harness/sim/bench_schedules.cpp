@@ -1,0 +1,106 @@
+// Benchmark program (scripts/bench_schedules.sh): the CrossPipe delay grid, the formula
+// checks, the GeoPipe-style overlap case and the simulator's speed, printed and written
+// as JSON. Usage: xdc-bench-schedules OUT.json [--milp-seconds S] [--microbatches M]
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "harness/sim/experiments.h"
+#include "harness/sim/simulator.h"
+#include "harness/trace/analysis.h"
+#include "workloads/schedule/generators.h"
+
+using namespace xdc;
+
+int main(int argc, char** argv) {
+  std::string out_path = "results/bench/schedules.json";
+  double milp_seconds = 30;
+  int microbatches = 32;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--milp-seconds" && i + 1 < argc)
+      milp_seconds = std::stod(argv[++i]);
+    else if (a == "--microbatches" && i + 1 < argc)
+      microbatches = std::stoi(argv[++i]);
+    else
+      out_path = a;
+  }
+  nlohmann::json doc;
+
+  // 1. Formula checks at zero delay.
+  std::printf("== formula checks (p=4, m=8, zero delay) ==\n");
+  auto checks = sim::formula_checks();
+  for (const auto& c : checks) {
+    std::printf("  %-44s expected %8.4f  simulated %8.4f  %s\n", c.name.c_str(), c.expected,
+                c.simulated, std::abs(c.expected - c.simulated) < 1e-3 ? "ok" : "MISMATCH");
+    doc["formula_checks"].push_back(
+        {{"name", c.name}, {"expected", c.expected}, {"simulated", c.simulated}});
+  }
+
+  // 2. CrossPipe grid.
+  sim::GridSetup g;
+  g.microbatches = microbatches;
+  g.milp_seconds = milp_seconds;
+  std::printf(
+      "\n== CrossPipe grid: 8 stages, 2 DCs split 4|4, m=%d, T_F=T_B=T_W, cap %d "
+      "microbatches; time per microbatch in T_F ==\n",
+      g.microbatches, g.ranks);
+  auto grid = sim::crosspipe_grid(g);
+  const char* delays[] = {"0,0", "2,0.25", "0.25,2", "2,2"};
+  std::printf("  %-18s %9s %9s %9s %9s   | ratio to 1f1b          | paper (Table 5, M70)\n",
+              "schedule", "(0,0)", "(2,.25)", "(.25,2)", "(2,2)");
+  for (const auto& row : grid.rows) {
+    std::printf("  %-18s", row.schedule.c_str());
+    for (int k = 0; k < 4; ++k) std::printf(" %9.3f", row.time_per_mb[k]);
+    std::printf("   |");
+    for (int k = 0; k < 4; ++k)
+      std::printf(" %.2f", row.time_per_mb[k] / grid.rows[0].time_per_mb[k]);
+    std::printf("  |");
+    for (double p : sim::paper_table5_ratio(row.schedule)) std::printf(" %.2f", p);
+    std::printf("\n");
+    for (int k = 0; k < 4; ++k) doc["crosspipe_grid"][row.schedule][delays[k]] = row.time_per_mb[k];
+    doc["crosspipe_grid_detail"][row.schedule] = {{"peak_activations", row.peak_activations},
+                                                  {"note", row.note}};
+  }
+  doc["crosspipe_grid_units"] = "T_F per microbatch (T_F = 1 ms in the simulation)";
+  doc["crosspipe_paper_table5_s"] = {{"1f1b", {0.151, 0.242, 0.241, 0.321}},
+                                     {"zbh1", {0.133, 0.229, 0.230, 0.309}},
+                                     {"zbv", {0.118, 0.314, 0.315, 0.473}},
+                                     {"crossud", {0.137, 0.153, 0.177, 0.196}}};
+
+  // 3. Overlap vs 1F1B across a 20 ms WAN.
+  auto ov = sim::overlap_case();
+  std::printf(
+      "\n== overlap vs 1F1B: 2 DCs x 2 stages, 20 ms one-way, 10 gbit, 10 MB, "
+      "T_F=20ms T_B=40ms, m=8, cap 1F1B peak + 2 ==\n");
+  for (const auto& r : ov) {
+    std::printf("  %-8s iteration %7.1f ms  bubble megatron %.3f zerobubble %.3f crosspipe %.3f\n",
+                r.schedule.c_str(), r.iteration_ms, r.bubble.megatron, r.bubble.zerobubble,
+                r.bubble.crosspipe);
+    doc["overlap_case"][r.schedule] = {{"iteration_ms", r.iteration_ms},
+                                       {"bubble_megatron", r.bubble.megatron},
+                                       {"bubble_zerobubble", r.bubble.zerobubble},
+                                       {"bubble_crosspipe", r.bubble.crosspipe}};
+  }
+
+  // 4. Simulator speed.
+  auto t0 = std::chrono::steady_clock::now();
+  const double sim_s = sim::time_large_1f1b(64, 512);
+  auto t1 = std::chrono::steady_clock::now();
+  std::printf(
+      "\n== simulator speed ==\n  64 stages x 512 microbatches 1F1B: %.4f s "
+      "(simulate only; generate + simulate + analyse %.4f s)\n",
+      sim_s, std::chrono::duration<double>(t1 - t0).count());
+  doc["sim_64x512_s"] = sim_s;
+
+  std::ofstream out(out_path);
+  if (!out) {
+    std::fprintf(stderr, "cannot write %s\n", out_path.c_str());
+    return 1;
+  }
+  out << doc.dump(2) << "\n";
+  std::printf("\nwrote %s\n", out_path.c_str());
+  return 0;
+}

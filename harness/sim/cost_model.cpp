@@ -1,0 +1,137 @@
+#include "harness/sim/cost_model.h"
+
+#include <cmath>
+#include <sstream>
+
+#include "harness/common/input_error.h"
+
+namespace xdc::sim {
+
+using sched::Kind;
+
+int64_t CostModel::duration_ns(const sched::Action& a) const {
+  switch (a.kind) {
+    case Kind::F:
+      return f_ns[a.stage];
+    case Kind::B:
+      return b_ns[a.stage];
+    case Kind::W:
+      return w_ns[a.stage];
+    case Kind::BW:
+      return b_ns[a.stage] + w_ns[a.stage];
+    case Kind::ALLREDUCE:
+      return allreduce_ns;
+    case Kind::OPT:
+      return opt_ns;
+    default:
+      return 0;
+  }
+}
+
+int64_t CostModel::message_bytes(const sched::Action& a) const {
+  if (a.kind == Kind::SEND_F) return activation_bytes[a.stage];
+  if (a.kind == Kind::SEND_B) return a.stage > 0 ? activation_bytes[a.stage - 1] : 0;
+  return 0;
+}
+
+CostModel constant_costs(int stages, int64_t f_ns, int64_t b_ns, int64_t w_ns,
+                         int64_t activation_bytes) {
+  CostModel c;
+  c.f_ns.assign(stages, f_ns);
+  c.b_ns.assign(stages, b_ns);
+  c.w_ns.assign(stages, w_ns);
+  c.activation_bytes.assign(stages, activation_bytes);
+  return c;
+}
+
+CostModel profile_costs(const std::string& text, const std::string& file) {
+  CostModel c;
+  std::istringstream in(text);
+  std::string line;
+  int line_no = 0;
+  while (std::getline(in, line)) {
+    ++line_no;
+    if (line.empty() || line[0] == '#' || line.rfind("stage", 0) == 0) continue;
+    std::istringstream ls(line);
+    std::string cell[5];
+    int n = 0;
+    while (n < 5 && std::getline(ls, cell[n], ',')) ++n;
+    try {
+      if (n < 4) throw std::invalid_argument("columns");
+      const int st = std::stoi(cell[0]);
+      if (st != c.stages()) throw std::invalid_argument("order");
+      c.f_ns.push_back(std::llround(std::stod(cell[1]) * 1e6));
+      c.b_ns.push_back(std::llround(std::stod(cell[2]) * 1e6));
+      c.w_ns.push_back(std::llround(std::stod(cell[3]) * 1e6));
+      c.activation_bytes.push_back(n == 5 ? std::stoll(cell[4]) : 0);
+    } catch (const std::exception&) {
+      throw InputError(SourcePos{file, line_no, 1},
+                       "expected \"stage,f_ms,b_ms,w_ms[,activation_bytes]\" with stages "
+                       "0, 1, ... in order, got \"" +
+                           line + "\"");
+    }
+  }
+  if (c.stages() == 0) throw InputError(SourcePos{file, 0, 0}, "profile has no stage rows");
+  return c;
+}
+
+const std::vector<ModelShape>& model_presets() {
+  static const std::vector<ModelShape> m = {
+      {"llama2-7b", 32, 4096, 11008, 32, 32, 32000},
+      {"llama2-13b", 40, 5120, 13824, 40, 40, 32000},
+      {"llama2-70b", 80, 8192, 28672, 64, 8, 32000},
+  };
+  return m;
+}
+
+const std::vector<Device>& device_presets() {
+  static const std::vector<Device> d = {
+      {"a100", 312e12},  // A100 SXM dense bf16
+      {"h100", 989e12},  // H100 SXM dense bf16
+      {"910b", 313e12},  // Ascend 910B fp16 (vendor figure, approx.)
+  };
+  return d;
+}
+
+namespace {
+template <typename T>
+const T& find_named(const std::vector<T>& v, const std::string& name, const char* what) {
+  std::string known;
+  for (const auto& x : v) {
+    if (x.name == name) return x;
+    known += (known.empty() ? "" : ", ") + x.name;
+  }
+  throw InputError(std::string(what) + ": expected one of " + known + ", got \"" + name + "\"");
+}
+}  // namespace
+
+const ModelShape& find_model(const std::string& name) {
+  return find_named(model_presets(), name, "model");
+}
+const Device& find_device(const std::string& name) {
+  return find_named(device_presets(), name, "device");
+}
+
+CostModel shape_costs(const ModelShape& m, const Device& d, const ShapeWorkload& w, int stages) {
+  const double h = m.hidden, s = w.seq;
+  const double kv = static_cast<double>(m.hidden) / m.heads * m.kv_heads;
+  const double params = h * (h + 2 * kv) + h * h + 3 * h * m.ffn;  // attn qkv+o, SwiGLU
+  const double tokens = s * w.microbatch_size;
+  const double f_layer = tokens * (2 * params + 4 * s * h);
+  const double b_layer = tokens * (2 * params + 8 * s * h);
+  const double w_layer = tokens * 2 * params;
+  const double head = tokens * 2 * h * m.vocab;
+  const double rate = d.peak_flops * w.efficiency;
+  CostModel c;
+  for (int st = 0; st < stages; ++st) {
+    const int layers = m.layers / stages + (st < m.layers % stages ? 1 : 0);
+    const double extra = st == stages - 1 ? head : 0;
+    c.f_ns.push_back(std::llround((layers * f_layer + extra) / rate * 1e9));
+    c.b_ns.push_back(std::llround((layers * b_layer + extra) / rate * 1e9));
+    c.w_ns.push_back(std::llround((layers * w_layer + extra) / rate * 1e9));
+    c.activation_bytes.push_back(static_cast<int64_t>(tokens * h * w.bytes_per_element));
+  }
+  return c;
+}
+
+}  // namespace xdc::sim

@@ -1,0 +1,56 @@
+#pragma once
+// Cost model: how long each compute action of each stage takes and how many bytes cross
+// a stage boundary. Three sources: constants, a per-stage profile CSV, or a model shape
+// on a device (FLOPs / (peak FLOP/s x efficiency)). The worker's `modeled` compute mode
+// sleeps for these same durations.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "workloads/schedule/schedule.h"
+
+namespace xdc::sim {
+
+struct CostModel {
+  std::vector<int64_t> f_ns, b_ns, w_ns;  // per stage; BW = B + W
+  std::vector<int64_t> activation_bytes;  // per stage: its output (and input-grad) message
+  int64_t allreduce_ns = 0;               // per stage per iteration (0 with no data parallel)
+  int64_t opt_ns = 0;                     // per stage per iteration
+
+  int stages() const { return static_cast<int>(f_ns.size()); }
+  int64_t duration_ns(const sched::Action& a) const;
+  int64_t message_bytes(const sched::Action& a) const;  // SEND_F/SEND_B, else 0
+};
+
+CostModel constant_costs(int stages, int64_t f_ns, int64_t b_ns, int64_t w_ns,
+                         int64_t activation_bytes);
+
+// Profile CSV: header "stage,f_ms,b_ms,w_ms[,activation_bytes]", one row per stage.
+// Throws xdc::InputError naming file:line on a bad row.
+CostModel profile_costs(const std::string& text, const std::string& file = "");
+
+struct ModelShape {
+  std::string name;
+  int layers = 0, hidden = 0, ffn = 0, heads = 0, kv_heads = 0, vocab = 0;
+};
+struct Device {
+  std::string name;
+  double peak_flops = 0;  // dense bf16/fp16 FLOP/s
+};
+const std::vector<ModelShape>& model_presets();         // llama2-7b, llama2-13b, llama2-70b
+const std::vector<Device>& device_presets();            // a100, h100, 910b
+const ModelShape& find_model(const std::string& name);  // throws InputError listing names
+const Device& find_device(const std::string& name);
+
+struct ShapeWorkload {
+  int seq = 4096;
+  int microbatch_size = 1;
+  double efficiency = 0.5;  // achieved / peak FLOP/s
+  int bytes_per_element = 2;
+};
+// Layers split evenly over `stages` (the first stages take the remainder), LM head on
+// the last stage. Per layer and token: F = 2P + 4sh, B = 2P + 8sh, W = 2P FLOPs, P the
+// layer's linear weights (Zero Bubble's sbh(24h+4s) etc. for P = 12h^2).
+CostModel shape_costs(const ModelShape& m, const Device& d, const ShapeWorkload& w, int stages);
+
+}  // namespace xdc::sim

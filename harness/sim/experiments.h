@@ -1,0 +1,72 @@
+#pragma once
+// Reproducible simulated experiments, shared by the benchmark program and the tests so
+// that both report the same figures:
+//  - formula_checks(): zero-delay bubble ratios and peak activations vs the closed forms;
+//  - crosspipe_grid(): CrossPipe's setting (8 stages, 2 DCs split in the middle,
+//    T_F = T_B = T_W = 1 ms, delays in units of T_F), time per microbatch per schedule;
+//  - overlap_case(): GeoPipe-style overlap vs 1F1B across a 20 ms WAN;
+//  - time_large_1f1b(): seconds to simulate one big 1F1B iteration.
+#include <array>
+#include <string>
+#include <vector>
+
+#include "harness/sim/cost_model.h"
+#include "harness/sim/link_model.h"
+#include "harness/trace/analysis.h"
+#include "workloads/schedule/params.h"
+#include "workloads/schedule/schedule.h"
+
+namespace xdc::sim {
+
+// Generate `name` with `p`, simulate it with costs and links, analyse the trace.
+struct RunResult {
+  sched::Schedule schedule;
+  trace::Trace trace;
+  trace::Summary summary;
+};
+RunResult run_schedule(const std::string& name, const sched::Params& p, const CostModel& c,
+                       const LinkModel& l);
+
+struct FormulaCheck {
+  std::string name;
+  double expected = 0;
+  double simulated = 0;
+};
+std::vector<FormulaCheck> formula_checks();
+
+struct GridSetup {
+  int ranks = 8;
+  int split = 4;
+  int microbatches = 32;
+  double milp_seconds = 30;
+  std::vector<std::string> schedules = {
+      "1f1b", "zbh1", "zbv", "interleaved", "overlap", "crosspipe-greedy", "optimal"};
+};
+// (latency, bandwidth-delay) in units of T_F, in the order.
+inline constexpr std::array<std::array<double, 2>, 4> kGridDelays = {
+    {{0, 0}, {2, 0.25}, {0.25, 2}, {2, 2}}};
+struct GridRow {
+  std::string schedule;
+  std::array<double, 4> time_per_mb{};   // in T_F
+  std::vector<double> peak_activations;  // per delay: max over ranks, microbatches
+  std::string note;                      // e.g. the MILP's gap
+};
+struct GridResult {
+  std::vector<GridRow> rows;  // in setup order (1f1b first)
+};
+GridResult crosspipe_grid(const GridSetup& g);
+// CrossPipe's Table 5 (M70) as ratios to its 1F1B; empty for schedules it lacks.
+// crosspipe-greedy is compared with CrossUD.
+std::vector<double> paper_table5_ratio(const std::string& schedule);
+
+struct OverlapRow {
+  std::string schedule;
+  double iteration_ms = 0;
+  trace::BubbleRatios bubble;
+  double peak_activations = 0;
+};
+std::vector<OverlapRow> overlap_case();  // rows: 1f1b, overlap
+
+double time_large_1f1b(int ranks, int microbatches);  // simulate() seconds
+
+}  // namespace xdc::sim

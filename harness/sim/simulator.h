@@ -1,0 +1,16 @@
+#pragma once
+// Discrete-event simulator: runs a Schedule's per-rank action lists as the executor
+// would. A rank runs its actions in order; compute lasts the cost model's time; SEND is
+// non-blocking and puts the message on the link (FIFO per direction, latency + bytes /
+// bandwidth); RECV blocks until the message has arrived. Output: the shared trace
+// (harness/trace). Throws std::invalid_argument if the schedule deadlocks.
+#include "harness/sim/cost_model.h"
+#include "harness/sim/link_model.h"
+#include "harness/trace/trace.h"
+#include "workloads/schedule/schedule.h"
+
+namespace xdc::sim {
+
+trace::Trace simulate(const sched::Schedule& s, const CostModel& costs, const LinkModel& links);
+
+}  // namespace xdc::sim

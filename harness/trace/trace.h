@@ -1,0 +1,44 @@
+#pragma once
+// Per-rank timeline of one iteration, the one format both the emulator (measured) and
+// the simulator (predicted) write. Times are ns on one monotonic clock (the emulator
+// offset-corrects hosts). Compute events cover the compute; a SEND covers the message
+// on the wire (leaving the link FIFO to arrival at the peer); a RECV covers the time
+// the rank waited (zero length when the data was already there).
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "workloads/schedule/schedule.h"
+
+namespace xdc::trace {
+
+using sched::Kind;
+
+struct Event {
+  int rank = 0;
+  Kind kind = Kind::F;
+  int stage = 0;
+  int microbatch = 0;  // -1 for ALLREDUCE / OPT
+  int64_t start_ns = 0;
+  int64_t end_ns = 0;
+  int64_t bytes = 0;  // communication only
+  int peer = -1;      // communication only
+};
+
+struct Trace {
+  std::string name;  // schedule or run name
+  int ranks = 0;
+  int microbatches = 0;
+  std::vector<Event> events;
+};
+
+// Chrome / Perfetto trace JSON: one process per rank; tid 0 compute, then one tid per
+// (direction, peer): "send -> r", "recv <- r"; flow arrows from each SEND to its RECV.
+std::string to_chrome_json(const Trace& t);
+// CSV: rank,kind,stage,microbatch,start_ns,end_ns,bytes,peer (header line first).
+std::string to_csv(const Trace& t);
+Trace from_csv(const std::string& text);
+
+void write_file(const std::string& path, const std::string& content);
+
+}  // namespace xdc::trace

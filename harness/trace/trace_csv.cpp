@@ -1,0 +1,48 @@
+#include <map>
+#include <sstream>
+#include <stdexcept>
+
+#include "harness/trace/trace.h"
+
+namespace xdc::trace {
+
+std::string to_csv(const Trace& t) {
+  std::ostringstream out;
+  out << "rank,kind,stage,microbatch,start_ns,end_ns,bytes,peer\n";
+  for (const Event& e : t.events)
+    out << e.rank << ',' << sched::kind_name(e.kind) << ',' << e.stage << ',' << e.microbatch << ','
+        << e.start_ns << ',' << e.end_ns << ',' << e.bytes << ',' << e.peer << '\n';
+  return out.str();
+}
+
+Trace from_csv(const std::string& text) {
+  static const std::map<std::string, Kind> kinds = {
+      {"F", Kind::F},           {"B", Kind::B},           {"W", Kind::W},
+      {"BW", Kind::BW},         {"SEND_F", Kind::SEND_F}, {"RECV_F", Kind::RECV_F},
+      {"SEND_B", Kind::SEND_B}, {"RECV_B", Kind::RECV_B}, {"ALLREDUCE", Kind::ALLREDUCE},
+      {"OPT", Kind::OPT}};
+  Trace t;
+  std::istringstream in(text);
+  std::string line;
+  std::getline(in, line);  // header
+  int line_no = 1;
+  while (std::getline(in, line)) {
+    ++line_no;
+    if (line.empty()) continue;
+    std::istringstream ls(line);
+    std::string f[8];
+    for (auto& x : f) std::getline(ls, x, ',');
+    auto k = kinds.find(f[1]);
+    if (k == kinds.end())
+      throw std::invalid_argument("trace CSV line " + std::to_string(line_no) +
+                                  ": unknown kind \"" + f[1] + "\"");
+    Event e{std::stoi(f[0]),  k->second,        std::stoi(f[2]),  std::stoi(f[3]),
+            std::stoll(f[4]), std::stoll(f[5]), std::stoll(f[6]), std::stoi(f[7])};
+    t.ranks = std::max(t.ranks, e.rank + 1);
+    t.microbatches = std::max(t.microbatches, e.microbatch + 1);
+    t.events.push_back(e);
+  }
+  return t;
+}
+
+}  // namespace xdc::trace

@@ -1,0 +1,30 @@
+#pragma once
+// PyTorch pipelining's text form of a schedule, so schedules move between the tools:
+// one row per rank, one action per cell, "[stage][action][microbatch]", empty cell =
+// idle step (ignored on read). PyTorch's action names differ from ours for the
+// backward: PyTorch "I" (input grad) = our B, PyTorch "B" (full backward) = our BW;
+// "REDUCE_GRAD" = our ALLREDUCE; "OPT" is an xdc extension (omit it for PyTorch).
+// Peers are not in the text: they follow from the placement, which is read back from
+// which row holds each stage's compute. A file with no communication cells (PyTorch's
+// compute-only form) gets its SEND/RECV added by lower().
+#include <string>
+#include <string_view>
+
+#include "workloads/schedule/schedule.h"
+
+namespace xdc::sched {
+
+std::string action_text(const Action& a);  // "0F0", "2I3", "1SEND_F0", "0REDUCE_GRAD"
+
+struct CsvOptions {
+  bool optimizer = true;  // write ALLREDUCE (REDUCE_GRAD) and OPT cells
+};
+std::string to_csv(const Schedule& s, const CsvOptions& o = {});
+// Throws xdc::InputError with file:line:col on a malformed cell.
+Schedule from_csv(std::string_view text, const std::string& file = "",
+                  const std::string& name = "csv");
+
+Schedule read_csv_file(const std::string& path);
+void write_csv_file(const std::string& path, const Schedule& s, const CsvOptions& o = {});
+
+}  // namespace xdc::sched

@@ -1,0 +1,74 @@
+// ZB-H1, ZB-H2, ZB-V and crosspipe-greedy: the list scheduler of greedy.h under
+// different placements, memory caps and link knowledge.
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+#include "workloads/schedule/generators.h"
+#include "workloads/schedule/greedy.h"
+
+namespace xdc::sched {
+
+namespace {
+PlanModel plan_model(const Params& p, std::vector<int> stage_rank, bool with_links) {
+  PlanModel md;
+  md.costs = stage_costs(p, static_cast<int>(stage_rank.size()));
+  md.stage_rank = std::move(stage_rank);
+  md.microbatches = p.microbatches;
+  if (with_links) md.links = p.links;
+  return md;
+}
+
+void check(const Params& p) {
+  if (p.ranks < 1) throw std::invalid_argument("ranks (stages) must be >= 1");
+  if (p.microbatches < 1) throw std::invalid_argument("microbatches must be >= 1");
+  if (!p.links.empty() && static_cast<int>(p.links.size()) != p.ranks)
+    throw std::invalid_argument("links: expected a ranks x ranks matrix");
+}
+
+Schedule run(const char* name, const Params& p, std::vector<int> placement, bool links,
+             std::vector<int> cap) {
+  check(p);
+  PlanModel md = plan_model(p, placement, links);
+  GreedyOptions o;
+  o.cap_units = std::move(cap);
+  auto order = greedy_order(md, o);
+  return lower(name, p.ranks, p.microbatches, std::move(placement), order, p.optimizer);
+}
+
+// A user cap in microbatches -> stage units per rank; 0 keeps `dflt`.
+std::vector<int> caps(const Params& p, int chunks, std::vector<int> dflt) {
+  if (p.memory_cap <= 0) return dflt;
+  const int units = std::max(chunks, static_cast<int>(std::floor(p.memory_cap * chunks + 1e-9)));
+  return std::vector<int>(p.ranks, units);
+}
+}  // namespace
+
+// ZB-H1: 1F1B's peak memory (p microbatches, the peak of 1F1B's stage 0) on every rank,
+// W deferred into the bubbles; plans for zero delay.
+Schedule gen_zbh1(const Params& p) {
+  return run("zbh1", p, plain_placement(p.ranks), false,
+             caps(p, 1, std::vector<int>(p.ranks, p.ranks)));
+}
+
+// ZB-H2: 2p - 1 microbatches on every rank; extra warm-up forwards fill the start and
+// deferred W fill the end.
+Schedule gen_zbh2(const Params& p) {
+  return run("zbh2", p, plain_placement(p.ranks), false,
+             caps(p, 1, std::vector<int>(p.ranks, 2 * p.ranks - 1)));
+}
+
+// ZB-V: two chunks per rank in a V (rank r holds stages r and 2p-1-r), 1F1B's peak
+// memory (p microbatches = 2p chunk units) on every rank.
+Schedule gen_zbv(const Params& p) {
+  return run("zbv", p, v_placement(p.ranks), false,
+             caps(p, 2, std::vector<int>(p.ranks, 2 * p.ranks)));
+}
+
+// CrossPipe's greedy: knows every link; same cap on every rank (default: 1F1B's peak p).
+Schedule gen_crosspipe_greedy(const Params& p) {
+  return run("crosspipe-greedy", p, plain_placement(p.ranks), true,
+             caps(p, 1, std::vector<int>(p.ranks, p.ranks)));
+}
+
+}  // namespace xdc::sched

@@ -1,0 +1,98 @@
+#include "workloads/schedule/schedule.h"
+
+#include <stdexcept>
+
+namespace xdc::sched {
+
+bool is_compute(Kind k) {
+  return k == Kind::F || k == Kind::B || k == Kind::W || k == Kind::BW;
+}
+
+bool is_comm(Kind k) {
+  return k == Kind::SEND_F || k == Kind::RECV_F || k == Kind::SEND_B || k == Kind::RECV_B;
+}
+
+std::string_view kind_name(Kind k) {
+  switch (k) {
+    case Kind::F:
+      return "F";
+    case Kind::B:
+      return "B";
+    case Kind::W:
+      return "W";
+    case Kind::BW:
+      return "BW";
+    case Kind::SEND_F:
+      return "SEND_F";
+    case Kind::RECV_F:
+      return "RECV_F";
+    case Kind::SEND_B:
+      return "SEND_B";
+    case Kind::RECV_B:
+      return "RECV_B";
+    case Kind::ALLREDUCE:
+      return "ALLREDUCE";
+    case Kind::OPT:
+      return "OPT";
+  }
+  return "?";
+}
+
+std::string to_string(const Action& a) {
+  std::string s = std::to_string(a.stage) + std::string(kind_name(a.kind));
+  if (a.microbatch >= 0) s += std::to_string(a.microbatch);
+  return s;
+}
+
+std::vector<int> plain_placement(int ranks) {
+  return looped_placement(ranks, 1);
+}
+
+std::vector<int> looped_placement(int ranks, int chunks) {
+  std::vector<int> p(ranks * chunks);
+  for (int s = 0; s < ranks * chunks; ++s) p[s] = s % ranks;
+  return p;
+}
+
+std::vector<int> v_placement(int ranks) {
+  std::vector<int> p(2 * ranks);
+  for (int r = 0; r < ranks; ++r) p[r] = p[2 * ranks - 1 - r] = r;
+  return p;
+}
+
+Schedule lower(std::string name, int ranks, int microbatches, std::vector<int> stage_rank,
+               const std::vector<std::vector<Action>>& compute_order, bool optimizer) {
+  Schedule s;
+  s.name = std::move(name);
+  s.ranks = ranks;
+  s.stages = static_cast<int>(stage_rank.size());
+  s.microbatches = microbatches;
+  s.stage_rank = std::move(stage_rank);
+  s.actions.assign(ranks, {});
+  if (static_cast<int>(compute_order.size()) != ranks)
+    throw std::invalid_argument("lower: compute order has wrong number of ranks");
+  const auto& sr = s.stage_rank;
+  for (int r = 0; r < ranks; ++r) {
+    auto& out = s.actions[r];
+    for (const Action& a : compute_order[r]) {
+      const int st = a.stage, mb = a.microbatch;
+      const bool has_prev = st > 0 && sr[st - 1] != r;
+      const bool has_next = st + 1 < s.stages && sr[st + 1] != r;
+      if (a.kind == Kind::F && has_prev) out.push_back({Kind::RECV_F, st, mb, sr[st - 1]});
+      if ((a.kind == Kind::B || a.kind == Kind::BW) && has_next)
+        out.push_back({Kind::RECV_B, st, mb, sr[st + 1]});
+      out.push_back({a.kind, st, mb, -1});
+      if (a.kind == Kind::F && has_next) out.push_back({Kind::SEND_F, st, mb, sr[st + 1]});
+      if ((a.kind == Kind::B || a.kind == Kind::BW) && has_prev)
+        out.push_back({Kind::SEND_B, st, mb, sr[st - 1]});
+    }
+    if (!optimizer) continue;
+    for (int st = s.stages - 1; st >= 0; --st)
+      if (sr[st] == r) out.push_back({Kind::ALLREDUCE, st, -1, -1});
+    for (int st = s.stages - 1; st >= 0; --st)
+      if (sr[st] == r) out.push_back({Kind::OPT, st, -1, -1});
+  }
+  return s;
+}
+
+}  // namespace xdc::sched

@@ -1,0 +1,66 @@
+#pragma once
+// Schedule IR: a pipeline schedule is data. For each rank, an ordered list of actions;
+// the MPI executor runs exactly these lists, the simulator predicts them, the validator
+// checks them. Contract:
+//  - `stages` model chunks numbered 0..stages-1 in pipeline order; stage s lives on rank
+//    stage_rank[s] (plain: s; looped/interleaved: s % ranks; V-shaped: see placement.h).
+//  - Compute: F (forward), B (input grad), W (weight grad), BW (full backward). A
+//    microbatch's stage either runs B then W or runs BW.
+//  - Communication follows PyTorch pipelining: SEND_F on stage s sends s's output to
+//    stage s+1 (RECV_F on stage s+1); SEND_B on stage s sends the input grad to s-1
+//    (RECV_B on stage s-1). `peer` is the other rank. Sends are non-blocking (Isend);
+//    a RECV blocks until the message is there. Consecutive stages on one rank exchange
+//    nothing.
+//  - ALLREDUCE and OPT carry a stage and microbatch -1 (one per stage per iteration).
+//  - Activation memory: F of (stage, mb) holds one stage-unit until its W or BW ends.
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace xdc::sched {
+
+enum class Kind { F, B, W, BW, SEND_F, RECV_F, SEND_B, RECV_B, ALLREDUCE, OPT };
+
+struct Action {
+  Kind kind = Kind::F;
+  int stage = 0;
+  int microbatch = 0;  // -1 for ALLREDUCE / OPT
+  int peer = -1;       // comm actions: the other rank; -1 otherwise
+
+  bool operator==(const Action&) const = default;
+};
+
+struct Schedule {
+  std::string name;
+  int ranks = 0;
+  int stages = 0;  // ranks * chunks
+  int microbatches = 0;
+  std::vector<int> stage_rank;                            // stage -> rank
+  std::vector<std::vector<Action>> actions;               // per rank, in execution order
+  std::vector<std::pair<std::string, std::string>> info;  // generator notes (e.g. MILP gap)
+
+  int chunks() const { return ranks > 0 ? stages / ranks : 0; }
+  bool operator==(const Schedule& o) const {
+    return ranks == o.ranks && stages == o.stages && microbatches == o.microbatches &&
+           stage_rank == o.stage_rank && actions == o.actions;
+  }
+};
+
+bool is_compute(Kind k);
+bool is_comm(Kind k);
+// Our name of a kind ("F", "B", "W", "BW", "SEND_F", ...).
+std::string_view kind_name(Kind k);
+// "2F3", "1SEND_F0" (our names; csv.h has PyTorch's spelling).
+std::string to_string(const Action& a);
+
+// Stage -> rank maps for the three placements.
+std::vector<int> plain_placement(int ranks);
+std::vector<int> looped_placement(int ranks, int chunks);  // stage s on rank s % ranks
+std::vector<int> v_placement(int ranks);  // 2 chunks: stage r and 2*ranks-1-r on rank r
+
+// Compute-only order per rank -> full action lists: RECV right before the consumer,
+// SEND right after the producer, then ALLREDUCE and OPT per stage when `optimizer`.
+Schedule lower(std::string name, int ranks, int microbatches, std::vector<int> stage_rank,
+               const std::vector<std::vector<Action>>& compute_order, bool optimizer = true);
+
+}  // namespace xdc::sched

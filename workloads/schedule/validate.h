@@ -1,0 +1,31 @@
+#pragma once
+// Validator: a schedule the executor can run without surprises.
+//  - structure: placement covers every stage, compute sits on its stage's rank, every
+//    (stage, microbatch) has one F and either one BW or one B and one W;
+//  - communication: every cross-rank dependency has a SEND on the producer's rank after
+//    the producer and a matching RECV on the consumer's rank before the consumer, with
+//    the right peer;
+//  - deadlock freedom: a unit-step dry run with non-blocking sends and blocking receives
+//    runs to the end (a dependency on a later action of the same rank is a cycle);
+//  - peak activation memory per rank (F holds one stage unit until its W or BW),
+//    reported in microbatches, checked against a cap when one is given.
+// Errors name the rank, the action's index in the rank's list and the action.
+#include <string>
+#include <vector>
+
+#include "workloads/schedule/schedule.h"
+
+namespace xdc::sched {
+
+struct ValidationReport {
+  std::vector<std::string> errors;
+  std::vector<int> peak_units;           // per rank, stage activations
+  std::vector<double> peak_activations;  // per rank, microbatches (units / chunks)
+  bool ok() const { return errors.empty(); }
+  std::string message() const;  // errors joined by newlines
+};
+
+// memory_cap in microbatches per rank; 0 = no cap.
+ValidationReport validate(const Schedule& s, double memory_cap = 0);
+
+}  // namespace xdc::sched
