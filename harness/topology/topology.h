@@ -14,23 +14,34 @@
 
 namespace xdc::topo {
 
-// Limits that keep every derived kernel name within IFNAMSIZ (15 chars):
+// Names: lowercase letters, digits and '-', starting with a letter. Limits that keep
+// every derived kernel name within IFNAMSIZ (15 chars):
 //   root-namespace veth "xdc-<network>"     -> network name <= 10
 //   gateway WAN veth    "wan-<peer dc>"     -> DC name <= 11
 //   gateway host port   "<host>"            -> host name <= 15
+// `hosts: N` generates "<dc>-h1".."<dc>-hN"; host names are unique across the topology
+// and never equal a DC name.
 inline constexpr size_t kMaxNetworkName = 10;
 inline constexpr size_t kMaxDcName = 11;
 inline constexpr size_t kMaxHostName = 15;
+// Address plan limits (harness/network/names.h): a DC is a /24, the management network
+// one /24 for all hosts, WAN /30s numbered from 10.2.0.0.
+inline constexpr int kMaxDcs = 250;
+inline constexpr int kMaxHostsPerDc = 250;
+inline constexpr int kMaxHosts = 253;
+inline constexpr int kMaxWanLinks = 4096;
 
 struct Host {
   std::string name;  // unique across the topology, e.g. "east-h1"
   std::string dc;    // owning DC
   int index = 0;     // 0-based position inside its DC
+  SourcePos pos;     // the name in `hosts: [...]`, or the count that generated it
 };
 
 struct Dc {
   std::string name;
   std::vector<Host> hosts;
+  SourcePos pos;  // the DC's `name:` value
 };
 
 struct IntraDc {
@@ -38,15 +49,28 @@ struct IntraDc {
   uint64_t delay_us = 0;
 };
 
+// A point-to-point link between two DC gateways. Each direction is shaped on the
+// sending gateway's egress. In YAML the shared keys apply to both directions and the
+// keys "<a>_to_<b>" / "<b>_to_<a>" hold partial per-direction overrides.
 struct WanLink {
-  std::string a, b;              // DC names, as written in `between: [a, b]`
-  netem::LinkParams a_to_b;      // impairments on a's gateway egress towards b
+  std::string a, b;          // DC names, as written in `between: [a, b]`
+  netem::LinkParams a_to_b;  // impairments on a's gateway egress towards b
   netem::LinkParams b_to_a;
-  SourcePos pos;                 // where the link was declared, for messages
+  SourcePos pos;  // where the link was declared, for messages
+
+  bool joins(const std::string& x, const std::string& y) const {
+    return (a == x && b == y) || (a == y && b == x);
+  }
+  // The direction leaving `from` (one of a, b).
+  const netem::LinkParams& egress(const std::string& from) const {
+    return from == a ? a_to_b : b_to_a;
+  }
+  const std::string& peer(const std::string& dc) const { return dc == a ? b : a; }
 };
 
 struct Topology {
-  std::string name;  // network name (<= kMaxNetworkName), the default for `xdc up --name`
+  std::string name;         // network name (<= kMaxNetworkName), the default for `xdc up --name`
+  std::string description;  // optional free text
   std::string source_file;
   netem::Backend shaping = netem::Backend::kAuto;
   IntraDc intra_dc;
@@ -56,6 +80,7 @@ struct Topology {
   const Dc* find_dc(const std::string& name) const;      // nullptr if absent
   const Host* find_host(const std::string& name) const;  // nullptr if absent
   std::vector<const Host*> hosts() const;                // all hosts, DC order
+  const WanLink* find_link(const std::string& x, const std::string& y) const;  // either order
 };
 
 // Parses and validates. `file_label` names the source in error messages.
@@ -63,8 +88,11 @@ Topology parse_topology(const std::string& yaml_text, const std::string& file_la
 // Reads `path` (InputError if unreadable) and parses it.
 Topology load_topology(const std::string& path);
 
-// Static routing between DCs: shortest paths by one-way delay (ties: fewer hops, then
-// name order). next_hop(from, to) is the neighbour DC that `from` forwards to.
+// Static routing between DCs: shortest paths by one-way delay in the direction of travel
+// (ties: fewer hops, then the next hop with the smallest name). Routes are destination
+// trees, so following next_hop from any DC reaches `to` along the path() it reports;
+// with asymmetric delays the way back may differ. next_hop(from, to) is the neighbour DC
+// that `from` forwards to; it throws std::out_of_range for from == to or unknown DCs.
 struct Routes {
   std::map<std::pair<std::string, std::string>, std::string> next;
   const std::string& next_hop(const std::string& from, const std::string& to) const;

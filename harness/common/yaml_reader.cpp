@@ -1,0 +1,204 @@
+// YAML reading with file:line:col messages (see yaml_reader.h).
+#include "harness/common/yaml_reader.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "harness/common/units.h"
+
+namespace xdc::yaml {
+
+Value::Value(YAML::Node node, std::string path, std::string file, SourcePos fallback)
+    : node_(std::move(node)), path_(std::move(path)), file_(std::move(file)), fallback_(fallback) {
+  fallback_.file = file_;
+}
+
+SourcePos Value::pos() const {
+  // A null value's mark is wherever the parser stood next (often the following line);
+  // the key it belongs to is the better place to point at.
+  if (node_.IsDefined() && !node_.IsNull() && !node_.Mark().is_null())
+    return SourcePos{file_, node_.Mark().line + 1, node_.Mark().column + 1};
+  if (fallback_.line > 0) return fallback_;
+  if (node_.IsDefined() && !node_.Mark().is_null())
+    return SourcePos{file_, node_.Mark().line + 1, node_.Mark().column + 1};
+  return SourcePos{file_, 1, 1};
+}
+
+void Value::fail(const std::string& expected) const {
+  error("expected " + expected + ", got " + describe());
+}
+
+void Value::error(const std::string& message) const {
+  throw InputError(pos(), path_.empty() ? message : path_ + ": " + message);
+}
+
+std::string Value::describe() const {
+  if (is_null()) return "nothing";
+  if (node_.IsMap()) return node_.size() ? "a map" : "an empty map";
+  if (node_.IsSequence()) return node_.size() ? "a list" : "an empty list";
+  std::string s = node_.Scalar();
+  if (s.size() > 40) s = s.substr(0, 37) + "...";
+  return "\"" + s + "\"";
+}
+
+std::string Value::child_path(const std::string& key) const {
+  return path_.empty() ? key : path_ + "." + key;
+}
+
+std::string Value::scalar(const std::string& expected) const {
+  if (!is_scalar()) fail(expected);
+  return node_.Scalar();
+}
+
+int64_t Value::integer(int64_t min, int64_t max) const {
+  const std::string expected = "an integer in " + std::to_string(min) + ".." + std::to_string(max);
+  std::string s = scalar(expected);
+  int64_t v = 0;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || end != s.data() + s.size() || v < min || v > max) fail(expected);
+  return v;
+}
+
+namespace {
+template <typename T>
+T unit_value(const Value& v, Parsed<T> (*parse)(std::string_view), const std::string& like) {
+  if (!v.is_scalar()) v.fail(like);
+  Parsed<T> p = parse(v.node().Scalar());
+  if (!p) v.fail(p.expected);
+  return *p.value;
+}
+}  // namespace
+
+uint64_t Value::duration_us() const {
+  return unit_value(*this, &parse_duration_us, "a duration like \"20ms\"");
+}
+uint64_t Value::rate_bps() const {
+  return unit_value(*this, &parse_rate_bps, "a rate like \"1gbit\"");
+}
+double Value::percent() const {
+  return unit_value(*this, &parse_percent, "a percentage like \"0.1%\"");
+}
+uint64_t Value::size_bytes() const {
+  return unit_value(*this, &parse_size_bytes, "a size like \"64kb\"");
+}
+
+std::string Value::choice(const std::vector<std::string>& options) const {
+  const std::string expected = "one of: " + join(options);
+  std::string s = scalar(expected);
+  if (std::find(options.begin(), options.end(), s) == options.end()) fail(expected);
+  return s;
+}
+
+std::vector<Value> Value::list(const std::string& expected) const {
+  if (!is_list()) fail(expected);
+  std::vector<Value> out;
+  for (size_t i = 0; i < node_.size(); ++i)
+    out.emplace_back(node_[i], path_ + "[" + std::to_string(i) + "]", file_, pos());
+  return out;
+}
+
+Map Value::map(const std::vector<std::string>& allowed, const std::string& expected) const {
+  if (!is_map()) fail(expected);
+  Map m(*this);
+  if (!allowed.empty()) m.check_keys(allowed);
+  return m;
+}
+
+Map::Map(const Value& self) : self_(self) {
+  if (!self.is_map()) self.fail("a map");
+  for (auto it = self.node().begin(); it != self.node().end(); ++it) {
+    Value key(it->first, self.path(), self.file(), self.pos());
+    if (!key.is_scalar()) key.fail("a plain key");
+    std::string k = it->first.Scalar();
+    Value key_node(it->first, self.child_path(k), self.file(), self.pos());
+    if (const Entry* first = find(k))
+      key_node.error("duplicate key (first at line " + std::to_string(first->key_node.pos().line) +
+                     ")");
+    entries_.push_back(
+        Entry{k, key_node, Value(it->second, key_node.path(), self.file(), key_node.pos())});
+  }
+}
+
+const Map::Entry* Map::find(const std::string& key) const {
+  for (const Entry& e : entries_)
+    if (e.key == key) return &e;
+  return nullptr;
+}
+
+std::optional<Value> Map::get(const std::string& key) const {
+  if (const Entry* e = find(key)) return e->value;
+  return std::nullopt;
+}
+
+Value Map::require(const std::string& key) const {
+  if (const Entry* e = find(key)) return e->value;
+  self_.error("missing required key '" + key + "'");
+}
+
+void Map::check_keys(const std::vector<std::string>& allowed,
+                     const std::map<std::string, std::string>& synonyms) const {
+  for (const Entry& e : entries_) {
+    if (std::find(allowed.begin(), allowed.end(), e.key) != allowed.end()) continue;
+    std::string hint;
+    auto syn = synonyms.find(e.key);
+    if (syn != synonyms.end()) {
+      hint = syn->second;
+    } else {
+      size_t best = SIZE_MAX;
+      for (const std::string& a : allowed) {
+        size_t d = edit_distance(e.key, a);
+        if (d < best && d <= 2 && 2 * d <= std::max(a.size(), e.key.size())) best = d, hint = a;
+      }
+    }
+    std::string msg = "unknown key; expected one of: " + join(allowed);
+    if (!hint.empty()) msg += " (did you mean '" + hint + "'?)";
+    e.key_node.error(msg);
+  }
+}
+
+Value parse(const std::string& text, const std::string& file_label) {
+  try {
+    return Value(YAML::Load(text), "", file_label);
+  } catch (const YAML::Exception& e) {
+    SourcePos pos{file_label, e.mark.is_null() ? 0 : e.mark.line + 1,
+                  e.mark.is_null() ? 0 : e.mark.column + 1};
+    throw InputError(pos, "YAML syntax error: " + e.msg);
+  }
+}
+
+Value load_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    throw InputError(SourcePos{path, 0, 0}, std::string("cannot read: ") + std::strerror(errno));
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) throw InputError(SourcePos{path, 0, 0}, "cannot read");
+  return parse(text.str(), path);
+}
+
+size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diag = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
+std::string join(const std::vector<std::string>& items, const std::string& sep) {
+  std::string out;
+  for (size_t i = 0; i < items.size(); ++i) out += (i ? sep : "") + items[i];
+  return out;
+}
+
+}  // namespace xdc::yaml

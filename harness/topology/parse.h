@@ -1,0 +1,28 @@
+#pragma once
+// Internals of parse_topology: the YAML document -> Topology, in steps that each check
+// their part (see topology.h for the format and the rules).
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "harness/common/yaml_reader.h"
+#include "harness/topology/topology.h"
+
+namespace xdc::topo {
+
+Topology parse_topology_node(const yaml::Value& root);
+
+// The keys a WAN link (and each "<a>_to_<b>" override) may carry.
+extern const std::vector<std::string> kLinkKeys;
+
+// Where a direction's values came from, for the checks made once a direction is final.
+struct LinkOrigin {
+  std::optional<yaml::Value> reorder;  // the `reorder:` that set reorder_pct
+};
+
+// Applies the link keys present in `m` onto `p`, leaving absent ones as they are, so
+// the same function reads the shared keys and a partial per-direction override.
+// Does not check keys (the caller knows which others it allows).
+void apply_link_keys(const yaml::Map& m, netem::LinkParams* p, LinkOrigin* origin);
+
+}  // namespace xdc::topo

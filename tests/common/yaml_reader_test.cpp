@@ -1,0 +1,110 @@
+// The YAML reader: positions are 1-based line:col of the offending node, messages name
+// the key path and what was expected.
+#include "harness/common/yaml_reader.h"
+
+#include <gtest/gtest.h>
+
+namespace xdc::yaml {
+namespace {
+
+// Runs `f` and returns the InputError's what(), or "" when nothing was thrown.
+template <typename F>
+std::string error_of(F f) {
+  try {
+    f();
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(YamlReader, ValuesAndPaths) {
+  Value root = parse("a:\n  b: [1, 20ms]\n  c: {d: 1gbit}\n", "f.yaml");
+  Map top = root.map({"a"});
+  Map a = top.require("a").map({"b", "c"});
+  std::vector<Value> b = a.require("b").list();
+  ASSERT_EQ(b.size(), 2u);
+  EXPECT_EQ(b[0].integer(0, 5), 1);
+  EXPECT_EQ(b[1].duration_us(), 20'000u);
+  EXPECT_EQ(b[1].path(), "a.b[1]");
+  EXPECT_EQ(b[1].pos().line, 2);
+  EXPECT_EQ(b[1].pos().col, 10);
+  EXPECT_EQ(a.require("c").map().require("d").rate_bps(), 1'000'000'000u);
+  EXPECT_FALSE(top.get("zzz").has_value());
+}
+
+TEST(YamlReader, ErrorsCarryFileLineColAndPath) {
+  Value root = parse("x:\n  delay: fast\n", "t.yaml");
+  Value delay = root.map().require("x").map().require("delay");
+  EXPECT_EQ(error_of([&] { delay.duration_us(); }),
+            "t.yaml:2:10: x.delay: expected a duration like \"20ms\" (units s, ms, us), got "
+            "\"fast\"");
+  EXPECT_EQ(error_of([&] { delay.integer(1, 3); }),
+            "t.yaml:2:10: x.delay: expected an integer in 1..3, got \"fast\"");
+  EXPECT_EQ(error_of([&] { root.map().require("x").scalar(); }),
+            "t.yaml:2:3: x: expected a string, got a map");
+  EXPECT_EQ(error_of([&] {
+              delay.choice({"a", "b"});
+            }),
+            "t.yaml:2:10: x.delay: expected one of: a, b, got \"fast\"");
+}
+
+TEST(YamlReader, NullValuePointsAtItsKey) {
+  Value root = parse("a: 1\nb:\nc: 2\n", "n.yaml");
+  EXPECT_EQ(error_of([&] { root.map().require("b").duration_us(); }),
+            "n.yaml:2:1: b: expected a duration like \"20ms\", got nothing");
+}
+
+TEST(YamlReader, UnknownKeysListAllowedAndSuggest) {
+  Value root = parse("name: x\nlatency: 2ms\n", "u.yaml");
+  EXPECT_EQ(error_of([&] {
+              root.map({"name", "delay"});
+            }),
+            "u.yaml:2:1: latency: unknown key; expected one of: name, delay");
+  EXPECT_EQ(error_of([&] {
+              root.map().check_keys({"name", "delay"}, {{"latency", "delay"}});
+            }),
+            "u.yaml:2:1: latency: unknown key; expected one of: name, delay (did you mean "
+            "'delay'?)");
+  Value typo = parse("naem: x\n", "u.yaml");
+  EXPECT_EQ(error_of([&] {
+              typo.map({"name", "delay"});
+            }),
+            "u.yaml:1:1: naem: unknown key; expected one of: name, delay (did you mean 'name'?)");
+}
+
+TEST(YamlReader, DuplicateKeysRefused) {
+  Value root = parse("a: 1\nb: 2\na: 3\n", "d.yaml");
+  EXPECT_EQ(error_of([&] { root.map(); }), "d.yaml:3:1: a: duplicate key (first at line 1)");
+}
+
+TEST(YamlReader, MissingKeyPointsAtTheMap) {
+  Value root = parse("top:\n  a: 1\n", "m.yaml");
+  EXPECT_EQ(error_of([&] { root.map().require("top").map().require("b"); }),
+            "m.yaml:2:3: top: missing required key 'b'");
+}
+
+TEST(YamlReader, SyntaxErrorsHaveAPosition) {
+  EXPECT_EQ(error_of([] { parse("a: [1, 2\nb: 3\n", "s.yaml"); }),
+            "s.yaml:2:2: YAML syntax error: end of sequence flow not found");
+}
+
+TEST(YamlReader, EmptyDocumentIsNothingAtLineOne) {
+  Value root = parse("", "e.yaml");
+  EXPECT_TRUE(root.is_null());
+  EXPECT_EQ(error_of([&] { root.map(); }), "e.yaml:1:1: expected a map, got nothing");
+}
+
+TEST(YamlReader, UnreadableFileIsInputError) {
+  std::string msg = error_of([] { load_file("/nonexistent/x.yaml"); });
+  EXPECT_EQ(msg.rfind("/nonexistent/x.yaml: cannot read", 0), 0u) << msg;
+}
+
+TEST(YamlReader, EditDistance) {
+  EXPECT_EQ(edit_distance("delay", "dealy"), 2u);
+  EXPECT_EQ(edit_distance("", "abc"), 3u);
+  EXPECT_EQ(edit_distance("rate", "rate"), 0u);
+}
+
+}  // namespace
+}  // namespace xdc::yaml

@@ -1,0 +1,180 @@
+// Good topologies: what the YAML means once parsed.
+#include "harness/topology/topology.h"
+
+#include <gtest/gtest.h>
+
+namespace xdc::topo {
+namespace {
+
+using netem::JitterDist;
+using netem::LossModel;
+
+TEST(Topology, TwoDcSketchFromDesign) {
+  Topology t = parse_topology(R"(
+name: two-dc
+shaping: auto
+intra_dc: {rate: 10gbit, delay: 50us}
+dcs:
+  - {name: east, hosts: 2}
+  - {name: west, hosts: [w1, w2]}
+wan:
+  - between: [east, west]
+    delay: 20ms
+    jitter: {value: 1ms, distribution: normal}
+    loss: 0.1%
+    rate: 1gbit
+    queue: auto
+    west_to_east: {delay: 25ms}
+)",
+                              "two.yaml");
+  EXPECT_EQ(t.name, "two-dc");
+  EXPECT_EQ(t.source_file, "two.yaml");
+  EXPECT_EQ(t.shaping, netem::Backend::kAuto);
+  EXPECT_EQ(t.intra_dc.rate_bps, 10'000'000'000u);
+  EXPECT_EQ(t.intra_dc.delay_us, 50u);
+  ASSERT_EQ(t.dcs.size(), 2u);
+  ASSERT_EQ(t.dcs[0].hosts.size(), 2u);
+  EXPECT_EQ(t.dcs[0].hosts[1].name, "east-h2");
+  EXPECT_EQ(t.dcs[0].hosts[1].dc, "east");
+  EXPECT_EQ(t.dcs[0].hosts[1].index, 1);
+  EXPECT_EQ(t.dcs[1].hosts[0].name, "w1");
+  EXPECT_EQ(t.dcs[1].pos.line, 7);
+  EXPECT_EQ(t.find_host("w2")->dc, "west");
+  EXPECT_EQ(t.find_host("w3"), nullptr);
+  EXPECT_EQ(t.find_dc("west")->hosts.size(), 2u);
+  std::vector<std::string> names;
+  for (const Host* h : t.hosts()) names.push_back(h->name);
+  EXPECT_EQ(names, (std::vector<std::string>{"east-h1", "east-h2", "w1", "w2"}));
+
+  ASSERT_EQ(t.wan.size(), 1u);
+  const WanLink& l = t.wan[0];
+  EXPECT_EQ(l.a, "east");
+  EXPECT_EQ(l.b, "west");
+  EXPECT_EQ(l.pos.line, 9);
+  EXPECT_EQ(l.a_to_b.delay_us, 20'000u);
+  EXPECT_EQ(l.b_to_a.delay_us, 25'000u);  // the override
+  for (const netem::LinkParams* p : {&l.a_to_b, &l.b_to_a}) {
+    EXPECT_EQ(p->jitter_us, 1'000u);
+    EXPECT_EQ(p->jitter_dist, JitterDist::kNormal);
+    EXPECT_EQ(p->loss.kind, LossModel::Kind::kRandom);
+    EXPECT_DOUBLE_EQ(p->loss.p_pct, 0.1);
+    EXPECT_EQ(p->rate_bps, 1'000'000'000u);
+    EXPECT_EQ(p->queue_pkts, 0u);
+  }
+  EXPECT_EQ(&l.egress("west"), &l.b_to_a);
+  EXPECT_EQ(l.peer("west"), "east");
+  EXPECT_EQ(t.find_link("west", "east"), &l);
+  EXPECT_EQ(t.find_link("east", "north"), nullptr);
+}
+
+TEST(Topology, SingleDcWithoutWanIsValid) {
+  Topology t = parse_topology("name: solo\ndcs:\n  - {name: lab, hosts: 4}\n", "solo.yaml");
+  EXPECT_EQ(t.hosts().size(), 4u);
+  EXPECT_TRUE(t.wan.empty());
+  EXPECT_EQ(t.shaping, netem::Backend::kAuto);
+  EXPECT_EQ(t.intra_dc.rate_bps, 10'000'000'000u);  // default
+  EXPECT_TRUE(compute_routes(t).next.empty());
+}
+
+const char* kTwo = "name: t\ndcs:\n  - {name: a, hosts: 1}\n  - {name: b, hosts: 1}\nwan:\n";
+
+TEST(Topology, OverridesArePartialAndPerDirection) {
+  Topology t = parse_topology(std::string(kTwo) + R"(
+  - between: [a, b]
+    delay: 10ms
+    rate: 100mbit
+    loss: 1%
+    a_to_b: {rate: 50mbit, jitter: 2ms}
+    b_to_a: {loss: 0%, queue: 500}
+)",
+                              "o.yaml");
+  const WanLink& l = t.wan[0];
+  EXPECT_EQ(l.a_to_b.delay_us, 10'000u);
+  EXPECT_EQ(l.a_to_b.rate_bps, 50'000'000u);
+  EXPECT_EQ(l.a_to_b.jitter_us, 2'000u);
+  EXPECT_DOUBLE_EQ(l.a_to_b.loss.p_pct, 1);
+  EXPECT_EQ(l.b_to_a.delay_us, 10'000u);
+  EXPECT_EQ(l.b_to_a.rate_bps, 100'000'000u);
+  EXPECT_EQ(l.b_to_a.jitter_us, 0u);
+  EXPECT_EQ(l.b_to_a.loss.kind, LossModel::Kind::kNone);  // "0%" = no loss
+  EXPECT_EQ(l.b_to_a.queue_pkts, 500u);
+  EXPECT_EQ(l.a_to_b.queue_pkts, 0u);
+}
+
+TEST(Topology, LossModelsJitterAndExtras) {
+  Topology t = parse_topology(std::string(kTwo) + R"(
+  - between: [a, b]
+    delay: 5ms
+    jitter: {value: 8ms, distribution: paretonormal, correlation: 25%}
+    loss: {model: gemodel, p: 1%, r: 10%}
+    duplicate: 0.1%
+    reorder: 25%
+    corrupt: 0.01%
+    b_to_a:
+      loss: {model: random, p: 2%, correlation: 30%}
+      jitter: 1ms
+)",
+                              "m.yaml");
+  const netem::LinkParams& ab = t.wan[0].a_to_b;
+  // Jitter may exceed the delay, as in netem: a sampled delay below zero counts as zero.
+  EXPECT_EQ(ab.jitter_us, 8'000u);
+  EXPECT_EQ(ab.jitter_dist, JitterDist::kParetoNormal);
+  EXPECT_DOUBLE_EQ(ab.jitter_correlation_pct, 25);
+  EXPECT_EQ(ab.loss.kind, LossModel::Kind::kGilbertElliott);
+  EXPECT_DOUBLE_EQ(ab.loss.p_pct, 1);
+  EXPECT_DOUBLE_EQ(ab.loss.r_pct, 10);
+  EXPECT_DOUBLE_EQ(ab.loss.h_pct, 0);    // default: the bad state loses everything
+  EXPECT_DOUBLE_EQ(ab.loss.k_pct, 100);  // default: the good state loses nothing
+  EXPECT_DOUBLE_EQ(ab.duplicate_pct, 0.1);
+  EXPECT_DOUBLE_EQ(ab.reorder_pct, 25);
+  EXPECT_DOUBLE_EQ(ab.corrupt_pct, 0.01);
+  const netem::LinkParams& ba = t.wan[0].b_to_a;
+  EXPECT_EQ(ba.loss.kind, LossModel::Kind::kRandom);
+  EXPECT_DOUBLE_EQ(ba.loss.p_pct, 2);
+  EXPECT_DOUBLE_EQ(ba.loss.correlation_pct, 30);
+  // A scalar jitter override changes the amount and keeps the inherited distribution.
+  EXPECT_EQ(ba.jitter_us, 1'000u);
+  EXPECT_EQ(ba.jitter_dist, JitterDist::kParetoNormal);
+}
+
+TEST(Topology, GilbertElliottFullySpecified) {
+  Topology t = parse_topology(std::string(kTwo) + R"(
+  - between: [a, b]
+    loss: {model: gemodel, p: 1%, r: 10%, h: 20%, k: 99.9%}
+)",
+                              "g.yaml");
+  const LossModel& m = t.wan[0].b_to_a.loss;
+  EXPECT_DOUBLE_EQ(m.h_pct, 20);
+  EXPECT_DOUBLE_EQ(m.k_pct, 99.9);
+}
+
+TEST(Topology, ShapingAndDescription) {
+  Topology t = parse_topology(
+      "name: t\ndescription: a lab\nshaping: userspace\ndcs: [{name: a, hosts: [x]}]\n", "s");
+  EXPECT_EQ(t.shaping, netem::Backend::kUserspace);
+  EXPECT_EQ(t.description, "a lab");
+}
+
+TEST(Topology, NameLimitsAreInclusive) {
+  // 10-char network, 11-char DC whose generated names reach exactly 15 chars.
+  Topology t = parse_topology(
+      "name: abcdefghij\ndcs:\n  - {name: abcdefghijk, hosts: 99}\n"
+      "  - {name: b, hosts: [abcdefghijklmno]}\n"
+      "wan: [{between: [abcdefghijk, b]}]\n",
+      "n.yaml");
+  EXPECT_EQ(t.dcs[0].hosts.back().name, "abcdefghijk-h99");
+  EXPECT_EQ(t.dcs[0].hosts.back().name.size(), kMaxHostName);
+}
+
+TEST(Topology, LoadTopologyReportsUnreadableFile) {
+  try {
+    load_topology("/nonexistent/topo.yaml");
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.pos().file, "/nonexistent/topo.yaml");
+    EXPECT_NE(std::string(e.what()).find("cannot read"), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace xdc::topo
