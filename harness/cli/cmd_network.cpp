@@ -115,7 +115,8 @@ void add_network_commands(CLI::App& app, Commands& out) {
     c->add_option("--name", name, "network, when several are up");
     c->add_option("command", argv, "command and arguments, after --")->required();
     c->positionals_at_end();
-    out.push_back({c, [] {
+    out.push_back({c, []() -> int {
+                     if (!argv.empty() && argv.front() == "--") argv.erase(argv.begin());
                      auto [n, ns] = net::resolve_host(host, name);
                      net::exec_in_namespace(n, ns, argv);
                    }});

@@ -94,6 +94,7 @@ class Builder {
         std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
             .count();
     // The state directory exists from the start: `xdc ls` shows a build under way.
+    make_shared_mount_dir(kStateRoot);  // UTS pins live below it
     fs::create_directories(state_dir(net_));
     phase("management network " + state_.mgmt_subnet);
     build_management();

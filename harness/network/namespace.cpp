@@ -25,18 +25,6 @@ namespace {
   throw std::system_error(errno, std::generic_category(), what);
 }
 
-// Makes `dir` a shared mount point, as iproute2 does for /run/netns, so that namespace
-// mounts made later propagate into mount namespaces made earlier (and their removal too).
-void make_shared_mount_dir(const std::string& dir) {
-  std::filesystem::create_directories(dir);
-  if (mount("", dir.c_str(), "none", MS_SHARED | MS_REC, nullptr) == 0) return;
-  if (errno != EINVAL) fail("make " + dir + " shared");
-  if (mount(dir.c_str(), dir.c_str(), "none", MS_BIND | MS_REC, nullptr) != 0)
-    fail("bind " + dir);
-  if (mount("", dir.c_str(), "none", MS_SHARED | MS_REC, nullptr) != 0)
-    fail("make " + dir + " shared");
-}
-
 void create_mount_target(const std::string& path) {
   int fd = open(path.c_str(), O_RDONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0);
   if (fd < 0) fail("create " + path);
@@ -52,6 +40,17 @@ int open_self_ns(const char* kind) {
 
 }  // namespace
 
+void make_shared_mount_dir(const std::string& dir) {
+  std::filesystem::create_directories(dir);
+  if (mount("", dir.c_str(), "none", MS_SHARED | MS_REC, nullptr) == 0) return;
+  if (errno != EINVAL) fail("make " + dir + " shared");
+  if (mount(dir.c_str(), dir.c_str(), "none", MS_BIND | MS_REC, nullptr) != 0)
+    fail("bind " + dir);
+  if (mount("", dir.c_str(), "none", MS_SHARED | MS_REC, nullptr) != 0)
+    fail("make " + dir + " shared");
+}
+
+
 void unpin(const std::string& path) {
   if (umount2(path.c_str(), MNT_DETACH) != 0 && errno != EINVAL && errno != ENOENT)
     fail("umount " + path);
@@ -65,7 +64,7 @@ void create_netns(const std::string& name, const std::string& hostname,
   create_mount_target(path);
   bool with_uts = !hostname.empty();
   if (with_uts) {
-    make_shared_mount_dir(std::filesystem::path(uts_path).parent_path());
+    std::filesystem::create_directories(std::filesystem::path(uts_path).parent_path());
     create_mount_target(uts_path);
   }
   int saved_net = open_self_ns("net");

@@ -10,12 +10,16 @@
 namespace xdc::net {
 
 // Creates netns `name`; with a non-empty `hostname`, also a UTS namespace set to it
-// and pinned at `uts_path`. Throws std::system_error (EEXIST when it already exists).
+// and pinned at `uts_path` (whose directory must exist, under a shared mount). Throws std::system_error (EEXIST when it already exists).
 void create_netns(const std::string& name, const std::string& hostname = "",
                   const std::string& uts_path = "");
 
 // Unmounts and unlinks /run/netns/<name> (and `uts_path` if given). Idempotent.
 void delete_netns(const std::string& name, const std::string& uts_path = "");
+
+// Makes `dir` a shared mount point (as iproute2 does for /run/netns), so that pins made
+// later propagate into mount namespaces made earlier, and so do their removals.
+void make_shared_mount_dir(const std::string& dir);
 
 // Unmounts and unlinks one namespace pin file (a bind-mounted ns file). Idempotent.
 void unpin(const std::string& path);
