@@ -64,6 +64,31 @@ int64_t Value::integer(int64_t min, int64_t max) const {
 }
 
 namespace {
+std::string short_number(double v) {
+  std::ostringstream out;
+  out << v;
+  return out.str();
+}
+}  // namespace
+
+double Value::number(double min, double max) const {
+  const std::string expected = "a number in " + short_number(min) + ".." + short_number(max);
+  std::string s = scalar(expected);
+  double v = 0;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || end != s.data() + s.size() || !(v >= min && v <= max)) fail(expected);
+  return v;
+}
+
+bool Value::boolean() const {
+  const std::string expected = "true or false";
+  std::string s = scalar(expected);
+  if (s == "true" || s == "yes" || s == "on") return true;
+  if (s == "false" || s == "no" || s == "off") return false;
+  fail(expected);
+}
+
+namespace {
 template <typename T>
 T unit_value(const Value& v, Parsed<T> (*parse)(std::string_view), const std::string& like) {
   if (!v.is_scalar()) v.fail(like);

@@ -47,6 +47,8 @@ class Value {
 
   std::string scalar(const std::string& expected = "a string") const;
   int64_t integer(int64_t min, int64_t max) const;  // "expected an integer in MIN..MAX"
+  double number(double min, double max) const;      // "expected a number in MIN..MAX"
+  bool boolean() const;                             // true/false (also yes/no, on/off)
   uint64_t duration_us() const;                     // units.h
   uint64_t rate_bps() const;
   double percent() const;

@@ -4,6 +4,34 @@
 // fails on input: names (charset, length limits of interface names), units, ranges,
 // WAN links naming known DCs, connectivity. Bad input throws xdc::InputError with
 // file:line:col and what was expected.
+//
+//   name: two-dc                    # required; see the name rules below
+//   description: free text          # optional
+//   shaping: auto                   # auto | kernel | userspace (default auto)
+//   intra_dc: {rate: 10gbit, delay: 50us}      # optional; defaults 10gbit, 0us
+//   dcs:                            # required, at least one
+//     - {name: east, hosts: 2}      # a count generates east-h1, east-h2
+//     - {name: west, hosts: [w1, w2]}
+//   wan:                            # every DC must be reachable; one link per DC pair
+//     - between: [east, west]
+//       delay: 20ms                 # ONE-WAY, each direction (units: harness/common/units.h)
+//       jitter: 1ms                 # or {value: 1ms, distribution: normal|uniform|pareto|
+//                                   #     paretonormal, correlation: 25%}; default normal
+//       loss: 0.1%                  # or {model: random, p: 1%, correlation: 25%}
+//                                   # or {model: gemodel, p: 1%, r: 10%, h: 0%, k: 100%}
+//       rate: 1gbit                 # absent = unlimited
+//       queue: auto                 # packets (1..1000000) or auto (from the BDP)
+//       duplicate: 0.1%             # also reorder: (needs a delay; not with userspace),
+//       corrupt: 0.01%              # all percentages 0..100%
+//       west_to_east: {delay: 25ms} # partial per-direction override, keys "<a>_to_<b>"
+//
+// Decisions: jitter may exceed delay (as in netem; a sampled negative delay counts as
+// zero). Scalar `jitter:` uses the normal distribution (tc's default would be uniform);
+// in an override it changes the amount and keeps the inherited distribution. `loss` in an
+// override replaces the whole loss model. Gilbert-Elliott h and k are the probabilities
+// of DELIVERING a packet in the bad and good state (LinkParams' meaning; tc's gemodel
+// takes 1-h and 1-k), defaults r 100%, h 0%, k 100%; k < h is refused as the likely
+// mix-up. "0%" loss is no loss model at all. Unknown keys are errors everywhere.
 #include <cstdint>
 #include <map>
 #include <string>

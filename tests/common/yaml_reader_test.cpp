@@ -49,6 +49,19 @@ TEST(YamlReader, ErrorsCarryFileLineColAndPath) {
             "t.yaml:2:10: x.delay: expected one of: a, b, got \"fast\"");
 }
 
+TEST(YamlReader, NumbersAndBooleans) {
+  Map m = parse("lr: 3e-4\non: yes\noff: false\nbad: 2x\n", "b.yaml").map();
+  EXPECT_DOUBLE_EQ(m.require("lr").number(0, 1), 3e-4);
+  EXPECT_TRUE(m.require("on").boolean());
+  EXPECT_FALSE(m.require("off").boolean());
+  EXPECT_EQ(error_of([&] { m.require("bad").number(0, 1); }),
+            "b.yaml:4:6: bad: expected a number in 0..1, got \"2x\"");
+  EXPECT_EQ(error_of([&] { m.require("lr").number(1, 2); }),
+            "b.yaml:1:5: lr: expected a number in 1..2, got \"3e-4\"");
+  EXPECT_EQ(error_of([&] { m.require("bad").boolean(); }),
+            "b.yaml:4:6: bad: expected true or false, got \"2x\"");
+}
+
 TEST(YamlReader, NullValuePointsAtItsKey) {
   Value root = parse("a: 1\nb:\nc: 2\n", "n.yaml");
   EXPECT_EQ(error_of([&] { root.map().require("b").duration_us(); }),
