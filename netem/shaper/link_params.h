@@ -29,7 +29,7 @@ struct LinkParams {
   uint64_t rate_bps = 0;    // 0 = unlimited
   uint32_t queue_pkts = 0;  // 0 = auto: sized from the bandwidth-delay product
   double duplicate_pct = 0;
-  double reorder_pct = 0;   // kernel netem only: sent immediately, out of order
+  double reorder_pct = 0;  // sent at once, ahead of held packets (needs a delay)
   double corrupt_pct = 0;
 
   bool impaired() const {
@@ -40,7 +40,7 @@ struct LinkParams {
 
 // Which mechanism realises the impairment.
 enum class Backend { kAuto, kKernel, kUserspace };
-const char* to_string(Backend b);  // "auto" | "kernel" | "userspace"
+const char* to_string(Backend b);     // "auto" | "kernel" | "userspace"
 const char* to_string(JitterDist d);  // "uniform" | "normal" | "pareto" | "paretonormal"
 
 }  // namespace xdc::netem

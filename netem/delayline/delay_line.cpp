@@ -1,0 +1,347 @@
+#include "netem/delayline/delay_line.h"
+
+#include <arpa/inet.h>
+#include <libmnl/libmnl.h>
+#include <linux/netfilter.h>
+#include <linux/netfilter/nfnetlink_queue.h>
+#include <net/if.h>
+#include <signal.h>
+#include <sys/epoll.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
+
+extern "C" {
+#include <libnetfilter_queue/libnetfilter_queue.h>
+}
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <vector>
+
+#include "netem/shaper/dist_table.h"
+#include "netem/shaper/queue_sizing.h"
+
+namespace xdc::delayline {
+
+namespace {
+
+constexpr uint32_t kCopyRange = 128;  // enough for IP + TCP/UDP headers
+constexpr int kRcvBufBytes = 64 << 20;
+constexpr size_t kMsgBuf = 4096;  // one queued packet's message fits easily
+constexpr unsigned kBatch = 64;   // messages per recvmmsg
+
+int64_t now_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
+}
+
+std::runtime_error sys_error(const std::string& what) {
+  return std::runtime_error(what + ": " + std::strerror(errno));
+}
+
+uint64_t inode_of(const std::string& path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0 ? st.st_ino : 0;
+}
+
+}  // namespace
+
+DelayLine::DelayLine(Config cfg)
+    : cfg_(std::move(cfg)),
+      impairment_(cfg_.params,
+                  cfg_.params.jitter_us ? netem::load_dist_table(cfg_.params.jitter_dist)
+                                        : std::vector<int16_t>{},
+                  cfg_.seed) {
+  ifindex_ = static_cast<int>(if_nametoindex(cfg_.ifname.c_str()));
+  if (!ifindex_) throw sys_error("interface " + cfg_.ifname);
+  netns_ino_ = inode_of("/proc/self/ns/net");
+
+  nl_ = mnl_socket_open2(NETLINK_NETFILTER, SOCK_NONBLOCK | SOCK_CLOEXEC);
+  if (!nl_) throw sys_error("netlink netfilter socket");
+  if (mnl_socket_bind(nl_, 0, MNL_SOCKET_AUTOPID) < 0) throw sys_error("netlink bind");
+  portid_ = mnl_socket_get_portid(nl_);
+  int fd = mnl_socket_get_fd(nl_);
+  int size = kRcvBufBytes, one = 1;
+  if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof size) != 0)
+    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof size);
+  // A full socket drops the packet in the kernel (counted there); do not fail recv.
+  setsockopt(fd, SOL_NETLINK, NETLINK_NO_ENOBUFS, &one, sizeof one);
+
+  // Packets held at once: the delay stage's BDP, x4 for packets smaller than a frame.
+  configure(std::max<uint32_t>(4 * netem::delay_queue_pkts(cfg_.params), 16384));
+
+  timer_fd_ = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+  if (timer_fd_ < 0) throw sys_error("timerfd");
+}
+
+DelayLine::~DelayLine() {
+  if (nl_) {
+    release_all();
+    try {
+      std::vector<char> buf(kMsgBuf);
+      nlmsghdr* nlh = nfq_nlmsg_put(buf.data(), NFQNL_MSG_CONFIG, cfg_.queue_num);
+      nfq_nlmsg_cfg_put_cmd(nlh, AF_INET, NFQNL_CFG_CMD_UNBIND);
+      mnl_socket_sendto(nl_, nlh, nlh->nlmsg_len);
+    } catch (...) {
+    }
+    mnl_socket_close(nl_);
+  }
+  if (timer_fd_ >= 0) close(timer_fd_);
+}
+
+void DelayLine::configure(uint32_t maxlen) {
+  // Each command is acknowledged, so a queue already bound elsewhere fails here.
+  auto request = [&](const std::string& what, auto fill) {
+    std::vector<char> buf(kMsgBuf);
+    nlmsghdr* nlh = nfq_nlmsg_put(buf.data(), NFQNL_MSG_CONFIG, cfg_.queue_num);
+    fill(nlh);
+    nlh->nlmsg_flags |= NLM_F_ACK;
+    uint32_t seq = nlh->nlmsg_seq = static_cast<uint32_t>(now_ns());
+    if (mnl_socket_sendto(nl_, nlh, nlh->nlmsg_len) < 0) throw sys_error(what);
+    for (int tries = 0; tries < 1000; ++tries) {
+      ssize_t n = mnl_socket_recvfrom(nl_, buf.data(), buf.size());
+      if (n < 0 && errno == EAGAIN) {
+        usleep(1000);
+        continue;
+      }
+      if (n < 0) throw sys_error(what);
+      int rc = mnl_cb_run(buf.data(), static_cast<size_t>(n), seq, portid_, nullptr, nullptr);
+      if (rc < 0) throw sys_error(what);
+      if (rc == MNL_CB_STOP) return;
+    }
+    throw std::runtime_error(what + ": no acknowledgement from the kernel");
+  };
+  request("bind NFQUEUE " + std::to_string(cfg_.queue_num),
+          [](nlmsghdr* nlh) { nfq_nlmsg_cfg_put_cmd(nlh, AF_INET, NFQNL_CFG_CMD_BIND); });
+  request("configure NFQUEUE " + std::to_string(cfg_.queue_num), [&](nlmsghdr* nlh) {
+    nfq_nlmsg_cfg_put_params(nlh, NFQNL_COPY_PACKET, kCopyRange);
+    nfq_nlmsg_cfg_put_qmaxlen(nlh, maxlen);
+    mnl_attr_put_u32(nlh, NFQA_CFG_FLAGS, htonl(NFQA_CFG_F_GSO));
+    mnl_attr_put_u32(nlh, NFQA_CFG_MASK, htonl(NFQA_CFG_F_GSO));
+  });
+}
+
+void DelayLine::send_verdict(int type, uint32_t id) {
+  char buf[256];
+  nlmsghdr* nlh = nfq_nlmsg_put(buf, type, cfg_.queue_num);
+  nfq_nlmsg_verdict_put(nlh, static_cast<int>(id), NF_ACCEPT);
+  if (mnl_socket_sendto(nl_, nlh, nlh->nlmsg_len) < 0) ++stats_.nl_errors;
+}
+
+void DelayLine::on_message(const void* buf, size_t len, int64_t now) {
+  const nlmsghdr* nlh = static_cast<const nlmsghdr*>(buf);
+  int remaining = static_cast<int>(len);
+  for (; mnl_nlmsg_ok(nlh, remaining); nlh = mnl_nlmsg_next(nlh, &remaining)) {
+    if (nlh->nlmsg_type == NLMSG_ERROR) {
+      auto* err = static_cast<const nlmsgerr*>(mnl_nlmsg_get_payload(nlh));
+      if (err->error != 0) {
+        if (stats_.nl_errors++ < 10)
+          std::fprintf(stderr, "xdc-delayline %s: netlink error %s\n", cfg_.tag.c_str(),
+                       std::strerror(-err->error));
+      }
+      continue;
+    }
+    if ((nlh->nlmsg_type & 0xff) != NFQNL_MSG_PACKET) continue;
+    nlattr* attr[NFQA_MAX + 1] = {};
+    if (nfq_nlmsg_parse(nlh, attr) < 0 || !attr[NFQA_PACKET_HDR]) continue;
+    auto* ph = static_cast<nfqnl_msg_packet_hdr*>(mnl_attr_get_payload(attr[NFQA_PACKET_HDR]));
+    uint32_t id = ntohl(ph->packet_id);
+    uint32_t bytes = attr[NFQA_CAP_LEN]   ? ntohl(mnl_attr_get_u32(attr[NFQA_CAP_LEN]))
+                     : attr[NFQA_PAYLOAD] ? mnl_attr_get_payload_len(attr[NFQA_PAYLOAD])
+                                          : 0;
+    ++stats_.packets;
+    stats_.bytes += bytes;
+    Impairment::Decision d = impairment_.on_packet(now);
+    switch (d.verdict) {
+      case Impairment::Verdict::kDrop: {
+        char vbuf[256];
+        nlmsghdr* v = nfq_nlmsg_put(vbuf, NFQNL_MSG_VERDICT, cfg_.queue_num);
+        nfq_nlmsg_verdict_put(v, static_cast<int>(id), NF_DROP);
+        if (mnl_socket_sendto(nl_, v, v->nlmsg_len) < 0) ++stats_.nl_errors;
+        ++stats_.dropped;
+        break;
+      }
+      case Impairment::Verdict::kSendNow:
+        send_verdict(NFQNL_MSG_VERDICT, id);
+        ++stats_.reordered;
+        break;
+      case Impairment::Verdict::kHold:
+        held_.push_back({id, d.send_ns});
+        stats_.max_held = std::max<uint64_t>(stats_.max_held, held_.size());
+        break;
+    }
+  }
+}
+
+void DelayLine::release_due(int64_t now) {
+  uint32_t last_id = 0;
+  bool any = false;
+  while (!held_.empty() && held_.front().send_ns <= now) {
+    uint64_t late = static_cast<uint64_t>(now - held_.front().send_ns);
+    stats_.late_max_ns = std::max(stats_.late_max_ns, late);
+    stats_.late_sum_ns += late;
+    last_id = held_.front().id;
+    held_.pop_front();
+    ++stats_.released;
+    any = true;
+  }
+  if (any) {
+    // FIFO: every packet still queued in the kernel with an id <= last_id is due
+    // (dropped and reordered ones already had their verdict).
+    send_verdict(NFQNL_MSG_VERDICT_BATCH, last_id);
+    ++stats_.batches;
+  }
+  stats_.held = held_.size();
+}
+
+void DelayLine::release_all() {
+  if (held_.empty()) return;
+  send_verdict(NFQNL_MSG_VERDICT_BATCH, held_.back().id);
+  stats_.released += held_.size();
+  held_.clear();
+  stats_.held = 0;
+}
+
+void DelayLine::arm_timer() {
+  int64_t want = held_.empty() ? 0 : held_.front().send_ns;
+  if (want == armed_ns_) return;
+  itimerspec its{};
+  its.it_value.tv_sec = want / 1'000'000'000;
+  its.it_value.tv_nsec = want % 1'000'000'000;
+  // 0 disarms; an absolute time in the past fires at once.
+  timerfd_settime(timer_fd_, TFD_TIMER_ABSTIME, &its, nullptr);
+  armed_ns_ = want;
+}
+
+bool DelayLine::still_there() const {
+  if (!cfg_.netns.empty() && inode_of("/run/netns/" + cfg_.netns) != netns_ino_) return false;
+  return static_cast<int>(if_nametoindex(cfg_.ifname.c_str())) == ifindex_;
+}
+
+void DelayLine::read_kernel_counters() {
+  // /proc/net/netfilter/nfnetlink_queue (per namespace): queue portid total copy_mode
+  // copy_range queue_dropped user_dropped id_sequence 1
+  std::ifstream in("/proc/net/netfilter/nfnetlink_queue");
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream ss(line);
+    uint64_t q, port, total, mode, range, qdrop, udrop;
+    if (ss >> q >> port >> total >> mode >> range >> qdrop >> udrop && q == cfg_.queue_num) {
+      stats_.kernel_queue_dropped = qdrop;
+      stats_.kernel_user_dropped = udrop;
+    }
+  }
+}
+
+void DelayLine::write_stats() const {
+  if (cfg_.stats_path.empty()) return;
+  std::string tmp = cfg_.stats_path + ".tmp";
+  FILE* f = std::fopen(tmp.c_str(), "w");
+  if (!f) return;
+  const Stats& s = stats_;
+  std::fprintf(f,
+               "{\"tag\": \"%s\", \"netns\": \"%s\", \"ifname\": \"%s\", \"queue\": %u, "
+               "\"pid\": %d, \"packets\": %lu, \"bytes\": %lu, \"dropped\": %lu, "
+               "\"reordered\": %lu, \"released\": %lu, \"batches\": %lu, \"held\": %lu, "
+               "\"max_held\": %lu, \"late_max_us\": %.1f, \"late_mean_us\": %.2f, "
+               "\"nl_errors\": %lu, \"kernel_queue_dropped\": %lu, "
+               "\"kernel_user_dropped\": %lu}\n",
+               cfg_.tag.c_str(), cfg_.netns.c_str(), cfg_.ifname.c_str(), cfg_.queue_num,
+               static_cast<int>(getpid()), s.packets, s.bytes, s.dropped, s.reordered, s.released,
+               s.batches, s.held, s.max_held, s.late_max_ns / 1e3,
+               s.released ? s.late_sum_ns / 1e3 / s.released : 0.0, s.nl_errors,
+               s.kernel_queue_dropped, s.kernel_user_dropped);
+  std::fclose(f);
+  std::rename(tmp.c_str(), cfg_.stats_path.c_str());
+}
+
+void DelayLine::run() {
+  sigset_t sigs;
+  sigemptyset(&sigs);
+  for (int s : {SIGTERM, SIGINT, SIGHUP, SIGUSR1}) sigaddset(&sigs, s);
+  int sig_fd = signalfd(-1, &sigs, SFD_NONBLOCK | SFD_CLOEXEC);
+  int tick_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+  int ep = epoll_create1(EPOLL_CLOEXEC);
+  if (sig_fd < 0 || tick_fd < 0 || ep < 0) throw sys_error("signalfd/timerfd/epoll");
+  itimerspec tick{{1, 0}, {1, 0}};
+  timerfd_settime(tick_fd, 0, &tick, nullptr);
+  const int nl_fd = mnl_socket_get_fd(nl_);
+  for (int fd : {nl_fd, timer_fd_, sig_fd, tick_fd}) {
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    ev.data.fd = fd;
+    epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev);
+  }
+
+  std::vector<char> bufs(size_t{kBatch} * kMsgBuf);
+  std::vector<mmsghdr> msgs(kBatch);
+  std::vector<iovec> iovs(kBatch);
+  bool stop = false;
+  write_stats();
+  while (!stop) {
+    epoll_event evs[4];
+    int n = epoll_wait(ep, evs, 4, -1);
+    if (n < 0 && errno != EINTR) throw sys_error("epoll_wait");
+    for (int i = 0; i < n; ++i) {
+      int fd = evs[i].data.fd;
+      if (fd == nl_fd) {
+        // Drain in batches, releasing what fell due between batches.
+        for (int round = 0; round < 64; ++round) {
+          for (unsigned k = 0; k < kBatch; ++k) {
+            iovs[k] = {bufs.data() + k * kMsgBuf, kMsgBuf};
+            msgs[k] = {};
+            msgs[k].msg_hdr.msg_iov = &iovs[k];
+            msgs[k].msg_hdr.msg_iovlen = 1;
+          }
+          int got = recvmmsg(nl_fd, msgs.data(), kBatch, MSG_DONTWAIT, nullptr);
+          if (got <= 0) break;
+          int64_t now = now_ns();
+          for (int k = 0; k < got; ++k) on_message(iovs[k].iov_base, msgs[k].msg_len, now);
+          release_due(now_ns());
+          if (static_cast<unsigned>(got) < kBatch) break;
+        }
+      } else if (fd == timer_fd_) {
+        uint64_t expirations;
+        while (read(timer_fd_, &expirations, sizeof expirations) > 0) {
+        }
+        armed_ns_ = -1;  // a fired one-shot timer is disarmed
+      } else if (fd == tick_fd) {
+        uint64_t ticks;
+        while (read(tick_fd, &ticks, sizeof ticks) > 0) {
+        }
+        read_kernel_counters();
+        write_stats();
+        if (!still_there()) {
+          std::fprintf(stderr, "xdc-delayline %s: namespace or interface gone, exiting\n",
+                       cfg_.tag.c_str());
+          stop = true;
+        }
+      } else if (fd == sig_fd) {
+        signalfd_siginfo si;
+        while (read(sig_fd, &si, sizeof si) == sizeof si) {
+          if (si.ssi_signo == SIGUSR1) {
+            read_kernel_counters();
+            write_stats();
+          } else {
+            stop = true;
+          }
+        }
+      }
+    }
+    release_due(now_ns());
+    arm_timer();
+  }
+  close(ep);
+  close(tick_fd);
+  close(sig_fd);
+}
+
+}  // namespace xdc::delayline

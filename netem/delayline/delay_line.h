@@ -1,0 +1,87 @@
+#pragma once
+// The userspace delay stage: packets that the gateway forwards out of one interface are
+// steered (nfqueue_rule.h) into an NFQUEUE; this holds each packet's verdict until its
+// send time (impairment.h decides drop / send now / hold until when), then accepts it.
+//
+// Mechanics that keep it faithful at Gbit/s:
+//  - NFQA_CFG_F_GSO: GSO packets are queued whole, not segmented by the kernel;
+//  - COPY_PACKET with a small range: only the metadata and headers cross to userspace;
+//  - queue maxlen sized from the BDP and a 64 MiB socket buffer (NETLINK_NO_ENOBUFS);
+//  - FIFO release: send times never decrease, so one NFQNL_MSG_VERDICT_BATCH (which
+//    accepts every queued id <= N) releases all packets that are due at once;
+//  - an absolute CLOCK_MONOTONIC timerfd for the head of the queue, timer slack 1 ns.
+// It runs in the namespace the calling process stands in.
+#include <cstdint>
+#include <deque>
+#include <string>
+
+#include "netem/delayline/impairment.h"
+#include "netem/shaper/link_params.h"
+
+struct mnl_socket;
+
+namespace xdc::delayline {
+
+struct Config {
+  std::string netns, ifname, tag;
+  uint16_t queue_num = 0;
+  netem::LinkParams params;
+  std::string stats_path;  // "" = none
+  uint64_t seed = 0;
+};
+
+struct Stats {
+  uint64_t packets = 0, bytes = 0;            // seen by the delay line
+  uint64_t dropped = 0;                       // by the loss model
+  uint64_t reordered = 0;                     // sent at once, ahead of held packets
+  uint64_t released = 0, batches = 0;         // accepted after their delay; verdict messages
+  uint64_t held = 0, max_held = 0;            // packets waiting now / at most
+  uint64_t late_max_ns = 0, late_sum_ns = 0;  // release later than the send time
+  uint64_t nl_errors = 0;                     // netlink errors reported by the kernel
+  uint64_t kernel_queue_dropped = 0, kernel_user_dropped = 0;  // queue full / socket full
+};
+
+class DelayLine {
+ public:
+  // Binds NFQUEUE cfg.queue_num in the current namespace. Throws std::runtime_error
+  // (e.g. the queue is already bound by another process).
+  explicit DelayLine(Config cfg);
+  ~DelayLine();  // unbinds; packets still held are accepted first
+  DelayLine(const DelayLine&) = delete;
+  DelayLine& operator=(const DelayLine&) = delete;
+
+  // Serves packets until SIGTERM/SIGINT/SIGHUP, or until the namespace (checked every
+  // second against /run/netns/<netns>) or the interface disappears. SIGUSR1 writes
+  // the stats file at once. The caller must have blocked those signals.
+  void run();
+  // Accepts every held packet now (shutdown).
+  void release_all();
+  const Stats& stats() const { return stats_; }
+  void write_stats() const;
+
+ private:
+  struct Held {
+    uint32_t id;
+    int64_t send_ns;
+  };
+  void configure(uint32_t maxlen);
+  void on_message(const void* buf, size_t len, int64_t now_ns);
+  void release_due(int64_t now_ns);
+  void arm_timer();
+  void send_verdict(int type, uint32_t id);
+  bool still_there() const;
+  void read_kernel_counters();
+
+  Config cfg_;
+  Impairment impairment_;
+  mnl_socket* nl_ = nullptr;
+  uint32_t portid_ = 0;
+  int timer_fd_ = -1;
+  int64_t armed_ns_ = -1;
+  std::deque<Held> held_;
+  Stats stats_;
+  int ifindex_ = 0;
+  uint64_t netns_ino_ = 0;
+};
+
+}  // namespace xdc::delayline

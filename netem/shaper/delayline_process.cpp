@@ -1,0 +1,221 @@
+#include "netem/shaper/delayline_process.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+#include "netem/shaper/link_params_args.h"
+
+extern char** environ;
+
+#ifndef XDC_BUILD_DELAYLINE
+#define XDC_BUILD_DELAYLINE ""
+#endif
+
+namespace xdc::netem {
+
+namespace {
+
+bool executable(const std::string& path) {
+  return !path.empty() && access(path.c_str(), X_OK) == 0;
+}
+
+std::vector<std::string> cmdline(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/cmdline", std::ios::binary);
+  std::vector<std::string> args;
+  std::string a;
+  while (std::getline(in, a, '\0')) args.push_back(a);
+  return args;
+}
+
+std::string tail_of(const std::string& path, size_t max_bytes = 2000) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string s = ss.str();
+  return s.size() > max_bytes ? s.substr(s.size() - max_bytes) : s;
+}
+
+int pidfd_open(pid_t pid) {
+  return static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
+}
+int pidfd_signal(int fd, int sig) {
+  return static_cast<int>(syscall(SYS_pidfd_send_signal, fd, sig, nullptr, 0));
+}
+
+void make_parent_dir(const std::string& path) {
+  auto slash = path.rfind('/');
+  if (slash == std::string::npos || slash == 0) return;
+  std::string dir = path.substr(0, slash);
+  for (size_t i = 1; i <= dir.size(); ++i)
+    if (i == dir.size() || dir[i] == '/') mkdir(dir.substr(0, i).c_str(), 0755);
+}
+
+}  // namespace
+
+std::string delayline_program() {
+  std::string tried;
+  auto consider = [&](const std::string& p) {
+    if (executable(p)) return true;
+    if (!p.empty()) tried += (tried.empty() ? "" : ", ") + p;
+    return false;
+  };
+  if (const char* env = std::getenv("XDC_DELAYLINE"); env && consider(env)) return env;
+  char self[4096];
+  ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  if (n > 0) {
+    std::string exe(self, static_cast<size_t>(n));
+    std::string next = exe.substr(0, exe.rfind('/') + 1) + "xdc-delayline";
+    if (consider(next)) return next;
+  }
+  if (consider(XDC_BUILD_DELAYLINE)) return XDC_BUILD_DELAYLINE;
+  throw std::runtime_error("xdc-delayline not found (tried " + tried +
+                           "); build it or set XDC_DELAYLINE");
+}
+
+std::vector<std::string> delayline_argv(const std::string& program, const DelaylineSpec& s) {
+  std::vector<std::string> argv = {program,
+                                   "--netns=" + s.netns,
+                                   "--if=" + s.ifname,
+                                   "--tag=" + s.tag,
+                                   "--queue=" + std::to_string(s.queue_num),
+                                   "--stats=" + s.stats_path,
+                                   "--rt-prio=" + std::to_string(s.rt_prio),
+                                   "--seed=" + std::to_string(s.seed)};
+  for (auto& a : to_args(s.params)) argv.push_back(std::move(a));
+  return argv;
+}
+
+pid_t start_delayline(const DelaylineSpec& spec) {
+  std::vector<std::string> argv = delayline_argv(delayline_program(), spec);
+  argv.push_back("--ready-fd=3");
+  std::vector<char*> args;
+  for (auto& a : argv) args.push_back(a.data());
+  args.push_back(nullptr);
+
+  int ready[2];
+  if (pipe2(ready, O_CLOEXEC) != 0) throw std::system_error(errno, std::generic_category(), "pipe");
+  if (!spec.log_path.empty()) make_parent_dir(spec.log_path);
+  if (!spec.stats_path.empty()) make_parent_dir(spec.stats_path);
+  const std::string log = spec.log_path.empty() ? "/dev/null" : spec.log_path;
+
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&fa, 1, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+  posix_spawn_file_actions_adddup2(&fa, 1, 2);
+  posix_spawn_file_actions_adddup2(&fa, ready[1], 3);  // dup2 clears FD_CLOEXEC
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  sigset_t none, defaults;
+  sigemptyset(&none);
+  sigfillset(&defaults);
+  posix_spawnattr_setsigmask(&attr, &none);
+  posix_spawnattr_setsigdefault(&attr, &defaults);
+  // Own session: a Ctrl-C or hangup aimed at `xdc up`'s terminal does not reach it.
+  posix_spawnattr_setflags(&attr,
+                           POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+  pid_t pid = -1;
+  int rc = posix_spawn(&pid, args[0], &fa, &attr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  posix_spawnattr_destroy(&attr);
+  close(ready[1]);
+  if (rc != 0) {
+    close(ready[0]);
+    throw std::system_error(rc, std::generic_category(), "spawn " + argv[0]);
+  }
+
+  // The child writes "ok\n" once ready, or "error: ...\n", then closes the pipe.
+  std::string answer;
+  pollfd pfd{ready[0], POLLIN, 0};
+  for (int waited_ms = 0; waited_ms < 10000 && answer.find('\n') == std::string::npos;) {
+    int r = poll(&pfd, 1, 100);
+    if (r < 0 && errno != EINTR) break;
+    if (r <= 0) {
+      waited_ms += 100;
+      continue;
+    }
+    char buf[512];
+    ssize_t n = read(ready[0], buf, sizeof buf);
+    if (n <= 0) break;
+    answer.append(buf, static_cast<size_t>(n));
+  }
+  close(ready[0]);
+  if (answer.rfind("ok", 0) == 0) return pid;
+
+  stop_delayline(pid, std::chrono::milliseconds(500));
+  int status = 0;
+  waitpid(pid, &status, WNOHANG);
+  if (answer.empty()) answer = "no answer within 10 s";
+  throw std::runtime_error("xdc-delayline for " + spec.ifname + " in netns '" + spec.netns +
+                           "' failed to start: " + answer +
+                           (spec.log_path.empty() ? "" : "\n" + tail_of(spec.log_path)));
+}
+
+bool is_delayline(pid_t pid, const std::string& netns) {
+  if (pid <= 0) return false;
+  auto args = cmdline(pid);
+  if (args.empty()) return false;
+  const std::string& a0 = args[0];
+  if (a0.size() < 13 || a0.compare(a0.size() - 13, 13, "xdc-delayline") != 0) return false;
+  if (netns.empty()) return true;
+  for (const auto& a : args)
+    if (a == "--netns=" + netns) return true;
+  return false;
+}
+
+StopResult stop_delayline(pid_t pid, std::chrono::milliseconds grace) {
+  if (pid <= 0) return StopResult::kNotRunning;
+  // A child of ours that already exited is a zombie: reap it (its pid cannot be reused
+  // before that, so this cannot touch another process).
+  if (waitpid(pid, nullptr, WNOHANG) == pid) return StopResult::kTerminated;
+  if (!is_delayline(pid)) return StopResult::kNotRunning;
+  int fd = pidfd_open(pid);
+  if (fd < 0) return StopResult::kNotRunning;
+  StopResult result = StopResult::kNotRunning;
+  if (pidfd_signal(fd, SIGTERM) == 0) {
+    pollfd pfd{fd, POLLIN, 0};
+    result = StopResult::kTerminated;
+    if (poll(&pfd, 1, static_cast<int>(grace.count())) <= 0) {
+      pidfd_signal(fd, SIGKILL);
+      poll(&pfd, 1, 2000);
+      result = StopResult::kKilled;
+    }
+  }
+  close(fd);
+  waitpid(pid, nullptr, WNOHANG);
+  return result;
+}
+
+std::vector<pid_t> find_delaylines(const std::string& netns_prefix) {
+  std::vector<pid_t> pids;
+  DIR* d = opendir("/proc");
+  if (!d) return pids;
+  while (dirent* e = readdir(d)) {
+    char* end = nullptr;
+    long pid = std::strtol(e->d_name, &end, 10);
+    if (*end || pid <= 0) continue;
+    if (!is_delayline(static_cast<pid_t>(pid))) continue;
+    for (const auto& a : cmdline(static_cast<pid_t>(pid)))
+      if (a.rfind("--netns=" + netns_prefix, 0) == 0) {
+        pids.push_back(static_cast<pid_t>(pid));
+        break;
+      }
+  }
+  closedir(d);
+  return pids;
+}
+
+}  // namespace xdc::netem

@@ -1,0 +1,79 @@
+#include "netem/shaper/dist_table.h"
+
+#include <algorithm>
+#include <climits>
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <stdexcept>
+
+namespace xdc::netem {
+
+std::vector<std::string> dist_table_dirs() {
+  std::vector<std::string> dirs;
+  if (const char* env = std::getenv("XDC_TC_DIST_DIR"); env && *env) dirs.emplace_back(env);
+  for (const char* d : {"/usr/lib/x86_64-linux-gnu/tc", "/usr/lib/aarch64-linux-gnu/tc",
+                        "/usr/lib/tc", "/usr/lib64/tc", "/usr/local/lib/tc", "/usr/share/tc"})
+    dirs.emplace_back(d);
+  return dirs;
+}
+
+std::vector<int16_t> parse_dist_table(std::istream& in, const std::string& what) {
+  std::vector<int16_t> table;
+  std::string line;
+  int lineno = 0;
+  while (std::getline(in, line)) {
+    ++lineno;
+    if (auto hash = line.find('#'); hash != std::string::npos) line.resize(hash);
+    const char* s = line.c_str();
+    while (*s) {
+      char* end = nullptr;
+      long v = std::strtol(s, &end, 10);
+      if (end == s) {
+        while (*s == ' ' || *s == '\t' || *s == '\r') ++s;
+        if (!*s) break;
+        throw std::runtime_error(what + ":" + std::to_string(lineno) + ": expected an integer");
+      }
+      if (v < SHRT_MIN || v > SHRT_MAX)
+        throw std::runtime_error(what + ":" + std::to_string(lineno) + ": value out of s16 range");
+      table.push_back(static_cast<int16_t>(v));
+      s = end;
+    }
+  }
+  if (table.empty()) throw std::runtime_error(what + ": empty distribution table");
+  return table;
+}
+
+std::vector<int16_t> computed_normal_table() {
+  // iproute2 netem/normal.c: invert the CDF on a 16384-point grid, keep every 4th.
+  constexpr int kSize = 16384;
+  std::vector<double> inv(kSize + 1, 0.0);
+  for (double x = -10.0; x < 10.05; x += .00005) {
+    int i = static_cast<int>(std::rint(kSize * (.5 + .5 * std::erf(x / std::sqrt(2.0)))));
+    inv[i] = x;
+  }
+  std::vector<int16_t> table;
+  for (int i = 0; i < kSize; i += 4) {
+    long v = std::lrint(inv[i] * kDistScale);
+    table.push_back(static_cast<int16_t>(std::clamp<long>(v, SHRT_MIN, SHRT_MAX)));
+  }
+  return table;
+}
+
+std::vector<int16_t> load_dist_table(JitterDist d) {
+  if (d == JitterDist::kUniform) return {};
+  std::string name = std::string(to_string(d)) + ".dist";
+  std::string tried;
+  for (const auto& dir : dist_table_dirs()) {
+    std::string path = dir + "/" + name;
+    std::ifstream in(path);
+    if (in) return parse_dist_table(in, path);
+    tried += (tried.empty() ? "" : ", ") + path;
+  }
+  if (d == JitterDist::kNormal) return computed_normal_table();
+  throw std::runtime_error("jitter distribution '" + std::string(to_string(d)) +
+                           "': no table found (tried " + tried +
+                           "; install iproute2 or set XDC_TC_DIST_DIR)");
+}
+
+}  // namespace xdc::netem

@@ -1,0 +1,33 @@
+#pragma once
+// netem's delay distribution tables: inverse-CDF samples (s16) scaled by kDistScale,
+// as iproute2 ships them (normal.dist, pareto.dist, paretonormal.dist). The kernel
+// backend hands them to netem; the userspace delay line samples them the way netem
+// does (tabledist), so both backends draw jitter from the same distribution.
+#include <cstdint>
+#include <istream>
+#include <string>
+#include <vector>
+
+#include "netem/shaper/link_params.h"
+
+namespace xdc::netem {
+
+constexpr int kDistScale = 8192;  // NETEM_DIST_SCALE
+
+// Directories searched for <name>.dist, in order: $XDC_TC_DIST_DIR, then where
+// iproute2 installs them on Debian (/usr/lib/<multiarch>/tc) and elsewhere.
+std::vector<std::string> dist_table_dirs();
+
+// The table for `d`; empty for uniform (netem draws uniform jitter without a table).
+// `normal` falls back to a table computed like iproute2's maketable when no file is
+// found; the others throw std::runtime_error naming the paths tried.
+std::vector<int16_t> load_dist_table(JitterDist d);
+
+// Parses the .dist text format (whitespace-separated integers, '#' comments).
+// Throws std::runtime_error("<what>: ...") on a bad token or an empty table.
+std::vector<int16_t> parse_dist_table(std::istream& in, const std::string& what);
+
+// iproute2's normal table (4096 entries), computed.
+std::vector<int16_t> computed_normal_table();
+
+}  // namespace xdc::netem

@@ -1,0 +1,115 @@
+#include "netem/shaper/qdisc.h"
+
+#include <linux/pkt_sched.h>
+#include <netlink/route/class.h>
+#include <netlink/route/qdisc.h>
+#include <netlink/route/qdisc/fifo.h>
+#include <netlink/route/qdisc/htb.h>
+#include <netlink/route/qdisc/tbf.h>
+
+#include <limits>
+#include <memory>
+
+namespace xdc::netem {
+
+namespace {
+
+struct QdiscDeleter {
+  void operator()(rtnl_qdisc* q) const { rtnl_qdisc_put(q); }
+};
+struct ClassDeleter {
+  void operator()(rtnl_class* c) const { rtnl_class_put(c); }
+};
+using QdiscPtr = std::unique_ptr<rtnl_qdisc, QdiscDeleter>;
+using ClassPtr = std::unique_ptr<rtnl_class, ClassDeleter>;
+
+QdiscPtr new_qdisc(int ifindex, uint32_t parent, uint32_t handle, const char* kind) {
+  QdiscPtr q(rtnl_qdisc_alloc());
+  if (!q) throw std::bad_alloc();
+  rtnl_tc_set_ifindex(TC_CAST(q.get()), ifindex);
+  rtnl_tc_set_parent(TC_CAST(q.get()), parent);
+  rtnl_tc_set_handle(TC_CAST(q.get()), handle);
+  nl::check(rtnl_tc_set_kind(TC_CAST(q.get()), kind), std::string("qdisc kind ") + kind);
+  return q;
+}
+
+std::string where(const nl::NlSocket& sock, int ifindex) {
+  return "ifindex " + std::to_string(ifindex) + " in netns '" + sock.netns() + "'";
+}
+
+}  // namespace
+
+std::string add_rate_qdisc(const nl::NlSocket& sock, int ifindex, uint32_t parent, uint32_t handle,
+                           uint64_t rate_bps, uint64_t limit_bytes, uint32_t burst_bytes) {
+  const uint64_t rate_Bps = rate_bps / 8;
+  if (rate_Bps <= static_cast<uint64_t>(std::numeric_limits<int>::max())) {
+    QdiscPtr q = new_qdisc(ifindex, parent, handle, "tbf");
+    rtnl_qdisc_tbf_set_limit(q.get(), static_cast<int>(std::min<uint64_t>(limit_bytes, INT32_MAX)));
+    rtnl_qdisc_tbf_set_rate(q.get(), static_cast<int>(rate_Bps), static_cast<int>(burst_bytes), 0);
+    nl::check(rtnl_qdisc_add(sock.get(), q.get(), NLM_F_CREATE | NLM_F_EXCL),
+              "add tbf rate " + std::to_string(rate_bps) + " bit/s on " + where(sock, ifindex));
+    return "tbf";
+  }
+  // htb: qdisc `handle` with default class handle:1 carrying the 64-bit rate.
+  QdiscPtr q = new_qdisc(ifindex, parent, handle, "htb");
+  nl::check(rtnl_htb_set_defcls(q.get(), 1), "htb defcls");
+  nl::check(rtnl_qdisc_add(sock.get(), q.get(), NLM_F_CREATE | NLM_F_EXCL),
+            "add htb on " + where(sock, ifindex));
+  ClassPtr c(rtnl_class_alloc());
+  if (!c) throw std::bad_alloc();
+  rtnl_tc_set_ifindex(TC_CAST(c.get()), ifindex);
+  rtnl_tc_set_parent(TC_CAST(c.get()), handle);
+  rtnl_tc_set_handle(TC_CAST(c.get()), handle | 1);
+  nl::check(rtnl_tc_set_kind(TC_CAST(c.get()), "htb"), "htb class kind");
+  nl::check(rtnl_htb_set_rate64(c.get(), rate_Bps), "htb rate64");
+  nl::check(rtnl_htb_set_ceil64(c.get(), rate_Bps), "htb ceil64");
+  nl::check(rtnl_htb_set_rbuffer(c.get(), burst_bytes), "htb buffer");
+  nl::check(rtnl_htb_set_cbuffer(c.get(), burst_bytes), "htb cbuffer");
+  nl::check(rtnl_class_add(sock.get(), c.get(), NLM_F_CREATE | NLM_F_EXCL),
+            "add htb class rate " + std::to_string(rate_bps) + " bit/s on " + where(sock, ifindex));
+  // The leaf queue is the bottleneck buffer: a bfifo of limit_bytes.
+  QdiscPtr leaf = new_qdisc(ifindex, handle | 1, handle + 0x10000, "bfifo");
+  rtnl_qdisc_fifo_set_limit(leaf.get(),
+                            static_cast<int>(std::min<uint64_t>(limit_bytes, INT32_MAX)));
+  nl::check(rtnl_qdisc_add(sock.get(), leaf.get(), NLM_F_CREATE | NLM_F_EXCL),
+            "add bfifo leaf on " + where(sock, ifindex));
+  return "htb";
+}
+
+bool delete_root_qdisc(const nl::NlSocket& sock, int ifindex, uint32_t handle) {
+  QdiscPtr q(rtnl_qdisc_alloc());
+  if (!q) throw std::bad_alloc();
+  rtnl_tc_set_ifindex(TC_CAST(q.get()), ifindex);
+  rtnl_tc_set_parent(TC_CAST(q.get()), TC_H_ROOT);
+  if (handle) rtnl_tc_set_handle(TC_CAST(q.get()), handle);
+  int rc = rtnl_qdisc_delete(sock.get(), q.get());
+  // ENOENT: no qdisc; EINVAL: the root's handle is not `handle` (not ours).
+  if (rc == -NLE_OBJ_NOTFOUND || rc == -NLE_INVAL || rc == -NLE_NODEV) return false;
+  nl::check(rc, "delete root qdisc on " + where(sock, ifindex));
+  return true;
+}
+
+bool remove_root_qdisc(const std::string& netns, const std::string& ifname, uint32_t handle) {
+  try {
+    nl::NlSocket sock(netns);
+    return delete_root_qdisc(sock, sock.ifindex(ifname), handle);
+  } catch (const std::exception&) {
+    return false;  // namespace or interface gone: nothing left to remove
+  }
+}
+
+std::string root_qdisc_kind(const std::string& netns, const std::string& ifname) {
+  nl::NlSocket sock(netns);
+  int ifindex = sock.ifindex(ifname);
+  nl_cache* cache = nullptr;
+  nl::check(rtnl_qdisc_alloc_cache(sock.get(), &cache), "list qdiscs in netns '" + netns + "'");
+  std::string kind;
+  if (rtnl_qdisc* q = rtnl_qdisc_get_by_parent(cache, ifindex, TC_H_ROOT)) {
+    if (const char* k = rtnl_tc_get_kind(TC_CAST(q))) kind = k;
+    rtnl_qdisc_put(q);
+  }
+  nl_cache_free(cache);
+  return kind;
+}
+
+}  // namespace xdc::netem

@@ -1,0 +1,68 @@
+#include "netem/shaper/run.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "netem/nl/netns.h"
+
+extern char** environ;
+
+namespace xdc::netem {
+
+RunResult run_argv(const std::vector<std::string>& argv, const std::string& netns) {
+  RunResult r;
+  int out[2];
+  if (pipe2(out, O_CLOEXEC) != 0) {
+    r.output = std::string("pipe: ") + std::strerror(errno);
+    return r;
+  }
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&fa, out[1], 1);
+  posix_spawn_file_actions_adddup2(&fa, out[1], 2);
+  // Our caller may block signals (the delay line reads them from a signalfd); the
+  // program must not inherit that.
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  sigset_t none;
+  sigemptyset(&none);
+  posix_spawnattr_setsigmask(&attr, &none);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK);
+  pid_t pid = -1;
+  int rc;
+  {
+    // The child is created from this thread, so it starts in this thread's namespace.
+    nl::NetnsGuard in(netns);
+    rc = posix_spawnp(&pid, args[0], &fa, &attr, args.data(), environ);
+  }
+  posix_spawn_file_actions_destroy(&fa);
+  posix_spawnattr_destroy(&attr);
+  close(out[1]);
+  if (rc != 0) {
+    close(out[0]);
+    r.output = argv[0] + ": " + std::strerror(rc);
+    return r;
+  }
+  char buf[4096];
+  ssize_t n;
+  while ((n = read(out[0], buf, sizeof buf)) > 0 || (n < 0 && errno == EINTR))
+    if (n > 0) r.output.append(buf, static_cast<size_t>(n));
+  close(out[0]);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+}  // namespace xdc::netem

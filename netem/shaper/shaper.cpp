@@ -1,0 +1,163 @@
+#include "netem/shaper/shaper.h"
+
+#include <linux/pkt_sched.h>
+#include <unistd.h>
+
+#include <stdexcept>
+
+#include "netem/nl/socket.h"
+#include "netem/shaper/dist_table.h"
+#include "netem/shaper/nfqueue_rule.h"
+#include "netem/shaper/qdisc.h"
+#include "netem/shaper/queue_sizing.h"
+
+namespace xdc::netem {
+
+namespace {
+
+std::string link_name(const ShapeTarget& t) {
+  return (t.tag.empty() ? "" : t.tag + " ") + "(" + t.ifname + " in netns '" + t.netns + "')";
+}
+
+// Delay-stage work the delay line has to do (the rate is tbf's).
+bool needs_delay_stage(const LinkParams& p) {
+  return p.delay_us || p.jitter_us || p.loss.kind != LossModel::Kind::kNone || p.reorder_pct > 0;
+}
+
+std::string file_stem(const ShapeTarget& t, const ShapeOptions& o) {
+  return o.state_dir + "/" + (t.netns.empty() ? "root" : t.netns) + "." + t.ifname;
+}
+
+void shape_kernel(const ShapeTarget& t, const LinkParams& p, ShapeRecord& r) {
+  nl::NlSocket sock(t.netns);
+  int ifindex = sock.ifindex(t.ifname);
+  std::vector<int16_t> table =
+      p.jitter_us ? load_dist_table(p.jitter_dist) : std::vector<int16_t>{};
+  r.root_handle = kRootHandle;  // set first: a half-made netem root is removed by undo
+  add_netem_root(sock, ifindex, p, table);
+  if (p.rate_bps) r.rate_qdisc = p.rate_bps / 8 > INT32_MAX ? "htb" : "tbf";
+}
+
+void shape_userspace(const ShapeTarget& t, const LinkParams& p, const ShapeOptions& o,
+                     ShapeRecord& r) {
+  if (p.duplicate_pct > 0 || p.corrupt_pct > 0)
+    throw std::runtime_error(
+        "the userspace backend cannot duplicate or corrupt packets (its NFQUEUE verdicts "
+        "only pass, hold, reorder or drop them); use the kernel backend");
+  nl::NlSocket sock(t.netns);
+  int ifindex = sock.ifindex(t.ifname);
+  if (p.rate_bps) {
+    r.root_handle = kRootHandle;
+    r.rate_qdisc = add_rate_qdisc(sock, ifindex, TC_H_ROOT, kRootHandle, p.rate_bps,
+                                  rate_queue_bytes(p), tbf_burst_bytes(p.rate_bps));
+  }
+  if (!needs_delay_stage(p)) return;
+  DelaylineSpec spec;
+  spec.netns = t.netns;
+  spec.ifname = t.ifname;
+  spec.tag = t.tag;
+  // Queue numbers are per namespace; the ifindex is unique there.
+  spec.queue_num = static_cast<uint16_t>(ifindex & 0xffff);
+  spec.params = p;
+  spec.stats_path = file_stem(t, o) + ".stats.json";
+  spec.log_path = file_stem(t, o) + ".log";
+  spec.rt_prio = o.rt_prio;
+  spec.seed = o.seed;
+  r.queue_num = spec.queue_num;
+  r.stats_path = spec.stats_path;
+  r.log_path = spec.log_path;
+  r.delayline_pid = start_delayline(spec);
+}
+
+}  // namespace
+
+nlohmann::json ShapeRecord::to_json() const {
+  return {{"backend", active ? to_string(backend) : "none"},
+          {"netns", netns},
+          {"ifname", ifname},
+          {"tag", tag},
+          {"root_handle", root_handle},
+          {"rate_qdisc", rate_qdisc},
+          {"delayline_pid", delayline_pid},
+          {"queue_num", queue_num},
+          {"stats_path", stats_path},
+          {"log_path", log_path}};
+}
+
+ShapeRecord ShapeRecord::from_json(const nlohmann::json& j) {
+  ShapeRecord r;
+  std::string b = j.at("backend").get<std::string>();
+  r.active = b != "none";
+  r.backend = b == "kernel" ? Backend::kKernel : Backend::kUserspace;
+  r.netns = j.at("netns").get<std::string>();
+  r.ifname = j.at("ifname").get<std::string>();
+  r.tag = j.value("tag", "");
+  r.root_handle = j.value("root_handle", 0u);
+  r.rate_qdisc = j.value("rate_qdisc", "");
+  r.delayline_pid = j.value("delayline_pid", 0);
+  r.queue_num = j.value("queue_num", uint16_t{0});
+  r.stats_path = j.value("stats_path", "");
+  r.log_path = j.value("log_path", "");
+  return r;
+}
+
+LinkShaper::~LinkShaper() {
+  if (!detached_) undo_shape(record_);
+}
+
+Backend resolve_backend(Backend requested) {
+  if (requested == Backend::kUserspace) return requested;
+  std::string why;
+  bool has = kernel_has_netem(&why);
+  if (requested == Backend::kAuto) return has ? Backend::kKernel : Backend::kUserspace;
+  if (!has)
+    throw std::runtime_error(
+        "shaping backend 'kernel' requested but this kernel has no sch_netem (" + why +
+        "); use 'userspace' or 'auto'");
+  return requested;
+}
+
+std::unique_ptr<LinkShaper> shape_egress(Backend backend, const ShapeTarget& t, const LinkParams& p,
+                                         const ShapeOptions& o) {
+  ShapeRecord r;
+  r.netns = t.netns;
+  r.ifname = t.ifname;
+  r.tag = t.tag;
+  r.backend = backend == Backend::kAuto ? Backend::kUserspace : backend;
+  if (!p.impaired()) return std::make_unique<LinkShaper>(r);
+  r.backend = resolve_backend(backend);
+  r.active = true;
+  // Whatever was installed before a failure is undone by this shaper's destructor.
+  auto shaper = std::make_unique<LinkShaper>(r);
+  try {
+    if (r.backend == Backend::kKernel)
+      shape_kernel(t, p, shaper->record_);
+    else
+      shape_userspace(t, p, o, shaper->record_);
+  } catch (const std::exception& e) {
+    throw std::runtime_error("shaping " + link_name(t) + " with the " + to_string(r.backend) +
+                             " backend: " + e.what());
+  }
+  return shaper;
+}
+
+void undo_shape(const ShapeRecord& r) noexcept {
+  if (!r.active) return;
+  try {
+    if (r.delayline_pid > 0 && stop_delayline(r.delayline_pid) == StopResult::kKilled &&
+        r.queue_num)
+      remove_nfqueue_rules(r.netns, r.ifname, r.queue_num);
+    if (!r.stats_path.empty()) unlink(r.stats_path.c_str());
+    if (r.root_handle) remove_root_qdisc(r.netns, r.ifname, r.root_handle);
+  } catch (...) {
+    // undo is best effort by contract; deleting the namespace removes the rest
+  }
+}
+
+std::string describe_backends() {
+  std::string why;
+  if (kernel_has_netem(&why)) return "kernel (sch_netem) and userspace";
+  return "userspace only: kernel backend unavailable (" + why + ")";
+}
+
+}  // namespace xdc::netem

@@ -1,0 +1,97 @@
+#pragma once
+// LinkShaper: one impaired direction of a link, realised on an interface's egress by
+// one of two backends, as an RAII object.
+//
+//   kernel     sch_netem as root qdisc (libnl), rate by a tbf/htb child (kernel_netem.h)
+//   userspace  xdc-delayline: NFQUEUE-held verdicts on the FORWARD path (delay, jitter,
+//              loss models, reorder), plus tbf/htb as root qdisc for the rate
+//              (delayline_process.h, netem/delayline/). For forwarding hops: delaying
+//              packets a local TCP socket still owns throttles that socket.
+//   auto       kernel when the kernel has sch_netem, else userspace.
+//
+// Destroying the shaper undoes it. detach() lets it outlive the caller (`xdc up`
+// exits, the network stays): the caller then keeps record() (to_json()) and later
+// calls undo_shape() with it (`xdc down`); `xdc clean`, which may have no record,
+// uses find_delaylines() and deletes the namespaces.
+#include <sys/types.h>
+
+#include <cstdint>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "netem/shaper/delayline_process.h"
+#include "netem/shaper/kernel_netem.h"
+#include "netem/shaper/link_params.h"
+
+namespace xdc::netem {
+
+struct ShapeTarget {
+  std::string netns;   // namespace holding the interface; "" = the caller's
+  std::string ifname;  // the egress interface (a gateway's WAN veth)
+  std::string tag;     // names the link in logs, stats files and errors, e.g. "east->west"
+};
+
+struct ShapeOptions {
+  std::string state_dir = "/run/xdc/delayline";  // delay line stats and log files
+  int rt_prio = 0;                               // SCHED_FIFO priority of delay lines (0: off)
+  uint64_t seed = 0;                             // delay line RNG seed; 0 = random
+};
+
+// Everything needed to undo a shaper from another process.
+struct ShapeRecord {
+  bool active = false;                    // false: params not impaired, nothing was installed
+  Backend backend = Backend::kUserspace;  // kKernel or kUserspace, never kAuto
+  std::string netns, ifname, tag;
+  uint32_t root_handle = 0;  // our root qdisc on ifname (netem or tbf/htb); 0 = none
+  std::string rate_qdisc;    // "tbf" | "htb" | "" (no rate)
+  pid_t delayline_pid = 0;   // userspace: the xdc-delayline process; 0 = none
+  uint16_t queue_num = 0;    // userspace: its NFQUEUE number
+  std::string stats_path, log_path;
+
+  // {"backend": "kernel"|"userspace"|"none", "netns", "ifname", "tag", "root_handle",
+  //  "rate_qdisc", "delayline_pid", "queue_num", "stats_path", "log_path"}
+  nlohmann::json to_json() const;
+  static ShapeRecord from_json(const nlohmann::json& j);  // throws nlohmann::json::exception
+};
+
+class LinkShaper {
+ public:
+  explicit LinkShaper(ShapeRecord record) : record_(std::move(record)) {}
+  ~LinkShaper();  // undo_shape(record()) unless detached
+  LinkShaper(const LinkShaper&) = delete;
+  LinkShaper& operator=(const LinkShaper&) = delete;
+
+  const ShapeRecord& record() const { return record_; }
+  Backend backend() const { return record_.backend; }
+  const char* backend_name() const { return record_.active ? to_string(record_.backend) : "none"; }
+  // Leave everything running when this object dies; undo later with undo_shape(record()).
+  void detach() { detached_ = true; }
+
+ private:
+  friend std::unique_ptr<LinkShaper> shape_egress(Backend, const ShapeTarget&, const LinkParams&,
+                                                  const ShapeOptions&);
+  ShapeRecord record_;
+  bool detached_ = false;
+};
+
+// kAuto -> kKernel if kernel_has_netem() else kUserspace. kKernel without netem throws
+// std::runtime_error saying so.
+Backend resolve_backend(Backend requested);
+
+// Shapes the egress of target.ifname in target.netns with `p`. Unimpaired `p` gives an
+// inactive shaper (record().active == false, backend_name() "none"). Throws
+// std::runtime_error / nl::NlError with the link named; nothing is left behind then.
+// The userspace backend cannot duplicate or corrupt packets: it refuses such `p`.
+std::unique_ptr<LinkShaper> shape_egress(Backend backend, const ShapeTarget& target,
+                                         const LinkParams& p, const ShapeOptions& opts = {});
+
+// Undoes what `r` describes: stops the delay line (only if `r.delayline_pid` still is
+// one), removes its rules if it had to be killed, removes our root qdisc, deletes the
+// stats file. Idempotent; never throws; a vanished namespace counts as undone.
+void undo_shape(const ShapeRecord& r) noexcept;
+
+// Which backends this machine can run, in words (for `xdc check` and test output).
+std::string describe_backends();
+
+}  // namespace xdc::netem

@@ -1,0 +1,128 @@
+#include "tests/shaper/fidelity.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "netem/shaper/shaper.h"
+
+namespace xdc::testbed {
+
+namespace {
+
+netem::ShapeTarget target(const Line& l) {
+  return {l.gw, Line::kGwToB, "fidelity A->B"};
+}
+
+double base_rtt_ms(const Line& l) {
+  PingResult base = ping(l.a, l.b_ip, 50, 0.005, 10, 16);
+  return median(base.rtt_ms);
+}
+
+}  // namespace
+
+std::string Figure::line() const {
+  char buf[256];
+  std::snprintf(buf, sizeof buf, "%-6s %-9s configured %9.3f %-6s measured %9.3f  [%.3f, %.3f]  %s",
+                what.c_str(), backend.c_str(), configured, unit.c_str(), measured, low, high,
+                ok() ? "ok" : "OUT OF BOUNDS");
+  return buf;
+}
+
+nlohmann::json Figure::to_json() const {
+  return {{"what", what},         {"backend", backend}, {"unit", unit}, {"configured", configured},
+          {"measured", measured}, {"low", low},         {"high", high}, {"ok", ok()},
+          {"detail", detail}};
+}
+
+Figure measure_delay(const Line& l, netem::Backend b, double delay_ms) {
+  double base = base_rtt_ms(l);
+  netem::LinkParams p;
+  p.delay_us = static_cast<uint64_t>(delay_ms * 1000);
+  auto shaper = netem::shape_egress(b, target(l), p);
+  PingResult r = ping(l.a, l.b_ip, 100, 0.01, 10 + delay_ms / 100, 16);
+  Figure f;
+  f.what = "delay";
+  f.backend = shaper->backend_name();
+  f.unit = "ms";
+  f.configured = delay_ms;
+  double tol = std::max(0.2, 0.02 * delay_ms);
+  f.measured = median(r.rtt_ms) - base;
+  f.low = delay_ms - tol;
+  f.high = delay_ms + tol;
+  f.detail = {
+      {"base_rtt_ms", base},
+      {"rtt_median_ms", median(r.rtt_ms)},
+      {"rtt_min_ms", r.rtt_ms.empty() ? NAN : *std::min_element(r.rtt_ms.begin(), r.rtt_ms.end())},
+      {"rtt_max_ms", r.rtt_ms.empty() ? NAN : *std::max_element(r.rtt_ms.begin(), r.rtt_ms.end())},
+      {"replies", r.received}};
+  return f;
+}
+
+Figure measure_jitter(const Line& l, netem::Backend b, double delay_ms, double jitter_ms) {
+  netem::LinkParams p;
+  p.delay_us = static_cast<uint64_t>(delay_ms * 1000);
+  p.jitter_us = static_cast<uint64_t>(jitter_ms * 1000);
+  p.jitter_dist = netem::JitterDist::kNormal;
+  auto shaper = netem::shape_egress(b, target(l), p);
+  // Probes further apart than the jitter's spread, so that order preservation (a packet
+  // never leaves before its predecessor) rarely touches the distribution.
+  PingResult r = ping(l.a, l.b_ip, 300, 0.02, 20, 16);
+  Figure f;
+  f.what = "jitter";
+  f.backend = shaper->backend_name();
+  f.unit = "ms";
+  f.configured = jitter_ms;
+  f.measured = stdev(r.rtt_ms);
+  f.low = 0.85 * jitter_ms;
+  f.high = 1.15 * jitter_ms;
+  f.detail = {{"delay_ms", delay_ms},
+              {"rtt_mean_ms", mean(r.rtt_ms)},
+              {"rtt_median_ms", median(r.rtt_ms)},
+              {"replies", r.received}};
+  return f;
+}
+
+Figure measure_rate(const Line& l, netem::Backend b, double rate_mbit, double delay_ms) {
+  big_tcp_buffers(l.a);
+  big_tcp_buffers(l.b);
+  netem::LinkParams p;
+  p.delay_us = static_cast<uint64_t>(delay_ms * 1000);
+  p.rate_bps = static_cast<uint64_t>(rate_mbit * 1e6);
+  auto shaper = netem::shape_egress(b, target(l), p);
+  IperfResult r = iperf_tcp(l.a, l.b, l.b_ip, 5, 2);
+  Figure f;
+  f.what = "rate";
+  f.backend = shaper->backend_name();
+  f.unit = "Mbit/s";
+  f.configured = rate_mbit;
+  f.measured = r.goodput_bps / 1e6;
+  f.low = 0.92 * rate_mbit;
+  f.high = 1.01 * rate_mbit;
+  f.detail = {{"delay_ms", delay_ms},
+              {"sender_mbit", r.sent_bps / 1e6},
+              {"retransmits", r.retransmits},
+              {"error", r.error}};
+  return f;
+}
+
+Figure measure_loss(const Line& l, netem::Backend b, double loss_pct) {
+  netem::LinkParams p;
+  p.loss.kind = netem::LossModel::Kind::kRandom;
+  p.loss.p_pct = loss_pct;
+  auto shaper = netem::shape_egress(b, target(l), p);
+  PingResult r = ping(l.a, l.b_ip, 20000, 0.0002, 20, 16);
+  Figure f;
+  f.what = "loss";
+  f.backend = shaper->backend_name();
+  f.unit = "%";
+  f.configured = loss_pct;
+  double pr = loss_pct / 100, sigma = std::sqrt(pr * (1 - pr) / std::max(r.sent, 1));
+  f.measured = 100 * r.loss();
+  f.low = 100 * (pr - 3 * sigma);
+  f.high = 100 * (pr + 3 * sigma);
+  f.detail = {{"sent", r.sent}, {"received", r.received}, {"sigma_pct", 100 * sigma}};
+  return f;
+}
+
+}  // namespace xdc::testbed

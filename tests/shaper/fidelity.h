@@ -1,0 +1,34 @@
+#pragma once
+// Fidelity measurements of one shaped direction (acceptance item 1): each shapes GW's
+// egress towards B of a testbed::Line with one backend, measures from A to B, and
+// returns configured vs measured with the acceptance bounds. Used by the fidelity
+// tests (which assert ok()) and by bench_shaping (which writes the figures as JSON).
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "netem/shaper/link_params.h"
+#include "tests/shaper/testbed.h"
+
+namespace xdc::testbed {
+
+struct Figure {
+  std::string what;     // "delay" | "jitter" | "rate" | "loss"
+  std::string backend;  // which backend realised it
+  std::string unit;     // of configured / measured / low / high
+  double configured = 0, measured = 0, low = 0, high = 0;
+  nlohmann::json detail;  // raw numbers behind `measured`
+  bool ok() const { return measured >= low && measured <= high; }
+  std::string line() const;  // one printable line
+  nlohmann::json to_json() const;
+};
+
+// One-way delay on A->B only: median RTT minus base RTT vs delay, within max(0.2 ms, 2%).
+Figure measure_delay(const Line& l, netem::Backend b, double delay_ms);
+// delay + normal jitter: RTT stdev vs jitter, within 15%.
+Figure measure_jitter(const Line& l, netem::Backend b, double delay_ms, double jitter_ms);
+// rate at `delay_ms`: single-flow TCP goodput within 92%..101% of the rate.
+Figure measure_rate(const Line& l, netem::Backend b, double rate_mbit, double delay_ms);
+// random loss: measured loss within 3 sigma = 3 sqrt(p(1-p)/N).
+Figure measure_loss(const Line& l, netem::Backend b, double loss_pct);
+
+}  // namespace xdc::testbed

@@ -1,0 +1,74 @@
+// Acceptance item 1: fidelity of each backend, one direction (GW -> B) shaped at a time.
+// Prints every figure (configured vs measured) on stdout; bench_shaping writes them as JSON.
+#include "tests/shaper/fidelity.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <memory>
+
+#include "netem/shaper/shaper.h"
+
+namespace xdc::testbed {
+namespace {
+
+class Fidelity : public ::testing::TestWithParam<netem::Backend> {
+ protected:
+  static void SetUpTestSuite() { line_ = std::make_unique<Line>("fid"); }
+  static void TearDownTestSuite() { line_.reset(); }
+
+  void SetUp() override {
+    if (GetParam() == netem::Backend::kKernel) {
+      std::string why;
+      if (!netem::kernel_has_netem(&why))
+        GTEST_SKIP() << "kernel backend not measured: this kernel has no sch_netem (" << why << ")";
+    }
+  }
+  static void report(const Figure& f) {
+    std::printf("FIDELITY %s\n", f.line().c_str());
+    std::fflush(stdout);
+    EXPECT_TRUE(f.ok()) << f.line() << "\n" << f.detail.dump();
+  }
+  static std::unique_ptr<Line> line_;
+};
+std::unique_ptr<Line> Fidelity::line_;
+
+TEST_P(Fidelity, Delay1ms) {
+  report(measure_delay(*line_, GetParam(), 1));
+}
+TEST_P(Fidelity, Delay10ms) {
+  report(measure_delay(*line_, GetParam(), 10));
+}
+TEST_P(Fidelity, Delay50ms) {
+  report(measure_delay(*line_, GetParam(), 50));
+}
+TEST_P(Fidelity, Delay100ms) {
+  report(measure_delay(*line_, GetParam(), 100));
+}
+TEST_P(Fidelity, JitterNormal5ms) {
+  report(measure_jitter(*line_, GetParam(), 20, 5));
+}
+TEST_P(Fidelity, Rate10mbit) {
+  report(measure_rate(*line_, GetParam(), 10, 20));
+}
+TEST_P(Fidelity, Rate100mbit) {
+  report(measure_rate(*line_, GetParam(), 100, 20));
+}
+TEST_P(Fidelity, Rate1000mbit) {
+  report(measure_rate(*line_, GetParam(), 1000, 20));
+}
+TEST_P(Fidelity, Loss1pct) {
+  report(measure_loss(*line_, GetParam(), 1));
+}
+TEST_P(Fidelity, Loss5pct) {
+  report(measure_loss(*line_, GetParam(), 5));
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, Fidelity,
+                         ::testing::Values(netem::Backend::kUserspace, netem::Backend::kKernel),
+                         [](const auto& info) {
+                           return std::string(netem::to_string(info.param));
+                         });
+
+}  // namespace
+}  // namespace xdc::testbed

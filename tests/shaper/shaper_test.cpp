@@ -1,0 +1,193 @@
+// LinkShaper's contract on a real A — GW — B line: what each backend installs, that
+// destruction / undo_shape() removes all of it, that a detached delay line outlives its
+// shaper and dies with its namespace.
+#include "netem/shaper/shaper.h"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <functional>
+#include <thread>
+
+#include "netem/shaper/qdisc.h"
+#include "netem/shaper/run.h"
+#include "tests/shaper/testbed.h"
+
+namespace xdc::testbed {
+namespace {
+
+using netem::Backend;
+
+bool alive(pid_t pid) {
+  return pid > 0 && kill(pid, 0) == 0;
+}
+
+int nfqueue_rules(const std::string& ns) {
+  std::string out = netem::run_argv({"iptables-legacy", "-w", "-S"}, ns).output;
+  int n = 0;
+  for (size_t pos = 0; (pos = out.find("NFQUEUE", pos)) != std::string::npos; ++pos) ++n;
+  return n;
+}
+
+bool wait_for(const std::function<bool()>& cond, std::chrono::milliseconds limit) {
+  auto end = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < end) {
+    if (cond()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return cond();
+}
+
+netem::LinkParams delay_and_rate() {
+  netem::LinkParams p;
+  p.delay_us = 5000;
+  p.rate_bps = 100'000'000;
+  return p;
+}
+
+TEST(Shaper, UnimpairedParamsInstallNothing) {
+  Line l("unimp");
+  auto s = netem::shape_egress(Backend::kUserspace, {l.gw, Line::kGwToB, "t"}, {});
+  EXPECT_FALSE(s->record().active);
+  EXPECT_STREQ(s->backend_name(), "none");
+  EXPECT_EQ(s->record().to_json()["backend"], "none");
+  EXPECT_EQ(netem::root_qdisc_kind(l.gw, Line::kGwToB), "noqueue");
+}
+
+TEST(Shaper, KernelBackendWithoutNetemSaysSo) {
+  std::string why;
+  if (netem::kernel_has_netem(&why)) GTEST_SKIP() << "this kernel has sch_netem";
+  std::printf("kernel_has_netem() = false: %s\n", why.c_str());
+  Line l("nonetem");
+  try {
+    netem::shape_egress(Backend::kKernel, {l.gw, Line::kGwToB, "t"}, delay_and_rate());
+    FAIL() << "kernel backend accepted without sch_netem";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("no sch_netem"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(netem::root_qdisc_kind(l.gw, Line::kGwToB), "noqueue");
+  EXPECT_EQ(netem::resolve_backend(Backend::kAuto), Backend::kUserspace);
+}
+
+TEST(Shaper, UserspaceInstallsAndRemovesEverything) {
+  Line l("us");
+  pid_t pid;
+  {
+    auto s = netem::shape_egress(Backend::kUserspace, {l.gw, Line::kGwToB, "t"}, delay_and_rate());
+    const auto& r = s->record();
+    EXPECT_TRUE(r.active);
+    EXPECT_EQ(r.backend, Backend::kUserspace);
+    EXPECT_EQ(r.rate_qdisc, "tbf");
+    EXPECT_EQ(r.root_handle, netem::kRootHandle);
+    pid = r.delayline_pid;
+    EXPECT_TRUE(netem::is_delayline(pid, l.gw));
+    EXPECT_EQ(netem::root_qdisc_kind(l.gw, Line::kGwToB), "tbf");
+    EXPECT_EQ(nfqueue_rules(l.gw), 2);  // FORWARD and OUTPUT
+    EXPECT_EQ(access(r.stats_path.c_str(), R_OK), 0) << r.stats_path;
+    PingResult p = ping(l.a, l.b_ip, 5, 0.05, 5);
+    EXPECT_EQ(p.received, 5);
+    EXPECT_GT(median(p.rtt_ms), 5.0);
+  }
+  EXPECT_FALSE(alive(pid));
+  EXPECT_EQ(nfqueue_rules(l.gw), 0);
+  EXPECT_EQ(netem::root_qdisc_kind(l.gw, Line::kGwToB), "noqueue");
+  EXPECT_EQ(ping(l.a, l.b_ip, 3, 0.05, 5).received, 3);
+}
+
+TEST(Shaper, RateOnlyNeedsNoDelayLine) {
+  Line l("rate");
+  netem::LinkParams p;
+  p.rate_bps = 50'000'000;
+  auto s = netem::shape_egress(Backend::kUserspace, {l.gw, Line::kGwToB, "t"}, p);
+  EXPECT_EQ(s->record().delayline_pid, 0);
+  EXPECT_EQ(netem::root_qdisc_kind(l.gw, Line::kGwToB), "tbf");
+}
+
+TEST(Shaper, HtbAboveTbfRange) {
+  Line l("htb");
+  netem::LinkParams p;
+  p.rate_bps = 40'000'000'000ULL;  // 40 Gbit/s: beyond tbf's 32-bit bytes/s
+  auto s = netem::shape_egress(Backend::kUserspace, {l.gw, Line::kGwToB, "t"}, p);
+  EXPECT_EQ(s->record().rate_qdisc, "htb");
+  EXPECT_EQ(netem::root_qdisc_kind(l.gw, Line::kGwToB), "htb");
+  EXPECT_EQ(ping(l.a, l.b_ip, 3, 0.05, 5).received, 3);
+}
+
+TEST(Shaper, DetachedShaperIsUndoneFromItsRecord) {
+  Line l("detach");
+  nlohmann::json saved;
+  {
+    auto s = netem::shape_egress(Backend::kUserspace, {l.gw, Line::kGwToB, "t"}, delay_and_rate());
+    s->detach();
+    saved = s->record().to_json();
+  }
+  netem::ShapeRecord r = netem::ShapeRecord::from_json(saved);
+  EXPECT_TRUE(alive(r.delayline_pid)) << saved.dump();
+  EXPECT_EQ(nfqueue_rules(l.gw), 2);
+  EXPECT_EQ(netem::find_delaylines(l.gw), std::vector<pid_t>{r.delayline_pid});
+  netem::undo_shape(r);
+  EXPECT_FALSE(alive(r.delayline_pid));
+  EXPECT_EQ(nfqueue_rules(l.gw), 0);
+  EXPECT_EQ(netem::root_qdisc_kind(l.gw, Line::kGwToB), "noqueue");
+  netem::undo_shape(r);  // idempotent
+}
+
+TEST(Shaper, DelayLineDiesWithItsNamespace) {
+  auto l = std::make_unique<Line>("nsgone");
+  netem::LinkParams p;
+  p.delay_us = 1000;
+  auto s = netem::shape_egress(Backend::kUserspace, {l->gw, Line::kGwToB, "t"}, p);
+  s->detach();
+  pid_t pid = s->record().delayline_pid;
+  ASSERT_TRUE(alive(pid));
+  l.reset();  // deletes the namespaces
+  EXPECT_TRUE(wait_for(
+      [&] {
+        waitpid(pid, nullptr, WNOHANG);  // we are its parent: reap it once it exits
+        return !alive(pid);
+      },
+      std::chrono::seconds(3)));
+}
+
+TEST(Shaper, BothDirectionsOnOneGateway) {
+  Line l("both");
+  netem::LinkParams to_b, to_a;
+  to_b.delay_us = 10000;
+  to_a.delay_us = 5000;
+  auto sb = netem::shape_egress(Backend::kUserspace, {l.gw, Line::kGwToB, "a->b"}, to_b);
+  auto sa = netem::shape_egress(Backend::kUserspace, {l.gw, Line::kGwToA, "b->a"}, to_a);
+  EXPECT_NE(sb->record().queue_num, sa->record().queue_num);
+  PingResult p = ping(l.a, l.b_ip, 20, 0.02, 5);
+  EXPECT_NEAR(median(p.rtt_ms), 15.0, 0.5);
+}
+
+TEST(Shaper, UserspaceRefusesDuplicateAndCorrupt) {
+  Line l("dup");
+  netem::LinkParams p;
+  p.delay_us = 1000;
+  p.duplicate_pct = 1;
+  EXPECT_THROW(netem::shape_egress(Backend::kUserspace, {l.gw, Line::kGwToB, "t"}, p),
+               std::runtime_error);
+  EXPECT_EQ(netem::root_qdisc_kind(l.gw, Line::kGwToB), "noqueue");
+  EXPECT_EQ(nfqueue_rules(l.gw), 0);
+}
+
+TEST(Shaper, MissingInterfaceIsNamed) {
+  Line l("noif");
+  netem::LinkParams p;
+  p.delay_us = 1000;
+  try {
+    netem::shape_egress(Backend::kUserspace, {l.gw, "nosuch0", "east->west"}, p);
+    FAIL();
+  } catch (const std::exception& e) {
+    std::string msg = e.what();
+    EXPECT_NE(msg.find("east->west"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("nosuch0"), std::string::npos) << msg;
+  }
+}
+
+}  // namespace
+}  // namespace xdc::testbed

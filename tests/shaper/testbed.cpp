@@ -1,0 +1,203 @@
+#include "tests/shaper/testbed.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <numeric>
+#include <regex>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
+
+#include "netem/nl/netns.h"
+#include "netem/shaper/run.h"
+
+extern char** environ;
+
+namespace xdc::testbed {
+
+namespace {
+
+std::string fmt_double(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6f", v);
+  return buf;
+}
+
+// A background program (iperf3 server) in a namespace; killed and reaped on destruction.
+class Background {
+ public:
+  Background(const std::vector<std::string>& argv, const std::string& netns) {
+    std::vector<char*> args;
+    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+    int rc;
+    {
+      nl::NetnsGuard in(netns);
+      rc = posix_spawnp(&pid_, args[0], &fa, nullptr, args.data(), environ);
+    }
+    posix_spawn_file_actions_destroy(&fa);
+    if (rc != 0) throw std::runtime_error("spawn " + argv[0] + " failed");
+  }
+  ~Background() {
+    if (pid_ <= 0) return;
+    kill(pid_, SIGTERM);
+    waitpid(pid_, nullptr, 0);
+  }
+
+ private:
+  pid_t pid_ = -1;
+};
+
+bool pid_alive(long pid) {
+  return pid > 0 && (kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM);
+}
+
+}  // namespace
+
+void must_run(const std::vector<std::string>& argv, const std::string& netns) {
+  netem::RunResult r = netem::run_argv(argv, netns);
+  if (r.exit_code != 0) {
+    std::string cmd;
+    for (const auto& a : argv) cmd += a + " ";
+    throw std::runtime_error(cmd + "(netns '" + netns + "') failed: " + r.output);
+  }
+}
+
+std::vector<std::string> netns_with_prefix(const std::string& prefix) {
+  std::vector<std::string> out;
+  std::istringstream in(netem::run_argv({"ip", "netns", "list"}).output);
+  std::string line;
+  while (std::getline(in, line)) {
+    std::string name = line.substr(0, line.find(' '));
+    if (name.rfind(prefix, 0) == 0) out.push_back(name);
+  }
+  return out;
+}
+
+Line::Line(const std::string& label) {
+  // Leftovers of earlier test processes that died without cleaning up.
+  static const std::regex mine(R"(xdct-[a-z0-9]+-(\d+)-(a|gw|b))");
+  for (const auto& ns : netns_with_prefix("xdct-")) {
+    std::smatch m;
+    if (std::regex_match(ns, m, mine) && !pid_alive(std::stol(m[1])))
+      netem::run_argv({"ip", "netns", "del", ns});
+  }
+  std::string stem = "xdct-" + label + "-" + std::to_string(getpid()) + "-";
+  a = stem + "a";
+  gw = stem + "gw";
+  b = stem + "b";
+  try {
+    for (const auto& ns : {a, gw, b}) {
+      netem::run_argv({"ip", "netns", "del", ns});
+      must_run({"ip", "netns", "add", ns});
+      must_run({"ip", "link", "set", "lo", "up"}, ns);
+    }
+    must_run({"ip", "link", "add", "eth0", "type", "veth", "peer", "name", kGwToA, "netns", gw}, a);
+    must_run({"ip", "link", "add", "eth0", "type", "veth", "peer", "name", kGwToB, "netns", gw}, b);
+    must_run({"ip", "addr", "add", a_ip + "/24", "dev", "eth0"}, a);
+    must_run({"ip", "addr", "add", b_ip + "/24", "dev", "eth0"}, b);
+    must_run({"ip", "addr", "add", "10.201.1.1/24", "dev", kGwToA}, gw);
+    must_run({"ip", "addr", "add", "10.201.2.1/24", "dev", kGwToB}, gw);
+    for (const auto& [ns, dev] : {std::pair{a, "eth0"}, {b, "eth0"}, {gw, kGwToA}, {gw, kGwToB}})
+      must_run({"ip", "link", "set", dev, "up"}, ns);
+    must_run({"ip", "route", "add", "default", "via", "10.201.1.1"}, a);
+    must_run({"ip", "route", "add", "default", "via", "10.201.2.1"}, b);
+    nl::write_sysctl(gw, "net/ipv4/ip_forward", "1");
+  } catch (...) {
+    for (const auto& ns : {a, gw, b}) netem::run_argv({"ip", "netns", "del", ns});
+    throw;
+  }
+}
+
+Line::~Line() {
+  for (const auto& ns : {a, gw, b}) netem::run_argv({"ip", "netns", "del", ns});
+}
+
+void big_tcp_buffers(const std::string& netns) {
+  nl::write_sysctl(netns, "net/ipv4/tcp_rmem", "4096 131072 67108864");
+  nl::write_sysctl(netns, "net/ipv4/tcp_wmem", "4096 131072 67108864");
+}
+
+PingResult ping(const std::string& netns, const std::string& ip, int count, double interval_s,
+                double deadline_s, int payload_bytes) {
+  netem::RunResult r =
+      netem::run_argv({"ping", "-n", "-c", std::to_string(count), "-i", fmt_double(interval_s),
+                       "-w", std::to_string(static_cast<int>(std::ceil(deadline_s))), "-s",
+                       std::to_string(payload_bytes), ip},
+                      netns);
+  PingResult res;
+  static const std::regex reply(R"(time=([0-9.]+) ms)");
+  static const std::regex summary(R"((\d+) packets transmitted, (\d+) received)");
+  std::istringstream in(r.output);
+  std::string line;
+  std::smatch m;
+  while (std::getline(in, line)) {
+    if (std::regex_search(line, m, reply)) res.rtt_ms.push_back(std::stod(m[1]));
+    if (std::regex_search(line, m, summary)) {
+      res.sent = std::stoi(m[1]);
+      res.received = std::stoi(m[2]);
+    }
+  }
+  if (res.sent == 0) throw std::runtime_error("ping " + ip + " from " + netns + ": " + r.output);
+  return res;
+}
+
+IperfResult iperf_tcp(const std::string& client_ns, const std::string& server_ns,
+                      const std::string& server_ip, double seconds, double omit_s) {
+  Background server({"iperf3", "-s", "-1", "-p", "5201"}, server_ns);
+  IperfResult res;
+  netem::RunResult r;
+  for (int attempt = 0; attempt < 20; ++attempt) {  // until the server listens
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    r = netem::run_argv(
+        {"iperf3", "-c", server_ip, "-p", "5201", "-J", "-t",
+         std::to_string(static_cast<int>(seconds)), "-O", std::to_string(static_cast<int>(omit_s))},
+        client_ns);
+    if (r.output.find("Connection refused") == std::string::npos) break;
+  }
+  try {
+    auto j = nlohmann::json::parse(r.output);
+    if (j.contains("error")) res.error = j["error"].get<std::string>();
+    const auto& end = j.at("end");
+    res.goodput_bps = end.at("sum_received").at("bits_per_second").get<double>();
+    res.sent_bps = end.at("sum_sent").at("bits_per_second").get<double>();
+    res.retransmits = end.at("sum_sent").value("retransmits", 0L);
+  } catch (const std::exception& e) {
+    if (res.error.empty()) res.error = std::string("iperf3 output: ") + e.what() + ": " + r.output;
+  }
+  return res;
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return NAN;
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+double mean(const std::vector<double>& v) {
+  return v.empty() ? NAN : std::accumulate(v.begin(), v.end(), 0.0) / v.size();
+}
+
+double stdev(const std::vector<double>& v) {
+  if (v.size() < 2) return NAN;
+  double m = mean(v), s = 0;
+  for (double x : v) s += (x - m) * (x - m);
+  return std::sqrt(s / (v.size() - 1));
+}
+
+}  // namespace xdc::testbed

@@ -1,0 +1,61 @@
+#pragma once
+// Test bed for shaping fidelity: a line of three namespaces A — GW — B joined by veths,
+// GW forwarding (a gateway, as in an xdc network), and the probes that measure it
+// (ping, iperf3). Traffic never leaves these namespaces. Names start with "xdct-" and
+// carry the test process's pid; the destructor deletes them even when a test fails,
+// and the constructor deletes leftovers of test processes that no longer run.
+// Fixture set-up uses iproute2's `ip` through argv vectors (tests only).
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+namespace xdc::testbed {
+
+class Line {
+ public:
+  explicit Line(const std::string& label);  // label: a few [a-z0-9] characters
+  ~Line();
+  Line(const Line&) = delete;
+  Line& operator=(const Line&) = delete;
+
+  std::string a, gw, b;                          // namespace names
+  static constexpr const char* kGwToB = "to-b";  // GW's egress towards B (the one shaped)
+  static constexpr const char* kGwToA = "to-a";
+  std::string a_ip = "10.201.1.2", b_ip = "10.201.2.2";
+};
+
+// Runs `ip ARGS...` (or any argv) and throws std::runtime_error with its output on failure.
+void must_run(const std::vector<std::string>& argv, const std::string& netns = "");
+
+// Namespaces whose name starts with `prefix` (from `ip netns list`).
+std::vector<std::string> netns_with_prefix(const std::string& prefix);
+
+struct PingResult {
+  int sent = 0, received = 0;
+  std::vector<double> rtt_ms;  // one per reply
+  double loss() const { return sent ? 1.0 - double(received) / sent : 0; }
+};
+// ping from `netns` to `ip`: `count` echo requests every `interval_s`, giving up after
+// `deadline_s` seconds.
+PingResult ping(const std::string& netns, const std::string& ip, int count, double interval_s,
+                double deadline_s, int payload_bytes = 56);
+
+struct IperfResult {
+  double goodput_bps = 0;  // received by the server, after the omitted warm-up
+  double sent_bps = 0;
+  long retransmits = 0;
+  std::string error;
+};
+// One TCP flow A -> B for `seconds` after `omit_s` of warm-up (iperf3 in both ends).
+IperfResult iperf_tcp(const std::string& client_ns, const std::string& server_ns,
+                      const std::string& server_ip, double seconds, double omit_s);
+
+// Socket buffers >= BDP for TCP in `netns` (net.ipv4.tcp_rmem / tcp_wmem, 64 MiB max).
+void big_tcp_buffers(const std::string& netns);
+
+double median(std::vector<double> v);
+double mean(const std::vector<double>& v);
+double stdev(const std::vector<double>& v);
+
+}  // namespace xdc::testbed
