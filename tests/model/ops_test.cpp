@@ -19,6 +19,18 @@ double dot(const std::vector<double>& a, const std::vector<double>& b) {
 
 constexpr int B = 2, Tn = 5, C = 8, BT = B * Tn;
 
+TEST(Ops, VectorisedExpIsAccurate) {
+  double worst = 0;
+  for (float x = -80.0f; x < 80.0f; x += 0.0137f) {
+    const double ref = std::exp(double(x));
+    worst = std::max(worst, std::abs(double(vexp(x)) - ref) / ref);
+  }
+  EXPECT_LT(worst, 5e-7);  // a few float ulps
+  EXPECT_GE(vexp(-1000.0f), 0.0f);
+  EXPECT_LT(vexp(-1000.0f), 1e-37f);
+  EXPECT_TRUE(std::isfinite(vexp(1000.0f)));
+}
+
 TEST(Ops, LinearInputAndWeight) {
   const int K = 6, N = 7;
   auto x = randn(BT * K, 1), w = randn(N * K, 2), R = randn(BT * N, 3);

@@ -171,6 +171,35 @@ TEST(Stage, MicrobatchesInFlightAreIndependent) {
   EXPECT_THROW(st.backward_input(0), std::logic_error);  // not in flight any more
 }
 
+// Two compute threads split F and B by sequence (3 sequences: uneven) and W by gradient
+// rows; the result equals one thread's.
+TEST(Stage, TwoThreadsGiveTheSameGradients) {
+  const ModelConfig cfg = check_config();
+  const int B = 3, m = 2;
+  const size_t n = size_t(m) * B * cfg.seq;
+  auto tok = ids(n, cfg.vocab, 17), tgt = ids(n, cfg.vocab, 18);
+  LocalModelT<float> one(cfg, 2, B), two(cfg, 2, B);
+  AdamWConfig opt;
+  set_compute_threads(1);
+  const double l1 = one.train_step(tok, tgt, m, opt, 1e-2);
+  const double l1b = one.forward_backward(tok, tgt, m, true);
+  set_compute_threads(2);
+  const double l2 = two.train_step(tok, tgt, m, opt, 1e-2);
+  const double l2b = two.forward_backward(tok, tgt, m, true);
+  set_compute_threads(1);
+  EXPECT_NEAR(l1, l2, 1e-6 * l1);
+  EXPECT_NEAR(l1b, l2b, 1e-6 * l1b);
+  auto g1 = by_name(one, true), g2 = by_name(two, true);
+  for (const auto& [name, g] : g1) {
+    double scale = 0, err = 0;
+    for (size_t i = 0; i < g.size(); ++i) {
+      scale = std::max(scale, double(std::abs(g[i])));
+      err = std::max(err, double(std::abs(g[i] - g2[name][i])));
+    }
+    EXPECT_LE(err, 1e-5 * scale) << name;
+  }
+}
+
 TEST(Stage, ActivationAccountingIsExactAndReleased) {
   ModelConfig cfg;  // reference config, 2 stages
   cfg.layers = 2;

@@ -11,10 +11,35 @@
 #include <cblas.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdint>
 
 namespace xdc::model {
+
+// ----------------------------------------------------------------------------
+// exp that vectorises: float uses a Cephes-style polynomial (about 2 ulp, inputs clamped to
+// [-87, 88]); double (gradient checks) uses std::exp.
+inline float vexp(float x) {
+  x = x < -87.0f ? -87.0f : x;
+  x = x > 88.0f ? 88.0f : x;
+  // n = round(x / ln 2) by the 1.5 * 2^23 trick (std::floor does not vectorise without
+  // -ffast-math); then exp(x) = 2^n * exp(r) with r = x - n ln 2 in [-ln2/2, ln2/2].
+  const float n = (x * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
+  float r = x - n * 0.693359375f;
+  r = r + n * 2.12194440e-4f;
+  float p = 1.9875691500e-4f;
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  p = p * r * r + r + 1.0f;
+  return p * std::bit_cast<float>((int32_t(n) + 127) << 23);
+}
+inline double vexp(double x) {
+  return std::exp(x);
+}
 
 // ----------------------------------------------------------------------------
 // GEMM, row-major: C (M,N) = alpha * op(A) * op(B) + beta * C; op(X) = X or X^T.
@@ -36,13 +61,16 @@ void embedding_forward(T* out, const int32_t* tokens, const T* wte, int BT, int 
   for (int i = 0; i < BT; ++i) std::copy_n(wte + int64_t(tokens[i]) * C, C, out + int64_t(i) * C);
 }
 // W pass only (the embedding has no input gradient). dout (BT,C) -> dwte (V,C) +=
+// Columns [c0, c1) only (threads split the columns; rows collide on repeated tokens).
 template <typename T>
-void embedding_backward_weight(T* dwte, const T* dout, const int32_t* tokens, int BT, int C) {
+void embedding_backward_weight(T* dwte, const T* dout, const int32_t* tokens, int BT, int C,
+                               int c0 = 0, int c1 = -1) {
+  if (c1 < 0) c1 = C;
   for (int i = 0; i < BT; ++i) {
     T* d = dwte + int64_t(tokens[i]) * C;
     const T* g = dout + int64_t(i) * C;
 #pragma omp simd
-    for (int c = 0; c < C; ++c) d[c] += g[c];
+    for (int c = c0; c < c1; ++c) d[c] += g[c];
   }
 }
 
@@ -58,10 +86,13 @@ void linear_backward_input(T* dinp, const T* dout, const T* w, int M, int K, int
                            bool accumulate) {
   gemm(false, false, M, K, N, T(1), dout, N, w, K, accumulate ? T(1) : T(0), dinp, K);
 }
-// W pass: dw (N,K) += dout^T (N,M) inp (M,K)
+// W pass: dw (N,K) += dout^T (N,M) inp (M,K). Rows [n0, n1) of dw only, if given.
 template <typename T>
-void linear_backward_weight(T* dw, const T* dout, const T* inp, int M, int K, int N) {
-  gemm(true, false, N, K, M, T(1), dout, N, inp, K, T(1), dw, K);
+void linear_backward_weight(T* dw, const T* dout, const T* inp, int M, int K, int N, int n0 = 0,
+                            int n1 = -1) {
+  if (n1 < 0) n1 = N;
+  if (n1 <= n0) return;
+  gemm(true, false, n1 - n0, K, M, T(1), dout + n0, N, inp, K, T(1), dw + int64_t(n0) * K, K);
 }
 
 // ----------------------------------------------------------------------------
@@ -97,15 +128,17 @@ void rmsnorm_backward_input(T* dinp, const T* dout, const T* inp, const T* rstd,
     for (int c = 0; c < C; ++c) d[c] += (g[c] * w[c] - x[c] * r * k) * r;
   }
 }
-// W pass: dw (C) += sum over rows of dout * inp * rstd.
+// W pass: dw (C) += sum over rows of dout * inp * rstd. Columns [c0, c1) only, if given.
 template <typename T>
-void rmsnorm_backward_weight(T* dw, const T* dout, const T* inp, const T* rstd, int BT, int C) {
+void rmsnorm_backward_weight(T* dw, const T* dout, const T* inp, const T* rstd, int BT, int C,
+                             int c0 = 0, int c1 = -1) {
+  if (c1 < 0) c1 = C;
   for (int i = 0; i < BT; ++i) {
     const T* x = inp + int64_t(i) * C;
     const T* g = dout + int64_t(i) * C;
     const T r = rstd[i];
 #pragma omp simd
-    for (int c = 0; c < C; ++c) dw[c] += g[c] * x[c] * r;
+    for (int c = c0; c < c1; ++c) dw[c] += g[c] * x[c] * r;
   }
 }
 
@@ -174,7 +207,7 @@ void attention_forward(T* out, T* probs, const T* qkv, int B, int Tn, int H, int
         T sum = 0;
 #pragma omp simd reduction(+ : sum)
         for (int j = 0; j <= t; ++j) {
-          p[j] = std::exp(p[j] - mx);
+          p[j] = vexp(p[j] - mx);
           sum += p[j];
         }
         const T inv = T(1) / sum;
@@ -240,7 +273,7 @@ void swiglu_forward(T* out, const T* h13, int BT, int F) {
     const T* b = a + F;
     T* o = out + int64_t(i) * F;
 #pragma omp simd
-    for (int j = 0; j < F; ++j) o[j] = a[j] / (T(1) + std::exp(-a[j])) * b[j];
+    for (int j = 0; j < F; ++j) o[j] = a[j] / (T(1) + vexp(-a[j])) * b[j];
   }
 }
 // B pass: dout (BT,F) -> dh13 (BT,2F), overwritten. With s = sigmoid(a):
@@ -255,7 +288,7 @@ void swiglu_backward(T* dh13, const T* dout, const T* h13, int BT, int F) {
     T* db = da + F;
 #pragma omp simd
     for (int j = 0; j < F; ++j) {
-      const T s = T(1) / (T(1) + std::exp(-a[j]));
+      const T s = T(1) / (T(1) + vexp(-a[j]));
       da[j] = g[j] * b[j] * s * (T(1) + a[j] * (T(1) - s));
       db[j] = g[j] * a[j] * s;
     }
@@ -275,7 +308,7 @@ double crossentropy_forward(T* logits, const int32_t* targets, int BT, int V) {
     T sum = 0;
 #pragma omp simd reduction(+ : sum)
     for (int j = 0; j < V; ++j) {
-      p[j] = std::exp(p[j] - mx);
+      p[j] = vexp(p[j] - mx);
       sum += p[j];
     }
     const T inv = T(1) / sum;

@@ -33,25 +33,31 @@ class AdamW {
   explicit AdamW(std::vector<uint8_t> decay)
       : decay_(std::move(decay)), m_(decay_.size(), T(0)), v_(decay_.size(), T(0)) {}
 
-  // params -= lr * (mhat / (sqrt(vhat) + eps) + wd * params) with g = grads * grad_scale.
-  void step(T* params, const T* grads, const AdamWConfig& c, double lr, double grad_scale) {
-    ++t_;
+  // One step: begin_step() once, then update() over [begin, end) ranges covering every
+  // parameter (threads take disjoint ranges). params -= lr * (mhat / (sqrt(vhat) + eps)
+  // + wd * params), with g = grads * grad_scale; wd only where decay[i].
+  void begin_step() { ++t_; }
+  void update(T* params, const T* grads, const AdamWConfig& c, double lr, double grad_scale,
+              int64_t begin, int64_t end) {
     const T b1 = T(c.beta1), b2 = T(c.beta2), gs = T(grad_scale);
     const T bc1 = T(1.0 / (1.0 - std::pow(c.beta1, double(t_))));
     const T bc2 = T(1.0 / (1.0 - std::pow(c.beta2, double(t_))));
     const T lr_t = T(lr), eps = T(c.eps), wd = T(lr * c.weight_decay);
-    const int64_t n = int64_t(m_.size());
     T* m = m_.data();
     T* v = v_.data();
     const uint8_t* dec = decay_.data();
 #pragma omp simd
-    for (int64_t i = 0; i < n; ++i) {
+    for (int64_t i = begin; i < end; ++i) {
       const T g = grads[i] * gs;
       m[i] = b1 * m[i] + (T(1) - b1) * g;
       v[i] = b2 * v[i] + (T(1) - b2) * g * g;
       const T upd = (m[i] * bc1) / (std::sqrt(v[i] * bc2) + eps);
       params[i] -= lr_t * upd + (dec[i] ? wd * params[i] : T(0));
     }
+  }
+  void step(T* params, const T* grads, const AdamWConfig& c, double lr, double grad_scale) {
+    begin_step();
+    update(params, grads, c, lr, grad_scale, 0, int64_t(m_.size()));
   }
 
   int64_t steps() const {

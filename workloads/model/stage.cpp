@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <mutex>
 #include <stdexcept>
 
 #include "workloads/model/ops.h"
@@ -13,8 +14,6 @@
 namespace xdc::model {
 
 namespace {
-
-int g_threads = 1;
 
 // splitmix64: a counter-based stream per tensor, so that the weights do not depend on how
 // the model is cut (each tensor draws from its own stream, keyed by its global id).
@@ -41,14 +40,6 @@ void copy(T* dst, const T* src, size_t n) {
 constexpr char kMagic[8] = {'X', 'D', 'C', 'M', 'O', 'D', 'L', '1'};
 
 }  // namespace
-
-void set_compute_threads(int n) {
-  g_threads = std::max(1, n);
-  openblas_set_num_threads(g_threads);
-}
-int compute_threads() {
-  return g_threads;
-}
 
 // Pointers into a flat buffer (parameters or gradients), one set per tensor.
 template <typename T>
@@ -126,6 +117,9 @@ StageT<T>::StageT(const ModelConfig& cfg, StageRange range, int microbatch_size)
     throw std::invalid_argument("stage range: expected 0 <= begin < end <= layers");
   }
   if (B_ < 1) throw std::invalid_argument("microbatch size: expected >= 1");
+  // OpenBLAS starts with a thread per core; the model parallelises itself (parallel.h).
+  static std::once_flag blas_once;
+  std::call_once(blas_once, [] { set_compute_threads(compute_threads()); });
   BT_ = B_ * cfg_.seq;
   nL_ = range.end - range.begin;
   loss_scale_ = T(1.0 / BT_);
@@ -273,41 +267,47 @@ void StageT<T>::discard(int mb) {
 }
 
 // One block: x_in -> out (both (BT,C)).
+// One block on sequences [b0, b1): x_in -> out (both (BT,C); out points at the full buffer).
 template <typename T>
-void StageT<T>::layer_forward(int l, Micro& m, T* out) {
+void StageT<T>::layer_forward(int l, Micro& m, T* out, int b0, int b1) {
   const int C = cfg_.dim, Cq = cfg_.qkv_dim(), F = cfg_.ffn, H = cfg_.heads, KVH = cfg_.kv_heads,
             hd = cfg_.head_dim(), Tn = cfg_.seq;
+  const int Bc = b1 - b0, n = Bc * Tn;  // sequences and rows of this part
+  const int64_t r0 = int64_t(b0) * Tn;
   const T eps = T(cfg_.norm_eps);
   const auto& w = w_->blocks[l];
   Layer& L = m.layers[l];
-  L.rstd1 = pool_.acquire(BT_);
-  L.ln1 = pool_.acquire(size_t(BT_) * C);
-  rmsnorm_forward(L.ln1.data(), L.rstd1.data(), L.x_in.data(), w.attn_norm, BT_, C, eps);
-  L.qkv = pool_.acquire(size_t(BT_) * Cq);
-  linear_forward(L.qkv.data(), L.ln1.data(), w.wqkv, BT_, C, Cq);
-  rope_apply(L.qkv.data(), Cq, 0, H + KVH, rope_cos_.data(), rope_sin_.data(), B_, Tn, hd, T(1));
-  L.probs = pool_.acquire(size_t(B_) * H * Tn * Tn);
-  L.att = pool_.acquire(size_t(BT_) * C);
-  attention_forward(L.att.data(), L.probs.data(), L.qkv.data(), B_, Tn, H, KVH, hd);
+  T* x_in = L.x_in.data() + r0 * C;
+  T* rstd1 = L.rstd1.data() + r0;
+  T* ln1 = L.ln1.data() + r0 * C;
+  T* qkv = L.qkv.data() + r0 * Cq;
+  T* probs = L.probs.data() + int64_t(b0) * H * Tn * Tn;
+  T* att = L.att.data() + r0 * C;
+  T* x_mid = L.x_mid.data() + r0 * C;
+  T* rstd2 = L.rstd2.data() + r0;
+  T* ln2 = L.ln2.data() + r0 * C;
+  T* h13 = L.h13.data() + r0 * 2 * F;
+  T* g = L.g.data() + r0 * F;
+  out += r0 * C;
+  rmsnorm_forward(ln1, rstd1, x_in, w.attn_norm, n, C, eps);
+  linear_forward(qkv, ln1, w.wqkv, n, C, Cq);
+  rope_apply(qkv, Cq, 0, H + KVH, rope_cos_.data(), rope_sin_.data(), Bc, Tn, hd, T(1));
+  attention_forward(att, probs, qkv, Bc, Tn, H, KVH, hd);
   // x_mid = x_in + att wo^T (residual folded into the GEMM's beta)
-  L.x_mid = pool_.acquire(size_t(BT_) * C);
-  copy(L.x_mid.data(), L.x_in.data(), size_t(BT_) * C);
-  gemm(false, true, BT_, C, C, T(1), L.att.data(), C, w.wo, C, T(1), L.x_mid.data(), C);
-  L.rstd2 = pool_.acquire(BT_);
-  L.ln2 = pool_.acquire(size_t(BT_) * C);
-  rmsnorm_forward(L.ln2.data(), L.rstd2.data(), L.x_mid.data(), w.mlp_norm, BT_, C, eps);
-  L.h13 = pool_.acquire(size_t(BT_) * 2 * F);
-  linear_forward(L.h13.data(), L.ln2.data(), w.w13, BT_, C, 2 * F);
-  L.g = pool_.acquire(size_t(BT_) * F);
-  swiglu_forward(L.g.data(), L.h13.data(), BT_, F);
+  copy(x_mid, x_in, size_t(n) * C);
+  gemm(false, true, n, C, C, T(1), att, C, w.wo, C, T(1), x_mid, C);
+  rmsnorm_forward(ln2, rstd2, x_mid, w.mlp_norm, n, C, eps);
+  linear_forward(h13, ln2, w.w13, n, C, 2 * F);
+  swiglu_forward(g, h13, n, F);
   // out = x_mid + g w2^T
-  copy(out, L.x_mid.data(), size_t(BT_) * C);
-  gemm(false, true, BT_, C, F, T(1), L.g.data(), F, w.w2, F, T(1), out, C);
+  copy(out, x_mid, size_t(n) * C);
+  gemm(false, true, n, C, F, T(1), g, F, w.w2, F, T(1), out, C);
 }
 
 template <typename T>
 StageOutput<T> StageT<T>::forward(int mb, const StageInput<T>& in) {
-  const size_t BT = BT_, C = cfg_.dim;
+  const size_t BT = BT_, C = cfg_.dim, Cq = cfg_.qkv_dim(), F = cfg_.ffn, V = cfg_.vocab;
+  const int Tn = cfg_.seq;
   if (is_first() && in.tokens.size() != BT) {
     throw std::invalid_argument("stage forward: first stage expects B*T token ids");
   }
@@ -317,141 +317,197 @@ StageOutput<T> StageT<T>::forward(int mb, const StageInput<T>& in) {
   if (is_last() && in.targets.size() != BT) {
     throw std::invalid_argument("stage forward: last stage expects B*T targets");
   }
+  for (int32_t t : in.tokens)
+    if (t < 0 || t >= cfg_.vocab) throw std::invalid_argument("stage forward: token out of range");
+  for (int32_t t : in.targets)
+    if (t < 0 || t >= cfg_.vocab) throw std::invalid_argument("stage forward: target out of range");
   Micro& m = start(mb);
-  auto& x0 = m.layers[0].x_in;
-  x0 = pool_.acquire(BT * C);
-  if (is_first()) {
-    for (int32_t t : in.tokens) {
-      if (t < 0 || t >= cfg_.vocab)
-        throw std::invalid_argument("stage forward: token out of range");
-    }
-    m.tokens.assign(in.tokens.begin(), in.tokens.end());
-    embedding_forward(x0.data(), m.tokens.data(), w_->embedding, BT_, cfg_.dim);
-  } else {
-    copy(x0.data(), in.acts.data(), BT * C);
-  }
+  // Every buffer of the pass first (the pool is not thread-safe), then the compute.
+  m.layers[0].x_in = pool_.acquire(BT * C);
   for (int l = 0; l < nL_; ++l) {
-    T* out;
-    if (l + 1 < nL_) {
-      m.layers[l + 1].x_in = pool_.acquire(BT * C);
-      out = m.layers[l + 1].x_in.data();
-    } else {
-      m.x_out = pool_.acquire(BT * C);
-      out = m.x_out.data();
-    }
-    layer_forward(l, m, out);
+    Layer& L = m.layers[l];
+    L.rstd1 = pool_.acquire(BT);
+    L.ln1 = pool_.acquire(BT * C);
+    L.qkv = pool_.acquire(BT * Cq);
+    L.probs = pool_.acquire(size_t(B_) * cfg_.heads * Tn * Tn);
+    L.att = pool_.acquire(BT * C);
+    L.x_mid = pool_.acquire(BT * C);
+    L.rstd2 = pool_.acquire(BT);
+    L.ln2 = pool_.acquire(BT * C);
+    L.h13 = pool_.acquire(BT * 2 * F);
+    L.g = pool_.acquire(BT * F);
+    if (l + 1 < nL_) m.layers[l + 1].x_in = pool_.acquire(BT * C);
   }
+  m.x_out = pool_.acquire(BT * C);
+  if (is_first()) m.tokens.assign(in.tokens.begin(), in.tokens.end());
+  if (is_last()) {
+    m.targets.assign(in.targets.begin(), in.targets.end());
+    m.rstdf = pool_.acquire(BT);
+    m.lnf = pool_.acquire(BT * C);
+    m.probs = pool_.acquire(BT * V);
+  }
+  ws_part_.assign(compute_threads(), 0.0);
+  parallel_run([&](int t, int nt) {
+    const auto [b0, b1] = split_range(B_, t, nt);
+    if (b0 == b1) return;
+    const int64_t r0 = b0 * Tn;
+    const int n = int(b1 - b0) * Tn;
+    T* x0 = m.layers[0].x_in.data() + r0 * C;
+    if (is_first()) {
+      embedding_forward(x0, m.tokens.data() + r0, w_->embedding, n, int(C));
+    } else {
+      copy(x0, in.acts.data() + r0 * C, size_t(n) * C);
+    }
+    for (int l = 0; l < nL_; ++l) {
+      T* out = l + 1 < nL_ ? m.layers[l + 1].x_in.data() : m.x_out.data();
+      layer_forward(l, m, out, int(b0), int(b1));
+    }
+    if (is_last()) {
+      T* lnf = m.lnf.data() + r0 * C;
+      T* probs = m.probs.data() + r0 * V;
+      rmsnorm_forward(lnf, m.rstdf.data() + r0, m.x_out.data() + r0 * C, w_->final_norm, n, int(C),
+                      T(cfg_.norm_eps));
+      linear_forward(probs, lnf, w_->lm_head, n, int(C), int(V));
+      ws_part_[t] = crossentropy_forward(probs, m.targets.data() + r0, n, int(V)) * n;
+    }
+  });
   m.phase = 1;
   StageOutput<T> res;
   if (!is_last()) {
     res.acts = std::span<const T>(m.x_out.data(), BT * C);
     return res;
   }
-  m.targets.assign(in.targets.begin(), in.targets.end());
-  for (int32_t t : m.targets) {
-    if (t < 0 || t >= cfg_.vocab) throw std::invalid_argument("stage forward: target out of range");
-  }
-  const int V = cfg_.vocab;
-  m.rstdf = pool_.acquire(BT);
-  m.lnf = pool_.acquire(BT * C);
-  rmsnorm_forward(m.lnf.data(), m.rstdf.data(), m.x_out.data(), w_->final_norm, BT_, cfg_.dim,
-                  T(cfg_.norm_eps));
-  m.probs = pool_.acquire(BT * V);
-  linear_forward(m.probs.data(), m.lnf.data(), w_->lm_head, BT_, cfg_.dim, V);
-  m.loss = crossentropy_forward(m.probs.data(), m.targets.data(), BT_, V);
+  double sum = 0;
+  for (double p : ws_part_) sum += p;
+  m.loss = sum / double(BT);
   res.loss = m.loss;
   return res;
 }
 
-// dres[l+1] -> dres[l], keeping each linear's dY for the W pass.
+// dres[l+1] -> dres[l] on sequences [b0, b1), keeping each linear's dY for the W pass.
 template <typename T>
-void StageT<T>::layer_backward_input(int l, Micro& m) {
+void StageT<T>::layer_backward_input(int l, Micro& m, int b0, int b1, T* scratch) {
   const int C = cfg_.dim, Cq = cfg_.qkv_dim(), F = cfg_.ffn, H = cfg_.heads, KVH = cfg_.kv_heads,
             hd = cfg_.head_dim(), Tn = cfg_.seq;
+  const int Bc = b1 - b0, n = Bc * Tn;
+  const int64_t r0 = int64_t(b0) * Tn;
   const auto& w = w_->blocks[l];
   Layer& L = m.layers[l];
-  const T* dout = m.dres[l + 1].data();
+  const T* dout = m.dres[l + 1].data() + r0 * C;
+  T* dres = m.dres[l].data() + r0 * C;
+  T* dh13 = L.dh13.data() + r0 * 2 * F;
+  T* dln2 = L.dln2.data() + r0 * C;
+  T* dx_mid = L.dx_mid.data() + r0 * C;
+  T* dqkv = L.dqkv.data() + r0 * Cq;
+  T* dln1 = L.dln1.data() + r0 * C;
+  T* dg = ws_dg_.data() + r0 * F;
+  T* datt = ws_datt_.data() + r0 * C;
   // MLP: out = x_mid + swiglu(ln2 w13^T) w2^T
-  T* dg = ws_dg_.data();
-  linear_backward_input(dg, dout, w.w2, BT_, F, C, false);
-  L.dh13 = pool_.acquire(size_t(BT_) * 2 * F);
-  swiglu_backward(L.dh13.data(), dg, L.h13.data(), BT_, F);
-  L.h13.reset();
-  L.dln2 = pool_.acquire(size_t(BT_) * C);
-  linear_backward_input(L.dln2.data(), L.dh13.data(), w.w13, BT_, C, 2 * F, false);
-  L.dx_mid = pool_.acquire(size_t(BT_) * C);
-  copy(L.dx_mid.data(), dout, size_t(BT_) * C);
-  rmsnorm_backward_input(L.dx_mid.data(), L.dln2.data(), L.x_mid.data(), L.rstd2.data(), w.mlp_norm,
-                         BT_, C);
+  linear_backward_input(dg, dout, w.w2, n, F, C, false);
+  swiglu_backward(dh13, dg, L.h13.data() + r0 * 2 * F, n, F);
+  linear_backward_input(dln2, dh13, w.w13, n, C, 2 * F, false);
+  copy(dx_mid, dout, size_t(n) * C);
+  rmsnorm_backward_input(dx_mid, dln2, L.x_mid.data() + r0 * C, L.rstd2.data() + r0, w.mlp_norm, n,
+                         C);
   // Attention: x_mid = x_in + attention(rope(ln1 wqkv^T)) wo^T
-  T* datt = ws_datt_.data();
-  linear_backward_input(datt, L.dx_mid.data(), w.wo, BT_, C, C, false);
-  L.dqkv = pool_.acquire(size_t(BT_) * Cq);
-  attention_backward(L.dqkv.data(), ws_dp_.data(), datt, L.probs.data(), L.qkv.data(), B_, Tn, H,
-                     KVH, hd);
-  L.probs.reset();
-  L.qkv.reset();
-  rope_apply(L.dqkv.data(), Cq, 0, H + KVH, rope_cos_.data(), rope_sin_.data(), B_, Tn, hd, T(-1));
-  L.dln1 = pool_.acquire(size_t(BT_) * C);
-  linear_backward_input(L.dln1.data(), L.dqkv.data(), w.wqkv, BT_, C, Cq, false);
-  m.dres[l] = pool_.acquire(size_t(BT_) * C);
-  copy(m.dres[l].data(), L.dx_mid.data(), size_t(BT_) * C);
-  rmsnorm_backward_input(m.dres[l].data(), L.dln1.data(), L.x_in.data(), L.rstd1.data(),
-                         w.attn_norm, BT_, C);
+  linear_backward_input(datt, dx_mid, w.wo, n, C, C, false);
+  attention_backward(dqkv, scratch, datt, L.probs.data() + int64_t(b0) * H * Tn * Tn,
+                     L.qkv.data() + r0 * Cq, Bc, Tn, H, KVH, hd);
+  rope_apply(dqkv, Cq, 0, H + KVH, rope_cos_.data(), rope_sin_.data(), Bc, Tn, hd, T(-1));
+  linear_backward_input(dln1, dqkv, w.wqkv, n, C, Cq, false);
+  copy(dres, dx_mid, size_t(n) * C);
+  rmsnorm_backward_input(dres, dln1, L.x_in.data() + r0 * C, L.rstd1.data() + r0, w.attn_norm, n,
+                         C);
 }
 
 template <typename T>
 std::span<const T> StageT<T>::backward_input(int mb, std::span<const T> grad_out) {
   Micro& m = find(mb, 1, "backward_input");
-  const size_t BT = BT_, C = cfg_.dim;
-  m.dres[nL_] = pool_.acquire(BT * C);
-  if (is_last()) {
-    const int V = cfg_.vocab;
-    crossentropy_backward(m.probs.data(), m.targets.data(), BT_, V, loss_scale_);  // -> dlogits
-    m.dlnf = pool_.acquire(BT * C);
-    linear_backward_input(m.dlnf.data(), m.probs.data(), w_->lm_head, BT_, cfg_.dim, V, false);
-    std::fill_n(m.dres[nL_].data(), BT * C, T(0));
-    rmsnorm_backward_input(m.dres[nL_].data(), m.dlnf.data(), m.x_out.data(), m.rstdf.data(),
-                           w_->final_norm, BT_, cfg_.dim);
-  } else {
-    if (grad_out.size() != BT * C) {
-      throw std::invalid_argument("stage backward_input: expects (B,T,C) output gradients");
-    }
-    copy(m.dres[nL_].data(), grad_out.data(), BT * C);
-    m.x_out.reset();  // sent to the next stage already; no backward path needs it
+  const size_t BT = BT_, C = cfg_.dim, Cq = cfg_.qkv_dim(), F = cfg_.ffn;
+  const int Tn = cfg_.seq, V = cfg_.vocab;
+  if (!is_last() && grad_out.size() != BT * C) {
+    throw std::invalid_argument("stage backward_input: expects (B,T,C) output gradients");
   }
-  for (int l = nL_ - 1; l >= 0; --l) layer_backward_input(l, m);
+  for (auto& d : m.dres) d = pool_.acquire(BT * C);
+  for (auto& L : m.layers) {
+    L.dh13 = pool_.acquire(BT * 2 * F);
+    L.dln2 = pool_.acquire(BT * C);
+    L.dx_mid = pool_.acquire(BT * C);
+    L.dqkv = pool_.acquire(BT * Cq);
+    L.dln1 = pool_.acquire(BT * C);
+  }
+  if (is_last()) m.dlnf = pool_.acquire(BT * C);
+  const int nt = compute_threads();
+  if (ws_dp_.size() < size_t(nt) * Tn * Tn) ws_dp_.resize(size_t(nt) * Tn * Tn);
+  parallel_run([&](int t, int nth) {
+    const auto [b0, b1] = split_range(B_, t, nth);
+    if (b0 == b1) return;
+    const int64_t r0 = b0 * Tn;
+    const int n = int(b1 - b0) * Tn;
+    T* dtop = m.dres[nL_].data() + r0 * C;
+    if (is_last()) {
+      T* dlogits = m.probs.data() + r0 * V;  // probabilities become dlogits in place
+      T* dlnf = m.dlnf.data() + r0 * C;
+      crossentropy_backward(dlogits, m.targets.data() + r0, n, V, loss_scale_);
+      linear_backward_input(dlnf, dlogits, w_->lm_head, n, int(C), V, false);
+      std::fill_n(dtop, size_t(n) * C, T(0));
+      rmsnorm_backward_input(dtop, dlnf, m.x_out.data() + r0 * C, m.rstdf.data() + r0,
+                             w_->final_norm, n, int(C));
+    } else {
+      copy(dtop, grad_out.data() + r0 * C, size_t(n) * C);
+    }
+    T* scratch = ws_dp_.data() + size_t(t) * Tn * Tn;
+    for (int l = nL_ - 1; l >= 0; --l) layer_backward_input(l, m, int(b0), int(b1), scratch);
+  });
+  for (auto& L : m.layers) {  // only the B pass needed these
+    L.qkv.reset();
+    L.probs.reset();
+    L.h13.reset();
+  }
+  if (!is_last()) m.x_out.reset();  // sent to the next stage already; no gradient needs it
   m.phase = 2;
   if (is_first()) return {};
   return std::span<const T>(m.dres[0].data(), BT * C);
 }
 
 template <typename T>
-void StageT<T>::layer_backward_weight(int l, Micro& m) {
+void StageT<T>::layer_backward_weight(int l, Micro& m, int t, int nt) {
   const int C = cfg_.dim, Cq = cfg_.qkv_dim(), F = cfg_.ffn;
   const auto& dw = dw_->blocks[l];
-  Layer& L = m.layers[l];
-  linear_backward_weight(dw.w2, m.dres[l + 1].data(), L.g.data(), BT_, F, C);
-  linear_backward_weight(dw.w13, L.dh13.data(), L.ln2.data(), BT_, C, 2 * F);
-  rmsnorm_backward_weight(dw.mlp_norm, L.dln2.data(), L.x_mid.data(), L.rstd2.data(), BT_, C);
-  linear_backward_weight(dw.wo, L.dx_mid.data(), L.att.data(), BT_, C, C);
-  linear_backward_weight(dw.wqkv, L.dqkv.data(), L.ln1.data(), BT_, C, Cq);
-  rmsnorm_backward_weight(dw.attn_norm, L.dln1.data(), L.x_in.data(), L.rstd1.data(), BT_, C);
-  L = Layer{};  // release everything this layer held
+  const Layer& L = m.layers[l];
+  auto part = [&](int total) { return split_range(total, t, nt); };
+  auto [a0, a1] = part(C);
+  linear_backward_weight(dw.w2, m.dres[l + 1].data(), L.g.data(), BT_, F, C, int(a0), int(a1));
+  auto [b0, b1] = part(2 * F);
+  linear_backward_weight(dw.w13, L.dh13.data(), L.ln2.data(), BT_, C, 2 * F, int(b0), int(b1));
+  rmsnorm_backward_weight(dw.mlp_norm, L.dln2.data(), L.x_mid.data(), L.rstd2.data(), BT_, C,
+                          int(a0), int(a1));
+  linear_backward_weight(dw.wo, L.dx_mid.data(), L.att.data(), BT_, C, C, int(a0), int(a1));
+  auto [q0, q1] = part(Cq);
+  linear_backward_weight(dw.wqkv, L.dqkv.data(), L.ln1.data(), BT_, C, Cq, int(q0), int(q1));
+  rmsnorm_backward_weight(dw.attn_norm, L.dln1.data(), L.x_in.data(), L.rstd1.data(), BT_, C,
+                          int(a0), int(a1));
 }
 
 template <typename T>
 void StageT<T>::backward_weight(int mb) {
   Micro& m = find(mb, 2, "backward_weight");
-  if (is_last()) {
-    linear_backward_weight(dw_->lm_head, m.probs.data(), m.lnf.data(), BT_, cfg_.dim, cfg_.vocab);
-    rmsnorm_backward_weight(dw_->final_norm, m.dlnf.data(), m.x_out.data(), m.rstdf.data(), BT_,
-                            cfg_.dim);
-  }
-  for (int l = nL_ - 1; l >= 0; --l) layer_backward_weight(l, m);
-  if (is_first()) {
-    embedding_backward_weight(dw_->embedding, m.dres[0].data(), m.tokens.data(), BT_, cfg_.dim);
-  }
+  const int C = cfg_.dim, V = cfg_.vocab;
+  parallel_run([&](int t, int nt) {
+    const auto [c0, c1] = split_range(C, t, nt);
+    if (is_last()) {
+      const auto [v0, v1] = split_range(V, t, nt);
+      linear_backward_weight(dw_->lm_head, m.probs.data(), m.lnf.data(), BT_, C, V, int(v0),
+                             int(v1));
+      rmsnorm_backward_weight(dw_->final_norm, m.dlnf.data(), m.x_out.data(), m.rstdf.data(), BT_,
+                              C, int(c0), int(c1));
+    }
+    for (int l = nL_ - 1; l >= 0; --l) layer_backward_weight(l, m, t, nt);
+    if (is_first()) {
+      embedding_backward_weight(dw_->embedding, m.dres[0].data(), m.tokens.data(), BT_, C, int(c0),
+                                int(c1));
+    }
+  });
   finish(mb);
 }
 
@@ -469,19 +525,39 @@ std::span<const T> StageT<T>::backward(int mb, std::span<const T> grad_out) {
 
 template <typename T>
 void StageT<T>::zero_grad() {
-  std::fill(grads_.begin(), grads_.end(), T(0));
+  parallel_run([&](int t, int nt) {
+    const auto [i0, i1] = split_range(int64_t(grads_.size()), t, nt);
+    std::fill(grads_.begin() + i0, grads_.begin() + i1, T(0));
+  });
 }
 
 template <typename T>
 double StageT<T>::grad_sq_norm() const {
+  std::vector<double> part(compute_threads(), 0.0);
+  parallel_run([&](int t, int nt) {
+    const auto [i0, i1] = split_range(int64_t(grads_.size()), t, nt);
+    double s = 0;
+    for (int64_t i = i0; i < i1; i += 4096) {  // vectorised blocks in T, summed in double
+      T blk = 0;
+      const int64_t e = std::min(i1, i + 4096);
+#pragma omp simd reduction(+ : blk)
+      for (int64_t j = i; j < e; ++j) blk += grads_[j] * grads_[j];
+      s += double(blk);
+    }
+    part[t] = s;
+  });
   double s = 0;
-  for (T g : grads_) s += double(g) * double(g);
+  for (double p : part) s += p;
   return s;
 }
 
 template <typename T>
 void StageT<T>::optimizer_step(const AdamWConfig& opt, double lr, double grad_scale) {
-  adam_.step(params_.data(), grads_.data(), opt, lr, grad_scale);
+  adam_.begin_step();
+  parallel_run([&](int t, int nt) {
+    const auto [i0, i1] = split_range(int64_t(params_.size()), t, nt);
+    adam_.update(params_.data(), grads_.data(), opt, lr, grad_scale, i0, i1);
+  });
 }
 
 template <typename T>

@@ -26,13 +26,9 @@
 #include "workloads/model/activations.h"
 #include "workloads/model/config.h"
 #include "workloads/model/optimizer.h"
+#include "workloads/model/parallel.h"
 
 namespace xdc::model {
-
-// Threads of the BLAS and of the model's own loops, per process (rank). Default 1: two
-// ranks x one thread beat one rank x two threads, and oversubscription collapses.
-void set_compute_threads(int n);
-int compute_threads();
 
 // One named tensor inside a stage's flat parameter buffer.
 struct ParamTensor {
@@ -122,9 +118,11 @@ class StageT {
   Micro& start(int mb);
   Micro& find(int mb, int phase, const char* what);
   void finish(int mb);
-  void layer_forward(int l, Micro& m, T* out);
-  void layer_backward_input(int l, Micro& m);
-  void layer_backward_weight(int l, Micro& m);
+  // Sequences [b0, b1) of the microbatch (F and B are independent per sequence).
+  void layer_forward(int l, Micro& m, T* out, int b0, int b1);
+  void layer_backward_input(int l, Micro& m, int b0, int b1, T* scratch);
+  // Part t of n of every weight gradient of layer l (W splits gradient rows or columns).
+  void layer_backward_weight(int l, Micro& m, int t, int n);
 
   ModelConfig cfg_;
   StageRange range_;
@@ -137,6 +135,7 @@ class StageT {
   std::vector<T> rope_cos_, rope_sin_;
   std::vector<T> ws_dg_, ws_datt_, ws_dp_;  // B-pass scratch
   std::vector<T> ws_bw_out_;                // backward(): input gradient outliving W
+  std::vector<double> ws_part_;             // per-thread partial sums
   ActivationPool<T> pool_;
   std::map<int, std::unique_ptr<Micro>> active_;
   std::vector<std::unique_ptr<Micro>> spare_;

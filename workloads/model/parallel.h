@@ -1,0 +1,30 @@
+#pragma once
+// Fork-join over the compute threads of a rank. A stage parallelises its own work rather
+// than each GEMM's: F and B split the microbatch's sequences (every op but the weight
+// gradients is independent per sequence), W splits each weight gradient's rows. So a
+// phase costs one fork-join, the BLAS runs single-threaded inside, and no two thread
+// pools compete for the cores.
+#include <cstdint>
+#include <functional>
+#include <utility>
+
+namespace xdc::model {
+
+// Threads of the model (the caller plus workers), per process. Default 1: two ranks x one
+// thread beat one rank x two threads, and oversubscription collapses throughput. The BLAS
+// itself is always kept at one thread.
+void set_compute_threads(int n);
+int compute_threads();
+
+// Runs fn(t, n) for t in [0, n) concurrently, n = compute_threads(); t = 0 on the caller.
+// Returns when every part is done. Not reentrant.
+void parallel_run(const std::function<void(int t, int n)>& fn);
+
+// The t-th of n near-equal contiguous parts of [0, total).
+inline std::pair<int64_t, int64_t> split_range(int64_t total, int t, int n) {
+  const int64_t q = total / n, r = total % n;
+  const int64_t begin = t * q + (t < r ? t : r);
+  return {begin, begin + q + (t < r ? 1 : 0)};
+}
+
+}  // namespace xdc::model
