@@ -48,10 +48,15 @@ namespace xdc::topo {
 //   gateway WAN veth    "wan-<peer dc>"     -> DC name <= 11
 //   gateway host port   "<host>"            -> host name <= 15
 // `hosts: N` generates "<dc>-h1".."<dc>-hN"; host names are unique across the topology
-// and never equal a DC name.
+// and never equal a DC name. A host's name is also the name of its ports on the gateway
+// and the management switch, and part of its namespace "xdc-<net>.<host>", so it may not
+// be one of the builder's own names there (harness/network/names.h, builder.cpp):
+// "lo", "br0", "root", "mgmt", nor start with "wan-".
 inline constexpr size_t kMaxNetworkName = 10;
 inline constexpr size_t kMaxDcName = 11;
 inline constexpr size_t kMaxHostName = 15;
+inline constexpr const char* kReservedHostNames[] = {"lo", "br0", "root", "mgmt"};
+inline constexpr const char* kReservedHostPrefix = "wan-";
 // Address plan limits (harness/network/names.h): a DC is a /24, the management network
 // one /24 for all hosts, WAN /30s numbered from 10.2.0.0.
 inline constexpr int kMaxDcs = 250;
