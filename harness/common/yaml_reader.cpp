@@ -170,7 +170,8 @@ void Map::check_keys(const std::vector<std::string>& allowed,
     if (std::find(allowed.begin(), allowed.end(), e.key) != allowed.end()) continue;
     std::string hint;
     auto syn = synonyms.find(e.key);
-    if (syn != synonyms.end()) {
+    if (syn != synonyms.end() &&
+        std::find(allowed.begin(), allowed.end(), syn->second) != allowed.end()) {
       hint = syn->second;
     } else {
       size_t best = SIZE_MAX;

@@ -86,7 +86,8 @@ class Parser {
     // DC names first, so that a host may be checked against a DC declared after it.
     std::vector<yaml::Map> maps;
     for (const yaml::Value& item : items) {
-      maps.push_back(item.map({"name", "hosts"}, "a DC like {name: east, hosts: 2}"));
+      maps.push_back(item.map({}, "a DC like {name: east, hosts: 2}"));
+      maps.back().check_keys({"name", "hosts"}, kSynonyms);
       yaml::Value name_v = maps.back().require("name");
       Dc dc;
       dc.name = read_name(

@@ -79,6 +79,11 @@ TEST(YamlReader, UnknownKeysListAllowedAndSuggest) {
             }),
             "u.yaml:2:1: latency: unknown key; expected one of: name, delay (did you mean "
             "'delay'?)");
+  // A synonym for a key not allowed here is no hint.
+  EXPECT_EQ(error_of([&] {
+              root.map().check_keys({"name", "rate"}, {{"latency", "delay"}});
+            }),
+            "u.yaml:2:1: latency: unknown key; expected one of: name, rate");
   Value typo = parse("naem: x\n", "u.yaml");
   EXPECT_EQ(error_of([&] {
               typo.map({"name", "delay"});
