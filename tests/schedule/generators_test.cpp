@@ -1,0 +1,106 @@
+// Every generator's output passes the validator over a grid of sizes; peak activations
+// follow the closed forms.
+#include "workloads/schedule/generators.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "workloads/schedule/validate.h"
+
+using namespace xdc::sched;
+
+namespace {
+Params params(int p, int m, int chunks = 2) {
+  Params x;
+  x.ranks = p;
+  x.microbatches = m;
+  x.chunks = chunks;
+  x.milp_seconds = 0.5;
+  return x;
+}
+}  // namespace
+
+TEST(Generators, EveryScheduleValidatesOverSizes) {
+  for (const auto& name : schedule_names())
+    for (int p : {2, 4, 8})
+      for (int m : {p, 2 * p, 4 * p}) {
+        if (name == "optimal" && p * m > 32) continue;  // MILP: small instances only
+        for (bool wan : {false, true}) {
+          Params x = params(p, m);
+          if (wan) x.links = two_dc_links(p, p / 2, {2, 0.5});
+          Schedule s = generate(name, x);
+          auto rep = validate(s);
+          EXPECT_TRUE(rep.ok()) << name << " p=" << p << " m=" << m << " wan=" << wan << "\n"
+                                << rep.message();
+          EXPECT_EQ(s.ranks, p);
+          EXPECT_EQ(s.microbatches, m);
+        }
+      }
+}
+
+TEST(Generators, PeakActivationsMatchFormulas) {
+  const int p = 4, m = 8;
+  auto peak = [&](const char* name) {
+    return validate(generate(name, params(p, m))).peak_activations;
+  };
+  EXPECT_DOUBLE_EQ(peak("1f1b")[0], p);
+  EXPECT_DOUBLE_EQ(peak("1f1b")[p - 1], 1);
+  EXPECT_DOUBLE_EQ(peak("gpipe")[0], m);
+  EXPECT_DOUBLE_EQ(peak("zbh1")[0], p);
+  EXPECT_DOUBLE_EQ(peak("zbh2")[0], 2 * p - 1);
+  auto v = peak("zbv");
+  EXPECT_LE(*std::max_element(v.begin(), v.end()), p);  // 1F1B's peak
+}
+
+TEST(Generators, MemoryCapIsHonoured) {
+  Params x = params(8, 32);
+  x.links = two_dc_links(8, 4, {2, 2});
+  x.memory_cap = 8;
+  for (const char* name : {"crosspipe-greedy", "overlap", "zbh1", "zbv"})
+    EXPECT_TRUE(validate(generate(name, x), 8).ok()) << name;
+}
+
+TEST(Generators, PlacementsAndCommunication) {
+  Schedule v = generate("zbv", params(4, 8));
+  EXPECT_EQ(v.stages, 8);
+  EXPECT_EQ(v.stage_rank, (std::vector<int>{0, 1, 2, 3, 3, 2, 1, 0}));
+  // Stages 3 and 4 share rank 3: no message between them.
+  for (const Action& a : v.actions[3])
+    if (a.kind == Kind::SEND_F) {
+      EXPECT_NE(a.stage, 3);
+    }
+  Schedule i = generate("interleaved", params(4, 8));
+  EXPECT_EQ(i.stage_rank, (std::vector<int>{0, 1, 2, 3, 0, 1, 2, 3}));
+  Schedule one = generate("1f1b", params(2, 2));
+  const std::vector<Action> rank0 = {{Kind::F, 0, 0},          {Kind::SEND_F, 0, 0, 1},
+                                     {Kind::F, 0, 1},          {Kind::SEND_F, 0, 1, 1},
+                                     {Kind::RECV_B, 0, 0, 1},  {Kind::BW, 0, 0},
+                                     {Kind::RECV_B, 0, 1, 1},  {Kind::BW, 0, 1},
+                                     {Kind::ALLREDUCE, 0, -1}, {Kind::OPT, 0, -1}};
+  EXPECT_EQ(one.actions[0], rank0);
+}
+
+TEST(Generators, UnknownNameAndBadSizesAreRejected) {
+  EXPECT_THROW(generate("2f2b", params(4, 8)), std::invalid_argument);
+  EXPECT_THROW(generate("interleaved", params(4, 6)), std::invalid_argument);
+  EXPECT_THROW(generate("1f1b", params(0, 8)), std::invalid_argument);
+}
+
+TEST(Generators, OptimalIsNeverWorseThanGreedy) {
+  Params x = params(4, 4);
+  x.links = two_dc_links(4, 2, {2, 1});
+  x.milp_seconds = 3;
+  x.memory_cap = 4;
+  Schedule g = generate("crosspipe-greedy", x);
+  Schedule o = generate("optimal", x);
+  ASSERT_TRUE(validate(o, 4).ok()) << validate(o, 4).message();
+  double greedy_ms = -1, optimal_ms = -1;
+  for (const auto& [k, v] : o.info) {
+    if (k == "greedy_makespan") greedy_ms = std::stod(v);
+    if (k == "makespan") optimal_ms = std::stod(v);
+  }
+  ASSERT_GT(greedy_ms, 0);
+  ASSERT_GT(optimal_ms, 0);
+  EXPECT_LE(optimal_ms, greedy_ms + 1e-9);
+}

@@ -1,0 +1,41 @@
+// Cost model sources: profile CSV, model shape x device presets.
+#include "harness/sim/cost_model.h"
+
+#include <gtest/gtest.h>
+
+#include "harness/common/input_error.h"
+
+using namespace xdc::sim;
+
+TEST(CostModel, ProfileCsv) {
+  auto c = profile_costs("stage,f_ms,b_ms,w_ms,activation_bytes\n0,1.5,2,1,1000\n1,1,2,1,0\n");
+  ASSERT_EQ(c.stages(), 2);
+  EXPECT_EQ(c.f_ns[0], 1'500'000);
+  EXPECT_EQ(c.activation_bytes[0], 1000);
+  EXPECT_THROW(profile_costs("0,1,2\n", "p.csv"), xdc::InputError);
+}
+
+TEST(CostModel, ShapeFollowsZeroBubbleFlops) {
+  // GPT-like layer (P = 12h^2): F = sbh(24h + 4s), B = sbh(24h + 8s), W = 24sbh^2.
+  // SwiGLU has 3 h ffn weights: ffn = 8h/3 makes the layer 12 h^2 (to 0.03%).
+  ModelShape m{"gpt", 1, 1024, 8 * 1024 / 3, 16, 16, 0};
+  Device d{"unit", 1e12};
+  ShapeWorkload w{2048, 1, 1.0, 2};
+  auto c = shape_costs(m, d, w, 1);
+  const double s = 2048, h = 1024, b = 1;
+  auto near = [](double got, double want) { EXPECT_NEAR(got, want, 1e-3 * want); };
+  near(c.f_ns[0], s * b * h * (24 * h + 4 * s) / 1e12 * 1e9);
+  near(c.b_ns[0], s * b * h * (24 * h + 8 * s) / 1e12 * 1e9);
+  near(c.w_ns[0], 24 * s * b * h * h / 1e12 * 1e9);
+  EXPECT_EQ(c.activation_bytes[0], 2048 * 1024 * 2);
+}
+
+TEST(CostModel, Presets) {
+  EXPECT_EQ(find_model("llama2-13b").layers, 40);
+  EXPECT_EQ(find_model("llama2-70b").kv_heads, 8);
+  EXPECT_GT(find_device("h100").peak_flops, find_device("a100").peak_flops);
+  EXPECT_THROW(find_device("tpu"), xdc::InputError);
+  auto c = shape_costs(find_model("llama2-13b"), find_device("a100"), {}, 8);
+  EXPECT_EQ(c.stages(), 8);
+  EXPECT_GT(c.f_ns[7], c.f_ns[0]);  // LM head on the last stage
+}

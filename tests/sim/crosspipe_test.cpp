@@ -1,0 +1,77 @@
+// Acceptance 2 and 3: CrossPipe's orderings over its delay grid, and GeoPipe-style
+// overlap against 1F1B across a 20 ms WAN.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "harness/sim/experiments.h"
+
+using namespace xdc::sim;
+
+namespace {
+// The benchmark's grid (m = 32) without the MILP, which the bench runs for longer.
+const GridResult& grid() {
+  static const GridResult g = [] {
+    GridSetup s;
+    s.schedules = {"1f1b", "zbh1", "zbv", "interleaved", "overlap", "crosspipe-greedy"};
+    return crosspipe_grid(s);
+  }();
+  return g;
+}
+// A small grid (m = 8) where CBC finishes in a few seconds.
+const GridResult& small_grid() {
+  static const GridResult g = [] {
+    GridSetup s;
+    s.microbatches = 8;
+    s.milp_seconds = 2;
+    s.schedules = {"crosspipe-greedy", "optimal"};
+    return crosspipe_grid(s);
+  }();
+  return g;
+}
+const GridRow& row(const std::string& name, const GridResult& g = grid()) {
+  for (const auto& r : g.rows)
+    if (r.schedule == name) return r;
+  throw std::runtime_error("no row " + name);
+}
+}  // namespace
+
+TEST(CrossPipeGrid, ZbvBestWithoutDelayAndWorstWithBoth) {
+  for (const auto& r : grid().rows) {
+    if (r.schedule == "zbv") continue;
+    EXPECT_LT(row("zbv").time_per_mb[0], r.time_per_mb[0]) << r.schedule;
+    EXPECT_GT(row("zbv").time_per_mb[3], r.time_per_mb[3]) << r.schedule;
+  }
+}
+
+TEST(CrossPipeGrid, GreedyBeatsOneFOneBUnderDelay) {
+  EXPECT_LE(row("crosspipe-greedy").time_per_mb[3], 0.7 * row("1f1b").time_per_mb[3]);
+  // With zero delay it matches ZB-H1.
+  EXPECT_NEAR(row("crosspipe-greedy").time_per_mb[0], row("zbh1").time_per_mb[0], 1e-9);
+}
+
+TEST(CrossPipeGrid, OptimalNeverWorseThanGreedy) {
+  const auto& g = small_grid();
+  for (int k = 0; k < 4; ++k)
+    EXPECT_LE(row("optimal", g).time_per_mb[k], row("crosspipe-greedy", g).time_per_mb[k] + 1e-9)
+        << k;
+  EXPECT_NE(row("optimal", g).note.find("milp_gap"), std::string::npos) << row("optimal", g).note;
+}
+
+TEST(CrossPipeGrid, SameMemoryCapForTheCapAwareSchedules) {
+  for (const char* name : {"1f1b", "zbh1", "zbv", "overlap", "crosspipe-greedy"})
+    for (double peak : row(name).peak_activations) EXPECT_LE(peak, 8) << name;
+}
+
+TEST(Overlap, HalvesTheBubbleOfOneFOneBAcrossTheWan) {
+  const auto rows = overlap_case();
+  ASSERT_EQ(rows.size(), 2u);
+  const auto& base = rows[0];
+  const auto& ov = rows[1];
+  EXPECT_EQ(base.schedule, "1f1b");
+  EXPECT_LE(ov.bubble.zerobubble, 0.5 * base.bubble.zerobubble);
+  EXPECT_LE(ov.bubble.crosspipe, 0.5 * base.bubble.crosspipe);
+  EXPECT_LE(ov.bubble.megatron, 0.5 * base.bubble.megatron);
+  EXPECT_LT(ov.iteration_ms, base.iteration_ms);
+  EXPECT_LE(ov.peak_activations, 4 + 2);
+}
