@@ -187,13 +187,20 @@ void Map::check_keys(const std::vector<std::string>& allowed,
 }
 
 Value parse(const std::string& text, const std::string& file_label) {
+  std::vector<YAML::Node> docs;
   try {
-    return Value(YAML::Load(text), "", file_label);
+    docs = YAML::LoadAll(text);
   } catch (const YAML::Exception& e) {
     SourcePos pos{file_label, e.mark.is_null() ? 0 : e.mark.line + 1,
                   e.mark.is_null() ? 0 : e.mark.column + 1};
     throw InputError(pos, "YAML syntax error: " + e.msg);
   }
+  // A second document would be ignored silently by YAML::Load: say so instead.
+  if (docs.size() > 1)
+    Value(docs[1], "", file_label)
+        .error("expected one YAML document, got " + std::to_string(docs.size()) +
+               " (a second '---')");
+  return Value(docs.empty() ? YAML::Node() : docs[0], "", file_label);
 }
 
 Value load_file(const std::string& path) {

@@ -107,6 +107,12 @@ TEST(YamlReader, SyntaxErrorsHaveAPosition) {
             "s.yaml:2:2: YAML syntax error: end of sequence flow not found");
 }
 
+TEST(YamlReader, OneDocumentOnly) {
+  EXPECT_EQ(error_of([] { parse("a: 1\n---\nb: 2\n", "two.yaml"); }),
+            "two.yaml:3:1: expected one YAML document, got 2 (a second '---')");
+  EXPECT_TRUE(parse("---\na: 1\n", "one.yaml").is_map());
+}
+
 TEST(YamlReader, EmptyDocumentIsNothingAtLineOne) {
   Value root = parse("", "e.yaml");
   EXPECT_TRUE(root.is_null());
