@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <charconv>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -109,6 +110,13 @@ double Value::percent() const {
 }
 uint64_t Value::size_bytes() const {
   return unit_value(*this, &parse_size_bytes, "a size like \"64kb\"");
+}
+
+std::string Value::file_path() const {
+  std::filesystem::path p = scalar("a file path");
+  if (p.empty()) fail("a file path");
+  if (p.is_relative()) p = std::filesystem::path(file_).parent_path() / p;
+  return p.lexically_normal().string();
 }
 
 std::string Value::choice(const std::vector<std::string>& options) const {

@@ -53,6 +53,9 @@ class Value {
   uint64_t rate_bps() const;
   double percent() const;
   uint64_t size_bytes() const;
+  // A file path; a relative one is taken from the directory of the YAML file itself
+  // ("topology: ../topologies/two-dc.yaml" in experiments/x.yaml).
+  std::string file_path() const;
   // One of `options` ("expected one of: a, b, c, got ...").
   std::string choice(const std::vector<std::string>& options) const;
   std::vector<Value> list(const std::string& expected = "a list") const;

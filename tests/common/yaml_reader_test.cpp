@@ -62,6 +62,14 @@ TEST(YamlReader, NumbersAndBooleans) {
             "b.yaml:4:6: bad: expected true or false, got \"2x\"");
 }
 
+TEST(YamlReader, FilePathsAreRelativeToTheYamlFile) {
+  Map m = parse("t: ../topologies/two-dc.yaml\nabs: /x/y.yaml\n", "experiments/e.yaml").map();
+  EXPECT_EQ(m.require("t").file_path(), "topologies/two-dc.yaml");
+  EXPECT_EQ(m.require("abs").file_path(), "/x/y.yaml");
+  Map bare = parse("t: two-dc.yaml\n", "e.yaml").map();
+  EXPECT_EQ(bare.require("t").file_path(), "two-dc.yaml");
+}
+
 TEST(YamlReader, NullValuePointsAtItsKey) {
   Value root = parse("a: 1\nb:\nc: 2\n", "n.yaml");
   EXPECT_EQ(error_of([&] { root.map().require("b").duration_us(); }),
