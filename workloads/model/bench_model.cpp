@@ -64,6 +64,13 @@ double sgemm_peak_gflops() {
   return best;
 }
 
+std::string load_average() {
+  std::ifstream in("/proc/loadavg");
+  std::string first;
+  in >> first;
+  return first.empty() ? "0" : first;
+}
+
 double cpu_seconds() {
   timespec t;
   clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
@@ -133,6 +140,7 @@ std::vector<ActivationCheck> activation_checks(const ModelConfig& cfg, int batch
 
 int main(int argc, char** argv) {
   double torch_1t = 0, torch_2t = 0, min_seconds = 10;
+  double torch_cpu_1t = 0, torch_cpu_2t = 0;  // PyTorch's tokens per CPU-second
   int profile_threads = 0;  // > 0: only train at this thread count (for perf), no JSON
   std::string json_path = "results/bench/model.json";
   for (int i = 1; i < argc; ++i) {
@@ -144,20 +152,25 @@ int main(int argc, char** argv) {
       }
       return std::string(argv[++i]);
     };
-    if (a == "--torch-1t")
+    if (a == "--torch-1t") {
       torch_1t = std::stod(value());
-    else if (a == "--torch-2t")
+    } else if (a == "--torch-2t") {
       torch_2t = std::stod(value());
-    else if (a == "--seconds")
+    } else if (a == "--torch-cpu-1t") {
+      torch_cpu_1t = std::stod(value());
+    } else if (a == "--torch-cpu-2t") {
+      torch_cpu_2t = std::stod(value());
+    } else if (a == "--seconds") {
       min_seconds = std::stod(value());
-    else if (a == "--profile")
+    } else if (a == "--profile") {
       profile_threads = std::stoi(value());
-    else if (a == "-o" || a == "--json")
+    } else if (a == "-o" || a == "--json") {
       json_path = value();
-    else {
+    } else {
       std::fprintf(stderr,
-                   "usage: xdc-bench-model [--seconds S] [--torch-1t TOK/S] [--torch-2t TOK/S] "
-                   "[-o results/bench/model.json] [--profile THREADS]\n");
+                   "usage: xdc-bench-model [--seconds S] [--torch-1t TOK/S] [--torch-2t TOK/S]\n"
+                   "         [--torch-cpu-1t TOK/CPU-S] [--torch-cpu-2t TOK/CPU-S]\n"
+                   "         [-o results/bench/model.json] [--profile THREADS]\n");
       return 2;
     }
   }
@@ -185,7 +198,8 @@ int main(int argc, char** argv) {
   const double peak = sgemm_peak_gflops();  // also gets OpenBLAS's own buffers allocated
   const auto checks = activation_checks(cfg, batch, 4);
   const auto corpus = TextCorpus::load_default();
-  std::printf("sgemm peak, 1 thread: %.1f GFLOP/s\n", peak);
+  std::printf("sgemm peak, 1 thread: %.1f GFLOP/s (OpenBLAS core %s), load average %s\n", peak,
+              openblas_get_corename(), load_average().c_str());
   const TrainResult r1 = train_throughput(cfg, batch, 1, min_seconds, corpus);
   std::printf(
       "1 thread : %8.0f tokens/s  %6.1f GFLOP/s  (%.0f%% of sgemm peak), %.0f tokens/cpu-s, "
@@ -202,8 +216,16 @@ int main(int argc, char** argv) {
     std::printf("  stage %d: %9zu B accounted, %9zu B resident (%+.2f%%)\n", c.stage, c.accounted,
                 c.measured, 100.0 * (double(c.measured) - double(c.accounted)) / c.accounted);
   }
-  if (torch_1t > 0) std::printf("ours / PyTorch, 1 thread : %.2fx\n", r1.tokens_per_s / torch_1t);
-  if (torch_2t > 0) std::printf("ours / PyTorch, 2 threads: %.2fx\n", r2.tokens_per_s / torch_2t);
+  if (torch_1t > 0) {
+    std::printf("ours / PyTorch, 1 thread : %.2fx wall-clock, %.2fx per CPU-second\n",
+                r1.tokens_per_s / torch_1t,
+                torch_cpu_1t > 0 ? r1.tokens_per_cpu_s / torch_cpu_1t : 0.0);
+  }
+  if (torch_2t > 0) {
+    std::printf("ours / PyTorch, 2 threads: %.2fx wall-clock, %.2fx per CPU-second\n",
+                r2.tokens_per_s / torch_2t,
+                torch_cpu_2t > 0 ? r2.tokens_per_cpu_s / torch_cpu_2t : 0.0);
+  }
 
   std::string json = "{\n";
   auto field = [&](const char* k, double v, int prec = 1) {
@@ -221,6 +243,10 @@ int main(int argc, char** argv) {
   field("peak_rss_mb", peak_rss_mb);
   field("tokens_per_cpu_s_1t", r1.tokens_per_cpu_s);
   field("tokens_per_cpu_s_2t", r2.tokens_per_cpu_s);
+  field("torch_tokens_per_cpu_s_1t", torch_cpu_1t);
+  field("torch_tokens_per_cpu_s_2t", torch_cpu_2t);
+  json += std::string("  \"openblas_core\": \"") + openblas_get_corename() + "\",\n";
+  json += "  \"load_average_1min\": " + load_average() + ",\n";
   field("speedup_vs_torch_1t", torch_1t > 0 ? r1.tokens_per_s / torch_1t : 0, 3);
   field("speedup_vs_torch_2t", torch_2t > 0 ? r2.tokens_per_s / torch_2t : 0, 3);
   field("flops_per_token", flops_tok, 0);
