@@ -11,13 +11,11 @@ uint32_t probability_u32(double pct) {
   return static_cast<uint32_t>(std::rint(std::clamp(pct, 0.0, 100.0) / 100.0 * UINT32_MAX));
 }
 
-uint32_t CorrelatedRandom::next(std::mt19937& rng) {
-  uint32_t value = static_cast<uint32_t>(rng());
-  if (rho_ == 0) return value;
-  uint64_t rho = uint64_t{rho_} + 1;
-  uint64_t answer = (uint64_t{value} * ((1ULL << 32) - rho) + uint64_t{last_} * rho) >> 32;
-  last_ = static_cast<uint32_t>(answer);
-  return last_;
+uint32_t CopulaRandom::next(std::mt19937& rng) {
+  if (c_ <= 0) return static_cast<uint32_t>(rng());
+  z_ = c_ * z_ + std::sqrt(1 - c_ * c_) * normal_(rng);
+  double u = 0.5 * std::erfc(-z_ / std::sqrt(2.0));  // standard normal CDF
+  return static_cast<uint32_t>(std::min(u * 4294967296.0, 4294967295.0));
 }
 
 GilbertElliott::GilbertElliott(const netem::LossModel& m)
@@ -45,9 +43,14 @@ double GilbertElliott::expected_loss(const netem::LossModel& m) {
 
 int64_t tabledist(int64_t mu, int64_t sigma, uint32_t rnd, const std::vector<int16_t>& table) {
   if (sigma == 0) return mu;
+  // netem takes rnd modulo the range (its low bits); the high bits are as uniform and
+  // keep the copula's correlation between neighbouring draws.
+  auto scaled = [rnd](uint64_t n) {
+    return static_cast<uint64_t>((static_cast<unsigned __int128>(rnd) * n) >> 32);
+  };
   if (table.empty())
-    return static_cast<int64_t>(rnd % (2 * static_cast<uint64_t>(sigma))) + mu - sigma;
-  int64_t t = table[rnd % table.size()];
+    return static_cast<int64_t>(scaled(2 * static_cast<uint64_t>(sigma))) + mu - sigma;
+  int64_t t = table[scaled(table.size())];
   // netem splits sigma to keep the product in range; ns fit comfortably in 64 bits.
   int64_t x = sigma * t;
   x += x >= 0 ? netem::kDistScale / 2 : -netem::kDistScale / 2;
@@ -58,26 +61,23 @@ Impairment::Impairment(const netem::LinkParams& p, std::vector<int16_t> dist_tab
     : p_(p),
       table_(std::move(dist_table)),
       rng_(static_cast<std::mt19937::result_type>(seed ^ (seed >> 32))),
-      delay_rnd_(probability_u32(p.jitter_correlation_pct)),
-      loss_rnd_(probability_u32(p.loss.correlation_pct)),
-      reorder_rnd_(0),
-      ge_(p.loss),
+      delay_rnd_(std::clamp(p.jitter_correlation_pct, 0.0, 99.9) / 100),
+      ge_(p.loss.kind == netem::LossModel::Kind::kRandom && p.loss.correlation_pct > 0
+              ? netem::correlated_loss_model(p.loss)
+              : p.loss),
+      use_ge_(p.loss.kind == netem::LossModel::Kind::kGilbertElliott ||
+              (p.loss.kind == netem::LossModel::Kind::kRandom && p.loss.correlation_pct > 0)),
       loss_u32_(probability_u32(p.loss.p_pct)),
       reorder_u32_(probability_u32(p.reorder_pct)) {}
 
 Impairment::Decision Impairment::on_packet(int64_t now_ns) {
-  switch (p_.loss.kind) {
-    case netem::LossModel::Kind::kRandom:
-      if (loss_u32_ && loss_u32_ >= loss_rnd_.next(rng_)) return {Verdict::kDrop, now_ns};
-      break;
-    case netem::LossModel::Kind::kGilbertElliott:
-      if (ge_.lose(rng_)) return {Verdict::kDrop, now_ns};
-      break;
-    case netem::LossModel::Kind::kNone:
-      break;
+  if (use_ge_) {
+    if (ge_.lose(rng_)) return {Verdict::kDrop, now_ns};
+  } else if (p_.loss.kind == netem::LossModel::Kind::kRandom) {
+    if (loss_u32_ && loss_u32_ >= static_cast<uint32_t>(rng_())) return {Verdict::kDrop, now_ns};
   }
   // netem with gap 1: reordering needs a delay to overtake.
-  if (reorder_u32_ && p_.delay_us && reorder_u32_ >= reorder_rnd_.next(rng_))
+  if (reorder_u32_ && p_.delay_us && reorder_u32_ >= static_cast<uint32_t>(rng_()))
     return {Verdict::kSendNow, now_ns};
   int64_t delay =
       tabledist(static_cast<int64_t>(p_.delay_us) * 1000, static_cast<int64_t>(p_.jitter_us) * 1000,

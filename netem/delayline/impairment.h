@@ -3,10 +3,15 @@
 // packet, with the kernel's algorithms (get_crandom, tabledist, loss_gilb_ell), so that
 // the userspace backend realises the same LinkParams the same way.
 //
-//   loss    decided at enqueue: random (+ correlation) or Gilbert-Elliott; a lost packet
-//           gets an NF_DROP verdict at once.
+//   loss    decided at enqueue: random or Gilbert-Elliott; a lost packet gets an
+//           NF_DROP verdict at once. Random loss with correlation c is the two-state
+//           chain with mean p and lag-1 correlation c (netem::correlated_loss_model), not
+//           netem's get_crandom, which pulls every draw towards the previous one and so
+//           lowers the loss rate (10% at 75% correlation loses almost nothing).
 //   reorder with probability reorder_pct a packet is sent at once, ahead of those held.
-//   delay   delay + jitter drawn from the distribution table (uniform without a table),
+//   delay   delay + jitter drawn from the distribution table (uniform without a table);
+//           jitter correlation c makes successive draws an AR(1) Gaussian copula of
+//           correlation c, which keeps the distribution (netem's narrows it);
 //           never negative, and never before the previous packet's send time: order is
 //           preserved (as netem does when a rate is set), so jitter does not reorder.
 // Pure logic: time is passed in (ns, CLOCK_MONOTONIC), the RNG is seeded by the caller.
@@ -15,22 +20,12 @@
 #include <vector>
 
 #include "netem/shaper/link_params.h"
+#include "netem/shaper/loss_model.h"
 
 namespace xdc::delayline {
 
 // netem's u32 scale for a percentage.
 uint32_t probability_u32(double pct);
-
-// netem's correlated random number (get_crandom): rho = 0 gives plain uniform u32.
-class CorrelatedRandom {
- public:
-  explicit CorrelatedRandom(uint32_t rho = 0) : rho_(rho) {}
-  uint32_t next(std::mt19937& rng);
-
- private:
-  uint32_t rho_;
-  uint32_t last_ = 0;
-};
 
 // netem's Gilbert-Elliott model (loss_gilb_ell); LossModel's h and k are the classic
 // ones: P(loss | bad) = 1 - h, P(loss | good) = 1 - k.
@@ -47,7 +42,19 @@ class GilbertElliott {
   bool bad_ = false;
 };
 
-// netem's tabledist: mu + sigma * table[rnd % size] / 8192, or uniform in
+// Successive uniform u32 draws whose normal scores follow z' = c z + sqrt(1-c^2) e:
+// each draw is uniform, neighbours are correlated (about c for normal jitter).
+class CopulaRandom {
+ public:
+  explicit CopulaRandom(double correlation) : c_(correlation) {}
+  uint32_t next(std::mt19937& rng);
+
+ private:
+  double c_, z_ = 0;
+  std::normal_distribution<double> normal_;
+};
+
+// netem's tabledist: mu + sigma * table[rnd * size / 2^32] / 8192, or uniform in
 // [mu - sigma, mu + sigma) without a table. In ns.
 int64_t tabledist(int64_t mu_ns, int64_t sigma_ns, uint32_t rnd, const std::vector<int16_t>& table);
 
@@ -67,8 +74,9 @@ class Impairment {
   netem::LinkParams p_;
   std::vector<int16_t> table_;
   std::mt19937 rng_;
-  CorrelatedRandom delay_rnd_, loss_rnd_, reorder_rnd_;
-  GilbertElliott ge_;
+  CopulaRandom delay_rnd_;
+  GilbertElliott ge_;  // Gilbert-Elliott, or correlated random loss
+  bool use_ge_;
   uint32_t loss_u32_, reorder_u32_;
   int64_t last_send_ns_ = 0;
 };

@@ -15,16 +15,13 @@
 #include <mutex>
 #include <thread>
 
+#include "netem/shaper/loss_model.h"
 #include "netem/shaper/qdisc.h"
 #include "netem/shaper/queue_sizing.h"
 
 namespace xdc::netem {
 
 namespace {
-
-struct MsgDeleter {
-  void operator()(nl_msg* m) const { nlmsg_free(m); }
-};
 
 constexpr uint32_t kPschedShift = 6;  // kernel PSCHED_SHIFT: 1 tick = 64 ns
 
@@ -44,9 +41,13 @@ uint32_t netem_probability(double pct) {
   return static_cast<uint32_t>(v);
 }
 
-void add_netem_root(const nl::NlSocket& sock, int ifindex, const LinkParams& p,
-                    const std::vector<int16_t>& dist_table) {
-  std::unique_ptr<nl_msg, MsgDeleter> msg(nlmsg_alloc_size(256 * 1024));
+NetemRequest netem_request(int ifindex, const LinkParams& params,
+                           const std::vector<int16_t>& dist_table) {
+  // Correlated random loss goes to netem as the equivalent Gilbert model (loss_model.h).
+  LinkParams p = params;
+  if (p.loss.kind == LossModel::Kind::kRandom && p.loss.correlation_pct > 0)
+    p.loss = correlated_loss_model(p.loss);
+  NetemRequest msg(nlmsg_alloc_size(256 * 1024));
   if (!msg) throw std::bad_alloc();
   if (!nlmsg_put(msg.get(), NL_AUTO_PORT, NL_AUTO_SEQ, RTM_NEWQDISC, 0, NLM_F_CREATE | NLM_F_EXCL))
     throw std::bad_alloc();
@@ -72,9 +73,10 @@ void add_netem_root(const nl::NlSocket& sock, int ifindex, const LinkParams& p,
   nl::check(nlmsg_append(msg.get(), &q, sizeof q, NLMSG_ALIGNTO), "netem qopt");
 
   tc_netem_corr corr{};
+  // netem's delay correlation also narrows the jitter distribution (get_crandom); the
+  // userspace backend keeps it (impairment.h). The kernel offers nothing better.
   corr.delay_corr = netem_probability(p.jitter_correlation_pct);
-  corr.loss_corr =
-      p.loss.kind == LossModel::Kind::kRandom ? netem_probability(p.loss.correlation_pct) : 0;
+  corr.loss_corr = 0;  // correlated random loss became a Gilbert model above
   put(msg.get(), TCA_NETEM_CORR, &corr, sizeof corr, "corr");
   int64_t lat64 = static_cast<int64_t>(latency_ns), jit64 = static_cast<int64_t>(jitter_ns);
   put(msg.get(), TCA_NETEM_LATENCY64, &lat64, sizeof lat64, "latency64");
@@ -103,7 +105,12 @@ void add_netem_root(const nl::NlSocket& sock, int ifindex, const LinkParams& p,
     put(msg.get(), TCA_NETEM_DELAY_DIST, dist_table.data(), dist_table.size() * sizeof(int16_t),
         "delay distribution");
   nla_nest_end(msg.get(), opts);
+  return msg;
+}
 
+void add_netem_root(const nl::NlSocket& sock, int ifindex, const LinkParams& p,
+                    const std::vector<int16_t>& dist_table) {
+  NetemRequest msg = netem_request(ifindex, p, dist_table);
   int rc = nl_send_sync(sock.get(), msg.release());  // frees the message
   std::string where = "ifindex " + std::to_string(ifindex) + " in netns '" + sock.netns() + "'";
   if (rc == -NLE_OBJ_NOTFOUND)

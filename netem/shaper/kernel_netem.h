@@ -6,7 +6,10 @@
 // netem's options are built with libnl's message API (nl_msg, nla_*) rather than the
 // rtnl_netem_* setters, which cannot express Gilbert-Elliott, 64-bit latency or jitter
 // in ns: TCA_OPTIONS = struct tc_netem_qopt followed by TCA_NETEM_* attributes.
+#include <netlink/msg.h>
+
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -22,6 +25,16 @@ bool kernel_has_netem(std::string* why = nullptr);
 
 // Percent (0..100) as netem's u32 probability scale (0 = never, UINT32_MAX = always).
 uint32_t netem_probability(double pct);
+
+struct NlMsgDeleter {
+  void operator()(nl_msg* m) const { nlmsg_free(m); }
+};
+using NetemRequest = std::unique_ptr<nl_msg, NlMsgDeleter>;
+
+// The RTM_NEWQDISC request add_netem_root() sends (exposed for tests, which check it
+// the way the kernel's netem_change parses it: qopt, then attributes).
+NetemRequest netem_request(int ifindex, const LinkParams& p,
+                           const std::vector<int16_t>& dist_table);
 
 // Installs netem (+ rate child when p.rate_bps) as root of `ifindex`. Throws nl::NlError
 // (with "kernel has no sch_netem" spelled out when the kind is unknown).

@@ -134,12 +134,15 @@ void big_tcp_buffers(const std::string& netns) {
 
 PingResult ping(const std::string& netns, const std::string& ip, int count, double interval_s,
                 double deadline_s, int payload_bytes) {
+  // Not -w: with a deadline ping keeps sending until `count` replies arrive. -W bounds
+  // the wait for the last replies; `timeout` bounds the whole run.
   netem::RunResult r =
-      netem::run_argv({"ping", "-n", "-c", std::to_string(count), "-i", fmt_double(interval_s),
-                       "-w", std::to_string(static_cast<int>(std::ceil(deadline_s))), "-s",
-                       std::to_string(payload_bytes), ip},
+      netem::run_argv({"timeout", std::to_string(static_cast<int>(std::ceil(deadline_s))), "ping",
+                       "-n", "-c", std::to_string(count), "-i", fmt_double(interval_s), "-W", "2",
+                       "-s", std::to_string(payload_bytes), ip},
                       netns);
   PingResult res;
+  res.output = r.output;
   static const std::regex reply(R"(time=([0-9.]+) ms)");
   static const std::regex summary(R"((\d+) packets transmitted, (\d+) received)");
   std::istringstream in(r.output);

@@ -34,10 +34,11 @@ std::vector<std::string> netns_with_prefix(const std::string& prefix);
 struct PingResult {
   int sent = 0, received = 0;
   std::vector<double> rtt_ms;  // one per reply
+  std::string output;          // ping's own words, for failure messages
   double loss() const { return sent ? 1.0 - double(received) / sent : 0; }
 };
-// ping from `netns` to `ip`: `count` echo requests every `interval_s`, giving up after
-// `deadline_s` seconds.
+// ping from `netns` to `ip`: exactly `count` echo requests every `interval_s`; the run
+// is cut at `deadline_s` seconds (then nothing is reported: set it generously).
 PingResult ping(const std::string& netns, const std::string& ip, int count, double interval_s,
                 double deadline_s, int payload_bytes = 56);
 

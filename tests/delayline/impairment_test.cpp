@@ -1,0 +1,199 @@
+// netem's per-packet decisions in userspace: loss models, jitter distribution, FIFO.
+#include "netem/delayline/impairment.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <numeric>
+
+#include "netem/shaper/dist_table.h"
+
+namespace xdc::delayline {
+namespace {
+
+using netem::LinkParams;
+using netem::LossModel;
+
+constexpr int64_t kMs = 1'000'000;
+
+// Fraction of `n` packets (1 ms apart) that the model drops.
+double drop_rate(const LinkParams& p, int n, uint64_t seed = 7) {
+  Impairment imp(p, {}, seed);
+  int drops = 0;
+  for (int i = 0; i < n; ++i)
+    drops += imp.on_packet(int64_t{i} * kMs).verdict == Impairment::Verdict::kDrop;
+  return double(drops) / n;
+}
+
+TEST(Impairment, ProbabilityScale) {
+  EXPECT_EQ(probability_u32(0), 0u);
+  EXPECT_EQ(probability_u32(100), UINT32_MAX);
+  EXPECT_EQ(probability_u32(50), 2147483648u);
+  EXPECT_EQ(probability_u32(150), UINT32_MAX);
+}
+
+TEST(Impairment, RandomLossWithinThreeSigma) {
+  for (double pct : {0.1, 1.0, 5.0, 30.0}) {
+    LinkParams p;
+    p.loss.kind = LossModel::Kind::kRandom;
+    p.loss.p_pct = pct;
+    const int n = 200'000;
+    double pr = pct / 100, sigma = std::sqrt(pr * (1 - pr) / n);
+    EXPECT_NEAR(drop_rate(p, n), pr, 3 * sigma) << pct << "%";
+  }
+}
+
+TEST(Impairment, NoLossAndFullLoss) {
+  LinkParams p;
+  p.loss.kind = LossModel::Kind::kRandom;
+  EXPECT_EQ(drop_rate(p, 10'000), 0.0);
+  p.loss.p_pct = 100;
+  EXPECT_EQ(drop_rate(p, 10'000), 1.0);
+}
+
+TEST(Impairment, CorrelatedLossKeepsItsMeanAndComesInBursts) {
+  // Mean p, lag-1 correlation c: P(loss | previous lost) = c + (1 - c) p.
+  LinkParams p;
+  p.loss.kind = LossModel::Kind::kRandom;
+  p.loss.p_pct = 10;
+  p.loss.correlation_pct = 75;
+  Impairment imp(p, {}, 3);
+  int drops = 0, pairs = 0;
+  bool prev = false;
+  const int n = 1'000'000;
+  for (int i = 0; i < n; ++i) {
+    bool d = imp.on_packet(i * kMs).verdict == Impairment::Verdict::kDrop;
+    drops += d;
+    pairs += d && prev;
+    prev = d;
+  }
+  double p_loss = double(drops) / n, p_after_loss = double(pairs) / std::max(drops, 1);
+  EXPECT_NEAR(p_loss, 0.10, 0.01);
+  EXPECT_NEAR(p_after_loss, 0.75 + 0.25 * 0.10, 0.01);
+}
+
+TEST(Impairment, GilbertElliottStationaryLoss) {
+  // p 1%, r 10%: the bad state holds 1/11 of the time; it loses 1 - h = 70%, the good
+  // state 1 - k = 0.5%.
+  LinkParams p;
+  p.loss.kind = LossModel::Kind::kGilbertElliott;
+  p.loss.p_pct = 1;
+  p.loss.r_pct = 10;
+  p.loss.h_pct = 30;
+  p.loss.k_pct = 99.5;
+  double expected = GilbertElliott::expected_loss(p.loss);
+  EXPECT_NEAR(expected, 1.0 / 11 * 0.7 + 10.0 / 11 * 0.005, 1e-12);
+  EXPECT_NEAR(drop_rate(p, 1'000'000), expected, 0.004);  // bursty: a wide margin
+}
+
+TEST(Impairment, GilbertElliottDefaultsLoseEverythingInBadOnly) {
+  // h 0 / k 100 (LinkParams defaults): Gilbert's simple model, loss iff bad.
+  LossModel m;
+  m.kind = LossModel::Kind::kGilbertElliott;
+  m.p_pct = 5;
+  m.r_pct = 50;
+  GilbertElliott ge(m);
+  std::mt19937 rng(11);
+  int lost = 0, lost_in_good_after_good = 0;
+  bool was_bad = false;
+  for (int i = 0; i < 100'000; ++i) {
+    bool l = ge.lose(rng);
+    lost += l;
+    if (l && !was_bad) ++lost_in_good_after_good;
+    was_bad = ge.bad();
+  }
+  EXPECT_EQ(lost_in_good_after_good, 0);
+  EXPECT_NEAR(lost / 1e5, GilbertElliott::expected_loss(m), 0.01);
+}
+
+TEST(Impairment, TabledistUniformAndTable) {
+  EXPECT_EQ(tabledist(100, 0, 12345, {}), 100);
+  for (uint32_t r : {0u, 1u, 199u, 4000000000u}) {
+    int64_t v = tabledist(1000, 100, r, {});
+    EXPECT_GE(v, 900);
+    EXPECT_LT(v, 1100);
+  }
+  std::vector<int16_t> t = {-8192, 0, 8192};              // -1, 0, +1 sigma
+  EXPECT_EQ(tabledist(1000, 100, 0, t), 900);             // first third of the u32 range
+  EXPECT_EQ(tabledist(1000, 100, 0x60000000u, t), 1000);  // second third
+  EXPECT_EQ(tabledist(1000, 100, 0xF0000000u, t), 1100);  // last third
+}
+
+TEST(Impairment, NormalJitterHasTheConfiguredSpread) {
+  // Packets far apart (100 ms): order preservation never binds, so the hold times
+  // are plain draws.
+  LinkParams p;
+  p.delay_us = 20'000;
+  p.jitter_us = 5'000;
+  p.jitter_dist = netem::JitterDist::kNormal;
+  Impairment imp(p, netem::load_dist_table(p.jitter_dist), 5);
+  std::vector<double> hold_ms;
+  for (int i = 0; i < 50'000; ++i) {
+    int64_t now = int64_t{i} * 100 * kMs;
+    hold_ms.push_back((imp.on_packet(now).send_ns - now) / 1e6);
+  }
+  double m = std::accumulate(hold_ms.begin(), hold_ms.end(), 0.0) / hold_ms.size(), s = 0;
+  for (double h : hold_ms) s += (h - m) * (h - m);
+  s = std::sqrt(s / hold_ms.size());
+  EXPECT_NEAR(m, 20.0, 0.1);
+  EXPECT_NEAR(s, 5.0, 0.1);
+}
+
+TEST(Impairment, CorrelatedJitterKeepsItsSpread) {
+  LinkParams p;
+  p.delay_us = 20'000;
+  p.jitter_us = 5'000;
+  p.jitter_correlation_pct = 80;
+  p.jitter_dist = netem::JitterDist::kNormal;
+  Impairment imp(p, netem::load_dist_table(p.jitter_dist), 17);
+  std::vector<double> h;
+  for (int i = 0; i < 100'000; ++i) {
+    int64_t now = int64_t{i} * 100 * kMs;
+    h.push_back((imp.on_packet(now).send_ns - now) / 1e6);
+  }
+  double m = std::accumulate(h.begin(), h.end(), 0.0) / h.size(), var = 0, cov = 0;
+  for (size_t i = 0; i < h.size(); ++i) {
+    var += (h[i] - m) * (h[i] - m);
+    if (i) cov += (h[i] - m) * (h[i - 1] - m);
+  }
+  EXPECT_NEAR(m, 20.0, 0.2);
+  EXPECT_NEAR(std::sqrt(var / h.size()), 5.0, 0.15);
+  EXPECT_NEAR(cov / var, 0.8, 0.03);
+}
+
+TEST(Impairment, SendTimesNeverDecrease) {
+  // Back-to-back packets with a large jitter: FIFO order is kept.
+  LinkParams p;
+  p.delay_us = 10'000;
+  p.jitter_us = 8'000;
+  p.jitter_dist = netem::JitterDist::kNormal;
+  Impairment imp(p, netem::load_dist_table(p.jitter_dist), 9);
+  int64_t last = 0;
+  for (int i = 0; i < 100'000; ++i) {
+    auto d = imp.on_packet(int64_t{i} * 10'000);  // 10 us apart
+    ASSERT_EQ(d.verdict, Impairment::Verdict::kHold);
+    ASSERT_GE(d.send_ns, last);
+    ASSERT_GE(d.send_ns, int64_t{i} * 10'000);  // never before arrival
+    last = d.send_ns;
+  }
+}
+
+TEST(Impairment, ReorderSendsAFractionAtOnce) {
+  LinkParams p;
+  p.delay_us = 10'000;
+  p.reorder_pct = 25;
+  Impairment imp(p, {}, 13);
+  int now_count = 0;
+  const int n = 100'000;
+  for (int i = 0; i < n; ++i)
+    now_count += imp.on_packet(int64_t{i} * kMs).verdict == Impairment::Verdict::kSendNow;
+  EXPECT_NEAR(double(now_count) / n, 0.25, 3 * std::sqrt(0.25 * 0.75 / n));
+  // Without a delay there is nothing to overtake (netem refuses reorder without delay).
+  p.delay_us = 0;
+  Impairment none(p, {}, 13);
+  for (int i = 0; i < 1000; ++i)
+    ASSERT_NE(none.on_packet(i * kMs).verdict, Impairment::Verdict::kSendNow);
+}
+
+}  // namespace
+}  // namespace xdc::delayline
