@@ -1,0 +1,152 @@
+// xdc schedule show|validate|list: draw, check and export pipeline schedules.
+//   xdc schedule show 1f1b --stages 4 --microbatches 8          text Gantt (T_F units)
+//   xdc schedule show zbv --stages 4 --microbatches 8 --csv     PyTorch CSV form
+//   xdc schedule show FILE.csv                                  draw a schedule file
+//   xdc schedule validate FILE.csv [--memory-cap N]             exit 2 when invalid
+#include <cmath>
+#include <filesystem>
+#include <iostream>
+
+#include "commands.h"
+#include "harness/common/input_error.h"
+#include "harness/sim/simulator.h"
+#include "harness/trace/analysis.h"
+#include "harness/trace/gantt.h"
+#include "workloads/schedule/csv.h"
+#include "workloads/schedule/generators.h"
+#include "workloads/schedule/validate.h"
+
+namespace xdc::cli {
+
+namespace {
+struct ShowArgs {
+  std::string name;
+  int stages = 4, microbatches = 8, chunks = 2, dcs = 1;
+  double tf = 1, tb = 1, tw = 1, latency = 0, transfer = 0, memory_cap = 0, milp_seconds = 10;
+  bool csv = false, no_optimizer = false;
+};
+
+sched::Schedule load_or_generate(const ShowArgs& a, sched::Params& p) {
+  if (a.name.ends_with(".csv") || std::filesystem::is_regular_file(a.name))
+    return sched::read_csv_file(a.name);
+  p.ranks = a.stages;
+  p.microbatches = a.microbatches;
+  p.chunks = a.chunks;
+  p.t_f = a.tf, p.t_b = a.tb, p.t_w = a.tw;
+  p.memory_cap = a.memory_cap;
+  p.milp_seconds = a.milp_seconds;
+  p.optimizer = !a.no_optimizer;
+  if (a.dcs > 1) {
+    p.links.assign(a.stages, std::vector<sched::LinkDelay>(a.stages));
+    for (int x = 0; x < a.stages; ++x)
+      for (int y = 0; y < a.stages; ++y)
+        if (x * a.dcs / a.stages != y * a.dcs / a.stages) p.links[x][y] = {a.latency, a.transfer};
+  }
+  try {
+    return sched::generate(a.name, p);
+  } catch (const std::invalid_argument& e) {
+    throw InputError(std::string("schedule: ") + e.what());
+  }
+}
+
+int show(const ShowArgs& a) {
+  if (a.stages < 1 || a.microbatches < 1)
+    throw InputError("--stages and --microbatches must be >= 1");
+  sched::Params p;
+  const sched::Schedule s = load_or_generate(a, p);
+  const auto rep = sched::validate(s);
+  if (a.csv) {
+    std::cout << sched::to_csv(s);
+    return rep.ok() ? kExitOk : kExitBadInput;
+  }
+  // Draw with the simulator at T_F = 1 unit (1 ms of simulated time).
+  const double v = static_cast<double>(s.stages) / s.ranks;
+  auto ns = [&](double units) { return static_cast<int64_t>(std::llround(units / v * 1e6)); };
+  auto costs = sim::constant_costs(s.stages, ns(a.tf), ns(a.tb), ns(a.tw), 1'000'000);
+  sim::LinkModel links = sim::LinkModel::uniform(s.ranks, {});
+  if (a.dcs > 1)
+    for (int x = 0; x < s.ranks; ++x)
+      for (int y = 0; y < s.ranks; ++y)
+        if (x * a.dcs / s.ranks != y * a.dcs / s.ranks)
+          links.at(x, y) = {ns(a.latency * v),
+                            a.transfer > 0 ? 8e6 / (a.transfer * 1e-3) : 0};  // 1 MB message
+  std::cout << s.name << ": " << s.ranks << " ranks, " << s.stages << " stages, " << s.microbatches
+            << " microbatches";
+  if (a.dcs > 1)
+    std::cout << ", " << a.dcs << " DCs (latency " << a.latency << ", transfer " << a.transfer
+              << " T_F)";
+  std::cout << "\n";
+  if (!rep.ok()) {
+    std::cout << "INVALID:\n" << rep.message() << "\n";
+    return kExitBadInput;
+  }
+  trace::Trace t;
+  try {
+    t = sim::simulate(s, costs, links);
+  } catch (const std::invalid_argument& e) {
+    throw InputError(e.what());
+  }
+  std::cout << trace::text_gantt(t, s.chunks());
+  const auto sum = trace::analyze(t);
+  std::printf(
+      "iteration %.2f T_F, %.3f T_F per microbatch; bubble: megatron %.1f%%, "
+      "zerobubble %.1f%%, crosspipe %.1f%%\npeak activations (microbatches):",
+      sum.iteration_ns / 1e6, sum.time_per_microbatch_ns / 1e6, 100 * sum.bubble.megatron,
+      100 * sum.bubble.zerobubble, 100 * sum.bubble.crosspipe);
+  for (double x : rep.peak_activations) std::printf(" %g", x);
+  std::printf("\n");
+  for (const auto& [k, val] : s.info) std::printf("%s: %s\n", k.c_str(), val.c_str());
+  return kExitOk;
+}
+}  // namespace
+
+void add_schedule_commands(CLI::App& app, Commands& out) {
+  auto* sc = app.add_subcommand("schedule", "draw, export and check pipeline schedules");
+  sc->require_subcommand(1);
+
+  static ShowArgs a;
+  auto* show_cmd = sc->add_subcommand("show", "print a schedule as a text Gantt chart (or CSV)");
+  show_cmd->add_option("name", a.name, "schedule name (xdc schedule list) or a schedule CSV file")
+      ->required();
+  show_cmd->add_option("-p,--stages", a.stages, "pipeline ranks (stages)")->capture_default_str();
+  show_cmd->add_option("-m,--microbatches", a.microbatches, "microbatches")->capture_default_str();
+  show_cmd->add_option("-v,--chunks", a.chunks, "chunks per rank for interleaved")
+      ->capture_default_str();
+  show_cmd->add_flag("--csv", a.csv, "print PyTorch's CSV form instead");
+  show_cmd->add_flag("--no-optimizer", a.no_optimizer, "leave out ALLREDUCE/OPT");
+  show_cmd->add_option("--tf", a.tf, "forward cost (T_F units)")->capture_default_str();
+  show_cmd->add_option("--tb", a.tb, "input-grad cost; a full backward is tb + tw")
+      ->capture_default_str();
+  show_cmd->add_option("--tw", a.tw, "weight-grad cost")->capture_default_str();
+  show_cmd->add_option("--dcs", a.dcs, "split the ranks into this many DCs")->capture_default_str();
+  show_cmd->add_option("--latency", a.latency, "one-way latency between DCs (T_F units)");
+  show_cmd->add_option("--transfer", a.transfer, "bytes/bandwidth of one message (T_F units)");
+  show_cmd->add_option("--memory-cap", a.memory_cap, "peak activations per rank (microbatches)");
+  show_cmd->add_option("--milp-seconds", a.milp_seconds, "time limit of `optimal`")
+      ->capture_default_str();
+  out.push_back({show_cmd, [] { return show(a); }});
+
+  static std::string file;
+  static double cap = 0;
+  auto* val = sc->add_subcommand("validate", "check a schedule CSV (PyTorch form)");
+  val->add_option("file", file, "schedule CSV")->required();
+  val->add_option("--memory-cap", cap, "peak activations per rank (microbatches)");
+  out.push_back({val, [] {
+                   const auto s = sched::read_csv_file(file);
+                   const auto rep = sched::validate(s, cap);
+                   if (!rep.ok()) throw InputError(SourcePos{file, 0, 0}, rep.message());
+                   std::cout << file << ": ok: " << s.ranks << " ranks, " << s.stages << " stages, "
+                             << s.microbatches << " microbatches; peak activations";
+                   for (double x : rep.peak_activations) std::cout << " " << x;
+                   std::cout << "\n";
+                   return kExitOk;
+                 }});
+
+  auto* list = sc->add_subcommand("list", "list the schedule generators");
+  out.push_back({list, [] {
+                   for (const auto& n : sched::schedule_names()) std::cout << n << "\n";
+                   return kExitOk;
+                 }});
+}
+
+}  // namespace xdc::cli

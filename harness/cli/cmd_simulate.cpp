@@ -1,0 +1,186 @@
+// xdc simulate: predict a pipeline run with the discrete-event simulator.
+// For now the run is described by flags (the experiment YAML comes with the launcher):
+//   xdc simulate --schedule 1f1b,overlap --stages 4 --microbatches 8 --dcs 2
+//     --latency 20ms --bandwidth 10gbit --tf 20ms --tb 40ms --activation 10mb -o DIR
+// Writes DIR/summary.json and, per schedule, DIR/<schedule>/{trace.json,trace.csv,schedule.csv}.
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "commands.h"
+#include "harness/common/input_error.h"
+#include "harness/common/units.h"
+#include "harness/sim/setup.h"
+#include "harness/sim/simulator.h"
+#include "harness/trace/analysis.h"
+#include "workloads/schedule/csv.h"
+#include "workloads/schedule/generators.h"
+#include "workloads/schedule/validate.h"
+
+namespace xdc::cli {
+
+namespace {
+struct SimArgs {
+  std::string experiment, schedules = "1f1b", out_dir = "results/simulate";
+  int stages = 4, microbatches = 8, chunks = 2, dcs = 1;
+  std::string latency = "0", bandwidth, lan_latency = "0", lan_bandwidth;
+  std::string tf = "1ms", tb = "2ms", tw, activation = "0";
+  std::string profile, model, device = "a100";
+  int seq = 4096, mbs = 1;
+  double efficiency = 0.5, memory_cap = 0, milp_seconds = 10;
+};
+
+double duration_ms(const std::string& flag, const std::string& text) {
+  auto d = parse_duration_us(text);
+  if (!d) throw InputError(flag + ": expected " + d.expected + ", got \"" + text + "\"");
+  return static_cast<double>(*d.value) / 1000.0;
+}
+double rate_bps(const std::string& flag, const std::string& text) {
+  if (text.empty()) return 0;  // infinite
+  auto r = parse_rate_bps(text);
+  if (!r) throw InputError(flag + ": expected " + r.expected + ", got \"" + text + "\"");
+  return static_cast<double>(*r.value);
+}
+
+int run(const SimArgs& a) {
+  if (!a.experiment.empty())
+    throw InputError(SourcePos{a.experiment, 0, 0},
+                     "experiment YAML is not read by `xdc simulate` yet: describe the run with "
+                     "flags (xdc simulate --help)");
+  if (a.stages < 1 || a.microbatches < 1 || a.dcs < 1 || a.dcs > a.stages)
+    throw InputError("--stages, --microbatches >= 1 and 1 <= --dcs <= --stages expected");
+  sim::CostSpec spec;
+  if (!a.model.empty()) {
+    spec.source = sim::CostSpec::Source::kShape;
+    spec.model = a.model;
+    spec.device = a.device;
+    spec.workload = {a.seq, a.mbs, a.efficiency, 2};
+  } else if (!a.profile.empty()) {
+    spec.source = sim::CostSpec::Source::kProfile;
+    std::ifstream in(a.profile);
+    if (!in) throw InputError(SourcePos{a.profile, 0, 0}, "cannot read the profile");
+    std::stringstream ss;
+    ss << in.rdbuf();
+    spec.profile_text = ss.str();
+    spec.profile_file = a.profile;
+  } else {
+    spec.f_ms = duration_ms("--tf", a.tf);
+    spec.b_ms = duration_ms("--tb", a.tb);
+    spec.w_ms = a.tw.empty() ? -1 : duration_ms("--tw", a.tw);
+    if (spec.w_ms > spec.b_ms) throw InputError("--tw: the weight grad is part of --tb");
+    auto bytes = parse_size_bytes(a.activation);
+    if (!bytes)
+      throw InputError("--activation: expected " + bytes.expected + ", got \"" + a.activation +
+                       "\"");
+    spec.activation_bytes = static_cast<int64_t>(*bytes.value);
+  }
+  sim::Network net;
+  net.dcs = a.dcs;
+  net.wan = {static_cast<int64_t>(duration_ms("--latency", a.latency) * 1e6),
+             rate_bps("--bandwidth", a.bandwidth)};
+  net.lan = {static_cast<int64_t>(duration_ms("--lan-latency", a.lan_latency) * 1e6),
+             rate_bps("--lan-bandwidth", a.lan_bandwidth)};
+  const sched::Params p =
+      sim::make_params(spec, net, a.stages, a.microbatches, a.chunks, a.memory_cap);
+  sched::Params params = p;
+  params.milp_seconds = a.milp_seconds;
+
+  std::vector<std::string> names;
+  std::stringstream list(a.schedules);
+  for (std::string n; std::getline(list, n, ',');) {
+    if (n.empty()) continue;
+    const auto& known = sched::schedule_names();
+    if (std::find(known.begin(), known.end(), n) == known.end())
+      throw InputError("--schedule: unknown schedule \"" + n + "\" (xdc schedule list)");
+    names.push_back(n);
+  }
+  std::filesystem::create_directories(a.out_dir);
+  nlohmann::json summary = {
+      {"simulated", true},
+      {"stages", a.stages},
+      {"microbatches", a.microbatches},
+      {"dcs", a.dcs},
+      {"wan", {{"latency_ns", net.wan.latency_ns}, {"bandwidth_bps", net.wan.bandwidth_bps}}}};
+  std::printf("%-18s %12s %12s %10s %10s %10s %6s\n", "schedule", "iteration", "per mb", "megatron",
+              "zerobubble", "crosspipe", "peak");
+  for (const auto& name : names) {
+    sched::Schedule s;
+    try {
+      s = sched::generate(name, params);
+    } catch (const std::invalid_argument& e) {
+      throw InputError(std::string("--schedule: ") + e.what());
+    }
+    const auto rep = sched::validate(s);
+    if (!rep.ok())
+      throw std::runtime_error(name + ": generated an invalid schedule:\n" + rep.message());
+    const auto costs = sim::make_costs(spec, a.stages, s.stage_rank);
+    const auto t = sim::simulate(s, costs, sim::make_links(net, a.stages));
+    const auto sum = trace::analyze(t);
+    const auto dir = std::filesystem::path(a.out_dir) / name;
+    std::filesystem::create_directories(dir);
+    trace::write_file(dir / "trace.json", trace::to_chrome_json(t));
+    trace::write_file(dir / "trace.csv", trace::to_csv(t));
+    sched::write_csv_file(dir / "schedule.csv", s);
+    double peak = 0;
+    for (double x : rep.peak_activations) peak = std::max(peak, x);
+    std::printf("%-18s %9.3f ms %9.3f ms %9.1f%% %9.1f%% %9.1f%% %6g\n", name.c_str(),
+                sum.iteration_ns / 1e6, sum.time_per_microbatch_ns / 1e6, 100 * sum.bubble.megatron,
+                100 * sum.bubble.zerobubble, 100 * sum.bubble.crosspipe, peak);
+    nlohmann::json j = {{"iteration_ns", sum.iteration_ns},
+                        {"time_per_microbatch_ns", sum.time_per_microbatch_ns},
+                        {"bubble",
+                         {{"megatron", sum.bubble.megatron},
+                          {"zerobubble", sum.bubble.zerobubble},
+                          {"crosspipe", sum.bubble.crosspipe}}},
+                        {"peak_activations", rep.peak_activations},
+                        {"comm_bytes", sum.comm_bytes}};
+    for (const auto& [k, v] : s.info) j["info"][k] = v;
+    summary["schedules"][name] = j;
+  }
+  std::ofstream(std::filesystem::path(a.out_dir) / "summary.json") << summary.dump(2) << "\n";
+  std::printf("wrote %s/summary.json and per-schedule traces\n", a.out_dir.c_str());
+  return kExitOk;
+}
+}  // namespace
+
+void add_simulate_command(CLI::App& app, Commands& out) {
+  static SimArgs a;
+  auto* c =
+      app.add_subcommand("simulate", "predict a pipeline run with the discrete-event simulator");
+  c->add_option("experiment", a.experiment, "experiment YAML (not yet: use the flags)");
+  c->add_option("-s,--schedule", a.schedules, "schedules, comma-separated (xdc schedule list)")
+      ->capture_default_str();
+  c->add_option("-p,--stages", a.stages, "pipeline ranks")->capture_default_str();
+  c->add_option("-m,--microbatches", a.microbatches, "microbatches")->capture_default_str();
+  c->add_option("-v,--chunks", a.chunks, "chunks per rank (interleaved)")->capture_default_str();
+  c->add_option("--dcs", a.dcs, "DCs, ranks split into contiguous blocks")->capture_default_str();
+  c->add_option("--latency", a.latency, "WAN one-way latency, e.g. 20ms")->capture_default_str();
+  c->add_option("--bandwidth", a.bandwidth,
+                "WAN rate per direction, e.g. 10gbit (default: infinite)");
+  c->add_option("--lan-latency", a.lan_latency, "intra-DC one-way latency")->capture_default_str();
+  c->add_option("--lan-bandwidth", a.lan_bandwidth, "intra-DC rate (default: infinite)");
+  c->add_option("--tf", a.tf, "forward time per microbatch per rank")->capture_default_str();
+  c->add_option("--tb", a.tb, "full backward time (B + W)")->capture_default_str();
+  c->add_option("--tw", a.tw, "weight-grad part of --tb (default: half)");
+  c->add_option("--activation", a.activation, "bytes per activation message, e.g. 10mb")
+      ->capture_default_str();
+  c->add_option("--profile", a.profile,
+                "per-rank or per-stage cost CSV (stage,f_ms,b_ms,w_ms[,bytes])");
+  c->add_option("--model", a.model, "cost from a model shape: llama2-7b, llama2-13b, llama2-70b");
+  c->add_option("--device", a.device, "device for --model: a100, h100, 910b")
+      ->capture_default_str();
+  c->add_option("--seq", a.seq, "sequence length for --model")->capture_default_str();
+  c->add_option("--mbs", a.mbs, "microbatch size for --model")->capture_default_str();
+  c->add_option("--efficiency", a.efficiency, "achieved / peak FLOP/s for --model")
+      ->capture_default_str();
+  c->add_option("--memory-cap", a.memory_cap, "peak activations per rank (microbatches)");
+  c->add_option("--milp-seconds", a.milp_seconds, "time limit of `optimal`")->capture_default_str();
+  c->add_option("-o,--output", a.out_dir, "output directory")->capture_default_str();
+  out.push_back({c, [] { return run(a); }});
+}
+
+}  // namespace xdc::cli
