@@ -185,9 +185,15 @@ void rope_tables(T* cos_t, T* sin_t, int Tn, int hd, double theta) {
 // ----------------------------------------------------------------------------
 // Causal multi-head attention with grouped KV heads, as batched GEMMs per (b, h).
 // qkv (BT, Cq) with Cq = (H + 2 KVH) hd, columns [q heads | k heads | v heads], RoPE
-// already applied -> out (BT, H hd), probs (B,H,T,T) kept for backward (upper triangle 0).
+// already applied -> out (BT, H hd), probs (B,H,T,T) kept for backward.
+// Causality by row blocks: queries [r0, r1) only meet keys [0, r1), so the GEMMs skip the
+// upper blocks (with 4 blocks, 10/16 of the full work). Entries of probs right of a row's
+// block are never read; entries in the block past the diagonal are 0.
+inline constexpr int kAttentionBlock = 32;
+
 template <typename T>
-void attention_forward(T* out, T* probs, const T* qkv, int B, int Tn, int H, int KVH, int hd) {
+void attention_forward(T* out, T* probs, const T* qkv, int B, int Tn, int H, int KVH, int hd,
+                       int block = kAttentionBlock) {
   const int Cq = (H + 2 * KVH) * hd, C = H * hd, group = H / KVH;
   const T scale = T(1) / std::sqrt(T(hd));
   for (int b = 0; b < B; ++b) {
@@ -198,26 +204,30 @@ void attention_forward(T* out, T* probs, const T* qkv, int B, int Tn, int H, int
       const T* k = base + C + kh * hd;
       const T* v = base + C + KVH * hd + kh * hd;
       T* P = probs + (int64_t(b) * H + h) * Tn * Tn;
-      // S (T,T) = scale * q (T,hd) k^T
-      gemm(false, true, Tn, Tn, hd, scale, q, Cq, k, Cq, T(0), P, Tn);
-      for (int t = 0; t < Tn; ++t) {  // causal softmax of each row, in place
-        T* p = P + int64_t(t) * Tn;
-        T mx = p[0];
-        for (int j = 1; j <= t; ++j) mx = std::max(mx, p[j]);
-        T sum = 0;
+      T* o = out + int64_t(b) * Tn * C + h * hd;
+      for (int r0 = 0; r0 < Tn; r0 += block) {
+        const int r1 = std::min(Tn, r0 + block), m = r1 - r0;
+        T* Pb = P + int64_t(r0) * Tn;
+        // S (m, r1) = scale * q[r0:r1] k[0:r1]^T
+        gemm(false, true, m, r1, hd, scale, q + int64_t(r0) * Cq, Cq, k, Cq, T(0), Pb, Tn);
+        for (int t = r0; t < r1; ++t) {  // causal softmax of each row, in place
+          T* p = P + int64_t(t) * Tn;
+          T mx = p[0];
+          for (int j = 1; j <= t; ++j) mx = std::max(mx, p[j]);
+          T sum = 0;
 #pragma omp simd reduction(+ : sum)
-        for (int j = 0; j <= t; ++j) {
-          p[j] = vexp(p[j] - mx);
-          sum += p[j];
-        }
-        const T inv = T(1) / sum;
+          for (int j = 0; j <= t; ++j) {
+            p[j] = vexp(p[j] - mx);
+            sum += p[j];
+          }
+          const T inv = T(1) / sum;
 #pragma omp simd
-        for (int j = 0; j <= t; ++j) p[j] *= inv;
-        std::fill(p + t + 1, p + Tn, T(0));
+          for (int j = 0; j <= t; ++j) p[j] *= inv;
+          std::fill(p + t + 1, p + r1, T(0));
+        }
+        // out[r0:r1] (m, hd) = P[r0:r1, 0:r1] v[0:r1]
+        gemm(false, false, m, hd, r1, T(1), Pb, Tn, v, Cq, T(0), o + int64_t(r0) * C, C);
       }
-      // out_h (T,hd) = P (T,T) v (T,hd)
-      gemm(false, false, Tn, hd, Tn, T(1), P, Tn, v, Cq, T(0), out + int64_t(b) * Tn * C + h * hd,
-           C);
     }
   }
 }
@@ -225,15 +235,15 @@ void attention_forward(T* out, T* probs, const T* qkv, int B, int Tn, int H, int
 // (q, k and v columns all written). scratch (T,T).
 template <typename T>
 void attention_backward(T* dqkv, T* scratch, const T* dout, const T* probs, const T* qkv, int B,
-                        int Tn, int H, int KVH, int hd) {
+                        int Tn, int H, int KVH, int hd, int block = kAttentionBlock) {
   const int Cq = (H + 2 * KVH) * hd, C = H * hd, group = H / KVH;
   const T scale = T(1) / std::sqrt(T(hd));
+  const int last0 = (Tn - 1) / block * block;  // first row of the last block
   for (int b = 0; b < B; ++b) {
     const T* base = qkv + int64_t(b) * Tn * Cq;
     T* dbase = dqkv + int64_t(b) * Tn * Cq;
     for (int h = 0; h < H; ++h) {
       const int kh = h / group;
-      const T beta = (h % group == 0) ? T(0) : T(1);  // heads of a group add into one dk, dv
       const T* q = base + h * hd;
       const T* k = base + C + kh * hd;
       const T* v = base + C + KVH * hd + kh * hd;
@@ -242,24 +252,32 @@ void attention_backward(T* dqkv, T* scratch, const T* dout, const T* probs, cons
       T* dv = dbase + C + KVH * hd + kh * hd;
       const T* P = probs + (int64_t(b) * H + h) * Tn * Tn;
       const T* dO = dout + int64_t(b) * Tn * C + h * hd;
-      T* dP = scratch;
-      // dv (T,hd) (+)= P^T dO ; dP (T,T) = dO v^T
-      gemm(true, false, Tn, hd, Tn, T(1), P, Tn, dO, C, beta, dv, Cq);
-      gemm(false, true, Tn, Tn, hd, T(1), dO, C, v, Cq, T(0), dP, Tn);
-      // softmax backward: dS = P * (dP - dot(P, dP)) * scale; masked entries have P = 0.
-      for (int t = 0; t < Tn; ++t) {
-        const T* p = P + int64_t(t) * Tn;
-        T* d = dP + int64_t(t) * Tn;
-        T dot = 0;
+      // Last block first: it covers every key, so it initialises dk, dv (unless another
+      // head of the group already did); the earlier blocks add to their prefix.
+      for (int r0 = last0; r0 >= 0; r0 -= block) {
+        const int r1 = std::min(Tn, r0 + block), m = r1 - r0;
+        const T beta = (r0 == last0 && h % group == 0) ? T(0) : T(1);
+        const T* Pb = P + int64_t(r0) * Tn;
+        const T* dOb = dO + int64_t(r0) * C;
+        T* dP = scratch + int64_t(r0) * Tn;
+        // dv[0:r1] (+)= P[r0:r1, 0:r1]^T dO[r0:r1] ; dP (m, r1) = dO[r0:r1] v[0:r1]^T
+        gemm(true, false, r1, hd, m, T(1), Pb, Tn, dOb, C, beta, dv, Cq);
+        gemm(false, true, m, r1, hd, T(1), dOb, C, v, Cq, T(0), dP, Tn);
+        // softmax backward: dS = P * (dP - dot(P, dP)) * scale; past the diagonal P = 0.
+        for (int t = r0; t < r1; ++t) {
+          const T* p = P + int64_t(t) * Tn;
+          T* d = scratch + int64_t(t) * Tn;
+          T dot = 0;
 #pragma omp simd reduction(+ : dot)
-        for (int j = 0; j <= t; ++j) dot += p[j] * d[j];
+          for (int j = 0; j <= t; ++j) dot += p[j] * d[j];
 #pragma omp simd
-        for (int j = 0; j <= t; ++j) d[j] = p[j] * (d[j] - dot) * scale;
-        std::fill(d + t + 1, d + Tn, T(0));
+          for (int j = 0; j <= t; ++j) d[j] = p[j] * (d[j] - dot) * scale;
+          std::fill(d + t + 1, d + r1, T(0));
+        }
+        // dq[r0:r1] = dS k[0:r1] ; dk[0:r1] (+)= dS^T q[r0:r1]
+        gemm(false, false, m, hd, r1, T(1), dP, Tn, k, Cq, T(0), dq + int64_t(r0) * Cq, Cq);
+        gemm(true, false, r1, hd, m, T(1), dP, Tn, q + int64_t(r0) * Cq, Cq, beta, dk, Cq);
       }
-      // dq (T,hd) = dS k ; dk (T,hd) (+)= dS^T q
-      gemm(false, false, Tn, hd, Tn, T(1), dP, Tn, k, Cq, T(0), dq, Cq);
-      gemm(true, false, Tn, hd, Tn, T(1), dP, Tn, q, Cq, beta, dk, Cq);
     }
   }
 }

@@ -37,7 +37,8 @@ class AdamW {
   // parameter (threads take disjoint ranges). params -= lr * (mhat / (sqrt(vhat) + eps)
   // + wd * params), with g = grads * grad_scale; wd only where decay[i].
   void begin_step() { ++t_; }
-  void update(T* params, const T* grads, const AdamWConfig& c, double lr, double grad_scale,
+  // grads are zeroed as they are consumed (saves the next iteration a pass over them).
+  void update(T* params, T* grads, const AdamWConfig& c, double lr, double grad_scale,
               int64_t begin, int64_t end) {
     const T b1 = T(c.beta1), b2 = T(c.beta2), gs = T(grad_scale);
     const T bc1 = T(1.0 / (1.0 - std::pow(c.beta1, double(t_))));
@@ -53,9 +54,10 @@ class AdamW {
       v[i] = b2 * v[i] + (T(1) - b2) * g * g;
       const T upd = (m[i] * bc1) / (std::sqrt(v[i] * bc2) + eps);
       params[i] -= lr_t * upd + (dec[i] ? wd * params[i] : T(0));
+      grads[i] = T(0);
     }
   }
-  void step(T* params, const T* grads, const AdamWConfig& c, double lr, double grad_scale) {
+  void step(T* params, T* grads, const AdamWConfig& c, double lr, double grad_scale) {
     begin_step();
     update(params, grads, c, lr, grad_scale, 0, int64_t(m_.size()));
   }

@@ -492,6 +492,7 @@ void StageT<T>::layer_backward_weight(int l, Micro& m, int t, int nt) {
 template <typename T>
 void StageT<T>::backward_weight(int mb) {
   Micro& m = find(mb, 2, "backward_weight");
+  grads_zero_ = false;
   const int C = cfg_.dim, V = cfg_.vocab;
   parallel_run([&](int t, int nt) {
     const auto [c0, c1] = split_range(C, t, nt);
@@ -525,6 +526,8 @@ std::span<const T> StageT<T>::backward(int mb, std::span<const T> grad_out) {
 
 template <typename T>
 void StageT<T>::zero_grad() {
+  if (grads_zero_) return;
+  grads_zero_ = true;
   parallel_run([&](int t, int nt) {
     const auto [i0, i1] = split_range(int64_t(grads_.size()), t, nt);
     std::fill(grads_.begin() + i0, grads_.begin() + i1, T(0));
@@ -558,6 +561,7 @@ void StageT<T>::optimizer_step(const AdamWConfig& opt, double lr, double grad_sc
     const auto [i0, i1] = split_range(int64_t(params_.size()), t, nt);
     adam_.update(params_.data(), grads_.data(), opt, lr, grad_scale, i0, i1);
   });
+  grads_zero_ = true;
 }
 
 template <typename T>

@@ -97,13 +97,16 @@ class StageT {
   // ---- parameters, gradients, optimizer
   std::span<T> params() { return params_; }
   std::span<const T> params() const { return params_; }
-  std::span<T> grads() { return grads_; }
+  std::span<T> grads() {  // writable (allreduce): zero_grad() can no longer assume zeros
+    grads_zero_ = false;
+    return grads_;
+  }
   std::span<const T> grads() const { return grads_; }
   const std::vector<ParamTensor>& tensors() const { return tensors_; }
-  void zero_grad();
+  void zero_grad();  // free right after optimizer_step(), which leaves the gradients zero
   double grad_sq_norm() const;  // local; the executor sums it over stages
   // AdamW with every gradient multiplied by grad_scale (clip_scale() of the global norm,
-  // times 1/replicas if the allreduce summed rather than averaged).
+  // times 1/replicas if the allreduce summed rather than averaged). Zeroes the gradients.
   void optimizer_step(const AdamWConfig& opt, double lr, double grad_scale = 1.0);
   int64_t optimizer_steps() const { return adam_.steps(); }
 
@@ -129,6 +132,7 @@ class StageT {
   int B_, BT_, nL_;
   T loss_scale_;
   std::vector<T> params_, grads_;
+  bool grads_zero_ = true;  // nothing accumulated since the last zeroing
   std::vector<ParamTensor> tensors_;
   std::unique_ptr<Weights> w_, dw_;
   AdamW<T> adam_;
