@@ -1,0 +1,47 @@
+#include "tests/network/leftovers.h"
+
+#include <filesystem>
+#include <fstream>
+
+#include "harness/network/names.h"
+#include "harness/network/namespace.h"
+#include "harness/process/process.h"
+
+namespace xdc::testing {
+namespace fs = std::filesystem;
+
+std::vector<std::string> leftovers(const std::string& net) {
+  std::vector<std::string> out;
+  auto mine = [&](const std::string& owner) { return !owner.empty() && (net.empty() || owner == net); };
+  for (auto& ns : net::list_netns())
+    if (mine(net::net_of_ns(ns))) out.push_back("netns " + ns);
+  for (auto& e : fs::directory_iterator("/sys/class/net"))
+    if (mine(net::net_of_root_link(e.path().filename()))) out.push_back("link " + e.path().filename().string());
+  std::error_code ec;
+  for (auto& e : fs::directory_iterator(net::kStateRoot, ec))
+    if (mine(e.path().filename())) out.push_back("state " + e.path().string());
+  for (auto& e : fs::directory_iterator("/etc/netns", ec))
+    if (mine(net::net_of_ns(e.path().filename()))) out.push_back("file " + e.path().string());
+  for (auto& e : fs::directory_iterator("/proc", ec)) {
+    std::string pid = e.path().filename();
+    if (pid.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream comm(e.path() / "comm");
+    std::string c;
+    std::getline(comm, c);
+    if (c != "xdc-delayline" && c != "xdc-worker") continue;
+    std::ifstream cmd(e.path() / "cmdline");
+    std::string args((std::istreambuf_iterator<char>(cmd)), std::istreambuf_iterator<char>());
+    if (net.empty() || args.find(net::ns_prefix(net)) != std::string::npos)
+      out.push_back("process " + pid + " " + c);
+  }
+  return out;
+}
+
+CliResult run_xdc(const std::vector<std::string>& args, int timeout_s) {
+  std::vector<std::string> argv{XDC_EXE_PATH};
+  argv.insert(argv.end(), args.begin(), args.end());
+  auto r = proc::run(argv, std::chrono::seconds(timeout_s));
+  return {r.exit_code, r.out + r.err};
+}
+
+}  // namespace xdc::testing

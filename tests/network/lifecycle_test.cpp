@@ -1,0 +1,102 @@
+// xdc up / down / clean on real namespaces: reachability across DCs, routing through an
+// intermediate DC, nothing left behind after down, cycles, a killed up, foreign objects.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <chrono>
+#include <filesystem>
+#include <thread>
+
+#include "harness/network/state.h"
+#include "harness/process/process.h"
+#include "tests/network/leftovers.h"
+
+using xdc::testing::leftovers;
+using xdc::testing::run_xdc;
+
+namespace {
+
+const std::string kChain = "tests/network/plain-chain.yaml";
+
+std::string joined(const std::vector<std::string>& v) {
+  std::string s;
+  for (auto& x : v) s += x + "\n";
+  return s;
+}
+
+TEST(Lifecycle, UpReachesAcrossDcsByNameAndDownLeavesNothing) {
+  auto up = run_xdc({"up", kChain, "--name", "tlc"});
+  ASSERT_EQ(up.rc, 0) << up.out;
+  auto state = xdc::net::load_state("tlc");
+  ASSERT_TRUE(state);
+  EXPECT_EQ(state->hosts.size(), 5u);
+  // east -> eu has no direct link: routed through west (TTL drops by 3 gateways... 3 hops).
+  auto ping = run_xdc({"exec", "--name", "tlc", "east-h1", "--", "ping", "-c", "2", "-i", "0.2", "eu-h1"});
+  EXPECT_EQ(ping.rc, 0) << ping.out;
+  EXPECT_NE(ping.out.find("eu-h1 (10.1.2.1)"), std::string::npos) << ping.out;
+  EXPECT_NE(ping.out.find("ttl=61"), std::string::npos) << "expected 3 router hops:\n" << ping.out;
+  auto name = run_xdc({"exec", "--name", "tlc", "w2", "--", "hostname"});
+  EXPECT_EQ(name.out, "w2\n");
+  auto down = run_xdc({"down", "tlc"});
+  EXPECT_EQ(down.rc, 0) << down.out;
+  EXPECT_EQ(joined(leftovers("tlc")), "");
+}
+
+TEST(Lifecycle, FiftyUpDownCyclesLeaveNothing) {
+  for (int i = 0; i < 50; ++i) {
+    auto up = run_xdc({"up", kChain, "--name", "tcyc"});
+    ASSERT_EQ(up.rc, 0) << "cycle " << i << ": " << up.out;
+    auto down = run_xdc({"down", "tcyc"});
+    ASSERT_EQ(down.rc, 0) << "cycle " << i << ": " << down.out;
+  }
+  EXPECT_EQ(joined(leftovers("tcyc")), "");
+}
+
+TEST(Lifecycle, UpRefusesANameInUse) {
+  ASSERT_EQ(run_xdc({"up", kChain, "--name", "tdup"}).rc, 0);
+  auto again = run_xdc({"up", kChain, "--name", "tdup"});
+  EXPECT_EQ(again.rc, 1);
+  EXPECT_NE(again.out.find("already exists"), std::string::npos) << again.out;
+  EXPECT_NE(xdc::net::load_state("tdup"), std::nullopt) << "the refused up must not harm the first";
+  EXPECT_EQ(run_xdc({"down", "tdup"}).rc, 0);
+  EXPECT_EQ(joined(leftovers("tdup")), "");
+}
+
+TEST(Lifecycle, KillNineMidwayThenCleanLeavesNothing) {
+  // The 64-host topology takes long enough to be caught half-built.
+  int caught_half_built = 0;
+  for (int delay_ms : {20, 60, 150}) {
+    {
+      xdc::proc::Background up({XDC_EXE_PATH, "up", "topologies/scale-64.yaml", "--name", "tk9"});
+      std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
+      kill(up.pid(), SIGKILL);
+      up.wait_for(std::chrono::seconds(5));
+    }
+    caught_half_built += !leftovers("tk9").empty();
+    auto clean = run_xdc({"clean"});
+    EXPECT_EQ(clean.rc, 0) << clean.out;
+    EXPECT_EQ(joined(leftovers("tk9")), "") << "after kill -9 at " << delay_ms << " ms";
+  }
+  EXPECT_GT(caught_half_built, 0) << "no kill landed while up was building: test proves nothing";
+}
+
+TEST(Lifecycle, CleanNeverTouchesWhatXdcDidNotCreate) {
+  // Look-alikes without xdc's exact prefix "xdc-<net>.": they must survive.
+  std::vector<std::string> foreign{"xdcfoo", "my-xdc-ns", "xdc-nodot"};
+  for (auto& ns : foreign) ASSERT_EQ(xdc::proc::run({"ip", "netns", "add", ns}).exit_code, 0);
+  ASSERT_EQ(
+      xdc::proc::run({"ip", "link", "add", "xdcv0", "type", "veth", "peer", "name", "xdcv1"}).exit_code,
+      0);
+  ASSERT_EQ(run_xdc({"up", kChain, "--name", "tcl"}).rc, 0);
+  auto clean = run_xdc({"clean"});
+  EXPECT_EQ(clean.rc, 0) << clean.out;
+  EXPECT_EQ(joined(leftovers("")), "");
+  for (auto& ns : foreign) {
+    EXPECT_TRUE(std::filesystem::exists("/run/netns/" + ns)) << ns << " was removed";
+    xdc::proc::run({"ip", "netns", "del", ns});
+  }
+  EXPECT_TRUE(std::filesystem::exists("/sys/class/net/xdcv0"));
+  xdc::proc::run({"ip", "link", "del", "xdcv0"});
+}
+
+}  // namespace
