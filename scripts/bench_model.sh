@@ -4,9 +4,10 @@
 # Installs Debian's python3-torch if missing, builds xdc-bench-model, runs PyTorch's
 # reference at 1 and 2 threads, then ours, and writes results/bench/model.json.
 # Both sides run under the same environment, so the same OpenBLAS kernel: OpenBLAS 0.3.21
-# does not know recent AVX-512 CPUs and falls back to its Haswell kernel. Where the CPU has
-# AVX-512 and OPENBLAS_CORETYPE is not set, a second round runs both sides with
-# OPENBLAS_CORETYPE=SKYLAKEX and writes results/bench/model_avx512.json.
+# does not know recent AVX-512 CPUs and falls back to its Haswell kernel (or the environment
+# forces it with OPENBLAS_CORETYPE). Where the CPU has AVX-512 and the first round ran an
+# AVX2 kernel, a second round runs both sides with OPENBLAS_CORETYPE=SKYLAKEX and writes
+# results/bench/model_avx512.json.
 # Other processes on the machine distort wall-clock figures: the JSON also carries tokens
 # per CPU-second and the load average.
 set -euo pipefail
@@ -52,7 +53,7 @@ run_round() {
 mkdir -p results/bench
 run_round results/bench/model.json
 
-if [[ -z "${OPENBLAS_CORETYPE:-}" ]] && grep -qw avx512f /proc/cpuinfo &&
+if [[ "${OPENBLAS_CORETYPE:-}" != SKYLAKEX ]] && grep -qw avx512f /proc/cpuinfo &&
   grep -q '"openblas_core": "\(Haswell\|Zen\)"' results/bench/model.json; then
   echo >&2
   echo "bench_model: this CPU has AVX-512 but OpenBLAS chose its AVX2 kernel;" \
