@@ -34,7 +34,7 @@ void apply_jitter(const yaml::Value& v, netem::LinkParams* p) {
 }
 
 // loss: 0.1% | {model: random, p: 1%, correlation: 25%}
-//            | {model: gemodel, p: 1%, r: 10%, h: 0%, k: 100%}
+//            | {model: gemodel, p: 1%, r: 10%, h: 100%, k: 0%}   (h, k: loss in bad, good state)
 void apply_loss(const yaml::Value& v, netem::LinkParams* p) {
   netem::LossModel loss;
   if (!v.is_map()) {
@@ -55,16 +55,20 @@ void apply_loss(const yaml::Value& v, netem::LinkParams* p) {
       loss.kind = netem::LossModel::Kind::kGilbertElliott;
       loss.p_pct = m.require("p").percent();
       if (auto r = m.get("r")) loss.r_pct = r->percent();
-      if (auto h = m.get("h")) loss.h_pct = h->percent();
-      if (auto k = m.get("k")) loss.k_pct = k->percent();
-      // h and k are delivery probabilities (bad, good state); tc's 3rd and 4th gemodel
-      // arguments are their complements. A good state that loses more than the bad one
-      // is almost always h and k given as loss probabilities.
-      if (loss.k_pct < loss.h_pct)
+      // h and k are written as tc's command line takes them (`loss gemodel p r 1-h 1-k`):
+      // the LOSS probabilities in the bad and the good state (DESIGN.md's example
+      // {p: 1%, r: 10%, h: 100%, k: 0%} is simple Gilbert). LinkParams keeps netem's
+      // delivery probabilities, their complements.
+      double bad_loss = 100, good_loss = 0;
+      if (auto h = m.get("h")) bad_loss = h->percent();
+      if (auto k = m.get("k")) good_loss = k->percent();
+      loss.h_pct = 100 - bad_loss;
+      loss.k_pct = 100 - good_loss;
+      if (good_loss > bad_loss)
         v.error(
-            "expected k >= h: h and k are the probabilities of DELIVERING a packet in the "
-            "bad and the good state (tc's gemodel takes 1-h and 1-k), got h " +
-            format_percent(loss.h_pct) + ", k " + format_percent(loss.k_pct));
+            "expected h >= k: h and k are the loss probabilities in the bad and the good "
+            "state, as tc's gemodel takes them; got h " +
+            format_percent(bad_loss) + ", k " + format_percent(good_loss));
     }
   }
   if (loss.kind == netem::LossModel::Kind::kRandom && loss.p_pct == 0)

@@ -28,10 +28,10 @@
 // Decisions: jitter may exceed delay (as in netem; a sampled negative delay counts as
 // zero). Scalar `jitter:` uses the normal distribution (tc's default would be uniform);
 // in an override it changes the amount and keeps the inherited distribution. `loss` in an
-// override replaces the whole loss model. Gilbert-Elliott h and k are the probabilities
-// of DELIVERING a packet in the bad and good state (LinkParams' meaning; tc's gemodel
-// takes 1-h and 1-k), defaults r 100%, h 0%, k 100%; k < h is refused as the likely
-// mix-up. "0%" loss is no loss model at all. Unknown keys are errors everywhere.
+// override replaces the whole loss model. Gilbert-Elliott h and k in YAML are written as
+// tc's command line takes them (`loss gemodel p r 1-h 1-k`): the LOSS probabilities in
+// the bad and the good state, defaults r 100%, h 100%, k 0%; k > h is refused. LinkParams
+// stores netem's delivery probabilities (their complements). "0%" loss is no loss model at all. Unknown keys are errors everywhere.
 #include <cstdint>
 #include <map>
 #include <string>

@@ -140,9 +140,10 @@ TEST(Topology, LossModelsJitterAndExtras) {
 TEST(Topology, GilbertElliottFullySpecified) {
   Topology t = parse_topology(std::string(kTwo) + R"(
   - between: [a, b]
-    loss: {model: gemodel, p: 1%, r: 10%, h: 20%, k: 99.9%}
+    loss: {model: gemodel, p: 1%, r: 10%, h: 80%, k: 0.1%}
 )",
                               "g.yaml");
+  // YAML h/k are tc's loss probabilities (bad, good); LinkParams keeps delivery ones.
   const LossModel& m = t.wan[0].b_to_a.loss;
   EXPECT_DOUBLE_EQ(m.h_pct, 20);
   EXPECT_DOUBLE_EQ(m.k_pct, 99.9);
