@@ -16,7 +16,7 @@ using namespace xdc;
 
 int main(int argc, char** argv) {
   std::string out_path = "results/bench/schedules.json";
-  double milp_seconds = 30;
+  double milp_seconds = 20;
   int microbatches = 32;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -61,9 +61,18 @@ int main(int argc, char** argv) {
     for (double p : sim::paper_table5_ratio(row.schedule)) std::printf(" %.2f", p);
     std::printf("\n");
     for (int k = 0; k < 4; ++k) doc["crosspipe_grid"][row.schedule][delays[k]] = row.time_per_mb[k];
-    doc["crosspipe_grid_detail"][row.schedule] = {{"peak_activations", row.peak_activations},
-                                                  {"note", row.note}};
+    auto& detail = doc["crosspipe_grid_detail"][row.schedule];
+    detail["peak_activations"] = row.peak_activations;
+    for (size_t k = 0; k < row.info.size(); ++k)
+      for (const auto& [key, value] : row.info[k]) detail["info"][delays[k]][key] = value;
   }
+  for (const auto& row : grid.rows)
+    for (size_t k = 0; k < row.info.size(); ++k) {
+      std::string line;
+      for (const auto& [key, value] : row.info[k]) line += " " + key + "=" + value;
+      if (!line.empty())
+        std::printf("  %s at (%s):%s\n", row.schedule.c_str(), delays[k], line.c_str());
+    }
   doc["crosspipe_grid_units"] = "T_F per microbatch (T_F = 1 ms in the simulation)";
   doc["crosspipe_paper_table5_s"] = {{"1f1b", {0.151, 0.242, 0.241, 0.321}},
                                      {"zbh1", {0.133, 0.229, 0.230, 0.309}},

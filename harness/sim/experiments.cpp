@@ -96,10 +96,7 @@ GridResult crosspipe_grid(const GridSetup& g) {
       auto t = simulate(s, costs_for(s, 1, 1, 1, bytes), LinkModel::two_dc(g.ranks, g.split, wan));
       row.time_per_mb[k] = trace::analyze(t).time_per_microbatch_ns / kMs;
       row.peak_activations.push_back(max_peak(s));
-      for (const auto& [key, value] : s.info)
-        row.note += (row.note.empty() ? "" : "; ") + std::string("(") +
-                    std::to_string(lat).substr(0, 4) + "," + std::to_string(bwd).substr(0, 4) +
-                    ") " + key + "=" + value;
+      row.info.push_back(s.info);
     }
     res.rows.push_back(std::move(row));
   }

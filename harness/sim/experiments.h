@@ -49,7 +49,8 @@ struct GridRow {
   std::string schedule;
   std::array<double, 4> time_per_mb{};   // in T_F
   std::vector<double> peak_activations;  // per delay: max over ranks, microbatches
-  std::string note;                      // e.g. the MILP's gap
+  // Per delay: the generator's notes (Schedule::info), e.g. the MILP's status and gap.
+  std::vector<std::vector<std::pair<std::string, std::string>>> info;
 };
 struct GridResult {
   std::vector<GridRow> rows;  // in setup order (1f1b first)

@@ -1,9 +1,12 @@
 #pragma once
 // Per-rank timeline of one iteration, the one format both the emulator (measured) and
 // the simulator (predicted) write. Times are ns on one monotonic clock (the emulator
-// offset-corrects hosts). Compute events cover the compute; a SEND covers the message
-// on the wire (leaving the link FIFO to arrival at the peer); a RECV covers the time
-// the rank waited (zero length when the data was already there).
+// offset-corrects hosts). Compute events cover the compute; a SEND covers the
+// message's serialisation on its link direction (from leaving the FIFO queue to its last
+// byte; the latency after it shows as the flow arrow to the RECV), so SENDs on one
+// direction never overlap; a RECV covers the time the rank waited for the data (zero
+// length when it was already there). The emulator may instead record Isend post to
+// completion; the analysis only uses compute events and SEND bytes.
 #include <cstdint>
 #include <string>
 #include <vector>

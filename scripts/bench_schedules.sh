@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Schedule benchmark: builds xdc-bench-schedules if needed and writes
+# results/bench/schedules.json with
+#   crosspipe_grid   {SCHEDULE: {"0,0": t, "2,0.25": t, "0.25,2": t, "2,2": t}}  time per
+#                    microbatch in T_F (8 stages, 2 DCs split 4|4, m=32, T_F=T_B=T_W);
+#                    printed beside CrossPipe's Table 5 (M70) as ratios to 1F1B
+#   formula_checks   [{name, expected, simulated}]  zero-delay bubble ratios, peaks
+#   overlap_case     GeoPipe-style overlap vs 1F1B across a 20 ms WAN
+#   sim_64x512_s     seconds to simulate a 64-stage, 512-microbatch 1F1B iteration
+#   scripts/bench_schedules.sh [--milp-seconds S] [--microbatches M]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BUILD_DIR=${XDC_BUILD_DIR:-build}
+if [ ! -f "$BUILD_DIR/build.ninja" ] && [ ! -f "$BUILD_DIR/Makefile" ]; then
+  cmake -S . -B "$BUILD_DIR" -G Ninja
+fi
+cmake --build "$BUILD_DIR" --target xdc-bench-schedules -j2
+mkdir -p results/bench
+"$BUILD_DIR/harness/sim/xdc-bench-schedules" results/bench/schedules.json "$@"
