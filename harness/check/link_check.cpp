@@ -108,7 +108,7 @@ std::vector<LinkCheck> check_network(const net::NetworkState& s, const CheckOpti
     c.rtt_median_ms = rtt.median_ms, c.rtt_min_ms = rtt.min_ms;
     c.rtt_p99_ms = rtt.p99_ms, c.rtt_stdev_ms = rtt.stdev_ms;
     if (o.udp_packets > 0) {
-      double rate = c.configured.rate_bps ? std::min(20.0, 0.2 * c.configured.rate_bps / 1e6) : 20;
+      double rate = c.configured.rate_bps ? std::min(10.0, 0.2 * c.configured.rate_bps / 1e6) : 10;
       auto loss = udp_loss(s.name, a.name, b.name, b.data_ip, o.udp_packets, rate);
       c.loss_packets = loss.sent, c.loss_pct = loss.loss_pct();
     }

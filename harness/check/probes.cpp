@@ -92,7 +92,8 @@ UdpLoss udp_loss(const std::string& net, const std::string& from, const std::str
                  const std::string& to_ip, long packets, double rate_mbit) {
   const int size = 200;
   auto j = iperf(net, from, to,
-                 {"-c", to_ip, "-u", "-l", std::to_string(size), "-b",
+                 // A large receive buffer: a busy core must not turn into socket drops.
+                 {"-c", to_ip, "-u", "-w", "2M", "-l", std::to_string(size), "-b",
                   fmt_num(rate_mbit) + "M", "-k", std::to_string(packets)},
                  packets * size * 8 / (rate_mbit * 1e6));
   UdpLoss r;

@@ -1,0 +1,34 @@
+#include "harness/network/shaping.h"
+
+#include <functional>
+
+#include "harness/network/names.h"
+#include "netem/shaper/shaper.h"
+
+namespace xdc::net {
+namespace {
+
+class Handle : public ShapingHandle {
+ public:
+  explicit Handle(std::unique_ptr<netem::LinkShaper> s) : shaper_(std::move(s)) {}
+  void detach() override { shaper_->detach(); }
+
+ private:
+  std::unique_ptr<netem::LinkShaper> shaper_;
+};
+
+}  // namespace
+
+std::unique_ptr<ShapingHandle> shape_link(netem::Backend backend, ShapedLink& link) {
+  netem::ShapeTarget target{link.netns, link.ifname, link.from + "->" + link.to};
+  netem::ShapeOptions opts;
+  opts.state_dir = state_dir(net_of_ns(link.netns)) + "/delayline";
+  // Same network, same link: same loss and jitter draws, so runs can be repeated.
+  opts.seed = std::hash<std::string>{}(link.netns + "/" + target.tag) | 1;
+  auto shaper = netem::shape_egress(backend, target, link.configured, opts);
+  link.backend = shaper->backend_name();
+  link.record = shaper->record().to_json();
+  return std::make_unique<Handle>(std::move(shaper));
+}
+
+}  // namespace xdc::net
