@@ -56,6 +56,11 @@ TEST(Validate, WrongPeerMissingComputeAndWrongRankAreRejected) {
   EXPECT_TRUE(contains(validate(s).message(), "stage 3 microbatch 2")) << validate(s).message();
 
   s = one_f_one_b(4, 4);
+  s.actions[1].insert(s.actions[1].begin() + 1, s.actions[1][0]);  // RECV_F twice
+  EXPECT_TRUE(contains(validate(s).message(), "rank 1, action 1 (1RECV_F0): duplicate"))
+      << validate(s).message();
+
+  s = one_f_one_b(4, 4);
   s.actions[0].push_back({Kind::F, 1, 0});
   EXPECT_TRUE(contains(validate(s).message(), "stage 1 lives on rank 1")) << validate(s).message();
 }

@@ -47,6 +47,7 @@ class Checker {
     const size_t before = rep_.errors.size();
     Grid nf(s_.stages, s_.microbatches), nb(s_.stages, s_.microbatches),
         nw(s_.stages, s_.microbatches), nbw(s_.stages, s_.microbatches);
+    std::vector<Grid> comm(4, Grid(s_.stages, s_.microbatches));  // SEND_F..RECV_B
     for (int r = 0; r < s_.ranks; ++r)
       for (size_t i = 0; i < s_.actions[r].size(); ++i) {
         const Action& a = s_.actions[r][i];
@@ -64,7 +65,12 @@ class Checker {
               std::to_string(s_.stage_rank[a.stage]));
           continue;
         }
-        if (is_comm(a.kind)) check_peer(r, i, a);
+        if (is_comm(a.kind)) {
+          check_peer(r, i, a);
+          const int k = static_cast<int>(a.kind) - static_cast<int>(Kind::SEND_F);
+          if (++comm[k].at(a.stage, a.microbatch) > 1)
+            err(where(r, i, a) + "duplicate: this message is already sent or received");
+        }
         switch (a.kind) {
           case Kind::F:
             nf.at(a.stage, a.microbatch)++;
