@@ -71,3 +71,14 @@ TEST(Csv, BadCellNamesFileLineAndColumn) {
   EXPECT_THROW(from_csv("0F\n"), xdc::InputError);
   EXPECT_THROW(from_csv("0F0\n0F1\n"), xdc::InputError);  // stage 0 on two ranks
 }
+
+// The same, from a file written by hand (tests run from the repository root).
+TEST(Csv, HandWrittenPyTorchFileLoadsAndValidates) {
+  Schedule s = read_csv_file("tests/schedule/data/zb_2stage_pytorch.csv");
+  EXPECT_EQ(s.name, "zb_2stage_pytorch");
+  EXPECT_EQ(s.microbatches, 3);
+  auto rep = validate(s, 3);
+  EXPECT_TRUE(rep.ok()) << rep.message();
+  EXPECT_DOUBLE_EQ(rep.peak_activations[0], 3);
+  EXPECT_EQ(from_csv(to_csv(s, {.optimizer = false})), s);
+}

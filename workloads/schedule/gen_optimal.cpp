@@ -108,9 +108,15 @@ Schedule gen_optimal(const Params& p) {
   best.name = "optimal";
   best.info = {{"greedy_makespan", num(g_span)}, {"makespan", num(g_span)}};
 #ifndef XDC_HAVE_CBC
-  best.info.push_back({"milp", "unavailable (built without CBC): greedy schedule"});
+  best.info.push_back({"milp_status", "unavailable (built without CBC): greedy schedule"});
   return best;
 #else
+  const long variables = 3L * S * m + 1 + 2L * (S - 1) * m + 3L * S * m * (m - 1) / 2;
+  if (variables > p.milp_max_variables) {
+    best.info.push_back({"milp_status", "skipped: " + std::to_string(variables) +
+                                            " variables > milp_max_variables: greedy schedule"});
+    return best;
+  }
   const auto& c = md.costs;
   const double M = g_span + 1 + *std::max_element(c.f.begin(), c.f.end()) +
                    *std::max_element(c.b.begin(), c.b.end()) +

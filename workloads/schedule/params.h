@@ -26,7 +26,8 @@ struct Params {
   // Peak activations per rank in microbatches (a rank's full share of layers);
   // 0 = the generator's own default (1F1B-like: ranks).
   double memory_cap = 0;
-  double milp_seconds = 10;  // `optimal`: CBC time limit
+  double milp_seconds = 10;        // `optimal`: CBC time limit
+  int milp_max_variables = 20000;  // `optimal`: bigger models keep the greedy schedule
   bool optimizer = true;     // append ALLREDUCE and OPT per stage
 };
 
