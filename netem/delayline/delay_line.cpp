@@ -17,6 +17,7 @@ extern "C" {
 #include <libnetfilter_queue/libnetfilter_queue.h>
 }
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -34,8 +35,9 @@ namespace {
 
 constexpr uint32_t kCopyRange = 128;  // enough for IP + TCP/UDP headers
 constexpr int kRcvBufBytes = 64 << 20;
-constexpr size_t kMsgBuf = 4096;  // one queued packet's message fits easily
-constexpr unsigned kBatch = 64;   // messages per recvmmsg
+constexpr size_t kMsgBuf = 4096;            // one queued packet's message fits easily
+constexpr unsigned kBatch = 64;             // messages per recvmmsg
+constexpr int64_t kMaxAdvanceNs = 200'000;  // never wake more than this early
 
 int64_t now_ns() {
   timespec ts;
@@ -181,11 +183,11 @@ void DelayLine::on_message(const void* buf, size_t len, int64_t now) {
   }
 }
 
-void DelayLine::release_due(int64_t now) {
+void DelayLine::release_due(int64_t now, int64_t slack_ns) {
   uint32_t last_id = 0;
   bool any = false;
-  while (!held_.empty() && held_.front().send_ns <= now) {
-    uint64_t late = static_cast<uint64_t>(now - held_.front().send_ns);
+  while (!held_.empty() && held_.front().send_ns <= now + slack_ns) {
+    int64_t late = now - held_.front().send_ns;  // < 0: released early by the wake advance
     stats_.late_max_ns = std::max(stats_.late_max_ns, late);
     stats_.late_sum_ns += late;
     last_id = held_.front().id;
@@ -211,7 +213,7 @@ void DelayLine::release_all() {
 }
 
 void DelayLine::arm_timer() {
-  int64_t want = held_.empty() ? 0 : held_.front().send_ns;
+  int64_t want = held_.empty() ? 0 : std::max<int64_t>(held_.front().send_ns - advance_ns_, 1);
   if (want == armed_ns_) return;
   itimerspec its{};
   its.it_value.tv_sec = want / 1'000'000'000;
@@ -252,12 +254,13 @@ void DelayLine::write_stats() const {
                "\"pid\": %d, \"packets\": %lu, \"bytes\": %lu, \"dropped\": %lu, "
                "\"reordered\": %lu, \"released\": %lu, \"batches\": %lu, \"held\": %lu, "
                "\"max_held\": %lu, \"late_max_us\": %.1f, \"late_mean_us\": %.2f, "
+               "\"wake_advance_us\": %.1f, "
                "\"nl_errors\": %lu, \"kernel_queue_dropped\": %lu, "
                "\"kernel_user_dropped\": %lu}\n",
                cfg_.tag.c_str(), cfg_.netns.c_str(), cfg_.ifname.c_str(), cfg_.queue_num,
                static_cast<int>(getpid()), s.packets, s.bytes, s.dropped, s.reordered, s.released,
                s.batches, s.held, s.max_held, s.late_max_ns / 1e3,
-               s.released ? s.late_sum_ns / 1e3 / s.released : 0.0, s.nl_errors,
+               s.released ? s.late_sum_ns / 1e3 / s.released : 0.0, advance_ns_ / 1e3, s.nl_errors,
                s.kernel_queue_dropped, s.kernel_user_dropped);
   std::fclose(f);
   std::rename(tmp.c_str(), cfg_.stats_path.c_str());
@@ -312,7 +315,16 @@ void DelayLine::run() {
         uint64_t expirations;
         while (read(timer_fd_, &expirations, sizeof expirations) > 0) {
         }
+        // Wake-up latency (timer, scheduling) is learnt and the timer armed that much
+        // early; on a timer wake, what falls due within the advance goes now, so that
+        // packets leave on time on average instead of late by the wake-up latency.
+        int64_t now = now_ns();
+        if (armed_ns_ > 0) {
+          int64_t wake_late = std::clamp<int64_t>(now - armed_ns_, 0, kMaxAdvanceNs);
+          advance_ns_ += (wake_late - advance_ns_) / 16;
+        }
         armed_ns_ = -1;  // a fired one-shot timer is disarmed
+        release_due(now, advance_ns_);
       } else if (fd == tick_fd) {
         uint64_t ticks;
         while (read(tick_fd, &ticks, sizeof ticks) > 0) {

@@ -9,7 +9,8 @@
 //  - queue maxlen sized from the BDP and a 64 MiB socket buffer (NETLINK_NO_ENOBUFS);
 //  - FIFO release: send times never decrease, so one NFQNL_MSG_VERDICT_BATCH (which
 //    accepts every queued id <= N) releases all packets that are due at once;
-//  - an absolute CLOCK_MONOTONIC timerfd for the head of the queue, timer slack 1 ns.
+//  - an absolute CLOCK_MONOTONIC timerfd for the head of the queue, timer slack 1 ns,
+//    armed early by the learnt wake-up latency so that the mean release is on time.
 // It runs in the namespace the calling process stands in.
 #include <cstdint>
 #include <deque>
@@ -31,13 +32,13 @@ struct Config {
 };
 
 struct Stats {
-  uint64_t packets = 0, bytes = 0;            // seen by the delay line
-  uint64_t dropped = 0;                       // by the loss model
-  uint64_t reordered = 0;                     // sent at once, ahead of held packets
-  uint64_t released = 0, batches = 0;         // accepted after their delay; verdict messages
-  uint64_t held = 0, max_held = 0;            // packets waiting now / at most
-  uint64_t late_max_ns = 0, late_sum_ns = 0;  // release later than the send time
-  uint64_t nl_errors = 0;                     // netlink errors reported by the kernel
+  uint64_t packets = 0, bytes = 0;           // seen by the delay line
+  uint64_t dropped = 0;                      // by the loss model
+  uint64_t reordered = 0;                    // sent at once, ahead of held packets
+  uint64_t released = 0, batches = 0;        // accepted after their delay; verdict messages
+  uint64_t held = 0, max_held = 0;           // packets waiting now / at most
+  int64_t late_max_ns = 0, late_sum_ns = 0;  // release time - send time (< 0: early)
+  uint64_t nl_errors = 0;                    // netlink errors reported by the kernel
   uint64_t kernel_queue_dropped = 0, kernel_user_dropped = 0;  // queue full / socket full
 };
 
@@ -66,7 +67,8 @@ class DelayLine {
   };
   void configure(uint32_t maxlen);
   void on_message(const void* buf, size_t len, int64_t now_ns);
-  void release_due(int64_t now_ns);
+  // Accepts the held packets due by now_ns + slack_ns (one batch verdict).
+  void release_due(int64_t now_ns, int64_t slack_ns = 0);
   void arm_timer();
   void send_verdict(int type, uint32_t id);
   bool still_there() const;
@@ -77,7 +79,8 @@ class DelayLine {
   mnl_socket* nl_ = nullptr;
   uint32_t portid_ = 0;
   int timer_fd_ = -1;
-  int64_t armed_ns_ = -1;
+  int64_t armed_ns_ = -1;        // absolute time the timer is armed for; -1 none
+  int64_t advance_ns_ = 20'000;  // learnt wake-up latency: the timer is armed this early
   std::deque<Held> held_;
   Stats stats_;
   int ifindex_ = 0;

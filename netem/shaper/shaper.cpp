@@ -1,8 +1,11 @@
 #include "netem/shaper/shaper.h"
 
 #include <linux/pkt_sched.h>
+#include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <fstream>
 #include <stdexcept>
 
 #include "netem/nl/socket.h"
@@ -148,10 +151,28 @@ void undo_shape(const ShapeRecord& r) noexcept {
         r.queue_num)
       remove_nfqueue_rules(r.netns, r.ifname, r.queue_num);
     if (!r.stats_path.empty()) unlink(r.stats_path.c_str());
+    if (!r.log_path.empty()) unlink(r.log_path.c_str());
     if (r.root_handle) remove_root_qdisc(r.netns, r.ifname, r.root_handle);
   } catch (...) {
     // undo is best effort by contract; deleting the namespace removes the rest
   }
+}
+
+nlohmann::json delayline_stats(const ShapeRecord& r) {
+  if (r.delayline_pid <= 0 || r.stats_path.empty() || !is_delayline(r.delayline_pid, r.netns))
+    return nlohmann::json::object();
+  auto mtime = [&] {
+    struct stat st {};
+    return stat(r.stats_path.c_str(), &st) == 0
+               ? st.st_mtim.tv_sec * 1'000'000'000L + st.st_mtim.tv_nsec
+               : 0L;
+  };
+  long before = mtime();
+  kill(r.delayline_pid, SIGUSR1);
+  for (int i = 0; i < 50 && mtime() == before; ++i) usleep(10'000);
+  std::ifstream in(r.stats_path);
+  nlohmann::json j = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  return j.is_discarded() ? nlohmann::json::object() : j;
 }
 
 std::string describe_backends() {

@@ -34,7 +34,7 @@ struct ShapeTarget {
 
 struct ShapeOptions {
   std::string state_dir = "/run/xdc/delayline";  // delay line stats and log files
-  int rt_prio = 0;                               // SCHED_FIFO priority of delay lines (0: off)
+  int rt_prio = 10;  // SCHED_FIFO priority of delay lines (0: normal scheduling)
   uint64_t seed = 0;                             // delay line RNG seed; 0 = random
 };
 
@@ -88,8 +88,12 @@ std::unique_ptr<LinkShaper> shape_egress(Backend backend, const ShapeTarget& tar
 
 // Undoes what `r` describes: stops the delay line (only if `r.delayline_pid` still is
 // one), removes its rules if it had to be killed, removes our root qdisc, deletes the
-// stats file. Idempotent; never throws; a vanished namespace counts as undone.
+// stats and log files. Idempotent; never throws; a vanished namespace counts as undone.
 void undo_shape(const ShapeRecord& r) noexcept;
+
+// Counters of the delay line behind `r` (userspace backend; see delay_line.h Stats):
+// asks it to write them now (SIGUSR1) and reads its stats file. {} when there is none.
+nlohmann::json delayline_stats(const ShapeRecord& r);
 
 // Which backends this machine can run, in words (for `xdc check` and test output).
 std::string describe_backends();

@@ -48,6 +48,11 @@ int main(int argc, char** argv) {
     return 1;
   }
   j["all_ok"] = all_ok;
+  std::ifstream loadavg("/proc/loadavg");
+  double l1 = 0, l5 = 0;
+  loadavg >> l1 >> l5;
+  j["loadavg_1m"] = l1;
+  j["loadavg_5m"] = l5;
   std::ofstream(out) << j.dump(2) << "\n";
   std::printf("wrote %s\n", out.c_str());
   return all_ok ? 0 : 1;

@@ -15,7 +15,8 @@ netem::ShapeTarget target(const Line& l) {
 }
 
 double base_rtt_ms(const Line& l) {
-  PingResult base = ping(l.a, l.b_ip, 50, 0.005, 10, 16);
+  // Same probe spacing as the shaped measurements: sleeping ends wake alike.
+  PingResult base = udp_probe(l.a, l.b, l.b_ip, 50, 0.01, 0.2);
   return median(base.rtt_ms);
 }
 
@@ -40,7 +41,7 @@ Figure measure_delay(const Line& l, netem::Backend b, double delay_ms) {
   netem::LinkParams p;
   p.delay_us = static_cast<uint64_t>(delay_ms * 1000);
   auto shaper = netem::shape_egress(b, target(l), p);
-  PingResult r = ping(l.a, l.b_ip, 100, 0.01, 10 + delay_ms / 100, 16);
+  PingResult r = udp_probe(l.a, l.b, l.b_ip, 100, 0.01, 0.5);
   Figure f;
   f.what = "delay";
   f.backend = shaper->backend_name();
@@ -56,6 +57,7 @@ Figure measure_delay(const Line& l, netem::Backend b, double delay_ms) {
       {"rtt_min_ms", r.rtt_ms.empty() ? NAN : *std::min_element(r.rtt_ms.begin(), r.rtt_ms.end())},
       {"rtt_max_ms", r.rtt_ms.empty() ? NAN : *std::max_element(r.rtt_ms.begin(), r.rtt_ms.end())},
       {"replies", r.received}};
+  f.detail["delayline"] = netem::delayline_stats(shaper->record());
   return f;
 }
 
@@ -67,7 +69,7 @@ Figure measure_jitter(const Line& l, netem::Backend b, double delay_ms, double j
   auto shaper = netem::shape_egress(b, target(l), p);
   // Probes further apart than the jitter's spread, so that order preservation (a packet
   // never leaves before its predecessor) rarely touches the distribution.
-  PingResult r = ping(l.a, l.b_ip, 300, 0.02, 20, 16);
+  PingResult r = udp_probe(l.a, l.b, l.b_ip, 300, 0.02, 0.5);
   Figure f;
   f.what = "jitter";
   f.backend = shaper->backend_name();
@@ -80,6 +82,7 @@ Figure measure_jitter(const Line& l, netem::Backend b, double delay_ms, double j
               {"rtt_mean_ms", mean(r.rtt_ms)},
               {"rtt_median_ms", median(r.rtt_ms)},
               {"replies", r.received}};
+  f.detail["delayline"] = netem::delayline_stats(shaper->record());
   return f;
 }
 
@@ -103,6 +106,7 @@ Figure measure_rate(const Line& l, netem::Backend b, double rate_mbit, double de
               {"sender_mbit", r.sent_bps / 1e6},
               {"retransmits", r.retransmits},
               {"error", r.error}};
+  f.detail["delayline"] = netem::delayline_stats(shaper->record());
   return f;
 }
 
@@ -111,7 +115,7 @@ Figure measure_loss(const Line& l, netem::Backend b, double loss_pct) {
   p.loss.kind = netem::LossModel::Kind::kRandom;
   p.loss.p_pct = loss_pct;
   auto shaper = netem::shape_egress(b, target(l), p);
-  PingResult r = ping(l.a, l.b_ip, 20000, 0.0002, 20, 16);
+  PingResult r = udp_probe(l.a, l.b, l.b_ip, 20000, 0.0002, 0.5);
   Figure f;
   f.what = "loss";
   f.backend = shaper->backend_name();
@@ -122,6 +126,7 @@ Figure measure_loss(const Line& l, netem::Backend b, double loss_pct) {
   f.low = 100 * (pr - 3 * sigma);
   f.high = 100 * (pr + 3 * sigma);
   f.detail = {{"sent", r.sent}, {"received", r.received}, {"sigma_pct", 100 * sigma}};
+  f.detail["delayline"] = netem::delayline_stats(shaper->record());
   return f;
 }
 

@@ -25,7 +25,7 @@ class Fidelity : public ::testing::TestWithParam<netem::Backend> {
     }
   }
   static void report(const Figure& f) {
-    std::printf("FIDELITY %s\n", f.line().c_str());
+    std::printf("FIDELITY %s\n         %s\n", f.line().c_str(), f.detail.dump().c_str());
     std::fflush(stdout);
     EXPECT_TRUE(f.ok()) << f.line() << "\n" << f.detail.dump();
   }

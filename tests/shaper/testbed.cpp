@@ -1,21 +1,27 @@
 #include "tests/shaper/testbed.h"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <nlohmann/json.hpp>
 #include <numeric>
 #include <regex>
 #include <sstream>
 #include <stdexcept>
+#include <system_error>
 #include <thread>
 
 #include "netem/nl/netns.h"
@@ -117,6 +123,14 @@ Line::Line(const std::string& label) {
     must_run({"ip", "route", "add", "default", "via", "10.201.1.1"}, a);
     must_run({"ip", "route", "add", "default", "via", "10.201.2.1"}, b);
     nl::write_sysctl(gw, "net/ipv4/ip_forward", "1");
+    // A veth's queue is attached by linkwatch when the carrier comes up, up to a second
+    // after `ip link set up`; until then packets are dropped. Wait until B answers both
+    // ways (and the neighbour entries exist).
+    bool up = false;
+    for (int i = 0; i < 30 && !up; ++i)
+      up = netem::run_argv({"ping", "-n", "-c", "1", "-W", "1", b_ip}, a).exit_code == 0 &&
+           netem::run_argv({"ping", "-n", "-c", "1", "-W", "1", a_ip}, b).exit_code == 0;
+    if (!up) throw std::runtime_error("test line " + stem + "*: B unreachable from A");
   } catch (...) {
     for (const auto& ns : {a, gw, b}) netem::run_argv({"ip", "netns", "del", ns});
     throw;
@@ -156,6 +170,108 @@ PingResult ping(const std::string& netns, const std::string& ip, int count, doub
     }
   }
   if (res.sent == 0) throw std::runtime_error("ping " + ip + " from " + netns + ": " + r.output);
+  return res;
+}
+
+namespace {
+
+int64_t mono_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
+}
+
+// A UDP socket opened inside `netns` (it stays bound to it).
+int udp_socket_in(const std::string& netns) {
+  nl::NetnsGuard in(netns);
+  int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) throw std::system_error(errno, std::generic_category(), "udp socket");
+  timeval tv{0, 100'000};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  int big = 8 << 20;
+  setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &big, sizeof big);
+  return fd;
+}
+
+sockaddr_in addr_of(const std::string& ip, uint16_t port) {
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(port);
+  inet_pton(AF_INET, ip.c_str(), &a.sin_addr);
+  return a;
+}
+
+}  // namespace
+
+PingResult udp_probe(const std::string& client_ns, const std::string& server_ns,
+                     const std::string& server_ip, int count, double interval_s, double linger_s,
+                     int payload_bytes) {
+  constexpr uint16_t kPort = 7007;
+  int srv = udp_socket_in(server_ns);
+  sockaddr_in any = addr_of("0.0.0.0", kPort);
+  if (bind(srv, reinterpret_cast<sockaddr*>(&any), sizeof any) != 0) {
+    close(srv);
+    throw std::system_error(errno, std::generic_category(), "bind echo server");
+  }
+  std::atomic<bool> stop{false};
+  std::thread echo([&] {
+    char buf[2048];
+    while (!stop) {
+      sockaddr_in from{};
+      socklen_t len = sizeof from;
+      ssize_t n = recvfrom(srv, buf, sizeof buf, 0, reinterpret_cast<sockaddr*>(&from), &len);
+      if (n > 0)
+        sendto(srv, buf, static_cast<size_t>(n), 0, reinterpret_cast<sockaddr*>(&from), len);
+    }
+  });
+
+  int cli = udp_socket_in(client_ns);
+  sockaddr_in to = addr_of(server_ip, kPort);
+  std::vector<int64_t> sent_at(static_cast<size_t>(count), 0),
+      rtt_ns(static_cast<size_t>(count), -1);
+  std::atomic<bool> sending_done{false};
+  std::atomic<int64_t> last_send_ns{0};
+  std::thread receiver([&] {
+    char buf[2048];
+    while (true) {
+      ssize_t n = recv(cli, buf, sizeof buf, 0);
+      int64_t now = mono_ns();
+      if (n >= static_cast<ssize_t>(sizeof(uint32_t))) {
+        uint32_t seq;
+        std::memcpy(&seq, buf, sizeof seq);
+        if (seq < sent_at.size() && rtt_ns[seq] < 0) rtt_ns[seq] = now - sent_at[seq];
+      }
+      if (sending_done && now - last_send_ns > static_cast<int64_t>(linger_s * 1e9)) break;
+    }
+  });
+  std::vector<char> pkt(static_cast<size_t>(std::max<int>(payload_bytes, 4)), 0);
+  int64_t start = mono_ns(), step = static_cast<int64_t>(interval_s * 1e9);
+  for (int i = 0; i < count; ++i) {
+    int64_t due = start + i * step;
+    while (mono_ns() < due) {
+      int64_t left = due - mono_ns();
+      if (left > 200'000) std::this_thread::sleep_for(std::chrono::nanoseconds(left - 100'000));
+    }
+    uint32_t seq = static_cast<uint32_t>(i);
+    std::memcpy(pkt.data(), &seq, sizeof seq);
+    sent_at[static_cast<size_t>(i)] = mono_ns();
+    sendto(cli, pkt.data(), pkt.size(), 0, reinterpret_cast<sockaddr*>(&to), sizeof to);
+    last_send_ns = sent_at[static_cast<size_t>(i)];
+  }
+  sending_done = true;
+  receiver.join();
+  stop = true;
+  echo.join();
+  close(cli);
+  close(srv);
+
+  PingResult res;
+  res.sent = count;
+  for (int64_t r : rtt_ns)
+    if (r >= 0) {
+      ++res.received;
+      res.rtt_ms.push_back(r / 1e6);
+    }
   return res;
 }
 

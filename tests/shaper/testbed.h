@@ -42,6 +42,13 @@ struct PingResult {
 PingResult ping(const std::string& netns, const std::string& ip, int count, double interval_s,
                 double deadline_s, int payload_bytes = 56);
 
+// UDP echo probes A -> B -> A with ns timestamps (ping prints only 3 significant digits:
+// "time=10.1 ms"). An echo server runs in `server_ns` for the call; `count` probes leave
+// every `interval_s`; replies are awaited `linger_s` after the last probe.
+PingResult udp_probe(const std::string& client_ns, const std::string& server_ns,
+                     const std::string& server_ip, int count, double interval_s,
+                     double linger_s = 1.0, int payload_bytes = 32);
+
 struct IperfResult {
   double goodput_bps = 0;  // received by the server, after the omitted warm-up
   double sent_bps = 0;

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# WAN shaping fidelity (issue 2, acceptance 1): one direction shaped at a time on a
+# real A — GW — B line of namespaces; delay 1/10/50/100 ms, jitter 5 ms normal, rate
+# 10/100/1000 mbit at 20 ms, random loss 1%/5%, for every backend this kernel can run
+# (the kernel backend needs sch_netem; its absence is recorded, not hidden).
+#   scripts/bench_shaping.sh [OUT.json]      default results/bench/shaping.json
+# Needs root (namespaces, qdiscs, iptables) and iperf3. About a minute per backend.
+# Prints one line per figure (configured, measured, acceptance bounds); the JSON adds
+# the raw numbers, the delay line's counters and the load average (other processes on
+# the machine disturb timing).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+OUT=${1:-results/bench/shaping.json}
+BUILD_DIR=${XDC_BUILD_DIR:-build}
+if [[ $(id -u) -ne 0 ]]; then
+  echo "bench_shaping: needs root (network namespaces); try sudo $0" >&2
+  exit 2
+fi
+if [[ ! -f "$BUILD_DIR/build.ninja" && ! -f "$BUILD_DIR/Makefile" ]]; then
+  cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >&2
+fi
+cmake --build "$BUILD_DIR" --target bench_shaping xdc-delayline -j2 >&2
+mkdir -p "$(dirname "$OUT")"
+XDC_DELAYLINE="$PWD/$BUILD_DIR/harness/cli/xdc-delayline" \
+  "$BUILD_DIR/tests/shaper/bench_shaping" "$OUT"
