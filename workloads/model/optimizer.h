@@ -65,6 +65,16 @@ class AdamW {
   int64_t steps() const {
     return t_;
   }
+  // State access for a device copy of the optimizer (the CUDA stage) and checkpoints.
+  std::vector<T>& first_moment() {
+    return m_;
+  }
+  std::vector<T>& second_moment() {
+    return v_;
+  }
+  void set_steps(int64_t t) {
+    t_ = t;
+  }
   void save(std::ostream& out) const;
   void load(std::istream& in);
 

@@ -41,6 +41,69 @@ constexpr char kMagic[8] = {'X', 'D', 'C', 'M', 'O', 'D', 'L', '1'};
 
 }  // namespace
 
+std::vector<ParamTensor> stage_tensors(const ModelConfig& cfg, StageRange range) {
+  const int64_t C = cfg.dim, V = cfg.vocab, F = cfg.ffn, Cq = cfg.qkv_dim();
+  const int per_block = 6;
+  std::vector<ParamTensor> out;
+  int64_t off = 0;
+  auto add = [&](std::string name, int id, int64_t size, bool decay) {
+    out.push_back({std::move(name), id, off, size, decay});
+    off += size;
+  };
+  if (range.first()) add("embedding", 0, V * C, true);
+  for (int l = range.begin; l < range.end; ++l) {
+    const std::string p = "layers." + std::to_string(l) + ".";
+    const int id = 1 + l * per_block;
+    add(p + "attn_norm", id, C, false);
+    add(p + "wqkv", id + 1, Cq * C, true);
+    add(p + "wo", id + 2, C * C, true);
+    add(p + "mlp_norm", id + 3, C, false);
+    add(p + "w13", id + 4, 2 * F * C, true);
+    add(p + "w2", id + 5, C * F, true);
+  }
+  if (range.last(cfg)) {
+    add("final_norm", 1 + cfg.layers * per_block, C, false);
+    add("lm_head", 2 + cfg.layers * per_block, V * C, true);
+  }
+  return out;
+}
+
+void init_params(const ModelConfig& cfg, const std::vector<ParamTensor>& tensors, double* params) {
+  // Norms 1; matrices N(0, 0.02), output projections (wo, w2) scaled by 1/sqrt(2L).
+  for (const auto& t : tensors) {
+    double* p = params + t.offset;
+    if (!t.decay) {
+      std::fill(p, p + t.size, 1.0);
+      continue;
+    }
+    const bool out_proj = t.name.ends_with(".wo") || t.name.ends_with(".w2");
+    const double std = 0.02 / (out_proj ? std::sqrt(2.0 * cfg.layers) : 1.0);
+    Rng rng{cfg.seed * 0x100000001B3ull + uint64_t(t.global_id) * 0x9E3779B97F4A7C15ull};
+    for (int64_t i = 0; i < t.size; ++i) p[i] = std * rng.normal();
+  }
+}
+
+size_t activation_bytes_after_forward(const ModelConfig& cfg, StageRange range, int B,
+                                      size_t scalar_bytes) {
+  const size_t C = cfg.dim, Cq = cfg.qkv_dim(), F = cfg.ffn, V = cfg.vocab;
+  const size_t nL = range.end - range.begin;
+  const size_t per_layer = 5 * C + 2 + Cq + size_t(cfg.heads) * cfg.seq + 3 * F;
+  size_t per_token = nL * per_layer + C;  // + stage output / final hidden
+  if (range.last(cfg)) per_token += 1 + C + V;
+  return per_token * size_t(B) * cfg.seq * scalar_bytes;
+}
+
+size_t activation_bytes_after_backward_input(const ModelConfig& cfg, StageRange range, int B,
+                                             size_t scalar_bytes) {
+  const size_t C = cfg.dim, Cq = cfg.qkv_dim(), F = cfg.ffn, V = cfg.vocab;
+  const size_t nL = range.end - range.begin;
+  const size_t per_layer = 5 * C + 2 + F  // kept activations: X of the linears, norm inputs
+                           + Cq + C + 2 * F + 2 * C;    // dY of the linears and norms
+  size_t per_token = nL * per_layer + (nL + 1) * C;     // residual gradients
+  if (range.last(cfg)) per_token += C + 1 + C + V + C;  // final hidden, rstd, lnf, dlogits, dlnf
+  return per_token * size_t(B) * cfg.seq * scalar_bytes;
+}
+
 // Pointers into a flat buffer (parameters or gradients), one set per tensor.
 template <typename T>
 struct StageT<T>::Weights {
@@ -123,44 +186,17 @@ StageT<T>::StageT(const ModelConfig& cfg, StageRange range, int microbatch_size)
   BT_ = B_ * cfg_.seq;
   nL_ = range.end - range.begin;
   loss_scale_ = T(1.0 / BT_);
-  const int64_t C = cfg_.dim, V = cfg_.vocab, F = cfg_.ffn, Cq = cfg_.qkv_dim();
-  const int per_block = 6;
-  int64_t off = 0;
-  auto add = [&](std::string name, int id, int64_t size, bool decay) {
-    tensors_.push_back({std::move(name), id, off, size, decay});
-    off += size;
-  };
-  if (is_first()) add("embedding", 0, V * C, true);
-  for (int l = range.begin; l < range.end; ++l) {
-    const std::string p = "layers." + std::to_string(l) + ".";
-    const int id = 1 + l * per_block;
-    add(p + "attn_norm", id, C, false);
-    add(p + "wqkv", id + 1, Cq * C, true);
-    add(p + "wo", id + 2, C * C, true);
-    add(p + "mlp_norm", id + 3, C, false);
-    add(p + "w13", id + 4, 2 * F * C, true);
-    add(p + "w2", id + 5, C * F, true);
-  }
-  if (is_last()) {
-    add("final_norm", 1 + cfg_.layers * per_block, C, false);
-    add("lm_head", 2 + cfg_.layers * per_block, V * C, true);
-  }
-  params_.assign(off, T(0));
-  grads_.assign(off, T(0));
-  std::vector<uint8_t> decay(off, 0);
-  // Init: norms 1; matrices N(0, 0.02), output projections (wo, w2) scaled by 1/sqrt(2L).
-  for (const auto& t : tensors_) {
+  const int64_t C = cfg_.dim, F = cfg_.ffn;
+  tensors_ = stage_tensors(cfg_, range_);
+  const int64_t count = tensors_.back().offset + tensors_.back().size;
+  params_.resize(count);
+  grads_.assign(count, T(0));
+  std::vector<double> init(count);
+  init_params(cfg_, tensors_, init.data());
+  std::copy(init.begin(), init.end(), params_.begin());
+  std::vector<uint8_t> decay(count, 0);
+  for (const auto& t : tensors_)
     std::fill(decay.begin() + t.offset, decay.begin() + t.offset + t.size, t.decay ? 1 : 0);
-    T* p = params_.data() + t.offset;
-    if (!t.decay) {
-      std::fill(p, p + t.size, T(1));
-      continue;
-    }
-    const bool out_proj = t.name.ends_with(".wo") || t.name.ends_with(".w2");
-    const double std = 0.02 / (out_proj ? std::sqrt(2.0 * cfg_.layers) : 1.0);
-    Rng rng{cfg_.seed * 0x100000001B3ull + uint64_t(t.global_id) * 0x9E3779B97F4A7C15ull};
-    for (int64_t i = 0; i < t.size; ++i) p[i] = T(std * rng.normal());
-  }
   adam_ = AdamW<T>(std::move(decay));
   w_ = std::make_unique<Weights>(params_.data(), tensors_, nL_);
   dw_ = std::make_unique<Weights>(grads_.data(), tensors_, nL_);
@@ -186,21 +222,12 @@ double StageT<T>::flops_per_token() const {
 
 template <typename T>
 size_t StageT<T>::activation_bytes_after_forward() const {
-  const size_t C = cfg_.dim, Cq = cfg_.qkv_dim(), F = cfg_.ffn, V = cfg_.vocab;
-  const size_t per_layer = 5 * C + 2 + Cq + size_t(cfg_.heads) * cfg_.seq + 3 * F;
-  size_t per_token = nL_ * per_layer + C;  // + stage output / final hidden
-  if (is_last()) per_token += 1 + C + V;
-  return per_token * BT_ * sizeof(T);
+  return model::activation_bytes_after_forward(cfg_, range_, B_, sizeof(T));
 }
 
 template <typename T>
 size_t StageT<T>::activation_bytes_after_backward_input() const {
-  const size_t C = cfg_.dim, Cq = cfg_.qkv_dim(), F = cfg_.ffn, V = cfg_.vocab;
-  const size_t per_layer = 5 * C + 2 + F  // kept activations: X of the linears, norm inputs
-                           + Cq + C + 2 * F + 2 * C;   // dY of the linears and norms
-  size_t per_token = nL_ * per_layer + (nL_ + 1) * C;  // residual gradients
-  if (is_last()) per_token += C + 1 + C + V + C;       // final hidden, rstd, lnf, dlogits, dlnf
-  return per_token * BT_ * sizeof(T);
+  return model::activation_bytes_after_backward_input(cfg_, range_, B_, sizeof(T));
 }
 
 template <typename T>
@@ -588,23 +615,24 @@ struct CkptHeader {
 }  // namespace
 
 template <typename T>
-void StageT<T>::save(const std::string& path) const {
+void save_checkpoint(const std::string& path, const ModelConfig& cfg, StageRange range,
+                     std::span<const T> params, const AdamW<T>& adam) {
   CkptHeader h{};
   std::memcpy(h.magic, kMagic, sizeof kMagic);
   h.scalar_bytes = sizeof(T);
-  h.vocab = cfg_.vocab, h.dim = cfg_.dim, h.layers = cfg_.layers, h.heads = cfg_.heads;
-  h.kv_heads = cfg_.kv_heads, h.ffn = cfg_.ffn, h.seq = cfg_.seq;
-  h.begin = range_.begin, h.end = range_.end;
-  h.rope_theta = cfg_.rope_theta, h.norm_eps = cfg_.norm_eps;
-  h.count = int64_t(params_.size());
+  h.vocab = cfg.vocab, h.dim = cfg.dim, h.layers = cfg.layers, h.heads = cfg.heads;
+  h.kv_heads = cfg.kv_heads, h.ffn = cfg.ffn, h.seq = cfg.seq;
+  h.begin = range.begin, h.end = range.end;
+  h.rope_theta = cfg.rope_theta, h.norm_eps = cfg.norm_eps;
+  h.count = int64_t(params.size());
   const std::string tmp = path + ".tmp";
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     if (!out) throw std::runtime_error("checkpoint: cannot write " + tmp);
     out.write(reinterpret_cast<const char*>(&h), sizeof h);
-    out.write(reinterpret_cast<const char*>(params_.data()),
-              std::streamsize(params_.size() * sizeof(T)));
-    adam_.save(out);
+    out.write(reinterpret_cast<const char*>(params.data()),
+              std::streamsize(params.size() * sizeof(T)));
+    adam.save(out);
     if (!out) throw std::runtime_error("checkpoint: write failed on " + tmp);
   }
   if (std::rename(tmp.c_str(), path.c_str()) != 0) {
@@ -613,26 +641,45 @@ void StageT<T>::save(const std::string& path) const {
 }
 
 template <typename T>
-void StageT<T>::load(const std::string& path) {
+void load_checkpoint(const std::string& path, const ModelConfig& cfg, StageRange range,
+                     std::span<T> params, AdamW<T>& adam) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw std::runtime_error("checkpoint: cannot read " + path);
   CkptHeader h{};
   in.read(reinterpret_cast<char*>(&h), sizeof h);
   const bool same = in && std::memcmp(h.magic, kMagic, sizeof kMagic) == 0 &&
-                    h.scalar_bytes == int32_t(sizeof(T)) && h.vocab == cfg_.vocab &&
-                    h.dim == cfg_.dim && h.layers == cfg_.layers && h.heads == cfg_.heads &&
-                    h.kv_heads == cfg_.kv_heads && h.ffn == cfg_.ffn && h.seq == cfg_.seq &&
-                    h.begin == range_.begin && h.end == range_.end &&
-                    h.count == int64_t(params_.size());
+                    h.scalar_bytes == int32_t(sizeof(T)) && h.vocab == cfg.vocab &&
+                    h.dim == cfg.dim && h.layers == cfg.layers && h.heads == cfg.heads &&
+                    h.kv_heads == cfg.kv_heads && h.ffn == cfg.ffn && h.seq == cfg.seq &&
+                    h.begin == range.begin && h.end == range.end &&
+                    h.count == int64_t(params.size());
   if (!same) {
     throw std::runtime_error("checkpoint: " + path +
                              " was saved from another model config or stage range");
   }
-  in.read(reinterpret_cast<char*>(params_.data()), std::streamsize(params_.size() * sizeof(T)));
-  adam_.load(in);
+  in.read(reinterpret_cast<char*>(params.data()), std::streamsize(params.size() * sizeof(T)));
+  adam.load(in);
   if (!in) throw std::runtime_error("checkpoint: " + path + " is truncated");
 }
 
+template <typename T>
+void StageT<T>::save(const std::string& path) const {
+  save_checkpoint<T>(path, cfg_, range_, params_, adam_);
+}
+
+template <typename T>
+void StageT<T>::load(const std::string& path) {
+  load_checkpoint<T>(path, cfg_, range_, params_, adam_);
+}
+
+template void save_checkpoint<float>(const std::string&, const ModelConfig&, StageRange,
+                                     std::span<const float>, const AdamW<float>&);
+template void save_checkpoint<double>(const std::string&, const ModelConfig&, StageRange,
+                                      std::span<const double>, const AdamW<double>&);
+template void load_checkpoint<float>(const std::string&, const ModelConfig&, StageRange,
+                                     std::span<float>, AdamW<float>&);
+template void load_checkpoint<double>(const std::string&, const ModelConfig&, StageRange,
+                                      std::span<double>, AdamW<double>&);
 template class AdamW<float>;
 template class AdamW<double>;
 template class StageT<float>;

@@ -39,6 +39,26 @@ struct ParamTensor {
   bool decay = false;  // matrices are weight-decayed, norm weights are not
 };
 
+// The tensors of a stage, in flat-buffer order (shared by the CPU and CUDA stages).
+std::vector<ParamTensor> stage_tensors(const ModelConfig& cfg, StageRange range);
+// Deterministic init of those tensors from cfg.seed: each tensor draws from its own stream
+// keyed by its global id, so the weights are the same however the model is cut.
+void init_params(const ModelConfig& cfg, const std::vector<ParamTensor>& tensors, double* params);
+// Activation bytes one microbatch of B sequences holds from F until B, and from B until W.
+size_t activation_bytes_after_forward(const ModelConfig& cfg, StageRange range, int B,
+                                      size_t scalar_bytes);
+size_t activation_bytes_after_backward_input(const ModelConfig& cfg, StageRange range, int B,
+                                             size_t scalar_bytes);
+
+// A stage's checkpoint: config and range (checked on load), parameters, AdamW state.
+// Written to PATH.tmp and renamed, so a crash never leaves a torn file.
+template <typename T>
+void save_checkpoint(const std::string& path, const ModelConfig& cfg, StageRange range,
+                     std::span<const T> params, const AdamW<T>& adam);
+template <typename T>
+void load_checkpoint(const std::string& path, const ModelConfig& cfg, StageRange range,
+                     std::span<T> params, AdamW<T>& adam);
+
 template <typename T>
 struct StageInput {
   std::span<const int32_t> tokens;   // first stage: (B,T) token ids

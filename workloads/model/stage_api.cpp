@@ -1,0 +1,89 @@
+#include "workloads/model/stage_api.h"
+
+#include <cstdio>
+
+#ifdef XDC_MODEL_CUDA
+#include "workloads/model/cuda/cuda_stage.h"
+#endif
+
+namespace xdc::model {
+
+namespace {
+
+// The CPU stage behind the interface: plain forwarding.
+class CpuStage final : public StageApi {
+ public:
+  CpuStage(const ModelConfig& cfg, StageRange range, int b) : s_(cfg, range, b) {}
+
+  std::string device() const override {
+    return "cpu (" + std::to_string(compute_threads()) + " threads)";
+  }
+  const ModelConfig& config() const override { return s_.config(); }
+  StageRange range() const override { return s_.range(); }
+  int microbatch_size() const override { return s_.microbatch_size(); }
+  int64_t param_count() const override { return s_.param_count(); }
+  size_t boundary_bytes() const override { return s_.boundary_bytes(); }
+  double flops_per_token() const override { return s_.flops_per_token(); }
+  size_t activation_bytes_after_forward() const override {
+    return s_.activation_bytes_after_forward();
+  }
+  size_t activation_bytes_after_backward_input() const override {
+    return s_.activation_bytes_after_backward_input();
+  }
+  size_t live_activation_bytes() const override { return s_.live_activation_bytes(); }
+  size_t peak_activation_bytes() const override { return s_.peak_activation_bytes(); }
+  void set_microbatches(int m) override { s_.set_microbatches(m); }
+  StageOutput<float> forward(int mb, const StageInput<float>& in) override {
+    return s_.forward(mb, in);
+  }
+  std::span<const float> backward_input(int mb, std::span<const float> g) override {
+    return s_.backward_input(mb, g);
+  }
+  void backward_weight(int mb) override { s_.backward_weight(mb); }
+  std::span<const float> backward(int mb, std::span<const float> g) override {
+    return s_.backward(mb, g);
+  }
+  void discard(int mb) override { s_.discard(mb); }
+  std::span<float> params() override { return s_.params(); }
+  std::span<float> grads() override { return s_.grads(); }
+  void zero_grad() override { s_.zero_grad(); }
+  double grad_sq_norm() override { return s_.grad_sq_norm(); }
+  void optimizer_step(const AdamWConfig& opt, double lr, double scale) override {
+    s_.optimizer_step(opt, lr, scale);
+  }
+  void save(const std::string& path) override { s_.save(path); }
+  void load(const std::string& path) override { s_.load(path); }
+
+ private:
+  Stage s_;
+};
+
+}  // namespace
+
+bool cuda_built() {
+#ifdef XDC_MODEL_CUDA
+  return true;
+#else
+  return false;
+#endif
+}
+
+std::unique_ptr<StageApi> make_stage(const ModelConfig& cfg, StageRange range, int microbatch_size,
+                                     Device want, std::string* fallback_reason) {
+  std::string why;
+  if (want == Device::kCuda) {
+#ifdef XDC_MODEL_CUDA
+    if (auto s = make_cuda_stage(cfg, range, microbatch_size, &why)) {
+      if (fallback_reason) fallback_reason->clear();
+      return s;
+    }
+#else
+    why = "this build has no CUDA stage (no CUDA toolkit at configure time, or XDC_CUDA=OFF)";
+#endif
+    std::fprintf(stderr, "xdc model: CUDA requested but %s; running on the CPU\n", why.c_str());
+  }
+  if (fallback_reason) *fallback_reason = why;
+  return std::make_unique<CpuStage>(cfg, range, microbatch_size);
+}
+
+}  // namespace xdc::model
