@@ -34,7 +34,7 @@ class Pool {
     gen_.notify_all();
     fn(0, n_);
     for (int spins = 0; pending_.load(std::memory_order_acquire) != 0; ++spins) {
-      if (spins < 100000) {
+      if (spins < 2000) {
         _mm_pause();
       } else {
         std::this_thread::yield();
@@ -93,6 +93,17 @@ void parallel_run(const std::function<void(int, int)>& fn) {
     return;
   }
   g_pool->run(fn);
+}
+
+void parallel_tasks(int tasks, const std::function<void(int, int)>& fn) {
+  if (!g_pool || tasks <= 1) {
+    for (int i = 0; i < tasks; ++i) fn(i, 0);
+    return;
+  }
+  std::atomic<int> next{0};
+  g_pool->run([&](int t, int) {
+    for (int i; (i = next.fetch_add(1, std::memory_order_relaxed)) < tasks;) fn(i, t);
+  });
 }
 
 }  // namespace xdc::model

@@ -3,7 +3,8 @@
 // than each GEMM's: F and B split the microbatch's sequences (every op but the weight
 // gradients is independent per sequence), W splits each weight gradient's rows. So a
 // phase costs one fork-join, the BLAS runs single-threaded inside, and no two thread
-// pools compete for the cores.
+// pools compete for the cores. Work is handed out in more pieces than threads, so that
+// on a shared machine a descheduled thread does not hold the others up.
 #include <cstdint>
 #include <functional>
 #include <utility>
@@ -19,6 +20,10 @@ int compute_threads();
 // Runs fn(t, n) for t in [0, n) concurrently, n = compute_threads(); t = 0 on the caller.
 // Returns when every part is done. Not reentrant.
 void parallel_run(const std::function<void(int t, int n)>& fn);
+
+// Runs fn(task, t) for every task in [0, tasks), handed out dynamically to the threads
+// (t = the thread running it): a thread that another process delays gets fewer tasks.
+void parallel_tasks(int tasks, const std::function<void(int task, int t)>& fn);
 
 // The t-th of n near-equal contiguous parts of [0, total).
 inline std::pair<int64_t, int64_t> split_range(int64_t total, int t, int n) {

@@ -235,6 +235,14 @@ size_t StageT<T>::workspace_bytes() const {
   return (ws_dg_.size() + ws_datt_.size() + ws_dp_.size()) * sizeof(T);
 }
 
+// Pieces of sequences that F and B hand to the threads: the whole microbatch on one thread
+// (largest GEMMs), else twice as many pieces as threads.
+template <typename T>
+int StageT<T>::work_units() const {
+  const int nt = compute_threads();
+  return nt == 1 ? 1 : std::min(B_, 2 * nt);
+}
+
 template <typename T>
 void StageT<T>::set_microbatches(int m) {
   if (m < 1) throw std::invalid_argument("microbatches: expected >= 1");
@@ -373,9 +381,10 @@ StageOutput<T> StageT<T>::forward(int mb, const StageInput<T>& in) {
     m.lnf = pool_.acquire(BT * C);
     m.probs = pool_.acquire(BT * V);
   }
-  ws_part_.assign(compute_threads(), 0.0);
-  parallel_run([&](int t, int nt) {
-    const auto [b0, b1] = split_range(B_, t, nt);
+  const int units = work_units();
+  ws_part_.assign(units, 0.0);
+  parallel_tasks(units, [&](int u, int) {
+    const auto [b0, b1] = split_range(B_, u, units);
     if (b0 == b1) return;
     const int64_t r0 = b0 * Tn;
     const int n = int(b1 - b0) * Tn;
@@ -395,7 +404,7 @@ StageOutput<T> StageT<T>::forward(int mb, const StageInput<T>& in) {
       rmsnorm_forward(lnf, m.rstdf.data() + r0, m.x_out.data() + r0 * C, w_->final_norm, n, int(C),
                       T(cfg_.norm_eps));
       linear_forward(probs, lnf, w_->lm_head, n, int(C), int(V));
-      ws_part_[t] = crossentropy_forward(probs, m.targets.data() + r0, n, int(V)) * n;
+      ws_part_[u] = crossentropy_forward(probs, m.targets.data() + r0, n, int(V)) * n;
     }
   });
   m.phase = 1;
@@ -466,8 +475,9 @@ std::span<const T> StageT<T>::backward_input(int mb, std::span<const T> grad_out
   if (is_last()) m.dlnf = pool_.acquire(BT * C);
   const int nt = compute_threads();
   if (ws_dp_.size() < size_t(nt) * Tn * Tn) ws_dp_.resize(size_t(nt) * Tn * Tn);
-  parallel_run([&](int t, int nth) {
-    const auto [b0, b1] = split_range(B_, t, nth);
+  const int units = work_units();
+  parallel_tasks(units, [&](int u, int t) {
+    const auto [b0, b1] = split_range(B_, u, units);
     if (b0 == b1) return;
     const int64_t r0 = b0 * Tn;
     const int n = int(b1 - b0) * Tn;
@@ -521,16 +531,22 @@ void StageT<T>::backward_weight(int mb) {
   Micro& m = find(mb, 2, "backward_weight");
   grads_zero_ = false;
   const int C = cfg_.dim, V = cfg_.vocab;
-  parallel_run([&](int t, int nt) {
-    const auto [c0, c1] = split_range(C, t, nt);
+  // Tasks: (layer, part) for every layer, then (head and embedding, part).
+  const int parts = compute_threads() == 1 ? 1 : 2 * compute_threads();
+  parallel_tasks((nL_ + 1) * parts, [&](int task, int) {
+    const int g = task / parts, p = task % parts;
+    if (g < nL_) {
+      layer_backward_weight(nL_ - 1 - g, m, p, parts);
+      return;
+    }
+    const auto [c0, c1] = split_range(C, p, parts);
     if (is_last()) {
-      const auto [v0, v1] = split_range(V, t, nt);
+      const auto [v0, v1] = split_range(V, p, parts);
       linear_backward_weight(dw_->lm_head, m.probs.data(), m.lnf.data(), BT_, C, V, int(v0),
                              int(v1));
       rmsnorm_backward_weight(dw_->final_norm, m.dlnf.data(), m.x_out.data(), m.rstdf.data(), BT_,
                               C, int(c0), int(c1));
     }
-    for (int l = nL_ - 1; l >= 0; --l) layer_backward_weight(l, m, t, nt);
     if (is_first()) {
       embedding_backward_weight(dw_->embedding, m.dres[0].data(), m.tokens.data(), BT_, C, int(c0),
                                 int(c1));

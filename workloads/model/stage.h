@@ -141,6 +141,7 @@ class StageT {
   Micro& start(int mb);
   Micro& find(int mb, int phase, const char* what);
   void finish(int mb);
+  int work_units() const;
   // Sequences [b0, b1) of the microbatch (F and B are independent per sequence).
   void layer_forward(int l, Micro& m, T* out, int b0, int b1);
   void layer_backward_input(int l, Micro& m, int b0, int b1, T* scratch);
