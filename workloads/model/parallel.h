@@ -13,12 +13,13 @@ namespace xdc::model {
 
 // Threads of the model (the caller plus workers), per process. Default 1: two ranks x one
 // thread beat one rank x two threads, and oversubscription collapses throughput. The BLAS
-// itself is always kept at one thread.
+// itself is always kept at one thread. Set it before training, not during a pass.
 void set_compute_threads(int n);
 int compute_threads();
 
 // Runs fn(t, n) for t in [0, n) concurrently, n = compute_threads(); t = 0 on the caller.
-// Returns when every part is done. Not reentrant.
+// Returns when every part is done. Not reentrant: one calling thread at a time (the
+// executor's compute thread), never from inside fn.
 void parallel_run(const std::function<void(int t, int n)>& fn);
 
 // Runs fn(task, t) for every task in [0, tasks), handed out dynamically to the threads

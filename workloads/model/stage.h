@@ -1,8 +1,9 @@
 #pragma once
 // One pipeline stage of the mini Llama: the layers [begin, end) of a ModelConfig, plus the
 // embedding on the first stage and final norm + LM head + cross-entropy on the last. This
-// is the whole contract between the model and the pipeline executor; the model knows
-// tensors and layers only (no MPI, no schedule).
+// is the contract between the model and the pipeline executor (stage_api.h puts it behind
+// one interface with the CUDA stage); the model knows tensors and layers only (no MPI, no
+// schedule). Threads: parallel.h; calls on one stage come from one thread at a time.
 //
 // Per microbatch id, any number in flight at once:
 //   forward(mb, in)          F: tokens (first stage) or activations in, activations out
