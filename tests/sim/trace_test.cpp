@@ -6,6 +6,7 @@
 
 #include "harness/sim/simulator.h"
 #include "harness/trace/analysis.h"
+#include "harness/trace/gantt.h"
 #include "workloads/schedule/generators.h"
 
 using namespace xdc;
@@ -55,4 +56,16 @@ TEST(Trace, CsvRoundTrips) {
     EXPECT_EQ(back.events[i].peer, t.events[i].peer);
   }
   EXPECT_EQ(trace::analyze(back).iteration_ns, trace::analyze(t).iteration_ns);
+}
+
+TEST(Trace, TextGantt) {
+  sched::Params x;
+  x.ranks = 2;
+  x.microbatches = 2;
+  auto s = sched::generate("1f1b", x);
+  auto t =
+      sim::simulate(s, sim::constant_costs(2, 1000, 1000, 1000, 0), sim::LinkModel::uniform(2, {}));
+  EXPECT_EQ(trace::text_gantt(t),
+            "rank 0  |F0 F1 .  .  B0 -- .  B1 --\n"
+            "rank 1  |.  F0 B0 -- F1 B1 -- .  .\n");
 }

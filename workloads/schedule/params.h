@@ -28,7 +28,7 @@ struct Params {
   double memory_cap = 0;
   double milp_seconds = 10;        // `optimal`: CBC time limit
   int milp_max_variables = 20000;  // `optimal`: bigger models keep the greedy schedule
-  bool optimizer = true;     // append ALLREDUCE and OPT per stage
+  bool optimizer = true;           // append ALLREDUCE and OPT per stage
 };
 
 LinkDelay link_delay(const Params& p, int from, int to);

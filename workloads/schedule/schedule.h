@@ -11,7 +11,11 @@
 //    (RECV_B on stage s-1). `peer` is the other rank. Sends are non-blocking (Isend);
 //    a RECV blocks until the message is there. Consecutive stages on one rank exchange
 //    nothing.
-//  - ALLREDUCE and OPT carry a stage and microbatch -1 (one per stage per iteration).
+//    An executor may post a RECV earlier than its place in the list (it should: large
+//    messages only progress once posted); the place is where the data must be complete.
+//  - ALLREDUCE and OPT carry a stage and microbatch -1 (one per stage per iteration); the
+//    data-parallel group is not part of the schedule (ranks here are the pipeline ranks
+//    of one replica; the executor maps them onto replicas).
 //  - Activation memory: F of (stage, mb) holds one stage-unit until its W or BW ends.
 #include <string>
 #include <string_view>
