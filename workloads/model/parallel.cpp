@@ -4,6 +4,7 @@
 #include <immintrin.h>
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <thread>
 #include <vector>
@@ -27,7 +28,7 @@ class Pool {
   }
   int size() const { return n_; }
 
-  void run(const std::function<void(int, int)>& fn) {
+  void run(TaskRef fn) {
     task_ = &fn;
     pending_.store(n_ - 1, std::memory_order_relaxed);
     gen_.fetch_add(1, std::memory_order_release);
@@ -66,7 +67,7 @@ class Pool {
   std::atomic<uint64_t> gen_{0};
   std::atomic<int> pending_{0};
   std::atomic<bool> stop_{false};
-  const std::function<void(int, int)>* task_ = nullptr;
+  const TaskRef* task_ = nullptr;
 };
 
 int g_threads = 1;
@@ -87,7 +88,7 @@ int compute_threads() {
   return g_threads;
 }
 
-void parallel_run(const std::function<void(int, int)>& fn) {
+void parallel_run(TaskRef fn) {
   if (!g_pool) {
     fn(0, 1);
     return;
@@ -95,7 +96,7 @@ void parallel_run(const std::function<void(int, int)>& fn) {
   g_pool->run(fn);
 }
 
-void parallel_tasks(int tasks, const std::function<void(int, int)>& fn) {
+void parallel_tasks(int tasks, TaskRef fn) {
   if (!g_pool || tasks <= 1) {
     for (int i = 0; i < tasks; ++i) fn(i, 0);
     return;

@@ -250,8 +250,15 @@ void StageT<T>::set_microbatches(int m) {
 }
 
 template <typename T>
+typename StageT<T>::Micro* StageT<T>::lookup(int mb) {
+  for (auto& [id, m] : active_)
+    if (id == mb) return m.get();
+  return nullptr;
+}
+
+template <typename T>
 typename StageT<T>::Micro& StageT<T>::start(int mb) {
-  if (active_.count(mb)) {
+  if (lookup(mb)) {
     throw std::logic_error("stage: forward of microbatch " + std::to_string(mb) +
                            " while it is still in flight");
   }
@@ -266,24 +273,23 @@ typename StageT<T>::Micro& StageT<T>::start(int mb) {
   }
   m->phase = 0;
   Micro& ref = *m;
-  active_.emplace(mb, std::move(m));
+  active_.emplace_back(mb, std::move(m));
   return ref;
 }
 
 template <typename T>
 typename StageT<T>::Micro& StageT<T>::find(int mb, int phase, const char* what) {
-  auto it = active_.find(mb);
-  if (it == active_.end() || it->second->phase != phase) {
-    throw std::logic_error(
-        std::string("stage: ") + what + " of microbatch " + std::to_string(mb) +
-        (it == active_.end() ? ", which is not in flight" : " out of order (F, B, W)"));
+  Micro* m = lookup(mb);
+  if (!m || m->phase != phase) {
+    throw std::logic_error(std::string("stage: ") + what + " of microbatch " + std::to_string(mb) +
+                           (!m ? ", which is not in flight" : " out of order (F, B, W)"));
   }
-  return *it->second;
+  return *m;
 }
 
 template <typename T>
 void StageT<T>::finish(int mb) {
-  auto it = active_.find(mb);
+  auto it = std::find_if(active_.begin(), active_.end(), [&](auto& e) { return e.first == mb; });
   Micro& m = *it->second;
   for (auto& L : m.layers) L = Layer{};
   for (auto& d : m.dres) d.reset();
@@ -293,12 +299,12 @@ void StageT<T>::finish(int mb) {
   m.probs.reset();
   m.dlnf.reset();
   spare_.push_back(std::move(it->second));
-  active_.erase(it);
+  active_.erase(it);  // a handful in flight: a vector keeps its capacity, a map allocates
 }
 
 template <typename T>
 void StageT<T>::discard(int mb) {
-  if (active_.count(mb)) finish(mb);
+  if (lookup(mb)) finish(mb);
 }
 
 // One block: x_in -> out (both (BT,C)).
@@ -579,7 +585,8 @@ void StageT<T>::zero_grad() {
 
 template <typename T>
 double StageT<T>::grad_sq_norm() const {
-  std::vector<double> part(compute_threads(), 0.0);
+  std::vector<double>& part = ws_norm_;
+  part.assign(compute_threads(), 0.0);
   parallel_run([&](int t, int nt) {
     const auto [i0, i1] = split_range(int64_t(grads_.size()), t, nt);
     double s = 0;

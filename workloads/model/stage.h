@@ -18,10 +18,10 @@
 // Parameters and gradients are each one flat buffer (one allreduce per stage).
 #include <cstddef>
 #include <cstdint>
-#include <map>
 #include <memory>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "workloads/model/activations.h"
@@ -139,6 +139,7 @@ class StageT {
   struct Weights;
   struct Layer;
   struct Micro;
+  Micro* lookup(int mb);
   Micro& start(int mb);
   Micro& find(int mb, int phase, const char* what);
   void finish(int mb);
@@ -161,9 +162,10 @@ class StageT {
   std::vector<T> rope_cos_, rope_sin_;
   std::vector<T> ws_dg_, ws_datt_, ws_dp_;  // B-pass scratch
   std::vector<T> ws_bw_out_;                // backward(): input gradient outliving W
-  std::vector<double> ws_part_;             // per-thread partial sums
+  std::vector<double> ws_part_;             // per-task partial sums (loss)
+  mutable std::vector<double> ws_norm_;     // per-thread partial sums (gradient norm)
   ActivationPool<T> pool_;
-  std::map<int, std::unique_ptr<Micro>> active_;
+  std::vector<std::pair<int, std::unique_ptr<Micro>>> active_;  // in flight, by id
   std::vector<std::unique_ptr<Micro>> spare_;
 };
 
