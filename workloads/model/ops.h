@@ -213,7 +213,8 @@ void attention_forward(T* out, T* probs, const T* qkv, int B, int Tn, int H, int
         for (int t = r0; t < r1; ++t) {  // causal softmax of each row, in place
           T* p = P + int64_t(t) * Tn;
           T mx = p[0];
-          for (int j = 1; j <= t; ++j) mx = std::max(mx, p[j]);
+#pragma omp simd reduction(max : mx)
+          for (int j = 1; j <= t; ++j) mx = mx > p[j] ? mx : p[j];
           T sum = 0;
 #pragma omp simd reduction(+ : sum)
           for (int j = 0; j <= t; ++j) {
@@ -322,7 +323,8 @@ double crossentropy_forward(T* logits, const int32_t* targets, int BT, int V) {
   for (int i = 0; i < BT; ++i) {
     T* p = logits + int64_t(i) * V;
     T mx = p[0];
-    for (int j = 1; j < V; ++j) mx = std::max(mx, p[j]);
+#pragma omp simd reduction(max : mx)
+    for (int j = 1; j < V; ++j) mx = mx > p[j] ? mx : p[j];
     T sum = 0;
 #pragma omp simd reduction(+ : sum)
     for (int j = 0; j < V; ++j) {
