@@ -37,11 +37,9 @@ CostModel make_costs(const CostSpec& spec, int ranks, const std::vector<int>& st
 }
 
 LinkModel make_links(const Network& n, int ranks) {
-  LinkModel m = LinkModel::uniform(ranks, n.lan);
-  for (int a = 0; a < ranks; ++a)
-    for (int b = 0; b < ranks; ++b)
-      if (n.dc_of(a, ranks) != n.dc_of(b, ranks)) m.at(a, b) = n.wan;
-  return m;
+  std::vector<int> dc(ranks);
+  for (int r = 0; r < ranks; ++r) dc[r] = n.dc_of(r, ranks);
+  return LinkModel::dcs(dc, n.wan, n.lan);
 }
 
 sched::Params make_params(const CostSpec& spec, const Network& n, int ranks, int microbatches,

@@ -1,5 +1,7 @@
 #include "harness/sim/simulator.h"
 
+#include <functional>
+#include <queue>
 #include <stdexcept>
 #include <string>
 
@@ -35,57 +37,59 @@ trace::Trace simulate(const sched::Schedule& s, const CostModel& costs, const Li
   for (const auto& row : s.actions) total += row.size();
   t.events.reserve(total);
 
+  // Ranks act in global time order (a min-heap on each rank's clock), so that messages
+  // from different ranks enter a shared channel in the order they were sent.
   Mailbox mail(s.stages, s.microbatches);
-  std::vector<int64_t> link_free(static_cast<size_t>(s.ranks) * s.ranks, 0);
+  std::vector<int64_t> channel_free(links.channels(), 0);
   std::vector<int64_t> now(s.ranks, 0);
   std::vector<size_t> pc(s.ranks, 0);
   std::vector<char> waiting(s.ranks, 0);
-  std::vector<int> work;
-  for (int r = s.ranks - 1; r >= 0; --r) work.push_back(r);
+  using Entry = std::pair<int64_t, int>;  // (time, rank)
+  std::priority_queue<Entry, std::vector<Entry>, std::greater<>> ready;
+  for (int r = 0; r < s.ranks; ++r) ready.push({0, r});
 
-  while (!work.empty()) {
-    const int r = work.back();
-    work.pop_back();
-    waiting[r] = 0;
+  while (!ready.empty()) {
+    const int r = ready.top().second;
+    ready.pop();
     const auto& row = s.actions[r];
-    while (pc[r] < row.size()) {
-      const Action& a = row[pc[r]];
-      trace::Event e{r, a.kind, a.stage, a.microbatch, now[r], now[r], 0, a.peer};
-      if (a.kind == Kind::RECV_F || a.kind == Kind::RECV_B) {
-        const int64_t arrival = mail.slot(a.kind == Kind::RECV_B, a.stage, a.microbatch);
-        if (arrival < 0) {
-          waiting[r] = 1;  // resumed by the matching SEND
-          break;
-        }
-        e.end_ns = std::max(now[r], arrival);
-        e.bytes = a.kind == Kind::RECV_F ? costs.activation_bytes[a.stage - 1]
-                                         : costs.activation_bytes[a.stage];
-        now[r] = e.end_ns;
-      } else if (a.kind == Kind::SEND_F || a.kind == Kind::SEND_B) {
-        const bool grad = a.kind == Kind::SEND_B;
-        const int to_stage = grad ? a.stage - 1 : a.stage + 1;
-        const Link& l = links.at(r, a.peer);
-        e.bytes = costs.message_bytes(a);
-        int64_t& free = link_free[static_cast<size_t>(r) * s.ranks + a.peer];
-        e.start_ns = std::max(now[r], free);
-        e.end_ns = free = e.start_ns + l.transfer_ns(e.bytes);
-        int64_t& slot = mail.slot(grad, to_stage, a.microbatch);
-        slot = e.end_ns + l.latency_ns;
-        if (waiting[a.peer]) {
-          const Action& w = s.actions[a.peer][pc[a.peer]];
-          if (w.stage == to_stage && w.microbatch == a.microbatch &&
-              (w.kind == Kind::RECV_B) == grad) {
-            waiting[a.peer] = 0;
-            work.push_back(a.peer);
-          }
-        }
-      } else {
-        e.end_ns = now[r] + costs.duration_ns(a);
-        now[r] = e.end_ns;
+    if (pc[r] >= row.size()) continue;
+    const Action& a = row[pc[r]];
+    trace::Event e{r, a.kind, a.stage, a.microbatch, now[r], now[r], 0, a.peer};
+    if (a.kind == Kind::RECV_F || a.kind == Kind::RECV_B) {
+      const int64_t arrival = mail.slot(a.kind == Kind::RECV_B, a.stage, a.microbatch);
+      if (arrival < 0) {
+        waiting[r] = 1;  // resumed by the matching SEND
+        continue;
       }
-      t.events.push_back(e);
-      ++pc[r];
+      e.end_ns = std::max(now[r], arrival);
+      e.bytes = a.kind == Kind::RECV_F ? costs.activation_bytes[a.stage - 1]
+                                       : costs.activation_bytes[a.stage];
+      now[r] = e.end_ns;
+    } else if (a.kind == Kind::SEND_F || a.kind == Kind::SEND_B) {
+      const bool grad = a.kind == Kind::SEND_B;
+      const int to_stage = grad ? a.stage - 1 : a.stage + 1;
+      const Link& l = links.at(r, a.peer);
+      e.bytes = costs.message_bytes(a);
+      int64_t& free = channel_free[links.channel_of(r, a.peer)];
+      e.start_ns = std::max(now[r], free);
+      e.end_ns = free = e.start_ns + l.transfer_ns(e.bytes);
+      const int64_t arrival = e.end_ns + l.latency_ns;
+      mail.slot(grad, to_stage, a.microbatch) = arrival;
+      if (waiting[a.peer]) {
+        const Action& w = s.actions[a.peer][pc[a.peer]];
+        if (w.stage == to_stage && w.microbatch == a.microbatch &&
+            (w.kind == Kind::RECV_B) == grad) {
+          waiting[a.peer] = 0;
+          ready.push({std::max(now[a.peer], arrival), a.peer});
+        }
+      }
+    } else {
+      e.end_ns = now[r] + costs.duration_ns(a);
+      now[r] = e.end_ns;
     }
+    t.events.push_back(e);
+    ++pc[r];
+    ready.push({now[r], r});
   }
   for (int r = 0; r < s.ranks; ++r)
     if (pc[r] < s.actions[r].size())

@@ -3,7 +3,8 @@
 // repeatedly commits, over all ranks, the action that can start earliest. A rank prefers
 // warm-up forwards while memory allows, then alternates F and backward, runs W whenever
 // nothing else is ready or memory blocks a forward, and drains B before W at the end.
-// Messages cost latency + transfer with FIFO per link direction. Output: compute
+// Messages cost latency + transfer with FIFO per rank pair and direction (the simulator
+// also models rank pairs sharing one WAN direction; the planner does not). Output: compute
 // order per rank (lower() adds the communication).
 #include <vector>
 
