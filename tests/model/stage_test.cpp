@@ -232,8 +232,18 @@ TEST(Stage, ActivationAccountingIsExactAndReleased) {
   EXPECT_EQ(s0.live_activation_bytes(), s0.activation_bytes_after_backward_input());
   s0.backward_weight(0);
   EXPECT_EQ(s0.live_activation_bytes(), 0u);
-  // Peak is above both held amounts (B briefly holds both sets) but bounded by their sum.
   EXPECT_GE(s0.peak_activation_bytes(), 2 * s0.activation_bytes_after_forward());
+  // B releases layer by layer: one microbatch's peak is its held set plus at most one
+  // layer's gradients, not the F set and the B set together.
+  s1.reset_peak_activation_bytes();
+  s1.forward(2, in1);
+  s1.backward(2, {});
+  const size_t BT = size_t(B) * cfg.seq;
+  const size_t one_layer_b = BT * (2 * cfg.ffn + 4 * cfg.dim + cfg.qkv_dim()) * sizeof(float);
+  EXPECT_LE(s1.peak_activation_bytes(),
+            s1.activation_bytes_after_forward() + one_layer_b + 3 * BT * cfg.dim * sizeof(float));
+  EXPECT_LT(s1.peak_activation_bytes(),
+            s1.activation_bytes_after_forward() + s1.activation_bytes_after_backward_input());
 }
 
 TEST(Stage, SizesForTheExecutor) {

@@ -470,19 +470,14 @@ std::span<const T> StageT<T>::backward_input(int mb, std::span<const T> grad_out
   if (!is_last() && grad_out.size() != BT * C) {
     throw std::invalid_argument("stage backward_input: expects (B,T,C) output gradients");
   }
-  for (auto& d : m.dres) d = pool_.acquire(BT * C);
-  for (auto& L : m.layers) {
-    L.dh13 = pool_.acquire(BT * 2 * F);
-    L.dln2 = pool_.acquire(BT * C);
-    L.dx_mid = pool_.acquire(BT * C);
-    L.dqkv = pool_.acquire(BT * Cq);
-    L.dln1 = pool_.acquire(BT * C);
-  }
-  if (is_last()) m.dlnf = pool_.acquire(BT * C);
+  // Layer by layer, so that what only B needed (scores, qkv, gate/up) is released as soon as
+  // its layer is done: the transient peak of a B is one layer's worth above the held sets.
   const int nt = compute_threads();
   if (ws_dp_.size() < size_t(nt) * Tn * Tn) ws_dp_.resize(size_t(nt) * Tn * Tn);
   const int units = work_units();
-  parallel_tasks(units, [&](int u, int t) {
+  m.dres[nL_] = pool_.acquire(BT * C);
+  if (is_last()) m.dlnf = pool_.acquire(BT * C);
+  parallel_tasks(units, [&](int u, int) {
     const auto [b0, b1] = split_range(B_, u, units);
     if (b0 == b1) return;
     const int64_t r0 = b0 * Tn;
@@ -499,15 +494,26 @@ std::span<const T> StageT<T>::backward_input(int mb, std::span<const T> grad_out
     } else {
       copy(dtop, grad_out.data() + r0 * C, size_t(n) * C);
     }
-    T* scratch = ws_dp_.data() + size_t(t) * Tn * Tn;
-    for (int l = nL_ - 1; l >= 0; --l) layer_backward_input(l, m, int(b0), int(b1), scratch);
   });
-  for (auto& L : m.layers) {  // only the B pass needed these
-    L.qkv.reset();
+  if (!is_last()) m.x_out.reset();  // sent to the next stage already; no gradient needs it
+  for (int l = nL_ - 1; l >= 0; --l) {
+    Layer& L = m.layers[l];
+    L.dh13 = pool_.acquire(BT * 2 * F);
+    L.dln2 = pool_.acquire(BT * C);
+    L.dx_mid = pool_.acquire(BT * C);
+    L.dqkv = pool_.acquire(BT * Cq);
+    L.dln1 = pool_.acquire(BT * C);
+    m.dres[l] = pool_.acquire(BT * C);
+    parallel_tasks(units, [&](int u, int t) {
+      const auto [b0, b1] = split_range(B_, u, units);
+      if (b0 < b1) {
+        layer_backward_input(l, m, int(b0), int(b1), ws_dp_.data() + size_t(t) * Tn * Tn);
+      }
+    });
+    L.qkv.reset();  // only the B pass needed these
     L.probs.reset();
     L.h13.reset();
   }
-  if (!is_last()) m.x_out.reset();  // sent to the next stage already; no gradient needs it
   m.phase = 2;
   if (is_first()) return {};
   return std::span<const T>(m.dres[0].data(), BT * C);
