@@ -5,6 +5,7 @@
 #include <linux/netfilter.h>
 #include <linux/netfilter/nfnetlink_queue.h>
 #include <net/if.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/epoll.h>
 #include <sys/signalfd.h>
@@ -108,10 +109,11 @@ void DelayLine::configure(uint32_t maxlen) {
     nlh->nlmsg_flags |= NLM_F_ACK;
     uint32_t seq = nlh->nlmsg_seq = static_cast<uint32_t>(now_ns());
     if (mnl_socket_sendto(nl_, nlh, nlh->nlmsg_len) < 0) throw sys_error(what);
-    for (int tries = 0; tries < 1000; ++tries) {
+    for (int tries = 0; tries < 100; ++tries) {
       ssize_t n = mnl_socket_recvfrom(nl_, buf.data(), buf.size());
       if (n < 0 && errno == EAGAIN) {
-        usleep(1000);
+        pollfd pfd{mnl_socket_get_fd(nl_), POLLIN, 0};
+        poll(&pfd, 1, 50);
         continue;
       }
       if (n < 0) throw sys_error(what);

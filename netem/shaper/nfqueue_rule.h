@@ -2,7 +2,8 @@
 // The xtables rules that steer packets leaving `ifname` into NFQUEUE `queue`, in the
 // namespace the caller stands in: FORWARD (the gateway's transit traffic, what the delay
 // line is for) and OUTPUT (the gateway's own packets, e.g. a ping from it). Through
-// `iptables-legacy` (argv, -w): this kernel's nftables has no `queue` expression.
+// `iptables-legacy-restore --noflush` (both rules in one exec and one commit; argv, never
+// a shell): this kernel's nftables has no `queue` expression.
 // No --queue-bypass: if the delay line dies, the link stops instead of silently
 // running unshaped.
 #include <cstdint>

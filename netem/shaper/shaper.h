@@ -34,8 +34,8 @@ struct ShapeTarget {
 
 struct ShapeOptions {
   std::string state_dir = "/run/xdc/delayline";  // delay line stats and log files
-  int rt_prio = 10;  // SCHED_FIFO priority of delay lines (0: normal scheduling)
-  uint64_t seed = 0;                             // delay line RNG seed; 0 = random
+  int rt_prio = 10;   // SCHED_FIFO priority of delay lines (0: normal scheduling)
+  uint64_t seed = 0;  // delay line RNG seed; 0 = random
 };
 
 // Everything needed to undo a shaper from another process.

@@ -9,6 +9,12 @@
 
 #include "netem/shaper/shaper.h"
 
+namespace xdc::netem {
+void PrintTo(Backend b, std::ostream* os) {
+  *os << to_string(b);
+}
+}  // namespace xdc::netem
+
 namespace xdc::testbed {
 namespace {
 

@@ -75,6 +75,7 @@ TEST(Shaper, KernelBackendWithoutNetemSaysSo) {
 TEST(Shaper, UserspaceInstallsAndRemovesEverything) {
   Line l("us");
   pid_t pid;
+  std::string stats, log;
   {
     auto s = netem::shape_egress(Backend::kUserspace, {l.gw, Line::kGwToB, "t"}, delay_and_rate());
     const auto& r = s->record();
@@ -83,6 +84,8 @@ TEST(Shaper, UserspaceInstallsAndRemovesEverything) {
     EXPECT_EQ(r.rate_qdisc, "tbf");
     EXPECT_EQ(r.root_handle, netem::kRootHandle);
     pid = r.delayline_pid;
+    stats = r.stats_path;
+    log = r.log_path;
     EXPECT_TRUE(netem::is_delayline(pid, l.gw));
     EXPECT_EQ(netem::root_qdisc_kind(l.gw, Line::kGwToB), "tbf");
     EXPECT_EQ(nfqueue_rules(l.gw), 2);  // FORWARD and OUTPUT
@@ -94,6 +97,8 @@ TEST(Shaper, UserspaceInstallsAndRemovesEverything) {
   EXPECT_FALSE(alive(pid));
   EXPECT_EQ(nfqueue_rules(l.gw), 0);
   EXPECT_EQ(netem::root_qdisc_kind(l.gw, Line::kGwToB), "noqueue");
+  EXPECT_NE(access(stats.c_str(), F_OK), 0) << stats;
+  EXPECT_NE(access(log.c_str(), F_OK), 0) << log;
   EXPECT_EQ(ping(l.a, l.b_ip, 3, 0.05, 5).received, 3);
 }
 
@@ -150,6 +155,9 @@ TEST(Shaper, DelayLineDiesWithItsNamespace) {
         return !alive(pid);
       },
       std::chrono::seconds(3)));
+  netem::undo_shape(s->record());  // what `xdc down` does: nothing left to stop, files go
+  EXPECT_NE(access(s->record().log_path.c_str(), F_OK), 0);
+  EXPECT_NE(access(s->record().stats_path.c_str(), F_OK), 0);
 }
 
 TEST(Shaper, BothDirectionsOnOneGateway) {
