@@ -19,9 +19,10 @@ namespace xdc::model {
 
 // ----------------------------------------------------------------------------
 // exp that vectorises: float uses a Cephes-style polynomial (about 2 ulp, inputs clamped to
-// [-87, 88]); double (gradient checks) uses std::exp.
+// [-86.5, 88], so that no result is denormal: denormals are slow); double (gradient checks)
+// uses std::exp.
 inline float vexp(float x) {
-  x = x < -87.0f ? -87.0f : x;
+  x = x < -86.5f ? -86.5f : x;
   x = x > 88.0f ? 88.0f : x;
   // n = round(x / ln 2) by the 1.5 * 2^23 trick (std::floor does not vectorise without
   // -ffast-math); then exp(x) = 2^n * exp(r) with r = x - n ln 2 in [-ln2/2, ln2/2].
@@ -210,21 +211,23 @@ void attention_forward(T* out, T* probs, const T* qkv, int B, int Tn, int H, int
         T* Pb = P + int64_t(r0) * Tn;
         // S (m, r1) = scale * q[r0:r1] k[0:r1]^T
         gemm(false, true, m, r1, hd, scale, q + int64_t(r0) * Cq, Cq, k, Cq, T(0), Pb, Tn);
-        for (int t = r0; t < r1; ++t) {  // causal softmax of each row, in place
+        // Causal softmax of each row in place. The loops run over the whole block width r1
+        // with the mask as a select: full vectors, no scalar tails on short rows.
+        for (int t = r0; t < r1; ++t) {
           T* p = P + int64_t(t) * Tn;
           T mx = p[0];
 #pragma omp simd reduction(max : mx)
-          for (int j = 1; j <= t; ++j) mx = mx > p[j] ? mx : p[j];
+          for (int j = 0; j < r1; ++j) mx = (j <= t && p[j] > mx) ? p[j] : mx;
           T sum = 0;
 #pragma omp simd reduction(+ : sum)
-          for (int j = 0; j <= t; ++j) {
-            p[j] = vexp(p[j] - mx);
-            sum += p[j];
+          for (int j = 0; j < r1; ++j) {
+            const T e = j <= t ? vexp(p[j] - mx) : T(0);  // masked lanes: 0, whatever p[j]
+            p[j] = e;
+            sum += e;
           }
           const T inv = T(1) / sum;
 #pragma omp simd
-          for (int j = 0; j <= t; ++j) p[j] *= inv;
-          std::fill(p + t + 1, p + r1, T(0));
+          for (int j = 0; j < r1; ++j) p[j] *= inv;
         }
         // out[r0:r1] (m, hd) = P[r0:r1, 0:r1] v[0:r1]
         gemm(false, false, m, hd, r1, T(1), Pb, Tn, v, Cq, T(0), o + int64_t(r0) * C, C);
@@ -264,16 +267,16 @@ void attention_backward(T* dqkv, T* scratch, const T* dout, const T* probs, cons
         // dv[0:r1] (+)= P[r0:r1, 0:r1]^T dO[r0:r1] ; dP (m, r1) = dO[r0:r1] v[0:r1]^T
         gemm(true, false, r1, hd, m, T(1), Pb, Tn, dOb, C, beta, dv, Cq);
         gemm(false, true, m, r1, hd, T(1), dOb, C, v, Cq, T(0), dP, Tn);
-        // softmax backward: dS = P * (dP - dot(P, dP)) * scale; past the diagonal P = 0.
+        // softmax backward: dS = P * (dP - dot(P, dP)) * scale. Past the diagonal P is 0,
+        // so running over the block width gives those entries 0 (and full vectors).
         for (int t = r0; t < r1; ++t) {
           const T* p = P + int64_t(t) * Tn;
           T* d = scratch + int64_t(t) * Tn;
           T dot = 0;
 #pragma omp simd reduction(+ : dot)
-          for (int j = 0; j <= t; ++j) dot += p[j] * d[j];
+          for (int j = 0; j < r1; ++j) dot += p[j] * d[j];
 #pragma omp simd
-          for (int j = 0; j <= t; ++j) d[j] = p[j] * (d[j] - dot) * scale;
-          std::fill(d + t + 1, d + r1, T(0));
+          for (int j = 0; j < r1; ++j) d[j] = p[j] * (d[j] - dot) * scale;
         }
         // dq[r0:r1] = dS k[0:r1] ; dk[0:r1] (+)= dS^T q[r0:r1]
         gemm(false, false, m, hd, r1, T(1), dP, Tn, k, Cq, T(0), dq + int64_t(r0) * Cq, Cq);
