@@ -207,6 +207,14 @@ void DelayLine::release_due(int64_t now, int64_t slack_ns) {
 }
 
 void DelayLine::release_all() {
+  // Packets the kernel queued but we have not read yet would be dropped when the queue
+  // is unbound: read them first (the caller removed the rules, so this ends).
+  std::vector<char> buf(kMsgBuf);
+  for (int i = 0; i < 1'000'000; ++i) {
+    ssize_t n = recv(mnl_socket_get_fd(nl_), buf.data(), buf.size(), MSG_DONTWAIT);
+    if (n <= 0) break;
+    on_message(buf.data(), static_cast<size_t>(n), now_ns());
+  }
   if (held_.empty()) return;
   send_verdict(NFQNL_MSG_VERDICT_BATCH, held_.back().id);
   stats_.released += held_.size();

@@ -55,7 +55,8 @@ class DelayLine {
   // second against /run/netns/<netns>) or the interface disappears. SIGUSR1 writes
   // the stats file at once. The caller must have blocked those signals.
   void run();
-  // Accepts every held packet now (shutdown).
+  // Accepts every held packet now, and those queued but not yet read (shutdown, after
+  // the rules are gone).
   void release_all();
   const Stats& stats() const { return stats_; }
   void write_stats() const;

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <functional>
 #include <thread>
 
@@ -170,6 +171,53 @@ TEST(Shaper, BothDirectionsOnOneGateway) {
   EXPECT_NE(sb->record().queue_num, sa->record().queue_num);
   PingResult p = ping(l.a, l.b_ip, 20, 0.02, 5);
   EXPECT_NEAR(median(p.rtt_ms), 15.0, 0.5);
+}
+
+// Loss models on the wire (beyond acceptance item 1): 20000 probes through GW.
+struct Burst {
+  double loss = 0, loss_after_loss = 0;
+};
+Burst measure_loss_model(const netem::LossModel& m) {
+  Line l("ge");
+  netem::LinkParams p;
+  p.loss = m;
+  auto s = netem::shape_egress(Backend::kUserspace, {l.gw, Line::kGwToB, "t"}, p);
+  PingResult r = udp_probe(l.a, l.b, l.b_ip, 20000, 0.0002, 0.5);
+  int lost = 0, pairs = 0;
+  for (size_t i = 0; i < r.replied.size(); ++i) {
+    lost += !r.replied[i];
+    pairs += i && !r.replied[i] && !r.replied[i - 1];
+  }
+  return {double(lost) / r.replied.size(), double(pairs) / std::max(lost, 1)};
+}
+
+TEST(Shaper, GilbertLossOnTheWire) {
+  netem::LossModel m;
+  m.kind = netem::LossModel::Kind::kGilbertElliott;
+  m.p_pct = 2;
+  m.r_pct = 20;  // h 0, k 100: lose iff bad; bad 1/11 of the time, bursts of 5 on average
+  Burst b = measure_loss_model(m);
+  double mean = 2.0 / 22, rho = 1 - 0.02 - 0.20;
+  double sigma = std::sqrt(mean * (1 - mean) / 20000 * (1 + rho) / (1 - rho));
+  std::printf(
+      "gemodel p 2%% r 20%%: loss %.3f%% (expected %.3f%% +- %.3f), P(loss|loss) %.3f "
+      "(expected 0.80)\n",
+      100 * b.loss, 100 * mean, 300 * sigma, b.loss_after_loss);
+  EXPECT_NEAR(b.loss, mean, 3 * sigma);
+  EXPECT_NEAR(b.loss_after_loss, 0.80, 0.03);
+}
+
+TEST(Shaper, CorrelatedRandomLossOnTheWire) {
+  netem::LossModel m;
+  m.kind = netem::LossModel::Kind::kRandom;
+  m.p_pct = 5;
+  m.correlation_pct = 50;
+  Burst b = measure_loss_model(m);
+  double rho = 0.5, sigma = std::sqrt(0.05 * 0.95 / 20000 * (1 + rho) / (1 - rho));
+  std::printf("loss 5%% 50%%: loss %.3f%% (+- %.3f), P(loss|loss) %.3f (expected 0.525)\n",
+              100 * b.loss, 300 * sigma, b.loss_after_loss);
+  EXPECT_NEAR(b.loss, 0.05, 3 * sigma);
+  EXPECT_NEAR(b.loss_after_loss, 0.525, 0.05);
 }
 
 TEST(Shaper, UserspaceRefusesDuplicateAndCorrupt) {

@@ -267,6 +267,7 @@ PingResult udp_probe(const std::string& client_ns, const std::string& server_ns,
 
   PingResult res;
   res.sent = count;
+  for (int64_t r : rtt_ns) res.replied.push_back(r >= 0);
   for (int64_t r : rtt_ns)
     if (r >= 0) {
       ++res.received;

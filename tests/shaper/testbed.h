@@ -35,6 +35,7 @@ struct PingResult {
   int sent = 0, received = 0;
   std::vector<double> rtt_ms;  // one per reply
   std::string output;          // ping's own words, for failure messages
+  std::vector<bool> replied;   // udp_probe: per probe, in sending order
   double loss() const { return sent ? 1.0 - double(received) / sent : 0; }
 };
 // ping from `netns` to `ip`: exactly `count` echo requests every `interval_s`; the run
