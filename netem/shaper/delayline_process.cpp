@@ -177,25 +177,42 @@ bool is_delayline(pid_t pid, const std::string& netns) {
 }
 
 StopResult stop_delayline(pid_t pid, std::chrono::milliseconds grace) {
-  if (pid <= 0) return StopResult::kNotRunning;
-  // A child of ours that already exited is a zombie: reap it (its pid cannot be reused
-  // before that, so this cannot touch another process).
-  if (waitpid(pid, nullptr, WNOHANG) == pid) return StopResult::kTerminated;
-  if (!is_delayline(pid)) return StopResult::kNotRunning;
-  int fd = pidfd_open(pid);
-  if (fd < 0) return StopResult::kNotRunning;
-  StopResult result = StopResult::kNotRunning;
-  if (pidfd_signal(fd, SIGTERM) == 0) {
-    pollfd pfd{fd, POLLIN, 0};
-    result = StopResult::kTerminated;
-    if (poll(&pfd, 1, static_cast<int>(grace.count())) <= 0) {
-      pidfd_signal(fd, SIGKILL);
-      poll(&pfd, 1, 2000);
-      result = StopResult::kKilled;
+  return stop_delaylines({pid}, grace).front();
+}
+
+std::vector<StopResult> stop_delaylines(const std::vector<pid_t>& pids,
+                                        std::chrono::milliseconds grace) {
+  std::vector<StopResult> result(pids.size(), StopResult::kNotRunning);
+  std::vector<int> fds(pids.size(), -1);
+  for (size_t i = 0; i < pids.size(); ++i) {
+    pid_t pid = pids[i];
+    if (pid <= 0) continue;
+    // A child of ours that already exited is a zombie: reap it (its pid cannot be
+    // reused before that, so this cannot touch another process).
+    if (waitpid(pid, nullptr, WNOHANG) == pid) {
+      result[i] = StopResult::kTerminated;
+      continue;
     }
+    if (!is_delayline(pid)) continue;
+    fds[i] = pidfd_open(pid);
+    if (fds[i] >= 0 && pidfd_signal(fds[i], SIGTERM) == 0) result[i] = StopResult::kTerminated;
   }
-  close(fd);
-  waitpid(pid, nullptr, WNOHANG);
+  // All were asked at once; now wait for each within the common deadline.
+  auto deadline = std::chrono::steady_clock::now() + grace;
+  for (size_t i = 0; i < pids.size(); ++i) {
+    if (fds[i] < 0) continue;
+    pollfd pfd{fds[i], POLLIN, 0};
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (result[i] == StopResult::kTerminated &&
+        poll(&pfd, 1, static_cast<int>(std::max<int64_t>(left.count(), 0))) <= 0) {
+      pidfd_signal(fds[i], SIGKILL);
+      poll(&pfd, 1, 2000);
+      result[i] = StopResult::kKilled;
+    }
+    close(fds[i]);
+    waitpid(pids[i], nullptr, WNOHANG);
+  }
   return result;
 }
 

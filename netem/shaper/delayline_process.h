@@ -45,6 +45,9 @@ enum class StopResult {
 };
 // SIGTERM, wait up to `grace`, then SIGKILL; reaps it when it is our child.
 StopResult stop_delayline(pid_t pid, std::chrono::milliseconds grace = std::chrono::seconds(3));
+// The same for many at once: all are signalled first, then awaited (one grace for all).
+std::vector<StopResult> stop_delaylines(const std::vector<pid_t>& pids,
+                                        std::chrono::milliseconds grace = std::chrono::seconds(3));
 
 // Every running delay line whose namespace name starts with `netns_prefix`
 // (for `xdc clean`, which has no record after a crash).

@@ -1,5 +1,6 @@
 #include "netem/shaper/shaper.h"
 
+#include <dirent.h>
 #include <linux/pkt_sched.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -145,17 +146,44 @@ std::unique_ptr<LinkShaper> shape_egress(Backend backend, const ShapeTarget& t, 
 }
 
 void undo_shape(const ShapeRecord& r) noexcept {
-  if (!r.active) return;
+  undo_shapes({r});
+}
+
+void undo_shapes(const std::vector<ShapeRecord>& records) noexcept {
   try {
-    if (r.delayline_pid > 0 && stop_delayline(r.delayline_pid) == StopResult::kKilled &&
-        r.queue_num)
-      remove_nfqueue_rules(r.netns, r.ifname, r.queue_num);
-    if (!r.stats_path.empty()) unlink(r.stats_path.c_str());
-    if (!r.log_path.empty()) unlink(r.log_path.c_str());
-    if (r.root_handle) remove_root_qdisc(r.netns, r.ifname, r.root_handle);
+    std::vector<pid_t> pids;
+    for (const auto& r : records) pids.push_back(r.active ? r.delayline_pid : 0);
+    std::vector<StopResult> stopped = stop_delaylines(pids);
+    for (size_t i = 0; i < records.size(); ++i) {
+      const ShapeRecord& r = records[i];
+      if (!r.active) continue;
+      try {
+        if (stopped[i] == StopResult::kKilled && r.queue_num)
+          remove_nfqueue_rules(r.netns, r.ifname, r.queue_num);
+        if (!r.stats_path.empty()) unlink(r.stats_path.c_str());
+        if (!r.log_path.empty()) unlink(r.log_path.c_str());
+        if (r.root_handle) remove_root_qdisc(r.netns, r.ifname, r.root_handle);
+      } catch (...) {
+        // best effort by contract; deleting the namespace removes the rest
+      }
+    }
   } catch (...) {
-    // undo is best effort by contract; deleting the namespace removes the rest
   }
+}
+
+int clean_delaylines(const std::string& netns_prefix, const std::string& state_dir) {
+  std::vector<pid_t> pids = find_delaylines(netns_prefix);
+  int stopped = 0;
+  for (StopResult s : stop_delaylines(pids)) stopped += s != StopResult::kNotRunning;
+  if (DIR* d = opendir(state_dir.c_str())) {
+    while (dirent* e = readdir(d)) {
+      std::string name = e->d_name;
+      if (!netns_prefix.empty() && name.rfind(netns_prefix, 0) == 0)
+        unlinkat(dirfd(d), name.c_str(), 0);
+    }
+    closedir(d);
+  }
+  return stopped;
 }
 
 nlohmann::json delayline_stats(const ShapeRecord& r) {

@@ -19,6 +19,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "netem/shaper/delayline_process.h"
 #include "netem/shaper/kernel_netem.h"
@@ -90,6 +91,15 @@ std::unique_ptr<LinkShaper> shape_egress(Backend backend, const ShapeTarget& tar
 // one), removes its rules if it had to be killed, removes our root qdisc, deletes the
 // stats and log files. Idempotent; never throws; a vanished namespace counts as undone.
 void undo_shape(const ShapeRecord& r) noexcept;
+// The same for many records, with their delay lines stopped in parallel (`xdc down`).
+void undo_shapes(const std::vector<ShapeRecord>& records) noexcept;
+
+// For `xdc clean`, which may have no records: stops every delay line serving a namespace
+// whose name starts with `netns_prefix` and deletes the stats and log files under
+// `state_dir` whose names start with it. Returns how many delay lines were stopped.
+// (Qdiscs and rules go with the namespaces, which `xdc clean` deletes.)
+int clean_delaylines(const std::string& netns_prefix,
+                     const std::string& state_dir = ShapeOptions{}.state_dir);
 
 // Counters of the delay line behind `r` (userspace backend; see delay_line.h Stats):
 // asks it to write them now (SIGUSR1) and reads its stats file. {} when there is none.

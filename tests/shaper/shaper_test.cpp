@@ -141,6 +141,47 @@ TEST(Shaper, DetachedShaperIsUndoneFromItsRecord) {
   netem::undo_shape(r);  // idempotent
 }
 
+TEST(Shaper, CleanStopsWhatAPrefixNames) {
+  Line l("clean");
+  netem::LinkParams p;
+  p.delay_us = 1000;
+  std::vector<netem::ShapeRecord> records;
+  for (const char* ifname : {Line::kGwToA, Line::kGwToB}) {
+    auto s = netem::shape_egress(Backend::kUserspace, {l.gw, ifname, "t"}, p);
+    s->detach();
+    records.push_back(s->record());
+  }
+  EXPECT_EQ(netem::find_delaylines(l.gw).size(), 2u);
+  EXPECT_EQ(netem::clean_delaylines("xdct-clean-no-such-prefix"), 0);
+  EXPECT_EQ(netem::clean_delaylines(l.gw), 2);
+  EXPECT_TRUE(netem::find_delaylines(l.gw).empty());
+  for (const auto& r : records) {
+    EXPECT_NE(access(r.log_path.c_str(), F_OK), 0) << r.log_path;
+    EXPECT_NE(access(r.stats_path.c_str(), F_OK), 0) << r.stats_path;
+    waitpid(r.delayline_pid, nullptr, WNOHANG);
+    EXPECT_FALSE(alive(r.delayline_pid));
+  }
+  EXPECT_EQ(nfqueue_rules(l.gw), 0);
+}
+
+TEST(Shaper, UndoManyAtOnce) {
+  Line l("many");
+  netem::LinkParams p;
+  p.delay_us = 1000;
+  p.rate_bps = 10'000'000;
+  std::vector<netem::ShapeRecord> records;
+  for (const char* ifname : {Line::kGwToA, Line::kGwToB}) {
+    auto s = netem::shape_egress(Backend::kUserspace, {l.gw, ifname, "t"}, p);
+    s->detach();
+    records.push_back(s->record());
+  }
+  netem::undo_shapes(records);
+  for (const auto& r : records) EXPECT_FALSE(alive(r.delayline_pid));
+  EXPECT_EQ(nfqueue_rules(l.gw), 0);
+  EXPECT_EQ(netem::root_qdisc_kind(l.gw, Line::kGwToA), "noqueue");
+  EXPECT_EQ(netem::root_qdisc_kind(l.gw, Line::kGwToB), "noqueue");
+}
+
 TEST(Shaper, DelayLineDiesWithItsNamespace) {
   auto l = std::make_unique<Line>("nsgone");
   netem::LinkParams p;
