@@ -1,4 +1,5 @@
 // xdc: the multi-datacenter emulation testbed CLI (see DESIGN.md, "CLI contract").
+#include <fcntl.h>
 #include <spdlog/spdlog.h>
 
 #include <iostream>
@@ -7,6 +8,10 @@
 #include "harness/common/input_error.h"
 
 int main(int argc, char** argv) {
+  // Started without stdin/stdout/stderr (CI, daemons), the next file or pipe opened would
+  // take fd 0-2 and be mistaken for them by every child: fill them with /dev/null.
+  for (int fd = 0; fd <= 2; ++fd)
+    if (fcntl(fd, F_GETFD) == -1) open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY);
   CLI::App app{"xdc: emulate datacenters and WAN links, run pipeline-parallel training across them"};
   app.require_subcommand(1);
   bool verbose = false;

@@ -20,7 +20,7 @@ Result run(const std::vector<std::string>& argv, std::chrono::milliseconds timeo
   boost::asio::io_context io;
   std::future<std::string> out, err;
   std::vector<std::string> args(argv.begin() + 1, argv.end());
-  bp::child c(exe, bp::args(args), bp::std_in.close(), bp::std_out > out, bp::std_err > err, io);
+  bp::child c(exe, bp::args(args), bp::std_in < bp::null, bp::std_out > out, bp::std_err > err, io);
   Result r;
   // io.run() drains the pipes; it returns when both are closed (the child exited).
   std::thread pump([&] { io.run(); });
@@ -47,10 +47,10 @@ Background::Background(const std::vector<std::string>& argv, const std::string& 
   if (exe.empty()) throw std::runtime_error("program not found in PATH: " + argv[0]);
   std::vector<std::string> args(argv.begin() + 1, argv.end());
   if (log_file.empty())
-    impl_ = new Impl{bp::child(exe, bp::args(args), bp::std_in.close(), bp::std_out > bp::null,
+    impl_ = new Impl{bp::child(exe, bp::args(args), bp::std_in < bp::null, bp::std_out > bp::null,
                                bp::std_err > bp::null)};
   else
-    impl_ = new Impl{bp::child(exe, bp::args(args), bp::std_in.close(),
+    impl_ = new Impl{bp::child(exe, bp::args(args), bp::std_in < bp::null,
                                (bp::std_out & bp::std_err) > log_file)};
 }
 

@@ -1,5 +1,7 @@
 #pragma once
 // Child processes, always from argv vectors (Boost.Process), never shell strings.
+// Children get /dev/null as stdin, never a closed fd 0: a process started without
+// stdin (CI) would otherwise hand fd 0 to the next pipe it opens.
 // Used for the tools xdc drives: ping, iperf3, mpirun, and xdc itself inside a host.
 #include <chrono>
 #include <string>
