@@ -1,0 +1,118 @@
+#include "workloads/worker/run_spec.h"
+
+#include <fstream>
+#include <stdexcept>
+
+namespace xdc::worker {
+using nlohmann::json;
+
+void to_json(json& j, const ModeledCosts& c) {
+  j = json{{"f_ns", c.f_ns},   {"b_ns", c.b_ns},
+           {"w_ns", c.w_ns},   {"activation_bytes", c.activation_bytes},
+           {"grad_bytes", c.grad_bytes}, {"opt_ns", c.opt_ns},
+           {"message_scale", c.message_scale}};
+}
+void from_json(const json& j, ModeledCosts& c) {
+  c.f_ns = j.value("f_ns", std::vector<int64_t>{});
+  c.b_ns = j.value("b_ns", std::vector<int64_t>{});
+  c.w_ns = j.value("w_ns", std::vector<int64_t>{});
+  c.activation_bytes = j.value("activation_bytes", std::vector<int64_t>{});
+  c.grad_bytes = j.value("grad_bytes", std::vector<int64_t>{});
+  c.opt_ns = j.value("opt_ns", int64_t{0});
+  c.message_scale = j.value("message_scale", 1.0);
+}
+
+void to_json(json& j, const RunSpec& s) {
+  j = json{{"run_dir", s.run_dir},
+           {"schedule_name", s.schedule_name},
+           {"schedule_csv", s.schedule_csv},
+           {"pipeline_ranks", s.pipeline_ranks},
+           {"data_parallel", s.data_parallel},
+           {"rank_hosts", s.rank_hosts},
+           {"microbatches", s.microbatches},
+           {"microbatch_size", s.microbatch_size},
+           {"iterations", s.iterations},
+           {"warmup", s.warmup},
+           {"seed", s.seed},
+           {"compute", s.compute},
+           {"model", s.model},
+           {"stage_layers", s.stage_layers},
+           {"modeled", s.modeled},
+           {"data_glob", s.data_glob},
+           {"learning_rate", s.learning_rate},
+           {"threads", s.threads},
+           {"timeout_s", s.timeout_s}};
+}
+void from_json(const json& j, RunSpec& s) {
+  RunSpec d;
+  s.run_dir = j.at("run_dir");
+  s.schedule_name = j.value("schedule_name", d.schedule_name);
+  s.schedule_csv = j.at("schedule_csv");
+  s.pipeline_ranks = j.value("pipeline_ranks", d.pipeline_ranks);
+  s.data_parallel = j.value("data_parallel", d.data_parallel);
+  s.rank_hosts = j.value("rank_hosts", d.rank_hosts);
+  s.microbatches = j.value("microbatches", d.microbatches);
+  s.microbatch_size = j.value("microbatch_size", d.microbatch_size);
+  s.iterations = j.value("iterations", d.iterations);
+  s.warmup = j.value("warmup", d.warmup);
+  s.seed = j.value("seed", d.seed);
+  s.compute = j.value("compute", d.compute);
+  s.model = j.value("model", json::object());
+  s.stage_layers = j.value("stage_layers", d.stage_layers);
+  s.modeled = j.value("modeled", ModeledCosts{});
+  s.data_glob = j.value("data_glob", d.data_glob);
+  s.learning_rate = j.value("learning_rate", d.learning_rate);
+  s.threads = j.value("threads", d.threads);
+  s.timeout_s = j.value("timeout_s", d.timeout_s);
+}
+
+void to_json(json& j, const RankReport& r) {
+  j = json{{"world_rank", r.world_rank},
+           {"replica", r.replica},
+           {"pipeline_rank", r.pipeline_rank},
+           {"host", r.host},
+           {"stages", r.stages},
+           {"iteration_start_ns", r.iteration_start_ns},
+           {"iteration_end_ns", r.iteration_end_ns},
+           {"loss", r.loss},
+           {"param_checksums", r.param_checksums},
+           {"clock_offset_ns", r.clock_offset_ns},
+           {"clock_offset_drift_ns", r.clock_offset_drift_ns},
+           {"waits", r.waits},
+           {"peak_activation_bytes", r.peak_activation_bytes},
+           {"compute", r.compute}};
+}
+void from_json(const json& j, RankReport& r) {
+  r.world_rank = j.at("world_rank");
+  r.replica = j.value("replica", 0);
+  r.pipeline_rank = j.value("pipeline_rank", 0);
+  r.host = j.value("host", "");
+  r.stages = j.value("stages", std::vector<int>{});
+  r.iteration_start_ns = j.value("iteration_start_ns", std::vector<int64_t>{});
+  r.iteration_end_ns = j.value("iteration_end_ns", std::vector<int64_t>{});
+  r.loss = j.value("loss", std::vector<double>{});
+  r.param_checksums = j.value("param_checksums", std::vector<std::string>{});
+  r.clock_offset_ns = j.value("clock_offset_ns", int64_t{0});
+  r.clock_offset_drift_ns = j.value("clock_offset_drift_ns", int64_t{0});
+  r.waits = j.value("waits", json::object());
+  r.peak_activation_bytes = j.value("peak_activation_bytes", int64_t{0});
+  r.compute = j.value("compute", "");
+}
+
+RunSpec read_run_spec(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error("cannot read run spec " + path);
+  try {
+    return json::parse(in).get<RunSpec>();
+  } catch (const json::exception& e) {
+    throw std::runtime_error("run spec " + path + ": " + e.what());
+  }
+}
+
+void write_run_spec(const std::string& path, const RunSpec& s) {
+  std::ofstream out(path);
+  out << json(s).dump(2) << "\n";
+  if (!out) throw std::runtime_error("cannot write run spec " + path);
+}
+
+}  // namespace xdc::worker
