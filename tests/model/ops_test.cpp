@@ -64,6 +64,13 @@ TEST(Ops, RmsNorm) {
   rmsnorm_backward_weight(dw.data(), R.data(), x.data(), rstd.data(), BT, C);
   expect_grad_close(dx, numeric_grad(x.data(), x.size(), f), "rmsnorm dx");
   expect_grad_close(dw, numeric_grad(w.data(), w.size(), f), "rmsnorm dw");
+  // With a residual gradient: dinp = residual + dx in one pass, whatever dinp held.
+  auto res = randn(BT * C, 16);
+  std::vector<double> fused(BT * C, 99.0);
+  f();
+  rmsnorm_backward_input(fused.data(), R.data(), x.data(), rstd.data(), w.data(), BT, C,
+                         res.data());
+  for (size_t i = 0; i < fused.size(); ++i) EXPECT_NEAR(fused[i], res[i] + dx[i], 1e-12);
 }
 
 TEST(Ops, RopeBackwardIsInverseRotation) {

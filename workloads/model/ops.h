@@ -113,20 +113,23 @@ void rmsnorm_forward(T* out, T* rstd, const T* inp, const T* w, int BT, int C, T
   }
 }
 // B pass: with n = inp*rstd, dn = dout*w: dinp += (dn - n*mean(dn*n)) * rstd.
+// With `residual` given, dinp = residual + (...) instead (the residual stream's gradient
+// joins in the same pass, saving a copy).
 template <typename T>
 void rmsnorm_backward_input(T* dinp, const T* dout, const T* inp, const T* rstd, const T* w, int BT,
-                            int C) {
+                            int C, const T* residual = nullptr) {
   for (int i = 0; i < BT; ++i) {
     const T* x = inp + int64_t(i) * C;
     const T* g = dout + int64_t(i) * C;
     T* d = dinp + int64_t(i) * C;
+    const T* res = residual ? residual + int64_t(i) * C : d;
     const T r = rstd[i];
     T dot = 0;  // sum dn * n
 #pragma omp simd reduction(+ : dot)
     for (int c = 0; c < C; ++c) dot += g[c] * w[c] * x[c];
     const T k = dot * r / T(C);  // mean(dn * n)
 #pragma omp simd
-    for (int c = 0; c < C; ++c) d[c] += (g[c] * w[c] - x[c] * r * k) * r;
+    for (int c = 0; c < C; ++c) d[c] = res[c] + (g[c] * w[c] - x[c] * r * k) * r;
   }
 }
 // W pass: dw (C) += sum over rows of dout * inp * rstd. Columns [c0, c1) only, if given.

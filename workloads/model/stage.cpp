@@ -448,18 +448,17 @@ void StageT<T>::layer_backward_input(int l, Micro& m, int b0, int b1, T* scratch
   linear_backward_input(dg, dout, w.w2, n, F, C, false);
   swiglu_backward(dh13, dg, L.h13.data() + r0 * 2 * F, n, F);
   linear_backward_input(dln2, dh13, w.w13, n, C, 2 * F, false);
-  copy(dx_mid, dout, size_t(n) * C);
+  // dx_mid = dout (residual) + RMSNorm input gradient, one pass
   rmsnorm_backward_input(dx_mid, dln2, L.x_mid.data() + r0 * C, L.rstd2.data() + r0, w.mlp_norm, n,
-                         C);
+                         C, dout);
   // Attention: x_mid = x_in + attention(rope(ln1 wqkv^T)) wo^T
   linear_backward_input(datt, dx_mid, w.wo, n, C, C, false);
   attention_backward(dqkv, scratch, datt, L.probs.data() + int64_t(b0) * H * Tn * Tn,
                      L.qkv.data() + r0 * Cq, Bc, Tn, H, KVH, hd);
   rope_apply(dqkv, Cq, 0, H + KVH, rope_cos_.data(), rope_sin_.data(), Bc, Tn, hd, T(-1));
   linear_backward_input(dln1, dqkv, w.wqkv, n, C, Cq, false);
-  copy(dres, dx_mid, size_t(n) * C);
-  rmsnorm_backward_input(dres, dln1, L.x_in.data() + r0 * C, L.rstd1.data() + r0, w.attn_norm, n,
-                         C);
+  rmsnorm_backward_input(dres, dln1, L.x_in.data() + r0 * C, L.rstd1.data() + r0, w.attn_norm, n, C,
+                         dx_mid);
 }
 
 template <typename T>
