@@ -1,6 +1,7 @@
 #include "netem/delayline/delay_line.h"
 
 #include <arpa/inet.h>
+#include <endian.h>
 #include <libmnl/libmnl.h>
 #include <linux/netfilter.h>
 #include <linux/netfilter/nfnetlink_queue.h>
@@ -83,6 +84,13 @@ DelayLine::DelayLine(Config cfg)
 
   timer_fd_ = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
   if (timer_fd_ < 0) throw sys_error("timerfd");
+
+  // While any socket asks for receive timestamps, the kernel stamps packets as they
+  // arrive and NFQUEUE passes the stamp on (NFQA_TIMESTAMP): the delay then counts from
+  // the packet's arrival, not from when this process got round to reading it.
+  stamp_fd_ = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  int on = 1;
+  if (stamp_fd_ >= 0) setsockopt(stamp_fd_, SOL_SOCKET, SO_TIMESTAMP, &on, sizeof on);
 }
 
 DelayLine::~DelayLine() {
@@ -98,6 +106,7 @@ DelayLine::~DelayLine() {
     mnl_socket_close(nl_);
   }
   if (timer_fd_ >= 0) close(timer_fd_);
+  if (stamp_fd_ >= 0) close(stamp_fd_);
 }
 
 void DelayLine::configure(uint32_t maxlen) {
@@ -163,7 +172,21 @@ void DelayLine::on_message(const void* buf, size_t len, int64_t now) {
                                           : 0;
     ++stats_.packets;
     stats_.bytes += bytes;
-    Impairment::Decision d = impairment_.on_packet(now);
+    int64_t arrival = now;
+    if (attr[NFQA_TIMESTAMP]) {
+      auto* ts =
+          static_cast<nfqnl_msg_packet_timestamp*>(mnl_attr_get_payload(attr[NFQA_TIMESTAMP]));
+      int64_t real_ns = static_cast<int64_t>(be64toh(ts->sec)) * 1'000'000'000 +
+                        static_cast<int64_t>(be64toh(ts->usec)) * 1000;
+      int64_t stamped = real_ns + mono_minus_real_ns_;
+      // A stamp from the future or older than a second (clock step): ignore it.
+      if (stamped <= now && now - stamped < 1'000'000'000) {
+        arrival = stamped;
+        ++stats_.stamped;
+        stats_.read_latency_sum_ns += now - stamped;
+      }
+    }
+    Impairment::Decision d = impairment_.on_packet(arrival);
     switch (d.verdict) {
       case Impairment::Verdict::kDrop: {
         char vbuf[256];
@@ -264,13 +287,14 @@ void DelayLine::write_stats() const {
                "\"pid\": %d, \"packets\": %lu, \"bytes\": %lu, \"dropped\": %lu, "
                "\"reordered\": %lu, \"released\": %lu, \"batches\": %lu, \"held\": %lu, "
                "\"max_held\": %lu, \"late_max_us\": %.1f, \"late_mean_us\": %.2f, "
-               "\"wake_advance_us\": %.1f, "
+               "\"wake_advance_us\": %.1f, \"stamped\": %lu, \"read_latency_mean_us\": %.2f, "
                "\"nl_errors\": %lu, \"kernel_queue_dropped\": %lu, "
                "\"kernel_user_dropped\": %lu}\n",
                cfg_.tag.c_str(), cfg_.netns.c_str(), cfg_.ifname.c_str(), cfg_.queue_num,
                static_cast<int>(getpid()), s.packets, s.bytes, s.dropped, s.reordered, s.released,
                s.batches, s.held, s.max_held, s.late_max_ns / 1e3,
-               s.released ? s.late_sum_ns / 1e3 / s.released : 0.0, advance_ns_ / 1e3, s.nl_errors,
+               s.released ? s.late_sum_ns / 1e3 / s.released : 0.0, advance_ns_ / 1e3, s.stamped,
+               s.stamped ? s.read_latency_sum_ns / 1e3 / s.stamped : 0.0, s.nl_errors,
                s.kernel_queue_dropped, s.kernel_user_dropped);
   std::fclose(f);
   std::rename(tmp.c_str(), cfg_.stats_path.c_str());
@@ -317,6 +341,9 @@ void DelayLine::run() {
           int got = recvmmsg(nl_fd, msgs.data(), kBatch, MSG_DONTWAIT, nullptr);
           if (got <= 0) break;
           int64_t now = now_ns();
+          timespec real;
+          clock_gettime(CLOCK_REALTIME, &real);
+          mono_minus_real_ns_ = now - (int64_t{real.tv_sec} * 1'000'000'000 + real.tv_nsec);
           for (int k = 0; k < got; ++k) on_message(iovs[k].iov_base, msgs[k].msg_len, now);
           release_due(now_ns());
           if (static_cast<unsigned>(got) < kBatch) break;

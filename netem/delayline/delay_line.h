@@ -39,6 +39,8 @@ struct Stats {
   uint64_t held = 0, max_held = 0;           // packets waiting now / at most
   int64_t late_max_ns = 0, late_sum_ns = 0;  // release time - send time (< 0: early)
   uint64_t nl_errors = 0;                    // netlink errors reported by the kernel
+  uint64_t stamped = 0;                      // packets whose kernel arrival stamp was used
+  int64_t read_latency_sum_ns = 0;           // arrival stamp -> read by this process
   uint64_t kernel_queue_dropped = 0, kernel_user_dropped = 0;  // queue full / socket full
 };
 
@@ -80,8 +82,10 @@ class DelayLine {
   mnl_socket* nl_ = nullptr;
   uint32_t portid_ = 0;
   int timer_fd_ = -1;
-  int64_t armed_ns_ = -1;        // absolute time the timer is armed for; -1 none
-  int64_t advance_ns_ = 20'000;  // learnt wake-up latency: the timer is armed this early
+  int stamp_fd_ = -1;               // SO_TIMESTAMP socket: keeps kernel RX stamps on
+  int64_t mono_minus_real_ns_ = 0;  // CLOCK_MONOTONIC - CLOCK_REALTIME, per batch
+  int64_t armed_ns_ = -1;           // absolute time the timer is armed for; -1 none
+  int64_t advance_ns_ = 20'000;     // learnt wake-up latency: the timer is armed this early
   std::deque<Held> held_;
   Stats stats_;
   int ifindex_ = 0;
