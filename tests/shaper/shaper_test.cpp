@@ -261,6 +261,28 @@ TEST(Shaper, CorrelatedRandomLossOnTheWire) {
   EXPECT_NEAR(b.loss_after_loss, 0.525, 0.05);
 }
 
+// Both directions shaped, as xdc shapes a WAN link (topologies/two-dc.yaml: 20 ms one
+// way each, 1 gbit): RTT 40 ms, and a single TCP flow still fills the link.
+TEST(Shaper, SymmetricLinkCarriesTcpAtRate) {
+  Line l("sym");
+  big_tcp_buffers(l.a);
+  big_tcp_buffers(l.b);
+  netem::LinkParams p;
+  p.delay_us = 20'000;
+  p.rate_bps = 1'000'000'000;
+  auto to_b = netem::shape_egress(Backend::kUserspace, {l.gw, Line::kGwToB, "a->b"}, p);
+  auto to_a = netem::shape_egress(Backend::kUserspace, {l.gw, Line::kGwToA, "b->a"}, p);
+  PingResult rtt = udp_probe(l.a, l.b, l.b_ip, 20, 0.01, 0.5);
+  IperfResult r = iperf_tcp(l.a, l.b, l.b_ip, 5, 2);
+  std::printf(
+      "symmetric 20 ms + 20 ms, 1 gbit: RTT median %.3f ms, TCP goodput %.1f Mbit/s, "
+      "%ld retransmits\n",
+      median(rtt.rtt_ms), r.goodput_bps / 1e6, r.retransmits);
+  EXPECT_NEAR(median(rtt.rtt_ms), 40.0, 0.4);
+  EXPECT_GE(r.goodput_bps, 0.92e9) << r.error;
+  EXPECT_LE(r.goodput_bps, 1.01e9);
+}
+
 TEST(Shaper, UserspaceRefusesDuplicateAndCorrupt) {
   Line l("dup");
   netem::LinkParams p;
