@@ -3,8 +3,11 @@
 // reference that a pipelined run must reproduce, and what tests and the benchmark train.
 // It drives the Stage API exactly as the executor does (F per microbatch through every
 // stage, then B and W in reverse, global-norm clipping across stages, AdamW).
+#include <cmath>
 #include <memory>
 #include <span>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "workloads/model/stage.h"
@@ -54,6 +57,7 @@ class LocalModelT {
 
   // Forward only (evaluation): mean loss of m microbatches, nothing kept.
   double eval_loss(std::span<const int32_t> tokens, std::span<const int32_t> targets, int m) {
+    check_sizes(tokens, targets, m);
     const size_t n = tokens_per_microbatch();
     double loss = 0;
     for (int mb = 0; mb < m; ++mb) {
@@ -83,6 +87,13 @@ class LocalModelT {
   }
 
  private:
+  void check_sizes(std::span<const int32_t> tokens, std::span<const int32_t> targets, int m) {
+    const size_t n = size_t(m) * tokens_per_microbatch();
+    if (m < 1 || tokens.size() != n || targets.size() != n) {
+      throw std::invalid_argument("local model: expected " + std::to_string(m) +
+                                  " microbatches of B*T tokens and targets");
+    }
+  }
   double forward(int mb, std::span<const int32_t> tokens, std::span<const int32_t> targets) {
     StageInput<T> in;
     in.tokens = tokens;
