@@ -6,6 +6,7 @@
 #include <linux/netfilter.h>
 #include <linux/netfilter/nfnetlink_queue.h>
 #include <net/if.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/epoll.h>
@@ -28,6 +29,7 @@ extern "C" {
 #include <stdexcept>
 #include <vector>
 
+#include "netem/delayline/packet_edit.h"
 #include "netem/shaper/dist_table.h"
 #include "netem/shaper/queue_sizing.h"
 
@@ -37,9 +39,11 @@ namespace {
 
 constexpr uint32_t kCopyRange = 128;  // enough for IP + TCP/UDP headers
 constexpr int kRcvBufBytes = 64 << 20;
-constexpr size_t kMsgBuf = 4096;            // one queued packet's message fits easily
-constexpr unsigned kBatch = 64;             // messages per recvmmsg
-constexpr int64_t kMaxAdvanceNs = 200'000;  // never wake more than this early
+constexpr size_t kMsgBuf = 4096;              // one queued packet's message fits easily
+constexpr size_t kFullMsgBuf = 65536 + 4096;  // full-copy mode: a whole packet and more
+constexpr uint32_t kCopyMark = 0x78646331;    // "xdc1": skb mark of our own duplicates
+constexpr unsigned kBatch = 64;               // messages per recvmmsg
+constexpr int64_t kMaxAdvanceNs = 200'000;    // never wake more than this early
 
 int64_t now_ns() {
   timespec ts;
@@ -67,6 +71,19 @@ DelayLine::DelayLine(Config cfg)
   ifindex_ = static_cast<int>(if_nametoindex(cfg_.ifname.c_str()));
   if (!ifindex_) throw sys_error("interface " + cfg_.ifname);
   netns_ino_ = inode_of("/proc/self/ns/net");
+
+  full_copy_ = cfg_.params.duplicate_pct > 0 || cfg_.params.corrupt_pct > 0;
+  msg_buf_ = full_copy_ ? kFullMsgBuf : kMsgBuf;
+  edit_rng_.seed(static_cast<std::mt19937::result_type>(cfg_.seed * 2654435761u + 1));
+  if (cfg_.params.duplicate_pct > 0) {
+    // Duplicates go out through a raw socket, marked so that they are not duplicated
+    // again when the OUTPUT rule brings them back to this queue for their own delay.
+    raw_fd_ = socket(AF_INET, SOCK_RAW | SOCK_CLOEXEC, IPPROTO_RAW);
+    if (raw_fd_ < 0) throw sys_error("raw socket for duplicates");
+    uint32_t mark = kCopyMark;
+    if (setsockopt(raw_fd_, SOL_SOCKET, SO_MARK, &mark, sizeof mark) != 0)
+      throw sys_error("SO_MARK on the duplicates' socket");
+  }
 
   nl_ = mnl_socket_open2(NETLINK_NETFILTER, SOCK_NONBLOCK | SOCK_CLOEXEC);
   if (!nl_) throw sys_error("netlink netfilter socket");
@@ -107,6 +124,7 @@ DelayLine::~DelayLine() {
   }
   if (timer_fd_ >= 0) close(timer_fd_);
   if (stamp_fd_ >= 0) close(stamp_fd_);
+  if (raw_fd_ >= 0) close(raw_fd_);
 }
 
 void DelayLine::configure(uint32_t maxlen) {
@@ -135,9 +153,10 @@ void DelayLine::configure(uint32_t maxlen) {
   request("bind NFQUEUE " + std::to_string(cfg_.queue_num),
           [](nlmsghdr* nlh) { nfq_nlmsg_cfg_put_cmd(nlh, AF_INET, NFQNL_CFG_CMD_BIND); });
   request("configure NFQUEUE " + std::to_string(cfg_.queue_num), [&](nlmsghdr* nlh) {
-    nfq_nlmsg_cfg_put_params(nlh, NFQNL_COPY_PACKET, kCopyRange);
+    nfq_nlmsg_cfg_put_params(nlh, NFQNL_COPY_PACKET, full_copy_ ? 0xffff : kCopyRange);
     nfq_nlmsg_cfg_put_qmaxlen(nlh, maxlen);
-    mnl_attr_put_u32(nlh, NFQA_CFG_FLAGS, htonl(NFQA_CFG_F_GSO));
+    // Full-copy mode edits and re-sends packets: the kernel segments GSO ones first.
+    mnl_attr_put_u32(nlh, NFQA_CFG_FLAGS, htonl(full_copy_ ? 0 : NFQA_CFG_F_GSO));
     mnl_attr_put_u32(nlh, NFQA_CFG_MASK, htonl(NFQA_CFG_F_GSO));
   });
 }
@@ -147,6 +166,25 @@ void DelayLine::send_verdict(int type, uint32_t id) {
   nlmsghdr* nlh = nfq_nlmsg_put(buf, type, cfg_.queue_num);
   nfq_nlmsg_verdict_put(nlh, static_cast<int>(id), NF_ACCEPT);
   if (mnl_socket_sendto(nl_, nlh, nlh->nlmsg_len) < 0) ++stats_.nl_errors;
+}
+
+void DelayLine::send_edited(uint32_t id, const std::vector<uint8_t>& pkt) {
+  std::vector<char> buf(pkt.size() + 512);
+  nlmsghdr* nlh = nfq_nlmsg_put(buf.data(), NFQNL_MSG_VERDICT, cfg_.queue_num);
+  nfq_nlmsg_verdict_put(nlh, static_cast<int>(id), NF_ACCEPT);
+  nfq_nlmsg_verdict_put_pkt(nlh, pkt.data(), static_cast<uint32_t>(pkt.size()));
+  if (mnl_socket_sendto(nl_, nlh, nlh->nlmsg_len) < 0) ++stats_.nl_errors;
+}
+
+void DelayLine::send_copy(const std::vector<uint8_t>& pkt) {
+  if (raw_fd_ < 0 || pkt.size() < 20) return;
+  sockaddr_in to{};
+  to.sin_family = AF_INET;
+  std::memcpy(&to.sin_addr, pkt.data() + 16, 4);  // the packet's destination
+  if (sendto(raw_fd_, pkt.data(), pkt.size(), 0, reinterpret_cast<sockaddr*>(&to), sizeof to) < 0)
+    ++stats_.copy_errors;
+  else
+    ++stats_.duplicated;
 }
 
 void DelayLine::on_message(const void* buf, size_t len, int64_t now) {
@@ -186,7 +224,24 @@ void DelayLine::on_message(const void* buf, size_t len, int64_t now) {
         stats_.read_latency_sum_ns += now - stamped;
       }
     }
-    Impairment::Decision d = impairment_.on_packet(arrival);
+    bool is_copy = attr[NFQA_MARK] && ntohl(mnl_attr_get_u32(attr[NFQA_MARK])) == kCopyMark;
+    Impairment::Decision d = impairment_.on_packet(arrival, is_copy);
+    std::vector<uint8_t> edited;  // a corrupted packet's new bytes
+    if (d.verdict != Impairment::Verdict::kDrop && (d.duplicate || d.corrupt) &&
+        attr[NFQA_PAYLOAD]) {
+      auto* data = static_cast<const uint8_t*>(mnl_attr_get_payload(attr[NFQA_PAYLOAD]));
+      std::vector<uint8_t> pkt(data, data + mnl_attr_get_payload_len(attr[NFQA_PAYLOAD]));
+      // A checksum left to the NIC is not in the bytes yet: write it, or the copy
+      // arrives broken and the corruption is undetectable.
+      uint32_t info = attr[NFQA_SKB_INFO] ? ntohl(mnl_attr_get_u32(attr[NFQA_SKB_INFO])) : 0;
+      if (info & NFQA_SKB_CSUMNOTREADY) complete_l4_checksum(pkt.data(), pkt.size());
+      if (d.duplicate) send_copy(pkt);
+      if (d.corrupt) {
+        edited = std::move(pkt);
+        flip_random_bit(edited.data(), edited.size(), edit_rng_);
+        ++stats_.corrupted;
+      }
+    }
     switch (d.verdict) {
       case Impairment::Verdict::kDrop: {
         char vbuf[256];
@@ -197,11 +252,14 @@ void DelayLine::on_message(const void* buf, size_t len, int64_t now) {
         break;
       }
       case Impairment::Verdict::kSendNow:
-        send_verdict(NFQNL_MSG_VERDICT, id);
+        if (edited.empty())
+          send_verdict(NFQNL_MSG_VERDICT, id);
+        else
+          send_edited(id, edited);
         ++stats_.reordered;
         break;
       case Impairment::Verdict::kHold:
-        held_.push_back({id, d.send_ns});
+        held_.push_back({id, d.send_ns, std::move(edited)});
         stats_.max_held = std::max<uint64_t>(stats_.max_held, held_.size());
         break;
     }
@@ -215,10 +273,17 @@ void DelayLine::release_due(int64_t now, int64_t slack_ns) {
     int64_t late = now - held_.front().send_ns;  // < 0: released early by the wake advance
     stats_.late_max_ns = std::max(stats_.late_max_ns, late);
     stats_.late_sum_ns += late;
-    last_id = held_.front().id;
+    if (!held_.front().edited.empty()) {
+      // Its own verdict carrying the new bytes, after those queued before it.
+      if (any) send_verdict(NFQNL_MSG_VERDICT_BATCH, last_id);
+      send_edited(held_.front().id, held_.front().edited);
+      any = false;
+    } else {
+      last_id = held_.front().id;
+      any = true;
+    }
     held_.pop_front();
     ++stats_.released;
-    any = true;
   }
   if (any) {
     // FIFO: every packet still queued in the kernel with an id <= last_id is due
@@ -232,7 +297,7 @@ void DelayLine::release_due(int64_t now, int64_t slack_ns) {
 void DelayLine::release_all() {
   // Packets the kernel queued but we have not read yet would be dropped when the queue
   // is unbound: read them first (the caller removed the rules, so this ends).
-  std::vector<char> buf(kMsgBuf);
+  std::vector<char> buf(msg_buf_);
   for (int i = 0; i < 1'000'000; ++i) {
     ssize_t n = recv(mnl_socket_get_fd(nl_), buf.data(), buf.size(), MSG_DONTWAIT);
     if (n <= 0) break;
@@ -288,14 +353,15 @@ void DelayLine::write_stats() const {
                "\"reordered\": %lu, \"released\": %lu, \"batches\": %lu, \"held\": %lu, "
                "\"max_held\": %lu, \"late_max_us\": %.1f, \"late_mean_us\": %.2f, "
                "\"wake_advance_us\": %.1f, \"stamped\": %lu, \"read_latency_mean_us\": %.2f, "
+               "\"duplicated\": %lu, \"corrupted\": %lu, \"copy_errors\": %lu, "
                "\"nl_errors\": %lu, \"kernel_queue_dropped\": %lu, "
                "\"kernel_user_dropped\": %lu}\n",
                cfg_.tag.c_str(), cfg_.netns.c_str(), cfg_.ifname.c_str(), cfg_.queue_num,
                static_cast<int>(getpid()), s.packets, s.bytes, s.dropped, s.reordered, s.released,
                s.batches, s.held, s.max_held, s.late_max_ns / 1e3,
                s.released ? s.late_sum_ns / 1e3 / s.released : 0.0, advance_ns_ / 1e3, s.stamped,
-               s.stamped ? s.read_latency_sum_ns / 1e3 / s.stamped : 0.0, s.nl_errors,
-               s.kernel_queue_dropped, s.kernel_user_dropped);
+               s.stamped ? s.read_latency_sum_ns / 1e3 / s.stamped : 0.0, s.duplicated, s.corrupted,
+               s.copy_errors, s.nl_errors, s.kernel_queue_dropped, s.kernel_user_dropped);
   std::fclose(f);
   std::rename(tmp.c_str(), cfg_.stats_path.c_str());
 }
@@ -318,7 +384,7 @@ void DelayLine::run() {
     epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev);
   }
 
-  std::vector<char> bufs(size_t{kBatch} * kMsgBuf);
+  std::vector<char> bufs(size_t{kBatch} * msg_buf_);
   std::vector<mmsghdr> msgs(kBatch);
   std::vector<iovec> iovs(kBatch);
   bool stop = false;
@@ -333,7 +399,7 @@ void DelayLine::run() {
         // Drain in batches, releasing what fell due between batches.
         for (int round = 0; round < 64; ++round) {
           for (unsigned k = 0; k < kBatch; ++k) {
-            iovs[k] = {bufs.data() + k * kMsgBuf, kMsgBuf};
+            iovs[k] = {bufs.data() + k * msg_buf_, msg_buf_};
             msgs[k] = {};
             msgs[k].msg_hdr.msg_iov = &iovs[k];
             msgs[k].msg_hdr.msg_iovlen = 1;

@@ -5,7 +5,8 @@
 //
 // Mechanics that keep it faithful at Gbit/s:
 //  - NFQA_CFG_F_GSO: GSO packets are queued whole, not segmented by the kernel;
-//  - COPY_PACKET with a small range: only the metadata and headers cross to userspace;
+//  - COPY_PACKET with a small range: only the metadata and headers cross to userspace
+//    (duplicate/corrupt need whole packets: then full copies, GSO segmented, ~1 Gbit/s);
 //  - queue maxlen sized from the BDP and a 64 MiB socket buffer (NETLINK_NO_ENOBUFS);
 //  - FIFO release: send times never decrease, so one NFQNL_MSG_VERDICT_BATCH (which
 //    accepts every queued id <= N) releases all packets that are due at once;
@@ -14,7 +15,9 @@
 // It runs in the namespace the calling process stands in.
 #include <cstdint>
 #include <deque>
+#include <random>
 #include <string>
+#include <vector>
 
 #include "netem/delayline/impairment.h"
 #include "netem/shaper/link_params.h"
@@ -40,6 +43,8 @@ struct Stats {
   int64_t late_max_ns = 0, late_sum_ns = 0;  // release time - send time (< 0: early)
   uint64_t nl_errors = 0;                    // netlink errors reported by the kernel
   uint64_t stamped = 0;                      // packets whose kernel arrival stamp was used
+  uint64_t duplicated = 0, corrupted = 0;    // copies sent, packets with a bit flipped
+  uint64_t copy_errors = 0;                  // copies the raw socket refused
   int64_t read_latency_sum_ns = 0;           // arrival stamp -> read by this process
   uint64_t kernel_queue_dropped = 0, kernel_user_dropped = 0;  // queue full / socket full
 };
@@ -67,7 +72,10 @@ class DelayLine {
   struct Held {
     uint32_t id;
     int64_t send_ns;
+    std::vector<uint8_t> edited;  // corrupted: the bytes to send instead; else empty
   };
+  void send_edited(uint32_t id, const std::vector<uint8_t>& pkt);
+  void send_copy(const std::vector<uint8_t>& pkt);
   void configure(uint32_t maxlen);
   void on_message(const void* buf, size_t len, int64_t now_ns);
   // Accepts the held packets due by now_ns + slack_ns (one batch verdict).
@@ -83,6 +91,10 @@ class DelayLine {
   uint32_t portid_ = 0;
   int timer_fd_ = -1;
   int stamp_fd_ = -1;               // SO_TIMESTAMP socket: keeps kernel RX stamps on
+  int raw_fd_ = -1;                 // duplicates leave through it (marked)
+  bool full_copy_ = false;          // duplicate/corrupt: whole packets, GSO segmented
+  size_t msg_buf_ = 0;              // receive buffer per message
+  std::mt19937 edit_rng_;           // which bit to flip
   int64_t mono_minus_real_ns_ = 0;  // CLOCK_MONOTONIC - CLOCK_REALTIME, per batch
   int64_t armed_ns_ = -1;           // absolute time the timer is armed for; -1 none
   int64_t advance_ns_ = 20'000;     // learnt wake-up latency: the timer is armed this early

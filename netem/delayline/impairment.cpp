@@ -68,23 +68,36 @@ Impairment::Impairment(const netem::LinkParams& p, std::vector<int16_t> dist_tab
       use_ge_(p.loss.kind == netem::LossModel::Kind::kGilbertElliott ||
               (p.loss.kind == netem::LossModel::Kind::kRandom && p.loss.correlation_pct > 0)),
       loss_u32_(probability_u32(p.loss.p_pct)),
-      reorder_u32_(probability_u32(p.reorder_pct)) {}
+      reorder_u32_(probability_u32(p.reorder_pct)),
+      duplicate_u32_(probability_u32(p.duplicate_pct)),
+      corrupt_u32_(probability_u32(p.corrupt_pct)) {}
 
-Impairment::Decision Impairment::on_packet(int64_t now_ns) {
-  if (use_ge_) {
-    if (ge_.lose(rng_)) return {Verdict::kDrop, now_ns};
-  } else if (p_.loss.kind == netem::LossModel::Kind::kRandom) {
-    if (loss_u32_ && loss_u32_ >= static_cast<uint32_t>(rng_())) return {Verdict::kDrop, now_ns};
-  }
+Impairment::Decision Impairment::on_packet(int64_t now_ns, bool is_copy) {
+  // netem_enqueue's order: duplicate, loss (a lost duplicate still sends one), corrupt,
+  // then reorder or delay.
+  int count = 1;
+  if (!is_copy && duplicate_u32_ && duplicate_u32_ >= static_cast<uint32_t>(rng_())) ++count;
+  bool lost = false;
+  if (use_ge_)
+    lost = ge_.lose(rng_);
+  else if (p_.loss.kind == netem::LossModel::Kind::kRandom)
+    lost = loss_u32_ && loss_u32_ >= static_cast<uint32_t>(rng_());
+  if (lost) --count;
+  if (count == 0) return {Verdict::kDrop, now_ns};
+  Decision d{Verdict::kHold, now_ns};
+  d.duplicate = count > 1;
+  d.corrupt = corrupt_u32_ && corrupt_u32_ >= static_cast<uint32_t>(rng_());
   // netem with gap 1: reordering needs a delay to overtake.
-  if (reorder_u32_ && p_.delay_us && reorder_u32_ >= static_cast<uint32_t>(rng_()))
-    return {Verdict::kSendNow, now_ns};
+  if (reorder_u32_ && p_.delay_us && reorder_u32_ >= static_cast<uint32_t>(rng_())) {
+    d.verdict = Verdict::kSendNow;
+    return d;
+  }
   int64_t delay =
       tabledist(static_cast<int64_t>(p_.delay_us) * 1000, static_cast<int64_t>(p_.jitter_us) * 1000,
                 delay_rnd_.next(rng_), table_);
-  int64_t send = std::max({now_ns + std::max<int64_t>(delay, 0), last_send_ns_});
-  last_send_ns_ = send;
-  return {Verdict::kHold, send};
+  d.send_ns = std::max({now_ns + std::max<int64_t>(delay, 0), last_send_ns_});
+  last_send_ns_ = d.send_ns;
+  return d;
 }
 
 }  // namespace xdc::delayline

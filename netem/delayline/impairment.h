@@ -9,6 +9,7 @@
 //           netem's get_crandom, which pulls every draw towards the previous one and so
 //           lowers the loss rate (10% at 75% correlation loses almost nothing).
 //   reorder with probability reorder_pct a packet is sent at once, ahead of those held.
+//   duplicate / corrupt  decided at enqueue as in netem (the delay line does the work).
 //   delay   delay + jitter drawn from the distribution table (uniform without a table);
 //           jitter correlation c makes successive draws an AR(1) Gaussian copula of
 //           correlation c, which keeps the distribution (netem's narrows it);
@@ -63,12 +64,15 @@ class Impairment {
   enum class Verdict { kHold, kDrop, kSendNow };
   struct Decision {
     Verdict verdict;
-    int64_t send_ns;  // kHold: when to release it
+    int64_t send_ns;         // kHold: when to release it
+    bool duplicate = false;  // send a copy too (it takes its own way through the line)
+    bool corrupt = false;    // flip one random bit of this packet
   };
 
   Impairment(const netem::LinkParams& p, std::vector<int16_t> dist_table, uint64_t seed);
-  // One packet arriving at now_ns, in arrival order.
-  Decision on_packet(int64_t now_ns);
+  // One packet arriving at now_ns, in arrival order. As netem: a duplicate is not
+  // duplicated again (`is_copy`), and a packet both duplicated and lost goes once.
+  Decision on_packet(int64_t now_ns, bool is_copy = false);
 
  private:
   netem::LinkParams p_;
@@ -77,7 +81,7 @@ class Impairment {
   CopulaRandom delay_rnd_;
   GilbertElliott ge_;  // Gilbert-Elliott, or correlated random loss
   bool use_ge_;
-  uint32_t loss_u32_, reorder_u32_;
+  uint32_t loss_u32_, reorder_u32_, duplicate_u32_, corrupt_u32_;
   int64_t last_send_ns_ = 0;
 };
 

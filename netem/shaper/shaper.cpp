@@ -25,7 +25,8 @@ std::string link_name(const ShapeTarget& t) {
 
 // Delay-stage work the delay line has to do (the rate is tbf's).
 bool needs_delay_stage(const LinkParams& p) {
-  return p.delay_us || p.jitter_us || p.loss.kind != LossModel::Kind::kNone || p.reorder_pct > 0;
+  return p.delay_us || p.jitter_us || p.loss.kind != LossModel::Kind::kNone || p.reorder_pct > 0 ||
+         p.duplicate_pct > 0 || p.corrupt_pct > 0;
 }
 
 std::string file_stem(const ShapeTarget& t, const ShapeOptions& o) {
@@ -44,10 +45,6 @@ void shape_kernel(const ShapeTarget& t, const LinkParams& p, ShapeRecord& r) {
 
 void shape_userspace(const ShapeTarget& t, const LinkParams& p, const ShapeOptions& o,
                      ShapeRecord& r) {
-  if (p.duplicate_pct > 0 || p.corrupt_pct > 0)
-    throw std::runtime_error(
-        "the userspace backend cannot duplicate or corrupt packets (its NFQUEUE verdicts "
-        "only pass, hold, reorder or drop them); use the kernel backend");
   nl::NlSocket sock(t.netns);
   int ifindex = sock.ifindex(t.ifname);
   if (p.rate_bps) {

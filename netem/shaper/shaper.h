@@ -4,7 +4,8 @@
 //
 //   kernel     sch_netem as root qdisc (libnl), rate by a tbf/htb child (kernel_netem.h)
 //   userspace  xdc-delayline: NFQUEUE-held verdicts on the FORWARD path (delay, jitter,
-//              loss models, reorder), plus tbf/htb as root qdisc for the rate
+//              loss models, reorder, duplicate, corrupt), plus tbf/htb as root qdisc for
+//              the rate
 //              (delayline_process.h, netem/delayline/). For forwarding hops: delaying
 //              packets a local TCP socket still owns throttles that socket.
 //   auto       kernel when the kernel has sch_netem, else userspace.
@@ -83,7 +84,8 @@ Backend resolve_backend(Backend requested);
 // Shapes the egress of target.ifname in target.netns with `p`. Unimpaired `p` gives an
 // inactive shaper (record().active == false, backend_name() "none"). Throws
 // std::runtime_error / nl::NlError with the link named; nothing is left behind then.
-// The userspace backend cannot duplicate or corrupt packets: it refuses such `p`.
+// The userspace backend duplicates and corrupts through whole-packet copies (slower:
+// about 1 Gbit/s); without those two it only copies headers.
 std::unique_ptr<LinkShaper> shape_egress(Backend backend, const ShapeTarget& target,
                                          const LinkParams& p, const ShapeOptions& opts = {});
 

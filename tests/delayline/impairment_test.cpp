@@ -178,6 +178,37 @@ TEST(Impairment, SendTimesNeverDecrease) {
   }
 }
 
+TEST(Impairment, DuplicateAndCorruptAsNetem) {
+  LinkParams p;
+  p.delay_us = 1000;
+  p.duplicate_pct = 10;
+  p.corrupt_pct = 20;
+  p.loss.kind = LossModel::Kind::kRandom;
+  p.loss.p_pct = 50;
+  Impairment imp(p, {}, 21);
+  const int n = 200'000;
+  int dup = 0, corrupt = 0, drop = 0;
+  for (int i = 0; i < n; ++i) {
+    auto d = imp.on_packet(int64_t{i} * kMs);
+    drop += d.verdict == Impairment::Verdict::kDrop;
+    dup += d.duplicate;
+    corrupt += d.corrupt;
+    if (d.verdict == Impairment::Verdict::kDrop) {
+      ASSERT_FALSE(d.duplicate || d.corrupt);
+    }
+  }
+  // Duplicated and lost: one copy goes, so drops are (1 - 0.1) x 0.5 and duplicates
+  // 0.1 x 0.5 (duplicated, not lost).
+  auto near = [n](int count, double p) {
+    EXPECT_NEAR(double(count) / n, p, 4 * std::sqrt(p * (1 - p) / n)) << p;
+  };
+  near(drop, 0.45);
+  near(dup, 0.05);
+  near(corrupt, 0.55 * 0.2);
+  // A copy is never copied again.
+  for (int i = 0; i < 10'000; ++i) ASSERT_FALSE(imp.on_packet(n * kMs + i, true).duplicate);
+}
+
 TEST(Impairment, ReorderSendsAFractionAtOnce) {
   LinkParams p;
   p.delay_us = 10'000;

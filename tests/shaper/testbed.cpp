@@ -230,6 +230,7 @@ PingResult udp_probe(const std::string& client_ns, const std::string& server_ns,
   std::vector<int64_t> sent_at(static_cast<size_t>(count), 0),
       rtt_ns(static_cast<size_t>(count), -1);
   std::atomic<bool> sending_done{false};
+  int duplicates = 0;  // written by the receiver thread only, read after join
   std::atomic<int64_t> last_send_ns{0};
   std::thread receiver([&] {
     char buf[2048];
@@ -239,7 +240,10 @@ PingResult udp_probe(const std::string& client_ns, const std::string& server_ns,
       if (n >= static_cast<ssize_t>(sizeof(uint32_t))) {
         uint32_t seq;
         std::memcpy(&seq, buf, sizeof seq);
-        if (seq < sent_at.size() && rtt_ns[seq] < 0) rtt_ns[seq] = now - sent_at[seq];
+        if (seq < sent_at.size() && rtt_ns[seq] < 0)
+          rtt_ns[seq] = now - sent_at[seq];
+        else if (seq < sent_at.size())
+          ++duplicates;
       }
       if (sending_done && now - last_send_ns > static_cast<int64_t>(linger_s * 1e9)) break;
     }
@@ -267,6 +271,7 @@ PingResult udp_probe(const std::string& client_ns, const std::string& server_ns,
 
   PingResult res;
   res.sent = count;
+  res.duplicates = duplicates;
   for (int64_t r : rtt_ns) res.replied.push_back(r >= 0);
   for (int64_t r : rtt_ns)
     if (r >= 0) {

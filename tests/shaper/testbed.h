@@ -36,6 +36,7 @@ struct PingResult {
   std::vector<double> rtt_ms;  // one per reply
   std::string output;          // ping's own words, for failure messages
   std::vector<bool> replied;   // udp_probe: per probe, in sending order
+  int duplicates = 0;          // udp_probe: replies beyond the first for a probe
   double loss() const { return sent ? 1.0 - double(received) / sent : 0; }
 };
 // ping from `netns` to `ip`: exactly `count` echo requests every `interval_s`; the run
