@@ -7,9 +7,12 @@ namespace xdc::worker {
 using nlohmann::json;
 
 void to_json(json& j, const ModeledCosts& c) {
-  j = json{{"f_ns", c.f_ns},   {"b_ns", c.b_ns},
-           {"w_ns", c.w_ns},   {"activation_bytes", c.activation_bytes},
-           {"grad_bytes", c.grad_bytes}, {"opt_ns", c.opt_ns},
+  j = json{{"f_ns", c.f_ns},
+           {"b_ns", c.b_ns},
+           {"w_ns", c.w_ns},
+           {"activation_bytes", c.activation_bytes},
+           {"grad_bytes", c.grad_bytes},
+           {"opt_ns", c.opt_ns},
            {"message_scale", c.message_scale}};
 }
 void from_json(const json& j, ModeledCosts& c) {
@@ -41,7 +44,12 @@ void to_json(json& j, const RunSpec& s) {
            {"data_glob", s.data_glob},
            {"learning_rate", s.learning_rate},
            {"threads", s.threads},
-           {"timeout_s", s.timeout_s}};
+           {"timeout_s", s.timeout_s},
+           {"grad_clip", s.grad_clip},
+           {"progress", s.progress},
+           {"progress_poll_us", s.progress_poll_us},
+           {"debug_exit_rank", s.debug_exit_rank},
+           {"debug_exit_after_iteration", s.debug_exit_after_iteration}};
 }
 void from_json(const json& j, RunSpec& s) {
   RunSpec d;
@@ -64,6 +72,12 @@ void from_json(const json& j, RunSpec& s) {
   s.learning_rate = j.value("learning_rate", d.learning_rate);
   s.threads = j.value("threads", d.threads);
   s.timeout_s = j.value("timeout_s", d.timeout_s);
+  s.grad_clip = j.value("grad_clip", d.grad_clip);
+  s.progress = j.value("progress", d.progress);
+  s.progress_poll_us = j.value("progress_poll_us", d.progress_poll_us);
+  s.debug_exit_rank = j.value("debug_exit_rank", d.debug_exit_rank);
+  s.debug_exit_after_iteration =
+      j.value("debug_exit_after_iteration", d.debug_exit_after_iteration);
 }
 
 void to_json(json& j, const RankReport& r) {
@@ -80,7 +94,11 @@ void to_json(json& j, const RankReport& r) {
            {"clock_offset_drift_ns", r.clock_offset_drift_ns},
            {"waits", r.waits},
            {"peak_activation_bytes", r.peak_activation_bytes},
-           {"compute", r.compute}};
+           {"compute", r.compute},
+           {"complete", r.complete},
+           {"iterations_done", r.iterations_done},
+           {"progress", r.progress},
+           {"mpi_thread_level", r.mpi_thread_level}};
 }
 void from_json(const json& j, RankReport& r) {
   r.world_rank = j.at("world_rank");
@@ -97,6 +115,10 @@ void from_json(const json& j, RankReport& r) {
   r.waits = j.value("waits", json::object());
   r.peak_activation_bytes = j.value("peak_activation_bytes", int64_t{0});
   r.compute = j.value("compute", "");
+  r.complete = j.value("complete", false);
+  r.iterations_done = j.value("iterations_done", 0);
+  r.progress = j.value("progress", "");
+  r.mpi_thread_level = j.value("mpi_thread_level", 0);
 }
 
 RunSpec read_run_spec(const std::string& path) {

@@ -21,34 +21,44 @@
 
 namespace xdc::worker {
 
-struct ModeledCosts {              // compute = "modeled": sleep, do not compute
-  std::vector<int64_t> f_ns, b_ns, w_ns;     // per stage; BW = B + W
-  std::vector<int64_t> activation_bytes;     // per stage: its output message (and input grad)
-  std::vector<int64_t> grad_bytes;           // per stage: the ALLREDUCE message
+struct ModeledCosts {                     // compute = "modeled": sleep, do not compute
+  std::vector<int64_t> f_ns, b_ns, w_ns;  // per stage; BW = B + W
+  std::vector<int64_t> activation_bytes;  // per stage: its output message (and input grad)
+  std::vector<int64_t> grad_bytes;        // per stage: the ALLREDUCE message
   int64_t opt_ns = 0;
-  double message_scale = 1.0;      // bytes actually sent = activation_bytes * scale
+  double message_scale = 1.0;  // bytes actually sent = activation_bytes * scale
 };
 
 struct RunSpec {
-  std::string run_dir;             // absolute; every rank writes its files here
+  std::string run_dir;  // absolute; every rank writes its files here
   std::string schedule_name;
-  std::string schedule_csv;        // absolute path of the schedule all replicas run
+  std::string schedule_csv;  // absolute path of the schedule all replicas run
   int pipeline_ranks = 1;
   int data_parallel = 1;
   std::vector<std::string> rank_hosts;  // world rank -> emulated host (for messages)
   int microbatches = 1;
   int microbatch_size = 1;
-  int iterations = 1;              // measured iterations
-  int warmup = 0;                  // iterations run before, not measured
+  int iterations = 1;  // measured iterations
+  int warmup = 0;      // iterations run before, not measured
   uint64_t seed = 1;
-  std::string compute = "real";    // "real" | "modeled"
-  nlohmann::json model;            // real: model::ModelConfig fields (vocab, dim, layers, ...)
+  std::string compute = "real";  // "real" | "modeled"
+  nlohmann::json model;          // real: model::ModelConfig fields (vocab, dim, layers, ...)
   std::vector<std::pair<int, int>> stage_layers;  // real: per stage [begin, end) layers
   ModeledCosts modeled;
   std::string data_glob = "/usr/share/common-licenses/*";  // real: training text
   double learning_rate = 3e-3;
-  int threads = 1;                 // OpenBLAS / compute threads per rank
-  int timeout_s = 600;             // a rank that waits longer than this aborts the run
+  int threads = 1;      // OpenBLAS / compute threads per rank
+  int timeout_s = 600;  // a rank that waits longer than this aborts the run
+
+  // ---- added by the worker (xdc-worker reads them; all optional)
+  double grad_clip = 1.0;               // real: max global L2 grad norm over all stages (the
+                                        // single-process reference clips alike); <= 0 = off
+  std::string progress = "thread";      // "thread": a comm thread keeps MPI progressing while
+                                        // compute runs; "none": MPI only progresses inside the
+                                        // executor's own waits (the no-overlap counterfactual)
+  int progress_poll_us = 100;           // comm thread: MPI_Testsome period while requests pend
+  int debug_exit_rank = -1;             // test only: this world rank exits (code 3, no MPI
+  int debug_exit_after_iteration = -1;  // finalize) after this many measured iterations
 
   int world_size() const { return pipeline_ranks * data_parallel; }
 };
@@ -56,18 +66,24 @@ struct RunSpec {
 struct RankReport {
   int world_rank = 0, replica = 0, pipeline_rank = 0;
   std::string host;
-  std::vector<int> stages;                    // the stages this rank holds
-  std::vector<int64_t> iteration_start_ns;    // per measured iteration, common clock
+  std::vector<int> stages;                  // the stages this rank holds
+  std::vector<int64_t> iteration_start_ns;  // per measured iteration, common clock
   std::vector<int64_t> iteration_end_ns;
-  std::vector<double> loss;                   // per measured iteration (ranks with the
-                                              // last stage; empty elsewhere)
-  std::vector<std::string> param_checksums;   // per iteration, after OPT (hex of a hash
-                                              // of the stage parameters)
-  int64_t clock_offset_ns = 0;                // added to local times to get rank 0's clock
-  int64_t clock_offset_drift_ns = 0;          // end-of-run offset minus start-of-run offset
-  nlohmann::json waits;                       // {"RECV_F": ns, "RECV_B": ns, "ALLREDUCE": ns, ...}
+  std::vector<double> loss;                  // per measured iteration (ranks with the
+                                             // last stage; empty elsewhere)
+  std::vector<std::string> param_checksums;  // per iteration, after OPT (hex of a hash
+                                             // of the stage parameters)
+  int64_t clock_offset_ns = 0;               // added to local times to get rank 0's clock
+  int64_t clock_offset_drift_ns = 0;         // end-of-run offset minus start-of-run offset
+  nlohmann::json waits;                      // {"RECV_F": ns, "RECV_B": ns, "ALLREDUCE": ns, ...}
   int64_t peak_activation_bytes = 0;
-  std::string compute;                        // what ran: "real (cpu)", "modeled", ...
+  std::string compute;  // what ran: "real (cpu)", "modeled", ...
+  // ---- added by the worker
+  bool complete = false;     // false in the partial report rewritten after every
+                             // iteration; true once the run ended normally
+  int iterations_done = 0;   // measured iterations finished
+  std::string progress;      // "thread (poll 100 us)" or "none"
+  int mpi_thread_level = 0;  // MPI_THREAD_* the library provided
 };
 
 void to_json(nlohmann::json& j, const ModeledCosts& c);
@@ -77,7 +93,7 @@ void from_json(const nlohmann::json& j, RunSpec& s);
 void to_json(nlohmann::json& j, const RankReport& r);
 void from_json(const nlohmann::json& j, RankReport& r);
 
-RunSpec read_run_spec(const std::string& path);   // throws std::runtime_error naming path
+RunSpec read_run_spec(const std::string& path);  // throws std::runtime_error naming path
 void write_run_spec(const std::string& path, const RunSpec& s);
 
 }  // namespace xdc::worker

@@ -1,0 +1,24 @@
+#pragma once
+// Offset of this rank's steady clock to world rank 0's, by ping-pong (MPI_WTIME_IS_GLOBAL
+// is 0, and ranks may sit on different machines): rank r sends its time t0, rank 0
+// answers with its time t1, r reads t2; offset = t1 - (t0 + t2) / 2 from the round with
+// the smallest round trip. Collective over `world` (blocking MPI, called while no comm
+// thread runs). local_ns + offset_ns = rank 0's clock.
+#include <mpi.h>
+
+#include <cstdint>
+
+namespace xdc::worker {
+
+struct ClockSample {
+  int64_t local_ns = 0;   // when it was measured (this rank's clock)
+  int64_t offset_ns = 0;  // rank 0 clock - local clock
+  int64_t rtt_ns = 0;     // round trip of the best round (0 on rank 0)
+};
+
+ClockSample measure_clock_offset(MPI_Comm world, int rounds = 8);
+
+// Offset at local time t, interpolated between a start and an end sample (drift).
+int64_t offset_at(const ClockSample& start, const ClockSample& end, int64_t t_ns);
+
+}  // namespace xdc::worker

@@ -1,0 +1,176 @@
+#include "workloads/worker/comm.h"
+
+#include <algorithm>
+#include <climits>
+
+namespace xdc::worker {
+
+namespace {
+// MPI counts are int: larger messages go as several requests (same tag, matched in order).
+constexpr int64_t kMaxPart = int64_t{1} << 30;
+}  // namespace
+
+int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+Comm::Comm(Progress progress, int poll_us)
+    : progress_(progress), poll_(std::max(poll_us, 1)), thread_([this] { run(); }) {}
+
+Comm::~Comm() {
+  {
+    std::lock_guard lk(mu_);
+    stop_ = true;
+  }
+  wake_.notify_all();
+  thread_.join();
+}
+
+Comm::Request* Comm::submit(Request::Op op, void* buf, int64_t count, int peer, int tag,
+                            MPI_Comm comm) {
+  Request* r;
+  {
+    std::lock_guard lk(mu_);
+    if (free_.empty()) {
+      slots_.push_back(std::make_unique<Request>());
+      r = slots_.back().get();
+    } else {
+      r = free_.back();
+      free_.pop_back();
+    }
+    r->op = op;
+    r->buf = buf;
+    r->count = count;
+    r->peer = peer;
+    r->tag = tag;
+    r->comm = comm;
+    r->submit_ns = now_ns();
+    r->complete_ns = 0;
+    r->done.store(false, std::memory_order_relaxed);
+    queue_.push_back(r);
+  }
+  wake_.notify_one();
+  return r;
+}
+
+Comm::Request* Comm::isend(const void* buf, int64_t bytes, int peer, int tag, MPI_Comm comm) {
+  return submit(Request::Op::kSend, const_cast<void*>(buf), bytes, peer, tag, comm);
+}
+Comm::Request* Comm::irecv(void* buf, int64_t bytes, int peer, int tag, MPI_Comm comm) {
+  return submit(Request::Op::kRecv, buf, bytes, peer, tag, comm);
+}
+Comm::Request* Comm::iallreduce_sum(float* buf, int64_t n, MPI_Comm comm) {
+  return submit(Request::Op::kAllreduceFloat, buf, n, -1, 0, comm);
+}
+Comm::Request* Comm::iallreduce_sum(double* buf, int64_t n, MPI_Comm comm) {
+  return submit(Request::Op::kAllreduceDouble, buf, n, -1, 0, comm);
+}
+
+bool Comm::wait(Request* r, std::chrono::steady_clock::time_point deadline) {
+  if (test(r)) return true;
+  std::unique_lock lk(mu_);
+  ++waiting_;
+  wake_.notify_one();  // Progress::kNone polls only while someone waits
+  const bool ok = completed_.wait_until(lk, deadline, [r] { return test(r); });
+  --waiting_;
+  return ok;
+}
+
+void Comm::release(Request* r) {
+  std::lock_guard lk(mu_);
+  free_.push_back(r);
+}
+
+void Comm::issue(Request* r) {
+  const size_t elem = r->op == Request::Op::kAllreduceFloat    ? sizeof(float)
+                      : r->op == Request::Op::kAllreduceDouble ? sizeof(double)
+                                                               : 1;
+  auto* base = static_cast<char*>(r->buf);
+  int64_t left = r->count;
+  r->parts_left = 0;
+  do {
+    const int part = static_cast<int>(std::min(left, kMaxPart));
+    MPI_Request q = MPI_REQUEST_NULL;
+    switch (r->op) {
+      case Request::Op::kSend:
+        MPI_Isend(base, part, MPI_BYTE, r->peer, r->tag, r->comm, &q);
+        break;
+      case Request::Op::kRecv:
+        MPI_Irecv(base, part, MPI_BYTE, r->peer, r->tag, r->comm, &q);
+        break;
+      case Request::Op::kAllreduceFloat:
+        MPI_Iallreduce(MPI_IN_PLACE, base, part, MPI_FLOAT, MPI_SUM, r->comm, &q);
+        break;
+      case Request::Op::kAllreduceDouble:
+        MPI_Iallreduce(MPI_IN_PLACE, base, part, MPI_DOUBLE, MPI_SUM, r->comm, &q);
+        break;
+    }
+    mpi_reqs_.push_back(q);
+    owners_.push_back(r);
+    ++r->parts_left;
+    base += part * elem;
+    left -= part;
+  } while (left > 0);
+}
+
+void Comm::poll_once() {
+  const int n = static_cast<int>(mpi_reqs_.size());
+  if (n == 0) return;
+  done_idx_.resize(n);
+  int outcount = 0;
+  MPI_Testsome(n, mpi_reqs_.data(), &outcount, done_idx_.data(), MPI_STATUSES_IGNORE);
+  polls_.fetch_add(1, std::memory_order_relaxed);
+  if (outcount <= 0) return;
+  const int64_t t = now_ns();
+  bool any = false;
+  for (int k = 0; k < outcount; ++k) {
+    Request* r = owners_[done_idx_[k]];
+    if (--r->parts_left == 0) {
+      r->complete_ns = t;
+      r->done.store(true, std::memory_order_release);
+      any = true;
+    }
+    owners_[done_idx_[k]] = nullptr;
+  }
+  size_t w = 0;
+  for (size_t i = 0; i < owners_.size(); ++i) {
+    if (owners_[i] == nullptr) continue;
+    owners_[w] = owners_[i];
+    mpi_reqs_[w] = mpi_reqs_[i];
+    ++w;
+  }
+  owners_.resize(w);
+  mpi_reqs_.resize(w);
+  if (any) {
+    { std::lock_guard lk(mu_); }  // a waiter between its check and its sleep holds mu_
+    completed_.notify_all();
+  }
+}
+
+void Comm::run() {
+  std::vector<Request*> batch;
+  for (;;) {
+    {
+      std::unique_lock lk(mu_);
+      for (;;) {
+        if (!queue_.empty()) break;
+        if (stop_) return;
+        const bool poll = !owners_.empty() && (progress_ == Progress::kThread || waiting_ > 0);
+        if (poll) break;
+        wake_.wait(lk);
+      }
+      batch.swap(queue_);
+    }
+    for (Request* r : batch) issue(r);
+    batch.clear();
+    poll_once();
+    if (!owners_.empty()) {
+      std::unique_lock lk(mu_);
+      wake_.wait_for(lk, poll_, [this] { return !queue_.empty() || stop_; });
+    }
+  }
+}
+
+}  // namespace xdc::worker

@@ -1,0 +1,93 @@
+#pragma once
+// The worker's MPI traffic, owned by one communication thread. The executor (compute
+// thread) submits non-blocking operations and later waits for them; the comm thread
+// issues every MPI call and, while any request is pending, calls MPI_Testsome every
+// `poll_us`, so that a rendezvous message (over OpenMPI's 64 KiB eager limit) progresses
+// while the compute thread is busy in a layer. Without it a 4 MiB Isend to a computing
+// rank completes only when that rank next enters MPI (REFERENCE.md).
+//
+// Progress::kNone keeps the same code path but polls only while the executor is blocked
+// in wait(): MPI then progresses only where a single-threaded executor would call it.
+// It exists to measure what the comm thread buys.
+//
+// Requests are reusable slots: submit -> wait/test -> release. Sizes may exceed INT_MAX
+// (split into several MPI requests). Times are steady_clock ns of this process.
+#include <mpi.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace xdc::worker {
+
+enum class Progress { kThread, kNone };
+
+class Comm {
+ public:
+  struct Request {
+    enum class Op { kSend, kRecv, kAllreduceFloat, kAllreduceDouble };
+    Op op = Op::kSend;
+    void* buf = nullptr;
+    int64_t count = 0;  // bytes (send/recv) or elements (allreduce)
+    int peer = -1;
+    int tag = 0;
+    MPI_Comm comm = MPI_COMM_NULL;
+    int64_t submit_ns = 0;    // when the executor handed it over
+    int64_t complete_ns = 0;  // when the comm thread saw it complete
+    std::atomic<bool> done{false};
+    int parts_left = 0;  // comm thread only
+  };
+
+  Comm(Progress progress, int poll_us);
+  ~Comm();  // finishes pending requests' bookkeeping and joins the thread
+  Comm(const Comm&) = delete;
+  Comm& operator=(const Comm&) = delete;
+
+  Request* isend(const void* buf, int64_t bytes, int peer, int tag, MPI_Comm comm);
+  Request* irecv(void* buf, int64_t bytes, int peer, int tag, MPI_Comm comm);
+  Request* iallreduce_sum(float* buf, int64_t n, MPI_Comm comm);  // in place
+  Request* iallreduce_sum(double* buf, int64_t n, MPI_Comm comm);
+
+  static bool test(const Request* r) { return r->done.load(std::memory_order_acquire); }
+  // Blocks (no spinning) until r completes or the deadline passes; false on timeout.
+  bool wait(Request* r, std::chrono::steady_clock::time_point deadline);
+  void release(Request* r);  // r must be complete
+
+  int64_t polls() const { return polls_.load(std::memory_order_relaxed); }
+
+ private:
+  Request* submit(Request::Op op, void* buf, int64_t count, int peer, int tag, MPI_Comm comm);
+  void run();
+  void issue(Request* r);
+  void poll_once();
+
+  const Progress progress_;
+  const std::chrono::microseconds poll_;
+
+  std::mutex mu_;                      // guards queue_, free_, waiting_, stop_
+  std::condition_variable wake_;       // comm thread: new work, a waiter, stop
+  std::condition_variable completed_;  // executor: some request completed
+  std::vector<Request*> queue_;
+  std::vector<Request*> free_;
+  std::deque<std::unique_ptr<Request>> slots_;
+  int waiting_ = 0;
+  bool stop_ = false;
+
+  // Comm thread only.
+  std::vector<MPI_Request> mpi_reqs_;
+  std::vector<Request*> owners_;
+  std::vector<int> done_idx_;
+  std::atomic<int64_t> polls_{0};
+
+  std::thread thread_;
+};
+
+int64_t now_ns();  // steady clock
+
+}  // namespace xdc::worker

@@ -1,0 +1,56 @@
+#pragma once
+// What a rank computes for F / B / W of the stages it holds, behind one interface so the
+// executor is the same in both modes:
+//  - real: the mini Llama stages (workloads/model StageApi). Stage 0 and the last stage
+//    read token batches: every iteration draws data_parallel * microbatches batches of
+//    microbatch_size from one BatchLoader(corpus, b, seq, seed) stream and replica k uses
+//    draws [k*m, (k+1)*m), so replicas see disjoint shards, a single replica sees exactly
+//    what LocalModel fed batch by batch from the same loader sees, and a DP run equals a
+//    single pipeline with data_parallel*m microbatches.
+//  - modeled: each action sleeps (clock_nanosleep, no CPU) for ModeledCosts' ns; outputs
+//    are a shared zero buffer of activation_bytes * message_scale.
+// Activations and gradients cross the interface as bytes (what MPI sends). Spans returned
+// are valid until the next call on this object.
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "workloads/worker/run_spec.h"
+
+namespace xdc::worker {
+
+class StageCompute {
+ public:
+  virtual ~StageCompute() = default;
+  virtual std::string description() const = 0;  // "real (cpu (1 threads))", "modeled"
+  virtual bool real() const = 0;
+  // Bytes of stage s's output activation (= of the gradient sent back into it).
+  virtual int64_t boundary_bytes(int stage) const = 0;
+
+  virtual void begin_iteration(int iteration) = 0;
+  virtual std::span<const std::byte> forward(int stage, int mb, std::span<const std::byte> in) = 0;
+  virtual std::span<const std::byte> backward_input(int stage, int mb,
+                                                    std::span<const std::byte> dout) = 0;
+  virtual void backward_weight(int stage, int mb) = 0;
+  virtual std::span<const std::byte> backward(int stage, int mb,
+                                              std::span<const std::byte> dout) = 0;
+
+  // The stage's gradient buffer, summed in place across replicas (modeled: scratch of
+  // grad_bytes * message_scale, shared by the stages of the rank).
+  virtual std::span<float> grads(int stage) = 0;
+  virtual double grad_sq_norm(int stage) = 0;  // modeled: 0
+  virtual void optimizer_step(int stage, double grad_scale) = 0;
+
+  virtual double iteration_loss() const = 0;  // mean over microbatches; NaN without loss
+  virtual std::string param_checksum() = 0;   // hex hash of the held parameters; "" modeled
+  virtual int64_t peak_activation_bytes() const = 0;
+};
+
+// `stages`: the schedule stages this rank holds; `stage_count` of the whole pipeline.
+std::unique_ptr<StageCompute> make_compute(const RunSpec& spec, int stage_count,
+                                           const std::vector<int>& stages, int replica);
+
+}  // namespace xdc::worker

@@ -1,0 +1,352 @@
+#include "workloads/worker/executor.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "workloads/model/optimizer.h"
+
+namespace xdc::worker {
+
+using sched::Action;
+using sched::Kind;
+
+std::string Layout::host(int w) const {
+  return w >= 0 && w < static_cast<int>(hosts.size()) ? hosts[w] : std::string("?");
+}
+
+Executor::Executor(const RunSpec& spec, const sched::Schedule& schedule, Layout layout,
+                   StageCompute& compute, Comm& comm, Tracer& tracer)
+    : spec_(spec),
+      sched_(schedule),
+      L_(std::move(layout)),
+      compute_(compute),
+      comm_(comm),
+      tracer_(tracer),
+      actions_(schedule.actions.at(L_.pipeline_rank)) {
+  const int S = sched_.stages, M = sched_.microbatches;
+  if (1 + 2 * S * M >= 30000)
+    throw std::runtime_error("schedule " + sched_.name + ": " + std::to_string(S) + " stages x " +
+                             std::to_string(M) + " microbatches exceed the MPI tag space");
+  last_grad_action_.assign(S, -1);
+  int first_opt = -1, last_compute = -1;
+  size_t sink = 0;
+  for (int i = 0; i < static_cast<int>(actions_.size()); ++i) {
+    const Action& a = actions_[i];
+    if (a.kind == Kind::W || a.kind == Kind::BW) last_grad_action_[a.stage] = i;
+    if (sched::is_compute(a.kind)) last_compute = i;
+    if (a.kind == Kind::OPT && first_opt < 0) first_opt = i;
+    if (a.kind == Kind::RECV_F || a.kind == Kind::RECV_B)
+      sink = std::max(sink, static_cast<size_t>(message_bytes(a)));
+  }
+  if (compute_.real() && spec_.grad_clip > 0 && first_opt >= 0 && first_opt < last_compute)
+    throw std::runtime_error("schedule " + sched_.name + ": rank " +
+                             std::to_string(L_.pipeline_rank) +
+                             " has compute after its first OPT; gradient clipping needs the "
+                             "global norm first (set grad_clip 0 in the run spec)");
+  if (!compute_.real()) sink_.assign(sink, std::byte{0});
+}
+
+Executor::~Executor() {
+  for (auto& s : sends_)
+    if (Comm::test(s.req)) comm_.release(s.req);
+}
+
+std::vector<int> Executor::stages() const {
+  std::vector<int> out;
+  for (int s = 0; s < sched_.stages; ++s)
+    if (sched_.stage_rank[s] == L_.pipeline_rank) out.push_back(s);
+  return out;
+}
+
+Executor::Buffer Executor::take_buffer(size_t bytes) {
+  for (size_t i = 0; i < free_.size(); ++i) {
+    if (free_[i]->size() == bytes) {
+      Buffer b;
+      b.owned = std::move(free_[i]);
+      free_[i] = std::move(free_.back());
+      free_.pop_back();
+      b.data = b.owned->data();
+      b.size = bytes;
+      return b;
+    }
+  }
+  Buffer b;
+  b.owned = std::make_unique<std::vector<std::byte>>(bytes);
+  b.data = b.owned->data();
+  b.size = bytes;
+  return b;
+}
+
+void Executor::give_back(Buffer b) {
+  if (b.owned) free_.push_back(std::move(b.owned));
+}
+
+Executor::Buffer Executor::copy_out(std::span<const std::byte> data) {
+  if (!compute_.real()) {  // modeled: the shared zero buffer, never written
+    Buffer b;
+    b.data = const_cast<std::byte*>(data.data());
+    b.size = data.size();
+    return b;
+  }
+  Buffer b = take_buffer(data.size());
+  std::memcpy(b.data, data.data(), data.size());
+  return b;
+}
+
+int Executor::tag(int direction, int consumer_stage, int mb) const {
+  return 1 + (direction * sched_.stages + consumer_stage) * sched_.microbatches + mb;
+}
+
+int64_t Executor::message_bytes(const Action& a) const {
+  switch (a.kind) {
+    case Kind::RECV_F:
+      return compute_.boundary_bytes(a.stage - 1);
+    case Kind::RECV_B:
+      return compute_.boundary_bytes(a.stage);
+    case Kind::SEND_F:
+      return compute_.boundary_bytes(a.stage);
+    case Kind::SEND_B:
+      return compute_.boundary_bytes(a.stage - 1);
+    default:
+      return 0;
+  }
+}
+
+void Executor::add_wait(const char* cause, int64_t ns) {
+  if (!tracer_.measuring()) return;
+  waits_[cause] = waits_.value(cause, int64_t{0}) + ns;
+}
+
+void Executor::wait_for(Comm::Request* r, const Action& a, int iteration, const char* cause,
+                        const std::string& what) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(spec_.timeout_s);
+  if (comm_.wait(r, deadline)) return;
+  std::string at = std::string(sched::kind_name(a.kind)) + " stage " + std::to_string(a.stage);
+  if (a.microbatch >= 0) at += " microbatch " + std::to_string(a.microbatch);
+  throw WaitTimeout("rank " + std::to_string(L_.world_rank) + " (host " + L_.host(L_.world_rank) +
+                    ") waited " + std::to_string(spec_.timeout_s) + " s (timeout_s) at " + at +
+                    " of iteration " + std::to_string(iteration) + " [" + cause + "] for " + what);
+}
+
+void Executor::reap_sends() {
+  size_t w = 0;
+  for (size_t i = 0; i < sends_.size(); ++i) {
+    PendingSend& s = sends_[i];
+    if (Comm::test(s.req)) {
+      tracer_.record_send(s.action.kind, s.action.stage, s.action.microbatch, s.req->submit_ns,
+                          s.req->complete_ns, s.bytes, L_.world_of(s.action.peer));
+      give_back(std::move(s.buf));
+      comm_.release(s.req);
+      continue;
+    }
+    if (w != i) sends_[w] = std::move(s);
+    ++w;
+  }
+  sends_.erase(sends_.begin() + static_cast<ptrdiff_t>(w), sends_.end());
+}
+
+void Executor::drain_sends() {
+  for (auto& s : sends_) {
+    const int64_t t0 = now_ns();
+    const int peer = L_.world_of(s.action.peer);
+    wait_for(s.req, s.action, -1, "SEND_DRAIN",
+             "rank " + std::to_string(peer) + " (host " + L_.host(peer) + ") to take the message");
+    add_wait("SEND_DRAIN", now_ns() - t0);
+  }
+  reap_sends();
+}
+
+void Executor::handle_output(const Action& a, std::span<const std::byte> out) {
+  const int s = a.stage;
+  int dir, consumer;
+  if (a.kind == Kind::F) {
+    if (s + 1 >= sched_.stages) return;
+    dir = 0, consumer = s + 1;
+  } else {
+    if (s == 0) return;
+    dir = 1, consumer = s - 1;
+  }
+  const Key key{dir, consumer, a.microbatch};
+  if (sched_.stage_rank[consumer] == L_.pipeline_rank)
+    inbox_[key] = copy_out(out);  // next stage on this rank: no message
+  else
+    outbox_[key] = copy_out(out);
+}
+
+Executor::Buffer Executor::take_input(int direction, int stage, int mb, const Action& a) {
+  auto it = inbox_.find(Key{direction, stage, mb});
+  if (it == inbox_.end())
+    throw std::runtime_error("schedule " + sched_.name + ": rank " +
+                             std::to_string(L_.pipeline_rank) + " runs " + sched::to_string(a) +
+                             " before its input arrived (no RECV or local producer before it)");
+  Buffer b = std::move(it->second);
+  inbox_.erase(it);
+  return b;
+}
+
+void Executor::start_allreduce(int stage) {
+  if (L_.data_parallel <= 1 || allreduce_.count(stage)) return;
+  std::span<float> g = compute_.grads(stage);
+  allreduce_[stage] = comm_.iallreduce_sum(g.data(), static_cast<int64_t>(g.size()), L_.replicas);
+}
+
+double Executor::grad_scale(int iteration) {
+  if (scale_known_) return scale_;
+  const double D = L_.data_parallel;
+  scale_known_ = true;
+  if (!compute_.real() || spec_.grad_clip <= 0) return scale_ = 1.0 / D;
+  // Every held stage's gradient must be final and summed over replicas.
+  double sq = 0;
+  for (int s : stages()) {
+    if (L_.data_parallel > 1 && !reduced_.count(s)) {
+      start_allreduce(s);
+      const int64_t t0 = now_ns();
+      wait_for(allreduce_[s], Action{Kind::ALLREDUCE, s, -1, -1}, iteration, "ALLREDUCE",
+               "the replicas of stage " + std::to_string(s));
+      add_wait("ALLREDUCE", now_ns() - t0);
+      comm_.release(allreduce_[s]);
+      allreduce_.erase(s);
+      reduced_.insert(s);
+    }
+    sq += compute_.grad_sq_norm(s);
+  }
+  if (L_.pipeline_ranks > 1) {
+    norm_sq_ = sq;
+    Comm::Request* r = comm_.iallreduce_sum(&norm_sq_, 1, L_.pipeline);
+    const int64_t t0 = now_ns();
+    wait_for(r, Action{Kind::OPT, -1, -1, -1}, iteration, "GRAD_NORM",
+             "the pipeline ranks of replica " + std::to_string(L_.replica));
+    add_wait("GRAD_NORM", now_ns() - t0);
+    comm_.release(r);
+    sq = norm_sq_;
+  }
+  // The allreduce summed the replicas' gradients: the mean's norm is 1/D of the sum's.
+  return scale_ = model::clip_scale(sq / (D * D), spec_.grad_clip) / D;
+}
+
+Executor::Iteration Executor::run_iteration(int iteration) {
+  compute_.begin_iteration(iteration);
+  scale_known_ = false;
+  reduced_.clear();
+  const int n = static_cast<int>(actions_.size());
+  recv_req_.assign(n, nullptr);
+  recv_buf_.resize(n);
+  // Every receive of the iteration is posted now: a rendezvous message can only
+  // progress once its receive exists.
+  for (int i = 0; i < n; ++i) {
+    const Action& a = actions_[i];
+    if (a.kind != Kind::RECV_F && a.kind != Kind::RECV_B) continue;
+    const int64_t bytes = message_bytes(a);
+    Buffer b;
+    if (compute_.real()) {
+      b = take_buffer(static_cast<size_t>(bytes));
+    } else {
+      b.data = sink_.data();
+      b.size = static_cast<size_t>(bytes);
+    }
+    const int dir = a.kind == Kind::RECV_F ? 0 : 1;
+    recv_req_[i] =
+        comm_.irecv(b.data, bytes, L_.world_of(a.peer), tag(dir, a.stage, a.microbatch), L_.world);
+    recv_buf_[i] = std::move(b);
+  }
+
+  Iteration res;
+  res.start_ns = now_ns();
+  for (int i = 0; i < n; ++i) {
+    const Action& a = actions_[i];
+    const int s = a.stage, mb = a.microbatch;
+    switch (a.kind) {
+      case Kind::RECV_F:
+      case Kind::RECV_B: {
+        const int peer = L_.world_of(a.peer);
+        const int64_t t0 = now_ns();
+        wait_for(recv_req_[i], a, iteration, sched::kind_name(a.kind).data(),
+                 "rank " + std::to_string(peer) + " (host " + L_.host(peer) + ")");
+        const int64_t t1 = now_ns();
+        tracer_.record(a.kind, s, mb, t0, t1, message_bytes(a), peer);
+        add_wait(a.kind == Kind::RECV_F ? "RECV_F" : "RECV_B", t1 - t0);
+        comm_.release(recv_req_[i]);
+        inbox_[Key{a.kind == Kind::RECV_F ? 0 : 1, s, mb}] = std::move(recv_buf_[i]);
+        break;
+      }
+      case Kind::F: {
+        Buffer in;
+        if (s > 0) in = take_input(0, s, mb, a);
+        const int64_t t0 = now_ns();
+        auto out = compute_.forward(s, mb, {in.data, in.size});
+        tracer_.record(a.kind, s, mb, t0, now_ns());
+        give_back(std::move(in));
+        handle_output(a, out);
+        break;
+      }
+      case Kind::B:
+      case Kind::BW: {
+        Buffer dout;
+        if (s + 1 < sched_.stages) dout = take_input(1, s, mb, a);
+        const int64_t t0 = now_ns();
+        auto out = a.kind == Kind::B ? compute_.backward_input(s, mb, {dout.data, dout.size})
+                                     : compute_.backward(s, mb, {dout.data, dout.size});
+        tracer_.record(a.kind, s, mb, t0, now_ns());
+        give_back(std::move(dout));
+        handle_output(a, out);
+        break;
+      }
+      case Kind::W: {
+        const int64_t t0 = now_ns();
+        compute_.backward_weight(s, mb);
+        tracer_.record(a.kind, s, mb, t0, now_ns());
+        break;
+      }
+      case Kind::SEND_F:
+      case Kind::SEND_B: {
+        const Key key = a.kind == Kind::SEND_F ? Key{0, s + 1, mb} : Key{1, s - 1, mb};
+        auto it = outbox_.find(key);
+        if (it == outbox_.end())
+          throw std::runtime_error("schedule " + sched_.name + ": rank " +
+                                   std::to_string(L_.pipeline_rank) + " runs " +
+                                   sched::to_string(a) + " before the compute producing it");
+        Buffer b = std::move(it->second);
+        outbox_.erase(it);
+        const int64_t bytes = static_cast<int64_t>(b.size);
+        Comm::Request* r = comm_.isend(b.data, bytes, L_.world_of(a.peer),
+                                       tag(std::get<0>(key), std::get<1>(key), mb), L_.world);
+        sends_.push_back(PendingSend{r, std::move(b), a, bytes});
+        break;
+      }
+      case Kind::ALLREDUCE: {
+        const int64_t t0 = now_ns();
+        int64_t bytes = 0;
+        if (L_.data_parallel > 1 && !reduced_.count(s)) {
+          start_allreduce(s);
+          bytes = static_cast<int64_t>(compute_.grads(s).size_bytes());
+          wait_for(allreduce_[s], a, iteration, "ALLREDUCE",
+                   "the replicas of stage " + std::to_string(s));
+          comm_.release(allreduce_[s]);
+          allreduce_.erase(s);
+          reduced_.insert(s);
+        }
+        const int64_t t1 = now_ns();
+        tracer_.record(a.kind, s, -1, t0, t1, bytes);
+        add_wait("ALLREDUCE", t1 - t0);
+        break;
+      }
+      case Kind::OPT: {
+        const int64_t t0 = now_ns();
+        const double scale = grad_scale(iteration);
+        compute_.optimizer_step(s, scale);
+        tracer_.record(a.kind, s, -1, t0, now_ns());
+        break;
+      }
+    }
+    // A stage's gradients are final after its last W/BW: reduce them while the rank
+    // goes on with the other stages' work.
+    if ((a.kind == Kind::W || a.kind == Kind::BW) && last_grad_action_[s] == i) start_allreduce(s);
+    if (!sends_.empty()) reap_sends();
+  }
+  res.end_ns = now_ns();
+  res.loss = compute_.iteration_loss();
+  return res;
+}
+
+}  // namespace xdc::worker

@@ -1,0 +1,123 @@
+#pragma once
+// Runs one rank's action list (Schedule IR) per iteration, in order: compute never moves.
+// Communication is posted as early as the schedule allows and completes in the comm
+// thread (comm.h) while compute runs:
+//  - every RECV of the iteration is posted before its first action (a buffer each; in
+//    modeled mode all land in one sink, the bytes being meaningless);
+//  - SEND is an Isend of a copy of the producer's output, reaped when complete;
+//  - a stage's gradient allreduce across replicas (MPI_Iallreduce on the communicator of
+//    this pipeline rank's replicas) starts right after its last W/BW of the iteration;
+//    the ALLREDUCE action is where it must be complete;
+//  - OPT: with grad_clip > 0 (real mode), the first OPT of the iteration sums the
+//    squared gradient norms of all stages (allreduce over the replica's pipeline ranks),
+//    then each stage steps with scale clip_scale(norm of the replica mean) / replicas.
+// Waits are timed by cause (RECV_F, RECV_B, ALLREDUCE, GRAD_NORM, SEND_DRAIN); a wait
+// longer than timeout_s throws WaitTimeout naming the action, peer rank and host.
+// Messages between consecutive stages on one rank are handed over in memory.
+#include <mpi.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "workloads/schedule/schedule.h"
+#include "workloads/worker/comm.h"
+#include "workloads/worker/compute.h"
+#include "workloads/worker/run_spec.h"
+#include "workloads/worker/tracer.h"
+
+namespace xdc::worker {
+
+struct WaitTimeout : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct Layout {
+  int world_rank = 0, replica = 0, pipeline_rank = 0;
+  int pipeline_ranks = 1, data_parallel = 1;
+  MPI_Comm world = MPI_COMM_NULL;
+  MPI_Comm replicas = MPI_COMM_NULL;  // the ranks holding this rank's stages, one per replica
+  MPI_Comm pipeline = MPI_COMM_NULL;  // this replica's pipeline ranks
+  std::vector<std::string> hosts;     // world rank -> host
+
+  int world_of(int pipeline_rank_of_peer) const {
+    return replica * pipeline_ranks + pipeline_rank_of_peer;
+  }
+  std::string host(int world_rank_of) const;
+};
+
+class Executor {
+ public:
+  Executor(const RunSpec& spec, const sched::Schedule& schedule, Layout layout,
+           StageCompute& compute, Comm& comm, Tracer& tracer);
+  ~Executor();
+
+  struct Iteration {
+    int64_t start_ns = 0, end_ns = 0;  // local clock
+    double loss = 0;                   // NaN without the last stage
+  };
+  Iteration run_iteration(int iteration);
+  void drain_sends();  // waits for every outstanding Isend (end of run)
+
+  const nlohmann::json& waits() const { return waits_; }
+  std::vector<int> stages() const;
+
+ private:
+  using Key = std::tuple<int, int, int>;  // direction (0 F, 1 B), consumer stage, mb
+  struct Buffer {
+    std::byte* data = nullptr;
+    size_t size = 0;
+    std::unique_ptr<std::vector<std::byte>> owned;  // null: borrowed (modeled)
+  };
+  struct PendingSend {
+    Comm::Request* req;
+    Buffer buf;
+    sched::Action action;
+    int64_t bytes;
+  };
+
+  Buffer take_buffer(size_t bytes);
+  void give_back(Buffer b);
+  Buffer copy_out(std::span<const std::byte> data);
+  int tag(int direction, int consumer_stage, int mb) const;
+  int64_t message_bytes(const sched::Action& a) const;
+  void wait_for(Comm::Request* r, const sched::Action& a, int iteration, const char* cause,
+                const std::string& what);
+  void add_wait(const char* cause, int64_t ns);
+  void reap_sends();
+  void handle_output(const sched::Action& a, std::span<const std::byte> out);
+  Buffer take_input(int direction, int stage, int mb, const sched::Action& a);
+  void start_allreduce(int stage);
+  double grad_scale(int iteration);
+
+  const RunSpec& spec_;
+  const sched::Schedule& sched_;
+  Layout L_;
+  StageCompute& compute_;
+  Comm& comm_;
+  Tracer& tracer_;
+  const std::vector<sched::Action>& actions_;
+  std::vector<int> last_grad_action_;  // per stage: index of its last W/BW, -1 if not here
+
+  std::vector<std::unique_ptr<std::vector<std::byte>>> free_;
+  std::vector<std::byte> sink_;  // modeled receives
+  std::map<Key, Buffer> inbox_;
+  std::map<Key, Buffer> outbox_;
+  std::vector<Comm::Request*> recv_req_;  // per action index
+  std::vector<Buffer> recv_buf_;
+  std::vector<PendingSend> sends_;
+  std::map<int, Comm::Request*> allreduce_;  // stage -> in flight
+  std::set<int> reduced_;                    // stages reduced this iteration
+  bool scale_known_ = false;
+  double scale_ = 1.0;
+  double norm_sq_ = 0;
+  nlohmann::json waits_ = nlohmann::json::object();
+};
+
+}  // namespace xdc::worker

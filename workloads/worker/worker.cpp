@@ -1,0 +1,177 @@
+#include "workloads/worker/worker.h"
+
+#include <mpi.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <optional>
+
+#include "workloads/schedule/csv.h"
+#include "workloads/worker/clock_sync.h"
+#include "workloads/worker/comm.h"
+#include "workloads/worker/compute.h"
+#include "workloads/worker/executor.h"
+#include "workloads/worker/run_spec.h"
+#include "workloads/worker/tracer.h"
+
+namespace xdc::worker {
+
+namespace {
+
+std::string local_hostname() {
+  char buf[256] = {};
+  gethostname(buf, sizeof buf - 1);
+  return buf;
+}
+
+void write_report(const std::string& path, const RankReport& r) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp);
+    out << nlohmann::json(r).dump(1) << "\n";
+    if (!out) throw std::runtime_error("cannot write " + tmp);
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0)
+    throw std::runtime_error("cannot rename " + tmp + " to " + path);
+}
+
+[[noreturn]] void fail(int rank, const std::string& host, const std::string& what) {
+  std::fprintf(stderr, "xdc-worker: rank %d (host %s): %s\n", rank, host.c_str(), what.c_str());
+  std::fflush(stderr);
+  MPI_Abort(MPI_COMM_WORLD, 1);
+  std::_Exit(1);
+}
+
+void run(const RunSpec& spec, int rank, int thread_level, const std::string& host) {
+  const int P = spec.pipeline_ranks, D = spec.data_parallel;
+  int size = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  if (size != spec.world_size())
+    throw std::runtime_error("world size " + std::to_string(size) + " != pipeline_ranks " +
+                             std::to_string(P) + " x data_parallel " + std::to_string(D));
+  if (thread_level < MPI_THREAD_SERIALIZED)
+    throw std::runtime_error("MPI provides thread level " + std::to_string(thread_level) +
+                             "; the comm thread needs MPI_THREAD_SERIALIZED or better");
+  const sched::Schedule schedule = sched::read_csv_file(spec.schedule_csv);
+  if (schedule.ranks != P)
+    throw std::runtime_error("schedule " + spec.schedule_csv + " has " +
+                             std::to_string(schedule.ranks) + " ranks, run spec pipeline_ranks " +
+                             std::to_string(P));
+  if (schedule.microbatches != spec.microbatches)
+    throw std::runtime_error(
+        "schedule " + spec.schedule_csv + " has " + std::to_string(schedule.microbatches) +
+        " microbatches, run spec microbatches " + std::to_string(spec.microbatches));
+  if (spec.progress != "thread" && spec.progress != "none")
+    throw std::runtime_error("run spec progress: expected \"thread\" or \"none\", got \"" +
+                             spec.progress + "\"");
+
+  Layout L;
+  L.world_rank = rank;
+  L.replica = rank / P;
+  L.pipeline_rank = rank % P;
+  L.pipeline_ranks = P;
+  L.data_parallel = D;
+  L.world = MPI_COMM_WORLD;
+  MPI_Comm_split(MPI_COMM_WORLD, L.pipeline_rank, L.replica, &L.replicas);
+  MPI_Comm_split(MPI_COMM_WORLD, L.replica, L.pipeline_rank, &L.pipeline);
+  L.hosts = spec.rank_hosts;
+  L.hosts.resize(size);
+  for (int r = 0; r < size; ++r)
+    if (L.hosts[r].empty()) L.hosts[r] = r == rank ? host : "rank" + std::to_string(r);
+
+  std::vector<int> stages;
+  for (int s = 0; s < schedule.stages; ++s)
+    if (schedule.stage_rank[s] == L.pipeline_rank) stages.push_back(s);
+  std::unique_ptr<StageCompute> compute = make_compute(spec, schedule.stages, stages, L.replica);
+
+  const std::string prefix = spec.run_dir + "/rank" + std::to_string(rank);
+  RankReport report;
+  report.world_rank = rank;
+  report.replica = L.replica;
+  report.pipeline_rank = L.pipeline_rank;
+  report.host = host;
+  report.stages = stages;
+  report.compute = compute->description();
+  report.mpi_thread_level = thread_level;
+  const Progress progress = spec.progress == "none" ? Progress::kNone : Progress::kThread;
+  report.progress = progress == Progress::kNone
+                        ? "none"
+                        : "thread (poll " + std::to_string(spec.progress_poll_us) + " us)";
+  const size_t per_iteration = schedule.actions[L.pipeline_rank].size();
+  Tracer tracer(rank, prefix + ".trace.csv", per_iteration * (spec.iterations + 1) + 64);
+
+  const ClockSample c0 = measure_clock_offset(MPI_COMM_WORLD);
+  report.clock_offset_ns = c0.offset_ns;
+  std::vector<int64_t> start_local, end_local;
+  MPI_Barrier(MPI_COMM_WORLD);
+  {
+    Comm comm(progress, spec.progress_poll_us);
+    Executor ex(spec, schedule, L, *compute, comm, tracer);
+    const int total = spec.warmup + spec.iterations;
+    for (int it = 0; it < total; ++it) {
+      const bool measured = it >= spec.warmup;
+      tracer.set_measuring(measured);
+      const Executor::Iteration res = ex.run_iteration(it);
+      if (!measured) continue;
+      start_local.push_back(res.start_ns);
+      end_local.push_back(res.end_ns);
+      report.iteration_start_ns.push_back(res.start_ns + c0.offset_ns);
+      report.iteration_end_ns.push_back(res.end_ns + c0.offset_ns);
+      if (!std::isnan(res.loss)) report.loss.push_back(res.loss);
+      if (compute->real()) report.param_checksums.push_back(compute->param_checksum());
+      tracer.flush_iteration(c0.offset_ns);
+      report.iterations_done++;
+      report.waits = ex.waits();
+      report.peak_activation_bytes = compute->peak_activation_bytes();
+      write_report(prefix + ".json", report);
+      if (!std::isnan(res.loss))
+        std::printf("rank %d iteration %d loss %.6f time %.3f ms\n", rank, it - spec.warmup,
+                    res.loss, (res.end_ns - res.start_ns) / 1e6);
+      std::fflush(stdout);
+      if (rank == spec.debug_exit_rank &&
+          report.iterations_done == spec.debug_exit_after_iteration) {
+        std::fprintf(stderr,
+                     "xdc-worker: rank %d (host %s): debug_exit_after_iteration %d reached, "
+                     "exiting with code 3 (test)\n",
+                     rank, host.c_str(), spec.debug_exit_after_iteration);
+        std::fflush(stderr);
+        std::_Exit(3);
+      }
+    }
+    ex.drain_sends();
+    report.waits = ex.waits();
+  }
+  const ClockSample c1 = measure_clock_offset(MPI_COMM_WORLD);
+  report.clock_offset_drift_ns = c1.offset_ns - c0.offset_ns;
+  for (size_t i = 0; i < start_local.size(); ++i) {
+    report.iteration_start_ns[i] = start_local[i] + offset_at(c0, c1, start_local[i]);
+    report.iteration_end_ns[i] = end_local[i] + offset_at(c0, c1, end_local[i]);
+  }
+  tracer.write_final(c0, c1);
+  report.peak_activation_bytes = compute->peak_activation_bytes();
+  report.complete = true;
+  write_report(prefix + ".json", report);
+  MPI_Comm_free(&L.replicas);
+  MPI_Comm_free(&L.pipeline);
+}
+
+}  // namespace
+
+void run_worker(const std::string& spec_path, int mpi_thread_level) {
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  std::string host = local_hostname();
+  try {
+    const RunSpec spec = read_run_spec(spec_path);
+    if (rank < static_cast<int>(spec.rank_hosts.size()) && !spec.rank_hosts[rank].empty())
+      host = spec.rank_hosts[rank];
+    run(spec, rank, mpi_thread_level, host);
+  } catch (const std::exception& e) {
+    fail(rank, host, e.what());
+  }
+}
+
+}  // namespace xdc::worker
