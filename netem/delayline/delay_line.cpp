@@ -77,7 +77,7 @@ DelayLine::DelayLine(Config cfg)
   edit_rng_.seed(static_cast<std::mt19937::result_type>(cfg_.seed * 2654435761u + 1));
   if (cfg_.params.duplicate_pct > 0) {
     // Duplicates go out through a raw socket, marked so that they are not duplicated
-    // again when the OUTPUT rule brings them back to this queue for their own delay.
+    // again when the rule brings them back to this queue for their own delay.
     raw_fd_ = socket(AF_INET, SOCK_RAW | SOCK_CLOEXEC, IPPROTO_RAW);
     if (raw_fd_ < 0) throw sys_error("raw socket for duplicates");
     uint32_t mark = kCopyMark;

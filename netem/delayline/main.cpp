@@ -3,9 +3,9 @@
 //   xdc-delayline --netns=NS --if=IF --queue=N [--tag=T] [--stats=FILE] [--seed=S]
 //                 [--rt-prio=P] [--ready-fd=FD] <LinkParams flags: link_params_args.h>
 //
-// Enters NS, binds NFQUEUE N, adds its iptables-legacy rules (-o IF -j NFQUEUE), writes
+// Enters NS, binds NFQUEUE N, adds its iptables-legacy rule (nfqueue_rule.h), writes
 // "ok\n" (or "error: ...\n") to FD, serves until SIGTERM/SIGINT/SIGHUP or until NS or IF
-// disappears, then removes its rules, releases held packets and its stats file.
+// disappears, then removes its rule, releases held packets and its stats file.
 #include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>

@@ -1,11 +1,13 @@
 #pragma once
-// The xtables rules that steer packets leaving `ifname` into NFQUEUE `queue`, in the
-// namespace the caller stands in: FORWARD (the gateway's transit traffic, what the delay
-// line is for) and OUTPUT (the gateway's own packets, e.g. a ping from it). Through
-// `iptables-legacy-restore --noflush` (both rules in one exec and one commit; argv, never
-// a shell): this kernel's nftables has no `queue` expression.
-// No --queue-bypass: if the delay line dies, the link stops instead of silently
-// running unshaped.
+// The xtables rule that steers every IPv4 packet leaving `ifname` into NFQUEUE `queue`,
+// in the namespace the caller stands in:
+//   iptables-legacy -t mangle -A POSTROUTING -o IF -j NFQUEUE --queue-num N
+// POSTROUTING sees the gateway's transit traffic (what the delay line is for) and its
+// own packets (a ping from it, the delay line's duplicates) after every filter decision,
+// so a filter rule that accepts early cannot bypass the shaping; an accepted verdict
+// continues with the hooks after it. iptables-legacy because this kernel's nftables has
+// no `queue` expression; argv, never a shell. No --queue-bypass: if the delay line
+// dies, the link stops instead of silently running unshaped. IPv6 is not steered.
 #include <cstdint>
 #include <string>
 
@@ -13,10 +15,10 @@ namespace xdc::netem {
 
 class NfqueueRules {
  public:
-  // Adds both rules in `netns` ("" = current). Throws std::runtime_error with
-  // iptables' message on failure (nothing left behind).
+  // Adds the rule in `netns` ("" = current). Throws std::runtime_error with iptables'
+  // message on failure.
   NfqueueRules(std::string netns, std::string ifname, uint16_t queue);
-  ~NfqueueRules();  // deletes both rules
+  ~NfqueueRules();  // deletes it
   NfqueueRules(const NfqueueRules&) = delete;
   NfqueueRules& operator=(const NfqueueRules&) = delete;
 
@@ -25,8 +27,8 @@ class NfqueueRules {
   uint16_t queue_;
 };
 
-// Deletes every copy of the two rules; returns how many were deleted. Never throws
-// (a missing namespace or binary counts as nothing to delete).
+// Deletes every copy of the rule; returns how many were deleted. Never throws (a missing
+// namespace or binary counts as nothing to delete).
 int remove_nfqueue_rules(const std::string& netns, const std::string& ifname, uint16_t queue);
 
 }  // namespace xdc::netem

@@ -15,8 +15,7 @@ extern char** environ;
 
 namespace xdc::netem {
 
-RunResult run_argv(const std::vector<std::string>& argv, const std::string& netns,
-                   const std::string& input) {
+RunResult run_argv(const std::vector<std::string>& argv, const std::string& netns) {
   RunResult r;
   int out[2];
   if (pipe2(out, O_CLOEXEC) != 0) {
@@ -28,11 +27,7 @@ RunResult run_argv(const std::vector<std::string>& argv, const std::string& netn
   args.push_back(nullptr);
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
-  int in[2] = {-1, -1};
-  if (!input.empty() && pipe2(in, O_CLOEXEC) == 0)
-    posix_spawn_file_actions_adddup2(&fa, in[0], 0);
-  else
-    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
   posix_spawn_file_actions_adddup2(&fa, out[1], 1);
   posix_spawn_file_actions_adddup2(&fa, out[1], 2);
   // Our caller may block signals (the delay line reads them from a signalfd); the
@@ -53,15 +48,6 @@ RunResult run_argv(const std::vector<std::string>& argv, const std::string& netn
   posix_spawn_file_actions_destroy(&fa);
   posix_spawnattr_destroy(&attr);
   close(out[1]);
-  if (in[0] >= 0) {
-    close(in[0]);
-    // Small inputs (a few rules) fit the pipe buffer: no deadlock with reading `out`.
-    if (rc == 0) {
-      ssize_t ignored = write(in[1], input.data(), input.size());
-      (void)ignored;
-    }
-    close(in[1]);
-  }
   if (rc != 0) {
     close(out[0]);
     r.output = argv[0] + ": " + std::strerror(rc);

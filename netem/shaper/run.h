@@ -12,9 +12,8 @@ struct RunResult {
 };
 
 // Runs argv[0] (searched in PATH) with its arguments inside `netns` ("" = current),
-// feeding it `input` on stdin (else /dev/null), and waits for it. Never throws for a
-// failing program; throws std::system_error when the namespace cannot be entered.
-RunResult run_argv(const std::vector<std::string>& argv, const std::string& netns = "",
-                   const std::string& input = "");
+// stdin /dev/null, and waits for it. Never throws for a failing program; throws
+// std::system_error when the namespace cannot be entered.
+RunResult run_argv(const std::vector<std::string>& argv, const std::string& netns = "");
 
 }  // namespace xdc::netem

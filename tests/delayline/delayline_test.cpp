@@ -32,7 +32,7 @@ bool gone_within(pid_t pid, std::chrono::milliseconds limit) {
 }
 
 int nfqueue_rules(const std::string& ns) {
-  std::string out = netem::run_argv({"iptables-legacy", "-w", "-S"}, ns).output;
+  std::string out = netem::run_argv({"iptables-legacy", "-w", "-t", "mangle", "-S"}, ns).output;
   int n = 0;
   for (size_t pos = 0; (pos = out.find("NFQUEUE", pos)) != std::string::npos; ++pos) ++n;
   return n;
@@ -69,7 +69,7 @@ TEST(DelaylineProgram, StatsRulesAndCleanExit) {
   Line l("dlprog");
   netem::DelaylineSpec s = spec_for(l, 2000);
   pid_t pid = netem::start_delayline(s);
-  EXPECT_EQ(nfqueue_rules(l.gw), 2);
+  EXPECT_EQ(nfqueue_rules(l.gw), 1);
   PingResult p = ping(l.a, l.b_ip, 20, 0.01, 5);
   EXPECT_EQ(p.received, 20);
   kill(pid, SIGUSR1);
@@ -102,7 +102,7 @@ TEST(DelaylineProgram, SecondBinderOfAQueueFailsClearly) {
     EXPECT_NE(std::string(e.what()).find("bind NFQUEUE 42"), std::string::npos) << e.what();
   }
   EXPECT_TRUE(alive(first));
-  EXPECT_EQ(nfqueue_rules(l.gw), 2);  // the first one's rules are untouched
+  EXPECT_EQ(nfqueue_rules(l.gw), 1);  // the first one's rules are untouched
   EXPECT_EQ(ping(l.a, l.b_ip, 3, 0.05, 5).received, 3);
   netem::stop_delayline(first);
 }

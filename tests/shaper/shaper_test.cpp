@@ -28,7 +28,7 @@ bool alive(pid_t pid) {
 }
 
 int nfqueue_rules(const std::string& ns) {
-  std::string out = netem::run_argv({"iptables-legacy", "-w", "-S"}, ns).output;
+  std::string out = netem::run_argv({"iptables-legacy", "-w", "-t", "mangle", "-S"}, ns).output;
   int n = 0;
   for (size_t pos = 0; (pos = out.find("NFQUEUE", pos)) != std::string::npos; ++pos) ++n;
   return n;
@@ -90,7 +90,7 @@ TEST(Shaper, UserspaceInstallsAndRemovesEverything) {
     log = r.log_path;
     EXPECT_TRUE(netem::is_delayline(pid, l.gw));
     EXPECT_EQ(netem::root_qdisc_kind(l.gw, Line::kGwToB), "tbf");
-    EXPECT_EQ(nfqueue_rules(l.gw), 2);  // FORWARD and OUTPUT
+    EXPECT_EQ(nfqueue_rules(l.gw), 1);  // mangle POSTROUTING
     EXPECT_EQ(access(r.stats_path.c_str(), R_OK), 0) << r.stats_path;
     PingResult p = ping(l.a, l.b_ip, 5, 0.05, 5);
     EXPECT_EQ(p.received, 5);
@@ -102,6 +102,17 @@ TEST(Shaper, UserspaceInstallsAndRemovesEverything) {
   EXPECT_NE(access(stats.c_str(), F_OK), 0) << stats;
   EXPECT_NE(access(log.c_str(), F_OK), 0) << log;
   EXPECT_EQ(ping(l.a, l.b_ip, 3, 0.05, 5).received, 3);
+}
+
+TEST(Shaper, FilterRulesCannotBypassTheDelayLine) {
+  Line l("filt");
+  must_run({"iptables-legacy", "-w", "-I", "FORWARD", "-j", "ACCEPT"}, l.gw);
+  must_run({"iptables-legacy", "-w", "-I", "OUTPUT", "-j", "ACCEPT"}, l.gw);
+  netem::LinkParams p;
+  p.delay_us = 5000;
+  auto s = netem::shape_egress(Backend::kUserspace, {l.gw, Line::kGwToB, "t"}, p);
+  EXPECT_GT(median(udp_probe(l.a, l.b, l.b_ip, 10, 0.01, 0.5).rtt_ms), 4.9);  // transit
+  EXPECT_GT(median(ping(l.gw, l.b_ip, 5, 0.02, 5).rtt_ms), 4.9);              // its own
 }
 
 TEST(Shaper, RateOnlyNeedsNoDelayLine) {
@@ -133,7 +144,7 @@ TEST(Shaper, DetachedShaperIsUndoneFromItsRecord) {
   }
   netem::ShapeRecord r = netem::ShapeRecord::from_json(saved);
   EXPECT_TRUE(alive(r.delayline_pid)) << saved.dump();
-  EXPECT_EQ(nfqueue_rules(l.gw), 2);
+  EXPECT_EQ(nfqueue_rules(l.gw), 1);
   EXPECT_EQ(netem::find_delaylines(l.gw), std::vector<pid_t>{r.delayline_pid});
   netem::undo_shape(r);
   EXPECT_FALSE(alive(r.delayline_pid));
