@@ -44,6 +44,7 @@ void print_network(const net::NetworkState& s) {
   for (auto& l : s.links)
     std::cout << fmt::format("  wan  {:>12} -> {:<12} {:<10} {}\n", l.from, l.to, l.backend,
                              fmt_params(l.configured));
+  for (auto& n : s.notes) std::cout << "  note: " << n << "\n";
 }
 
 // "" when exactly one network is present, else the given name; errors otherwise.

@@ -1,6 +1,7 @@
 #include "harness/network/builder.h"
 
 #include <fmt/format.h>
+#include <linux/pkt_sched.h>
 #include <signal.h>
 
 #include <atomic>
@@ -17,6 +18,9 @@
 #include "harness/network/shaping.h"
 #include "harness/network/teardown.h"
 #include "netem/nl/netns.h"
+#include "netem/shaper/kernel_netem.h"
+#include "netem/shaper/qdisc.h"
+#include "netem/shaper/queue_sizing.h"
 
 namespace xdc::net {
 namespace fs = std::filesystem;
@@ -156,6 +160,8 @@ class Builder {
       tune_namespace(hs.ns, false);
       add_veth(gsk, h.name, "eth0", hs.ns, br);
       set_up(gsk, h.name);
+      shape_intra_dc(gsk, h.name);
+      shape_intra_dc(sock(hs.ns), "eth0");
       auto& msk = sock(mgmt_ns(net_));
       add_veth(msk, h.name, "mgmt0", hs.ns, mgmt_bridge_);
       set_up(msk, h.name);
@@ -169,8 +175,30 @@ class Builder {
       add_route(hsk, "10.0.0.0/8", gateway_ip(d), "eth0");
       state_.hosts.push_back(hs);
       socks_.erase(hs.ns);  // one socket per host would exhaust fds on large topologies
+      socks_.erase("");
     }
     state_.dcs.push_back(dc.name);
+  }
+
+  // The intra-DC link of a host, on both ends of its veth: the rate by tbf/htb (any
+  // kernel). Delay needs sch_netem there: userspace delay lines run only on WAN
+  // gateways (one process per host port would not scale), so without netem the
+  // intra-DC delay is reported as not emulated rather than pretended.
+  void shape_intra_dc(const nl::NlSocket& sk, const std::string& ifname) {
+    const topo::IntraDc& in = topo_.intra_dc;
+    if (in.delay_us && !intra_delay_checked_) {
+      intra_delay_checked_ = true;
+      state_.notes.push_back(fmt::format(
+          "intra-DC delay {} us not emulated ({}; delay lines run on WAN gateways only); "
+          "intra-DC rate is",
+          in.delay_us, netem::kernel_has_netem() ? "kernel netem not used intra-DC"
+                                                  : "this kernel has no sch_netem"));
+    }
+    if (!in.rate_bps) return;
+    netem::LinkParams p;
+    p.rate_bps = in.rate_bps;
+    netem::add_rate_qdisc(sk, sk.ifindex(ifname), TC_H_ROOT, netem::kRootHandle, in.rate_bps,
+                          netem::rate_queue_bytes(p), netem::tbf_burst_bytes(in.rate_bps));
   }
 
   int dc_index(const std::string& name) const {
@@ -222,6 +250,7 @@ class Builder {
   std::string net_;
   NetworkState state_;
   int mgmt_bridge_ = 0;
+  bool intra_delay_checked_ = false;
   std::map<std::string, std::unique_ptr<nl::NlSocket>> socks_;
   std::map<std::pair<std::string, std::string>, std::string> peer_ip_;
   std::vector<std::unique_ptr<ShapingHandle>> shapers_;

@@ -71,7 +71,7 @@ void to_json(json& j, const NetworkState& s) {
            {"slot", s.slot},       {"mgmt_subnet", s.mgmt_subnet},
            {"mgmt_root_ip", s.mgmt_root_ip}, {"created_unix", s.created_unix},
            {"dcs", s.dcs},         {"hosts", hosts},
-           {"links", links}};
+           {"links", links},       {"notes", s.notes}};
 }
 
 void from_json(const json& j, NetworkState& s) {
@@ -85,6 +85,7 @@ void from_json(const json& j, NetworkState& s) {
   for (auto& h : j.value("hosts", json::array()))
     s.hosts.push_back(HostState{h.at("name"), h.at("dc"), h.at("ns"), h.at("data_ip"),
                                 h.at("mgmt_ip")});
+  s.notes = j.value("notes", std::vector<std::string>{});
   for (auto& l : j.value("links", json::array()))
     s.links.push_back(ShapedLink{l.at("from"), l.at("to"), l.at("netns"), l.at("ifname"),
                        l.at("backend"), l.at("configured").get<netem::LinkParams>(),

@@ -41,6 +41,7 @@ struct NetworkState {
   std::vector<std::string> dcs;
   std::vector<HostState> hosts;
   std::vector<ShapedLink> links;
+  std::vector<std::string> notes;  // what the emulation could not honour, in words
 
   const HostState* find_host(const std::string& name) const;
 };
