@@ -190,7 +190,7 @@ class Builder {
       intra_delay_checked_ = true;
       state_.notes.push_back(fmt::format(
           "intra-DC delay {} us not emulated ({}; delay lines run on WAN gateways only); "
-          "intra-DC rate is",
+          "the intra-DC rate is applied",
           in.delay_us, netem::kernel_has_netem() ? "kernel netem not used intra-DC"
                                                   : "this kernel has no sch_netem"));
     }
