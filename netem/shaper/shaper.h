@@ -3,7 +3,7 @@
 // one of two backends, as an RAII object.
 //
 //   kernel     sch_netem as root qdisc (libnl), rate by a tbf/htb child (kernel_netem.h)
-//   userspace  xdc-delayline: NFQUEUE-held verdicts at POSTROUTING (delay, jitter,
+//   userspace  xdc-delayline: NFQUEUE-held verdicts on the FORWARD path (delay, jitter,
 //              loss models, reorder, duplicate, corrupt), plus tbf/htb as root qdisc for
 //              the rate
 //              (delayline_process.h, netem/delayline/). For forwarding hops: delaying

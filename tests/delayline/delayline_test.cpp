@@ -69,7 +69,7 @@ TEST(DelaylineProgram, StatsRulesAndCleanExit) {
   Line l("dlprog");
   netem::DelaylineSpec s = spec_for(l, 2000);
   pid_t pid = netem::start_delayline(s);
-  EXPECT_EQ(nfqueue_rules(l.gw), 1);
+  EXPECT_EQ(nfqueue_rules(l.gw), 2);
   PingResult p = ping(l.a, l.b_ip, 20, 0.01, 5);
   EXPECT_EQ(p.received, 20);
   kill(pid, SIGUSR1);
@@ -79,6 +79,9 @@ TEST(DelaylineProgram, StatsRulesAndCleanExit) {
   EXPECT_EQ(st["released"], 20);
   EXPECT_EQ(st["dropped"], 0);
   EXPECT_EQ(st["kernel_queue_dropped"], 0);
+  // Transit packets carry their arrival stamp to the delay line (FORWARD hook): the
+  // delay counts from the arrival, not from when the delay line read the packet.
+  EXPECT_EQ(st["stamped"], 20);
   EXPECT_EQ(st["pid"], pid);
   std::printf("delay line stats after 20 pings: %s\n", st.dump().c_str());
   EXPECT_EQ(netem::stop_delayline(pid), netem::StopResult::kTerminated);
@@ -102,7 +105,7 @@ TEST(DelaylineProgram, SecondBinderOfAQueueFailsClearly) {
     EXPECT_NE(std::string(e.what()).find("bind NFQUEUE 42"), std::string::npos) << e.what();
   }
   EXPECT_TRUE(alive(first));
-  EXPECT_EQ(nfqueue_rules(l.gw), 1);  // the first one's rules are untouched
+  EXPECT_EQ(nfqueue_rules(l.gw), 2);  // the first one's rules are untouched
   EXPECT_EQ(ping(l.a, l.b_ip, 3, 0.05, 5).received, 3);
   netem::stop_delayline(first);
 }

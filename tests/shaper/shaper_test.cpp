@@ -90,7 +90,7 @@ TEST(Shaper, UserspaceInstallsAndRemovesEverything) {
     log = r.log_path;
     EXPECT_TRUE(netem::is_delayline(pid, l.gw));
     EXPECT_EQ(netem::root_qdisc_kind(l.gw, Line::kGwToB), "tbf");
-    EXPECT_EQ(nfqueue_rules(l.gw), 1);  // mangle POSTROUTING
+    EXPECT_EQ(nfqueue_rules(l.gw), 2);  // mangle FORWARD and OUTPUT
     EXPECT_EQ(access(r.stats_path.c_str(), R_OK), 0) << r.stats_path;
     PingResult p = ping(l.a, l.b_ip, 5, 0.05, 5);
     EXPECT_EQ(p.received, 5);
@@ -144,7 +144,7 @@ TEST(Shaper, DetachedShaperIsUndoneFromItsRecord) {
   }
   netem::ShapeRecord r = netem::ShapeRecord::from_json(saved);
   EXPECT_TRUE(alive(r.delayline_pid)) << saved.dump();
-  EXPECT_EQ(nfqueue_rules(l.gw), 1);
+  EXPECT_EQ(nfqueue_rules(l.gw), 2);
   EXPECT_EQ(netem::find_delaylines(l.gw), std::vector<pid_t>{r.delayline_pid});
   netem::undo_shape(r);
   EXPECT_FALSE(alive(r.delayline_pid));
