@@ -24,6 +24,7 @@ namespace xdc::netem {
 namespace {
 
 constexpr uint32_t kPschedShift = 6;  // kernel PSCHED_SHIFT: 1 tick = 64 ns
+constexpr uint64_t kOrderKeepingRateBytes = 1'000'000'000'000ULL;  // 8 Tbit/s
 
 uint32_t ns_to_ticks(uint64_t ns) {
   return static_cast<uint32_t>(std::min<uint64_t>(ns >> kPschedShift, UINT32_MAX));
@@ -81,6 +82,17 @@ NetemRequest netem_request(int ifindex, const LinkParams& params,
   int64_t lat64 = static_cast<int64_t>(latency_ns), jit64 = static_cast<int64_t>(jitter_ns);
   put(msg.get(), TCA_NETEM_LATENCY64, &lat64, sizeof lat64, "latency64");
   put(msg.get(), TCA_NETEM_JITTER64, &jit64, sizeof jit64, "jitter64");
+  if (jitter_ns) {
+    // Without a rate netem sorts packets by send time, so jitter reorders them; with one
+    // it counts each delay from the previous packet's send time, keeping FIFO order as
+    // the userspace backend does. A rate far above any link's (the tbf child does the
+    // real one) buys the order at ~1 ns per packet.
+    tc_netem_rate rate{};
+    rate.rate = UINT32_MAX;
+    uint64_t rate64 = kOrderKeepingRateBytes;
+    put(msg.get(), TCA_NETEM_RATE, &rate, sizeof rate, "rate");
+    put(msg.get(), TCA_NETEM_RATE64, &rate64, sizeof rate64, "rate64");
+  }
   if (p.reorder_pct > 0) {
     tc_netem_reorder r{netem_probability(p.reorder_pct), 0};
     put(msg.get(), TCA_NETEM_REORDER, &r, sizeof r, "reorder");

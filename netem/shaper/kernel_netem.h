@@ -3,6 +3,10 @@
 // with the rate stage (tbf/htb, qdisc.h) as its child (10: under class 1:1), so that a
 // packet is delayed first and then waits for the rate, as in the userspace backend.
 //
+// With jitter, netem is also given a rate far above the link's (TCA_NETEM_RATE64): that
+// switches netem from sorting packets by send time (jitter reorders) to FIFO order, as
+// in the userspace backend.
+//
 // netem's options are built with libnl's message API (nl_msg, nla_*) rather than the
 // rtnl_netem_* setters, which cannot express Gilbert-Elliott, 64-bit latency or jitter
 // in ns: TCA_OPTIONS = struct tc_netem_qopt followed by TCA_NETEM_* attributes.

@@ -80,7 +80,9 @@ TEST(KernelNetem, RequestCarriesDelayJitterAndTable) {
   ASSERT_EQ(nla_len(m.tb[TCA_NETEM_DELAY_DIST]), static_cast<int>(table.size() * 2));
   EXPECT_EQ(std::memcmp(nla_data(m.tb[TCA_NETEM_DELAY_DIST]), table.data(), table.size() * 2), 0);
   EXPECT_FALSE(m.tb[TCA_NETEM_LOSS]);
-  EXPECT_FALSE(m.tb[TCA_NETEM_RATE]);  // the rate is the tbf child's
+  // The link's rate is the tbf child's; netem gets a huge one only to keep FIFO order.
+  ASSERT_TRUE(m.tb[TCA_NETEM_RATE64]);
+  EXPECT_GE(nla_get_u64(m.tb[TCA_NETEM_RATE64]), 1'000'000'000'000ULL);
 }
 
 TEST(KernelNetem, RandomLossAndImpairments) {
@@ -102,6 +104,7 @@ TEST(KernelNetem, RandomLossAndImpairments) {
   EXPECT_EQ(static_cast<tc_netem_corrupt*>(nla_data(m.tb[TCA_NETEM_CORRUPT]))->probability,
             netem_probability(4));
   EXPECT_FALSE(m.tb[TCA_NETEM_DELAY_DIST]);
+  EXPECT_FALSE(m.tb[TCA_NETEM_RATE64]);  // no jitter: nothing to reorder
 }
 
 TEST(KernelNetem, GilbertElliottInKernelTerms) {
