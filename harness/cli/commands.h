@@ -17,5 +17,6 @@ void add_network_commands(CLI::App& app, Commands& out);   // up, down, clean, e
 void add_check_command(CLI::App& app, Commands& out);      // check
 void add_schedule_commands(CLI::App& app, Commands& out);  // schedule show (cmd_schedule.cpp)
 void add_simulate_command(CLI::App& app, Commands& out);   // simulate (cmd_simulate.cpp)
+void add_run_command(CLI::App& app, Commands& out);        // run, mpi-agent (cmd_run.cpp)
 
 }  // namespace xdc::cli

@@ -21,6 +21,7 @@ int main(int argc, char** argv) {
   xdc::cli::add_check_command(app, commands);
   xdc::cli::add_schedule_commands(app, commands);
   xdc::cli::add_simulate_command(app, commands);
+  xdc::cli::add_run_command(app, commands);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,0 +1,87 @@
+// xdc run EXPERIMENT.yaml: up, launch the workers per schedule, collect, analyse, down.
+// xdc mpi-agent --name NET HOST ARGS...: MPI's rsh agent (harness/launch/agent.h); the
+// launcher passes it to mpirun, users never call it.
+#include <signal.h>
+#include <spdlog/spdlog.h>
+
+#include <atomic>
+#include <iostream>
+
+#include "commands.h"
+#include "harness/common/input_error.h"
+#include "harness/launch/agent.h"
+#include "harness/run/experiment.h"
+#include "harness/run/runner.h"
+
+namespace xdc::cli {
+namespace {
+
+std::atomic<bool> g_cancel{false};
+extern "C" void on_run_signal(int) {
+  g_cancel = true;
+}
+
+// SIGINT/SIGTERM become a flag for the run's lifetime: the current job is stopped and
+// the network torn down on the way out instead of the process dying with it up.
+class CancelOnSignal {
+ public:
+  CancelOnSignal() {
+    struct sigaction sa {};
+    sa.sa_handler = on_run_signal;
+    sigaction(SIGINT, &sa, &old_int_);
+    sigaction(SIGTERM, &sa, &old_term_);
+  }
+  ~CancelOnSignal() {
+    sigaction(SIGINT, &old_int_, nullptr);
+    sigaction(SIGTERM, &old_term_, nullptr);
+  }
+
+ private:
+  struct sigaction old_int_ {
+  }, old_term_{};
+};
+
+}  // namespace
+
+void add_run_command(CLI::App& app, Commands& out) {
+  {
+    auto* c =
+        app.add_subcommand("run", "run an experiment: up, launch workers, collect, down, analyse");
+    static std::string file;
+    static run::RunOptions opts;
+    c->add_option("experiment", file, "experiment YAML")->required();
+    c->add_option("-o,--output", opts.out_dir, "results directory (default results/<date>-<name>)");
+    c->add_option("--network", opts.network, "reuse this network (xdc up) instead of building one");
+    c->add_option("--name", opts.network_name, "name of the network to build (default r<pid>)");
+    out.push_back({c, [] {
+                     const run::Experiment e = run::load_experiment(file);
+                     CancelOnSignal guard;
+                     opts.cancel = &g_cancel;
+                     opts.progress = [](const std::string& m) { spdlog::info("{}", m); };
+                     const run::RunOutcome r = run::run_experiment(e, opts);
+                     std::cout << "\n" << run::comparison_table(r.schedules);
+                     std::cout << "results: " << r.out_dir << "\n";
+                     if (g_cancel) {
+                       std::cerr << "xdc: run interrupted; what was measured is kept\n";
+                       return static_cast<int>(kExitRunFailed);
+                     }
+                     return static_cast<int>(r.ok() ? kExitOk : kExitRunFailed);
+                   }});
+  }
+  {
+    auto* c = app.add_subcommand("mpi-agent", "MPI's rsh agent (used by the launcher)");
+    c->group("");  // hidden from --help
+    static std::string name;
+    c->add_option("--name", name, "network")->required();
+    c->prefix_command();  // HOST and orted's words, dashes and all, stay unparsed
+    out.push_back({c, [c]() -> int {
+                     std::vector<std::string> rest = c->remaining();
+                     if (rest.empty()) throw InputError("mpi-agent: expected HOST COMMAND...");
+                     const std::string host = rest.front();
+                     rest.erase(rest.begin());
+                     launch::run_agent(name, host, rest);
+                   }});
+  }
+}
+
+}  // namespace xdc::cli

@@ -1,0 +1,57 @@
+#include "harness/run/environment.h"
+
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <ctime>
+#include <set>
+
+#include "harness/process/process.h"
+
+namespace xdc::run {
+
+std::string shaping_backend(const net::NetworkState& net) {
+  std::set<std::string> b;
+  for (auto& l : net.links) b.insert(l.backend);
+  if (b.empty()) return "none";
+  if (b.size() == 1) return *b.begin();
+  std::string s = "mixed:";
+  for (auto& x : b) s += " " + x;
+  return s;
+}
+
+nlohmann::json environment_json(const Experiment& e, const net::NetworkState& net, bool reused) {
+  utsname u{};
+  uname(&u);
+  std::string mpi;
+  try {
+    auto r = proc::run({"mpirun", "--version"}, std::chrono::seconds(10));
+    mpi = r.out.substr(0, r.out.find('\n'));
+  } catch (const std::exception& ex) {
+    mpi = std::string("unknown: ") + ex.what();
+  }
+  nlohmann::json links = nlohmann::json::array();
+  for (auto& l : net.links)
+    links.push_back(
+        {{"from", l.from}, {"to", l.to}, {"backend", l.backend}, {"configured", l.configured}});
+  char date[32];
+  std::time_t now = std::time(nullptr);
+  std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+  return {{"date", date},
+          {"kernel", std::string(u.sysname) + " " + u.release},
+          {"machine", u.machine},
+          {"cpus", sysconf(_SC_NPROCESSORS_ONLN)},
+          {"mpi", mpi},
+          {"xdc", "0.1"},
+          {"network", net.name},
+          {"network_reused", reused},
+          {"management_subnet", net.mgmt_subnet},
+          {"shaping_backend", shaping_backend(net)},
+          {"wan_links", links},
+          {"notes", net.notes},
+          {"compute_mode", e.compute.name()},
+          {"mpi_tcp_links", e.tcp_links == 0 ? 1 : e.tcp_links},
+          {"mpi_progress", e.progress}};
+}
+
+}  // namespace xdc::run

@@ -1,0 +1,16 @@
+#pragma once
+// environment.json of a run: where and with what it ran (kernel, CPU count, shaping
+// backend of every WAN direction and what the emulation could not honour, OpenMPI's
+// version, the network and the compute mode), so that results can be compared honestly.
+#include <nlohmann/json.hpp>
+
+#include "harness/network/state.h"
+#include "harness/run/experiment.h"
+
+namespace xdc::run {
+
+nlohmann::json environment_json(const Experiment& e, const net::NetworkState& net, bool reused);
+// "kernel" | "userspace" | "mixed: ..." from the network's WAN links.
+std::string shaping_backend(const net::NetworkState& net);
+
+}  // namespace xdc::run

@@ -1,0 +1,293 @@
+#include "harness/run/experiment.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "harness/common/yaml_reader.h"
+#include "harness/topology/parse.h"
+#include "workloads/schedule/generators.h"
+
+namespace xdc::run {
+namespace {
+
+const std::vector<std::string> kTopKeys = {
+    "name",      "description", "topology",     "shaping",         "wan",        "model",
+    "compute",   "pipeline",    "microbatches", "microbatch_size", "iterations", "warmup",
+    "schedules", "mpi",         "seed",         "learning_rate",   "data",       "check"};
+const std::map<std::string, std::string> kSynonyms = {
+    {"schedule", "schedules"},  {"topo", "topology"},       {"network", "topology"},
+    {"steps", "iterations"},    {"mbs", "microbatch_size"}, {"batch_size", "microbatch_size"},
+    {"placements", "pipeline"}, {"stages", "pipeline"},     {"lr", "learning_rate"}};
+
+std::string read_text(const std::string& path, const yaml::Value& where) {
+  std::ifstream in(path);
+  if (!in) where.error("cannot read \"" + path + "\"");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+class Parser {
+ public:
+  Parser(const yaml::Value& root, std::string text) : root_(root) {
+    e_.text = std::move(text);
+    e_.source_file = root.file();
+  }
+
+  Experiment run() {
+    yaml::Map top = root_.map({}, "an experiment map with keys " + yaml::join(kTopKeys));
+    top.check_keys(kTopKeys, kSynonyms);
+    e_.name = top.require("name").scalar("an experiment name");
+    check_name(top.require("name"));
+    read_topology(top.require("topology"));
+    if (auto s = top.get("shaping")) {
+      std::string b = s->choice({"auto", "kernel", "userspace"});
+      e_.shaping = b == "auto"     ? netem::Backend::kAuto
+                   : b == "kernel" ? netem::Backend::kKernel
+                                   : netem::Backend::kUserspace;
+    }
+    if (auto w = top.get("wan")) read_wan(*w);
+    read_compute(top.get("compute"));
+    if (auto m = top.get("model")) {
+      if (!m->is_map()) m->fail("a map like {preset: tiny} or {layers: 4, dim: 256, ...}");
+      e_.model = model::ModelConfig::from_yaml(m->node(), root_.file());
+      model_seed_given_ = static_cast<bool>(m->node()["seed"]);
+    } else if (e_.compute.mode == Compute::Mode::kReal) {
+      top.require("model");  // "missing required key 'model'"
+    }
+    read_pipeline(top.require("pipeline"));
+    if (auto v = top.get("microbatches")) e_.microbatches = static_cast<int>(v->integer(1, 4096));
+    if (auto v = top.get("microbatch_size"))
+      e_.microbatch_size = static_cast<int>(v->integer(1, 65536));
+    if (auto v = top.get("iterations")) e_.iterations = static_cast<int>(v->integer(1, 100000));
+    if (auto v = top.get("warmup")) e_.warmup = static_cast<int>(v->integer(0, 100000));
+    read_schedules(top.require("schedules"));
+    if (auto v = top.get("mpi")) read_mpi(*v);
+    if (auto v = top.get("seed")) e_.seed = static_cast<uint64_t>(v->integer(0, INT64_MAX));
+    if (!model_seed_given_) e_.model.seed = e_.seed;  // one seed for the whole run
+    if (auto v = top.get("learning_rate")) e_.learning_rate = v->number(0, 10);
+    if (auto v = top.get("data")) e_.data_glob = v->scalar("a file or glob of training text");
+    if (auto v = top.get("check")) e_.link_check = v->boolean();
+    if (e_.compute.mode == Compute::Mode::kReal) check_real(top);
+    return std::move(e_);
+  }
+
+ private:
+  void check_name(const yaml::Value& v) {
+    for (char c : e_.name)
+      if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.'))
+        v.fail("a name of letters, digits, '-', '_' and '.' (it names a directory)");
+    if (e_.name.empty() || e_.name[0] == '.') v.fail("a non-empty name not starting with '.'");
+  }
+
+  void read_topology(const yaml::Value& v) {
+    if (v.is_map()) {
+      e_.topology = topo::parse_topology_node(v);
+      return;
+    }
+    const std::string path = v.file_path();
+    if (!std::filesystem::is_regular_file(path))
+      v.fail("a topology file (relative to this file) or an inline topology map; no file \"" +
+             path + "\"");
+    e_.topology_file = path;
+    e_.topology = topo::load_topology(path);
+  }
+
+  void read_wan(const yaml::Value& v) {
+    yaml::Map m = v.map({}, "a map of WAN link keys like {delay: 20ms, loss: 0%}");
+    m.check_keys(topo::kLinkKeys);
+    for (auto& link : e_.topology.wan) {
+      topo::LinkOrigin origin;
+      topo::apply_link_keys(m, &link.a_to_b, &origin);
+      topo::apply_link_keys(m, &link.b_to_a, &origin);
+    }
+    e_.wan_override = true;
+  }
+
+  void read_compute(const std::optional<yaml::Value>& v) {
+    Compute& c = e_.compute;
+    if (!v) return;
+    if (v->is_scalar()) {
+      std::string s = v->choice({"real", "modeled"});
+      c.mode = s == "real" ? Compute::Mode::kReal : Compute::Mode::kModeled;
+      return;
+    }
+    yaml::Map m = v->map({"real", "modeled"},
+                         "real, modeled, {real: {...}} or {modeled: {model: llama2-13b, ...}}");
+    if (m.entries().size() != 1) v->fail("exactly one of real or modeled");
+    if (auto r = m.get("real")) {
+      c.mode = Compute::Mode::kReal;
+      if (r->is_null()) return;
+      yaml::Map rm = r->map({"gflops", "peak_gflops"});
+      if (auto g = rm.get("gflops")) c.real_gflops = g->number(0.001, 1e9);
+      if (auto g = rm.get("peak_gflops")) c.real_peak_gflops = g->number(0.001, 1e9);
+      return;
+    }
+    c.mode = Compute::Mode::kModeled;
+    yaml::Value mv = *m.get("modeled");
+    if (mv.is_null()) return;
+    yaml::Map mm = mv.map({"model", "device", "seq", "efficiency", "message_scale", "f", "b", "w",
+                           "activation", "profile"});
+    const bool constant = mm.has("f") || mm.has("b") || mm.has("w") || mm.has("activation");
+    const bool shape = mm.has("model") || mm.has("device") || mm.has("seq") || mm.has("efficiency");
+    if ((constant + shape + mm.has("profile")) > 1)
+      mv.fail(
+          "one cost source: a model shape (model, device, seq, efficiency), constants "
+          "(f, b, w, activation) or a profile");
+    if (auto s = mm.get("message_scale")) c.message_scale = s->number(1e-6, 1);
+    if (auto p = mm.get("profile")) {
+      c.source = Compute::Source::kProfile;
+      c.profile_file = p->file_path();
+      c.profile_text = read_text(c.profile_file, *p);
+      sim::profile_costs(c.profile_text, c.profile_file);  // InputError naming file:line
+      return;
+    }
+    if (constant) {
+      c.source = Compute::Source::kConstant;
+      c.f_ms = mm.require("f").duration_us() / 1000.0;
+      c.b_ms = mm.require("b").duration_us() / 1000.0;
+      if (auto w = mm.get("w")) {
+        c.w_ms = w->duration_us() / 1000.0;
+        if (c.w_ms > c.b_ms) w->error("the weight gradient w is part of b; expected w <= b");
+      }
+      if (auto a = mm.get("activation")) c.activation_bytes = static_cast<int64_t>(a->size_bytes());
+      return;
+    }
+    c.source = Compute::Source::kShape;
+    if (auto s = mm.get("model")) {
+      std::vector<std::string> names;
+      for (auto& p : sim::model_presets()) names.push_back(p.name);
+      c.shape = s->choice(names);
+    }
+    if (auto s = mm.get("device")) {
+      std::vector<std::string> names;
+      for (auto& d : sim::device_presets()) names.push_back(d.name);
+      c.device = s->choice(names);
+    }
+    if (auto s = mm.get("seq")) c.seq = static_cast<int>(s->integer(1, 1 << 20));
+    if (auto s = mm.get("efficiency")) c.efficiency = s->number(1e-3, 1);
+  }
+
+  void read_pipeline(const yaml::Value& v) {
+    yaml::Map m = v.map({}, "a map like {stages: 4, placement: [h1, h2, h3, h4]}");
+    m.check_keys({"stages", "placement", "data_parallel"},
+                 {{"replicas", "data_parallel"}, {"dp", "data_parallel"}, {"hosts", "placement"}});
+    yaml::Value pl = m.require("placement");
+    if (auto d = m.get("data_parallel")) e_.data_parallel = static_cast<int>(d->integer(1, 256));
+    std::vector<yaml::Value> items = pl.list("a list of hosts, one per pipeline rank");
+    if (items.empty()) pl.fail("at least one host");
+    if (items[0].is_list()) {
+      if (static_cast<int>(items.size()) != e_.data_parallel)
+        pl.fail("one host list per data-parallel replica (" + std::to_string(e_.data_parallel) +
+                "), got " + std::to_string(items.size()));
+      for (auto& r : items) e_.placement.push_back(read_hosts(r));
+    } else {
+      auto hosts = read_hosts(pl);
+      for (int r = 0; r < e_.data_parallel; ++r) e_.placement.push_back(hosts);
+    }
+    e_.stages = static_cast<int>(e_.placement[0].size());
+    for (size_t r = 1; r < e_.placement.size(); ++r)
+      if (e_.placement[r].size() != e_.placement[0].size())
+        pl.fail("every replica on as many hosts as replica 0 (" + std::to_string(e_.stages) + ")");
+    if (auto s = m.get("stages")) {
+      int n = static_cast<int>(s->integer(1, 1024));
+      if (n != e_.stages)
+        s->fail("the number of hosts in placement (" + std::to_string(e_.stages) + "), got " +
+                std::to_string(n));
+    }
+  }
+
+  std::vector<std::string> read_hosts(const yaml::Value& v) {
+    std::vector<std::string> hosts;
+    for (auto& h : v.list("a list of hosts of the topology")) {
+      std::string name = h.scalar("a host name");
+      if (!e_.topology.find_host(name)) {
+        std::vector<std::string> all;
+        for (auto* x : e_.topology.hosts()) all.push_back(x->name);
+        h.fail("a host of topology '" + e_.topology.name + "' (" + yaml::join(all) + ")");
+      }
+      hosts.push_back(name);
+    }
+    return hosts;
+  }
+
+  void read_schedules(const yaml::Value& v) {
+    const auto& known = sched::schedule_names();
+    std::vector<yaml::Value> items =
+        v.is_scalar() ? std::vector<yaml::Value>{v} : v.list("a list of schedule names");
+    if (items.empty()) v.fail("at least one schedule");
+    std::set<std::string> seen;
+    for (auto& item : items) {
+      ScheduleChoice s;
+      if (item.is_map()) {
+        yaml::Map m = item.map({"csv"}, "a schedule name or {csv: FILE}");
+        yaml::Value f = m.require("csv");
+        s.csv_file = std::filesystem::absolute(f.file_path()).string();
+        if (!std::filesystem::is_regular_file(s.csv_file))
+          f.fail("a schedule CSV file (relative to this file); no file \"" + s.csv_file + "\"");
+        s.name = std::filesystem::path(s.csv_file).stem().string();
+      } else {
+        s.name = item.choice(known);
+      }
+      if (!seen.insert(s.name).second) item.error("schedule '" + s.name + "' is listed twice");
+      e_.schedules.push_back(s);
+    }
+  }
+
+  void read_mpi(const yaml::Value& v) {
+    yaml::Map m = v.map({}, "a map like {tcp_links: 1, timeout: 10min}");
+    m.check_keys({"tcp_links", "timeout", "progress"}, {{"links", "tcp_links"}});
+    if (auto l = m.get("tcp_links")) e_.tcp_links = static_cast<int>(l->integer(1, 64));
+    if (auto t = m.get("timeout")) {
+      uint64_t us = t->duration_us();
+      if (us < 1'000'000) t->fail("a timeout of at least 1s");
+      e_.timeout_s = static_cast<int>(us / 1'000'000);
+    }
+    if (auto p = m.get("progress")) e_.progress = p->choice({"thread", "none"});
+  }
+
+  void check_real(const yaml::Map& top) {
+    const int layers = e_.model.layers;
+    if (e_.stages > layers)
+      top.require("pipeline")
+          .error("real compute needs a layer per pipeline rank at least: " +
+                 std::to_string(e_.stages) + " ranks, the model has " + std::to_string(layers) +
+                 " layers");
+  }
+
+  const yaml::Value& root_;
+  Experiment e_;
+  bool model_seed_given_ = false;
+};
+
+}  // namespace
+
+std::vector<std::string> Experiment::rank_hosts() const {
+  std::vector<std::string> out;
+  for (auto& replica : placement) out.insert(out.end(), replica.begin(), replica.end());
+  return out;
+}
+
+Experiment parse_experiment(const std::string& text, const std::string& file_label) {
+  return Parser(yaml::parse(text, file_label), text).run();
+}
+
+Experiment load_experiment(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw InputError(SourcePos{path, 0, 0}, "cannot read the experiment file");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return parse_experiment(ss.str(), path);
+}
+
+nlohmann::json model_json(const model::ModelConfig& m) {
+  return {
+      {"vocab", m.vocab},       {"dim", m.dim},  {"layers", m.layers}, {"heads", m.heads},
+      {"kv_heads", m.kv_heads}, {"ffn", m.ffn},  {"seq", m.seq},       {"rope_theta", m.rope_theta},
+      {"norm_eps", m.norm_eps}, {"seed", m.seed}};
+}
+
+}  // namespace xdc::run

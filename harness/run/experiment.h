@@ -1,0 +1,104 @@
+#pragma once
+// An experiment (experiments/*.yaml): a topology, where the pipeline's ranks sit, what
+// they compute, which schedules to compare. Loading validates everything `xdc run`
+// could trip on (hosts in the topology, schedule names, units, ranges); bad input throws
+// InputError "FILE:LINE:COL: KEY: expected ..., got ...". Unknown keys are errors.
+//
+//   name: two-dc-schedules            # required; names the results directory
+//   topology: ../topologies/two-dc.yaml   # relative to this file, or an inline topology map
+//   shaping: auto                     # optional: overrides the topology's backend
+//   wan: {loss: 0%, jitter: 0ms}      # optional: WAN link keys applied to every WAN
+//                                     # direction (topology.h's keys, same units)
+//   model: {preset: tiny}             # real compute: the mini Llama (model/config.h keys)
+//   compute: real                     # real | {real: {gflops: 20, peak_gflops: 95}}
+//                                     # | {modeled: {model: llama2-13b, device: a100,
+//                                     #     seq: 1024, efficiency: 0.5, message_scale: 1}}
+//                                     # | {modeled: {f: 300ms, b: 300ms, w: 150ms,
+//                                     #     activation: 4mib}}   (w: part of b)
+//                                     # | {modeled: {profile: costs.csv}}  (cost_model.h)
+//   pipeline:
+//     stages: 4                       # pipeline ranks (interleaved/zbv put 2 chunks on each)
+//     placement: [east-h1, east-h2, w1, w2]   # rank i on host i; with data_parallel d:
+//                                     # one list per replica, or one list for all
+//     data_parallel: 1
+//   microbatches: 8
+//   microbatch_size: 4
+//   iterations: 20                    # measured
+//   warmup: 2                         # run before, not measured
+//   schedules: [1f1b, overlap, crosspipe-greedy]   # names (xdc schedule list) or
+//                                     # {csv: file.csv} (PyTorch's form, csv.h)
+//   mpi: {tcp_links: 1, timeout: 10min, progress: thread}
+//   seed: 1
+//   learning_rate: 0.003              # real compute
+//   data: /usr/share/common-licenses/*   # real compute: training text (glob)
+//   check: false                      # quick link check before the workers start
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "harness/sim/cost_model.h"
+#include "harness/topology/topology.h"
+#include "workloads/model/config.h"
+
+namespace xdc::run {
+
+struct ScheduleChoice {
+  std::string name;      // generator name, or the CSV's file stem
+  std::string csv_file;  // set for {csv: FILE}: absolute path
+};
+
+struct Compute {
+  enum class Mode { kReal, kModeled };
+  Mode mode = Mode::kReal;
+  // real: FLOP/s per rank assumed when planning latency-aware schedules (before any
+  // measurement), and the peak MFU is stated against.
+  double real_gflops = 20, real_peak_gflops = 95;
+  // modeled, one of: a model shape on a device, constants, or a profile CSV.
+  enum class Source { kShape, kConstant, kProfile };
+  Source source = Source::kShape;
+  std::string shape = "llama2-13b", device = "a100";
+  int seq = 4096;
+  double efficiency = 0.5;
+  double f_ms = 0, b_ms = 0, w_ms = -1;
+  int64_t activation_bytes = 0;
+  std::string profile_file, profile_text;
+  double message_scale = 1.0;
+  std::string name() const { return mode == Mode::kReal ? "real" : "modeled"; }
+};
+
+struct Experiment {
+  std::string name;
+  std::string source_file;    // as given
+  std::string text;           // the file as read (written back with the results)
+  topo::Topology topology;    // with the experiment's wan override applied
+  std::string topology_file;  // "" when inline
+  std::optional<netem::Backend> shaping;
+  bool wan_override = false;
+  model::ModelConfig model;
+  Compute compute;
+  int stages = 0;  // pipeline ranks
+  int data_parallel = 1;
+  std::vector<std::vector<std::string>> placement;  // [replica][pipeline rank] -> host
+  int microbatches = 8, microbatch_size = 1, iterations = 10, warmup = 1;
+  std::vector<ScheduleChoice> schedules;
+  int tcp_links = 0;  // 0: OpenMPI's default (1)
+  int timeout_s = 600;
+  std::string progress = "thread";
+  uint64_t seed = 1;
+  double learning_rate = 3e-3;
+  std::string data_glob = "/usr/share/common-licenses/*";
+  bool link_check = false;
+
+  int world_size() const { return stages * data_parallel; }
+  std::vector<std::string> rank_hosts() const;  // world rank -> host
+};
+
+Experiment parse_experiment(const std::string& text, const std::string& file_label);
+Experiment load_experiment(const std::string& path);
+
+// The model's keys as the worker's RunSpec takes them (model::ModelConfig fields).
+nlohmann::json model_json(const model::ModelConfig& m);
+
+}  // namespace xdc::run

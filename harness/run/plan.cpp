@@ -1,0 +1,286 @@
+#include "harness/run/plan.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "harness/common/input_error.h"
+#include "harness/sim/setup.h"
+#include "workloads/schedule/csv.h"
+#include "workloads/schedule/generators.h"
+#include "workloads/schedule/validate.h"
+
+namespace xdc::run {
+namespace {
+
+// WAN between two DCs along the route: delays add up, the slowest rate counts.
+sim::Link wan_between(const topo::Topology& t, const topo::Routes& routes, const std::string& a,
+                      const std::string& b) {
+  sim::Link l;
+  const auto path = routes.path(a, b);
+  for (size_t i = 0; i + 1 < path.size(); ++i) {
+    const topo::WanLink* w = t.find_link(path[i], path[i + 1]);
+    if (!w) continue;
+    const netem::LinkParams& p = w->egress(path[i]);
+    l.latency_ns += static_cast<int64_t>(p.delay_us) * 1000;
+    if (p.rate_bps && (l.bandwidth_bps == 0 || p.rate_bps < l.bandwidth_bps))
+      l.bandwidth_bps = static_cast<double>(p.rate_bps);
+  }
+  return l;
+}
+
+int64_t shape_stage_params(const sim::ModelShape& m, int layers, bool first, bool last) {
+  const int64_t h = m.hidden, kv = static_cast<int64_t>(m.hidden) / m.heads * m.kv_heads;
+  const int64_t per_layer = 2 * h * h + 2 * h * kv + 3 * h * m.ffn + 2 * h;
+  return per_layer * layers + (first ? int64_t{m.vocab} * h : 0) +
+         (last ? int64_t{m.vocab} * h : 0);
+}
+
+}  // namespace
+
+sim::LinkModel link_model(const Experiment& e) {
+  const auto& hosts = e.placement[0];
+  const int n = static_cast<int>(hosts.size());
+  std::map<std::string, int> dc_index;
+  std::vector<int> dc_of(n);
+  for (int r = 0; r < n; ++r) {
+    const std::string& dc = e.topology.find_host(hosts[r])->dc;
+    dc_of[r] = dc_index.emplace(dc, static_cast<int>(dc_index.size())).first->second;
+  }
+  // Intra-DC delay is not emulated (builder.cpp); the intra-DC rate is.
+  const sim::Link lan{0, static_cast<double>(e.topology.intra_dc.rate_bps)};
+  sim::LinkModel m = sim::LinkModel::dcs(dc_of, {}, lan);
+  const topo::Routes routes = topo::compute_routes(e.topology);
+  for (int a = 0; a < n; ++a)
+    for (int b = 0; b < n; ++b) {
+      if (hosts[a] == hosts[b]) {
+        m.at(a, b) = {};
+        continue;
+      }
+      const std::string& da = e.topology.find_host(hosts[a])->dc;
+      const std::string& db = e.topology.find_host(hosts[b])->dc;
+      if (da != db) m.at(a, b) = wan_between(e.topology, routes, da, db);
+    }
+  return m;
+}
+
+sim::CostModel planned_costs(const Experiment& e, const std::vector<int>& stage_rank) {
+  const int stages = static_cast<int>(stage_rank.size());
+  const Compute& c = e.compute;
+  if (c.mode == Compute::Mode::kModeled) {
+    sim::CostSpec spec;
+    switch (c.source) {
+      case Compute::Source::kShape:
+        spec.source = sim::CostSpec::Source::kShape;
+        spec.model = c.shape;
+        spec.device = c.device;
+        spec.workload = {c.seq, e.microbatch_size, c.efficiency, 2};
+        break;
+      case Compute::Source::kConstant:
+        spec.source = sim::CostSpec::Source::kConstant;
+        spec.f_ms = c.f_ms;
+        spec.b_ms = c.b_ms;
+        spec.w_ms = c.w_ms;
+        spec.activation_bytes = c.activation_bytes;
+        break;
+      case Compute::Source::kProfile:
+        spec.source = sim::CostSpec::Source::kProfile;
+        spec.profile_text = c.profile_text;
+        spec.profile_file = c.profile_file;
+        break;
+    }
+    return sim::make_costs(spec, e.stages, stage_rank);
+  }
+  // Real compute, planned from FLOPs.
+  const model::ModelConfig& m = e.model;
+  const auto ranges = model::split_layers(m, stages);
+  const double tokens = static_cast<double>(e.microbatch_size) * m.seq;
+  sim::CostModel costs;
+  for (int s = 0; s < stages; ++s) {
+    const double frac = static_cast<double>(ranges[s].end - ranges[s].begin) / m.layers;
+    const double f_s = m.train_flops_per_token() / 3 * tokens * frac / (c.real_gflops * 1e9);
+    const auto f_ns = static_cast<int64_t>(std::llround(f_s * 1e9));
+    costs.f_ns.push_back(f_ns);
+    costs.b_ns.push_back(f_ns);
+    costs.w_ns.push_back(f_ns);
+    costs.activation_bytes.push_back(static_cast<int64_t>(tokens * m.dim * 4));  // float32
+  }
+  return costs;
+}
+
+sched::Params schedule_params(const Experiment& e) {
+  sched::Params p;
+  p.ranks = e.stages;
+  p.microbatches = e.microbatches;
+  p.chunks = 2;
+  const sim::CostModel c = planned_costs(e, sched::plain_placement(e.stages));
+  auto slowest = [](const std::vector<int64_t>& v) {
+    return static_cast<double>(*std::max_element(v.begin(), v.end())) / 1e6;
+  };
+  p.t_f = slowest(c.f_ns);
+  p.t_b = slowest(c.b_ns);
+  p.t_w = slowest(c.w_ns);
+  const sim::LinkModel l = link_model(e);
+  const int64_t bytes = static_cast<int64_t>(
+      static_cast<double>(c.activation_bytes.empty() ? 0 : c.activation_bytes[0]));
+  p.links.assign(e.stages, std::vector<sched::LinkDelay>(e.stages));
+  for (int a = 0; a < e.stages; ++a)
+    for (int b = 0; b < e.stages; ++b)
+      if (a != b)
+        p.links[a][b] = {static_cast<double>(l.at(a, b).latency_ns) / 1e6,
+                         static_cast<double>(l.at(a, b).transfer_ns(bytes)) / 1e6};
+  return p;
+}
+
+sched::Schedule make_schedule(const Experiment& e, const ScheduleChoice& c) {
+  sched::Schedule s;
+  if (!c.csv_file.empty()) {
+    s = sched::read_csv_file(c.csv_file);
+    s.name = c.name;
+    if (s.ranks != e.stages || s.microbatches != e.microbatches)
+      throw InputError(SourcePos{c.csv_file, 0, 0},
+                       "schedule has " + std::to_string(s.ranks) + " ranks and " +
+                           std::to_string(s.microbatches) + " microbatches; the experiment has " +
+                           std::to_string(e.stages) + " and " + std::to_string(e.microbatches));
+  } else {
+    try {
+      s = sched::generate(c.name, schedule_params(e));
+    } catch (const std::invalid_argument& err) {
+      throw InputError(SourcePos{e.source_file, 0, 0},
+                       "schedules: " + c.name + ": " + std::string(err.what()));
+    }
+  }
+  const auto rep = sched::validate(s);
+  if (!rep.ok())
+    throw InputError(SourcePos{e.source_file, 0, 0},
+                     "schedule " + c.name + " is not valid:\n" + rep.message());
+  if (e.compute.mode == Compute::Mode::kReal && s.stages > e.model.layers)
+    throw InputError(SourcePos{e.source_file, 0, 0},
+                     "schedule " + c.name + " has " + std::to_string(s.stages) +
+                         " stages; the model has only " + std::to_string(e.model.layers) +
+                         " layers");
+  return s;
+}
+
+sim::CostModel measured_costs(const trace::Trace& t, const sim::CostModel& planned) {
+  sim::CostModel c = planned;
+  const int S = planned.stages();
+  struct Acc {
+    double sum = 0;
+    int n = 0;
+    void add(int64_t d) { sum += static_cast<double>(d), ++n; }
+    int64_t mean(int64_t fallback) const { return n ? std::llround(sum / n) : fallback; }
+  };
+  std::vector<Acc> f(S), b(S), w(S), bw(S);
+  Acc opt, ar;
+  for (const auto& ev : t.events) {
+    if (ev.stage < 0 || ev.stage >= S) continue;
+    const int64_t d = ev.end_ns - ev.start_ns;
+    switch (ev.kind) {
+      case sched::Kind::F:
+        f[ev.stage].add(d);
+        break;
+      case sched::Kind::B:
+        b[ev.stage].add(d);
+        break;
+      case sched::Kind::W:
+        w[ev.stage].add(d);
+        break;
+      case sched::Kind::BW:
+        bw[ev.stage].add(d);
+        break;
+      case sched::Kind::OPT:
+        opt.add(d);
+        break;
+      case sched::Kind::ALLREDUCE:
+        ar.add(d);
+        break;
+      default:
+        break;
+    }
+  }
+  for (int s = 0; s < S; ++s) {
+    c.f_ns[s] = f[s].mean(c.f_ns[s]);
+    if (b[s].n || w[s].n) {
+      c.b_ns[s] = b[s].mean(c.b_ns[s]);
+      c.w_ns[s] = w[s].mean(c.w_ns[s]);
+    } else if (bw[s].n) {
+      const int64_t full = bw[s].mean(c.b_ns[s] + c.w_ns[s]);
+      c.b_ns[s] = full / 2;
+      c.w_ns[s] = full - full / 2;
+    }
+  }
+  c.opt_ns = opt.mean(c.opt_ns);
+  c.allreduce_ns = ar.mean(c.allreduce_ns);
+  return c;
+}
+
+worker::RunSpec run_spec(const Experiment& e, const sched::Schedule& s, const sim::CostModel& costs,
+                         const std::string& run_dir, const std::string& schedule_csv) {
+  worker::RunSpec r;
+  r.run_dir = run_dir;
+  r.schedule_name = s.name;
+  r.schedule_csv = schedule_csv;
+  r.pipeline_ranks = e.stages;
+  r.data_parallel = e.data_parallel;
+  r.rank_hosts = e.rank_hosts();
+  r.microbatches = e.microbatches;
+  r.microbatch_size = e.microbatch_size;
+  r.iterations = e.iterations;
+  r.warmup = e.warmup;
+  r.seed = e.seed;
+  r.compute = e.compute.name();
+  r.timeout_s = e.timeout_s;
+  r.progress = e.progress;
+  if (e.compute.mode == Compute::Mode::kReal) {
+    r.model = model_json(e.model);
+    for (auto& range : model::split_layers(e.model, s.stages))
+      r.stage_layers.emplace_back(range.begin, range.end);
+    r.data_glob = e.data_glob;
+    r.learning_rate = e.learning_rate;
+  } else {
+    r.modeled.f_ns = costs.f_ns;
+    r.modeled.b_ns = costs.b_ns;
+    r.modeled.w_ns = costs.w_ns;
+    r.modeled.activation_bytes = costs.activation_bytes;
+    r.modeled.opt_ns = costs.opt_ns;
+    r.modeled.message_scale = e.compute.message_scale;
+    if (e.data_parallel > 1 && e.compute.source == Compute::Source::kShape) {
+      const sim::ModelShape& m = sim::find_model(e.compute.shape);
+      const int S = s.stages;
+      for (int st = 0; st < S; ++st) {
+        const int layers = m.layers / S + (st < m.layers % S ? 1 : 0);
+        r.modeled.grad_bytes.push_back(2 * shape_stage_params(m, layers, st == 0, st == S - 1));
+      }
+    }
+  }
+  return r;
+}
+
+double peak_flops_per_rank(const Experiment& e) {
+  if (e.compute.mode == Compute::Mode::kReal) return e.compute.real_peak_gflops * 1e9;
+  if (e.compute.source == Compute::Source::kShape)
+    return sim::find_device(e.compute.device).peak_flops;
+  return 0;  // constants and profiles carry no FLOPs
+}
+
+double iteration_tokens(const Experiment& e) {
+  const int seq = e.compute.mode == Compute::Mode::kReal        ? e.model.seq
+                  : e.compute.source == Compute::Source::kShape ? e.compute.seq
+                                                                : 0;
+  return static_cast<double>(e.microbatches) * e.microbatch_size * seq * e.data_parallel;
+}
+
+double iteration_flops(const Experiment& e, const sim::CostModel& costs) {
+  if (e.compute.mode == Compute::Mode::kReal)
+    return e.model.train_flops_per_token() * iteration_tokens(e);
+  if (e.compute.source != Compute::Source::kShape) return 0;
+  // The cost model's durations are FLOPs / (peak x efficiency).
+  const double rate = sim::find_device(e.compute.device).peak_flops * e.compute.efficiency;
+  double ns = 0;
+  for (int s = 0; s < costs.stages(); ++s)
+    ns += static_cast<double>(costs.f_ns[s] + costs.b_ns[s] + costs.w_ns[s]);
+  return ns * 1e-9 * rate * e.microbatches * e.data_parallel;
+}
+
+}  // namespace xdc::run

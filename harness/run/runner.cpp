@@ -1,0 +1,277 @@
+#include "harness/run/runner.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+
+#include "harness/check/link_check.h"
+#include "harness/common/input_error.h"
+#include "harness/launch/launcher.h"
+#include "harness/network/builder.h"
+#include "harness/network/teardown.h"
+#include "harness/process/process.h"
+#include "harness/run/environment.h"
+#include "harness/run/plan.h"
+#include "harness/sim/simulator.h"
+#include "workloads/schedule/csv.h"
+
+namespace xdc::run {
+namespace fs = std::filesystem;
+namespace {
+
+void write(const fs::path& p, const std::string& text) {
+  std::ofstream out(p);
+  out << text;
+  if (!out) throw std::runtime_error("cannot write " + p.string());
+}
+
+// The network of this run: built here (and torn down on every way out) or borrowed.
+class RunNetwork {
+ public:
+  RunNetwork(const Experiment& e, const RunOptions& o) {
+    if (!o.network.empty()) {
+      auto s = net::load_state(o.network);
+      if (!s) throw InputError("--network " + o.network + ": no such network is up (xdc ls)");
+      for (auto& h : e.rank_hosts())
+        if (!s->find_host(h))
+          throw InputError("--network " + o.network + ": has no host '" + h +
+                           "' that the placement names");
+      state_ = *s;
+      return;
+    }
+    net::BuildOptions b;
+    b.name = o.network_name.empty() ? fmt::format("r{}", getpid() % 10000000) : o.network_name;
+    b.shaping = e.shaping;
+    name_ = b.name;  // set first: a half-built network is undone by the builder itself
+    state_ = net::build_network(e.topology, b);
+    owned_ = true;
+  }
+  ~RunNetwork() {
+    if (owned_) {
+      try {
+        net::teardown_network(name_);
+      } catch (const std::exception& ex) {
+        fmt::print(stderr, "xdc: tearing down network {}: {} (xdc down {})\n", name_, ex.what(),
+                   name_);
+      }
+    }
+  }
+  RunNetwork(const RunNetwork&) = delete;
+  RunNetwork& operator=(const RunNetwork&) = delete;
+  const net::NetworkState& state() const { return state_; }
+  bool owned() const { return owned_; }
+
+ private:
+  net::NetworkState state_;
+  std::string name_;
+  bool owned_ = false;
+};
+
+std::string default_out_dir(const Experiment& e) {
+  char date[32];
+  std::time_t now = std::time(nullptr);
+  std::strftime(date, sizeof date, "%Y%m%d-%H%M%S", std::gmtime(&now));
+  return (fs::path("results") / (std::string(date) + "-" + e.name)).string();
+}
+
+struct Planned {
+  ScheduleChoice choice;
+  sched::Schedule schedule;
+  sim::CostModel costs;
+};
+
+nlohmann::json waits_per_iteration(const RankFiles& f, size_t iterations) {
+  nlohmann::json out = nlohmann::json::object();
+  if (iterations == 0) return out;
+  for (auto& rep : f.reports) {
+    if (!rep.waits.is_object()) continue;
+    for (auto& [cause, v] : rep.waits.items())
+      if (v.is_number())
+        out[cause] =
+            out.value(cause, 0.0) +
+            v.get<double>() / 1e9 /
+                static_cast<double>(rep.iterations_done ? rep.iterations_done : iterations);
+  }
+  return out;
+}
+
+ScheduleResult analyse(const Experiment& e, const Planned& p, const fs::path& dir,
+                       const launch::Result& job) {
+  ScheduleResult r;
+  r.schedule = p.choice.name;
+  r.ok = job.ok();
+  r.error = job.message();
+  RankFiles files = read_rank_files(dir.string(), e.world_size(), p.choice.name);
+  if (!files.missing.empty() && r.ok) {
+    r.ok = false;
+    r.error = fmt::format("{} rank(s) wrote no report (first: rank {})", files.missing.size(),
+                          files.missing[0]);
+  }
+  trace::write_file((dir / "trace.json").string(), trace::to_chrome_json(files.trace));
+  trace::write_file((dir / "trace.csv").string(), trace::to_csv(files.trace));
+  for (const auto& it : split_iterations(files)) {
+    if (it.events.empty()) continue;
+    const trace::Summary s = trace::analyze(it);
+    r.iteration_s.push_back(static_cast<double>(s.iteration_ns) / 1e9);
+    r.bubbles.push_back(s.bubble);
+  }
+  for (auto& b : r.bubbles) {
+    const double n = static_cast<double>(r.bubbles.size());
+    r.bubble.megatron += b.megatron / n;
+    r.bubble.zerobubble += b.zerobubble / n;
+    r.bubble.crosspipe += b.crosspipe / n;
+  }
+  const int last_rank = p.schedule.stage_rank.back();  // replica 0's last stage
+  for (auto& rep : files.reports)
+    if (rep.world_rank == last_rank) r.loss = rep.loss;
+  r.waits_s = waits_per_iteration(files, r.iteration_s.size());
+
+  // The same schedule predicted: modeled costs as slept; real compute as measured.
+  sim::CostModel costs = p.costs;
+  r.simulated_costs = "modeled (what the workers slept)";
+  if (e.compute.mode == Compute::Mode::kReal) {
+    costs = measured_costs(files.trace, p.costs);
+    r.simulated_costs =
+        files.trace.events.empty() ? "planned from FLOPs" : "measured compute durations";
+  }
+  try {
+    const trace::Trace sim_t = sim::simulate(p.schedule, costs, link_model(e));
+    const trace::Summary s = trace::analyze(sim_t);
+    r.simulated_iteration_s = static_cast<double>(s.iteration_ns) / 1e9;
+    r.simulated_bubble = s.bubble;
+    trace::write_file((dir / "simulated.trace.json").string(), trace::to_chrome_json(sim_t));
+    trace::write_file((dir / "simulated.trace.csv").string(), trace::to_csv(sim_t));
+  } catch (const std::exception& ex) {
+    r.simulated_costs = std::string("simulation failed: ") + ex.what();
+  }
+  const double mean = r.mean();
+  if (mean > 0) {
+    r.tokens_per_s = iteration_tokens(e) / mean;
+    r.peak_flops_per_rank = peak_flops_per_rank(e);
+    if (r.peak_flops_per_rank > 0)
+      r.mfu = iteration_flops(e, p.costs) / (mean * e.world_size() * r.peak_flops_per_rank);
+  }
+  write(dir / "iterations.csv", iterations_csv_header() + iterations_csv_rows(r));
+  write(dir / "summary.json", summary_json(r).dump(2) + "\n");
+  return r;
+}
+
+}  // namespace
+
+bool RunOutcome::ok() const {
+  for (auto& s : schedules)
+    if (!s.ok) return false;
+  return !schedules.empty();
+}
+
+RunOutcome run_experiment(const Experiment& e, const RunOptions& opts) {
+  auto say = [&](const std::string& m) {
+    if (opts.progress) opts.progress(m);
+  };
+  auto cancelled = [&] { return opts.cancel && opts.cancel->load(); };
+  // Everything that can be wrong with the input is found before anything is built.
+  std::vector<Planned> plans;
+  for (const auto& c : e.schedules) {
+    Planned p{c, make_schedule(e, c), {}};
+    p.costs = planned_costs(e, p.schedule.stage_rank);
+    plans.push_back(std::move(p));
+  }
+  const std::string worker = proc::sibling_exe("xdc-worker");
+  if (!fs::exists(worker)) throw std::runtime_error("xdc-worker not found at " + worker);
+
+  RunOutcome out;
+  out.out_dir = fs::absolute(opts.out_dir.empty() ? default_out_dir(e) : opts.out_dir).string();
+  const fs::path root = out.out_dir;
+  fs::create_directories(root);
+  write(root / "experiment.yaml", e.text);
+  if (!e.topology_file.empty())
+    fs::copy_file(e.topology_file, root / "topology.yaml", fs::copy_options::overwrite_existing);
+
+  say(fmt::format(
+      "{}: {} schedule(s), {} rank(s) ({} stages x {} replicas), {} compute; results in {}", e.name,
+      plans.size(), e.world_size(), e.stages, e.data_parallel, e.compute.name(), out.out_dir));
+  const auto t_up = std::chrono::steady_clock::now();
+  RunNetwork network(e, opts);
+  const net::NetworkState& state = network.state();
+  say(fmt::format("network {} {} ({} WAN directions, shaping {}) in {:.1f} s", state.name,
+                  network.owned() ? "up" : "reused", state.links.size(), shaping_backend(state),
+                  std::chrono::duration<double>(std::chrono::steady_clock::now() - t_up).count()));
+  write(root / "environment.json", environment_json(e, state, !network.owned()).dump(2) + "\n");
+  if (e.link_check) {
+    check::CheckOptions co;
+    co.ping_count = 20;
+    co.udp_packets = 2000;
+    co.throughput = false;
+    auto checks =
+        check::check_network(state, co, [&](const std::string& m) { say("check: " + m); });
+    write(root / "link_check.json", check::to_json(checks).dump(2) + "\n");
+    say("link check:\n" + check::to_table(checks));
+  }
+
+  for (const auto& p : plans) {
+    if (cancelled()) break;
+    const fs::path dir = root / p.choice.name;
+    fs::create_directories(dir);
+    for (auto& old : fs::directory_iterator(dir))  // a rerun into the same directory
+      if (old.path().filename().string().rfind("rank", 0) == 0) fs::remove(old.path());
+    sched::write_csv_file((dir / "schedule.csv").string(), p.schedule);
+    const worker::RunSpec spec =
+        run_spec(e, p.schedule, p.costs, dir.string(), (dir / "schedule.csv").string());
+    worker::write_run_spec((dir / "spec.json").string(), spec);
+
+    launch::Job job;
+    job.run_dir = dir.string();
+    job.rank_hosts = spec.rank_hosts;
+    job.program = {worker, "--spec", (dir / "spec.json").string()};
+    job.env = {{"OPENBLAS_NUM_THREADS", "1"}, {"OMP_NUM_THREADS", "1"}};
+    job.tcp_links = e.tcp_links;
+    // The workers' own timeout aborts a wait that lasts too long; this one catches a
+    // job that never gets that far (a hung launch, a rank stuck outside MPI).
+    job.timeout = std::chrono::seconds(e.timeout_s + 60);
+    job.cancel = opts.cancel;
+    const int report_rank = p.schedule.stage_rank.back();
+    job.on_line = [&](int rank, const std::string& text) {
+      if (rank == report_rank && text.find("iteration") != std::string::npos)
+        say(fmt::format("  [{}] {}", p.choice.name, text));
+      else if (rank < 0 && text.find("xdc-worker") != std::string::npos)
+        say(fmt::format("  [{}] {}", p.choice.name, text));
+    };
+    say(fmt::format("[{}] launching {} ranks on {}", p.choice.name, spec.rank_hosts.size(),
+                    fmt::join(spec.rank_hosts, ",")));
+    const launch::Result res = launch::run_job(state, job);
+    ScheduleResult r = analyse(e, p, dir, res);
+    say(r.ok ? fmt::format("[{}] done in {:.1f} s: iteration {:.3f} s (simulated {:.3f} s)",
+                           p.choice.name, res.seconds, r.mean(), r.simulated_iteration_s)
+             : fmt::format("[{}] FAILED after {:.1f} s: {} (what was measured is kept in {})",
+                           p.choice.name, res.seconds, r.error, dir.string()));
+    out.schedules.push_back(std::move(r));
+  }
+  if (cancelled()) say("interrupted: stopping, tearing the network down");
+
+  nlohmann::json summary = {{"experiment", e.name},
+                            {"backend", shaping_backend(state)},
+                            {"compute_mode", e.compute.name()},
+                            {"network", state.name},
+                            {"world_size", e.world_size()},
+                            {"stages", e.stages},
+                            {"data_parallel", e.data_parallel},
+                            {"microbatches", e.microbatches},
+                            {"microbatch_size", e.microbatch_size},
+                            {"mpi_tcp_links", e.tcp_links == 0 ? 1 : e.tcp_links},
+                            {"interrupted", cancelled()},
+                            {"schedules", nlohmann::json::array()}};
+  std::string rows;
+  for (auto& r : out.schedules) {
+    summary["schedules"].push_back(summary_json(r));
+    rows += iterations_csv_rows(r);
+  }
+  write(root / "summary.json", summary.dump(2) + "\n");
+  write(root / "iterations.csv", iterations_csv_header() + rows);
+  return out;  // ~RunNetwork tears down
+}
+
+}  // namespace xdc::run

@@ -1,0 +1,41 @@
+#pragma once
+// `xdc run`: one experiment end to end. Every schedule is generated (and checked) before
+// anything is built, so bad input costs nothing. Then: the network comes up (or an
+// existing one is reused), optionally a quick link check, and per schedule: schedule.csv
+// + spec.json into its directory, the workers launched (harness/launch), their files
+// read back and analysed, the same schedule simulated. The network this run built is
+// torn down on every way out (success, failure, exception, SIGINT/SIGTERM via `cancel`).
+//
+// Results directory (default results/<UTC date>-<name>/):
+//   experiment.yaml, topology.yaml (as run), environment.json, link_check.json (if asked),
+//   summary.json, iterations.csv, and per schedule <schedule>/: schedule.csv, spec.json,
+//   hostfile, rankmap, mpirun.cmd, mpirun.log, rank<r>.{trace.csv,json,log}, trace.json
+//   (merged Chrome trace), trace.csv, iterations.csv, summary.json,
+//   simulated.trace.{json,csv}.
+#include <atomic>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "harness/run/experiment.h"
+#include "harness/run/results.h"
+
+namespace xdc::run {
+
+struct RunOptions {
+  std::string out_dir;       // "" = results/<date>-<name>
+  std::string network;       // reuse this network (must be up) instead of building one
+  std::string network_name;  // name of the network to build; "" = "r<pid>"
+  const std::atomic<bool>* cancel = nullptr;
+  std::function<void(const std::string&)> progress;  // one line per step
+};
+
+struct RunOutcome {
+  std::string out_dir;
+  std::vector<ScheduleResult> schedules;
+  bool ok() const;
+};
+
+RunOutcome run_experiment(const Experiment& e, const RunOptions& opts);
+
+}  // namespace xdc::run
