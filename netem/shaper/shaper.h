@@ -35,7 +35,8 @@ struct ShapeTarget {
 };
 
 struct ShapeOptions {
-  std::string state_dir = "/run/xdc/delayline";  // delay line stats and log files
+  // Delay line stats and log files. Outside /run/xdc, where every directory is a network.
+  std::string state_dir = "/run/xdc-delayline";
   int rt_prio = 10;   // SCHED_FIFO priority of delay lines (0: normal scheduling)
   uint64_t seed = 0;  // delay line RNG seed; 0 = random
 };

@@ -50,8 +50,8 @@ netem::DelaylineSpec spec_for(const Line& l, uint64_t delay_us) {
   s.tag = "test";
   s.queue_num = 42;
   s.params.delay_us = delay_us;
-  s.stats_path = "/run/xdc/test/" + l.gw + ".stats.json";
-  s.log_path = "/run/xdc/test/" + l.gw + ".log";
+  s.stats_path = "/run/xdc-delayline/" + l.gw + ".stats.json";
+  s.log_path = "/run/xdc-delayline/" + l.gw + ".log";
   return s;
 }
 
