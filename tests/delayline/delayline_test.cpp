@@ -12,6 +12,7 @@
 
 #include "netem/shaper/delayline_process.h"
 #include "netem/shaper/run.h"
+#include "netem/shaper/shaper.h"
 #include "tests/shaper/testbed.h"
 
 namespace xdc::testbed {
@@ -43,6 +44,12 @@ nlohmann::json read_json(const std::string& path) {
   return nlohmann::json::parse(in);
 }
 
+// Whatever a test leaves (a delay line, its log) goes when it ends, pass or fail.
+struct Cleanup {
+  const Line& l;
+  ~Cleanup() { netem::clean_delaylines(l.gw, "/run/xdc-delayline"); }
+};
+
 netem::DelaylineSpec spec_for(const Line& l, uint64_t delay_us) {
   netem::DelaylineSpec s;
   s.netns = l.gw;
@@ -67,6 +74,7 @@ TEST(DelaylineProgram, RejectsBadArguments) {
 
 TEST(DelaylineProgram, StatsRulesAndCleanExit) {
   Line l("dlprog");
+  Cleanup cleanup{l};
   netem::DelaylineSpec s = spec_for(l, 2000);
   pid_t pid = netem::start_delayline(s);
   EXPECT_EQ(nfqueue_rules(l.gw), 2);
@@ -95,6 +103,7 @@ TEST(DelaylineProgram, StatsRulesAndCleanExit) {
 
 TEST(DelaylineProgram, SecondBinderOfAQueueFailsClearly) {
   Line l("dlbusy");
+  Cleanup cleanup{l};
   netem::DelaylineSpec s = spec_for(l, 1000);
   pid_t first = netem::start_delayline(s);
   try {
@@ -112,6 +121,7 @@ TEST(DelaylineProgram, SecondBinderOfAQueueFailsClearly) {
 
 TEST(DelaylineProgram, ReleasesHeldPacketsOnExit) {
   Line l("dlhold");
+  Cleanup cleanup{l};
   pid_t pid = netem::start_delayline(spec_for(l, 3'000'000));  // 3 s
   auto t0 = std::chrono::steady_clock::now();
   std::thread stopper([&] {
@@ -127,6 +137,7 @@ TEST(DelaylineProgram, ReleasesHeldPacketsOnExit) {
 
 TEST(DelaylineProgram, ExitsWhenItsInterfaceDisappears) {
   Line l("dlif");
+  Cleanup cleanup{l};
   pid_t pid = netem::start_delayline(spec_for(l, 1000));
   ASSERT_TRUE(alive(pid));
   must_run({"ip", "link", "del", Line::kGwToB}, l.gw);
