@@ -113,6 +113,7 @@ void Comm::issue(Request* r) {
     base += part * elem;
     left -= part;
   } while (left > 0);
+  if (r->op == Request::Op::kSend) sends_pending_.fetch_add(1, std::memory_order_relaxed);
 }
 
 void Comm::poll_once() {
@@ -128,6 +129,7 @@ void Comm::poll_once() {
   for (int k = 0; k < outcount; ++k) {
     Request* r = owners_[done_idx_[k]];
     if (--r->parts_left == 0) {
+      if (r->op == Request::Op::kSend) sends_pending_.fetch_sub(1, std::memory_order_relaxed);
       r->complete_ns = t;
       r->done.store(true, std::memory_order_release);
       any = true;
@@ -157,7 +159,8 @@ void Comm::run() {
       for (;;) {
         if (!queue_.empty()) break;
         if (stop_) return;
-        const bool poll = !owners_.empty() && (progress_ == Progress::kThread || waiting_ > 0);
+        const bool poll = !owners_.empty() && (progress_ == Progress::kThread || waiting_ > 0 ||
+                                               sends_pending_.load() > 0);
         if (poll) break;
         wake_.wait(lk);
       }

@@ -7,8 +7,10 @@
 // rank completes only when that rank next enters MPI (REFERENCE.md).
 //
 // Progress::kNone keeps the same code path but polls only while the executor is blocked
-// in wait(): MPI then progresses only where a single-threaded executor would call it.
-// It exists to measure what the comm thread buys.
+// in wait() or one of its Isends is pending: a rank that computes with only receives
+// outstanding does not answer a rendezvous, which is the stalled receiver REFERENCE.md
+// measured (a 4 MiB Isend to a rank computing 300 ms completes after ~302 ms). It exists
+// to measure what the comm thread buys.
 //
 // Requests are reusable slots: submit -> wait/test -> release. Sizes may exceed INT_MAX
 // (split into several MPI requests). Times are steady_clock ns of this process.
@@ -78,6 +80,7 @@ class Comm {
   std::deque<std::unique_ptr<Request>> slots_;
   int waiting_ = 0;
   bool stop_ = false;
+  std::atomic<int> sends_pending_{0};
 
   // Comm thread only.
   std::vector<MPI_Request> mpi_reqs_;

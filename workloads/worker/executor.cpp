@@ -36,8 +36,10 @@ Executor::Executor(const RunSpec& spec, const sched::Schedule& schedule, Layout 
     if (a.kind == Kind::W || a.kind == Kind::BW) last_grad_action_[a.stage] = i;
     if (sched::is_compute(a.kind)) last_compute = i;
     if (a.kind == Kind::OPT && first_opt < 0) first_opt = i;
-    if (a.kind == Kind::RECV_F || a.kind == Kind::RECV_B)
+    if (a.kind == Kind::RECV_F || a.kind == Kind::RECV_B) {
       sink = std::max(sink, static_cast<size_t>(message_bytes(a)));
+      last_recv_ = i;
+    }
   }
   if (compute_.real() && spec_.grad_clip > 0 && first_opt >= 0 && first_opt < last_compute)
     throw std::runtime_error("schedule " + sched_.name + ": rank " +
@@ -134,8 +136,9 @@ void Executor::reap_sends() {
   for (size_t i = 0; i < sends_.size(); ++i) {
     PendingSend& s = sends_[i];
     if (Comm::test(s.req)) {
-      tracer_.record_send(s.action.kind, s.action.stage, s.action.microbatch, s.req->submit_ns,
-                          s.req->complete_ns, s.bytes, L_.world_of(s.action.peer));
+      if (s.measured)
+        tracer_.record_send(s.action.kind, s.action.stage, s.action.microbatch, s.req->submit_ns,
+                            s.req->complete_ns, s.bytes, L_.world_of(s.action.peer));
       give_back(std::move(s.buf));
       comm_.release(s.req);
       continue;
@@ -225,15 +228,10 @@ double Executor::grad_scale(int iteration) {
   return scale_ = model::clip_scale(sq / (D * D), spec_.grad_clip) / D;
 }
 
-Executor::Iteration Executor::run_iteration(int iteration) {
-  compute_.begin_iteration(iteration);
-  scale_known_ = false;
-  reduced_.clear();
+void Executor::post_receives(Receives& rx) {
   const int n = static_cast<int>(actions_.size());
-  recv_req_.assign(n, nullptr);
-  recv_buf_.resize(n);
-  // Every receive of the iteration is posted now: a rendezvous message can only
-  // progress once its receive exists.
+  rx.req.assign(n, nullptr);
+  rx.buf.resize(n);
   for (int i = 0; i < n; ++i) {
     const Action& a = actions_[i];
     if (a.kind != Kind::RECV_F && a.kind != Kind::RECV_B) continue;
@@ -246,9 +244,24 @@ Executor::Iteration Executor::run_iteration(int iteration) {
       b.size = static_cast<size_t>(bytes);
     }
     const int dir = a.kind == Kind::RECV_F ? 0 : 1;
-    recv_req_[i] =
+    rx.req[i] =
         comm_.irecv(b.data, bytes, L_.world_of(a.peer), tag(dir, a.stage, a.microbatch), L_.world);
-    recv_buf_[i] = std::move(b);
+    rx.buf[i] = std::move(b);
+  }
+  rx.posted = true;
+}
+
+Executor::Iteration Executor::run_iteration(int iteration, bool another_follows) {
+  compute_.begin_iteration(iteration);
+  scale_known_ = false;
+  reduced_.clear();
+  const int n = static_cast<int>(actions_.size());
+  // A rendezvous message can only progress once its receive exists.
+  if (next_.posted) {
+    std::swap(cur_, next_);
+    next_.posted = false;
+  } else {
+    post_receives(cur_);
   }
 
   Iteration res;
@@ -261,13 +274,13 @@ Executor::Iteration Executor::run_iteration(int iteration) {
       case Kind::RECV_B: {
         const int peer = L_.world_of(a.peer);
         const int64_t t0 = now_ns();
-        wait_for(recv_req_[i], a, iteration, sched::kind_name(a.kind).data(),
+        wait_for(cur_.req[i], a, iteration, sched::kind_name(a.kind).data(),
                  "rank " + std::to_string(peer) + " (host " + L_.host(peer) + ")");
         const int64_t t1 = now_ns();
         tracer_.record(a.kind, s, mb, t0, t1, message_bytes(a), peer);
         add_wait(a.kind == Kind::RECV_F ? "RECV_F" : "RECV_B", t1 - t0);
-        comm_.release(recv_req_[i]);
-        inbox_[Key{a.kind == Kind::RECV_F ? 0 : 1, s, mb}] = std::move(recv_buf_[i]);
+        comm_.release(cur_.req[i]);
+        inbox_[Key{a.kind == Kind::RECV_F ? 0 : 1, s, mb}] = std::move(cur_.buf[i]);
         break;
       }
       case Kind::F: {
@@ -311,7 +324,7 @@ Executor::Iteration Executor::run_iteration(int iteration) {
         const int64_t bytes = static_cast<int64_t>(b.size);
         Comm::Request* r = comm_.isend(b.data, bytes, L_.world_of(a.peer),
                                        tag(std::get<0>(key), std::get<1>(key), mb), L_.world);
-        sends_.push_back(PendingSend{r, std::move(b), a, bytes});
+        sends_.push_back(PendingSend{r, std::move(b), a, bytes, tracer_.measuring()});
         break;
       }
       case Kind::ALLREDUCE: {
@@ -342,8 +355,10 @@ Executor::Iteration Executor::run_iteration(int iteration) {
     // A stage's gradients are final after its last W/BW: reduce them while the rank
     // goes on with the other stages' work.
     if ((a.kind == Kind::W || a.kind == Kind::BW) && last_grad_action_[s] == i) start_allreduce(s);
+    if (i == last_recv_ && another_follows) post_receives(next_);
     if (!sends_.empty()) reap_sends();
   }
+  cur_.posted = false;
   res.end_ns = now_ns();
   res.loss = compute_.iteration_loss();
   return res;

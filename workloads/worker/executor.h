@@ -2,8 +2,9 @@
 // Runs one rank's action list (Schedule IR) per iteration, in order: compute never moves.
 // Communication is posted as early as the schedule allows and completes in the comm
 // thread (comm.h) while compute runs:
-//  - every RECV of the iteration is posted before its first action (a buffer each; in
-//    modeled mode all land in one sink, the bytes being meaningless);
+//  - every RECV of an iteration is posted before its first action, or earlier: right
+//    after the previous iteration's last RECV (a buffer each; in modeled mode all land
+//    in one sink, the bytes being meaningless);
 //  - SEND is an Isend of a copy of the producer's output, reaped when complete;
 //  - a stage's gradient allreduce across replicas (MPI_Iallreduce on the communicator of
 //    this pipeline rank's replicas) starts right after its last W/BW of the iteration;
@@ -62,7 +63,10 @@ class Executor {
     int64_t start_ns = 0, end_ns = 0;  // local clock
     double loss = 0;                   // NaN without the last stage
   };
-  Iteration run_iteration(int iteration);
+  // `another_follows`: the next iteration's receives are posted as soon as this one's
+  // last RECV is done (a rank still in its W tail can then take the next iteration's
+  // first activation while computing).
+  Iteration run_iteration(int iteration, bool another_follows);
   void drain_sends();  // waits for every outstanding Isend (end of run)
 
   const nlohmann::json& waits() const { return waits_; }
@@ -80,6 +84,7 @@ class Executor {
     Buffer buf;
     sched::Action action;
     int64_t bytes;
+    bool measured;  // posted in a measured iteration
   };
 
   Buffer take_buffer(size_t bytes);
@@ -109,8 +114,14 @@ class Executor {
   std::vector<std::byte> sink_;  // modeled receives
   std::map<Key, Buffer> inbox_;
   std::map<Key, Buffer> outbox_;
-  std::vector<Comm::Request*> recv_req_;  // per action index
-  std::vector<Buffer> recv_buf_;
+  struct Receives {  // one iteration's posted receives, per action index
+    std::vector<Comm::Request*> req;
+    std::vector<Buffer> buf;
+    bool posted = false;
+  };
+  void post_receives(Receives& r);
+  Receives cur_, next_;
+  int last_recv_ = -1;  // index of the rank's last RECV action
   std::vector<PendingSend> sends_;
   std::map<int, Comm::Request*> allreduce_;  // stage -> in flight
   std::set<int> reduced_;                    // stages reduced this iteration

@@ -54,8 +54,9 @@ struct RunSpec {
   double grad_clip = 1.0;               // real: max global L2 grad norm over all stages (the
                                         // single-process reference clips alike); <= 0 = off
   std::string progress = "thread";      // "thread": a comm thread keeps MPI progressing while
-                                        // compute runs; "none": MPI only progresses inside the
-                                        // executor's own waits (the no-overlap counterfactual)
+                                        // compute runs; "none": MPI progresses only inside the
+                                        // executor's waits or while an Isend is pending, so a
+                                        // computing receiver stalls a rendezvous (comm.h)
   int progress_poll_us = 100;           // comm thread: MPI_Testsome period while requests pend
   int debug_exit_rank = -1;             // test only: this world rank exits (code 3, no MPI
   int debug_exit_after_iteration = -1;  // finalize) after this many measured iterations

@@ -33,7 +33,8 @@ class Tracer {
     if (!measuring_) return;
     events_.push_back(trace::Event{rank_, kind, stage, mb, start_ns, end_ns, bytes, peer});
   }
-  // SEND from post to completion, serialised per peer (see above).
+  // SEND from post to completion, serialised per peer (see above). Recorded whatever
+  // measuring() is now: the caller knows whether the send was posted while measuring.
   void record_send(sched::Kind kind, int stage, int mb, int64_t post_ns, int64_t done_ns,
                    int64_t bytes, int peer);
 

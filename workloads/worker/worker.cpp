@@ -114,7 +114,7 @@ void run(const RunSpec& spec, int rank, int thread_level, const std::string& hos
     for (int it = 0; it < total; ++it) {
       const bool measured = it >= spec.warmup;
       tracer.set_measuring(measured);
-      const Executor::Iteration res = ex.run_iteration(it);
+      const Executor::Iteration res = ex.run_iteration(it, it + 1 < total);
       if (!measured) continue;
       start_local.push_back(res.start_ns);
       end_local.push_back(res.end_ns);
@@ -133,6 +133,7 @@ void run(const RunSpec& spec, int rank, int thread_level, const std::string& hos
       std::fflush(stdout);
       if (rank == spec.debug_exit_rank &&
           report.iterations_done == spec.debug_exit_after_iteration) {
+        ex.drain_sends();  // die between iterations: what this one sent has arrived
         std::fprintf(stderr,
                      "xdc-worker: rank %d (host %s): debug_exit_after_iteration %d reached, "
                      "exiting with code 3 (test)\n",
