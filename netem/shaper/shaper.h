@@ -2,18 +2,23 @@
 // LinkShaper: one impaired direction of a link, realised on an interface's egress by
 // one of two backends, as an RAII object.
 //
-//   kernel     sch_netem as root qdisc (libnl), rate by a tbf/htb child (kernel_netem.h)
-//   userspace  xdc-delayline: NFQUEUE-held verdicts on the FORWARD path (delay, jitter,
-//              loss models, reorder, duplicate, corrupt), plus tbf/htb as root qdisc for
-//              the rate
-//              (delayline_process.h, netem/delayline/). For forwarding hops: delaying
-//              packets a local TCP socket still owns throttles that socket.
+//   kernel     sch_netem as root qdisc (libnl), the rate by a tbf/htb child
+//              (kernel_netem.h, qdisc.h).
+//   userspace  xdc-delayline, one process per shaped direction: NFQUEUE-held verdicts
+//              for the packets leaving the interface (delay, jitter, loss models,
+//              reorder, duplicate, corrupt; netem/delayline/), and tbf/htb as root
+//              qdisc for the rate. Meant for forwarding hops (a gateway's WAN veth):
+//              holding packets that a local TCP socket still owns throttles that socket.
 //   auto       kernel when the kernel has sch_netem, else userspace.
+// Both: the delay is one-way for this direction, packets keep their order (jitter does
+// not reorder), the bottleneck queue is sized from the bandwidth-delay product
+// (queue_sizing.h), loss/duplicate/corrupt are decided per packet at enqueue.
 //
 // Destroying the shaper undoes it. detach() lets it outlive the caller (`xdc up`
-// exits, the network stays): the caller then keeps record() (to_json()) and later
-// calls undo_shape() with it (`xdc down`); `xdc clean`, which may have no record,
-// uses find_delaylines() and deletes the namespaces.
+// exits, the network stays): the caller keeps record().to_json() and later calls
+// undo_shape()/undo_shapes() with it (`xdc down`); `xdc clean`, which may have no
+// record, calls clean_delaylines() and deletes the namespaces (qdiscs and rules go with
+// them). shape_egress may be called from several threads at once.
 #include <sys/types.h>
 
 #include <cstdint>
