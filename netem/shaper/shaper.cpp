@@ -4,6 +4,7 @@
 #include <linux/pkt_sched.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <fstream>
@@ -149,7 +150,13 @@ void undo_shape(const ShapeRecord& r) noexcept {
 void undo_shapes(const std::vector<ShapeRecord>& records) noexcept {
   try {
     std::vector<pid_t> pids;
-    for (const auto& r : records) pids.push_back(r.active ? r.delayline_pid : 0);
+    // Only a delay line serving the recorded namespace: a recycled pid may be anything.
+    for (const auto& r : records)
+      pids.push_back(r.active && r.delayline_pid > 0 &&
+                             (waitpid(r.delayline_pid, nullptr, WNOHANG) == r.delayline_pid ||
+                              is_delayline(r.delayline_pid, r.netns))
+                         ? r.delayline_pid
+                         : 0);
     std::vector<StopResult> stopped = stop_delaylines(pids);
     for (size_t i = 0; i < records.size(); ++i) {
       const ShapeRecord& r = records[i];
