@@ -43,13 +43,17 @@ TEST(WorkerFailure, KilledRankEndsTheRunAndOthersKeepTheirTraces) {
   EXPECT_NE(run.exit_code, 0);
   EXPECT_LT(run.seconds, 20) << "the others waited for the dead rank";
   EXPECT_NE(run.err.find("rank 2 (host h2)"), std::string::npos) << run.err;
+  // mpirun kills the others as soon as rank 2 is gone: a rank still finishing iteration
+  // `done` (rank 0 ends 1F1B last) loses that one; what each finished is on disk.
   for (int r = 0; r < P; ++r) {
     const RankReport rep = read_report(spec.run_dir, r);
-    EXPECT_GE(rep.iterations_done, done) << "rank " << r;
+    EXPECT_GE(rep.iterations_done, r == 2 ? done : done - 1) << "rank " << r;
     EXPECT_FALSE(rep.complete) << "rank " << r;
     int forwards = 0;
     for (const auto& e : read_trace(spec.run_dir, r).events) forwards += e.kind == Kind::F;
-    EXPECT_GE(forwards, done * m) << "rank " << r;
+    EXPECT_GE(forwards, rep.iterations_done * m) << "rank " << r;
+    std::printf("rank %d: %d iterations on disk, %d forwards traced\n", r, rep.iterations_done,
+                forwards);
   }
 }
 

@@ -67,6 +67,9 @@ Comm::Request* Comm::iallreduce_sum(float* buf, int64_t n, MPI_Comm comm) {
 Comm::Request* Comm::iallreduce_sum(double* buf, int64_t n, MPI_Comm comm) {
   return submit(Request::Op::kAllreduceDouble, buf, n, -1, 0, comm);
 }
+Comm::Request* Comm::ibarrier(MPI_Comm comm) {
+  return submit(Request::Op::kBarrier, nullptr, 0, -1, 0, comm);
+}
 
 bool Comm::wait(Request* r, std::chrono::steady_clock::time_point deadline) {
   if (test(r)) return true;
@@ -105,6 +108,9 @@ void Comm::issue(Request* r) {
         break;
       case Request::Op::kAllreduceDouble:
         MPI_Iallreduce(MPI_IN_PLACE, base, part, MPI_DOUBLE, MPI_SUM, r->comm, &q);
+        break;
+      case Request::Op::kBarrier:
+        MPI_Ibarrier(r->comm, &q);
         break;
     }
     mpi_reqs_.push_back(q);

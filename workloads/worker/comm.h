@@ -33,7 +33,7 @@ enum class Progress { kThread, kNone };
 class Comm {
  public:
   struct Request {
-    enum class Op { kSend, kRecv, kAllreduceFloat, kAllreduceDouble };
+    enum class Op { kSend, kRecv, kAllreduceFloat, kAllreduceDouble, kBarrier };
     Op op = Op::kSend;
     void* buf = nullptr;
     int64_t count = 0;  // bytes (send/recv) or elements (allreduce)
@@ -55,6 +55,7 @@ class Comm {
   Request* irecv(void* buf, int64_t bytes, int peer, int tag, MPI_Comm comm);
   Request* iallreduce_sum(float* buf, int64_t n, MPI_Comm comm);  // in place
   Request* iallreduce_sum(double* buf, int64_t n, MPI_Comm comm);
+  Request* ibarrier(MPI_Comm comm);
 
   static bool test(const Request* r) { return r->done.load(std::memory_order_acquire); }
   // Blocks (no spinning) until r completes or the deadline passes; false on timeout.

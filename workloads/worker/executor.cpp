@@ -124,11 +124,14 @@ void Executor::wait_for(Comm::Request* r, const Action& a, int iteration, const 
                         const std::string& what) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(spec_.timeout_s);
   if (comm_.wait(r, deadline)) return;
-  std::string at = std::string(sched::kind_name(a.kind)) + " stage " + std::to_string(a.stage);
-  if (a.microbatch >= 0) at += " microbatch " + std::to_string(a.microbatch);
+  std::string at = cause;
+  if (a.stage >= 0) {
+    at = std::string(sched::kind_name(a.kind)) + " stage " + std::to_string(a.stage);
+    if (a.microbatch >= 0) at += " microbatch " + std::to_string(a.microbatch);
+  }
   throw WaitTimeout("rank " + std::to_string(L_.world_rank) + " (host " + L_.host(L_.world_rank) +
                     ") waited " + std::to_string(spec_.timeout_s) + " s (timeout_s) at " + at +
-                    " of iteration " + std::to_string(iteration) + " [" + cause + "] for " + what);
+                    " of iteration " + std::to_string(iteration) + " for " + what);
 }
 
 void Executor::reap_sends() {
@@ -264,6 +267,15 @@ Executor::Iteration Executor::run_iteration(int iteration, bool another_follows)
     post_receives(cur_);
   }
 
+  if (spec_.iteration_barrier) {
+    // Not part of the iteration: its wait is reported, not traced.
+    const int64_t t0 = now_ns();
+    Comm::Request* r = comm_.ibarrier(L_.world);
+    wait_for(r, Action{Kind::OPT, -1, -1, -1}, iteration, "ITERATION_BARRIER",
+             "every rank to finish the previous iteration");
+    comm_.release(r);
+    add_wait("ITERATION_BARRIER", now_ns() - t0);
+  }
   Iteration res;
   res.start_ns = now_ns();
   for (int i = 0; i < n; ++i) {

@@ -12,7 +12,11 @@
 //  - OPT: with grad_clip > 0 (real mode), the first OPT of the iteration sums the
 //    squared gradient norms of all stages (allreduce over the replica's pipeline ranks),
 //    then each stage steps with scale clip_scale(norm of the replica mean) / replicas.
-// Waits are timed by cause (RECV_F, RECV_B, ALLREDUCE, GRAD_NORM, SEND_DRAIN); a wait
+// With iteration_barrier, every iteration starts with an MPI_Ibarrier over the world
+// (outside the iteration window), so iteration windows line up across ranks as in the
+// simulator.
+// Waits are timed by cause (RECV_F, RECV_B, ALLREDUCE, GRAD_NORM, SEND_DRAIN,
+// ITERATION_BARRIER); a wait
 // longer than timeout_s throws WaitTimeout naming the action, peer rank and host.
 // Messages between consecutive stages on one rank are handed over in memory.
 #include <mpi.h>

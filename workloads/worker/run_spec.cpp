@@ -48,6 +48,7 @@ void to_json(json& j, const RunSpec& s) {
            {"grad_clip", s.grad_clip},
            {"progress", s.progress},
            {"progress_poll_us", s.progress_poll_us},
+           {"iteration_barrier", s.iteration_barrier},
            {"debug_exit_rank", s.debug_exit_rank},
            {"debug_exit_after_iteration", s.debug_exit_after_iteration}};
 }
@@ -75,6 +76,7 @@ void from_json(const json& j, RunSpec& s) {
   s.grad_clip = j.value("grad_clip", d.grad_clip);
   s.progress = j.value("progress", d.progress);
   s.progress_poll_us = j.value("progress_poll_us", d.progress_poll_us);
+  s.iteration_barrier = j.value("iteration_barrier", d.iteration_barrier);
   s.debug_exit_rank = j.value("debug_exit_rank", d.debug_exit_rank);
   s.debug_exit_after_iteration =
       j.value("debug_exit_after_iteration", d.debug_exit_after_iteration);

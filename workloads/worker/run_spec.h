@@ -58,6 +58,10 @@ struct RunSpec {
                                         // executor's waits or while an Isend is pending, so a
                                         // computing receiver stalls a rendezvous (comm.h)
   int progress_poll_us = 100;           // comm thread: MPI_Testsome period while requests pend
+  bool iteration_barrier = true;        // all ranks start each iteration together (an
+                                        // MPI_Ibarrier outside the iteration windows), as
+                                        // the simulator does; false: iterations run free
+                                        // and may overlap across ranks
   int debug_exit_rank = -1;             // test only: this world rank exits (code 3, no MPI
   int debug_exit_after_iteration = -1;  // finalize) after this many measured iterations
 
