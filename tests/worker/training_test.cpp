@@ -89,6 +89,34 @@ TEST(WorkerTraining, OneFOneBFourStagesMatchesSingleProcess) {
   EXPECT_TRUE(last.complete);
 }
 
+// Several stages per rank (consecutive stages on one rank hand over in memory), and the
+// zero-bubble B / W split: interleaved 1F1B and ZB-V on 2 ranks x 2 chunks.
+TEST(WorkerTraining, MultiStageRanksMatchSingleProcess) {
+  for (const std::string name : {"interleaved", "zbv"}) {
+    const int P = 2, m = 4, iters = 3;
+    RunSpec spec = real_spec(name + "-real", P, 1, m, iters);
+    sched::Params p;
+    p.ranks = P;
+    p.microbatches = m;
+    p.chunks = 2;
+    const sched::Schedule s = sched::generate(name, p);
+    ASSERT_EQ(s.stages, 4);
+    const MpiRun run = run_worker(spec, s);
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+    const int last_rank = s.stage_rank.back();
+    const RankReport last = read_report(spec.run_dir, last_rank);
+    ASSERT_EQ(last.loss.size(), size_t(iters)) << name;
+    EXPECT_EQ(read_report(spec.run_dir, last_rank).stages.size(), 2u);
+    const std::vector<double> ref = reference_losses(spec, m, iters);
+    for (int i = 0; i < iters; ++i) {
+      EXPECT_NEAR(last.loss[i], ref[i], 1e-5) << name << " iteration " << i;
+      std::printf("%s (stages on ranks %d %d %d %d) iteration %d: loss %.6f reference %.6f\n",
+                  name.c_str(), s.stage_rank[0], s.stage_rank[1], s.stage_rank[2], s.stage_rank[3],
+                  i, last.loss[i], ref[i]);
+    }
+  }
+}
+
 TEST(WorkerTraining, DataParallelReplicasStayIdentical) {
   const int P = 2, D = 2, m = 4, iters = 4;
   RunSpec spec = real_spec("dp-real", P, D, m, iters);
