@@ -110,40 +110,46 @@ void run(const RunSpec& spec, int rank, int thread_level, const std::string& hos
   {
     Comm comm(progress, spec.progress_poll_us);
     Executor ex(spec, schedule, L, *compute, comm, tracer);
-    const int total = spec.warmup + spec.iterations;
-    for (int it = 0; it < total; ++it) {
-      const bool measured = it >= spec.warmup;
-      tracer.set_measuring(measured);
-      const Executor::Iteration res = ex.run_iteration(it, it + 1 < total);
-      if (!measured) continue;
-      start_local.push_back(res.start_ns);
-      end_local.push_back(res.end_ns);
-      report.iteration_start_ns.push_back(res.start_ns + c0.offset_ns);
-      report.iteration_end_ns.push_back(res.end_ns + c0.offset_ns);
-      if (!std::isnan(res.loss)) report.loss.push_back(res.loss);
-      if (compute->real()) report.param_checksums.push_back(compute->param_checksum());
-      tracer.flush_iteration(c0.offset_ns);
-      report.iterations_done++;
-      report.waits = ex.waits();
-      report.peak_activation_bytes = compute->peak_activation_bytes();
-      write_report(prefix + ".json", report);
-      if (!std::isnan(res.loss))
-        std::printf("rank %d iteration %d loss %.6f time %.3f ms\n", rank, it - spec.warmup,
-                    res.loss, (res.end_ns - res.start_ns) / 1e6);
-      std::fflush(stdout);
-      if (rank == spec.debug_exit_rank &&
-          report.iterations_done == spec.debug_exit_after_iteration) {
-        ex.drain_sends();  // die between iterations: what this one sent has arrived
-        std::fprintf(stderr,
-                     "xdc-worker: rank %d (host %s): debug_exit_after_iteration %d reached, "
-                     "exiting with code 3 (test)\n",
-                     rank, host.c_str(), spec.debug_exit_after_iteration);
-        std::fflush(stderr);
-        std::_Exit(3);
+    // Errors abort here, before unwinding: the comm thread may still be writing into the
+    // executor's receive buffers.
+    try {
+      const int total = spec.warmup + spec.iterations;
+      for (int it = 0; it < total; ++it) {
+        const bool measured = it >= spec.warmup;
+        tracer.set_measuring(measured);
+        const Executor::Iteration res = ex.run_iteration(it, it + 1 < total);
+        if (!measured) continue;
+        start_local.push_back(res.start_ns);
+        end_local.push_back(res.end_ns);
+        report.iteration_start_ns.push_back(res.start_ns + c0.offset_ns);
+        report.iteration_end_ns.push_back(res.end_ns + c0.offset_ns);
+        if (!std::isnan(res.loss)) report.loss.push_back(res.loss);
+        if (compute->real()) report.param_checksums.push_back(compute->param_checksum());
+        tracer.flush_iteration(c0.offset_ns);
+        report.iterations_done++;
+        report.waits = ex.waits();
+        report.peak_activation_bytes = compute->peak_activation_bytes();
+        write_report(prefix + ".json", report);
+        if (!std::isnan(res.loss))
+          std::printf("rank %d iteration %d loss %.6f time %.3f ms\n", rank, it - spec.warmup,
+                      res.loss, (res.end_ns - res.start_ns) / 1e6);
+        std::fflush(stdout);
+        if (rank == spec.debug_exit_rank &&
+            report.iterations_done == spec.debug_exit_after_iteration) {
+          ex.drain_sends();  // die between iterations: what this one sent has arrived
+          std::fprintf(stderr,
+                       "xdc-worker: rank %d (host %s): debug_exit_after_iteration %d reached, "
+                       "exiting with code 3 (test)\n",
+                       rank, host.c_str(), spec.debug_exit_after_iteration);
+          std::fflush(stderr);
+          std::_Exit(3);
+        }
       }
+      ex.drain_sends();
+      report.waits = ex.waits();
+    } catch (const std::exception& e) {
+      fail(rank, host, e.what());
     }
-    ex.drain_sends();
-    report.waits = ex.waits();
   }
   const ClockSample c1 = measure_clock_offset(MPI_COMM_WORLD);
   report.clock_offset_drift_ns = c1.offset_ns - c0.offset_ns;
