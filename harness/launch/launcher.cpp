@@ -123,6 +123,7 @@ std::vector<std::string> mpirun_argv(const net::NetworkState& net, const Job& jo
   if (job.tcp_links > 0) {
     a.insert(a.end(), {"--mca", "btl_tcp_links", std::to_string(job.tcp_links)});
   }
+  for (auto& [k, v] : job.mca) a.insert(a.end(), {"--mca", k, v});
   for (auto& [k, v] : job.env) a.insert(a.end(), {"-x", k + "=" + v});
   a.insert(a.end(), job.program.begin(), job.program.end());
   return a;

@@ -30,6 +30,7 @@ struct Job {
   std::vector<std::string> program;     // argv of every rank (absolute program path)
   std::vector<std::pair<std::string, std::string>> env;  // exported to the ranks (-x)
   int tcp_links = 0;                                     // btl_tcp_links; 0 = OpenMPI's default
+  std::vector<std::pair<std::string, std::string>> mca;  // more --mca KEY VALUE
   std::chrono::seconds timeout{600};
   const std::atomic<bool>* cancel = nullptr;  // set (e.g. by SIGINT) to stop the job
   // Each new line of mpirun's output as {rank or -1, text without the tag}.

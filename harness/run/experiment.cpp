@@ -238,15 +238,21 @@ class Parser {
   }
 
   void read_mpi(const yaml::Value& v) {
-    yaml::Map m = v.map({}, "a map like {tcp_links: 1, timeout: 10min}");
-    m.check_keys({"tcp_links", "timeout", "progress"}, {{"links", "tcp_links"}});
+    yaml::Map m = v.map({}, "a map like {tcp_links: 1, timeout_s: 600}");
+    m.check_keys({"tcp_links", "timeout_s", "progress", "mca"},
+                 {{"links", "tcp_links"}, {"timeout", "timeout_s"}});
     if (auto l = m.get("tcp_links")) e_.tcp_links = static_cast<int>(l->integer(1, 64));
-    if (auto t = m.get("timeout")) {
-      uint64_t us = t->duration_us();
-      if (us < 1'000'000) t->fail("a timeout of at least 1s");
-      e_.timeout_s = static_cast<int>(us / 1'000'000);
-    }
+    if (auto t = m.get("timeout_s")) e_.timeout_s = static_cast<int>(t->integer(1, 86400));
     if (auto p = m.get("progress")) e_.progress = p->choice({"thread", "none"});
+    if (auto x = m.get("mca")) {
+      yaml::Map mm = x->map({}, "a map of OpenMPI MCA parameters like {btl_tcp_eager_limit: 65536}");
+      for (auto& kv : mm.entries()) {
+        for (char ch : kv.key)
+          if (!(std::isalnum(static_cast<unsigned char>(ch)) || ch == '_'))
+            kv.key_node.fail("an MCA parameter name (letters, digits, '_')");
+        e_.mca.emplace_back(kv.key, kv.value.scalar("a value"));
+      }
+    }
   }
 
   void check_real(const yaml::Map& top) {

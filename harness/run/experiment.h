@@ -27,7 +27,8 @@
 //   warmup: 2                         # run before, not measured
 //   schedules: [1f1b, overlap, crosspipe-greedy]   # names (xdc schedule list) or
 //                                     # {csv: file.csv} (PyTorch's form, csv.h)
-//   mpi: {tcp_links: 1, timeout: 10min, progress: thread}
+//   mpi: {tcp_links: 1, timeout_s: 600, progress: thread,
+//         mca: {btl_tcp_eager_limit: 65536}}   # extra OpenMPI MCA parameters
 //   seed: 1
 //   learning_rate: 0.003              # real compute
 //   data: /usr/share/common-licenses/*   # real compute: training text (glob)
@@ -86,6 +87,7 @@ struct Experiment {
   int tcp_links = 0;  // 0: OpenMPI's default (1)
   int timeout_s = 600;
   std::string progress = "thread";
+  std::vector<std::pair<std::string, std::string>> mca;  // extra --mca KEY VALUE
   uint64_t seed = 1;
   double learning_rate = 3e-3;
   std::string data_glob = "/usr/share/common-licenses/*";

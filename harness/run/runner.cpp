@@ -33,7 +33,12 @@ void write(const fs::path& p, const std::string& text) {
 class RunNetwork {
  public:
   RunNetwork(const Experiment& e, const RunOptions& o) {
+    const double scale = e.compute.mode == Compute::Mode::kModeled ? e.compute.message_scale : 1;
     if (!o.network.empty()) {
+      if (scale != 1)
+        throw InputError(SourcePos{e.source_file, 0, 0},
+                         "compute.modeled.message_scale scales the network's rates: it needs a "
+                         "network built by the run (drop --network)");
       auto s = net::load_state(o.network);
       if (!s) throw InputError("--network " + o.network + ": no such network is up (xdc ls)");
       for (auto& h : e.rank_hosts())
@@ -47,7 +52,7 @@ class RunNetwork {
     b.name = o.network_name.empty() ? fmt::format("r{}", getpid() % 10000000) : o.network_name;
     b.shaping = e.shaping;
     name_ = b.name;  // set first: a half-built network is undone by the builder itself
-    state_ = net::build_network(e.topology, b);
+    state_ = net::build_network(scaled(e.topology, scale), b);
     owned_ = true;
   }
   ~RunNetwork() {
@@ -61,6 +66,18 @@ class RunNetwork {
     }
   }
   RunNetwork(const RunNetwork&) = delete;
+  // Messages scaled by `scale` cross links scaled alike: transfer times stay the real ones.
+  static topo::Topology scaled(topo::Topology t, double scale) {
+    auto rate = [scale](uint64_t bps) {
+      return bps ? std::max<uint64_t>(1000, static_cast<uint64_t>(bps * scale)) : 0;
+    };
+    t.intra_dc.rate_bps = rate(t.intra_dc.rate_bps);
+    for (auto& w : t.wan) {
+      w.a_to_b.rate_bps = rate(w.a_to_b.rate_bps);
+      w.b_to_a.rate_bps = rate(w.b_to_a.rate_bps);
+    }
+    return t;
+  }
   RunNetwork& operator=(const RunNetwork&) = delete;
   const net::NetworkState& state() const { return state_; }
   bool owned() const { return owned_; }
@@ -229,6 +246,7 @@ RunOutcome run_experiment(const Experiment& e, const RunOptions& opts) {
     job.program = {worker, "--spec", (dir / "spec.json").string()};
     job.env = {{"OPENBLAS_NUM_THREADS", "1"}, {"OMP_NUM_THREADS", "1"}};
     job.tcp_links = e.tcp_links;
+    job.mca = e.mca;
     // The workers' own timeout aborts a wait that lasts too long; this one catches a
     // job that never gets that far (a hung launch, a rank stuck outside MPI).
     job.timeout = std::chrono::seconds(e.timeout_s + 60);
