@@ -357,8 +357,10 @@ Executor::Iteration Executor::run_iteration(int iteration, bool another_follows)
         break;
       }
       case Kind::OPT: {
-        const int64_t t0 = now_ns();
+        // The global-norm exchange is a wait (GRAD_NORM), not optimizer time: it shows
+        // as idle before the OPT event.
         const double scale = grad_scale(iteration);
+        const int64_t t0 = now_ns();
         compute_.optimizer_step(s, scale);
         tracer_.record(a.kind, s, -1, t0, now_ns());
         break;

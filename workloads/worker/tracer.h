@@ -7,7 +7,8 @@
 // time the executor waited at that action (zero when the data was already there, the
 // operation having been posted early); SEND = Isend post to completion as seen by the
 // comm thread, started no earlier than the previous SEND to the same peer ended, so the
-// sends of one direction do not overlap; OPT = the optimizer (with the norm exchange).
+// sends of one direction do not overlap; OPT = the optimizer step (the gradient-norm
+// exchange before the first OPT is idle time, reported as the GRAD_NORM wait).
 //
 // Files: flush_iteration() appends the events since the last flush (start offset only)
 // so that a run that dies keeps the iterations it finished; write_final() rewrites the
