@@ -117,39 +117,46 @@ TEST(WorkerTraining, MultiStageRanksMatchSingleProcess) {
   }
 }
 
+// 1F1B (one stage per rank) and ZB-V (two stages per rank: stage 1's allreduce starts
+// while the rank still computes stage 2's weight gradients).
 TEST(WorkerTraining, DataParallelReplicasStayIdentical) {
-  const int P = 2, D = 2, m = 4, iters = 4;
-  RunSpec spec = real_spec("dp-real", P, D, m, iters);
-  spec.model["layers"] = 2;
-  sched::Params p;
-  p.ranks = P;
-  p.microbatches = m;
-  const MpiRun run = run_worker(spec, sched::generate("1f1b", p));
-  ASSERT_EQ(run.exit_code, 0) << run.err;
-  for (int pr = 0; pr < P; ++pr) {
-    const RankReport a = read_report(spec.run_dir, pr), b = read_report(spec.run_dir, P + pr);
-    ASSERT_EQ(a.param_checksums.size(), size_t(iters));
-    EXPECT_EQ(a.param_checksums, b.param_checksums) << "pipeline rank " << pr;
-    EXPECT_EQ(a.replica, 0);
-    EXPECT_EQ(b.replica, 1);
+  for (const std::string name : {"1f1b", "zbv"}) {
+    const int P = 2, D = 2, m = 4, iters = 3;
+    RunSpec spec = real_spec("dp-real-" + name, P, D, m, iters);
+    spec.model["layers"] = name == "zbv" ? 4 : 2;
+    sched::Params p;
+    p.ranks = P;
+    p.microbatches = m;
+    const sched::Schedule s = sched::generate(name, p);
+    const MpiRun run = run_worker(spec, s);
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+    for (int pr = 0; pr < P; ++pr) {
+      const RankReport a = read_report(spec.run_dir, pr), b = read_report(spec.run_dir, P + pr);
+      ASSERT_EQ(a.param_checksums.size(), size_t(iters));
+      EXPECT_EQ(a.param_checksums, b.param_checksums) << name << " pipeline rank " << pr;
+      EXPECT_EQ(a.replica, 0);
+      EXPECT_EQ(b.replica, 1);
+    }
+    // Different shards: the replicas' losses differ; together they are one batch of
+    // D*m microbatches, so their mean is the single-process loss over that batch.
+    const int last = s.stage_rank.back();
+    const RankReport r0 = read_report(spec.run_dir, last), r1 = read_report(spec.run_dir, P + last);
+    const std::vector<double> ref = reference_losses(spec, D * m, iters);
+    for (int i = 0; i < iters; ++i) {
+      EXPECT_NE(r0.loss[i], r1.loss[i]);
+      EXPECT_NEAR((r0.loss[i] + r1.loss[i]) / 2, ref[i], 1e-5) << name << " iteration " << i;
+      std::printf(
+          "%s DP 2 x PP 2 iteration %d: replica losses %.6f %.6f, mean %.6f, single "
+          "process over 8 microbatches %.6f, checksum %s\n",
+          name.c_str(), i, r0.loss[i], r1.loss[i], (r0.loss[i] + r1.loss[i]) / 2, ref[i],
+          r0.param_checksums[i].c_str());
+    }
+    // The allreduce shows in the trace, one per stage per iteration, with its bytes.
+    int allreduces = 0;
+    for (const auto& e : read_trace(spec.run_dir, 0).events)
+      if (e.kind == sched::Kind::ALLREDUCE && e.bytes > 0) ++allreduces;
+    EXPECT_EQ(allreduces, iters * s.chunks()) << name;
   }
-  // Different shards: the replicas' losses differ; together they are one batch of
-  // D*m microbatches, so their mean is the single-process loss over that batch.
-  const RankReport r0 = read_report(spec.run_dir, P - 1), r1 = read_report(spec.run_dir, 2 * P - 1);
-  const std::vector<double> ref = reference_losses(spec, D * m, iters);
-  for (int i = 0; i < iters; ++i) {
-    EXPECT_NE(r0.loss[i], r1.loss[i]);
-    EXPECT_NEAR((r0.loss[i] + r1.loss[i]) / 2, ref[i], 1e-5) << "iteration " << i;
-    std::printf(
-        "DP 2 x PP 2 iteration %d: replica losses %.6f %.6f, mean %.6f, single "
-        "process over 8 microbatches %.6f\n",
-        i, r0.loss[i], r1.loss[i], (r0.loss[i] + r1.loss[i]) / 2, ref[i]);
-  }
-  // The allreduce shows in the trace, with the gradient's bytes.
-  int allreduces = 0;
-  for (const auto& e : read_trace(spec.run_dir, 0).events)
-    if (e.kind == sched::Kind::ALLREDUCE && e.bytes > 0) ++allreduces;
-  EXPECT_EQ(allreduces, iters);
 }
 
 TEST(WorkerTraining, DataParallelRunsModeled) {
