@@ -3,6 +3,8 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/socket.h>
@@ -181,6 +183,14 @@ int64_t mono_ns() {
   return int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
 }
 
+// The probe's receiving threads run SCHED_FIFO (below the delay line's 10), so that
+// other processes on the machine do not add their time slices to measured RTTs.
+void realtime_thread() {
+  sched_param sp{};
+  sp.sched_priority = 5;
+  pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp);
+}
+
 // A UDP socket opened inside `netns` (it stays bound to it).
 int udp_socket_in(const std::string& netns) {
   nl::NetnsGuard in(netns);
@@ -215,6 +225,7 @@ PingResult udp_probe(const std::string& client_ns, const std::string& server_ns,
   }
   std::atomic<bool> stop{false};
   std::thread echo([&] {
+    realtime_thread();
     char buf[2048];
     while (!stop) {
       sockaddr_in from{};
@@ -226,6 +237,11 @@ PingResult udp_probe(const std::string& client_ns, const std::string& server_ns,
   });
 
   int cli = udp_socket_in(client_ns);
+  int on = 1;
+  setsockopt(cli, SOL_SOCKET, SO_TIMESTAMPNS, &on, sizeof on);
+  timespec real;
+  clock_gettime(CLOCK_REALTIME, &real);
+  const int64_t mono_minus_real = mono_ns() - (int64_t{real.tv_sec} * 1'000'000'000 + real.tv_nsec);
   sockaddr_in to = addr_of(server_ip, kPort);
   std::vector<int64_t> sent_at(static_cast<size_t>(count), 0),
       rtt_ns(static_cast<size_t>(count), -1);
@@ -233,15 +249,32 @@ PingResult udp_probe(const std::string& client_ns, const std::string& server_ns,
   int duplicates = 0;  // written by the receiver thread only, read after join
   std::atomic<int64_t> last_send_ns{0};
   std::thread receiver([&] {
+    realtime_thread();
     char buf[2048];
+    alignas(cmsghdr) char ctrl[CMSG_SPACE(sizeof(timespec))];
     while (true) {
-      ssize_t n = recv(cli, buf, sizeof buf, 0);
-      int64_t now = mono_ns();
+      iovec iov{buf, sizeof buf};
+      msghdr msg{};
+      msg.msg_iov = &iov;
+      msg.msg_iovlen = 1;
+      msg.msg_control = ctrl;
+      msg.msg_controllen = sizeof ctrl;
+      ssize_t n = recvmsg(cli, &msg, 0);
+      int64_t now = mono_ns(), arrived = now;
+      // The kernel's receive stamp: a late wake-up of this thread does not count.
+      if (n > 0)
+        for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c))
+          if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_TIMESTAMPNS) {
+            timespec ts;
+            std::memcpy(&ts, CMSG_DATA(c), sizeof ts);
+            int64_t stamped = int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec + mono_minus_real;
+            if (stamped <= now && now - stamped < 1'000'000'000) arrived = stamped;
+          }
       if (n >= static_cast<ssize_t>(sizeof(uint32_t))) {
         uint32_t seq;
         std::memcpy(&seq, buf, sizeof seq);
         if (seq < sent_at.size() && rtt_ns[seq] < 0)
-          rtt_ns[seq] = now - sent_at[seq];
+          rtt_ns[seq] = arrived - sent_at[seq];
         else if (seq < sent_at.size())
           ++duplicates;
       }
