@@ -17,7 +17,10 @@ int64_t now_ns() {
 }
 
 Comm::Comm(Progress progress, int poll_us)
-    : progress_(progress), poll_(std::max(poll_us, 1)), thread_([this] { run(); }) {}
+    : progress_(progress),
+      poll_(std::max(poll_us, 1)),
+      interval_(poll_),
+      thread_([this] { run(); }) {}
 
 Comm::~Comm() {
   {
@@ -129,7 +132,11 @@ void Comm::poll_once() {
   int outcount = 0;
   MPI_Testsome(n, mpi_reqs_.data(), &outcount, done_idx_.data(), MPI_STATUSES_IGNORE);
   polls_.fetch_add(1, std::memory_order_relaxed);
-  if (outcount <= 0) return;
+  if (outcount <= 0) {
+    interval_ = std::min(interval_ * 2, poll_ * 10);
+    return;
+  }
+  interval_ = poll_;
   const int64_t t = now_ns();
   bool any = false;
   for (int k = 0; k < outcount; ++k) {
@@ -172,12 +179,14 @@ void Comm::run() {
       }
       batch.swap(queue_);
     }
+    if (!batch.empty()) interval_ = poll_;
     for (Request* r : batch) issue(r);
     batch.clear();
     poll_once();
     if (!owners_.empty()) {
       std::unique_lock lk(mu_);
-      wake_.wait_for(lk, poll_, [this] { return !queue_.empty() || stop_; });
+      const auto period = waiting_ > 0 ? poll_ : interval_;
+      wake_.wait_for(lk, period, [this] { return !queue_.empty() || stop_; });
     }
   }
 }
