@@ -108,8 +108,8 @@ TEST(WorkerOverlap, FourMiBTransferHidesBehindThreeHundredMsCompute) {
   std::vector<int64_t> standalone;
   for (int k = 0; k < kIterations; ++k) standalone.push_back(none.recv_end[k] - none.recv_start[k]);
   std::sort(standalone.begin(), standalone.end());
-  const int64_t standalone_ns = standalone[kIterations / 2];
-  std::printf("standalone 4 MiB transfer (median RECV wait without progress): %.3f ms\n",
+  const int64_t standalone_ns = standalone.front();  // the shortest: the strictest bound
+  std::printf("standalone 4 MiB transfer (shortest RECV wait without progress): %.3f ms\n",
               standalone_ns / 1e6);
   for (int k = 0; k < kIterations; ++k) {
     const int64_t wait = thread.recv_end[k] - thread.recv_start[k];
