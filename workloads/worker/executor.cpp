@@ -129,8 +129,8 @@ void Executor::wait_for(Comm::Request* r, const Action& a, int iteration, const 
     at = std::string(sched::kind_name(a.kind)) + " stage " + std::to_string(a.stage);
     if (a.microbatch >= 0) at += " microbatch " + std::to_string(a.microbatch);
   }
-  throw WaitTimeout("rank " + std::to_string(L_.world_rank) + " (host " + L_.host(L_.world_rank) +
-                    ") waited " + std::to_string(spec_.timeout_s) + " s (timeout_s) at " + at +
+  // worker.cpp prefixes "xdc-worker: rank R (host H): ".
+  throw WaitTimeout("waited " + std::to_string(spec_.timeout_s) + " s (timeout_s) at " + at +
                     " of iteration " + std::to_string(iteration) + " for " + what);
 }
 

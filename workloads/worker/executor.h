@@ -17,7 +17,8 @@
 // simulator.
 // Waits are timed by cause (RECV_F, RECV_B, ALLREDUCE, GRAD_NORM, SEND_DRAIN,
 // ITERATION_BARRIER); a wait
-// longer than timeout_s throws WaitTimeout naming the action, peer rank and host.
+// longer than timeout_s throws WaitTimeout naming the action, peer rank and host
+// (the caller prefixes this rank and host).
 // Messages between consecutive stages on one rank are handed over in memory.
 #include <mpi.h>
 

@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "workloads/schedule/csv.h"
+#include "workloads/schedule/validate.h"
 #include "workloads/worker/clock_sync.h"
 #include "workloads/worker/comm.h"
 #include "workloads/worker/compute.h"
@@ -64,6 +65,14 @@ void run(const RunSpec& spec, int rank, int thread_level, const std::string& hos
     throw std::runtime_error(
         "schedule " + spec.schedule_csv + " has " + std::to_string(schedule.microbatches) +
         " microbatches, run spec microbatches " + std::to_string(spec.microbatches));
+  if (rank == 0) {
+    // Not fatal: probes and tests run partial schedules on purpose; a real mistake
+    // shows as a timeout naming the stuck action.
+    const sched::ValidationReport v = sched::validate(schedule);
+    if (!v.ok())
+      std::fprintf(stderr, "xdc-worker: warning: schedule %s does not validate:\n%s\n",
+                   spec.schedule_csv.c_str(), v.message().c_str());
+  }
   if (spec.progress != "thread" && spec.progress != "none")
     throw std::runtime_error("run spec progress: expected \"thread\" or \"none\", got \"" +
                              spec.progress + "\"");
