@@ -2,6 +2,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <regex>
 
 #include "harness/network/names.h"
 #include "harness/network/namespace.h"
@@ -31,7 +32,10 @@ std::vector<std::string> leftovers(const std::string& net) {
     if (c != "xdc-delayline" && c != "xdc-worker") continue;
     std::ifstream cmd(e.path() / "cmdline");
     std::string args((std::istreambuf_iterator<char>(cmd)), std::istreambuf_iterator<char>());
-    if (net.empty() || args.find(net::ns_prefix(net)) != std::string::npos)
+    // Helpers of an xdc network name one of its namespaces ("xdc-<net>.<...>").
+    static const std::regex any_net(R"(xdc-[a-z][a-z0-9-]*\.)");
+    if (net.empty() ? std::regex_search(args, any_net)
+                    : args.find(net::ns_prefix(net)) != std::string::npos)
       out.push_back("process " + pid + " " + c);
   }
   return out;
