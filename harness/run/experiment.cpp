@@ -181,8 +181,8 @@ class Parser {
     if (items.empty()) pl.fail("at least one host");
     if (items[0].is_list()) {
       if (static_cast<int>(items.size()) != e_.data_parallel)
-        pl.fail("one host list per data-parallel replica (" + std::to_string(e_.data_parallel) +
-                "), got " + std::to_string(items.size()));
+        pl.error("expected one host list per data-parallel replica (" +
+                 std::to_string(e_.data_parallel) + "), got " + std::to_string(items.size()));
       for (auto& r : items) e_.placement.push_back(read_hosts(r));
     } else {
       auto hosts = read_hosts(pl);
@@ -195,8 +195,8 @@ class Parser {
     if (auto s = m.get("stages")) {
       int n = static_cast<int>(s->integer(1, 1024));
       if (n != e_.stages)
-        s->fail("the number of hosts in placement (" + std::to_string(e_.stages) + "), got " +
-                std::to_string(n));
+        s->error("expected the number of hosts in placement (" + std::to_string(e_.stages) +
+                 "), got " + std::to_string(n));
     }
   }
 
@@ -245,7 +245,8 @@ class Parser {
     if (auto t = m.get("timeout_s")) e_.timeout_s = static_cast<int>(t->integer(1, 86400));
     if (auto p = m.get("progress")) e_.progress = p->choice({"thread", "none"});
     if (auto x = m.get("mca")) {
-      yaml::Map mm = x->map({}, "a map of OpenMPI MCA parameters like {btl_tcp_eager_limit: 65536}");
+      yaml::Map mm =
+          x->map({}, "a map of OpenMPI MCA parameters like {btl_tcp_eager_limit: 65536}");
       for (auto& kv : mm.entries()) {
         for (char ch : kv.key)
           if (!(std::isalnum(static_cast<unsigned char>(ch)) || ch == '_'))

@@ -1,0 +1,139 @@
+// Experiment files: the shipped ones load; bad ones are refused with FILE:LINE:COL and
+// what was expected, before anything is built (exit 2 from the CLI, nothing left).
+#include "harness/run/experiment.h"
+
+#include <gtest/gtest.h>
+
+#include <regex>
+
+#include "harness/common/input_error.h"
+#include "harness/run/plan.h"
+#include "tests/network/leftovers.h"
+
+namespace {
+
+using xdc::run::parse_experiment;
+
+// Label inside tests/run so that relative paths resolve as for a file there.
+const std::string kLabel = "tests/run/bad.yaml";
+
+const std::string kGood = R"(name: t
+topology: ../../topologies/two-dc.yaml
+compute: {modeled: {model: llama2-13b, device: a100, seq: 1024}}
+pipeline: {stages: 4, placement: [east-h1, east-h2, w1, w2]}
+microbatches: 8
+iterations: 2
+schedules: [1f1b, crosspipe-greedy]
+)";
+
+TEST(Experiment, ShippedFilesLoad) {
+  for (const char* f :
+       {"experiments/two-dc.yaml", "experiments/two-dc-modeled.yaml", "tests/run/modeled-20ms.yaml",
+        "tests/run/overlap.yaml", "tests/run/kill.yaml"}) {
+    SCOPED_TRACE(f);
+    const auto e = xdc::run::load_experiment(f);
+    EXPECT_EQ(e.world_size(), static_cast<int>(e.rank_hosts().size()));
+    for (auto& s : e.schedules) EXPECT_NO_THROW(xdc::run::make_schedule(e, s)) << s.name;
+  }
+  const auto e = xdc::run::load_experiment("experiments/two-dc.yaml");
+  EXPECT_EQ(e.rank_hosts(), (std::vector<std::string>{"east-h1", "east-h2", "w1", "w2"}));
+  EXPECT_EQ(e.model.layers, 4);
+  EXPECT_EQ(e.compute.name(), "real");
+}
+
+TEST(Experiment, LinksFollowTheTopologyAndTheWanOverride) {
+  auto e = parse_experiment(kGood + "wan: {delay: 5ms, rate: 100mbit}\n", kLabel);
+  auto l = xdc::run::link_model(e);
+  EXPECT_EQ(l.at(1, 2).latency_ns, 5'000'000);  // east-h2 -> w1 crosses the WAN
+  EXPECT_EQ(l.at(1, 2).bandwidth_bps, 100e6);
+  EXPECT_EQ(l.at(0, 1).latency_ns, 0);  // inside east
+  EXPECT_EQ(l.at(0, 1).bandwidth_bps, 10e9);
+  EXPECT_EQ(parse_experiment(kGood, kLabel).topology.wan[0].a_to_b.delay_us, 20000u);
+}
+
+struct Bad {
+  std::string name, text;
+  int line;              // where the message must point
+  std::string fragment;  // what it must say
+};
+
+std::string with(const std::string& from, const std::string& to) {
+  std::string s = kGood;
+  auto i = s.find(from);
+  EXPECT_NE(i, std::string::npos) << from;
+  return s.replace(i, from.size(), to);
+}
+
+class BadExperiment : public ::testing::TestWithParam<Bad> {};
+
+TEST_P(BadExperiment, IsRefusedWithFileLineColumn) {
+  const Bad& b = GetParam();
+  try {
+    auto e = parse_experiment(b.text, kLabel);
+    for (auto& s : e.schedules) xdc::run::make_schedule(e, s);
+    FAIL() << "accepted:\n" << b.text;
+  } catch (const xdc::InputError& err) {
+    const std::string what = err.what();
+    std::printf("%s\n", what.c_str());
+    const std::regex pos("^" + kLabel + ":" + std::to_string(b.line) + ":[1-9][0-9]*: ");
+    EXPECT_TRUE(std::regex_search(what, pos)) << what;
+    EXPECT_NE(what.find(b.fragment), std::string::npos) << what;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, BadExperiment,
+    ::testing::Values(
+        Bad{"unknown_key", kGood + "iteration: 3\n", 8, "did you mean 'iterations'"},
+        Bad{"host_not_in_topology", with("w1, w2]", "w1, w9]"), 4, "a host of topology 'two-dc'"},
+        Bad{"unknown_schedule", with("crosspipe-greedy", "zigzag"), 7, "expected one of"},
+        Bad{"bad_wan_delay", kGood + "wan: {delay: fast}\n", 8, "wan.delay"},
+        Bad{"stages_mismatch", with("stages: 4", "stages: 3"), 4, "number of hosts in placement"},
+        Bad{"zero_microbatches", with("microbatches: 8", "microbatches: 0"), 5, "1..4096"},
+        Bad{"unknown_model_shape", with("llama2-13b", "llama2-999b"), 3, "llama2-7b"},
+        Bad{"unknown_device", with("device: a100", "device: tpu"), 3, "a100"},
+        Bad{"missing_schedules", with("schedules: [1f1b, crosspipe-greedy]\n", ""), 1,
+            "missing required key 'schedules'"},
+        Bad{"missing_topology_file", with("../../topologies/two-dc.yaml", "../nope.yaml"), 2,
+            "no file"},
+        Bad{"yaml_syntax", with("microbatches: 8", "microbatches: [8"), 6, "syntax"},
+        Bad{"schedule_twice", with("crosspipe-greedy]", "1f1b]"), 7, "listed twice"},
+        Bad{"tcp_links_zero", kGood + "mpi: {tcp_links: 0}\n", 8, "1..64"},
+        Bad{"real_needs_layers",
+            with("compute: {modeled: {model: llama2-13b, device: a100, seq: 1024}}",
+                 "compute: real\nmodel: {preset: tiny}"),
+            5, "the model has 2 layers"},
+        Bad{"replica_lists",
+            with("placement: [east-h1, east-h2, w1, w2]}",
+                 "placement: [[east-h1], [w1], [w2]], data_parallel: 2}"),
+            4, "one host list per data-parallel replica"},
+        Bad{"mixed_cost_sources", with("model: llama2-13b,", "f: 10ms, model: llama2-13b,"), 3,
+            "one cost source"},
+        Bad{"weight_grad_over_backward",
+            with("{model: llama2-13b, device: a100, seq: 1024}", "{f: 1ms, b: 2ms, w: 5ms}"), 3,
+            "w <= b"},
+        Bad{"unknown_model_preset",
+            with("compute: {modeled: {model: llama2-13b, device: a100, seq: 1024}}",
+                 "compute: real\nmodel: {preset: huge, layers: 4}"),
+            4, "preset"},
+        Bad{"inline_topology_unknown_dc",
+            with("topology: ../../topologies/two-dc.yaml",
+                 "topology: {name: x, dcs: [{name: a, hosts: [east-h1, east-h2]}, {name: b, "
+                 "hosts: [w1, w2]}], wan: [{between: [a, zz], delay: 1ms}]}"),
+            2, "zz"},
+        Bad{"duplicate_key", kGood + "iterations: 3\n", 8, "duplicate"},
+        Bad{"bad_mca_name", kGood + "mpi: {mca: {\"btl; rm\": 1}}\n", 8, "MCA parameter name"},
+        Bad{"negative_warmup", kGood + "warmup: -1\n", 8, "0..100000"},
+        Bad{"message_scale_range", with("seq: 1024}", "seq: 1024, message_scale: 2}"), 3,
+            "message_scale"}),
+    [](const auto& info) { return info.param.name; });
+
+TEST(Experiment, CliRefusesBadInputWithExit2AndBuildsNothing) {
+  auto r = xdc::testing::run_xdc({"run", "tests/run/bad-host.yaml", "--name", "tbadexp"});
+  EXPECT_EQ(r.rc, 2) << r.out;
+  EXPECT_NE(r.out.find("tests/run/bad-host.yaml:9:"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("nowhere"), std::string::npos) << r.out;
+  EXPECT_EQ(xdc::testing::leftovers("tbadexp"), std::vector<std::string>{});
+}
+
+}  // namespace

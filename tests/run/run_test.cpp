@@ -1,0 +1,166 @@
+// `xdc run` end to end on real namespaces, real OpenMPI and the real xdc-worker
+// (modeled compute, so the figures do not depend on this machine's speed):
+//  - acceptance 2: modeled 1F1B and crosspipe-greedy at 20 ms one way, measured
+//    iteration within 10% of the simulator's prediction of the same spec;
+//  - acceptance 3: a 4 MiB cross-DC transfer overlaps 300 ms of compute, the receiver
+//    waits less than 10% of the transfer's standalone time;
+//  - acceptance 6: a rank killed mid-run ends the run with exit 1 naming rank and host,
+//    the other ranks' traces kept;
+// and each run leaves no network and no MPI process behind.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <thread>
+
+#include "harness/network/names.h"
+#include "harness/network/namespace.h"
+#include "harness/process/process.h"
+#include "harness/trace/trace.h"
+#include "tests/network/leftovers.h"
+
+namespace fs = std::filesystem;
+using xdc::testing::leftovers;
+using xdc::testing::run_xdc;
+
+namespace {
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+fs::path fresh_dir(const std::string& name) {
+  fs::path d = fs::temp_directory_path() / ("xdc-run-test-" + name);
+  fs::remove_all(d);
+  return d;
+}
+
+// Workers or orteds of network `net` / results `dir` still running.
+std::vector<std::string> job_processes(const std::string& net, const fs::path& dir) {
+  std::vector<std::string> out;
+  for (auto& e : fs::directory_iterator("/proc")) {
+    std::string pid = e.path().filename();
+    if (pid.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::string cmd = slurp(e.path() / "cmdline");
+    std::replace(cmd.begin(), cmd.end(), '\0', ' ');
+    if (cmd.find(dir.string()) != std::string::npos ||
+        (cmd.find("orted") != std::string::npos && cmd.find("--name " + net) != std::string::npos))
+      out.push_back(pid + " " + cmd.substr(0, 100));
+  }
+  return out;
+}
+
+nlohmann::json summary_of(const fs::path& dir) {
+  return nlohmann::json::parse(slurp(dir / "summary.json"));
+}
+
+TEST(Run, ModeledIterationWithinTenPercentOfTheSimulation) {
+  const std::string net = "trsim";
+  const fs::path dir = fresh_dir("sim");
+  auto r = run_xdc({"run", "tests/run/modeled-20ms.yaml", "-o", dir.string(), "--name", net}, 240);
+  ASSERT_EQ(r.rc, 0) << r.out;
+  const auto s = summary_of(dir);
+  EXPECT_EQ(s["compute_mode"], "modeled");
+  ASSERT_EQ(s["schedules"].size(), 2u);
+  for (const auto& sc : s["schedules"]) {
+    const double measured = sc["iteration_s_mean"], simulated = sc["simulated_iteration_s"];
+    std::printf("%-18s measured %.3f s  simulated %.3f s  ratio %.3f  p95 %.3f s\n",
+                sc["schedule"].get<std::string>().c_str(), measured, simulated,
+                measured / simulated, sc["iteration_s_p95"].get<double>());
+    EXPECT_NEAR(measured / simulated, 1.0, 0.10) << sc.dump(2);
+    for (auto* k : {"megatron", "zerobubble", "crosspipe"})
+      EXPECT_TRUE(sc["bubble_ratio"].contains(k));
+    EXPECT_GT(sc["tokens_per_s"].get<double>(), 0);
+  }
+  EXPECT_EQ(leftovers(net), std::vector<std::string>{});
+  EXPECT_EQ(job_processes(net, dir), std::vector<std::string>{});
+}
+
+// Per measured iteration: {standalone transfer of microbatch 0, rank 1's wait for 1}.
+std::vector<std::pair<double, double>> overlap_figures(const fs::path& run) {
+  const auto t = xdc::trace::from_csv(slurp(run / "trace.csv"));
+  std::vector<int64_t> send0, recv0_end, wait1;
+  for (auto& e : t.events) {
+    if (e.rank == 0 && e.kind == xdc::sched::Kind::SEND_F && e.microbatch == 0)
+      send0.push_back(e.start_ns);
+    if (e.rank == 1 && e.kind == xdc::sched::Kind::RECV_F && e.microbatch == 0)
+      recv0_end.push_back(e.end_ns);
+    if (e.rank == 1 && e.kind == xdc::sched::Kind::RECV_F && e.microbatch == 1)
+      wait1.push_back(e.end_ns - e.start_ns);
+  }
+  std::vector<std::pair<double, double>> out;
+  for (size_t i = 0; i < std::min({send0.size(), recv0_end.size(), wait1.size()}); ++i)
+    out.push_back({(recv0_end[i] - send0[i]) / 1e6, wait1[i] / 1e6});
+  return out;
+}
+
+TEST(Run, CrossDcTransferOverlapsCompute) {
+  const std::string net = "trovl";
+  const fs::path dir = fresh_dir("overlap");
+  auto r = run_xdc({"run", "tests/run/overlap.yaml", "-o", dir.string(), "--name", net}, 120);
+  ASSERT_EQ(r.rc, 0) << r.out;
+  const auto figs = overlap_figures(dir / "1f1b");
+  ASSERT_EQ(figs.size(), 2u) << slurp(dir / "1f1b" / "trace.csv");
+  for (auto [standalone_ms, wait_ms] : figs) {
+    std::printf(
+        "4 MiB across 20 ms: standalone %.1f ms, receiver's wait while computing %.2f ms "
+        "(%.1f%%)\n",
+        standalone_ms, wait_ms, 100 * wait_ms / standalone_ms);
+    EXPECT_GT(standalone_ms, 40.0);  // latency + 4 MiB at 1 gbit, at least
+    EXPECT_LT(wait_ms, 0.10 * standalone_ms);
+  }
+  EXPECT_EQ(leftovers(net), std::vector<std::string>{});
+  EXPECT_EQ(job_processes(net, dir), std::vector<std::string>{});
+}
+
+TEST(Run, AKilledRankEndsTheRunWithExit1NamingRankAndHost) {
+  const std::string net = "trkill";
+  const fs::path dir = fresh_dir("kill");
+  const fs::path log = fs::temp_directory_path() / "xdc-run-test-kill.log";
+  int rc = -1;
+  {
+    xdc::proc::Background run(
+        {XDC_EXE_PATH, "run", "tests/run/kill.yaml", "-o", dir.string(), "--name", net},
+        log.string());
+    // Wait until rank 2 (on w1) has finished two iterations, then kill -9 its process.
+    bool killed = false;
+    for (int i = 0; i < 600 && !killed; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      try {
+        auto rep = nlohmann::json::parse(slurp(dir / "1f1b" / "rank2.json"));
+        if (rep.value("iterations_done", 0) < 2) continue;
+      } catch (const std::exception&) {
+        continue;
+      }
+      for (pid_t pid : xdc::net::netns_pids(xdc::net::host_ns(net, "w1")))
+        if (slurp("/proc/" + std::to_string(pid) + "/comm") == "xdc-worker\n")
+          killed = ::kill(pid, SIGKILL) == 0;
+    }
+    ASSERT_TRUE(killed) << slurp(log);
+    rc = run.wait_for(std::chrono::seconds(120));
+  }
+  const std::string out = slurp(log);
+  EXPECT_EQ(rc, 1) << out;
+  EXPECT_NE(out.find("rank 2 (host w1)"), std::string::npos) << out;
+  for (int rank : {0, 1, 3}) {
+    const auto t =
+        xdc::trace::from_csv(slurp(dir / "1f1b" / ("rank" + std::to_string(rank) + ".trace.csv")));
+    EXPECT_FALSE(t.events.empty()) << "rank " << rank << "'s trace was not kept";
+  }
+  const auto s = summary_of(dir);
+  ASSERT_EQ(s["schedules"].size(), 1u);
+  EXPECT_FALSE(s["schedules"][0]["ok"].get<bool>());
+  EXPECT_NE(s["schedules"][0]["error"].get<std::string>().find("rank 2 (host w1)"),
+            std::string::npos);
+  EXPECT_EQ(leftovers(net), std::vector<std::string>{});
+  EXPECT_EQ(job_processes(net, dir), std::vector<std::string>{});
+}
+
+}  // namespace
