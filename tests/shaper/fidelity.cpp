@@ -48,14 +48,21 @@ nlohmann::json Figure::to_json() const {
 }
 
 Figure measure_delay(const Line& l, netem::Backend b, double delay_ms) {
-  double base = base_rtt_ms(l);
+  // Base RTT before and after the shaped run, so that a drift (or a slow first probe
+  // on a fresh line) weighs half.
+  std::vector<double> base_runs = {base_rtt_ms(l)};
   netem::LinkParams p;
   p.delay_us = static_cast<uint64_t>(delay_ms * 1000);
   auto shaper = netem::shape_egress(b, target(l), p, options());
   PingResult r = udp_probe(l.a, l.b, l.b_ip, 100, 0.01, 0.5);
+  nlohmann::json stats = netem::delayline_stats(shaper->record());
+  std::string backend = shaper->backend_name();
+  shaper.reset();
+  base_runs.push_back(base_rtt_ms(l));
+  double base = mean(base_runs);
   Figure f;
   f.what = "delay";
-  f.backend = shaper->backend_name();
+  f.backend = backend;
   f.unit = "ms";
   f.configured = delay_ms;
   double tol = std::max(0.2, 0.02 * delay_ms);
@@ -67,8 +74,9 @@ Figure measure_delay(const Line& l, netem::Backend b, double delay_ms) {
       {"rtt_median_ms", median(r.rtt_ms)},
       {"rtt_min_ms", r.rtt_ms.empty() ? NAN : *std::min_element(r.rtt_ms.begin(), r.rtt_ms.end())},
       {"rtt_max_ms", r.rtt_ms.empty() ? NAN : *std::max_element(r.rtt_ms.begin(), r.rtt_ms.end())},
-      {"replies", r.received}};
-  f.detail["delayline"] = netem::delayline_stats(shaper->record());
+      {"replies", r.received},
+      {"base_rtt_runs_ms", base_runs}};
+  f.detail["delayline"] = stats;
   return f;
 }
 
