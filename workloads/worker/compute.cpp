@@ -184,7 +184,7 @@ class RealCompute final : public StageCompute {
     }
   }
 
-  std::string description() const override { return "real (" + device_ + ")"; }
+  std::string description() const override { return "real: " + device_; }
   bool real() const override { return true; }
   int64_t boundary_bytes(int) const override {
     return static_cast<int64_t>(b_) * cfg_.seq * cfg_.dim * static_cast<int64_t>(sizeof(float));

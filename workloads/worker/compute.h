@@ -25,7 +25,7 @@ namespace xdc::worker {
 class StageCompute {
  public:
   virtual ~StageCompute() = default;
-  virtual std::string description() const = 0;  // "real (cpu (1 threads))", "modeled"
+  virtual std::string description() const = 0;  // "real: cpu (1 threads)", "modeled"
   virtual bool real() const = 0;
   // Bytes of stage s's output activation (= of the gradient sent back into it).
   virtual int64_t boundary_bytes(int stage) const = 0;

@@ -27,6 +27,7 @@ struct ModeledCosts {                     // compute = "modeled": sleep, do not 
   std::vector<int64_t> grad_bytes;        // per stage: the ALLREDUCE message
   int64_t opt_ns = 0;
   double message_scale = 1.0;  // bytes actually sent = activation_bytes * scale
+                               // (the worker scales grad_bytes alike)
 };
 
 struct RunSpec {
