@@ -186,7 +186,8 @@ void Comm::run() {
     if (!owners_.empty()) {
       std::unique_lock lk(mu_);
       const auto period = waiting_ > 0 ? poll_ : interval_;
-      wake_.wait_for(lk, period, [this] { return !queue_.empty() || stop_; });
+      const int waiters = waiting_;  // a new waiter ends a long quiet period at once
+      wake_.wait_for(lk, period, [&] { return !queue_.empty() || stop_ || waiting_ > waiters; });
     }
   }
 }
