@@ -89,6 +89,22 @@ TEST(WorkerTraining, OneFOneBFourStagesMatchesSingleProcess) {
   EXPECT_TRUE(last.complete);
 }
 
+// One rank holding the whole model is the single-process reference a launcher can run
+// anywhere (mpirun -np 1, no network) to check a pipelined run against.
+TEST(WorkerTraining, OneRankIsTheSingleProcessReference) {
+  const int m = 4, iters = 3;
+  RunSpec spec = real_spec("one-rank", 1, 1, m, iters);
+  sched::Params p;
+  p.ranks = 1;
+  p.microbatches = m;
+  const MpiRun run = run_worker(spec, sched::generate("1f1b", p));
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const RankReport r = read_report(spec.run_dir, 0);
+  const std::vector<double> ref = reference_losses(spec, m, iters);
+  ASSERT_EQ(r.loss.size(), size_t(iters));
+  for (int i = 0; i < iters; ++i) EXPECT_NEAR(r.loss[i], ref[i], 1e-6) << "iteration " << i;
+}
+
 // Several stages per rank (consecutive stages on one rank hand over in memory), and the
 // zero-bubble B / W split: interleaved 1F1B and ZB-V on 2 ranks x 2 chunks.
 TEST(WorkerTraining, MultiStageRanksMatchSingleProcess) {
