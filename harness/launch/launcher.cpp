@@ -164,13 +164,26 @@ std::vector<Failure> parse_failures(const std::string& output,
        [](const std::smatch& m) {
          return Failure{std::stoi(m[1]), "", "exited with code " + m[2].str()};
        });
-  std::stable_sort(hits.begin(), hits.end(), [](auto& a, auto& b) { return a.pos < b.pos; });
+  // Without a rank: the daemon of a host went away (the host's processes were killed
+  // from outside, or its namespace was removed under the job).
+  scan(
+      std::regex(
+          R"(ORTE has lost communication with a remote daemon\.\s+HNP daemon\s*:[^\n]*\n\s*Remote daemon:\s*\S+ on node (\S+))"),
+      [](const std::smatch& m) {
+        return Failure{-1, m[1], "lost its MPI daemon (orted died or was killed)"};
+      });
+  // Failures that name a rank come first; then in the order mpirun reported them.
+  std::stable_sort(hits.begin(), hits.end(), [](auto& a, auto& b) {
+    if ((a.f.rank < 0) != (b.f.rank < 0)) return a.f.rank >= 0;
+    return a.pos < b.pos;
+  });
   std::vector<Failure> out;
   for (auto& h : hits) {
     Failure f = h.f;
     if (f.host.empty() && f.rank >= 0 && f.rank < static_cast<int>(rank_hosts.size()))
       f.host = rank_hosts[f.rank];
-    auto same = std::find_if(out.begin(), out.end(), [&](auto& o) { return o.rank == f.rank; });
+    auto same = std::find_if(out.begin(), out.end(),
+                             [&](auto& o) { return o.rank == f.rank && o.host == f.host; });
     if (same == out.end())
       out.push_back(f);
     else if (same->what.find(f.what) == std::string::npos)
@@ -186,7 +199,9 @@ std::string Result::message() const {
   if (timed_out) m = fmt::format("no end after {:.0f} s: stopped", seconds);
   for (auto& f : failures) {
     if (!m.empty()) m += "; ";
-    m += f.rank >= 0 ? fmt::format("rank {} (host {}) {}", f.rank, f.host, f.what) : f.what;
+    m += f.rank >= 0       ? fmt::format("rank {} (host {}) {}", f.rank, f.host, f.what)
+         : !f.host.empty() ? fmt::format("host {}: {}", f.host, f.what)
+                           : f.what;
   }
   if (m.empty()) m = fmt::format("mpirun exited with code {}", exit_code);
   return m;

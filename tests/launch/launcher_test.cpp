@@ -182,6 +182,18 @@ TEST(LauncherFiles, FailuresParsedFromMpirunOutput) {
   EXPECT_EQ(f[0].rank, 3);
   EXPECT_EQ(f[0].host, "w2");
   EXPECT_EQ(f[0].what, "exited with code 3");
+  f = xdc::launch::parse_failures(
+      "ORTE has lost communication with a remote daemon.\n\n"
+      "  HNP daemon   : [[17451,0],0] on node vm\n"
+      "  Remote daemon: [[17451,0],1] on node e1\n\nThis is usually due to...\n",
+      hosts);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].rank, -1);
+  EXPECT_EQ(f[0].host, "e1");
+  xdc::launch::Result r;
+  r.exit_code = 205;
+  r.failures = f;
+  EXPECT_EQ(r.message(), "host e1: lost its MPI daemon (orted died or was killed)");
 }
 
 }  // namespace
