@@ -80,23 +80,34 @@ TEST(Lifecycle, KillNineMidwayThenCleanLeavesNothing) {
   EXPECT_GT(caught_half_built, 0) << "no kill landed while up was building: test proves nothing";
 }
 
+// Look-alikes of xdc's names, made with iproute2, removed again whatever happens.
+struct ForeignObjects {
+  std::vector<std::string> netns{"xdcfoo", "my-xdc-ns", "xdc-nodot"};
+  std::string link = "xdcv0";
+  ForeignObjects() {
+    remove();
+    for (auto& ns : netns) EXPECT_EQ(xdc::proc::run({"ip", "netns", "add", ns}).exit_code, 0);
+    EXPECT_EQ(xdc::proc::run({"ip", "link", "add", link, "type", "veth", "peer", "name", "xdcv1"})
+                  .exit_code,
+              0);
+  }
+  ~ForeignObjects() { remove(); }
+  void remove() {
+    for (auto& ns : netns) xdc::proc::run({"ip", "netns", "del", ns});
+    xdc::proc::run({"ip", "link", "del", link});
+  }
+};
+
 TEST(Lifecycle, CleanNeverTouchesWhatXdcDidNotCreate) {
   // Look-alikes without xdc's exact prefix "xdc-<net>.": they must survive.
-  std::vector<std::string> foreign{"xdcfoo", "my-xdc-ns", "xdc-nodot"};
-  for (auto& ns : foreign) ASSERT_EQ(xdc::proc::run({"ip", "netns", "add", ns}).exit_code, 0);
-  ASSERT_EQ(
-      xdc::proc::run({"ip", "link", "add", "xdcv0", "type", "veth", "peer", "name", "xdcv1"}).exit_code,
-      0);
+  ForeignObjects foreign;
   ASSERT_EQ(run_xdc({"up", kChain, "--name", "tcl"}).rc, 0);
   auto clean = run_xdc({"clean"});
   EXPECT_EQ(clean.rc, 0) << clean.out;
   EXPECT_EQ(joined(leftovers("")), "");
-  for (auto& ns : foreign) {
+  for (auto& ns : foreign.netns)
     EXPECT_TRUE(std::filesystem::exists("/run/netns/" + ns)) << ns << " was removed";
-    xdc::proc::run({"ip", "netns", "del", ns});
-  }
-  EXPECT_TRUE(std::filesystem::exists("/sys/class/net/xdcv0"));
-  xdc::proc::run({"ip", "link", "del", "xdcv0"});
+  EXPECT_TRUE(std::filesystem::exists("/sys/class/net/" + foreign.link));
 }
 
 }  // namespace
