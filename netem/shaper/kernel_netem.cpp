@@ -153,8 +153,12 @@ bool kernel_has_netem(std::string* why) {
         p.delay_us = 1000;
         add_netem_root(sock, sock.ifindex("lo"), p, {});
         has = true;
+      } catch (const nl::NlError& e) {
+        reason = e.err == NLE_OBJ_NOTFOUND
+                     ? "kernel has no sch_netem: creating a netem qdisc says its kind is unknown"
+                     : std::string("probe: ") + e.what();
       } catch (const std::exception& e) {
-        reason = e.what();
+        reason = std::string("probe: ") + e.what();
       }
     });
     probe.join();
