@@ -172,6 +172,10 @@ std::vector<Failure> parse_failures(const std::string& output,
       [](const std::smatch& m) {
         return Failure{-1, m[1], "lost its MPI daemon (orted died or was killed)"};
       });
+  // The rsh agent could not enter a host: its namespace is gone.
+  scan(std::regex(R"(xdc: no emulated host '([^']+)' in network)"), [](const std::smatch& m) {
+    return Failure{-1, m[1], "cannot be entered: its namespace is gone (network removed?)"};
+  });
   // Failures that name a rank come first; then in the order mpirun reported them.
   std::stable_sort(hits.begin(), hits.end(), [](auto& a, auto& b) {
     if ((a.f.rank < 0) != (b.f.rank < 0)) return a.f.rank >= 0;

@@ -12,6 +12,7 @@
 #include "harness/common/input_error.h"
 #include "harness/launch/launcher.h"
 #include "harness/network/builder.h"
+#include "harness/network/names.h"
 #include "harness/network/teardown.h"
 #include "harness/process/process.h"
 #include "harness/run/environment.h"
@@ -231,6 +232,15 @@ RunOutcome run_experiment(const Experiment& e, const RunOptions& opts) {
 
   for (const auto& p : plans) {
     if (cancelled()) break;
+    if (!fs::exists(net::state_dir(state.name) + "/state.json")) {
+      // Removed under the run (`xdc down`/`xdc clean` from elsewhere): say so once.
+      ScheduleResult gone;
+      gone.schedule = p.choice.name;
+      gone.error = "network " + state.name + " was removed during the run (xdc down or xdc clean)";
+      say(fmt::format("[{}] FAILED: {}", p.choice.name, gone.error));
+      out.schedules.push_back(std::move(gone));
+      continue;
+    }
     const fs::path dir = root / p.choice.name;
     fs::create_directories(dir);
     for (auto& old : fs::directory_iterator(dir))  // a rerun into the same directory

@@ -163,4 +163,36 @@ TEST(Run, AKilledRankEndsTheRunWithExit1NamingRankAndHost) {
   EXPECT_EQ(job_processes(net, dir), std::vector<std::string>{});
 }
 
+TEST(Run, CtrlCStopsTheRunAndLeavesNothingBehind) {
+  const std::string net = "trint";
+  const fs::path dir = fresh_dir("interrupt");
+  const fs::path log = fs::temp_directory_path() / "xdc-run-test-interrupt.log";
+  int rc = -1;
+  double stop_s = 0;
+  {
+    xdc::proc::Background run(
+        {XDC_EXE_PATH, "run", "tests/run/kill.yaml", "-o", dir.string(), "--name", net},
+        log.string());
+    bool running = false;
+    for (int i = 0; i < 600 && !running; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      running = fs::exists(dir / "1f1b" / "rank0.json");
+    }
+    ASSERT_TRUE(running) << slurp(log);
+    // Only xdc gets the signal (a terminal would signal mpirun too): the harder case.
+    const auto t0 = std::chrono::steady_clock::now();
+    ::kill(run.pid(), SIGINT);
+    rc = run.wait_for(std::chrono::seconds(60));
+    stop_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  }
+  std::printf("stopped %.1f s after SIGINT\n", stop_s);
+  EXPECT_EQ(rc, 1) << slurp(log);
+  EXPECT_LT(stop_s, 20.0);
+  EXPECT_NE(slurp(log).find("interrupted"), std::string::npos) << slurp(log);
+  EXPECT_TRUE(summary_of(dir)["interrupted"].get<bool>());
+  EXPECT_FALSE(xdc::trace::from_csv(slurp(dir / "1f1b" / "rank0.trace.csv")).events.empty());
+  EXPECT_EQ(leftovers(net), std::vector<std::string>{});
+  EXPECT_EQ(job_processes(net, dir), std::vector<std::string>{});
+}
+
 }  // namespace
