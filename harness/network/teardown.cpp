@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <set>
 
 #include "harness/network/links.h"
@@ -27,11 +28,20 @@ std::vector<std::string> root_link_names() {
   return out;
 }
 
-// xdc helper processes (delay lines) of `net` that no namespace lookup can find any
-// more, e.g. after their namespace's mount was removed by an interrupted teardown.
+// Helpers that no namespace lookup can find any more (e.g. after an interrupted
+// teardown removed their namespace's mount) are found by their command line.
 int kill_orphan_helpers(const std::string& net) {
   int n = 0;
-  const std::string needle = ns_prefix(net);
+  for (pid_t pid : helper_pids(net)) n += kill(pid, SIGKILL) == 0;
+  return n;
+}
+
+}  // namespace
+
+std::vector<pid_t> helper_pids(const std::string& net) {
+  // A helper names one of its network's namespaces on its command line ("xdc-<net>.<..>").
+  static const std::regex any_net(R"(xdc-[a-z][a-z0-9-]*\.)");
+  std::vector<pid_t> out;
   std::error_code ec;
   for (auto& e : fs::directory_iterator("/proc", ec)) {
     std::string pid = e.path().filename();
@@ -42,13 +52,12 @@ int kill_orphan_helpers(const std::string& net) {
     if (c.rfind("xdc-", 0) != 0) continue;
     std::ifstream cmd(e.path() / "cmdline");
     std::string args((std::istreambuf_iterator<char>(cmd)), std::istreambuf_iterator<char>());
-    if (args.find(needle) == std::string::npos) continue;
-    if (kill(std::stoi(pid), SIGKILL) == 0) ++n;
+    if (net.empty() ? std::regex_search(args, any_net)
+                    : args.find(ns_prefix(net)) != std::string::npos)
+      out.push_back(static_cast<pid_t>(std::stol(pid)));
   }
-  return n;
+  return out;
 }
-
-}  // namespace
 
 TeardownReport teardown_network(const std::string& net) {
   TeardownReport r;

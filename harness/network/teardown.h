@@ -2,6 +2,8 @@
 // Undoing networks. Teardown finds objects by name (names.h), not only from state.json,
 // so it also undoes what a crashed or killed `xdc up` left half-built. It never touches
 // anything whose name does not carry xdc's prefix.
+#include <sys/types.h>
+
 #include <string>
 #include <vector>
 
@@ -13,6 +15,10 @@ struct TeardownReport {
 
 // Removes everything of network `net`. Idempotent; throws only on errors it cannot skip.
 TeardownReport teardown_network(const std::string& net);
+
+// Processes of xdc's helper programs (xdc-delayline, ...) whose command line names a
+// namespace of network `net` ("" = of any xdc network).
+std::vector<pid_t> helper_pids(const std::string& net);
 
 // Networks that have anything left on this machine: namespaces, root links,
 // state directories or /etc/netns entries.

@@ -2,10 +2,10 @@
 
 #include <filesystem>
 #include <fstream>
-#include <regex>
 
 #include "harness/network/names.h"
 #include "harness/network/namespace.h"
+#include "harness/network/teardown.h"
 #include "harness/process/process.h"
 
 namespace xdc::testing {
@@ -23,21 +23,7 @@ std::vector<std::string> leftovers(const std::string& net) {
     if (mine(e.path().filename())) out.push_back("state " + e.path().string());
   for (auto& e : fs::directory_iterator("/etc/netns", ec))
     if (mine(net::net_of_ns(e.path().filename()))) out.push_back("file " + e.path().string());
-  for (auto& e : fs::directory_iterator("/proc", ec)) {
-    std::string pid = e.path().filename();
-    if (pid.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::ifstream comm(e.path() / "comm");
-    std::string c;
-    std::getline(comm, c);
-    if (c != "xdc-delayline" && c != "xdc-worker") continue;
-    std::ifstream cmd(e.path() / "cmdline");
-    std::string args((std::istreambuf_iterator<char>(cmd)), std::istreambuf_iterator<char>());
-    // Helpers of an xdc network name one of its namespaces ("xdc-<net>.<...>").
-    static const std::regex any_net(R"(xdc-[a-z][a-z0-9-]*\.)");
-    if (net.empty() ? std::regex_search(args, any_net)
-                    : args.find(net::ns_prefix(net)) != std::string::npos)
-      out.push_back("process " + pid + " " + c);
-  }
+  for (pid_t pid : net::helper_pids(net)) out.push_back("process " + std::to_string(pid));
   return out;
 }
 
