@@ -36,6 +36,44 @@ int64_t shape_stage_params(const sim::ModelShape& m, int layers, bool first, boo
          (last ? int64_t{m.vocab} * h : 0);
 }
 
+// bf16 gradients of each stage's parameters (layers split as shape_costs splits them).
+std::vector<int64_t> shape_grad_bytes(const Experiment& e, int stages) {
+  const sim::ModelShape& m = sim::find_model(e.compute.shape);
+  std::vector<int64_t> out;
+  for (int st = 0; st < stages; ++st) {
+    const int layers = m.layers / stages + (st < m.layers % stages ? 1 : 0);
+    out.push_back(2 * shape_stage_params(m, layers, st == 0, st == stages - 1));
+  }
+  return out;
+}
+
+// One message between two hosts of the topology (as link_model describes).
+sim::Link host_link(const Experiment& e, const topo::Routes& routes, const std::string& a,
+                    const std::string& b) {
+  if (a == b) return {};
+  const std::string& da = e.topology.find_host(a)->dc;
+  const std::string& db = e.topology.find_host(b)->dc;
+  if (da != db) return wan_between(e.topology, routes, da, db);
+  return {0, static_cast<double>(e.topology.intra_dc.rate_bps)};  // intra-DC delay: not emulated
+}
+
+// Ring all-reduce of `bytes` across the replicas of one stage: 2(d-1) steps of bytes/d
+// over the slowest replica-to-replica link of the ring.
+int64_t ring_allreduce_ns(const Experiment& e, const topo::Routes& routes, int stage,
+                          int64_t bytes) {
+  const int d = e.data_parallel;
+  if (d < 2 || bytes <= 0) return 0;
+  sim::Link worst;
+  int64_t worst_ns = -1;
+  const int64_t chunk = bytes / d;
+  for (int r = 0; r < d; ++r) {
+    const sim::Link l =
+        host_link(e, routes, e.placement[r][stage], e.placement[(r + 1) % d][stage]);
+    if (l.transfer_ns(chunk) > worst_ns) worst = l, worst_ns = l.transfer_ns(chunk);
+  }
+  return 2 * (d - 1) * worst_ns;
+}
+
 }  // namespace
 
 sim::LinkModel link_model(const Experiment& e) {
@@ -53,13 +91,7 @@ sim::LinkModel link_model(const Experiment& e) {
   const topo::Routes routes = topo::compute_routes(e.topology);
   for (int a = 0; a < n; ++a)
     for (int b = 0; b < n; ++b) {
-      if (hosts[a] == hosts[b]) {
-        m.at(a, b) = {};
-        continue;
-      }
-      const std::string& da = e.topology.find_host(hosts[a])->dc;
-      const std::string& db = e.topology.find_host(hosts[b])->dc;
-      if (da != db) m.at(a, b) = wan_between(e.topology, routes, da, db);
+      if (a != b) m.at(a, b) = host_link(e, routes, hosts[a], hosts[b]);
     }
   return m;
 }
@@ -89,7 +121,15 @@ sim::CostModel planned_costs(const Experiment& e, const std::vector<int>& stage_
         spec.profile_file = c.profile_file;
         break;
     }
-    return sim::make_costs(spec, e.stages, stage_rank);
+    sim::CostModel costs = sim::make_costs(spec, e.stages, stage_rank);
+    if (c.source == Compute::Source::kShape && e.data_parallel > 1) {
+      const topo::Routes routes = topo::compute_routes(e.topology);
+      const auto grads = shape_grad_bytes(e, stages);
+      for (int st = 0; st < stages; ++st)
+        costs.allreduce_ns =
+            std::max(costs.allreduce_ns, ring_allreduce_ns(e, routes, stage_rank[st], grads[st]));
+    }
+    return costs;
   }
   // Real compute, planned from FLOPs.
   const model::ModelConfig& m = e.model;
@@ -245,14 +285,8 @@ worker::RunSpec run_spec(const Experiment& e, const sched::Schedule& s, const si
     r.modeled.activation_bytes = costs.activation_bytes;
     r.modeled.opt_ns = costs.opt_ns;
     r.modeled.message_scale = e.compute.message_scale;
-    if (e.data_parallel > 1 && e.compute.source == Compute::Source::kShape) {
-      const sim::ModelShape& m = sim::find_model(e.compute.shape);
-      const int S = s.stages;
-      for (int st = 0; st < S; ++st) {
-        const int layers = m.layers / S + (st < m.layers % S ? 1 : 0);
-        r.modeled.grad_bytes.push_back(2 * shape_stage_params(m, layers, st == 0, st == S - 1));
-      }
-    }
+    if (e.data_parallel > 1 && e.compute.source == Compute::Source::kShape)
+      r.modeled.grad_bytes = shape_grad_bytes(e, s.stages);
   }
   return r;
 }

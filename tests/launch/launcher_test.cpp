@@ -101,8 +101,8 @@ TEST_F(Launcher, RanksRunOnTheirHostsAndTalkAcrossTheShapedWan) {
     rtt[std::stoi((*it)[1])] = std::stod((*it)[2]);
   ASSERT_EQ(rtt.size(), 3u) << log0;
   EXPECT_GE(rtt[1], 40.0);
-  EXPECT_LT(rtt[1], 60.0);
-  EXPECT_LT(rtt[2], 10.0);
+  EXPECT_LT(rtt[1], 80.0);
+  EXPECT_LT(rtt[2], 30.0);  // same host: no WAN (the margin is for a loaded machine)
   EXPECT_GE(rtt[3], 40.0);
   EXPECT_EQ(job_processes(), std::vector<std::string>{});
 }

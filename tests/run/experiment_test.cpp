@@ -64,6 +64,11 @@ std::string with(const std::string& from, const std::string& to) {
   return s.replace(i, from.size(), to);
 }
 
+// Test names show the case, not the bytes of the parameter.
+void PrintTo(const Bad& b, std::ostream* os) {
+  *os << b.name;
+}
+
 class BadExperiment : public ::testing::TestWithParam<Bad> {};
 
 TEST_P(BadExperiment, IsRefusedWithFileLineColumn) {

@@ -195,4 +195,23 @@ TEST(Run, CtrlCStopsTheRunAndLeavesNothingBehind) {
   EXPECT_EQ(job_processes(net, dir), std::vector<std::string>{});
 }
 
+TEST(Run, OneFOneBBubbleAtZeroDelayMatchesTheFormula) {
+  const std::string net = "trbub";
+  const fs::path dir = fresh_dir("bubble");
+  auto r = run_xdc({"run", "tests/run/bubble-0ms.yaml", "-o", dir.string(), "--name", net}, 120);
+  ASSERT_EQ(r.rc, 0) << r.out;
+  const auto sc = summary_of(dir)["schedules"][0];
+  const double p = 4, m = 8, expected = (p - 1) / (m + p - 1);
+  for (auto* def : {"zerobubble", "crosspipe"}) {
+    const double measured = sc["bubble_ratio"][def];
+    std::printf("1F1B p=4 m=8, no delay: %s bubble %.1f%%, (p-1)/(m+p-1) = %.1f%%\n", def,
+                100 * measured, 100 * expected);
+    EXPECT_NEAR(measured, expected, 0.03);
+  }
+  // The quick link check ran before the workers and its JSON is kept.
+  const auto check = nlohmann::json::parse(slurp(dir / "link_check.json"));
+  EXPECT_FALSE(check.empty());
+  EXPECT_EQ(leftovers(net), std::vector<std::string>{});
+}
+
 }  // namespace
