@@ -1,0 +1,22 @@
+// xdc report DIR: (re)build DIR/report.html from a results directory written by `xdc run`
+// or `xdc simulate` (harness/report/report.h).
+#include <iostream>
+
+#include "commands.h"
+#include "harness/common/input_error.h"
+#include "harness/report/report.h"
+
+namespace xdc::cli {
+
+void add_report_command(CLI::App& app, Commands& out) {
+  static std::string dir;
+  auto* c = app.add_subcommand(
+      "report", "(re)build the self-contained HTML report (DIR/report.html) of a results dir");
+  c->add_option("dir", dir, "results directory (with summary.json)")->required();
+  out.push_back({c, [] {
+                   std::cout << "wrote " << report::write_report(dir) << "\n";
+                   return kExitOk;
+                 }});
+}
+
+}  // namespace xdc::cli

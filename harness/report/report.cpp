@@ -1,0 +1,159 @@
+#include "harness/report/report.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+
+#include "harness/report/gantt_svg.h"
+#include "harness/report/html.h"
+#include "harness/report/loss_chart.h"
+#include "harness/report/table.h"
+
+namespace xdc::report {
+
+namespace {
+
+// Looks live in one place; charts carry only classes (svg.h).
+constexpr const char* kStyle = R"css(
+:root{--ink:#1d2327;--mute:#5f6b73;--line:#d5dade}
+body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Helvetica,Arial,sans-serif;color:var(--ink);
+ margin:24px auto;max-width:1180px;padding:0 16px;background:#fff}
+h1{font-size:24px;margin:0 0 4px}h2{font-size:18px;margin:28px 0 8px;border-bottom:1px solid var(--line);padding-bottom:4px}
+h3{font-size:15px;margin:18px 0 6px}.sub{color:var(--mute);margin:0}
+dl.facts{display:grid;grid-template-columns:repeat(auto-fill,minmax(260px,1fr));gap:2px 18px;margin:0}
+dl.facts div{display:flex;gap:8px}dl.facts dt{color:var(--mute)}dl.facts dd{margin:0;font-variant-numeric:tabular-nums}
+table{border-collapse:collapse;font-variant-numeric:tabular-nums;margin:6px 0}
+th,td{padding:4px 10px;border-bottom:1px solid var(--line);text-align:left;vertical-align:top}
+th{font-weight:600;background:#f4f6f8}td.n{text-align:right}.sim{color:var(--mute);font-size:12px}
+tr.failed td{background:#fff3f3}.bad{color:#b3261e;font-weight:600}.good{color:#1e7b34;font-weight:600}
+td.err{color:#b3261e;font-size:12px}.note{color:var(--mute);font-size:13px}
+figure{margin:10px 0 22px}figcaption{font-size:13px;color:var(--mute);margin:6px 0 2px}
+svg.gantt,svg.chart{width:100%;height:auto;display:block}svg.chart{max-width:820px}
+svg text{font-family:system-ui,Helvetica,Arial,sans-serif}
+.rl{font-size:11px;fill:var(--mute)}.tl{font-size:11px;fill:var(--mute)}
+.grid{stroke:#e3e7ea;stroke-width:1}.tick,.axis{stroke:#8a959c;stroke-width:1}
+.idle{fill:#eceff1}
+.blk.F{fill:#4e79a7}.blk.B{fill:#59a14f}.blk.W{fill:#e9c13b}.blk.BW{fill:#2e7d57}
+.blk.odd{fill-opacity:.62}.opt{fill:#79706e}.send{fill:#e15759}.recv{fill:#f4a7a6}.ar{fill:#9467bd}
+rect.blk,rect.opt{stroke:#fff;stroke-width:.35}
+.mb{font-size:10px;fill:#fff;pointer-events:none}.mb.dark{fill:#3b3000}
+.loss{fill:none;stroke-width:2}
+.legend{display:flex;flex-wrap:wrap;gap:4px 16px;font-size:12px;color:var(--mute);margin:4px 0 8px}
+.legend svg{vertical-align:-1px}
+footer{margin-top:32px;color:var(--mute);font-size:12px}
+@media print{body{margin:0;max-width:none}h2{break-after:avoid}figure{break-inside:avoid}}
+)css";
+
+std::string section(const std::string& id, const std::string& title, const std::string& body) {
+  return fmt::format("<section id=\"{}\"><h2>{}</h2>{}</section>\n", id, escape(title), body);
+}
+
+int64_t span_of(const std::optional<trace::Trace>& t) {
+  int64_t end = 0;
+  if (t)
+    for (const auto& e : t->events) end = std::max(end, e.end_ns);
+  return end;
+}
+
+std::string timeline(const ScheduleData& s) {
+  const int64_t span = std::max(span_of(s.measured), span_of(s.simulated));
+  std::string body;
+  auto one = [&](const trace::Trace& t, const std::string& what, const std::string& kind) {
+    GanttOptions o;
+    o.span_ns = span;
+    o.label = s.name + " " + kind + " timeline";
+    const double iter_s = static_cast<double>(span_of(t)) / 1e9;
+    body += fmt::format("<figcaption>{} &mdash; {} ranks, {} microbatches, {}</figcaption>{}",
+                        escape(what), t.ranks, t.microbatches, escape(seconds_text(iter_s)),
+                        gantt_svg(t, o));
+  };
+  if (s.measured) one(*s.measured, s.measured_label, "measured");
+  if (s.simulated)
+    one(*s.simulated, s.measured ? "simulated" : "simulated (one iteration)", "simulated");
+  if (!s.measured && !s.simulated)
+    body = "<p class=\"note\">no trace was recorded for this schedule</p>";
+  return fmt::format("<figure class=\"timeline\" data-schedule=\"{}\"><h3>{}</h3>{}</figure>",
+                     escape(s.name), escape(s.name), body);
+}
+
+std::string facts(const RunData& d) {
+  std::string out = "<dl class=\"facts\">";
+  for (const auto& [k, v] : d.setup)
+    out += fmt::format("<div><dt>{}</dt><dd>{}</dd></div>", escape(k), escape(v));
+  return out + "</dl>";
+}
+
+}  // namespace
+
+std::string render_html(const RunData& d) {
+  std::string subtitle =
+      "backend: " + (d.backend.empty() ? std::string("not recorded") : d.backend);
+  if (!d.compute_mode.empty()) subtitle += " · compute: " + d.compute_mode;
+  subtitle += " · " + std::to_string(d.schedules.size()) + " schedule(s)";
+  if (d.simulated_only) subtitle += " · simulation only (no emulated network)";
+
+  std::string page = fmt::format(
+      "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+      "<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">"
+      "<title>xdc report: {}</title><style>{}</style></head><body>\n"
+      "<header><h1>{}</h1><p class=\"sub\">{}</p></header>\n",
+      escape(d.experiment), kStyle, escape(d.experiment), escape(subtitle));
+  if (!d.setup.empty()) page += section("setup", "Run", facts(d));
+
+  std::string cmp = comparison_table_html(d);
+  cmp +=
+      "<p class=\"note\">Bubble ratios, each named: <b>Megatron</b> = (iteration &minus; "
+      "max per-rank compute) / max per-rank compute; <b>ZeroBubble</b> = (span &minus; "
+      "compute) / span of the rank with the longest span; <b>CrossPipe</b> = mean over ranks "
+      "of idle / total from the first F to the last operation. Grey values below are the "
+      "simulator's prediction of the same schedule.</p>";
+  page += section("comparison", "Schedules compared", cmp);
+
+  std::string tl = gantt_legend_html();
+  for (const auto& s : d.schedules) tl += timeline(s);
+  page += section("timelines", "Timelines (one iteration, one row per rank)", tl);
+
+  std::vector<LossSeries> series;
+  for (const auto& s : d.schedules)
+    if (!s.loss.empty()) series.push_back({s.name, s.loss});
+  if (std::string chart = loss_chart_svg(series); !chart.empty())
+    page += section("loss", "Training loss", "<figure>" + chart + "</figure>");
+
+  if (d.link_check)
+    page += section(
+        "links",
+        "Link check (backend " + d.link_check->value("backend", std::string("not recorded")) + ")",
+        link_table_html(*d.link_check));
+
+  if (!d.notes.empty()) {
+    std::string n = "<ul>";
+    for (const auto& x : d.notes) n += "<li>" + escape(x) + "</li>";
+    page += section("notes", "Notes", n + "</ul>");
+  }
+  std::string files;
+  for (const auto& s : d.schedules)
+    files += fmt::format(" <code>{}/trace.json</code>", escape(s.name));
+  page += "<footer>Generated by <code>xdc report</code> from " + escape(d.dir) +
+          ". Chrome/Perfetto traces (open in ui.perfetto.dev or chrome://tracing):" + files +
+          ".</footer>\n</body></html>\n";
+  return page;
+}
+
+std::string write_report(const std::string& dir) {
+  const RunData d = read_results_dir(dir);
+  const std::string path = (std::filesystem::path(dir) / "report.html").string();
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) throw std::runtime_error("cannot write " + tmp);
+    out << render_html(d);
+    if (!out.flush()) throw std::runtime_error("cannot write " + tmp);
+  }
+  std::filesystem::rename(tmp, path);
+  return path;
+}
+
+}  // namespace xdc::report

@@ -1,0 +1,266 @@
+#include "harness/report/results_dir.h"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <sstream>
+
+#include "harness/common/input_error.h"
+
+namespace xdc::report {
+namespace fs = std::filesystem;
+
+namespace {
+
+std::optional<std::string> read_text(const fs::path& p) {
+  std::ifstream in(p);
+  if (!in) return std::nullopt;
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::optional<nlohmann::json> read_json(const fs::path& p, std::vector<std::string>& notes) {
+  auto text = read_text(p);
+  if (!text) return std::nullopt;
+  try {
+    return nlohmann::json::parse(*text);
+  } catch (const std::exception& e) {
+    notes.push_back(p.filename().string() + ": not JSON (" + e.what() + ")");
+    return std::nullopt;
+  }
+}
+
+std::optional<trace::Trace> read_trace(const fs::path& p, std::vector<std::string>& notes) {
+  auto text = read_text(p);
+  if (!text) return std::nullopt;
+  try {
+    return trace::from_csv(*text);
+  } catch (const std::exception& e) {
+    notes.push_back(p.parent_path().filename().string() + "/" + p.filename().string() +
+                    ": unreadable trace (" + e.what() + ")");
+    return std::nullopt;
+  }
+}
+
+std::optional<double> number(const nlohmann::json& j, const char* key) {
+  if (!j.is_object() || !j.contains(key) || !j[key].is_number()) return std::nullopt;
+  return j[key].get<double>();
+}
+
+std::optional<trace::BubbleRatios> bubbles(const nlohmann::json& j, const char* key) {
+  if (!j.is_object() || !j.contains(key) || !j[key].is_object()) return std::nullopt;
+  const auto& b = j[key];
+  trace::BubbleRatios r;
+  r.megatron = number(b, "megatron").value_or(NAN);
+  r.zerobubble = number(b, "zerobubble").value_or(NAN);
+  r.crosspipe = number(b, "crosspipe").value_or(NAN);
+  return r;
+}
+
+std::string scalar_text(const nlohmann::json& v) {
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_boolean()) return v.get<bool>() ? "yes" : "no";
+  if (v.is_number_integer()) return std::to_string(v.get<int64_t>());
+  if (v.is_number()) {
+    std::ostringstream s;
+    s << v.get<double>();
+    return s.str();
+  }
+  return v.dump();
+}
+
+// Scalar members (and one level of objects, as "a.b") in file order.
+void add_facts(const nlohmann::json& j, const std::vector<std::string>& skip,
+               std::vector<std::pair<std::string, std::string>>& out) {
+  if (!j.is_object()) return;
+  for (auto& [k, v] : j.items()) {
+    if (std::find(skip.begin(), skip.end(), k) != skip.end()) continue;
+    if (v.is_primitive() && !v.is_null()) out.emplace_back(k, scalar_text(v));
+    if (v.is_object())
+      for (auto& [k2, v2] : v.items())
+        if (v2.is_primitive() && !v2.is_null()) out.emplace_back(k + "." + k2, scalar_text(v2));
+  }
+}
+
+// The measured trace's median-time iteration, and which one it was.
+void pick_measured(ScheduleData& s, const fs::path& dir, std::vector<std::string>& notes) {
+  auto all = read_trace(dir / "trace.csv", notes);
+  if (!all || all->events.empty()) return;
+  std::vector<std::vector<int64_t>> starts, ends;
+  for (int r = 0; r < all->ranks; ++r) {
+    std::vector<std::string> ignore;
+    auto rep = read_json(dir / ("rank" + std::to_string(r) + ".json"), ignore);
+    if (!rep || !rep->contains("iteration_start_ns") || !rep->contains("iteration_end_ns")) {
+      starts.clear();
+      ends.clear();
+      break;
+    }
+    starts.push_back((*rep)["iteration_start_ns"].get<std::vector<int64_t>>());
+    ends.push_back((*rep)["iteration_end_ns"].get<std::vector<int64_t>>());
+  }
+  auto its = split_iterations(*all, starts, ends);
+  std::erase_if(its, [](const trace::Trace& t) { return t.events.empty(); });
+  if (its.empty()) return;
+  std::vector<std::pair<int64_t, size_t>> by_time;
+  for (size_t i = 0; i < its.size(); ++i)
+    by_time.emplace_back(trace::analyze(its[i]).iteration_ns, i);
+  std::sort(by_time.begin(), by_time.end());
+  const size_t k = by_time[(by_time.size() - 1) / 2].second;
+  s.measured = from_zero(its[k]);
+  s.measured_label = its.size() == 1 ? "measured"
+                                     : "measured: iteration " + std::to_string(k + 1) + " of " +
+                                           std::to_string(its.size()) + " (median time)";
+}
+
+ScheduleData from_run_entry(const nlohmann::json& j, const fs::path& root,
+                            std::vector<std::string>& notes) {
+  ScheduleData s;
+  s.name = j.value("schedule", std::string("?"));
+  s.ok = j.value("ok", true);
+  s.error = j.value("error", std::string());
+  s.iterations = j.value("iterations", 0);
+  s.iteration_s_mean = number(j, "iteration_s_mean");
+  s.iteration_s_p50 = number(j, "iteration_s_p50");
+  s.iteration_s_p95 = number(j, "iteration_s_p95");
+  if (s.iterations == 0 && j.contains("iteration_s") && j["iteration_s"].is_array())
+    s.iterations = static_cast<int>(j["iteration_s"].size());
+  if (s.iterations == 0 && s.iteration_s_mean.value_or(0) == 0)  // nothing was measured
+    s.iteration_s_mean = s.iteration_s_p50 = s.iteration_s_p95 = std::nullopt;
+  s.bubble = bubbles(j, "bubble_ratio");
+  if (!s.iteration_s_mean) s.bubble = std::nullopt;
+  s.simulated_iteration_s = number(j, "simulated_iteration_s");
+  if (s.simulated_iteration_s.value_or(0) <= 0) s.simulated_iteration_s = std::nullopt;
+  s.simulated_bubble = bubbles(j, "simulated_bubble_ratio");
+  if (!s.simulated_iteration_s) s.simulated_bubble = std::nullopt;
+  s.simulated_costs = j.value("simulated_costs", std::string());
+  s.tokens_per_s = number(j, "tokens_per_s");
+  if (s.tokens_per_s.value_or(0) <= 0) s.tokens_per_s = std::nullopt;
+  if (j.contains("mfu") && j["mfu"].is_object()) {
+    s.mfu = number(j["mfu"], "value");
+    s.peak_flops_per_rank = number(j["mfu"], "peak_flops_per_rank");
+  }
+  if (j.contains("loss") && j["loss"].is_array())
+    for (auto& v : j["loss"]) s.loss.push_back(v.is_number() ? v.get<double>() : NAN);
+  const fs::path dir = root / s.name;
+  pick_measured(s, dir, notes);
+  if (auto sim = read_trace(dir / "simulated.trace.csv", notes); sim && !sim->events.empty())
+    s.simulated = from_zero(*sim);
+  return s;
+}
+
+ScheduleData from_simulate_entry(const std::string& name, const nlohmann::json& j,
+                                 const fs::path& root, std::vector<std::string>& notes) {
+  ScheduleData s;
+  s.name = name;
+  if (auto ns = number(j, "iteration_ns")) s.simulated_iteration_s = *ns / 1e9;
+  s.simulated_bubble = bubbles(j, "bubble");
+  if (auto sim = read_trace(root / name / "trace.csv", notes); sim && !sim->events.empty())
+    s.simulated = from_zero(*sim);
+  return s;
+}
+
+}  // namespace
+
+trace::Trace from_zero(trace::Trace t) {
+  int64_t first = std::numeric_limits<int64_t>::max();
+  for (auto& e : t.events) first = std::min(first, e.start_ns);
+  if (t.events.empty()) return t;
+  for (auto& e : t.events) {
+    e.start_ns -= first;
+    e.end_ns -= first;
+  }
+  return t;
+}
+
+std::vector<trace::Trace> split_iterations(const trace::Trace& t,
+                                           const std::vector<std::vector<int64_t>>& starts,
+                                           const std::vector<std::vector<int64_t>>& ends) {
+  auto empty_like = [&] {
+    trace::Trace o;
+    o.name = t.name;
+    o.ranks = t.ranks;
+    o.microbatches = t.microbatches;
+    return o;
+  };
+  std::vector<trace::Trace> out;
+  const bool bounds =
+      !starts.empty() && starts.size() == ends.size() && static_cast<int>(starts.size()) >= t.ranks;
+  if (bounds) {
+    size_t n = std::numeric_limits<size_t>::max();
+    for (size_t r = 0; r < starts.size(); ++r) n = std::min({n, starts[r].size(), ends[r].size()});
+    out.assign(n, empty_like());
+    for (const auto& e : t.events)
+      for (size_t i = 0; i < n; ++i)
+        if (e.rank >= 0 && e.rank < static_cast<int>(starts.size()) &&
+            e.start_ns >= starts[e.rank][i] && e.start_ns < ends[e.rank][i]) {
+          out[i].events.push_back(e);
+          break;
+        }
+    return out;
+  }
+  // By OPT: each rank's events in start order; an OPT closes that rank's iteration.
+  std::vector<trace::Event> events = t.events;
+  std::stable_sort(events.begin(), events.end(),
+                   [](const auto& a, const auto& b) { return a.start_ns < b.start_ns; });
+  std::vector<size_t> iteration(std::max(0, t.ranks), 0);
+  bool any_opt = false;
+  for (const auto& e : events) {
+    if (e.rank < 0 || e.rank >= t.ranks) continue;
+    size_t& i = iteration[e.rank];
+    if (out.size() <= i) out.resize(i + 1, empty_like());
+    out[i].events.push_back(e);
+    if (e.kind == trace::Kind::OPT) {
+      ++i;
+      any_opt = true;
+    }
+  }
+  if (!any_opt) {
+    out.assign(1, empty_like());
+    out[0].events = events;
+  }
+  return out;
+}
+
+RunData read_results_dir(const std::string& dir_text) {
+  const fs::path dir = dir_text;
+  RunData d;
+  d.dir = dir_text;
+  auto summary = read_json(dir / "summary.json", d.notes);
+  if (!summary || !summary->is_object())
+    throw InputError(SourcePos{(dir / "summary.json").string(), 0, 0},
+                     "no readable summary.json: not a results directory of xdc run or xdc "
+                     "simulate");
+  const auto& s = *summary;
+  std::string name = fs::absolute(dir).lexically_normal().filename().string();
+  if (name.empty()) name = fs::absolute(dir).lexically_normal().parent_path().filename().string();
+  d.experiment = s.value("experiment", name);
+  d.compute_mode = s.value("compute_mode", std::string());
+  d.simulated_only =
+      s.value("simulated", false) || (s.contains("schedules") && s["schedules"].is_object());
+  d.backend = s.value("backend", std::string(d.simulated_only ? "none (simulated)" : ""));
+  add_facts(s, {"experiment", "backend", "compute_mode", "simulated", "schedules"}, d.setup);
+  if (auto env = read_json(dir / "environment.json", d.notes))
+    add_facts(*env,
+              {"wan_links", "notes", "compute_mode", "shaping_backend", "network", "mpi_tcp_links"},
+              d.setup);
+  if (s.contains("schedules") && s["schedules"].is_array()) {
+    for (const auto& j : s["schedules"])
+      if (j.is_object()) d.schedules.push_back(from_run_entry(j, dir, d.notes));
+  } else if (s.contains("schedules") && s["schedules"].is_object()) {
+    for (auto& [k, v] : s["schedules"].items())
+      d.schedules.push_back(from_simulate_entry(k, v, dir, d.notes));
+  }
+  if (auto lc = read_json(dir / "link_check.json", d.notes)) {
+    if (lc->is_object() && lc->contains("links") && (*lc)["links"].is_array())
+      d.link_check = *lc;
+    else
+      d.notes.push_back("link_check.json: no \"links\" array");
+    if (d.backend.empty()) d.backend = lc->value("backend", std::string());
+  }
+  return d;
+}
+
+}  // namespace xdc::report

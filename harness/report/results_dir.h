@@ -1,0 +1,68 @@
+#pragma once
+// What a report shows, read from a results directory. Two layouts are understood:
+//  - `xdc run` (harness/run/runner.h): summary.json {"experiment", "backend",
+//    "compute_mode", ..., "schedules": [{"schedule", "iteration_s_mean", ...}]},
+//    environment.json, link_check.json, and per schedule <schedule>/trace.csv (measured,
+//    every measured iteration), rank<r>.json (each rank's iteration bounds) and
+//    simulated.trace.csv;
+//  - `xdc simulate`: summary.json {"simulated": true, "schedules": {name: {...}}} and per
+//    schedule <schedule>/trace.csv (simulated, one iteration).
+// Everything is optional but summary.json: a section of the report appears when its file
+// does. Files that exist but cannot be read become `notes` (shown on the page), not errors.
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "harness/trace/analysis.h"
+#include "harness/trace/trace.h"
+
+namespace xdc::report {
+
+struct ScheduleData {
+  std::string name;
+  bool ok = true;
+  std::string error;
+  // Measured (absent in a simulation-only directory).
+  std::optional<double> iteration_s_mean, iteration_s_p50, iteration_s_p95;
+  std::optional<trace::BubbleRatios> bubble;
+  int iterations = 0;
+  // Predicted by the simulator.
+  std::optional<double> simulated_iteration_s;
+  std::optional<trace::BubbleRatios> simulated_bubble;
+  std::string simulated_costs;  // how the simulator's costs were chosen, when said
+  std::optional<double> tokens_per_s;
+  std::optional<double> mfu, peak_flops_per_rank;
+  std::vector<double> loss;  // per measured iteration; NaN where a value was missing
+  // One iteration of each trace, times from 0 at the iteration's first event.
+  std::optional<trace::Trace> measured;
+  std::string measured_label;  // which iteration: "iteration 7 of 20 (median time)"
+  std::optional<trace::Trace> simulated;
+};
+
+struct RunData {
+  std::string dir;
+  std::string experiment;    // summary "experiment", else the directory's name
+  std::string backend;       // shaping backend, or "none (simulated)"
+  std::string compute_mode;  // "" when not said
+  bool simulated_only = false;
+  std::vector<std::pair<std::string, std::string>> setup;  // scalar facts of the run
+  std::vector<ScheduleData> schedules;
+  std::optional<nlohmann::json> link_check;  // `xdc check --json` form
+  std::vector<std::string> notes;            // files that were there but unreadable
+};
+
+// Throws InputError when DIR has no readable summary.json.
+RunData read_results_dir(const std::string& dir);
+
+// Iterations of a merged multi-iteration trace: by the ranks' own bounds when given
+// (start/end per rank, per iteration, on the trace's clock), else each rank's events up to
+// and including its k-th OPT form iteration k, else the whole trace is one iteration.
+std::vector<trace::Trace> split_iterations(const trace::Trace& t,
+                                           const std::vector<std::vector<int64_t>>& starts,
+                                           const std::vector<std::vector<int64_t>>& ends);
+
+// The trace moved so that its first event starts at 0.
+trace::Trace from_zero(trace::Trace t);
+
+}  // namespace xdc::report

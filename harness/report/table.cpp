@@ -1,0 +1,137 @@
+#include "harness/report/table.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <functional>
+
+#include "harness/report/html.h"
+
+namespace xdc::report {
+
+namespace {
+
+struct Column {
+  std::string head, title;                               // header text and its tooltip
+  std::function<std::string(const ScheduleData&)> cell;  // "" = no value
+  bool numeric = true;
+};
+
+std::string opt_seconds(const std::optional<double>& v) {
+  return v ? seconds_text(*v) : "";
+}
+
+// "31.2 %" measured with the simulator's "sim 28.0 %" under it when both exist.
+std::string bubble_cell(const ScheduleData& s, double trace::BubbleRatios::*field) {
+  std::string out;
+  if (s.bubble) out = escape(percent((*s.bubble).*field));
+  if (s.simulated_bubble) {
+    const std::string sim = escape(percent((*s.simulated_bubble).*field));
+    out += out.empty() ? sim : "<br><span class=\"sim\">sim " + sim + "</span>";
+  }
+  return out;
+}
+
+std::string json_number(const nlohmann::json& j, const char* key, int decimals) {
+  if (!j.is_object() || !j.contains(key) || !j[key].is_number()) return "-";
+  return fixed(j[key].get<double>(), decimals);
+}
+
+}  // namespace
+
+std::string comparison_table_html(const RunData& d) {
+  const bool sim_only = d.simulated_only;
+  std::vector<Column> cols = {
+      {"schedule", "", [](const ScheduleData& s) { return escape(s.name); }, false},
+      {"iteration mean", "measured, mean over iterations",
+       [](const ScheduleData& s) { return escape(opt_seconds(s.iteration_s_mean)); }},
+      {"p50", "measured median",
+       [](const ScheduleData& s) { return escape(opt_seconds(s.iteration_s_p50)); }},
+      {"p95", "measured 95th percentile",
+       [](const ScheduleData& s) { return escape(opt_seconds(s.iteration_s_p95)); }},
+      {sim_only ? "iteration (simulated)" : "simulated", "the simulator's prediction",
+       [](const ScheduleData& s) { return escape(opt_seconds(s.simulated_iteration_s)); }},
+      {"measured / simulated", "",
+       [](const ScheduleData& s) -> std::string {
+         if (!s.iteration_s_mean || !s.simulated_iteration_s) return "";
+         return escape(fixed(*s.iteration_s_mean / *s.simulated_iteration_s, 2));
+       }},
+      {"bubble Megatron", "(iteration - max compute) / max compute",
+       [](const ScheduleData& s) { return bubble_cell(s, &trace::BubbleRatios::megatron); }},
+      {"bubble ZeroBubble", "(span - compute) / span of the rank with the longest span",
+       [](const ScheduleData& s) { return bubble_cell(s, &trace::BubbleRatios::zerobubble); }},
+      {"bubble CrossPipe", "mean over ranks of idle / total from the first F",
+       [](const ScheduleData& s) { return bubble_cell(s, &trace::BubbleRatios::crosspipe); }},
+      {"tokens/s", "measured",
+       [](const ScheduleData& s) {
+         return s.tokens_per_s ? escape(si_text(*s.tokens_per_s)) : "";
+       }},
+      {"MFU", "model FLOPs utilisation against the stated peak per rank",
+       [](const ScheduleData& s) -> std::string {
+         if (!s.mfu) return "";
+         std::string c = escape(percent(*s.mfu, 2));
+         if (s.peak_flops_per_rank)
+           c += "<br><span class=\"sim\">of " + escape(si_text(*s.peak_flops_per_rank)) +
+                "FLOP/s</span>";
+         return c;
+       }},
+  };
+  std::vector<bool> used(cols.size(), false);
+  used[0] = true;
+  for (const auto& s : d.schedules)
+    for (size_t c = 1; c < cols.size(); ++c)
+      if (!cols[c].cell(s).empty()) used[c] = true;
+
+  std::string out = "<table class=\"cmp\"><thead><tr>";
+  for (size_t c = 0; c < cols.size(); ++c)
+    if (used[c])
+      out += fmt::format("<th title=\"{}\">{}</th>", escape(cols[c].title), escape(cols[c].head));
+  out += "</tr></thead><tbody>";
+  for (const auto& s : d.schedules) {
+    out += s.ok ? "<tr>" : "<tr class=\"failed\">";
+    for (size_t c = 0; c < cols.size(); ++c) {
+      if (!used[c]) continue;
+      std::string v = cols[c].cell(s);
+      if (c == 0 && !s.ok) v += " <span class=\"bad\">failed</span>";
+      out +=
+          fmt::format("<td{}>{}</td>", cols[c].numeric ? " class=\"n\"" : "", v.empty() ? "-" : v);
+    }
+    out += "</tr>";
+    if (!s.ok && !s.error.empty())
+      out += fmt::format("<tr class=\"failed\"><td colspan=\"{}\" class=\"err\">{}</td></tr>",
+                         std::count(used.begin(), used.end(), true), escape(s.error));
+  }
+  return out + "</tbody></table>";
+}
+
+std::string link_table_html(const nlohmann::json& check) {
+  std::string out =
+      "<table class=\"links\"><thead><tr><th>link</th><th>delay ms<br><span "
+      "class=\"sim\">configured</span></th><th>jitter ms<br><span "
+      "class=\"sim\">configured</span></th><th>loss %<br><span "
+      "class=\"sim\">configured</span></th><th>rate Mbit/s<br><span "
+      "class=\"sim\">configured</span></th><th>base RTT ms</th><th>RTT median ms</th><th>RTT "
+      "stdev ms</th><th>goodput Mbit/s</th><th>loss %</th><th>ok</th></tr></thead><tbody>";
+  if (!check.is_object() || !check.contains("links") || !check["links"].is_array())
+    return out + "</tbody></table>";
+  for (const auto& l : check["links"]) {
+    if (!l.is_object()) continue;
+    const auto cfg = l.value("configured", nlohmann::json::object());
+    const auto m = l.value("measured", nlohmann::json::object());
+    const bool ok = l.value("ok", false);
+    out += fmt::format(
+        "<tr><td>{} &rarr; {}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td "
+        "class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td "
+        "class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td "
+        "class=\"n\">{}</td><td class=\"{}\">{}</td></tr>",
+        escape(l.value("from", std::string("?"))), escape(l.value("to", std::string("?"))),
+        json_number(cfg, "delay_ms", 2), json_number(cfg, "jitter_ms", 2),
+        json_number(cfg, "loss_pct", 2), json_number(cfg, "rate_mbit", 0),
+        json_number(m, "base_rtt_ms", 2), json_number(m, "rtt_median_ms", 2),
+        json_number(m, "rtt_stdev_ms", 2), json_number(m, "goodput_mbit", 0),
+        json_number(m, "loss_pct", 2), ok ? "good" : "bad", ok ? "ok" : "NO");
+  }
+  return out + "</tbody></table>";
+}
+
+}  // namespace xdc::report
