@@ -18,6 +18,7 @@ void add_check_command(CLI::App& app, Commands& out);      // check
 void add_schedule_commands(CLI::App& app, Commands& out);  // schedule show (cmd_schedule.cpp)
 void add_simulate_command(CLI::App& app, Commands& out);   // simulate (cmd_simulate.cpp)
 void add_run_command(CLI::App& app, Commands& out);        // run, mpi-agent (cmd_run.cpp)
+void add_sweep_command(CLI::App& app, Commands& out);      // sweep (cmd_sweep.cpp)
 void add_report_command(CLI::App& app, Commands& out);     // report (cmd_report.cpp)
 
 }  // namespace xdc::cli

@@ -22,6 +22,7 @@ int main(int argc, char** argv) {
   xdc::cli::add_schedule_commands(app, commands);
   xdc::cli::add_simulate_command(app, commands);
   xdc::cli::add_run_command(app, commands);
+  xdc::cli::add_sweep_command(app, commands);
   xdc::cli::add_report_command(app, commands);
   try {
     app.parse(argc, argv);

@@ -1,0 +1,118 @@
+// xdc sweep SWEEP.yaml [-o DIR]: every grid point of a sweep as one `xdc run`, resumable
+// (harness/sweep/runner.h). On a terminal a progress bar with an ETA stays on the last
+// line and the runs' steps scroll above it; otherwise plain lines. Ctrl-C cancels the
+// current point (its network is torn down) and stops; the same command resumes.
+#include <signal.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <iostream>
+
+#include "commands.h"
+#include "harness/common/input_error.h"
+#include "harness/sweep/runner.h"
+
+namespace xdc::cli {
+namespace {
+
+std::atomic<bool> g_sweep_cancel{false};
+extern "C" void on_sweep_signal(int) {
+  g_sweep_cancel = true;
+}
+
+class CancelSweepOnSignal {
+ public:
+  CancelSweepOnSignal() {
+    struct sigaction sa {};
+    sa.sa_handler = on_sweep_signal;
+    sigaction(SIGINT, &sa, &old_int_);
+    sigaction(SIGTERM, &sa, &old_term_);
+  }
+  ~CancelSweepOnSignal() {
+    sigaction(SIGINT, &old_int_, nullptr);
+    sigaction(SIGTERM, &old_term_, nullptr);
+  }
+
+ private:
+  struct sigaction old_int_ {
+  }, old_term_{};
+};
+
+std::string hms(double s) {
+  if (s < 0) return "--";
+  const long t = static_cast<long>(s + 0.5);
+  return t >= 3600 ? fmt::format("{}h{:02}m", t / 3600, t / 60 % 60)
+                   : fmt::format("{}m{:02}s", t / 60, t % 60);
+}
+
+// "[########..........] 4/12 points  ETA 3m10s  delay-20ms_schedules-1f1b"
+std::string bar(const sweep::Progress& p) {
+  const int width = 24;
+  const int filled = p.total ? static_cast<int>(width * p.finished / p.total) : 0;
+  return fmt::format("[{}{}] {}/{} points  ETA {}  {}", std::string(filled, '#'),
+                     std::string(width - filled, '.'), p.finished, p.total, hms(p.eta_s), p.point);
+}
+
+}  // namespace
+
+void add_sweep_command(CLI::App& app, Commands& out) {
+  auto* c = app.add_subcommand(
+      "sweep", "run an experiment over a grid of settings (resumable: rerun to continue)");
+  static std::string file;
+  static sweep::SweepOptions opts;
+  static bool verbose_steps = false, list_only = false;
+  c->add_option("sweep", file, "sweep YAML")->required();
+  c->add_option("-o,--output", opts.out_dir, "sweep directory (default results/sweep-<name>)");
+  c->add_option("--name", opts.network_name, "name of the network each point builds");
+  c->add_flag("--retry-failed", opts.retry_failed, "run failed points again");
+  c->add_flag("--list", list_only, "list the points and their state; run nothing");
+  c->add_flag("--steps", verbose_steps, "print every run step (always, when not a terminal)");
+  out.push_back({c, [] {
+                   const sweep::Sweep s = sweep::load_sweep(file);
+                   if (list_only) {
+                     const std::string dir =
+                         opts.out_dir.empty() ? sweep::default_sweep_dir(s) : opts.out_dir;
+                     for (auto& p : sweep::survey(s, dir))
+                       std::cout << fmt::format("{:4} {:12} {}\n", p.point.index + 1,
+                                                sweep::state_name(p.state), p.point.id);
+                     return static_cast<int>(kExitOk);
+                   }
+                   const bool tty = isatty(STDOUT_FILENO);
+                   CancelSweepOnSignal guard;
+                   opts.cancel = &g_sweep_cancel;
+                   opts.progress = [tty](const sweep::Progress& p) {
+                     if (!tty) {
+                       if (p.step)
+                         std::cout << "  " << p.line << "\n";
+                       else
+                         std::cout << p.line
+                                   << (p.eta_s >= 0 && !p.line.empty()
+                                           ? fmt::format("  [{}/{}, ETA {}]", p.finished, p.total,
+                                                         hms(p.eta_s))
+                                           : "")
+                                   << "\n";
+                       std::cout.flush();
+                       return;
+                     }
+                     std::cout << "\r\033[K";
+                     if (!p.step || verbose_steps) std::cout << p.line << "\n";
+                     std::cout << bar(p) << std::flush;
+                   };
+                   const sweep::SweepOutcome r = sweep::run_sweep(s, opts);
+                   if (tty) std::cout << "\n";
+                   size_t done = 0;
+                   for (auto& p : r.points) done += p.state == sweep::PointState::kDone;
+                   std::cout << fmt::format("sweep {}: {} of {} points done, {} failed\n", s.name,
+                                            done, r.points.size(), r.failed());
+                   std::cout << "results: " << r.out_dir << "/sweep.csv, " << r.out_dir
+                             << "/index.html\n";
+                   if (r.interrupted) {
+                     std::cerr << "xdc: sweep interrupted; rerun the same command to resume\n";
+                     return static_cast<int>(kExitRunFailed);
+                   }
+                   return static_cast<int>(r.failed() ? kExitRunFailed : kExitOk);
+                 }});
+}
+
+}  // namespace xdc::cli

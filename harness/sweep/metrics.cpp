@@ -1,0 +1,210 @@
+// Sweep rows, point states and sweep.csv (see metrics.h).
+#include "harness/sweep/metrics.h"
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "harness/common/units.h"
+
+namespace xdc::sweep {
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+std::optional<nlohmann::json> read_json(const fs::path& p) {
+  if (!fs::exists(p)) return std::nullopt;
+  try {
+    return nlohmann::json::parse(slurp(p));
+  } catch (const nlohmann::json::exception&) {
+    return std::nullopt;
+  }
+}
+
+void put(Row& r, const std::string& name, const nlohmann::json& v) {
+  if (v.is_number() && std::isfinite(v.get<double>())) r.m[name] = v.get<double>();
+}
+
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+}  // namespace
+
+std::vector<std::string> metric_names() {
+  return {"iteration_s",
+          "iteration_s_p50",
+          "iteration_s_p95",
+          "slowdown",
+          "bubble.megatron",
+          "bubble.zerobubble",
+          "bubble.crosspipe",
+          "simulated_iteration_s",
+          "simulated_bubble.megatron",
+          "simulated_bubble.zerobubble",
+          "simulated_bubble.crosspipe",
+          "measured_over_simulated",
+          "tokens_per_s"};
+}
+
+std::optional<double> numeric_value(const std::string& label, std::string* unit) {
+  auto set = [&](const char* u) {
+    if (unit) *unit = u;
+  };
+  if (auto d = parse_duration_us(label); d && label != "0") {
+    set("ms");
+    return static_cast<double>(*d.value) / 1000.0;
+  }
+  if (auto r = parse_rate_bps(label)) {
+    set("Mbit/s");
+    return static_cast<double>(*r.value) / 1e6;
+  }
+  if (!label.empty() && label.back() == '%')
+    if (auto p = parse_percent(label)) {
+      set("%");
+      return *p.value;
+    }
+  char* end = nullptr;
+  const double x = std::strtod(label.c_str(), &end);
+  if (!label.empty() && end == label.c_str() + label.size() && std::isfinite(x)) {
+    set("");
+    return x;
+  }
+  return std::nullopt;
+}
+
+bool axis_is_numeric(const Axis& a) {
+  for (auto& l : a.labels)
+    if (!numeric_value(l)) return false;
+  return !a.labels.empty();
+}
+
+size_t reference_axis(const Sweep& s) {
+  for (size_t a = 0; a < s.axes.size(); ++a)
+    if (axis_is_numeric(s.axes[a])) return a;
+  return 0;
+}
+
+const char* state_name(PointState s) {
+  switch (s) {
+    case PointState::kMissing:
+      return "to run";
+    case PointState::kDone:
+      return "done";
+    case PointState::kFailed:
+      return "failed";
+    case PointState::kInterrupted:
+      return "interrupted";
+    case PointState::kStale:
+      return "stale";
+  }
+  return "?";
+}
+
+PointState point_state(const std::string& dir, const std::string& text,
+                       const std::vector<std::string>& schedules) {
+  const auto summary = read_json(fs::path(dir) / "summary.json");
+  if (!summary) return PointState::kMissing;
+  if (slurp(fs::path(dir) / "experiment.yaml") != text) return PointState::kStale;
+  if (summary->value("interrupted", false)) return PointState::kInterrupted;
+  const auto& list = summary->value("schedules", nlohmann::json::array());
+  bool failed = false;
+  for (auto& name : schedules) {
+    bool found = false;
+    for (auto& s : list)
+      if (s.value("schedule", "") == name) {
+        found = true;
+        failed = failed || !s.value("ok", false);
+      }
+    if (!found) return PointState::kInterrupted;
+  }
+  return failed ? PointState::kFailed : PointState::kDone;
+}
+
+std::vector<Row> read_rows(const Point& p, const std::string& dir) {
+  std::vector<Row> rows;
+  const auto summary = read_json(fs::path(dir) / "summary.json");
+  if (!summary || !summary->contains("schedules")) return rows;
+  const bool interrupted = summary->value("interrupted", false);
+  for (auto& s : (*summary)["schedules"]) {
+    Row r;
+    r.point = p.index;
+    r.id = p.id;
+    r.at = p.at;
+    r.schedule = s.value("schedule", "");
+    const bool ok = s.value("ok", false);
+    r.status = ok            ? "ok"
+               : interrupted ? "interrupted"
+                             : "failed: " + s.value("error", std::string());
+    put(r, "iteration_s", s.value("iteration_s_mean", nlohmann::json()));
+    put(r, "iteration_s_p50", s.value("iteration_s_p50", nlohmann::json()));
+    put(r, "iteration_s_p95", s.value("iteration_s_p95", nlohmann::json()));
+    for (const char* b : {"megatron", "zerobubble", "crosspipe"}) {
+      if (s.contains("bubble_ratio"))
+        put(r, std::string("bubble.") + b, s["bubble_ratio"].value(b, nlohmann::json()));
+      if (s.contains("simulated_bubble_ratio"))
+        put(r, std::string("simulated_bubble.") + b,
+            s["simulated_bubble_ratio"].value(b, nlohmann::json()));
+    }
+    put(r, "simulated_iteration_s", s.value("simulated_iteration_s", nlohmann::json()));
+    put(r, "measured_over_simulated", s.value("measured_over_simulated", nlohmann::json()));
+    put(r, "tokens_per_s", s.value("tokens_per_s", nlohmann::json()));
+    if (!ok) {  // a failed run's partial figures are not results
+      for (const char* k :
+           {"iteration_s", "iteration_s_p50", "iteration_s_p95", "tokens_per_s",
+            "measured_over_simulated", "bubble.megatron", "bubble.zerobubble", "bubble.crosspipe"})
+        r.m.erase(k);
+    }
+    if (r.m.count("iteration_s") && r.m["iteration_s"] <= 0) r.m.erase("iteration_s");
+    rows.push_back(std::move(r));
+  }
+  return rows;
+}
+
+void add_slowdown(const Sweep& s, size_t axis, std::vector<Row>& rows) {
+  for (auto& r : rows) {
+    r.m.erase("slowdown");
+    if (!r.m.count("iteration_s")) continue;
+    for (auto& base : rows) {
+      if (base.schedule != r.schedule || !base.m.count("iteration_s")) continue;
+      bool same = base.at[axis] == 0;
+      for (size_t a = 0; a < s.axes.size() && same; ++a)
+        if (a != axis && base.at[a] != r.at[a]) same = false;
+      if (same) r.m["slowdown"] = r.m["iteration_s"] / base.m["iteration_s"];
+    }
+  }
+}
+
+std::string sweep_csv(const Sweep& s, const std::vector<Row>& rows) {
+  std::ostringstream out;
+  out << "point,id";
+  for (auto& a : s.axes) out << "," << csv_field(a.name);
+  out << ",schedule,status";
+  for (auto& m : metric_names()) out << "," << m;
+  out << "\n";
+  for (auto& r : rows) {
+    out << r.point << "," << csv_field(r.id);
+    for (size_t a = 0; a < s.axes.size(); ++a) out << "," << csv_field(s.axes[a].labels[r.at[a]]);
+    out << "," << csv_field(r.schedule) << "," << csv_field(r.status);
+    for (auto& m : metric_names()) {
+      out << ",";
+      auto it = r.m.find(m);
+      if (it != r.m.end()) out << it->second;
+    }
+    out << "\n";
+  }
+  return out.str();
+}
+
+}  // namespace xdc::sweep

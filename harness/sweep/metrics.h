@@ -1,0 +1,55 @@
+#pragma once
+// What a sweep reports: one row per point per schedule, read from the point's
+// summary.json (run/runner.h), so points finished by an earlier invocation count alike.
+//
+// Metrics (CSV columns after the axes, point and schedule; plot `y:` names):
+//   iteration_s, iteration_s_p50, iteration_s_p95, slowdown, bubble.megatron,
+//   bubble.zerobubble, bubble.crosspipe, simulated_iteration_s, simulated_bubble.megatron,
+//   simulated_bubble.zerobubble, simulated_bubble.crosspipe, measured_over_simulated,
+//   tokens_per_s
+// slowdown = iteration_s / iteration_s of the same schedule at the reference axis' first
+// value, everything else equal (the reference axis is a plot's x, or in the CSV the first
+// numeric axis).
+//
+// A point's state decides resumption: done when summary.json exists, says it was not
+// interrupted, lists every schedule, and experiment.yaml is the point's text (else stale).
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "harness/sweep/sweep.h"
+
+namespace xdc::sweep {
+
+std::vector<std::string> metric_names();
+
+// Axis values as numbers: durations in ms, rates in Mbit/s, percentages in %, plain
+// numbers as they are; nothing when a label is none of these.
+std::optional<double> numeric_value(const std::string& label, std::string* unit = nullptr);
+bool axis_is_numeric(const Axis& a);
+// The axis slowdown and the CSV refer to: the first numeric one (else the first).
+size_t reference_axis(const Sweep& s);
+
+enum class PointState { kMissing, kDone, kFailed, kInterrupted, kStale };
+const char* state_name(PointState s);
+// `text` is point_text(); `schedules` the experiment's schedule names.
+PointState point_state(const std::string& dir, const std::string& text,
+                       const std::vector<std::string>& schedules);
+
+struct Row {
+  size_t point = 0;
+  std::string id;
+  std::vector<size_t> at;  // value index per axis
+  std::string schedule;
+  std::string status;               // "ok", "failed: ...", "interrupted"
+  std::map<std::string, double> m;  // metrics present
+};
+
+// Rows of one point from DIR/summary.json (none when it is missing or unreadable).
+std::vector<Row> read_rows(const Point& p, const std::string& dir);
+// Sets m["slowdown"] against `axis`' first value.
+void add_slowdown(const Sweep& s, size_t axis, std::vector<Row>& rows);
+std::string sweep_csv(const Sweep& s, const std::vector<Row>& rows);
+
+}  // namespace xdc::sweep

@@ -1,0 +1,125 @@
+// Running a sweep point by point, resumably (see runner.h).
+#include "harness/sweep/runner.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+
+#include "harness/run/runner.h"
+
+namespace xdc::sweep {
+namespace fs = std::filesystem;
+
+size_t SweepOutcome::failed() const {
+  size_t n = 0;
+  for (auto& p : points) n += p.state == PointState::kFailed;
+  return n;
+}
+
+std::string default_sweep_dir(const Sweep& s) {
+  return "results/sweep-" + s.name;
+}
+
+std::vector<PointStatus> survey(const Sweep& s, const std::string& dir) {
+  std::vector<PointStatus> out;
+  for (auto& p : expand(s)) {
+    std::vector<std::string> names;
+    for (auto& c : point_experiment(s, p).schedules) names.push_back(c.name);
+    out.push_back({p, point_state((fs::path(dir) / p.id).string(), point_text(s, p), names)});
+  }
+  return out;
+}
+
+namespace {
+
+bool needs_run(PointState st, bool retry_failed) {
+  return st == PointState::kMissing || st == PointState::kInterrupted || st == PointState::kStale ||
+         (st == PointState::kFailed && retry_failed);
+}
+
+// A stale point's results (another base or grid wrote them) are moved aside, not mixed in.
+void move_aside(const fs::path& dir) {
+  for (int n = 1;; ++n) {
+    const fs::path to = dir.string() + ".stale-" + std::to_string(n);
+    if (!fs::exists(to)) {
+      fs::rename(dir, to);
+      return;
+    }
+  }
+}
+
+}  // namespace
+
+SweepOutcome run_sweep(const Sweep& s, const SweepOptions& opts) {
+  SweepOutcome out;
+  out.out_dir = fs::absolute(opts.out_dir.empty() ? default_sweep_dir(s) : opts.out_dir).string();
+  fs::create_directories(out.out_dir);
+  {
+    std::ifstream in(s.file, std::ios::binary);
+    std::ofstream copy(fs::path(out.out_dir) / "sweep.yaml", std::ios::binary | std::ios::trunc);
+    copy << in.rdbuf();
+  }
+  out.points = survey(s, out.out_dir);
+  auto cancelled = [&] { return opts.cancel && opts.cancel->load(); };
+
+  Progress pr;
+  pr.total = out.points.size();
+  for (auto& ps : out.points) {
+    if (needs_run(ps.state, opts.retry_failed))
+      ++pr.to_run;
+    else
+      ++pr.finished;
+  }
+  auto report = [&](const std::string& line, bool step = false) {
+    if (!opts.progress) return;
+    pr.line = line;
+    pr.step = step;
+    opts.progress(pr);
+  };
+  report(fmt::format("sweep {}: {} points, {} to run, {} already finished; results in {}", s.name,
+                     pr.total, pr.to_run, pr.finished, out.out_dir));
+
+  double spent_s = 0;
+  for (auto& ps : out.points) {
+    if (cancelled()) break;
+    if (!needs_run(ps.state, opts.retry_failed)) continue;
+    const fs::path dir = fs::path(out.out_dir) / ps.point.id;
+    if (ps.state == PointState::kStale) move_aside(dir);
+    pr.point = ps.point.id;
+    report(fmt::format("point {}/{} {}: starting", ps.point.index + 1, pr.total, ps.point.id));
+    const auto t0 = std::chrono::steady_clock::now();
+    run::RunOptions ro;
+    ro.out_dir = dir.string();
+    ro.network_name = opts.network_name;
+    ro.cancel = opts.cancel;
+    ro.progress = [&](const std::string& m) { report(m, true); };
+    std::string error;
+    try {
+      run::run_experiment(point_experiment(s, ps.point), ro);
+    } catch (const std::exception& e) {
+      // One point's failure (a network that would not come up...) is that point's result.
+      error = e.what();
+    }
+    spent_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::vector<std::string> names;
+    for (auto& c : point_experiment(s, ps.point).schedules) names.push_back(c.name);
+    ps.state = point_state(dir.string(), point_text(s, ps.point), names);
+    if (!error.empty() && ps.state == PointState::kMissing && !cancelled())
+      ps.state = PointState::kFailed;
+    ++pr.ran;
+    if (ps.state == PointState::kDone || ps.state == PointState::kFailed) ++pr.finished;
+    const size_t left = pr.to_run - pr.ran;
+    pr.eta_s = spent_s / static_cast<double>(pr.ran) * static_cast<double>(left);
+    pr.point.clear();
+    write_sweep_outputs(s, out.points, out.out_dir);
+    report(fmt::format("point {}/{} {}: {}{}", ps.point.index + 1, pr.total, ps.point.id,
+                       state_name(ps.state), error.empty() ? "" : " (" + error + ")"));
+  }
+  out.interrupted = cancelled();
+  out.rows = write_sweep_outputs(s, out.points, out.out_dir);
+  return out;
+}
+
+}  // namespace xdc::sweep

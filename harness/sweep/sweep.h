@@ -1,0 +1,86 @@
+#pragma once
+// A sweep (experiments/repro/*.yaml, `xdc sweep`): one base experiment and a grid of
+// overrides of its keys, by dotted path. Each grid point is the base experiment's YAML
+// tree with the point's values set, validated by the experiment loader (run/experiment.h)
+// exactly as `xdc run` would. Loading checks every value and every point up front, so a
+// bad sweep costs nothing; errors are InputError "SWEEP:LINE:COL: grid.KEY: ...".
+//
+//   name: atlas                      # optional (default: the file's stem); names
+//   results/sweep-NAME description: ...                 # optional, shown on the index page
+//   experiment: atlas-base.yaml      # required; relative to this file
+//   grid:                            # axes of the cartesian product, first varies slowest
+//     wan.delay: [0ms, 5ms, 10ms]    # any experiment key by dotted path ("a.b.c");
+//     schedules: [[1f1b], [overlap]] # a value replaces the key's whole value
+//   zip:                             # optional: keys that advance together, one axis each
+//     - name: parallelism            # optional (default: the first key)
+//       labels: [pp, dp]             # optional: what the CSV and plots call each value
+//       set:
+//         pipeline.stages: [6, 1]
+//         pipeline.data_parallel: [1, 6]
+//   plots:                           # optional (default: iteration_s and slowdown vs the
+//     - {x: wan.delay, y: slowdown}  #   first numeric axis); y: sweep_csv.h's metrics;
+//     - {x: wan.delay, y: iteration_s, simulated: true}   # simulated: dashed sim lines
+//
+// A point's directory name comes from its values ("delay-20ms_schedules-1f1b"), not its
+// index, so adding values to an axis keeps the points already run.
+#include <yaml-cpp/yaml.h>
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "harness/common/input_error.h"
+#include "harness/run/experiment.h"
+
+namespace xdc::sweep {
+
+struct Axis {
+  std::string name;                             // CSV column: the key, or the zip group's name
+  std::vector<std::string> keys;                // dotted experiment keys this axis sets
+  std::vector<std::vector<YAML::Node>> values;  // [key][value index]
+  std::vector<SourcePos> value_pos;             // [value index], of the first key's value
+  std::vector<std::string> labels;              // [value index]
+  SourcePos pos;                                // of the axis' key
+  size_t size() const { return labels.size(); }
+};
+
+struct PlotSpec {
+  std::string x;  // an axis name
+  std::string y;  // a metric (sweep_csv.h)
+  bool simulated = false;
+};
+
+struct Sweep {
+  std::string name, description;
+  std::string file;       // the sweep file as given
+  std::string base_file;  // the base experiment, resolved
+  YAML::Node base;        // its YAML tree
+  std::vector<Axis> axes;
+  std::vector<PlotSpec> plots;
+};
+
+struct Point {
+  size_t index = 0;
+  std::vector<size_t> at;  // value index per axis
+  std::string id;          // directory name
+};
+
+Sweep parse_sweep(const std::string& text, const std::string& file_label);
+Sweep load_sweep(const std::string& path);
+
+// Every point, first axis slowest; ids made unique.
+std::vector<Point> expand(const Sweep& s);
+
+// Sets `value` at the dotted `key` of `root`, creating maps on the way; a step through
+// something that is not a map throws std::invalid_argument naming the step.
+void set_by_path(YAML::Node& root, const std::string& key, const YAML::Node& value);
+
+// The base experiment with the point's values set, as YAML text.
+std::string point_text(const Sweep& s, const Point& p);
+// ... validated; InputError points at the sweep file.
+run::Experiment point_experiment(const Sweep& s, const Point& p);
+
+// "20ms" for a scalar, "1f1b" for a one-element list, "[a, b]" flow style otherwise.
+std::string label_of(const YAML::Node& v);
+
+}  // namespace xdc::sweep
