@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <signal.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -72,6 +73,29 @@ int kill_leftovers(const net::NetworkState& net, const Job& job) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   return killed;
+}
+
+// mpirun treats a hostfile name that resolves to one of the root namespace's own
+// addresses as local and never calls the agent: the rank would run outside the
+// emulated network. Emulated host names live only in the hosts' own /etc/hosts, so this
+// only happens for a name that is also this machine's (its hostname, an /etc/hosts alias).
+void refuse_local_names(const std::vector<std::string>& hosts) {
+  char self[256] = {0};
+  gethostname(self, sizeof self - 1);
+  std::set<std::string> local{self, "localhost"};
+  std::ifstream etc("/etc/hosts");
+  for (std::string line; std::getline(etc, line);) {
+    std::istringstream words(line.substr(0, line.find('#')));
+    std::string w;
+    words >> w;  // the address
+    while (words >> w) local.insert(w);
+  }
+  for (auto& h : distinct(hosts))
+    if (local.count(h))
+      throw std::runtime_error("emulated host '" + h +
+                               "' has a name the root namespace resolves itself (hostname or "
+                               "/etc/hosts): mpirun would start its ranks outside the emulated "
+                               "network; rename the host in the topology");
 }
 
 }  // namespace
@@ -217,6 +241,7 @@ Result run_job(const net::NetworkState& net, const Job& job) {
   for (auto& h : job.rank_hosts)
     if (!net.find_host(h))
       throw std::invalid_argument("launch: no host '" + h + "' in network " + net.name);
+  refuse_local_names(job.rank_hosts);
   const fs::path dir = job.run_dir;
   write_text(dir / "hostfile", hostfile_text(job.rank_hosts));
   std::string rankmap;

@@ -272,6 +272,9 @@ RunOutcome run_experiment(const Experiment& e, const RunOptions& opts) {
                     fmt::join(spec.rank_hosts, ",")));
     const launch::Result res = launch::run_job(state, job);
     ScheduleResult r = analyse(e, p, dir, res);
+    if (!r.ok && !fs::exists(net::state_dir(state.name) + "/state.json"))
+      r.error += "; network " + state.name +
+                 " was removed during the run (xdc down or xdc clean from elsewhere)";
     say(r.ok ? fmt::format("[{}] done in {:.1f} s: iteration {:.3f} s (simulated {:.3f} s)",
                            p.choice.name, res.seconds, r.mean(), r.simulated_iteration_s)
              : fmt::format("[{}] FAILED after {:.1f} s: {} (what was measured is kept in {})",
