@@ -59,7 +59,13 @@ std::string loss_chart_svg(const std::vector<LossSeries>& series, double width_p
     std::vector<std::pair<double, double>> pts;
     auto flush = [&] {
       if (pts.size() == 1) svg.circle(pts[0].first, pts[0].second, 2.5, "dot", series_colour(i));
-      if (pts.size() > 1) svg.polyline(pts, "loss", series_colour(i));
+      // Dashes differ per series: schedules with the same seed train identically.
+      if (pts.size() > 1)
+        svg.polyline(pts,
+                     i % 3 == 0   ? "loss"
+                     : i % 3 == 1 ? "loss d1"
+                                  : "loss d2",
+                     series_colour(i));
       pts.clear();
     };
     for (size_t k = 0; k < s.values.size(); ++k) {

@@ -1,7 +1,7 @@
 #pragma once
 // Training loss per measured iteration, one line per schedule, as SVG. Missing values
 // (NaN) break a line rather than drawing it through zero: each unbroken run of values is one
-// <polyline class="loss"> (tests count them), a lone value a dot; the y axis spans the data with
+// <polyline class="loss..."> (tests count them), a lone value a dot; the y axis spans the data with
 // round ticks.
 #include <string>
 #include <vector>

@@ -27,7 +27,7 @@ dl.facts{display:grid;grid-template-columns:repeat(auto-fill,minmax(260px,1fr));
 dl.facts div{display:flex;gap:8px}dl.facts dt{color:var(--mute)}dl.facts dd{margin:0;font-variant-numeric:tabular-nums}
 table{border-collapse:collapse;font-variant-numeric:tabular-nums;margin:6px 0}
 th,td{padding:4px 10px;border-bottom:1px solid var(--line);text-align:left;vertical-align:top}
-th{font-weight:600;background:#f4f6f8}td.n{text-align:right}.sim{color:var(--mute);font-size:12px}
+th{font-weight:600;background:#f4f6f8}td.n{text-align:right;white-space:nowrap}.sim{color:var(--mute);font-size:12px}
 tr.failed td{background:#fff3f3}.bad{color:#b3261e;font-weight:600}.good{color:#1e7b34;font-weight:600}
 td.err{color:#b3261e;font-size:12px}.note{color:var(--mute);font-size:13px}
 figure{margin:10px 0 22px}figcaption{font-size:13px;color:var(--mute);margin:6px 0 2px}
@@ -40,7 +40,7 @@ svg text{font-family:system-ui,Helvetica,Arial,sans-serif}
 .blk.odd{fill-opacity:.62}.opt{fill:#79706e}.send{fill:#e15759}.recv{fill:#f4a7a6}.ar{fill:#9467bd}
 rect.blk,rect.opt{stroke:#fff;stroke-width:.35}
 .mb{font-size:10px;fill:#fff;pointer-events:none}.mb.dark{fill:#3b3000}
-.loss{fill:none;stroke-width:2}
+.loss{fill:none;stroke-width:2}.loss.d1{stroke-dasharray:7 4}.loss.d2{stroke-dasharray:2 3}
 .legend{display:flex;flex-wrap:wrap;gap:4px 16px;font-size:12px;color:var(--mute);margin:4px 0 8px}
 .legend svg{vertical-align:-1px}
 footer{margin-top:32px;color:var(--mute);font-size:12px}
@@ -108,8 +108,10 @@ std::string render_html(const RunData& d) {
       "<p class=\"note\">Bubble ratios, each named: <b>Megatron</b> = (iteration &minus; "
       "max per-rank compute) / max per-rank compute; <b>ZeroBubble</b> = (span &minus; "
       "compute) / span of the rank with the longest span; <b>CrossPipe</b> = mean over ranks "
-      "of idle / total from the first F to the last operation. Grey values below are the "
-      "simulator's prediction of the same schedule.</p>";
+      "of idle / total from the first F to the last operation.";
+  if (!d.simulated_only)
+    cmp += " Grey values below are the simulator's prediction of the same schedule.";
+  cmp += "</p>";
   page += section("comparison", "Schedules compared", cmp);
 
   std::string tl = gantt_legend_html();

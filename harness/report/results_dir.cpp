@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "harness/common/input_error.h"
+#include "harness/report/html.h"
 
 namespace xdc::report {
 namespace fs = std::filesystem;
@@ -60,7 +61,12 @@ std::optional<trace::BubbleRatios> bubbles(const nlohmann::json& j, const char* 
   return r;
 }
 
-std::string scalar_text(const nlohmann::json& v) {
+std::string scalar_text(const std::string& key, const nlohmann::json& v) {
+  auto ends_with = [&](std::string_view suffix) {
+    return key.size() > suffix.size() && key.ends_with(suffix);
+  };
+  if (v.is_number() && ends_with("_ns")) return seconds_text(v.get<double>() / 1e9);
+  if (v.is_number() && ends_with("_bps")) return si_text(v.get<double>()) + "bit/s";
   if (v.is_string()) return v.get<std::string>();
   if (v.is_boolean()) return v.get<bool>() ? "yes" : "no";
   if (v.is_number_integer()) return std::to_string(v.get<int64_t>());
@@ -78,10 +84,10 @@ void add_facts(const nlohmann::json& j, const std::vector<std::string>& skip,
   if (!j.is_object()) return;
   for (auto& [k, v] : j.items()) {
     if (std::find(skip.begin(), skip.end(), k) != skip.end()) continue;
-    if (v.is_primitive() && !v.is_null()) out.emplace_back(k, scalar_text(v));
+    if (v.is_primitive() && !v.is_null()) out.emplace_back(k, scalar_text(k, v));
     if (v.is_object())
       for (auto& [k2, v2] : v.items())
-        if (v2.is_primitive() && !v2.is_null()) out.emplace_back(k + "." + k2, scalar_text(v2));
+        if (v2.is_primitive() && !v2.is_null()) out.emplace_back(k + "." + k2, scalar_text(k2, v2));
   }
 }
 

@@ -1,0 +1,158 @@
+// A whole report rendered the way a reader sees it: `xdc simulate` writes a small run,
+// `xdc report` builds the page, headless Chromium (Debian's `chromium`) loads it from disk.
+// The DOM after rendering must hold every timeline block and section; the screenshot must
+// be a picture of them (size as asked, not blank, the blocks' colours on it).
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "harness/process/process.h"
+#include "harness/trace/trace.h"
+#include "png.h"
+
+namespace xdc::report {
+namespace {
+namespace fs = std::filesystem;
+
+std::string chromium_path() {
+  const char* path = std::getenv("PATH");
+  std::stringstream dirs(path ? path : "/usr/bin");
+  for (std::string d; std::getline(dirs, d, ':');)
+    for (const char* name : {"chromium", "chromium-browser"})
+      if (fs::exists(fs::path(d) / name)) return (fs::path(d) / name).string();
+  return "";
+}
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+size_t count(const std::string& hay, const std::string& needle) {
+  size_t n = 0;
+  for (size_t p = hay.find(needle); p != std::string::npos; p = hay.find(needle, p + 1)) ++n;
+  return n;
+}
+
+struct Rendered {
+  fs::path dir;
+  std::string dom;
+  size_t compute_events = 0;
+};
+
+class ReportRender : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    chromium_ = chromium_path();
+    if (chromium_.empty()) GTEST_SKIP() << "chromium is not installed (apt-get install chromium)";
+    dir_ = fs::temp_directory_path() / ("xdc-report-render-" + std::to_string(::getpid()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override {
+    if (!dir_.empty() && !HasFailure()) fs::remove_all(dir_);
+  }
+
+  // Simulates `schedules`, builds the report, returns the DOM Chromium rendered.
+  Rendered simulate_and_render(const std::vector<std::string>& simulate_args) {
+    Rendered r;
+    r.dir = dir_ / "results";
+    std::vector<std::string> argv = {XDC_EXE, "simulate", "-o", r.dir.string()};
+    argv.insert(argv.end(), simulate_args.begin(), simulate_args.end());
+    auto sim = proc::run(argv, std::chrono::seconds(120));
+    EXPECT_EQ(sim.exit_code, 0) << sim.err;
+    auto rep = proc::run({XDC_EXE, "report", r.dir.string()}, std::chrono::seconds(120));
+    EXPECT_EQ(rep.exit_code, 0) << rep.err;
+    EXPECT_NE(rep.out.find("report.html"), std::string::npos);
+    for (auto& sub : fs::directory_iterator(r.dir))
+      if (fs::exists(sub.path() / "trace.csv"))
+        for (auto& e : trace::from_csv(slurp(sub.path() / "trace.csv")).events)
+          r.compute_events += sched::is_compute(e.kind);
+    auto dom = proc::run(chromium({"--dump-dom", url(r.dir)}), std::chrono::seconds(120));
+    EXPECT_EQ(dom.exit_code, 0) << dom.err;
+    r.dom = dom.out;
+    return r;
+  }
+
+  std::vector<std::string> chromium(std::vector<std::string> args) {
+    std::vector<std::string> argv = {
+        chromium_,      "--headless",        "--disable-gpu",
+        "--no-sandbox", "--hide-scrollbars", "--user-data-dir=" + (dir_ / "profile").string()};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return argv;
+  }
+  static std::string url(const fs::path& results) {
+    return "file://" + fs::absolute(results / "report.html").string();
+  }
+
+  std::string chromium_;
+  fs::path dir_;
+};
+
+TEST_F(ReportRender, SmallSimulatedRunDrawsTimelinesAndTable) {
+  const Rendered r =
+      simulate_and_render({"--schedule", "1f1b,overlap", "--stages", "4", "--microbatches", "8",
+                           "--dcs", "2", "--latency", "20ms", "--bandwidth", "1gbit", "--tf",
+                           "20ms", "--tb", "40ms", "--activation", "4mb"});
+  ASSERT_GT(r.compute_events, 0u);
+  // After rendering: both timelines, every compute block (+5 legend swatches), the table.
+  EXPECT_EQ(count(r.dom, "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"gantt\""), 2u);
+  EXPECT_EQ(count(r.dom, "class=\"blk "), r.compute_events + 5);
+  EXPECT_EQ(count(r.dom, "<figure class=\"timeline\""), 2u);
+  EXPECT_NE(r.dom.find("<section id=\"comparison\">"), std::string::npos);
+  EXPECT_NE(r.dom.find(">bubble ZeroBubble</th>"), std::string::npos);
+  EXPECT_NE(r.dom.find("<td>overlap</td>"), std::string::npos);
+  EXPECT_NE(r.dom.find(">time (ms)</text>"), std::string::npos);
+
+  const fs::path shot = dir_ / "report.png";
+  auto s =
+      proc::run(chromium({"--screenshot=" + shot.string(), "--window-size=1280,1600", url(r.dir)}),
+                std::chrono::seconds(120));
+  ASSERT_EQ(s.exit_code, 0) << s.err;
+  ASSERT_TRUE(fs::exists(shot));
+  EXPECT_GT(fs::file_size(shot), 20'000u);  // a blank 1280x1600 PNG is a few KB
+  const testing::Png png = testing::read_png(shot.string());
+  EXPECT_EQ(png.width, 1280);
+  EXPECT_EQ(png.height, 1600);
+  if (png.channels == 0) {
+    std::cout << "pixels not checked: " << png.error << "\n";
+    return;
+  }
+  // Not blank: a good share of the page is ink, in many colours, among them the
+  // timeline's forward blue (#4e79a7) and full-backward green (#2e7d57) block fills.
+  size_t ink = 0, blue = 0, green = 0;
+  std::set<uint32_t> colours;
+  for (size_t i = 0; i + 2 < png.pixels.size(); i += png.channels) {
+    const uint8_t R = png.pixels[i], G = png.pixels[i + 1], B = png.pixels[i + 2];
+    ink += R < 240 || G < 240 || B < 240;
+    blue += R == 0x4e && G == 0x79 && B == 0xa7;
+    green += R == 0x2e && G == 0x7d && B == 0x57;
+    colours.insert((uint32_t{R} << 16) | (uint32_t{G} << 8) | B);
+  }
+  const double pixels = static_cast<double>(png.width) * png.height;
+  std::cout << "screenshot: " << ink / pixels * 100 << " % ink, " << colours.size() << " colours, "
+            << blue << " F-blue and " << green << " BW-green pixels\n";
+  EXPECT_GT(ink / pixels, 0.05);
+  EXPECT_GT(colours.size(), 50u);
+  EXPECT_GT(blue, 2000u);
+  EXPECT_GT(green, 2000u);
+}
+
+TEST_F(ReportRender, SixtyFourRanksFiveHundredTwelveMicrobatches) {
+  const Rendered r = simulate_and_render({"--schedule", "1f1b", "--stages", "64", "--microbatches",
+                                          "512", "--tf", "1ms", "--tb", "2ms"});
+  EXPECT_EQ(r.compute_events, 2u * 64 * 512);
+  EXPECT_EQ(count(r.dom, "class=\"blk "), r.compute_events + 5);
+  EXPECT_EQ(count(r.dom, ">rank 0</text>"), 1u);
+  EXPECT_LT(fs::file_size(r.dir / "report.html"), 16u << 20);
+}
+
+}  // namespace
+}  // namespace xdc::report

@@ -1,0 +1,159 @@
+// Reading results directories: the `xdc run` layout (measured iterations split by the
+// ranks' bounds, the median one shown; simulated trace, loss, link check), the
+// `xdc simulate` layout, tolerance to missing and broken files.
+#include "harness/report/results_dir.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "harness/common/input_error.h"
+#include "harness/report/report.h"
+
+namespace xdc::report {
+namespace {
+namespace fs = std::filesystem;
+using trace::Kind;
+
+struct TempDir {
+  fs::path path;
+  explicit TempDir(const std::string& name)
+      : path(fs::temp_directory_path() /
+             ("xdc-report-test-" + name + "-" + std::to_string(::getpid()))) {
+    fs::remove_all(path);
+    fs::create_directories(path);
+  }
+  ~TempDir() { fs::remove_all(path); }
+};
+
+void put(const fs::path& p, const std::string& text) {
+  fs::create_directories(p.parent_path());
+  std::ofstream(p) << text;
+}
+
+// Two ranks, three iterations of 10, 30 and 20 ms: F then BW then OPT per rank.
+trace::Trace three_iterations() {
+  trace::Trace t;
+  t.ranks = 2;
+  t.microbatches = 1;
+  const int64_t ms = 1'000'000, start[] = {1000 * ms, 1100 * ms, 1200 * ms},
+                len[] = {10 * ms, 30 * ms, 20 * ms};
+  for (int i = 0; i < 3; ++i)
+    for (int r = 0; r < 2; ++r) {
+      const int64_t s = start[i], q = len[i] / 4;
+      t.events.push_back({r, Kind::F, r, 0, s + r * q, s + (r + 1) * q, 0, -1});
+      t.events.push_back({r, Kind::BW, r, 0, s + 2 * q, s + 3 * q, 0, -1});
+      t.events.push_back({r, Kind::OPT, r, -1, s + 3 * q, s + 4 * q, 0, -1});
+    }
+  return t;
+}
+
+TEST(ResultsDir, RunLayoutShowsTheMedianIterationBesideTheSimulation) {
+  TempDir d("run");
+  put(d.path / "summary.json", R"({"experiment": "two-dc", "backend": "userspace",
+    "compute_mode": "real", "stages": 2, "schedules": [{"schedule": "1f1b", "ok": true,
+    "iterations": 3, "iteration_s": [0.01, 0.03, 0.02], "iteration_s_mean": 0.02,
+    "iteration_s_p50": 0.02, "iteration_s_p95": 0.03,
+    "bubble_ratio": {"megatron": 0.5, "zerobubble": 0.25, "crosspipe": 0.3},
+    "simulated_iteration_s": 0.018, "simulated_bubble_ratio": {"megatron": 0.4,
+    "zerobubble": 0.2, "crosspipe": 0.2}, "tokens_per_s": 1000, "loss": [5.5, null, 4.5],
+    "mfu": {"value": 0.05, "peak_flops_per_rank": 9.5e10}}]})");
+  put(d.path / "environment.json", R"({"kernel": "Linux 6", "wan_links": [{"x": 1}]})");
+  put(d.path / "link_check.json", R"({"backend": "userspace", "links": [{"from": "east",
+    "to": "west", "configured": {"delay_ms": 20}, "measured": {"rtt_median_ms": 40},
+    "ok": true}]})");
+  put(d.path / "1f1b" / "trace.csv", trace::to_csv(three_iterations()));
+  for (int r = 0; r < 2; ++r)
+    put(d.path / "1f1b" / ("rank" + std::to_string(r) + ".json"),
+        R"({"iteration_start_ns": [1000000000, 1100000000, 1200000000],
+            "iteration_end_ns": [1010000000, 1130000000, 1220000000]})");
+  trace::Trace sim = three_iterations();
+  sim.events.resize(6);
+  put(d.path / "1f1b" / "simulated.trace.csv", trace::to_csv(sim));
+
+  const RunData run = read_results_dir(d.path.string());
+  EXPECT_EQ(run.experiment, "two-dc");
+  EXPECT_EQ(run.backend, "userspace");
+  EXPECT_EQ(run.compute_mode, "real");
+  EXPECT_FALSE(run.simulated_only);
+  ASSERT_EQ(run.schedules.size(), 1u);
+  const ScheduleData& s = run.schedules[0];
+  EXPECT_DOUBLE_EQ(s.iteration_s_mean.value(), 0.02);
+  EXPECT_DOUBLE_EQ(s.bubble->zerobubble, 0.25);
+  EXPECT_DOUBLE_EQ(s.simulated_iteration_s.value(), 0.018);
+  EXPECT_DOUBLE_EQ(s.mfu.value(), 0.05);
+  ASSERT_EQ(s.loss.size(), 3u);
+  EXPECT_TRUE(std::isnan(s.loss[1]));
+  // The median iteration (20 ms, the third), moved to 0.
+  ASSERT_TRUE(s.measured.has_value());
+  EXPECT_EQ(s.measured->events.size(), 6u);
+  EXPECT_EQ(s.measured_label, "measured: iteration 3 of 3 (median time)");
+  int64_t first = INT64_MAX, last = 0;
+  for (auto& e : s.measured->events) {
+    first = std::min(first, e.start_ns);
+    last = std::max(last, e.end_ns);
+  }
+  EXPECT_EQ(first, 0);
+  EXPECT_EQ(last, 20'000'000);
+  ASSERT_TRUE(s.simulated.has_value());
+  EXPECT_EQ(s.simulated->events.size(), 6u);
+  ASSERT_TRUE(run.link_check.has_value());
+  EXPECT_NE(std::find(run.setup.begin(), run.setup.end(),
+                      std::pair<std::string, std::string>{"kernel", "Linux 6"}),
+            run.setup.end());
+  EXPECT_TRUE(run.notes.empty());
+
+  const std::string path = write_report(d.path.string());
+  EXPECT_EQ(path, (d.path / "report.html").string());
+  std::ifstream in(path);
+  const std::string html((std::istreambuf_iterator<char>(in)), {});
+  EXPECT_NE(html.find("<section id=\"loss\">"), std::string::npos);
+  EXPECT_NE(html.find("<section id=\"links\">"), std::string::npos);
+  EXPECT_NE(html.find("iteration 3 of 3 (median time)"), std::string::npos);
+}
+
+TEST(ResultsDir, SplitByOptWithoutBounds) {
+  const auto its = split_iterations(three_iterations(), {}, {});
+  ASSERT_EQ(its.size(), 3u);
+  for (auto& t : its) EXPECT_EQ(t.events.size(), 6u);
+  trace::Trace no_opt = three_iterations();
+  std::erase_if(no_opt.events, [](auto& e) { return e.kind == Kind::OPT; });
+  EXPECT_EQ(split_iterations(no_opt, {}, {}).size(), 1u);
+}
+
+TEST(ResultsDir, SimulateLayout) {
+  TempDir d("sim");
+  put(d.path / "summary.json", R"({"simulated": true, "stages": 2, "schedules": {"1f1b":
+    {"iteration_ns": 40000000, "bubble": {"megatron": 0.2, "zerobubble": 0.1,
+    "crosspipe": 0.1}}}})");
+  put(d.path / "1f1b" / "trace.csv", trace::to_csv(three_iterations()));
+  const RunData run = read_results_dir(d.path.string());
+  EXPECT_TRUE(run.simulated_only);
+  EXPECT_EQ(run.experiment, d.path.filename().string());
+  EXPECT_EQ(run.backend, "none (simulated)");
+  ASSERT_EQ(run.schedules.size(), 1u);
+  EXPECT_FALSE(run.schedules[0].iteration_s_mean.has_value());
+  EXPECT_DOUBLE_EQ(run.schedules[0].simulated_iteration_s.value(), 0.04);
+  ASSERT_TRUE(run.schedules[0].simulated.has_value());
+  EXPECT_FALSE(run.schedules[0].measured.has_value());
+}
+
+TEST(ResultsDir, BrokenFilesBecomeNotesAndNoSummaryIsBadInput) {
+  TempDir d("broken");
+  EXPECT_THROW(read_results_dir(d.path.string()), InputError);
+  put(d.path / "summary.json", R"({"schedules": [{"schedule": "gpipe", "ok": false,
+    "error": "rank 1 died", "iterations": 0, "iteration_s_mean": 0}]})");
+  put(d.path / "link_check.json", "{not json");
+  put(d.path / "gpipe" / "trace.csv", "rank,kind\n0,NOPE\n");
+  const RunData run = read_results_dir(d.path.string());
+  ASSERT_EQ(run.schedules.size(), 1u);
+  EXPECT_FALSE(run.schedules[0].ok);
+  EXPECT_FALSE(run.schedules[0].iteration_s_mean.has_value());
+  EXPECT_EQ(run.notes.size(), 2u);
+  EXPECT_FALSE(run.link_check.has_value());
+  EXPECT_NO_THROW(write_report(d.path.string()));
+}
+
+}  // namespace
+}  // namespace xdc::report
