@@ -33,20 +33,28 @@ void write(const fs::path& p, const std::string& text) {
 // The network of this run: built here (and torn down on every way out) or borrowed.
 class RunNetwork {
  public:
+  // The network `o.network` if it can serve `e`; InputError otherwise.
+  static net::NetworkState reusable(const Experiment& e, const RunOptions& o) {
+    if (scale_of(e) != 1)
+      throw InputError(SourcePos{e.source_file, 0, 0},
+                       "compute.modeled.message_scale scales the network's rates: it needs a "
+                       "network built by the run (drop --network)");
+    auto s = net::load_state(o.network);
+    if (!s) throw InputError("--network " + o.network + ": no such network is up (xdc ls)");
+    for (auto& h : e.rank_hosts())
+      if (!s->find_host(h))
+        throw InputError("--network " + o.network + ": has no host '" + h +
+                         "' that the placement names");
+    return *s;
+  }
+  static double scale_of(const Experiment& e) {
+    return e.compute.mode == Compute::Mode::kModeled ? e.compute.message_scale : 1;
+  }
+
   RunNetwork(const Experiment& e, const RunOptions& o) {
-    const double scale = e.compute.mode == Compute::Mode::kModeled ? e.compute.message_scale : 1;
+    const double scale = scale_of(e);
     if (!o.network.empty()) {
-      if (scale != 1)
-        throw InputError(SourcePos{e.source_file, 0, 0},
-                         "compute.modeled.message_scale scales the network's rates: it needs a "
-                         "network built by the run (drop --network)");
-      auto s = net::load_state(o.network);
-      if (!s) throw InputError("--network " + o.network + ": no such network is up (xdc ls)");
-      for (auto& h : e.rank_hosts())
-        if (!s->find_host(h))
-          throw InputError("--network " + o.network + ": has no host '" + h +
-                           "' that the placement names");
-      state_ = *s;
+      state_ = reusable(e, o);
       return;
     }
     net::BuildOptions b;
@@ -198,6 +206,7 @@ RunOutcome run_experiment(const Experiment& e, const RunOptions& opts) {
     p.costs = planned_costs(e, p.schedule.stage_rank);
     plans.push_back(std::move(p));
   }
+  if (!opts.network.empty()) RunNetwork::reusable(e, opts);
   const std::string worker = proc::sibling_exe("xdc-worker");
   if (!fs::exists(worker)) throw std::runtime_error("xdc-worker not found at " + worker);
 
