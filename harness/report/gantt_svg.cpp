@@ -64,7 +64,13 @@ std::string gantt_svg(const trace::Trace& t, const GanttOptions& o) {
   const double left = 62, right = 14, top = 6, axis_h = 34;
   const double plot_w = o.width_px - left - right;
   const double height = top + ranks * row_h + axis_h;
-  Svg svg(o.width_px, height, "gantt", o.label);
+  // Where the average block is under 3 px, white block borders would wash the colours
+  // out: a "dense" timeline draws blocks without them.
+  size_t blocks = 0;
+  for (const auto& e : t.events) blocks += sched::is_compute(e.kind);
+  const double px_per_block =
+      blocks == 0 ? plot_w : plot_w * static_cast<double>(ranks) / static_cast<double>(blocks);
+  Svg svg(o.width_px, height, px_per_block < 3 ? "gantt dense" : "gantt", o.label);
   auto x_of = [&](int64_t ns) {
     return left + plot_w * static_cast<double>(ns) / static_cast<double>(span_ns);
   };

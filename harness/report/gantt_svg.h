@@ -7,7 +7,8 @@
 // gaps. Every compute event is exactly one <rect class="blk KIND..."> (tests count them);
 // a block wide enough for its text carries its microbatch number. Sizes scale with the
 // number of ranks (row height 30 px down to 8 px) and stay drawable at 64 ranks x 512
-// microbatches (labels and tooltips are dropped where they would not fit or would bloat).
+// microbatches (labels and tooltips are dropped where they would not fit or would bloat;
+// a "dense" timeline, under 3 px per block, draws blocks without white borders).
 #include <cstdint>
 #include <string>
 

@@ -38,7 +38,7 @@ svg text{font-family:system-ui,Helvetica,Arial,sans-serif}
 .idle{fill:#eceff1}
 .blk.F{fill:#4e79a7}.blk.B{fill:#59a14f}.blk.W{fill:#e9c13b}.blk.BW{fill:#2e7d57}
 .blk.odd{fill-opacity:.62}.opt{fill:#79706e}.send{fill:#e15759}.recv{fill:#f4a7a6}.ar{fill:#9467bd}
-rect.blk,rect.opt{stroke:#fff;stroke-width:.35}
+rect.blk,rect.opt{stroke:#fff;stroke-width:.35}.dense rect.blk,.dense rect.opt{stroke:none}
 .mb{font-size:10px;fill:#fff;pointer-events:none}.mb.dark{fill:#3b3000}
 .loss{fill:none;stroke-width:2}.loss.d1{stroke-dasharray:7 4}.loss.d2{stroke-dasharray:2 3}
 .legend{display:flex;flex-wrap:wrap;gap:4px 16px;font-size:12px;color:var(--mute);margin:4px 0 8px}

@@ -66,7 +66,8 @@ std::string scalar_text(const std::string& key, const nlohmann::json& v) {
     return key.size() > suffix.size() && key.ends_with(suffix);
   };
   if (v.is_number() && ends_with("_ns")) return seconds_text(v.get<double>() / 1e9);
-  if (v.is_number() && ends_with("_bps")) return si_text(v.get<double>()) + "bit/s";
+  if (v.is_number() && ends_with("_bps"))
+    return v.get<double>() > 0 ? si_text(v.get<double>()) + "bit/s" : "unlimited";
   if (v.is_string()) return v.get<std::string>();
   if (v.is_boolean()) return v.get<bool>() ? "yes" : "no";
   if (v.is_number_integer()) return std::to_string(v.get<int64_t>());

@@ -103,7 +103,7 @@ TEST_F(ReportRender, SmallSimulatedRunDrawsTimelinesAndTable) {
                            "20ms", "--tb", "40ms", "--activation", "4mb"});
   ASSERT_GT(r.compute_events, 0u);
   // After rendering: both timelines, every compute block (+5 legend swatches), the table.
-  EXPECT_EQ(count(r.dom, "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"gantt\""), 2u);
+  EXPECT_EQ(count(r.dom, "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"gantt"), 2u);
   EXPECT_EQ(count(r.dom, "class=\"blk "), r.compute_events + 5);
   EXPECT_EQ(count(r.dom, "<figure class=\"timeline\""), 2u);
   EXPECT_NE(r.dom.find("<section id=\"comparison\">"), std::string::npos);
