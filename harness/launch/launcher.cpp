@@ -254,7 +254,8 @@ Result run_job(const net::NetworkState& net, const Job& job) {
 
   const auto argv = mpirun_argv(net, job);
   std::string cmdline;
-  for (auto& a : argv) cmdline += a + " ";
+  for (auto& a : argv)  // a record to read or paste into a shell; mpirun gets argv itself
+    cmdline += (a.find(' ') == std::string::npos ? a : "'" + a + "'") + " ";
   write_text(dir / "mpirun.cmd", cmdline + "\n");
   const fs::path log = dir / "mpirun.log";
   Result r;
