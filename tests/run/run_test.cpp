@@ -214,4 +214,32 @@ TEST(Run, OneFOneBBubbleAtZeroDelayMatchesTheFormula) {
   EXPECT_EQ(leftovers(net), std::vector<std::string>{});
 }
 
+TEST(Run, DataParallelReplicasAcrossDcsKeepIdenticalWeights) {
+  const std::string net = "trdp";
+  const fs::path dir = fresh_dir("dp");
+  auto r = run_xdc({"run", "tests/run/dp-real.yaml", "-o", dir.string(), "--name", net}, 180);
+  ASSERT_EQ(r.rc, 0) << r.out;
+  // World rank = replica * 2 + pipeline rank: ranks 0 and 2 hold stage 0, 1 and 3 stage 1.
+  auto sums = [&](int rank) {
+    auto rep =
+        nlohmann::json::parse(slurp(dir / "1f1b" / ("rank" + std::to_string(rank) + ".json")));
+    return rep["param_checksums"].get<std::vector<std::string>>();
+  };
+  for (auto [a, b] : {std::pair{0, 2}, std::pair{1, 3}}) {
+    ASSERT_EQ(sums(a).size(), 3u);
+    EXPECT_EQ(sums(a), sums(b)) << "ranks " << a << " and " << b;
+  }
+  EXPECT_NE(sums(0), sums(1));
+  const auto sc = summary_of(dir)["schedules"][0];
+  EXPECT_GT(sc["waits_s_per_iteration"].value("ALLREDUCE", 0.0) +
+                sc["waits_s_per_iteration"].value("GRAD_NORM", 0.0),
+            0.0);
+  EXPECT_EQ(leftovers(net), std::vector<std::string>{});
+  auto m = run_xdc(
+      {"run", "tests/run/dp-modeled.yaml", "-o", (dir / "modeled").string(), "--name", net}, 180);
+  EXPECT_EQ(m.rc, 0) << m.out;
+  EXPECT_EQ(leftovers(net), std::vector<std::string>{});
+  EXPECT_EQ(job_processes(net, dir), std::vector<std::string>{});
+}
+
 }  // namespace
