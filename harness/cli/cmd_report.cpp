@@ -14,7 +14,8 @@ void add_report_command(CLI::App& app, Commands& out) {
       "report", "(re)build the self-contained HTML report (DIR/report.html) of a results dir");
   c->add_option("dir", dir, "results directory (with summary.json)")->required();
   out.push_back({c, [] {
-                   std::cout << "wrote " << report::write_report(dir) << "\n";
+                   const std::string path = report::write_report(dir);
+                   std::cout << "wrote " << path << "\n";
                    return kExitOk;
                  }});
 }

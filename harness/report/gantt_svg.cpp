@@ -59,8 +59,8 @@ std::string gantt_svg(const trace::Trace& t, const GanttOptions& o) {
   const int64_t span_ns = std::max(o.span_ns, end_ns);
 
   const double row_h = std::clamp(520.0 / ranks, 8.0, 30.0);
-  const double compute_h = std::round(row_h * 0.62 * 2) / 2;
-  const double comm_h = std::max(1.5, std::round(row_h * 0.2 * 2) / 2);
+  const double compute_h = std::round(row_h * 0.58 * 2) / 2;
+  const double comm_h = std::max(1.0, std::round(row_h * 0.13 * 2) / 2);
   const double left = 62, right = 14, top = 6, axis_h = 34;
   const double plot_w = o.width_px - left - right;
   const double height = top + ranks * row_h + axis_h;
@@ -136,7 +136,11 @@ std::string gantt_svg(const trace::Trace& t, const GanttOptions& o) {
         svg.text((x0 + x1) / 2, y + compute_h / 2 + font * 0.35, mb,
                  e.kind == Kind::W ? "mb dark" : "mb", "middle");
     } else {
-      svg.rect(x0, y + compute_h + 1, std::max(x1 - x0, 0.6), comm_h, cls, title);
+      // Sends (and all-reduces) over waits: an Isend recorded post-to-completion may span
+      // a wait, and neither should hide the other.
+      const bool wait = e.kind == Kind::RECV_F || e.kind == Kind::RECV_B;
+      svg.rect(x0, y + compute_h + 1 + (wait ? comm_h : 0), std::max(x1 - x0, 0.6), comm_h, cls,
+               title);
     }
   }
   return svg.str();

@@ -1,14 +1,15 @@
 #pragma once
 // The timeline of one iteration as SVG: one row per rank, time to the right.
 // Each row has a compute lane (F blue, B green, W yellow, BW dark green, OPT grey; a
-// rank's second, fourth... chunk drawn lighter) over a thin communication lane (SEND red:
-// the message on the wire; RECV pink: the rank waited for data; ALLREDUCE purple). The
-// row's background from 0 to the iteration's end is the idle colour, so bubbles show as
-// gaps. Every compute event is exactly one <rect class="blk KIND..."> (tests count them);
-// a block wide enough for its text carries its microbatch number. Sizes scale with the
-// number of ranks (row height 30 px down to 8 px) and stay drawable at 64 ranks x 512
-// microbatches (labels and tooltips are dropped where they would not fit or would bloat;
-// a "dense" timeline, under 3 px per block, draws blocks without white borders).
+// rank's second, fourth... chunk drawn lighter) over two thin communication lanes (SEND
+// red: the message on the wire, and ALLREDUCE purple; below them RECV pink: the rank
+// waited for data). The row's background from 0 to the iteration's end is the idle
+// colour, so bubbles show as gaps. Every compute event is exactly one
+// <rect class="blk KIND..."> (tests count them); a block wide enough for its text carries
+// its microbatch number. Sizes scale with the number of ranks (row height 30 px down to
+// 8 px) and stay drawable at 64 ranks x 512 microbatches (labels and tooltips are dropped
+// where they would not fit or would bloat; a "dense" timeline, under 3 px per block,
+// draws blocks without white borders).
 #include <cstdint>
 #include <string>
 
