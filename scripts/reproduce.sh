@@ -82,14 +82,14 @@ geopipe() {
 crosspipe() {
   sweep crosspipe "$@"
   local csv=results/repro/crosspipe/sweep.csv
-  echo "-- CrossPipe: iteration time (s) at (latency, bandwidth-delay)/T_F"
+  echo "-- CrossPipe: iteration time (s) at L latency, D bandwidth-delay (in T_F)"
   pivot "$csv" delays schedule iteration_s
   echo "-- simulated"
   pivot "$csv" delays schedule simulated_iteration_s
   awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
     { it[$(col["delays"]), $(col["schedule"])] = $(col["iteration_s"])
       sim[$(col["delays"]), $(col["schedule"])] = $(col["simulated_iteration_s"]) }
-    END { k = "(2,2)"
+    END { k = "L2-D2"
       if (it[k, "1f1b"] > 0) printf "  at (2,2) crosspipe-greedy / 1f1b: measured %.2f", it[k, "crosspipe-greedy"] / it[k, "1f1b"]
       if (sim[k, "1f1b"] > 0) printf ", simulated %.2f", sim[k, "crosspipe-greedy"] / sim[k, "1f1b"]
       printf "\n" }' "$csv"

@@ -6,7 +6,9 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <iostream>
 
 #include "commands.h"
@@ -46,12 +48,24 @@ std::string hms(double s) {
                    : fmt::format("{}m{:02}s", t / 60, t % 60);
 }
 
-// "[########..........] 4/12 points  ETA 3m10s  delay-20ms_schedules-1f1b"
+// "[########..........] 4/12 points  ETA 3m10s  delay-20ms_schedules-1f1b"; the ETA
+// counts down from the runner's estimate at the last point boundary.
 std::string bar(const sweep::Progress& p) {
+  using Clock = std::chrono::steady_clock;
+  static double last_eta_s = -1;
+  static Clock::time_point since = Clock::now();
+  if (!p.step && p.eta_s != last_eta_s) {
+    last_eta_s = p.eta_s;
+    since = Clock::now();
+  }
+  const double eta_s =
+      last_eta_s < 0
+          ? -1
+          : std::max(0.0, last_eta_s - std::chrono::duration<double>(Clock::now() - since).count());
   const int width = 24;
   const int filled = p.total ? static_cast<int>(width * p.finished / p.total) : 0;
   return fmt::format("[{}{}] {}/{} points  ETA {}  {}", std::string(filled, '#'),
-                     std::string(width - filled, '.'), p.finished, p.total, hms(p.eta_s), p.point);
+                     std::string(width - filled, '.'), p.finished, p.total, hms(eta_s), p.point);
 }
 
 }  // namespace
