@@ -29,7 +29,8 @@ schedules: [1f1b, crosspipe-greedy]
 TEST(Experiment, ShippedFilesLoad) {
   for (const char* f :
        {"experiments/two-dc.yaml", "experiments/two-dc-modeled.yaml", "tests/run/modeled-20ms.yaml",
-        "tests/run/overlap.yaml", "tests/run/kill.yaml"}) {
+        "tests/run/overlap.yaml", "tests/run/kill.yaml", "tests/run/bubble-0ms.yaml",
+        "tests/run/dp-real.yaml", "tests/run/dp-modeled.yaml"}) {
     SCOPED_TRACE(f);
     const auto e = xdc::run::load_experiment(f);
     EXPECT_EQ(e.world_size(), static_cast<int>(e.rank_hosts().size()));
