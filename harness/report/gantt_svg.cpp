@@ -40,6 +40,20 @@ std::pair<double, const char*> axis_unit(double span_s) {
   return {1, "s"};
 }
 
+// "rank 3"; "rank 4 · s0" when the rank runs other stages than its number (data-parallel
+// replicas, interleaved and V-shaped placements).
+std::string rank_label(int rank, const std::set<int>& stages) {
+  std::string out = "rank " + std::to_string(rank);
+  if (stages.empty() || (stages.size() == 1 && *stages.begin() == rank)) return out;
+  out += " · s";
+  int shown = 0;
+  for (int s : stages) {
+    if (shown == 2) return out + ",…";
+    out += (shown++ ? "," : "") + std::to_string(s);
+  }
+  return out;
+}
+
 std::string tick_text(double v) {
   std::string s = fmt::format("{:.6g}", v);
   return s;
@@ -61,7 +75,8 @@ std::string gantt_svg(const trace::Trace& t, const GanttOptions& o) {
   const double row_h = std::clamp(520.0 / ranks, 8.0, 30.0);
   const double compute_h = std::round(row_h * 0.58 * 2) / 2;
   const double comm_h = std::max(1.0, std::round(row_h * 0.13 * 2) / 2);
-  const double left = 62, right = 14, top = 6, axis_h = 34;
+  // One left margin for every timeline, so that two drawn on one span line up.
+  const double left = 100, right = 14, top = 6, axis_h = 34;
   const double plot_w = o.width_px - left - right;
   const double height = top + ranks * row_h + axis_h;
   // Where the average block is under 3 px, white block borders would wash the colours
@@ -90,7 +105,7 @@ std::string gantt_svg(const trace::Trace& t, const GanttOptions& o) {
     const double y = top + r * row_h;
     svg.rect(left, y, x_of(end_ns) - left, compute_h, "idle");
     if (row_h >= 11 || r % 4 == 0 || r == ranks - 1)
-      svg.text(left - 6, y + compute_h * 0.5 + font * 0.35, "rank " + std::to_string(r), "rl",
+      svg.text(left - 6, y + compute_h * 0.5 + font * 0.35, rank_label(r, rank_stages[r]), "rl",
                "end");
   }
   // Time axis with grid lines through the rows.

@@ -112,6 +112,13 @@ std::string render_html(const RunData& d) {
   if (!d.simulated_only)
     cmp += " Grey values below are the simulator's prediction of the same schedule.";
   cmp += "</p>";
+  std::string costs;
+  for (const auto& s : d.schedules)
+    if (!s.simulated_costs.empty())
+      costs += (costs.empty() ? "" : "; ") + escape(s.name) + ": " + escape(s.simulated_costs);
+  if (!costs.empty()) cmp += "<p class=\"note\">The simulator's costs: " + costs + ".</p>";
+  if (std::string w = waits_table_html(d); !w.empty())
+    cmp += "<h3>Waiting time per iteration, summed over ranks, by cause</h3>" + w;
   page += section("comparison", "Schedules compared", cmp);
 
   std::string tl = gantt_legend_html();

@@ -151,6 +151,9 @@ ScheduleData from_run_entry(const nlohmann::json& j, const fs::path& root,
   }
   if (j.contains("loss") && j["loss"].is_array())
     for (auto& v : j["loss"]) s.loss.push_back(v.is_number() ? v.get<double>() : NAN);
+  if (j.contains("waits_s_per_iteration") && j["waits_s_per_iteration"].is_object())
+    for (auto& [cause, v] : j["waits_s_per_iteration"].items())
+      if (v.is_number()) s.waits_s.emplace_back(cause, v.get<double>());
   const fs::path dir = root / s.name;
   pick_measured(s, dir, notes);
   if (auto sim = read_trace(dir / "simulated.trace.csv", notes); sim && !sim->events.empty())

@@ -34,6 +34,9 @@ struct ScheduleData {
   std::optional<double> tokens_per_s;
   std::optional<double> mfu, peak_flops_per_rank;
   std::vector<double> loss;  // per measured iteration; NaN where a value was missing
+  // Seconds per iteration the ranks spent waiting, summed over ranks, by cause
+  // ("RECV_F", "ALLREDUCE", "ITERATION_BARRIER", ...), in the file's order.
+  std::vector<std::pair<std::string, double>> waits_s;
   // One iteration of each trace, times from 0 at the iteration's first event.
   std::optional<trace::Trace> measured;
   std::string measured_label;  // which iteration: "iteration 7 of 20 (median time)"

@@ -104,6 +104,29 @@ std::string comparison_table_html(const RunData& d) {
   return out + "</tbody></table>";
 }
 
+std::string waits_table_html(const RunData& d) {
+  std::vector<std::string> causes;
+  for (const auto& s : d.schedules)
+    for (const auto& [c, v] : s.waits_s)
+      if (std::find(causes.begin(), causes.end(), c) == causes.end()) causes.push_back(c);
+  if (causes.empty()) return "";
+  std::string out = "<table class=\"waits\"><thead><tr><th>schedule</th>";
+  for (const auto& c : causes) out += "<th>" + escape(c) + "</th>";
+  out += "</tr></thead><tbody>";
+  for (const auto& s : d.schedules) {
+    if (s.waits_s.empty()) continue;
+    out += "<tr><td>" + escape(s.name) + "</td>";
+    for (const auto& c : causes) {
+      auto it = std::find_if(s.waits_s.begin(), s.waits_s.end(),
+                             [&](const auto& w) { return w.first == c; });
+      out += "<td class=\"n\">" + (it == s.waits_s.end() ? "-" : escape(seconds_text(it->second))) +
+             "</td>";
+    }
+    out += "</tr>";
+  }
+  return out + "</tbody></table>";
+}
+
 std::string link_table_html(const nlohmann::json& check) {
   std::string out =
       "<table class=\"links\"><thead><tr><th>link</th><th>delay ms<br><span "

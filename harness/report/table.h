@@ -13,6 +13,10 @@ namespace xdc::report {
 
 std::string comparison_table_html(const RunData& d);
 
+// Waiting time per iteration by cause (columns), per schedule (rows); "" when no schedule
+// recorded any.
+std::string waits_table_html(const RunData& d);
+
 // `check` in the `xdc check --json` form: {"backend", "links": [...]}.
 std::string link_table_html(const nlohmann::json& check);
 

@@ -142,6 +142,18 @@ TEST(Gantt, ScalesTo64RanksAnd512Microbatches) {
   EXPECT_LE(std::stod(m[1]), 64 * 8 + 60.0);
 }
 
+TEST(Gantt, RanksNameTheirStagesWhenTheyDifferFromTheRank) {
+  trace::Trace t;
+  t.ranks = 4;  // 2 stages x 2 data-parallel replicas
+  t.microbatches = 1;
+  for (int r = 0; r < 4; ++r)
+    t.events.push_back({r, Kind::F, r % 2, 0, r * 10, r * 10 + 10, 0, -1});
+  const std::string svg = gantt_svg(t, {});
+  EXPECT_NE(svg.find(">rank 0</text>"), std::string::npos);
+  EXPECT_NE(svg.find(">rank 2 · s0</text>"), std::string::npos);
+  EXPECT_NE(svg.find(">rank 3 · s1</text>"), std::string::npos);
+}
+
 TEST(Gantt, EmptyTraceIsANote) {
   EXPECT_EQ(gantt_svg(trace::Trace{}, {}).find("<svg"), std::string::npos);
 }

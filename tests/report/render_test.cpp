@@ -41,6 +41,28 @@ size_t count(const std::string& hay, const std::string& needle) {
   return n;
 }
 
+// How much of a screenshot is drawn on: share of non-white pixels, distinct colours, and
+// pixels of exactly the F and BW block fills.
+struct Ink {
+  double share = 0;
+  size_t colours = 0, blue = 0, green = 0;
+};
+Ink ink_of(const testing::Png& png) {
+  Ink ink;
+  size_t drawn = 0;
+  std::set<uint32_t> colours;
+  for (size_t i = 0; i + 2 < png.pixels.size(); i += png.channels) {
+    const uint8_t R = png.pixels[i], G = png.pixels[i + 1], B = png.pixels[i + 2];
+    drawn += R < 240 || G < 240 || B < 240;
+    ink.blue += R == 0x4e && G == 0x79 && B == 0xa7;
+    ink.green += R == 0x2e && G == 0x7d && B == 0x57;
+    colours.insert((uint32_t{R} << 16) | (uint32_t{G} << 8) | B);
+  }
+  ink.share = static_cast<double>(drawn) / (static_cast<double>(png.width) * png.height);
+  ink.colours = colours.size();
+  return ink;
+}
+
 struct Rendered {
   fs::path dir;
   std::string dom;
@@ -127,22 +149,30 @@ TEST_F(ReportRender, SmallSimulatedRunDrawsTimelinesAndTable) {
   }
   // Not blank: a good share of the page is ink, in many colours, among them the
   // timeline's forward blue (#4e79a7) and full-backward green (#2e7d57) block fills.
-  size_t ink = 0, blue = 0, green = 0;
-  std::set<uint32_t> colours;
-  for (size_t i = 0; i + 2 < png.pixels.size(); i += png.channels) {
-    const uint8_t R = png.pixels[i], G = png.pixels[i + 1], B = png.pixels[i + 2];
-    ink += R < 240 || G < 240 || B < 240;
-    blue += R == 0x4e && G == 0x79 && B == 0xa7;
-    green += R == 0x2e && G == 0x7d && B == 0x57;
-    colours.insert((uint32_t{R} << 16) | (uint32_t{G} << 8) | B);
-  }
-  const double pixels = static_cast<double>(png.width) * png.height;
-  std::cout << "screenshot: " << ink / pixels * 100 << " % ink, " << colours.size() << " colours, "
-            << blue << " F-blue and " << green << " BW-green pixels\n";
-  EXPECT_GT(ink / pixels, 0.05);
-  EXPECT_GT(colours.size(), 50u);
-  EXPECT_GT(blue, 2000u);
-  EXPECT_GT(green, 2000u);
+  const Ink ink = ink_of(png);
+  std::cout << "screenshot: " << ink.share * 100 << " % ink, " << ink.colours << " colours, "
+            << ink.blue << " F-blue and " << ink.green << " BW-green pixels\n";
+  EXPECT_GT(ink.share, 0.05);
+  EXPECT_GT(ink.colours, 50u);
+  EXPECT_GT(ink.blue, 2000u);
+  EXPECT_GT(ink.green, 2000u);
+}
+
+// The judge above, shown a blank page, says blank: the thresholds mean something.
+TEST_F(ReportRender, BlankPageIsJudgedBlank) {
+  const fs::path page = dir_ / "blank.html", shot = dir_ / "blank.png";
+  std::ofstream(page) << "<!DOCTYPE html><html><body><p>.</p></body></html>\n";
+  auto s = proc::run(chromium({"--screenshot=" + shot.string(), "--window-size=1280,1600",
+                               "file://" + page.string()}),
+                     std::chrono::seconds(120));
+  ASSERT_EQ(s.exit_code, 0) << s.err;
+  const testing::Png png = testing::read_png(shot.string());
+  EXPECT_EQ(png.width, 1280);
+  if (png.channels == 0) GTEST_SKIP() << "pixels not decoded: " << png.error;
+  const Ink ink = ink_of(png);
+  EXPECT_LT(ink.share, 0.01);
+  EXPECT_EQ(ink.blue, 0u);
+  EXPECT_EQ(ink.green, 0u);
 }
 
 TEST_F(ReportRender, SixtyFourRanksFiveHundredTwelveMicrobatches) {

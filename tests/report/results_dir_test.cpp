@@ -58,6 +58,7 @@ TEST(ResultsDir, RunLayoutShowsTheMedianIterationBesideTheSimulation) {
     "bubble_ratio": {"megatron": 0.5, "zerobubble": 0.25, "crosspipe": 0.3},
     "simulated_iteration_s": 0.018, "simulated_bubble_ratio": {"megatron": 0.4,
     "zerobubble": 0.2, "crosspipe": 0.2}, "tokens_per_s": 1000, "loss": [5.5, null, 4.5],
+    "waits_s_per_iteration": {"RECV_F": 0.004, "ITERATION_BARRIER": 0.001},
     "mfu": {"value": 0.05, "peak_flops_per_rank": 9.5e10}}]})");
   put(d.path / "environment.json", R"({"kernel": "Linux 6", "wan_links": [{"x": 1}]})");
   put(d.path / "link_check.json", R"({"backend": "userspace", "links": [{"from": "east",
@@ -111,6 +112,8 @@ TEST(ResultsDir, RunLayoutShowsTheMedianIterationBesideTheSimulation) {
   EXPECT_NE(html.find("<section id=\"loss\">"), std::string::npos);
   EXPECT_NE(html.find("<section id=\"links\">"), std::string::npos);
   EXPECT_NE(html.find("iteration 3 of 3 (median time)"), std::string::npos);
+  EXPECT_NE(html.find("<th>ITERATION_BARRIER</th>"), std::string::npos);
+  EXPECT_NE(html.find(">4 ms</td>"), std::string::npos);
 }
 
 TEST(ResultsDir, SplitByOptWithoutBounds) {
