@@ -184,5 +184,18 @@ TEST_F(ReportRender, SixtyFourRanksFiveHundredTwelveMicrobatches) {
   EXPECT_LT(fs::file_size(r.dir / "report.html"), 16u << 20);
 }
 
+// Needs no browser: a directory without summary.json is bad input, named, exit 2.
+TEST(ReportCli, NotAResultsDirectoryExits2) {
+  const fs::path dir =
+      fs::temp_directory_path() / ("xdc-report-empty-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  auto r = proc::run({XDC_EXE, "report", dir.string()}, std::chrono::seconds(60));
+  fs::remove_all(dir);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find((dir / "summary.json").string()), std::string::npos) << r.err;
+  EXPECT_EQ(r.out.find("wrote"), std::string::npos);
+  EXPECT_FALSE(fs::exists(dir / "report.html"));
+}
+
 }  // namespace
 }  // namespace xdc::report
