@@ -30,7 +30,7 @@ th,td{padding:4px 10px;border-bottom:1px solid var(--line);text-align:left;verti
 th{font-weight:600;background:#f4f6f8}td.n{text-align:right;white-space:nowrap}.sim{color:var(--mute);font-size:12px}
 tr.failed td{background:#fff3f3}.bad{color:#b3261e;font-weight:600}.good{color:#1e7b34;font-weight:600}
 td.err{color:#b3261e;font-size:12px}.note{color:var(--mute);font-size:13px}
-figure{margin:10px 0 22px}figcaption{font-size:13px;color:var(--mute);margin:6px 0 2px}
+figure,div.timeline{margin:10px 0 22px}p.cap{font-size:13px;color:var(--mute);margin:6px 0 2px}
 svg.gantt,svg.chart{width:100%;height:auto;display:block}svg.chart{max-width:820px}
 svg text{font-family:system-ui,Helvetica,Arial,sans-serif}
 .rl{font-size:11px;fill:var(--mute)}.tl{font-size:11px;fill:var(--mute)}
@@ -44,7 +44,7 @@ rect.blk,rect.opt{stroke:#fff;stroke-width:.35}.dense rect.blk,.dense rect.opt{s
 .legend{display:flex;flex-wrap:wrap;gap:4px 16px;font-size:12px;color:var(--mute);margin:4px 0 8px}
 .legend svg{vertical-align:-1px}
 footer{margin-top:32px;color:var(--mute);font-size:12px}
-@media print{body{margin:0;max-width:none}h2{break-after:avoid}figure{break-inside:avoid}}
+@media print{body{margin:0;max-width:none}h2{break-after:avoid}figure,div.timeline{break-inside:avoid}}
 )css";
 
 std::string section(const std::string& id, const std::string& title, const std::string& body) {
@@ -66,16 +66,16 @@ std::string timeline(const ScheduleData& s) {
     o.span_ns = span;
     o.label = s.name + " " + kind + " timeline";
     const double iter_s = static_cast<double>(span_of(t)) / 1e9;
-    body += fmt::format("<figcaption>{} &mdash; {} ranks, {} microbatches, {}</figcaption>{}",
-                        escape(what), t.ranks, t.microbatches, escape(seconds_text(iter_s)),
-                        gantt_svg(t, o));
+    body +=
+        fmt::format("<p class=\"cap\">{} &mdash; {} ranks, {} microbatches, {}</p>{}", escape(what),
+                    t.ranks, t.microbatches, escape(seconds_text(iter_s)), gantt_svg(t, o));
   };
   if (s.measured) one(*s.measured, s.measured_label, "measured");
   if (s.simulated)
     one(*s.simulated, s.measured ? "simulated" : "simulated (one iteration)", "simulated");
   if (!s.measured && !s.simulated)
     body = "<p class=\"note\">no trace was recorded for this schedule</p>";
-  return fmt::format("<figure class=\"timeline\" data-schedule=\"{}\"><h3>{}</h3>{}</figure>",
+  return fmt::format("<div class=\"timeline\" data-schedule=\"{}\"><h3>{}</h3>{}</div>",
                      escape(s.name), escape(s.name), body);
 }
 

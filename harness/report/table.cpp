@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <optional>
 
 #include "harness/report/html.h"
 
@@ -82,6 +83,18 @@ std::string comparison_table_html(const RunData& d) {
     for (size_t c = 1; c < cols.size(); ++c)
       if (!cols[c].cell(s).empty()) used[c] = true;
 
+  // The fastest schedule, measured and simulated, in bold (when there is a choice).
+  std::optional<double> best_mean, best_sim;
+  for (const auto& s : d.schedules) {
+    if (!s.ok || d.schedules.size() < 2) continue;
+    if (s.iteration_s_mean) best_mean = std::min(best_mean.value_or(1e300), *s.iteration_s_mean);
+    if (s.simulated_iteration_s)
+      best_sim = std::min(best_sim.value_or(1e300), *s.simulated_iteration_s);
+  }
+  auto best = [](const std::optional<double>& v, const std::optional<double>& b) {
+    return v && b && *v == *b;
+  };
+
   std::string out = "<table class=\"cmp\"><thead><tr>";
   for (size_t c = 0; c < cols.size(); ++c)
     if (used[c])
@@ -93,6 +106,9 @@ std::string comparison_table_html(const RunData& d) {
       if (!used[c]) continue;
       std::string v = cols[c].cell(s);
       if (c == 0 && !s.ok) v += " <span class=\"bad\">failed</span>";
+      if (s.ok && ((c == 1 && best(s.iteration_s_mean, best_mean)) ||
+                   (c == 4 && best(s.simulated_iteration_s, best_sim))))
+        v = "<b>" + v + "</b>";
       out +=
           fmt::format("<td{}>{}</td>", cols[c].numeric ? " class=\"n\"" : "", v.empty() ? "-" : v);
     }

@@ -3,7 +3,8 @@
 // measured, the simulator's prediction and measured/simulated, the three bubble ratios
 // each named, tokens/s, MFU with the device peak it assumes) and the link check
 // (configured vs measured per WAN direction). Columns with no value in any row are left
-// out, so a simulation-only directory gets a table of predictions. All text escaped.
+// out, so a simulation-only directory gets a table of predictions. The fastest mean and
+// the fastest prediction are bold. All text escaped.
 #include <nlohmann/json.hpp>
 #include <string>
 

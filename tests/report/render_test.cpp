@@ -127,7 +127,7 @@ TEST_F(ReportRender, SmallSimulatedRunDrawsTimelinesAndTable) {
   // After rendering: both timelines, every compute block (+5 legend swatches), the table.
   EXPECT_EQ(count(r.dom, "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"gantt"), 2u);
   EXPECT_EQ(count(r.dom, "class=\"blk "), r.compute_events + 5);
-  EXPECT_EQ(count(r.dom, "<figure class=\"timeline\""), 2u);
+  EXPECT_EQ(count(r.dom, "<div class=\"timeline\""), 2u);
   EXPECT_NE(r.dom.find("<section id=\"comparison\">"), std::string::npos);
   EXPECT_NE(r.dom.find(">bubble ZeroBubble</th>"), std::string::npos);
   EXPECT_NE(r.dom.find("<td>overlap</td>"), std::string::npos);
