@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "harness/report/report.h"
 #include "harness/run/runner.h"
 
 namespace xdc::sweep {
@@ -108,6 +109,13 @@ SweepOutcome run_sweep(const Sweep& s, const SweepOptions& opts) {
     ps.state = point_state(dir.string(), point_text(s, ps.point), names);
     if (!error.empty() && ps.state == PointState::kMissing && !cancelled())
       ps.state = PointState::kFailed;
+    if (fs::exists(dir / "summary.json")) {
+      try {
+        report::write_report(dir.string());  // the point's report.html, linked from index.html
+      } catch (const std::exception& e) {
+        report(fmt::format("point {}: no report.html: {}", ps.point.id, e.what()), true);
+      }
+    }
     ++pr.ran;
     if (ps.state == PointState::kDone || ps.state == PointState::kFailed) ++pr.finished;
     const size_t left = pr.to_run - pr.ran;
