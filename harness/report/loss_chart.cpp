@@ -56,16 +56,12 @@ std::string loss_chart_svg(const std::vector<LossSeries>& series, double width_p
   svg.text(14, top + plot_h / 2, "loss", "tl", "middle");
   for (size_t i = 0; i < series.size(); ++i) {
     const auto& s = series[i];
+    // Dashes differ per series: schedules with the same seed train identically.
+    const char* dash = i % 3 == 0 ? "" : i % 3 == 1 ? " d1" : " d2";
     std::vector<std::pair<double, double>> pts;
     auto flush = [&] {
       if (pts.size() == 1) svg.circle(pts[0].first, pts[0].second, 2.5, "dot", series_colour(i));
-      // Dashes differ per series: schedules with the same seed train identically.
-      if (pts.size() > 1)
-        svg.polyline(pts,
-                     i % 3 == 0   ? "loss"
-                     : i % 3 == 1 ? "loss d1"
-                                  : "loss d2",
-                     series_colour(i));
+      if (pts.size() > 1) svg.polyline(pts, std::string("loss") + dash, series_colour(i));
       pts.clear();
     };
     for (size_t k = 0; k < s.values.size(); ++k) {
@@ -77,7 +73,8 @@ std::string loss_chart_svg(const std::vector<LossSeries>& series, double width_p
     }
     flush();
     const double ly = top + 12 + 18 * static_cast<double>(i);
-    svg.rect(left + plot_w + 14, ly - 5.5, 20, 3, "swatch", {}, series_colour(i));
+    svg.polyline({{left + plot_w + 10, ly - 4}, {left + plot_w + 36, ly - 4}},
+                 std::string("key") + dash, series_colour(i));
     svg.text(left + plot_w + 40, ly, s.name, "tl");
   }
   return svg.str();

@@ -1,8 +1,9 @@
 #pragma once
 // Training loss per measured iteration, one line per schedule, as SVG. Missing values
-// (NaN) break a line rather than drawing it through zero: each unbroken run of values is one
-// <polyline class="loss..."> (tests count them), a lone value a dot; the y axis spans the data with
-// round ticks.
+// (NaN) break a line rather than drawing it through zero: each unbroken run of values is
+// one <polyline class="loss..."> (tests count them), a lone value a dot. The y axis spans
+// the data with round ticks; each series has its own colour and dash, so that identical
+// curves (same seed) still show in the key.
 #include <string>
 #include <vector>
 

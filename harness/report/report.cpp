@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <stdexcept>
@@ -40,7 +41,7 @@ svg text{font-family:system-ui,Helvetica,Arial,sans-serif}
 .blk.odd{fill-opacity:.62}.opt{fill:#79706e}.send{fill:#e15759}.recv{fill:#f4a7a6}.ar{fill:#9467bd}
 rect.blk,rect.opt{stroke:#fff;stroke-width:.35}.dense rect.blk,.dense rect.opt{stroke:none}
 .mb{font-size:10px;fill:#fff;pointer-events:none}.mb.dark{fill:#3b3000}
-.loss{fill:none;stroke-width:2}.loss.d1{stroke-dasharray:7 4}.loss.d2{stroke-dasharray:2 3}
+.loss,.key{fill:none;stroke-width:2}.d1{stroke-dasharray:7 4}.d2{stroke-dasharray:2 3}
 .legend{display:flex;flex-wrap:wrap;gap:4px 16px;font-size:12px;color:var(--mute);margin:4px 0 8px}
 .legend svg{vertical-align:-1px}
 footer{margin-top:32px;color:var(--mute);font-size:12px}
@@ -128,8 +129,21 @@ std::string render_html(const RunData& d) {
   std::vector<LossSeries> series;
   for (const auto& s : d.schedules)
     if (!s.loss.empty()) series.push_back({s.name, s.loss});
-  if (std::string chart = loss_chart_svg(series); !chart.empty())
+  if (std::string chart = loss_chart_svg(series); !chart.empty()) {
+    // Schedules change when work runs, not what is computed: with one seed their losses
+    // agree, and the lines lie on each other.
+    bool same = series.size() > 1;
+    for (const auto& s : series)
+      for (size_t k = 0; same && k < std::max(s.values.size(), series[0].values.size()); ++k)
+        same = k < s.values.size() && k < series[0].values.size() &&
+               (std::fabs(s.values[k] - series[0].values[k]) <= 1e-6 * std::fabs(s.values[k]) ||
+                (std::isnan(s.values[k]) && std::isnan(series[0].values[k])));
+    if (same)
+      chart +=
+          "<p class=\"note\">Every schedule's loss is the same at every iteration (same "
+          "data, same seed): the lines lie on each other.</p>";
     page += section("loss", "Training loss", "<figure>" + chart + "</figure>");
+  }
 
   if (d.link_check)
     page += section(

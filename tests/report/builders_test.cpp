@@ -267,5 +267,17 @@ TEST(Page, SelfContainedWithEverySection) {
   EXPECT_EQ(html.find("<link"), std::string::npos);
 }
 
+TEST(Page, IdenticalLossesSaidSo) {
+  RunData d;
+  ScheduleData a, b;
+  a.name = "1f1b";
+  b.name = "overlap";
+  a.loss = b.loss = {4.7, 4.3, 4.0};
+  d.schedules = {a, b};
+  EXPECT_NE(render_html(d).find("the lines lie on each other"), std::string::npos);
+  d.schedules[1].loss[2] = 3.9;
+  EXPECT_EQ(render_html(d).find("the lines lie on each other"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace xdc::report
