@@ -20,32 +20,37 @@ namespace {
 // Looks live in one place; charts carry only classes (svg.h).
 constexpr const char* kStyle = R"css(
 :root{--ink:#1d2327;--mute:#5f6b73;--line:#d5dade}
-body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Helvetica,Arial,sans-serif;color:var(--ink);
- margin:24px auto;max-width:1180px;padding:0 16px;background:#fff}
-h1{font-size:24px;margin:0 0 4px}h2{font-size:18px;margin:28px 0 8px;border-bottom:1px solid var(--line);padding-bottom:4px}
+body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Helvetica,Arial,sans-serif;
+ color:var(--ink);margin:24px auto;max-width:1180px;padding:0 16px;background:#fff}
+h1{font-size:24px;margin:0 0 4px}
+h2{font-size:18px;margin:28px 0 8px;border-bottom:1px solid var(--line);padding-bottom:4px}
 h3{font-size:15px;margin:18px 0 6px}.sub{color:var(--mute);margin:0}
-dl.facts{display:grid;grid-template-columns:repeat(auto-fill,minmax(260px,1fr));gap:2px 18px;margin:0}
-dl.facts div{display:flex;gap:8px}dl.facts dt{color:var(--mute)}dl.facts dd{margin:0;font-variant-numeric:tabular-nums}
+dl.facts{display:grid;grid-template-columns:repeat(auto-fill,minmax(260px,1fr));
+ gap:2px 18px;margin:0}
+dl.facts div{display:flex;gap:8px}dl.facts dt{color:var(--mute)}
+dl.facts dd{margin:0;font-variant-numeric:tabular-nums}
 table{border-collapse:collapse;font-variant-numeric:tabular-nums;margin:6px 0}
 th,td{padding:4px 10px;border-bottom:1px solid var(--line);text-align:left;vertical-align:top}
-th{font-weight:600;background:#f4f6f8}td.n{text-align:right;white-space:nowrap}.sim{color:var(--mute);font-size:12px}
-tr.failed td{background:#fff3f3}.bad{color:#b3261e;font-weight:600}.good{color:#1e7b34;font-weight:600}
+th{font-weight:600;background:#f4f6f8}td.n{text-align:right;white-space:nowrap}
+.sim{color:var(--mute);font-size:12px}tr.failed td{background:#fff3f3}
+.bad{color:#b3261e;font-weight:600}.good{color:#1e7b34;font-weight:600}
 td.err{color:#b3261e;font-size:12px}.note{color:var(--mute);font-size:13px}
-figure,div.timeline{margin:10px 0 22px}p.cap{font-size:13px;color:var(--mute);margin:6px 0 2px}
+figure,div.timeline{margin:10px 0 22px}
+p.cap{font-size:13px;color:var(--mute);margin:6px 0 2px}
 svg.gantt,svg.chart{width:100%;height:auto;display:block}svg.chart{max-width:820px}
-svg text{font-family:system-ui,Helvetica,Arial,sans-serif}
-.rl{font-size:11px;fill:var(--mute)}.tl{font-size:11px;fill:var(--mute)}
-.grid{stroke:#e3e7ea;stroke-width:1}.tick,.axis{stroke:#8a959c;stroke-width:1}
-.idle{fill:#eceff1}
-.blk.F{fill:#4e79a7}.blk.B{fill:#59a14f}.blk.W{fill:#e9c13b}.blk.BW{fill:#2e7d57}
-.blk.odd{fill-opacity:.62}.opt{fill:#79706e}.send{fill:#e15759}.recv{fill:#f4a7a6}.ar{fill:#9467bd}
+svg text{font-family:system-ui,Helvetica,Arial,sans-serif}.rl{font-size:11px;fill:var(--mute)}
+.tl{font-size:11px;fill:var(--mute)}.grid{stroke:#e3e7ea;stroke-width:1}
+.tick,.axis{stroke:#8a959c;stroke-width:1}.idle{fill:#eceff1}.blk.F{fill:#4e79a7}
+.blk.B{fill:#59a14f}.blk.W{fill:#e9c13b}.blk.BW{fill:#2e7d57}.blk.odd{fill-opacity:.62}
+.opt{fill:#79706e}.send{fill:#e15759}.recv{fill:#f4a7a6}.ar{fill:#9467bd}
 rect.blk,rect.opt{stroke:#fff;stroke-width:.35}.dense rect.blk,.dense rect.opt{stroke:none}
 .mb{font-size:10px;fill:#fff;pointer-events:none}.mb.dark{fill:#3b3000}
 .loss,.key{fill:none;stroke-width:2}.d1{stroke-dasharray:7 4}.d2{stroke-dasharray:2 3}
-.legend{display:flex;flex-wrap:wrap;gap:4px 16px;font-size:12px;color:var(--mute);margin:4px 0 8px}
-.legend svg{vertical-align:-1px}
-footer{margin-top:32px;color:var(--mute);font-size:12px}
-@media print{body{margin:0;max-width:none}h2{break-after:avoid}figure,div.timeline{break-inside:avoid}}
+.legend{display:flex;flex-wrap:wrap;gap:4px 16px;font-size:12px;color:var(--mute);
+ margin:4px 0 8px}
+.legend svg{vertical-align:-1px}footer{margin-top:32px;color:var(--mute);font-size:12px}
+@media print{body{margin:0;max-width:none}h2{break-after:avoid}
+ figure,div.timeline{break-inside:avoid}}
 )css";
 
 std::string section(const std::string& id, const std::string& title, const std::string& body) {
