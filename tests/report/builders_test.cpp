@@ -48,13 +48,13 @@ size_t compute_events(const trace::Trace& t) {
   return n;
 }
 
-TEST(Escape, EveryMarkupCharacter) {
+TEST(ReportEscape, EveryMarkupCharacter) {
   EXPECT_EQ(escape(R"(<a href="x" o='y'>&amp;</a>)"),
             "&lt;a href=&quot;x&quot; o=&#39;y&#39;&gt;&amp;amp;&lt;/a&gt;");
   EXPECT_EQ(escape("plain 1f1b"), "plain 1f1b");
 }
 
-TEST(Format, NumbersReadAsInTheTable) {
+TEST(ReportFormat, NumbersReadAsInTheTable) {
   EXPECT_EQ(percent(0.3125), "31.2 %");
   EXPECT_EQ(percent(NAN), "-");
   EXPECT_EQ(seconds_text(0.4123), "412.3 ms");
@@ -63,7 +63,7 @@ TEST(Format, NumbersReadAsInTheTable) {
   EXPECT_EQ(si_text(7040), "7.04 k");
 }
 
-TEST(Svg, TextAndAttributesEscaped) {
+TEST(ReportSvg, TextAndAttributesEscaped) {
   Svg s(100, 50, "c\"x", "<label>");
   s.text(1, 2, "<script>alert(1)</script>", "t");
   s.rect(0, 0, 10, 10, "r", "a < b & \"c\"");
@@ -75,7 +75,7 @@ TEST(Svg, TextAndAttributesEscaped) {
   EXPECT_NE(out.find("class=\"c&quot;x\""), std::string::npos);
 }
 
-TEST(Svg, NiceTicksAreRoundAndCoverTheRange) {
+TEST(ReportSvg, NiceTicksAreRoundAndCoverTheRange) {
   EXPECT_EQ(nice_ticks(0, 10, 6), (std::vector<double>{0, 2, 4, 6, 8, 10}));
   EXPECT_EQ(nice_ticks(0, 770, 11), (std::vector<double>{0, 100, 200, 300, 400, 500, 600, 700}));
   const auto t = nice_ticks(2.93, 4.71, 6);
@@ -86,7 +86,7 @@ TEST(Svg, NiceTicksAreRoundAndCoverTheRange) {
   EXPECT_EQ(coord(3.0), "3");
 }
 
-TEST(Gantt, OneBlockPerComputeEventWithItsMicrobatch) {
+TEST(ReportGantt, OneBlockPerComputeEventWithItsMicrobatch) {
   const trace::Trace t = pipeline(4, 8);
   const std::string svg = gantt_svg(t, {});
   EXPECT_EQ(count(svg, "class=\"blk "), compute_events(t));
@@ -105,7 +105,7 @@ TEST(Gantt, OneBlockPerComputeEventWithItsMicrobatch) {
   EXPECT_NE(svg.find("<title>F mb 0 stage 0, rank 0: 1 ms</title>"), std::string::npos);
 }
 
-TEST(Gantt, SharedSpanStretchesTheAxis) {
+TEST(ReportGantt, SharedSpanStretchesTheAxis) {
   const trace::Trace t = pipeline(2, 2);  // ends at 9 ms
   GanttOptions o;
   o.span_ns = 100'000'000;
@@ -115,7 +115,7 @@ TEST(Gantt, SharedSpanStretchesTheAxis) {
   EXPECT_NE(gantt_svg(t, {}).find(">9</text>"), std::string::npos);
 }
 
-TEST(Gantt, SecondChunkDrawnLighter) {
+TEST(ReportGantt, SecondChunkDrawnLighter) {
   trace::Trace t;
   t.ranks = 2;
   t.microbatches = 1;
@@ -129,7 +129,7 @@ TEST(Gantt, SecondChunkDrawnLighter) {
   EXPECT_NE(svg.find(">time (µs)</text>"), std::string::npos);  // a 40 ns axis
 }
 
-TEST(Gantt, ScalesTo64RanksAnd512Microbatches) {
+TEST(ReportGantt, ScalesTo64RanksAnd512Microbatches) {
   const trace::Trace t = pipeline(64, 512, 100'000);
   const std::string svg = gantt_svg(t, {});
   EXPECT_EQ(count(svg, "class=\"blk "), compute_events(t));  // every block drawn
@@ -142,7 +142,7 @@ TEST(Gantt, ScalesTo64RanksAnd512Microbatches) {
   EXPECT_LE(std::stod(m[1]), 64 * 8 + 60.0);
 }
 
-TEST(Gantt, RanksNameTheirStagesWhenTheyDifferFromTheRank) {
+TEST(ReportGantt, RanksNameTheirStagesWhenTheyDifferFromTheRank) {
   trace::Trace t;
   t.ranks = 4;  // 2 stages x 2 data-parallel replicas
   t.microbatches = 1;
@@ -154,11 +154,11 @@ TEST(Gantt, RanksNameTheirStagesWhenTheyDifferFromTheRank) {
   EXPECT_NE(svg.find(">rank 3 · s1</text>"), std::string::npos);
 }
 
-TEST(Gantt, EmptyTraceIsANote) {
+TEST(ReportGantt, EmptyTraceIsANote) {
   EXPECT_EQ(gantt_svg(trace::Trace{}, {}).find("<svg"), std::string::npos);
 }
 
-TEST(LossChart, OneLinePerUnbrokenRunAndEscapedNames) {
+TEST(ReportLossChart, OneLinePerUnbrokenRunAndEscapedNames) {
   std::vector<LossSeries> s = {{"1f1b", {5.5, 5.0, 4.6, 4.1}}, {"<b>x</b>", {5.4, NAN, 4.5, 4.0}}};
   const std::string svg = loss_chart_svg(s);
   EXPECT_EQ(count(svg, "class=\"loss"), 2u);   // 1f1b, and x's run after the gap
@@ -184,7 +184,7 @@ ScheduleData measured_schedule(const std::string& name) {
   return s;
 }
 
-TEST(Table, ComparisonNamesEveryBubbleAndEscapes) {
+TEST(ReportTable, ComparisonNamesEveryBubbleAndEscapes) {
   RunData d;
   d.schedules = {measured_schedule("1f1b"), measured_schedule("<img src=x>")};
   d.schedules[1].ok = false;
@@ -206,7 +206,7 @@ TEST(Table, ComparisonNamesEveryBubbleAndEscapes) {
   EXPECT_EQ(count(html, "<b>429.8 ms</b>"), 1u);
 }
 
-TEST(Table, SimulationOnlyLeavesOutMeasuredColumns) {
+TEST(ReportTable, SimulationOnlyLeavesOutMeasuredColumns) {
   RunData d;
   d.simulated_only = true;
   ScheduleData s;
@@ -221,7 +221,7 @@ TEST(Table, SimulationOnlyLeavesOutMeasuredColumns) {
   EXPECT_NE(html.find("43.1 %"), std::string::npos);
 }
 
-TEST(Table, LinkCheckConfiguredBesideMeasured) {
+TEST(ReportTable, LinkCheckConfiguredBesideMeasured) {
   const auto j = nlohmann::json::parse(R"({"backend": "userspace", "links": [
     {"from": "east<", "to": "west", "configured": {"delay_ms": 20, "jitter_ms": 1,
      "loss_pct": 0.1, "rate_mbit": 1000}, "measured": {"base_rtt_ms": 0.12,
@@ -236,7 +236,7 @@ TEST(Table, LinkCheckConfiguredBesideMeasured) {
   EXPECT_EQ(count(html, "class=\"bad\">NO<"), 1u);
 }
 
-TEST(Page, SelfContainedWithEverySection) {
+TEST(ReportPage, SelfContainedWithEverySection) {
   RunData d;
   d.experiment = "two-dc <&>";
   d.backend = "userspace";
@@ -267,7 +267,7 @@ TEST(Page, SelfContainedWithEverySection) {
   EXPECT_EQ(html.find("<link"), std::string::npos);
 }
 
-TEST(Page, IdenticalLossesSaidSo) {
+TEST(ReportPage, IdenticalLossesSaidSo) {
   RunData d;
   ScheduleData a, b;
   a.name = "1f1b";

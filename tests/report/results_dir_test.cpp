@@ -49,7 +49,7 @@ trace::Trace three_iterations() {
   return t;
 }
 
-TEST(ResultsDir, RunLayoutShowsTheMedianIterationBesideTheSimulation) {
+TEST(ReportResultsDir, RunLayoutShowsTheMedianIterationBesideTheSimulation) {
   TempDir d("run");
   put(d.path / "summary.json", R"({"experiment": "two-dc", "backend": "userspace",
     "compute_mode": "real", "stages": 2, "schedules": [{"schedule": "1f1b", "ok": true,
@@ -116,7 +116,7 @@ TEST(ResultsDir, RunLayoutShowsTheMedianIterationBesideTheSimulation) {
   EXPECT_NE(html.find(">4 ms</td>"), std::string::npos);
 }
 
-TEST(ResultsDir, SplitByOptWithoutBounds) {
+TEST(ReportResultsDir, SplitByOptWithoutBounds) {
   const auto its = split_iterations(three_iterations(), {}, {});
   ASSERT_EQ(its.size(), 3u);
   for (auto& t : its) EXPECT_EQ(t.events.size(), 6u);
@@ -125,7 +125,7 @@ TEST(ResultsDir, SplitByOptWithoutBounds) {
   EXPECT_EQ(split_iterations(no_opt, {}, {}).size(), 1u);
 }
 
-TEST(ResultsDir, SimulateLayout) {
+TEST(ReportResultsDir, SimulateLayout) {
   TempDir d("sim");
   put(d.path / "summary.json", R"({"simulated": true, "stages": 2, "schedules": {"1f1b":
     {"iteration_ns": 40000000, "bubble": {"megatron": 0.2, "zerobubble": 0.1,
@@ -142,7 +142,7 @@ TEST(ResultsDir, SimulateLayout) {
   EXPECT_FALSE(run.schedules[0].measured.has_value());
 }
 
-TEST(ResultsDir, BrokenFilesBecomeNotesAndNoSummaryIsBadInput) {
+TEST(ReportResultsDir, BrokenFilesBecomeNotesAndNoSummaryIsBadInput) {
   TempDir d("broken");
   EXPECT_THROW(read_results_dir(d.path.string()), InputError);
   put(d.path / "summary.json", R"({"schedules": [{"schedule": "gpipe", "ok": false,
