@@ -1,5 +1,6 @@
 // xdc report DIR: (re)build DIR/report.html from a results directory written by `xdc run`
-// or `xdc simulate` (harness/report/report.h).
+// or `xdc simulate`, or each point's report.html in a sweep directory
+// (harness/report/report.h).
 #include <iostream>
 
 #include "commands.h"
@@ -12,10 +13,11 @@ void add_report_command(CLI::App& app, Commands& out) {
   static std::string dir;
   auto* c = app.add_subcommand(
       "report", "(re)build the self-contained HTML report (DIR/report.html) of a results dir");
-  c->add_option("dir", dir, "results directory (with summary.json)")->required();
+  c->add_option("dir", dir, "results directory (with summary.json), or a sweep's directory")
+      ->required();
   out.push_back({c, [] {
-                   const std::string path = report::write_report(dir);
-                   std::cout << "wrote " << path << "\n";
+                   for (const auto& path : report::write_reports(dir))
+                     std::cout << "wrote " << path << "\n";
                    return kExitOk;
                  }});
 }

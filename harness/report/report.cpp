@@ -8,6 +8,7 @@
 #include <fstream>
 #include <stdexcept>
 
+#include "harness/common/input_error.h"
 #include "harness/report/gantt_svg.h"
 #include "harness/report/html.h"
 #include "harness/report/loss_chart.h"
@@ -168,6 +169,23 @@ std::string render_html(const RunData& d) {
           ". Chrome/Perfetto traces (open in ui.perfetto.dev or chrome://tracing):" + files +
           ".</footer>\n</body></html>\n";
   return page;
+}
+
+std::vector<std::string> write_reports(const std::string& dir) {
+  namespace fs = std::filesystem;
+  if (fs::exists(fs::path(dir) / "summary.json")) return {write_report(dir)};
+  std::vector<fs::path> points;
+  std::error_code ec;
+  for (const auto& sub : fs::directory_iterator(dir, ec))
+    if (sub.is_directory() && fs::exists(sub.path() / "summary.json")) points.push_back(sub);
+  if (points.empty())
+    throw InputError(SourcePos{(fs::path(dir) / "summary.json").string(), 0, 0},
+                     "no summary.json here nor in any subdirectory: not a results directory of "
+                     "xdc run, xdc simulate or xdc sweep");
+  std::sort(points.begin(), points.end());
+  std::vector<std::string> out;
+  for (const auto& p : points) out.push_back(write_report(p.string()));
+  return out;
 }
 
 std::string write_report(const std::string& dir) {

@@ -6,6 +6,7 @@
 // schedule (measured over simulated, on one time scale); loss curves; the link check;
 // notes on files that could not be read. Used by `xdc report DIR` and by `xdc run`.
 #include <string>
+#include <vector>
 
 #include "harness/report/results_dir.h"
 
@@ -18,5 +19,10 @@ std::string render_html(const RunData& d);
 // Throws InputError when DIR is not a results directory, std::runtime_error when the
 // file cannot be written.
 std::string write_report(const std::string& dir);
+
+// `xdc report DIR`: DIR with a summary.json is one run (write_report); otherwise every
+// immediate subdirectory with a summary.json (the points of a sweep, in name order) gets
+// its report. Returns the paths written. Throws InputError when there is none.
+std::vector<std::string> write_reports(const std::string& dir);
 
 }  // namespace xdc::report

@@ -158,5 +158,21 @@ TEST(ReportResultsDir, BrokenFilesBecomeNotesAndNoSummaryIsBadInput) {
   EXPECT_NO_THROW(write_report(d.path.string()));
 }
 
+TEST(ReportResultsDir, SweepDirectoryGetsAReportPerPoint) {
+  TempDir d("sweep");
+  const std::string point = R"({"simulated": true, "schedules": {}})";
+  put(d.path / "sweep.csv", "point\n");
+  put(d.path / "lat-20ms" / "summary.json", point);
+  put(d.path / "lat-0ms" / "summary.json", point);
+  fs::create_directories(d.path / "not-a-point");
+  const auto written = write_reports(d.path.string());
+  ASSERT_EQ(written.size(), 2u);
+  EXPECT_EQ(written[0], (d.path / "lat-0ms" / "report.html").string());
+  EXPECT_EQ(written[1], (d.path / "lat-20ms" / "report.html").string());
+  EXPECT_FALSE(fs::exists(d.path / "report.html"));
+  EXPECT_THROW(write_reports((d.path / "not-a-point").string()), InputError);
+  EXPECT_THROW(write_reports((d.path / "missing").string()), InputError);
+}
+
 }  // namespace
 }  // namespace xdc::report
