@@ -52,6 +52,12 @@ atlas() {
   echo "-- iteration time (s)"
   pivot "$csv" wan.delay parallelism iteration_s
   echo "   paper: DP across DCs degrades far more with latency than a well-scheduled PP"
+  sweep atlas-real "$@"
+  csv=results/repro/atlas-real/sweep.csv
+  echo "-- Atlas, real compute and full-size messages: slowdown vs one-way WAN latency"
+  pivot "$csv" wan.delay parallelism slowdown
+  echo "-- iteration time (s)"
+  pivot "$csv" wan.delay parallelism iteration_s
 }
 
 geopipe() {
