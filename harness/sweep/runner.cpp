@@ -82,6 +82,15 @@ SweepOutcome run_sweep(const Sweep& s, const SweepOptions& opts) {
   report(fmt::format("sweep {}: {} points, {} to run, {} already finished; results in {}", s.name,
                      pr.total, pr.to_run, pr.finished, out.out_dir));
 
+  // The point's report.html (linked from index.html); a point without one is still a result.
+  auto write_point_report = [&](const fs::path& dir, bool always) {
+    if (!fs::exists(dir / "summary.json")) return;
+    try {
+      if (always || !fs::exists(dir / "report.html")) report::write_report(dir.string());
+    } catch (const std::exception& e) {
+      report(fmt::format("{}: no report.html: {}", dir.filename().string(), e.what()), true);
+    }
+  };
   double spent_s = 0;
   for (auto& ps : out.points) {
     if (cancelled()) break;
@@ -109,13 +118,7 @@ SweepOutcome run_sweep(const Sweep& s, const SweepOptions& opts) {
     ps.state = point_state(dir.string(), point_text(s, ps.point), names);
     if (!error.empty() && ps.state == PointState::kMissing && !cancelled())
       ps.state = PointState::kFailed;
-    if (fs::exists(dir / "summary.json")) {
-      try {
-        report::write_report(dir.string());  // the point's report.html, linked from index.html
-      } catch (const std::exception& e) {
-        report(fmt::format("point {}: no report.html: {}", ps.point.id, e.what()), true);
-      }
-    }
+    write_point_report(dir, true);
     ++pr.ran;
     if (ps.state == PointState::kDone || ps.state == PointState::kFailed) ++pr.finished;
     const size_t left = pr.to_run - pr.ran;
@@ -126,6 +129,9 @@ SweepOutcome run_sweep(const Sweep& s, const SweepOptions& opts) {
                        state_name(ps.state), error.empty() ? "" : " (" + error + ")"));
   }
   out.interrupted = cancelled();
+  for (auto& ps : out.points)  // points run before reports existed, or by an older xdc
+    if (!out.interrupted && !fs::exists(fs::path(out.out_dir) / ps.point.id / "report.html"))
+      write_point_report(fs::path(out.out_dir) / ps.point.id, false);
   out.rows = write_sweep_outputs(s, out.points, out.out_dir);
   return out;
 }
