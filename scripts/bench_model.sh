@@ -68,6 +68,7 @@ run_pass() {
     --torch-2t "$(best tokens_per_s "${t2[@]}")" --torch-cpu-2t "$(best tokens_per_cpu_s "${t2[@]}")" \
     --ours-1t "$(best tokens_per_s "${o1[@]}")" --ours-cpu-1t "$(best tokens_per_cpu_s "${o1[@]}")" \
     --ours-2t "$(best tokens_per_s "${o2[@]}")" --ours-cpu-2t "$(best tokens_per_cpu_s "${o2[@]}")" \
+    --sgemm-peak "$(best sgemm_peak_gflops "${o1[@]}")" \
     -o "$1"
 }
 
