@@ -167,6 +167,10 @@ std::vector<Row> read_rows(const Point& p, const std::string& dir) {
         r.m.erase(k);
     }
     if (r.m.count("iteration_s") && r.m["iteration_s"] <= 0) r.m.erase("iteration_s");
+    if (!(r.m.count("simulated_iteration_s") && r.m["simulated_iteration_s"] > 0))
+      for (const char* k : {"simulated_iteration_s", "simulated_bubble.megatron",
+                            "simulated_bubble.zerobubble", "simulated_bubble.crosspipe"})
+        r.m.erase(k);  // 0: the run stopped before its simulation
     rows.push_back(std::move(r));
   }
   return rows;
