@@ -13,7 +13,8 @@ APT_PACKAGES=(
   libgtest-dev libgmock-dev
   libopenblas-dev nlohmann-json3-dev libcli11-dev libfmt-dev libspdlog-dev
   coinor-libcbc-dev
-  iproute2 iptables iperf3 iputils-ping ethtool procps kmod
+  iproute2 iptables iperf3 iputils-ping ethtool procps kmod bc
+  chromium zlib1g-dev
 )
 
 missing=()

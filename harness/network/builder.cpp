@@ -275,6 +275,7 @@ std::string check_network_name(const std::string& name) {
 NetworkState build_network(const topo::Topology& topo, const BuildOptions& opts) {
   std::string net = opts.name.empty() ? topo.name : opts.name;
   if (auto why = check_network_name(net); !why.empty()) throw InputError(why);
+  StateLock lock;
   for (auto& n : networks_present())
     if (n == net)
       throw std::runtime_error("network '" + net + "' already exists (xdc down " + net + ")");
@@ -282,7 +283,7 @@ NetworkState build_network(const topo::Topology& topo, const BuildOptions& opts)
   try {
     return Builder(topo, opts, net).run();
   } catch (...) {
-    teardown_network(net);
+    teardown_network(net, false);  // this build holds the lock
     throw;
   }
 }

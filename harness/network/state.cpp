@@ -1,6 +1,11 @@
 #include "harness/network/state.h"
 
+#include <fcntl.h>
+#include <sys/file.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <system_error>
 
 #include <algorithm>
 #include <filesystem>
@@ -108,6 +113,18 @@ std::optional<NetworkState> load_state(const std::string& net) {
   std::ifstream in(state_dir(net) + "/state.json");
   if (!in) return std::nullopt;
   return json::parse(in).get<NetworkState>();
+}
+
+StateLock::StateLock() {
+  fs::create_directories(kStateRoot);
+  std::string path = std::string(kStateRoot) + "/.lock";
+  fd_ = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (fd_ < 0) throw std::system_error(errno, std::generic_category(), "open " + path);
+  if (flock(fd_, LOCK_EX) != 0) throw std::system_error(errno, std::generic_category(), "lock " + path);
+}
+
+StateLock::~StateLock() {
+  if (fd_ >= 0) close(fd_);  // releases the lock
 }
 
 std::vector<std::string> list_state_dirs() {

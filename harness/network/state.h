@@ -52,6 +52,19 @@ void from_json(const nlohmann::json& j, NetworkState& s);
 // Atomic write (temp file + rename) to state_dir(name)/state.json.
 void save_state(const NetworkState& s);
 std::optional<NetworkState> load_state(const std::string& net);
+// Serialises xdc up / down / clean across processes (flock on /run/xdc/.lock), so a
+// clean never races a build. Held for the object's lifetime.
+class StateLock {
+ public:
+  StateLock();
+  ~StateLock();
+  StateLock(const StateLock&) = delete;
+  StateLock& operator=(const StateLock&) = delete;
+
+ private:
+  int fd_ = -1;
+};
+
 // Networks with a state directory under /run/xdc, sorted.
 std::vector<std::string> list_state_dirs();
 

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <regex>
 #include <set>
 
@@ -59,7 +60,9 @@ std::vector<pid_t> helper_pids(const std::string& net) {
   return out;
 }
 
-TeardownReport teardown_network(const std::string& net) {
+TeardownReport teardown_network(const std::string& net, bool take_lock) {
+  std::optional<StateLock> lock;
+  if (take_lock) lock.emplace();
   TeardownReport r;
   const std::string prefix = ns_prefix(net);
   std::vector<std::string> mine;
@@ -111,9 +114,10 @@ std::vector<std::string> networks_present() {
 }
 
 TeardownReport clean_all() {
+  StateLock lock;
   TeardownReport total;
   for (auto& n : networks_present()) {
-    auto r = teardown_network(n);
+    auto r = teardown_network(n, false);
     total.namespaces += r.namespaces;
     total.root_links += r.root_links;
     total.processes += r.processes;

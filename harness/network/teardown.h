@@ -14,7 +14,8 @@ struct TeardownReport {
 };
 
 // Removes everything of network `net`. Idempotent; throws only on errors it cannot skip.
-TeardownReport teardown_network(const std::string& net);
+// Takes the StateLock (state.h) unless the caller already holds it.
+TeardownReport teardown_network(const std::string& net, bool take_lock = true);
 
 // Processes of xdc's helper programs (xdc-delayline, ...) whose command line names a
 // namespace of network `net` ("" = of any xdc network).

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "harness/network/state.h"
+#include "harness/network/teardown.h"
 #include "harness/process/process.h"
 #include "tests/network/leftovers.h"
 
@@ -62,7 +63,15 @@ TEST(Lifecycle, UpRefusesANameInUse) {
   EXPECT_EQ(joined(leftovers("tdup")), "");
 }
 
+// `xdc clean` removes every xdc network on the machine: these tests run it only when no
+// other network is up, so a developer's (or a concurrent test's) network survives.
+#define SKIP_IF_OTHER_NETWORKS_ARE_UP()                                                     \
+  if (auto others = xdc::net::networks_present(); !others.empty())                           \
+  GTEST_SKIP() << "other xdc networks are up (" << others.front()                            \
+               << ", ...): not running xdc clean over them"
+
 TEST(Lifecycle, KillNineMidwayThenCleanLeavesNothing) {
+  SKIP_IF_OTHER_NETWORKS_ARE_UP();
   // The 64-host topology takes long enough to be caught half-built.
   int caught_half_built = 0;
   for (int delay_ms : {20, 60, 150}) {
@@ -99,6 +108,7 @@ struct ForeignObjects {
 };
 
 TEST(Lifecycle, CleanNeverTouchesWhatXdcDidNotCreate) {
+  SKIP_IF_OTHER_NETWORKS_ARE_UP();
   // Look-alikes without xdc's exact prefix "xdc-<net>.": they must survive.
   ForeignObjects foreign;
   ASSERT_EQ(run_xdc({"up", kChain, "--name", "tcl"}).rc, 0);
