@@ -8,6 +8,7 @@
 #include <iostream>
 
 #include "commands.h"
+#include "harness/report/report.h"
 #include "harness/common/input_error.h"
 #include "harness/launch/agent.h"
 #include "harness/run/experiment.h"
@@ -61,6 +62,11 @@ void add_run_command(CLI::App& app, Commands& out) {
                      const run::RunOutcome r = run::run_experiment(e, opts);
                      std::cout << "\n" << run::comparison_table(r.schedules);
                      std::cout << "results: " << r.out_dir << "\n";
+                     try {
+                       std::cout << "report:  " << report::write_report(r.out_dir) << "\n";
+                     } catch (const std::exception& ex) {  // the run's results stand anyway
+                       std::cerr << "xdc: no report: " << ex.what() << "\n";
+                     }
                      if (g_cancel) {
                        std::cerr << "xdc: run interrupted; what was measured is kept\n";
                        return static_cast<int>(kExitRunFailed);
