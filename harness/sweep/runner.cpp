@@ -83,10 +83,10 @@ SweepOutcome run_sweep(const Sweep& s, const SweepOptions& opts) {
                      pr.total, pr.to_run, pr.finished, out.out_dir));
 
   // The point's report.html (linked from index.html); a point without one is still a result.
-  auto write_point_report = [&](const fs::path& dir, bool always) {
-    if (!fs::exists(dir / "summary.json")) return;
+  auto write_point_report = [&](const fs::path& dir) {
+    if (!fs::exists(dir / "summary.json") || fs::exists(dir / "report.html")) return;
     try {
-      if (always || !fs::exists(dir / "report.html")) report::write_report(dir.string());
+      report::write_report(dir.string());
     } catch (const std::exception& e) {
       report(fmt::format("{}: no report.html: {}", dir.filename().string(), e.what()), true);
     }
@@ -118,7 +118,7 @@ SweepOutcome run_sweep(const Sweep& s, const SweepOptions& opts) {
     ps.state = point_state(dir.string(), point_text(s, ps.point), names);
     if (!error.empty() && ps.state == PointState::kMissing && !cancelled())
       ps.state = PointState::kFailed;
-    write_point_report(dir, true);
+    write_point_report(dir);  // `xdc run` writes it; older runs did not
     ++pr.ran;
     if (ps.state == PointState::kDone || ps.state == PointState::kFailed) ++pr.finished;
     const size_t left = pr.to_run - pr.ran;
@@ -130,8 +130,7 @@ SweepOutcome run_sweep(const Sweep& s, const SweepOptions& opts) {
   }
   out.interrupted = cancelled();
   for (auto& ps : out.points)  // points run before reports existed, or by an older xdc
-    if (!out.interrupted && !fs::exists(fs::path(out.out_dir) / ps.point.id / "report.html"))
-      write_point_report(fs::path(out.out_dir) / ps.point.id, false);
+    if (!out.interrupted) write_point_report(fs::path(out.out_dir) / ps.point.id);
   out.rows = write_sweep_outputs(s, out.points, out.out_dir);
   return out;
 }

@@ -1,12 +1,12 @@
 #pragma once
 // `xdc sweep`: every point of a sweep (sweep.h) is one `xdc run` (run/runner.h) into its
 // own directory DIR/<point id>/, one after another, each building and tearing down its
-// own network; then the point gets its report.html (report/report.h). Points already
-// done (metrics.h, point_state) are skipped, so rerunning the same command resumes;
-// failed points are kept unless `retry_failed`. After every point the sweep's outputs
-// (outputs.h) are rewritten. When `cancel` becomes true the current point is cancelled
-// (its run tears its network down) and no further point starts; that point is left
-// interrupted and runs again on the next invocation.
+// own network; a point without a report.html (xdc run writes one) gets it from
+// report/report.h. Points already done (metrics.h, point_state) are skipped, so
+// rerunning the same command resumes; failed points are kept unless `retry_failed`.
+// After every point the sweep's outputs (outputs.h) are rewritten. When `cancel` becomes
+// true the current point is cancelled (its run tears its network down) and no further
+// point starts; that point is left interrupted and runs again on the next invocation.
 #include <atomic>
 #include <functional>
 #include <string>
