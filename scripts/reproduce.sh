@@ -11,24 +11,25 @@ XDC=${XDC:-$BUILD_DIR/harness/cli/xdc}
 which=${1:-all}
 shift || true
 
-# pivot CSV ROW_COLUMN COLUMN_COLUMN METRIC: a table of METRIC, one line per value of
-# ROW_COLUMN (in file order), one column per value of COLUMN_COLUMN.
+# pivot CSV ROW_COLUMN COLUMN_COLUMNS METRIC: a table of METRIC, one line per value of
+# ROW_COLUMN (in file order), one column per value of COLUMN_COLUMNS ("a+b": per pair).
 pivot() {
   awk -F, -v rk="$2" -v ck="$3" -v mk="$4" '
-    NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
+    NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; nk = split(ck, keys, "+"); next }
     {
-      r = $(col[rk]); c = $(col[ck]); v = $(col[mk])
+      r = $(col[rk]); v = $(col[mk]); c = $(col[keys[1]])
+      for (k = 2; k <= nk; k++) c = c "/" $(col[keys[k]])
       if (!(r in seen_r)) { seen_r[r] = 1; rows[++nr] = r }
       if (!(c in seen_c)) { seen_c[c] = 1; cols[++nc] = c }
       val[r, c] = v
     }
     END {
-      printf "  %-12s", rk; for (j = 1; j <= nc; j++) printf " %14s", cols[j]; printf "\n"
+      printf "  %-12s", rk; for (j = 1; j <= nc; j++) printf " %16s", cols[j]; printf "\n"
       for (i = 1; i <= nr; i++) {
         printf "  %-12s", rows[i]
         for (j = 1; j <= nc; j++) {
           v = val[rows[i], cols[j]]
-          if (v == "") printf " %14s", "-"; else printf " %14.3f", v
+          if (v == "") printf " %16s", "-"; else printf " %16.3f", v
         }
         printf "\n"
       }
@@ -48,16 +49,16 @@ atlas() {
   sweep atlas "$@"
   local csv=results/repro/atlas/sweep.csv
   echo "-- Atlas: slowdown vs one-way WAN latency (iteration time / at 0 ms)"
-  pivot "$csv" wan.delay parallelism slowdown
+  pivot "$csv" wan.delay parallelism+schedule slowdown
   echo "-- iteration time (s)"
-  pivot "$csv" wan.delay parallelism iteration_s
+  pivot "$csv" wan.delay parallelism+schedule iteration_s
   echo "   paper: DP across DCs degrades far more with latency than a well-scheduled PP"
   sweep atlas-real "$@"
   csv=results/repro/atlas-real/sweep.csv
   echo "-- Atlas, real compute and full-size messages: slowdown vs one-way WAN latency"
-  pivot "$csv" wan.delay parallelism slowdown
+  pivot "$csv" wan.delay parallelism+schedule slowdown
   echo "-- iteration time (s)"
-  pivot "$csv" wan.delay parallelism iteration_s
+  pivot "$csv" wan.delay parallelism+schedule iteration_s
 }
 
 geopipe() {
