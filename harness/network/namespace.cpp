@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -136,6 +137,15 @@ int kill_netns_processes(const std::string& name, int grace_ms) {
   while (!netns_pids(name).empty() && std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   for (pid_t p : netns_pids(name)) kill(p, SIGKILL);
+  // Some of them may be this process's own children (delay lines started by a build in
+  // a long-running `xdc run`/`xdc sweep`): reap those, or they stay as zombies.
+  for (int tries = 0; tries < 50; ++tries) {
+    bool pending = false;
+    for (pid_t p : pids)
+      if (p > 0 && waitpid(p, nullptr, WNOHANG) == 0) pending = true;  // ours, not dead yet
+    if (!pending) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
   return static_cast<int>(pids.size());
 }
 

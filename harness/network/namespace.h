@@ -31,7 +31,7 @@ std::vector<std::string> list_netns();
 std::vector<pid_t> netns_pids(const std::string& name);
 
 // SIGTERM to every process in the namespace, SIGKILL to those alive after `grace_ms`.
-// Returns how many were signalled.
+// Reaps those that are this process's children. Returns how many were signalled.
 int kill_netns_processes(const std::string& name, int grace_ms = 500);
 
 }  // namespace xdc::net
