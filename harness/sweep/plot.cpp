@@ -87,8 +87,9 @@ std::string svg_line_plot(const Plot& p) {
   if (!std::isfinite(x0)) x0 = 0, x1 = 1, y1 = 1;
   if (!(x1 > x0)) x0 -= 1, x1 += 1;
   if (!(y1 > y0)) y1 = y0 + 1;
-  const std::vector<double> yt = ticks(y0, y1 * 1.05);
-  y1 = std::max(y1, yt.back());
+  std::vector<double> yt = ticks(y0, y1);
+  if (yt.size() >= 2 && yt.back() < y1) yt.push_back(yt.back() + (yt[1] - yt[0]));
+  y1 = std::max(y1, yt.back());  // the axis ends on a labelled tick
   auto X = [&](double v) { return L + (v - x0) / (x1 - x0) * pw; };
   auto Y = [&](double v) { return T + ph - (v - y0) / (y1 - y0) * ph; };
 
