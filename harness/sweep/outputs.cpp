@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "harness/report/html.h"
 #include "harness/sweep/plot.h"
 
 namespace xdc::sweep {
@@ -23,22 +24,7 @@ void write_file(const fs::path& p, const std::string& text) {
   fs::rename(tmp, p);  // readers never see half a file
 }
 
-std::string esc(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '&')
-      out += "&amp;";
-    else if (c == '<')
-      out += "&lt;";
-    else if (c == '>')
-      out += "&gt;";
-    else if (c == '"')
-      out += "&quot;";
-    else
-      out += c;
-  }
-  return out;
-}
+using report::escape;  // one HTML/SVG escaper, harness/report/html.h
 
 std::string fmt_metric(const Row& r, const std::string& m, const char* f = "{:.3f}") {
   auto it = r.m.find(m);
@@ -73,20 +59,20 @@ std::string index_html(const Sweep& s, const std::vector<PointStatus>& points,
   size_t done = 0;
   for (auto& p : points) done += p.state == PointState::kDone;
   std::string o =
-      "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>sweep " + esc(s.name) +
+      "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>sweep " + escape(s.name) +
       "</title>\n<style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}"
       "td,th{border:1px solid #ccc;padding:2px 8px;text-align:right}th{background:#eee}"
       ".failed,.interrupted{color:#b00}.plots svg{margin:0 1em 1em 0}</style></head><body>\n";
-  o += "<h1>sweep " + esc(s.name) + "</h1>\n";
-  if (!s.description.empty()) o += "<p>" + esc(s.description) + "</p>\n";
+  o += "<h1>sweep " + escape(s.name) + "</h1>\n";
+  if (!s.description.empty()) o += "<p>" + escape(s.description) + "</p>\n";
   o += fmt::format(
       "<p>{} of {} points done. Base experiment: <code>{}</code>. Data: "
       "<a href=\"sweep.csv\">sweep.csv</a>.</p>\n",
-      done, points.size(), esc(s.base_file));
+      done, points.size(), escape(s.base_file));
   o += "<div class=\"plots\">\n";
   for (auto& svg : svgs) o += svg;
   o += "</div>\n<table>\n<tr><th>point</th>";
-  for (auto& a : s.axes) o += "<th>" + esc(a.name) + "</th>";
+  for (auto& a : s.axes) o += "<th>" + escape(a.name) + "</th>";
   o += "<th>state</th><th>schedule</th><th>iteration (s)</th><th>simulated (s)</th>"
        "<th>slowdown</th><th>bubble (ZB)</th><th>bubble (CrossPipe)</th><th>tokens/s</th></tr>\n";
   for (auto& ps : points) {
@@ -99,17 +85,17 @@ std::string index_html(const Sweep& s, const std::vector<PointStatus>& points,
       if (r.point == ps.point.index) mine.push_back(&r);
     const size_t span = std::max<size_t>(1, mine.size());
     o += fmt::format("<tr><td rowspan=\"{}\">{}</td>", span,
-                     link.empty() ? esc(ps.point.id)
-                                  : "<a href=\"" + esc(link) + "\">" + esc(ps.point.id) + "</a>");
+                     link.empty() ? escape(ps.point.id)
+                                  : "<a href=\"" + escape(link) + "\">" + escape(ps.point.id) + "</a>");
     for (size_t a = 0; a < s.axes.size(); ++a)
-      o += fmt::format("<td rowspan=\"{}\">{}</td>", span, esc(s.axes[a].labels[ps.point.at[a]]));
+      o += fmt::format("<td rowspan=\"{}\">{}</td>", span, escape(s.axes[a].labels[ps.point.at[a]]));
     o += fmt::format("<td rowspan=\"{}\" class=\"{}\">{}</td>", span, state_name(ps.state),
                      state_name(ps.state));
     if (mine.empty()) o += "<td colspan=\"7\"></td></tr>\n";
     for (size_t i = 0; i < mine.size(); ++i) {
       const Row& r = *mine[i];
       if (i) o += "<tr>";
-      o += "<td>" + esc(r.schedule) + (r.status == "ok" ? "" : " (" + esc(r.status) + ")") +
+      o += "<td>" + escape(r.schedule) + (r.status == "ok" ? "" : " (" + escape(r.status) + ")") +
            "</td><td>" + fmt_metric(r, "iteration_s") + "</td><td>" +
            fmt_metric(r, "simulated_iteration_s") + "</td><td>" +
            fmt_metric(r, "slowdown", "{:.2f}") + "</td><td>" + fmt_metric(r, "bubble.zerobubble") +

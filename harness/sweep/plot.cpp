@@ -8,32 +8,13 @@
 #include <limits>
 #include <map>
 
+#include "harness/report/html.h"
+
 namespace xdc::sweep {
 
 namespace {
 
-std::string esc(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
+using report::escape;  // one HTML/SVG escaper, harness/report/html.h
 
 // About five round ticks covering [lo, hi].
 std::vector<double> ticks(double lo, double hi) {
@@ -99,7 +80,7 @@ std::string svg_line_plot(const Plot& p) {
       W, H, W, H);
   o += fmt::format("<rect x=\"0\" y=\"0\" width=\"{}\" height=\"{}\" fill=\"white\"/>\n", W, H);
   o += fmt::format("<text x=\"{}\" y=\"22\" text-anchor=\"middle\" font-size=\"14\">{}</text>\n",
-                   L + pw / 2, esc(p.title));
+                   L + pw / 2, escape(p.title));
   // Grid and y ticks.
   for (double t : yt)
     o += fmt::format(
@@ -110,7 +91,7 @@ std::string svg_line_plot(const Plot& p) {
   if (!p.categories.empty()) {
     for (size_t i = 0; i < p.categories.size(); ++i)
       o += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">{}</text>\n",
-                       X(static_cast<double>(i)), T + ph + 18, esc(p.categories[i]));
+                       X(static_cast<double>(i)), T + ph + 18, escape(p.categories[i]));
   } else {
     for (double t : ticks(x0, x1))
       o += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">{}</text>\n", X(t),
@@ -119,11 +100,11 @@ std::string svg_line_plot(const Plot& p) {
   o += fmt::format("<path d=\"M{:.1f},{:.1f} V{:.1f} H{:.1f}\" fill=\"none\" stroke=\"black\"/>\n",
                    L, T, T + ph, L + pw);
   o += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">{}</text>\n", L + pw / 2,
-                   H - 10, esc(p.x_label));
+                   H - 10, escape(p.x_label));
   o += fmt::format(
       "<text x=\"16\" y=\"{:.1f}\" text-anchor=\"middle\" transform=\"rotate(-90 16 {:.1f})\">{}"
       "</text>\n",
-      T + ph / 2, T + ph / 2, esc(p.y_label));
+      T + ph / 2, T + ph / 2, escape(p.y_label));
   // Series: colours by base name so "x" and "x (sim)" match.
   std::map<std::string, size_t> colour_of;
   for (auto& s : p.series) colour_of.emplace(base_name(s.name), colour_of.size());
@@ -137,17 +118,17 @@ std::string svg_line_plot(const Plot& p) {
     o += fmt::format(
         "<polyline points=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"2\"{}><title>{}</title>"
         "</polyline>\n",
-        pts, colour, dash, esc(s.name));
+        pts, colour, dash, escape(s.name));
     for (size_t i = 0; i < s.x.size(); ++i)
       o += fmt::format(
           "<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3\" fill=\"{}\"><title>{}: "
           "{}</title></circle>\n",
           X(s.x[i]), Y(s.y[i]), s.dashed ? "white\" stroke=\"" + std::string(colour) : colour,
-          esc(s.name), num(s.y[i]));
+          escape(s.name), num(s.y[i]));
     o += fmt::format(
         "<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"{}\" "
         "stroke-width=\"2\"{}/><text x=\"{:.1f}\" y=\"{:.1f}\">{}</text>\n",
-        L + pw + 10, ly, L + pw + 30, ly, colour, dash, L + pw + 36, ly + 4, esc(s.name));
+        L + pw + 10, ly, L + pw + 30, ly, colour, dash, L + pw + 36, ly + 4, escape(s.name));
     ly += 18;
   }
   return o + "</svg>\n";
