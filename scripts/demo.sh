@@ -5,7 +5,8 @@
 # Needs root (network namespaces); run as root or with sudo.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/setup.sh
+# The demo needs the CLI and the programs it runs (xdc-worker, xdc-delayline), not the tests.
+XDC_TARGETS=xdc scripts/setup.sh
 BUILD_DIR=${XDC_BUILD_DIR:-build}
 XDC=$BUILD_DIR/harness/cli/xdc
 # A previous run killed hard may have left a network behind.

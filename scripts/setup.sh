@@ -2,6 +2,7 @@
 # Install every Debian 12 package xdc needs, then build into build/.
 #   scripts/setup.sh            install (if missing) + configure + build
 #   XDC_SKIP_APT=1 scripts/setup.sh   build only
+#   XDC_TARGETS=xdc scripts/setup.sh  build only the CLI and the programs it runs
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -30,5 +31,5 @@ fi
 
 BUILD_DIR=${XDC_BUILD_DIR:-build}
 cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=${XDC_BUILD_TYPE:-RelWithDebInfo} ${XDC_CMAKE_ARGS:-}
-cmake --build "$BUILD_DIR" -j "$(nproc)"
+cmake --build "$BUILD_DIR" -j "$(nproc)" --target ${XDC_TARGETS:-all}
 echo "setup: built into $BUILD_DIR/"
