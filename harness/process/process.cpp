@@ -6,11 +6,27 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/process.hpp>
 #include <filesystem>
+#include <algorithm>
 #include <future>
+#include <thread>
 #include <stdexcept>
 
 namespace xdc::proc {
 namespace bp = boost::process;
+
+// Boost 1.74's child::wait_for waits on SIGCHLD with sigtimedwait and can miss a child
+// that exits before it starts waiting, then sleeps out the whole timeout. Poll instead:
+// running() reaps with waitpid(WNOHANG). True when the child exited within `timeout`.
+static bool wait_exit(bp::child& c, std::chrono::milliseconds timeout) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  auto pause = std::chrono::microseconds(200);
+  while (c.running()) {
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(pause);
+    pause = std::min<std::chrono::microseconds>(pause * 2, std::chrono::milliseconds(20));
+  }
+  return true;
+}
 
 Result run(const std::vector<std::string>& argv, std::chrono::milliseconds timeout) {
   if (argv.empty()) throw std::invalid_argument("proc::run: empty argv");
@@ -24,7 +40,7 @@ Result run(const std::vector<std::string>& argv, std::chrono::milliseconds timeo
   Result r;
   // io.run() drains the pipes; it returns when both are closed (the child exited).
   std::thread pump([&] { io.run(); });
-  if (!c.wait_for(timeout)) {
+  if (!wait_exit(c, timeout)) {
     r.timed_out = true;
     c.terminate();
   }
@@ -63,14 +79,14 @@ int Background::pid() const { return impl_->child.id(); }
 bool Background::running() { return impl_->child.running(); }
 
 int Background::wait_for(std::chrono::milliseconds timeout) {
-  if (!impl_->child.wait_for(timeout)) return -1;
+  if (!wait_exit(impl_->child, timeout)) return -1;
   return impl_->child.exit_code();
 }
 
 void Background::terminate() {
   if (!impl_->child.valid() || !impl_->child.running()) return;
   ::kill(impl_->child.id(), SIGTERM);
-  if (!impl_->child.wait_for(std::chrono::seconds(2))) impl_->child.terminate();
+  if (!wait_exit(impl_->child, std::chrono::seconds(2))) impl_->child.terminate();
 }
 
 std::string self_exe() { return std::filesystem::read_symlink("/proc/self/exe"); }

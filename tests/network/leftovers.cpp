@@ -5,6 +5,7 @@
 
 #include "harness/network/names.h"
 #include "harness/network/namespace.h"
+#include "harness/network/state.h"
 #include "harness/network/teardown.h"
 #include "harness/process/process.h"
 
@@ -19,8 +20,8 @@ std::vector<std::string> leftovers(const std::string& net) {
   for (auto& e : fs::directory_iterator("/sys/class/net"))
     if (mine(net::net_of_root_link(e.path().filename()))) out.push_back("link " + e.path().filename().string());
   std::error_code ec;
-  for (auto& e : fs::directory_iterator(net::kStateRoot, ec))
-    if (mine(e.path().filename())) out.push_back("state " + e.path().string());
+  for (auto& d : net::list_state_dirs())  // the lock file beside them is not a network's
+    if (mine(d)) out.push_back("state " + net::state_dir(d));
   for (auto& e : fs::directory_iterator("/etc/netns", ec))
     if (mine(net::net_of_ns(e.path().filename()))) out.push_back("file " + e.path().string());
   for (pid_t pid : net::helper_pids(net)) out.push_back("process " + std::to_string(pid));
