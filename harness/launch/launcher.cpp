@@ -16,7 +16,6 @@
 #include "harness/network/names.h"
 #include "harness/network/namespace.h"
 #include "harness/process/process.h"
-#include "netem/nl/netns.h"
 
 namespace xdc::launch {
 namespace fs = std::filesystem;
@@ -247,10 +246,6 @@ Result run_job(const net::NetworkState& net, const Job& job) {
   std::string rankmap;
   for (auto& h : job.rank_hosts) rankmap += h + "\n";
   write_text(dir / "rankmap", rankmap);
-  // Pipeline links idle between messages; a congestion window reset after each idle
-  // spell would make every transfer slow-start again (far from latency + bytes / rate).
-  for (auto& h : distinct(job.rank_hosts))
-    nl::write_sysctl(net::host_ns(net.name, h), "net/ipv4/tcp_slow_start_after_idle", "0");
 
   const auto argv = mpirun_argv(net, job);
   std::string cmdline;

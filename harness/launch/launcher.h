@@ -11,8 +11,7 @@
 //   mpirun.log   mpirun's output, every rank's line tagged "[1,r]<stdout>:" by --tag-output
 //   rank<r>.log  that output split per rank after the job
 //
-// Every host of the job gets net.ipv4.tcp_slow_start_after_idle = 0: pipeline links idle
-// between messages, and a window reset per idle spell would slow-start every transfer.
+// Hosts come with tcp_slow_start_after_idle = 0 from the network builder (builder.cpp).
 //
 // Host names the root namespace resolves itself (its hostname, /etc/hosts) are refused:
 // mpirun would take them as local and start those ranks outside the emulated network.

@@ -72,6 +72,9 @@ void tune_namespace(const std::string& ns, bool router) {
   } else {
     nl::write_sysctl(ns, "net/ipv4/tcp_rmem", "4096 131072 67108864");
     nl::write_sysctl(ns, "net/ipv4/tcp_wmem", "4096 65536 67108864");
+    // Pipeline links idle between messages; a congestion window reset after each idle
+    // spell would make every transfer slow-start again (far from latency + bytes / rate).
+    nl::write_sysctl(ns, "net/ipv4/tcp_slow_start_after_idle", "0");
   }
 }
 
