@@ -22,12 +22,15 @@ RttStats ping(const std::string& net, const std::string& from, const std::string
 
 struct TcpResult {
   double goodput_mbit = 0;  // receiver side, after the omitted slow-start seconds
-  int retransmits = 0;
+  int retransmits = 0;      // segments the sender retransmitted
+  double bytes_sent = 0;    // by the sender, retransmissions not counted
 };
 // One TCP flow from `from` to `to` (iperf3 server started in `to`), `seconds` measured
-// after `omit_s` seconds of ramp-up.
+// after `omit_s` seconds of ramp-up. `congestion` picks the sender socket's congestion
+// control (TCP_CONGESTION); "" keeps the host's default.
 TcpResult tcp_goodput(const std::string& net, const std::string& from, const std::string& to,
-                      const std::string& to_ip, double seconds, double omit_s);
+                      const std::string& to_ip, double seconds, double omit_s,
+                      const std::string& congestion = "");
 
 struct UdpLoss {
   long sent = 0, lost = 0;

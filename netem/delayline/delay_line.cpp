@@ -71,6 +71,7 @@ DelayLine::DelayLine(Config cfg)
   netns_ino_ = inode_of("/proc/self/ns/net");
 
   full_copy_ = cfg_.params.duplicate_pct > 0 || cfg_.params.corrupt_pct > 0;
+  per_wire_ = decides_per_packet(cfg_.params);
   msg_buf_ = full_copy_ ? kFullMsgBuf : kMsgBuf;
   edit_rng_.seed(static_cast<std::mt19937::result_type>(cfg_.seed * 2654435761u + 1));
   if (cfg_.params.duplicate_pct > 0) {
@@ -153,8 +154,9 @@ void DelayLine::configure(uint32_t maxlen) {
   request("configure NFQUEUE " + std::to_string(cfg_.queue_num), [&](nlmsghdr* nlh) {
     nfq_nlmsg_cfg_put_params(nlh, NFQNL_COPY_PACKET, full_copy_ ? 0xffff : kCopyRange);
     nfq_nlmsg_cfg_put_qmaxlen(nlh, maxlen);
-    // Full-copy mode edits and re-sends packets: the kernel segments GSO ones first.
-    mnl_attr_put_u32(nlh, NFQA_CFG_FLAGS, htonl(full_copy_ ? 0 : NFQA_CFG_F_GSO));
+    // Per-packet decisions need wire packets: without NFQA_CFG_F_GSO the kernel segments
+    // GSO aggregates before queueing them (full-copy mode needs that too).
+    mnl_attr_put_u32(nlh, NFQA_CFG_FLAGS, htonl(per_wire_ ? 0 : NFQA_CFG_F_GSO));
     mnl_attr_put_u32(nlh, NFQA_CFG_MASK, htonl(NFQA_CFG_F_GSO));
   });
 }
