@@ -44,6 +44,9 @@ void print_network(const net::NetworkState& s) {
   for (auto& l : s.links)
     std::cout << fmt::format("  wan  {:>12} -> {:<12} {:<10} {}\n", l.from, l.to, l.backend,
                              fmt_params(l.configured));
+  for (auto& f : s.fabric)
+    std::cout << fmt::format("  dc   {:>12} fabric          {:<10} {} (to every host)\n", f.from,
+                             f.backend, fmt_params(f.configured));
   for (auto& n : s.notes) std::cout << "  note: " << n << "\n";
 }
 

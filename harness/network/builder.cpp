@@ -113,6 +113,7 @@ class Builder {
     for (auto& h : state_.hosts) write_hosts_file(h.ns, state_.hosts);
     phase("WAN shaping");
     shape_wan();
+    shape_fabric();
     save_state(state_);
     for (auto& s : shapers_) s->detach();
     return state_;
@@ -170,12 +171,15 @@ class Builder {
       set_up(msk, h.name);
       auto& hsk = sock(hs.ns);
       set_up(hsk, "lo");
-      add_address(hsk, "eth0", hs.data_ip + "/24");
+      // With intra-DC delay the DC's subnet is not on-link either: hosts of one DC reach
+      // each other through the gateway, whose bridge egress delays them (shape_fabric).
+      const bool via_gateway = topo_.intra_dc.delay_us > 0;
+      add_address(hsk, "eth0", hs.data_ip + "/24", !via_gateway);
       set_up(hsk, "eth0");
       add_address(hsk, "mgmt0", hs.mgmt_ip + "/24");
       set_up(hsk, "mgmt0");
       // All data traffic leaves through the DC gateway; nothing else is routed.
-      add_route(hsk, "10.0.0.0/8", gateway_ip(d), "eth0");
+      add_route(hsk, "10.0.0.0/8", gateway_ip(d), "eth0", via_gateway);
       state_.hosts.push_back(hs);
       socks_.erase(hs.ns);  // one socket per host would exhaust fds on large topologies
       socks_.erase("");
@@ -183,20 +187,10 @@ class Builder {
     state_.dcs.push_back(dc.name);
   }
 
-  // The intra-DC link of a host, on both ends of its veth: the rate by tbf/htb (any
-  // kernel). Delay needs sch_netem there: userspace delay lines run only on WAN
-  // gateways (one process per host port would not scale), so without netem the
-  // intra-DC delay is reported as not emulated rather than pretended.
+  // The intra-DC rate of a host, on both ends of its veth, by tbf/htb (any kernel). The
+  // intra-DC delay is the fabric's (shape_fabric).
   void shape_intra_dc(const nl::NlSocket& sk, const std::string& ifname) {
     const topo::IntraDc& in = topo_.intra_dc;
-    if (in.delay_us && !intra_delay_checked_) {
-      intra_delay_checked_ = true;
-      state_.notes.push_back(fmt::format(
-          "intra-DC delay {} us not emulated ({}; delay lines run on WAN gateways only); "
-          "the intra-DC rate is applied",
-          in.delay_us, netem::kernel_has_netem() ? "kernel netem not used intra-DC"
-                                                  : "this kernel has no sch_netem"));
-    }
     if (!in.rate_bps) return;
     netem::LinkParams p;
     p.rate_bps = in.rate_bps;
@@ -248,12 +242,33 @@ class Builder {
       }
   }
 
+  // Intra-DC delay: every packet on its way to a host leaves the gateway's bridge (hosts
+  // route even their own DC through it), so one shaper per DC on that egress delays each
+  // host-to-host packet once, by the same backend as the WAN (a userspace delay line or
+  // netem). Packets arriving from the WAN cross it too (the fabric on their way in), so
+  // a WAN round trip includes the intra-DC delay once.
+  void shape_fabric() {
+    if (!topo_.intra_dc.delay_us) return;
+    netem::LinkParams p;
+    p.delay_us = topo_.intra_dc.delay_us;
+    netem::Backend backend = opts_.shaping.value_or(topo_.shaping);
+    for (auto& dc : topo_.dcs) {
+      std::string gw = gateway_ns(net_, dc.name);
+      // The gateway forwards between hosts on br0: no ICMP redirects telling them to
+      // talk directly, which would bypass the delay.
+      for (const char* conf : {"all", "default", "br0"})
+        nl::write_sysctl(gw, fmt::format("net/ipv4/conf/{}/send_redirects", conf), "0");
+      ShapedLink sl{dc.name, dc.name, gw, "br0", "none", p, {}};
+      shapers_.push_back(shape_link(backend, sl));
+      state_.fabric.push_back(sl);
+    }
+  }
+
   const topo::Topology& topo_;
   const BuildOptions& opts_;
   std::string net_;
   NetworkState state_;
   int mgmt_bridge_ = 0;
-  bool intra_delay_checked_ = false;
   std::map<std::string, std::unique_ptr<nl::NlSocket>> socks_;
   std::map<std::pair<std::string, std::string>, std::string> peer_ip_;
   std::vector<std::unique_ptr<ShapingHandle>> shapers_;

@@ -6,6 +6,8 @@
 #include <netlink/route/link.h>
 #include <netlink/route/link/bridge.h>
 #include <netlink/route/link/veth.h>
+#include <linux/if_addr.h>
+#include <linux/rtnetlink.h>
 #include <netlink/route/route.h>
 #include <unistd.h>
 
@@ -88,9 +90,11 @@ void set_mtu(const nl::NlSocket& sk, const std::string& name, unsigned mtu) {
             "set mtu of " + name + where(sk));
 }
 
-void add_address(const nl::NlSocket& sk, const std::string& ifname, const std::string& cidr) {
+void add_address(const nl::NlSocket& sk, const std::string& ifname, const std::string& cidr,
+                 bool prefix_route) {
   std::unique_ptr<rtnl_addr, void (*)(rtnl_addr*)> addr(rtnl_addr_alloc(), rtnl_addr_put);
   rtnl_addr_set_ifindex(addr.get(), sk.ifindex(ifname));
+  if (!prefix_route) rtnl_addr_set_flags(addr.get(), IFA_F_NOPREFIXROUTE);
   AddrPtr local = parse_addr(cidr);
   nl::check(rtnl_addr_set_local(addr.get(), local.get()), "set address " + cidr);
   nl::check(rtnl_addr_add(sk.get(), addr.get(), 0),
@@ -98,7 +102,7 @@ void add_address(const nl::NlSocket& sk, const std::string& ifname, const std::s
 }
 
 void add_route(const nl::NlSocket& sk, const std::string& dst, const std::string& via,
-               const std::string& ifname) {
+               const std::string& ifname, bool onlink) {
   std::unique_ptr<rtnl_route, void (*)(rtnl_route*)> route(rtnl_route_alloc(), rtnl_route_put);
   AddrPtr d = parse_addr(dst);
   nl::check(rtnl_route_set_dst(route.get(), d.get()), "route dst " + dst);
@@ -106,6 +110,7 @@ void add_route(const nl::NlSocket& sk, const std::string& dst, const std::string
   AddrPtr gw = parse_addr(via);
   rtnl_route_nh_set_gateway(nh, gw.get());
   rtnl_route_nh_set_ifindex(nh, sk.ifindex(ifname));
+  if (onlink) rtnl_route_nh_set_flags(nh, RTNH_F_ONLINK);
   rtnl_route_add_nexthop(route.get(), nh);  // the route owns nh now
   nl::check(rtnl_route_add(sk.get(), route.get(), NLM_F_CREATE | NLM_F_EXCL),
             "add route " + dst + " via " + via + " dev " + ifname + where(sk));

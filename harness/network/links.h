@@ -17,10 +17,13 @@ int add_bridge(const nl::NlSocket& sk, const std::string& name);
 void delete_link(const nl::NlSocket& sk, const std::string& name);  // ignores "no such link"
 void set_up(const nl::NlSocket& sk, const std::string& name);
 void set_mtu(const nl::NlSocket& sk, const std::string& name, unsigned mtu);
-// "10.1.0.1/24" on `ifname`.
-void add_address(const nl::NlSocket& sk, const std::string& ifname, const std::string& cidr);
-// dst "10.1.2.0/24" via gateway "10.2.0.2" on `ifname`.
+// "10.1.0.1/24" on `ifname`; without `prefix_route` the kernel adds no route to the
+// subnet (IFA_F_NOPREFIXROUTE): its neighbours are then reached only by explicit routes.
+void add_address(const nl::NlSocket& sk, const std::string& ifname, const std::string& cidr,
+                 bool prefix_route = true);
+// dst "10.1.2.0/24" via gateway "10.2.0.2" on `ifname`; `onlink`: the gateway is taken to
+// be on the link even though no route says so (RTNH_F_ONLINK).
 void add_route(const nl::NlSocket& sk, const std::string& dst, const std::string& via,
-               const std::string& ifname);
+               const std::string& ifname, bool onlink = false);
 
 }  // namespace xdc::net

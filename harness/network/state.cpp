@@ -63,20 +63,23 @@ void to_json(json& j, const NetworkState& s) {
   for (auto& h : s.hosts)
     hosts.push_back(json{
         {"name", h.name}, {"dc", h.dc}, {"ns", h.ns}, {"data_ip", h.data_ip}, {"mgmt_ip", h.mgmt_ip}});
-  json links = json::array();
-  for (auto& l : s.links)
-    links.push_back(json{{"from", l.from},
-                     {"to", l.to},
-                     {"netns", l.netns},
-                     {"ifname", l.ifname},
-                     {"backend", l.backend},
-                     {"configured", l.configured},
-                     {"record", l.record}});
+  auto shaped = [](const std::vector<ShapedLink>& v) {
+    json out = json::array();
+    for (auto& l : v)
+      out.push_back(json{{"from", l.from},
+                         {"to", l.to},
+                         {"netns", l.netns},
+                         {"ifname", l.ifname},
+                         {"backend", l.backend},
+                         {"configured", l.configured},
+                         {"record", l.record}});
+    return out;
+  };
   j = json{{"name", s.name},       {"topology_file", s.topology_file},
            {"slot", s.slot},       {"mgmt_subnet", s.mgmt_subnet},
            {"mgmt_root_ip", s.mgmt_root_ip}, {"created_unix", s.created_unix},
            {"dcs", s.dcs},         {"hosts", hosts},
-           {"links", links},       {"notes", s.notes}};
+           {"links", shaped(s.links)}, {"fabric", shaped(s.fabric)}, {"notes", s.notes}};
 }
 
 void from_json(const json& j, NetworkState& s) {
@@ -91,10 +94,14 @@ void from_json(const json& j, NetworkState& s) {
     s.hosts.push_back(HostState{h.at("name"), h.at("dc"), h.at("ns"), h.at("data_ip"),
                                 h.at("mgmt_ip")});
   s.notes = j.value("notes", std::vector<std::string>{});
-  for (auto& l : j.value("links", json::array()))
-    s.links.push_back(ShapedLink{l.at("from"), l.at("to"), l.at("netns"), l.at("ifname"),
-                       l.at("backend"), l.at("configured").get<netem::LinkParams>(),
-                       l.value("record", json::object())});
+  auto shaped = [&](const char* key, std::vector<ShapedLink>& out) {
+    for (auto& l : j.value(key, json::array()))
+      out.push_back(ShapedLink{l.at("from"), l.at("to"), l.at("netns"), l.at("ifname"),
+                               l.at("backend"), l.at("configured").get<netem::LinkParams>(),
+                               l.value("record", json::object())});
+  };
+  shaped("links", s.links);
+  shaped("fabric", s.fabric);
 }
 
 void save_state(const NetworkState& s) {

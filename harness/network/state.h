@@ -23,7 +23,8 @@ struct HostState {
   std::string mgmt_ip;  // on mgmt0, the unshaped control network
 };
 
-// One shaped WAN direction: gateway of `from` egress towards `to`.
+// One shaped WAN direction: gateway of `from` egress towards `to`. For a DC's fabric
+// (intra-DC delay) from == to and ifname is the gateway's bridge.
 struct ShapedLink {
   std::string from, to;    // DC names
   std::string netns, ifname;
@@ -41,6 +42,9 @@ struct NetworkState {
   std::vector<std::string> dcs;
   std::vector<HostState> hosts;
   std::vector<ShapedLink> links;
+  // Intra-DC delay, one per DC: hosts route through their gateway, whose bridge egress
+  // (every packet on its way to a host) carries the delay. Empty without intra-DC delay.
+  std::vector<ShapedLink> fabric;
   std::vector<std::string> notes;  // what the emulation could not honour, in words
 
   const HostState* find_host(const std::string& name) const;
