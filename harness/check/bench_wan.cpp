@@ -22,8 +22,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cstdio>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -143,19 +143,21 @@ json measure(const Point& p, int runs, double seconds, int index) {
   auto flows = [&](json& runs_out, double& retrans, double& segments) {
     std::vector<double> mbit;
     for (int r = 0; r < runs; ++r) {
-      auto t = check::tcp_goodput(s.name, src->name, dst->name, dst->data_ip, seconds, 0,
-                                  p.congestion);
+      auto t =
+          check::tcp_goodput(s.name, src->name, dst->name, dst->data_ip, seconds, 0, p.congestion);
       mbit.push_back(t.goodput_mbit);
       retrans += t.retransmits;
       segments += t.bytes_sent / kMssBytes + t.retransmits;
-      runs_out.push_back(
-          {{"goodput_mbit", t.goodput_mbit}, {"retransmits", t.retransmits}});
+      runs_out.push_back({{"goodput_mbit", t.goodput_mbit}, {"retransmits", t.retransmits}});
     }
     return median(mbit);
   };
 
-  json out = {{"rtt_ms", p.rtt_ms}, {"loss_pct", p.loss_pct}, {"congestion", p.congestion},
-              {"rate_mbit", kRateMbit}, {"seconds", seconds}};
+  json out = {{"rtt_ms", p.rtt_ms},
+              {"loss_pct", p.loss_pct},
+              {"congestion", p.congestion},
+              {"rate_mbit", kRateMbit},
+              {"seconds", seconds}};
   out["backend"] = s.links.empty() ? "none" : s.links.front().backend;
   // Ping across both lossy directions (ping sends ~120/s at most here: 10 ms apart).
   const int pings = runs > 1 ? 1000 : 300;

@@ -17,14 +17,16 @@ namespace {
 
 constexpr int kIperfPort = 5201;
 
-std::string fmt_num(double v) { return fmt::format("{:g}", v); }
+std::string fmt_num(double v) {
+  return fmt::format("{:g}", v);
+}
 
 // Runs an iperf3 client against a one-shot server in `to`; retries while the server
 // is still starting. Returns iperf3's JSON report.
 nlohmann::json iperf(const std::string& net, const std::string& from, const std::string& to,
                      std::vector<std::string> client_args, double budget_s) {
-  proc::Background server(proc::in_host(net, to, {"iperf3", "-s", "-1", "-p",
-                                                  std::to_string(kIperfPort)}));
+  proc::Background server(
+      proc::in_host(net, to, {"iperf3", "-s", "-1", "-p", std::to_string(kIperfPort)}));
   std::vector<std::string> argv{"iperf3", "-J", "-p", std::to_string(kIperfPort)};
   argv.insert(argv.end(), client_args.begin(), client_args.end());
   auto timeout = std::chrono::milliseconds(static_cast<long>(budget_s * 1000) + 20000);
@@ -66,10 +68,11 @@ std::vector<double> parse_ping_rtts(const std::string& out) {
   return v;
 }
 
-RttStats ping(const std::string& net, const std::string& from, const std::string& to_ip,
-              int count, double interval_ms) {
-  std::vector<std::string> argv{"ping", "-n", "-c", std::to_string(count), "-i",
-                                fmt_num(interval_ms / 1000.0), "-W", "2", to_ip};
+RttStats ping(const std::string& net, const std::string& from, const std::string& to_ip, int count,
+              double interval_ms) {
+  std::vector<std::string> argv{
+      "ping", "-n", "-c", std::to_string(count), "-i", fmt_num(interval_ms / 1000.0),
+      "-W",   "2",  to_ip};
   double budget_ms = count * interval_ms + 5000;
   proc::Result r = proc::run(proc::in_host(net, from, argv),
                              std::chrono::milliseconds(static_cast<long>(budget_ms)));

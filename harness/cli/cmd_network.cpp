@@ -132,8 +132,8 @@ void add_network_commands(CLI::App& app, Commands& out) {
                        if (auto s = net::load_state(n))
                          print_network(*s);
                        else
-                         std::cout << fmt::format("network {}  (incomplete: no state; xdc down {})\n",
-                                                  n, n);
+                         std::cout << fmt::format(
+                             "network {}  (incomplete: no state; xdc down {})\n", n, n);
                      }
                      return 0;
                    }});

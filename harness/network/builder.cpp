@@ -27,7 +27,9 @@ namespace fs = std::filesystem;
 namespace {
 
 std::atomic<int> g_interrupted{0};
-extern "C" void on_signal(int sig) { g_interrupted = sig; }
+extern "C" void on_signal(int sig) {
+  g_interrupted = sig;
+}
 
 // Turns SIGINT/SIGTERM into a flag for the build's lifetime, so an interrupted build
 // unwinds and tears down instead of leaving half a network behind.
@@ -50,7 +52,8 @@ class InterruptScope {
   }
 
  private:
-  struct sigaction old_int_ {}, old_term_ {};
+  struct sigaction old_int_ {
+  }, old_term_{};
 };
 
 int free_slot() {
@@ -98,8 +101,7 @@ class Builder {
     state_.mgmt_subnet = mgmt_subnet(state_.slot);
     state_.mgmt_root_ip = mgmt_root_ip(state_.slot);
     state_.created_unix =
-        std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
-            .count();
+        std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
     // The state directory exists from the start: `xdc ls` shows a build under way.
     make_shared_mount_dir(kStateRoot);  // UTS pins live below it
     fs::create_directories(state_dir(net_));
@@ -235,8 +237,9 @@ class Builder {
       for (int dir = 0; dir < 2; ++dir) {
         const std::string& from = dir ? l.b : l.a;
         const std::string& to = dir ? l.a : l.b;
-        ShapedLink sl{from, to, gateway_ns(net_, from), wan_ifname(to), "none",
-                      dir ? l.b_to_a : l.a_to_b, {}};
+        ShapedLink sl{
+            from, to, gateway_ns(net_, from), wan_ifname(to), "none", dir ? l.b_to_a : l.a_to_b,
+            {}};
         if (sl.configured.impaired()) shapers_.push_back(shape_link(backend, sl));
         state_.links.push_back(sl);
       }
@@ -279,9 +282,10 @@ class Builder {
 std::string check_network_name(const std::string& name) {
   if (name.empty()) return "network name is empty";
   if (name.size() > topo::kMaxNetworkName)
-    return fmt::format("network name \"{}\" is longer than {} characters (it becomes part of "
-                       "interface names, which Linux limits to 15)",
-                       name, topo::kMaxNetworkName);
+    return fmt::format(
+        "network name \"{}\" is longer than {} characters (it becomes part of "
+        "interface names, which Linux limits to 15)",
+        name, topo::kMaxNetworkName);
   if (!(name[0] >= 'a' && name[0] <= 'z'))
     return fmt::format("network name \"{}\" must start with a lowercase letter", name);
   for (char c : name)

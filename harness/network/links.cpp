@@ -1,13 +1,13 @@
 #include "harness/network/links.h"
 
 #include <fcntl.h>
+#include <linux/if_addr.h>
+#include <linux/rtnetlink.h>
 #include <net/if.h>
 #include <netlink/route/addr.h>
 #include <netlink/route/link.h>
 #include <netlink/route/link/bridge.h>
 #include <netlink/route/link/veth.h>
-#include <linux/if_addr.h>
-#include <linux/rtnetlink.h>
 #include <netlink/route/route.h>
 #include <unistd.h>
 
@@ -35,7 +35,9 @@ AddrPtr parse_addr(const std::string& text) {
   return AddrPtr(a);
 }
 
-std::string where(const nl::NlSocket& sk) { return " (netns " + sk.netns() + ")"; }
+std::string where(const nl::NlSocket& sk) {
+  return " (netns " + sk.netns() + ")";
+}
 
 }  // namespace
 

@@ -4,12 +4,11 @@
 #include <sys/file.h>
 #include <unistd.h>
 
-#include <cerrno>
-#include <system_error>
-
 #include <algorithm>
+#include <cerrno>
 #include <filesystem>
 #include <fstream>
+#include <system_error>
 
 #include "harness/network/names.h"
 
@@ -22,7 +21,7 @@ void to_json(json& j, const LinkParams& p) {
            {"jitter_distribution", to_string(p.jitter_dist)},
            {"loss_model", p.loss.kind == LossModel::Kind::kGilbertElliott ? "gemodel"
                           : p.loss.kind == LossModel::Kind::kRandom       ? "random"
-                                                                                 : "none"},
+                                                                          : "none"},
            {"loss_pct", p.loss.p_pct},
            {"rate_bps", p.rate_bps},
            {"queue_pkts", p.queue_pkts},
@@ -61,8 +60,11 @@ const HostState* NetworkState::find_host(const std::string& n) const {
 void to_json(json& j, const NetworkState& s) {
   json hosts = json::array();
   for (auto& h : s.hosts)
-    hosts.push_back(json{
-        {"name", h.name}, {"dc", h.dc}, {"ns", h.ns}, {"data_ip", h.data_ip}, {"mgmt_ip", h.mgmt_ip}});
+    hosts.push_back(json{{"name", h.name},
+                         {"dc", h.dc},
+                         {"ns", h.ns},
+                         {"data_ip", h.data_ip},
+                         {"mgmt_ip", h.mgmt_ip}});
   auto shaped = [](const std::vector<ShapedLink>& v) {
     json out = json::array();
     for (auto& l : v)
@@ -75,11 +77,17 @@ void to_json(json& j, const NetworkState& s) {
                          {"record", l.record}});
     return out;
   };
-  j = json{{"name", s.name},       {"topology_file", s.topology_file},
-           {"slot", s.slot},       {"mgmt_subnet", s.mgmt_subnet},
-           {"mgmt_root_ip", s.mgmt_root_ip}, {"created_unix", s.created_unix},
-           {"dcs", s.dcs},         {"hosts", hosts},
-           {"links", shaped(s.links)}, {"fabric", shaped(s.fabric)}, {"notes", s.notes}};
+  j = json{{"name", s.name},
+           {"topology_file", s.topology_file},
+           {"slot", s.slot},
+           {"mgmt_subnet", s.mgmt_subnet},
+           {"mgmt_root_ip", s.mgmt_root_ip},
+           {"created_unix", s.created_unix},
+           {"dcs", s.dcs},
+           {"hosts", hosts},
+           {"links", shaped(s.links)},
+           {"fabric", shaped(s.fabric)},
+           {"notes", s.notes}};
 }
 
 void from_json(const json& j, NetworkState& s) {
@@ -91,8 +99,8 @@ void from_json(const json& j, NetworkState& s) {
   s.created_unix = j.value("created_unix", 0.0);
   s.dcs = j.value("dcs", std::vector<std::string>{});
   for (auto& h : j.value("hosts", json::array()))
-    s.hosts.push_back(HostState{h.at("name"), h.at("dc"), h.at("ns"), h.at("data_ip"),
-                                h.at("mgmt_ip")});
+    s.hosts.push_back(
+        HostState{h.at("name"), h.at("dc"), h.at("ns"), h.at("data_ip"), h.at("mgmt_ip")});
   s.notes = j.value("notes", std::vector<std::string>{});
   auto shaped = [&](const char* key, std::vector<ShapedLink>& out) {
     for (auto& l : j.value(key, json::array()))
@@ -127,7 +135,8 @@ StateLock::StateLock() {
   std::string path = std::string(kStateRoot) + "/.lock";
   fd_ = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
   if (fd_ < 0) throw std::system_error(errno, std::generic_category(), "open " + path);
-  if (flock(fd_, LOCK_EX) != 0) throw std::system_error(errno, std::generic_category(), "lock " + path);
+  if (flock(fd_, LOCK_EX) != 0)
+    throw std::system_error(errno, std::generic_category(), "lock " + path);
 }
 
 StateLock::~StateLock() {

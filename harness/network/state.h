@@ -26,11 +26,11 @@ struct HostState {
 // One shaped WAN direction: gateway of `from` egress towards `to`. For a DC's fabric
 // (intra-DC delay) from == to and ifname is the gateway's bridge.
 struct ShapedLink {
-  std::string from, to;    // DC names
+  std::string from, to;  // DC names
   std::string netns, ifname;
-  std::string backend;     // "kernel" | "userspace" | "none"
+  std::string backend;  // "kernel" | "userspace" | "none"
   netem::LinkParams configured;
-  nlohmann::json record;   // what the shaper needs to be undone (pids, handles)
+  nlohmann::json record;  // what the shaper needs to be undone (pids, handles)
 };
 
 struct NetworkState {

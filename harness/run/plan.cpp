@@ -13,10 +13,12 @@
 namespace xdc::run {
 namespace {
 
-// WAN between two DCs along the route: delays add up, the slowest rate counts.
+// WAN between two DCs along the route: delays add up, the slowest rate counts, and the
+// receiving DC's fabric adds the intra-DC delay (builder.cpp's shape_fabric).
 sim::Link wan_between(const topo::Topology& t, const topo::Routes& routes, const std::string& a,
                       const std::string& b) {
   sim::Link l;
+  l.latency_ns = static_cast<int64_t>(t.intra_dc.delay_us) * 1000;
   const auto path = routes.path(a, b);
   for (size_t i = 0; i + 1 < path.size(); ++i) {
     const topo::WanLink* w = t.find_link(path[i], path[i + 1]);
@@ -47,6 +49,12 @@ std::vector<int64_t> shape_grad_bytes(const Experiment& e, int stages) {
   return out;
 }
 
+// Between two hosts of one DC: the fabric's delay and the intra-DC rate.
+sim::Link lan_link(const topo::Topology& t) {
+  return {static_cast<int64_t>(t.intra_dc.delay_us) * 1000,
+          static_cast<double>(t.intra_dc.rate_bps)};
+}
+
 // One message between two hosts of the topology (as link_model describes).
 sim::Link host_link(const Experiment& e, const topo::Routes& routes, const std::string& a,
                     const std::string& b) {
@@ -54,7 +62,7 @@ sim::Link host_link(const Experiment& e, const topo::Routes& routes, const std::
   const std::string& da = e.topology.find_host(a)->dc;
   const std::string& db = e.topology.find_host(b)->dc;
   if (da != db) return wan_between(e.topology, routes, da, db);
-  return {0, static_cast<double>(e.topology.intra_dc.rate_bps)};  // intra-DC delay: not emulated
+  return lan_link(e.topology);
 }
 
 // Ring all-reduce of `bytes` across the replicas of one stage: 2(d-1) steps of bytes/d
@@ -85,9 +93,7 @@ sim::LinkModel link_model(const Experiment& e) {
     const std::string& dc = e.topology.find_host(hosts[r])->dc;
     dc_of[r] = dc_index.emplace(dc, static_cast<int>(dc_index.size())).first->second;
   }
-  // Intra-DC delay is not emulated (builder.cpp); the intra-DC rate is.
-  const sim::Link lan{0, static_cast<double>(e.topology.intra_dc.rate_bps)};
-  sim::LinkModel m = sim::LinkModel::dcs(dc_of, {}, lan);
+  sim::LinkModel m = sim::LinkModel::dcs(dc_of, {}, lan_link(e.topology));
   const topo::Routes routes = topo::compute_routes(e.topology);
   for (int a = 0; a < n; ++a)
     for (int b = 0; b < n; ++b) {
