@@ -14,8 +14,8 @@
 namespace xdc::net {
 
 struct BuildOptions {
-  std::string name;                                  // network name; "" = the topology's
-  std::optional<netem::Backend> shaping;             // overrides the topology's `shaping`
+  std::string name;  // network name; "" = the topology's
+  std::optional<netem::Backend> shaping;  // overrides the topology's `shaping`
   std::function<void(const std::string&)> progress;  // one line per phase; may be empty
 };
 

@@ -45,10 +45,12 @@ void make_shared_mount_dir(const std::string& dir) {
   std::filesystem::create_directories(dir);
   if (mount("", dir.c_str(), "none", MS_SHARED | MS_REC, nullptr) == 0) return;
   if (errno != EINVAL) fail("make " + dir + " shared");
-  if (mount(dir.c_str(), dir.c_str(), "none", MS_BIND | MS_REC, nullptr) != 0) fail("bind " + dir);
+  if (mount(dir.c_str(), dir.c_str(), "none", MS_BIND | MS_REC, nullptr) != 0)
+    fail("bind " + dir);
   if (mount("", dir.c_str(), "none", MS_SHARED | MS_REC, nullptr) != 0)
     fail("make " + dir + " shared");
 }
+
 
 void unpin(const std::string& path) {
   if (umount2(path.c_str(), MNT_DETACH) != 0 && errno != EINVAL && errno != ENOENT)

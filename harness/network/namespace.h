@@ -10,8 +10,7 @@
 namespace xdc::net {
 
 // Creates netns `name`; with a non-empty `hostname`, also a UTS namespace set to it
-// and pinned at `uts_path` (whose directory must exist, under a shared mount). Throws
-// std::system_error (EEXIST when it already exists).
+// and pinned at `uts_path` (whose directory must exist, under a shared mount). Throws std::system_error (EEXIST when it already exists).
 void create_netns(const std::string& name, const std::string& hostname = "",
                   const std::string& uts_path = "");
 

@@ -32,8 +32,7 @@ TEST(Lifecycle, UpReachesAcrossDcsByNameAndDownLeavesNothing) {
   ASSERT_TRUE(state);
   EXPECT_EQ(state->hosts.size(), 5u);
   // east -> eu has no direct link: routed through west (TTL drops by 3 gateways... 3 hops).
-  auto ping =
-      run_xdc({"exec", "--name", "tlc", "east-h1", "--", "ping", "-c", "2", "-i", "0.2", "eu-h1"});
+  auto ping = run_xdc({"exec", "--name", "tlc", "east-h1", "--", "ping", "-c", "2", "-i", "0.2", "eu-h1"});
   EXPECT_EQ(ping.rc, 0) << ping.out;
   EXPECT_NE(ping.out.find("eu-h1 (10.1.2.1)"), std::string::npos) << ping.out;
   EXPECT_NE(ping.out.find("ttl=61"), std::string::npos) << "expected 3 router hops:\n" << ping.out;
@@ -66,9 +65,9 @@ TEST(Lifecycle, UpRefusesANameInUse) {
 
 // `xdc clean` removes every xdc network on the machine: these tests run it only when no
 // other network is up, so a developer's (or a concurrent test's) network survives.
-#define SKIP_IF_OTHER_NETWORKS_ARE_UP()                            \
-  if (auto others = xdc::net::networks_present(); !others.empty()) \
-  GTEST_SKIP() << "other xdc networks are up (" << others.front()  \
+#define SKIP_IF_OTHER_NETWORKS_ARE_UP()                                                     \
+  if (auto others = xdc::net::networks_present(); !others.empty())                           \
+  GTEST_SKIP() << "other xdc networks are up (" << others.front()                            \
                << ", ...): not running xdc clean over them"
 
 TEST(Lifecycle, KillNineMidwayThenCleanLeavesNothing) {
