@@ -117,6 +117,28 @@ json delayline_counters(const net::NetworkState& s) {
   return out;
 }
 
+struct SegmentCounters {
+  double out = 0, retrans = 0;
+};
+
+// Tcp: OutSegs and RetransSegs of /proc/net/snmp inside an emulated host.
+SegmentCounters segment_counters(const std::string& net, const std::string& host) {
+  auto r = proc::run(proc::in_host(net, host, {"cat", "/proc/net/snmp"}), std::chrono::seconds(10));
+  std::istringstream in(r.out);
+  std::string names, values;
+  while (std::getline(in, names) && std::getline(in, values)) {
+    if (names.rfind("Tcp:", 0) != 0) continue;
+    std::istringstream n(names), v(values);
+    SegmentCounters c;
+    for (std::string key, val; n >> key && v >> val;) {
+      if (key == "OutSegs") c.out = std::stod(val);
+      if (key == "RetransSegs") c.retrans = std::stod(val);
+    }
+    return c;
+  }
+  throw std::runtime_error("no Tcp: counters in /proc/net/snmp of " + host);
+}
+
 json within_3_sigma(double measured_pct, double expected_pct, double n) {
   double p = expected_pct / 100;
   double sigma_pct = 100 * std::sqrt(p * (1 - p) / std::max(n, 1.0));
@@ -140,15 +162,22 @@ json measure(const Point& p, int runs, double seconds, int index) {
   const auto* src = s.find_host("east-h1");
   const auto* dst = s.find_host("w1");
 
+  // The sender's kernel counters around each flow: segments sent (OutSegs counts new
+  // data, RetransSegs the retransmitted ones), so a retransmission rate per segment.
   auto flows = [&](json& runs_out, double& retrans, double& segments) {
     std::vector<double> mbit;
     for (int r = 0; r < runs; ++r) {
+      SegmentCounters before = segment_counters(s.name, src->name);
       auto t =
           check::tcp_goodput(s.name, src->name, dst->name, dst->data_ip, seconds, 0, p.congestion);
+      SegmentCounters after = segment_counters(s.name, src->name);
+      double out_segs = after.out - before.out, re_segs = after.retrans - before.retrans;
       mbit.push_back(t.goodput_mbit);
-      retrans += t.retransmits;
-      segments += t.bytes_sent / kMssBytes + t.retransmits;
-      runs_out.push_back({{"goodput_mbit", t.goodput_mbit}, {"retransmits", t.retransmits}});
+      retrans += re_segs;
+      segments += out_segs + re_segs;
+      runs_out.push_back({{"goodput_mbit", t.goodput_mbit},
+                          {"segments", out_segs + re_segs},
+                          {"retransmitted_segments", re_segs}});
     }
     return median(mbit);
   };
