@@ -45,9 +45,10 @@ TEST(Experiment, ShippedFilesLoad) {
 TEST(Experiment, LinksFollowTheTopologyAndTheWanOverride) {
   auto e = parse_experiment(kGood + "wan: {delay: 5ms, rate: 100mbit}\n", kLabel);
   auto l = xdc::run::link_model(e);
-  EXPECT_EQ(l.at(1, 2).latency_ns, 5'000'000);  // east-h2 -> w1 crosses the WAN
+  // two-dc.yaml's fabric delays every packet to a host by 50 us (builder.cpp shape_fabric).
+  EXPECT_EQ(l.at(1, 2).latency_ns, 5'050'000);  // east-h2 -> w1: the WAN, then west's fabric
   EXPECT_EQ(l.at(1, 2).bandwidth_bps, 100e6);
-  EXPECT_EQ(l.at(0, 1).latency_ns, 0);  // inside east
+  EXPECT_EQ(l.at(0, 1).latency_ns, 50'000);  // inside east
   EXPECT_EQ(l.at(0, 1).bandwidth_bps, 10e9);
   EXPECT_EQ(parse_experiment(kGood, kLabel).topology.wan[0].a_to_b.delay_us, 20000u);
 }
