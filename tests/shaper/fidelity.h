@@ -30,5 +30,11 @@ Figure measure_jitter(const Line& l, netem::Backend b, double delay_ms, double j
 Figure measure_rate(const Line& l, netem::Backend b, double rate_mbit, double delay_ms);
 // random loss: measured loss within 3 sigma = 3 sqrt(p(1-p)/N).
 Figure measure_loss(const Line& l, netem::Backend b, double loss_pct);
+// random loss under one TCP flow (iperf3, hosts' offloads as created: TSO/GSO on):
+// the shaper's drop decisions per wire packet within 3 sigma of the rate. Wire packets
+// are counted in frames (kernel: netem's packet counter counts GSO segments, its drop
+// counter skbs; userspace: the delay line's bytes / 1500 when more than its packets), so
+// loss decided per GSO aggregate (~p / segments per aggregate) fails.
+Figure measure_wire_loss(const Line& l, netem::Backend b, double loss_pct, double delay_ms);
 
 }  // namespace xdc::testbed
