@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 
 #include "netem/delayline/impairment.h"
 #include "netem/shaper/dist_table.h"
@@ -33,6 +34,16 @@ double base_rtt_ms(const Line& l) {
 }
 
 }  // namespace
+
+Allowances allowances() {
+  static const Allowances a = [] {
+    Allowances r;
+    if (const char* v = std::getenv("XDC_FIDELITY_TIMER_SLACK_MS")) r.timer_slack_ms = std::stod(v);
+    if (const char* v = std::getenv("XDC_FIDELITY_RATE_FLOOR")) r.rate_floor = std::stod(v);
+    return r;
+  }();
+  return a;
+}
 
 std::string Figure::line() const {
   char buf[256];
@@ -69,7 +80,7 @@ Figure measure_delay(const Line& l, netem::Backend b, double delay_ms) {
   double tol = std::max(0.2, 0.02 * delay_ms);
   f.measured = median(r.rtt_ms) - base;
   f.low = delay_ms - tol;
-  f.high = delay_ms + tol;
+  f.high = delay_ms + tol + allowances().timer_slack_ms;
   f.detail = {
       {"base_rtt_ms", base},
       {"rtt_median_ms", median(r.rtt_ms)},
@@ -131,7 +142,7 @@ Figure measure_rate(const Line& l, netem::Backend b, double rate_mbit, double de
   f.unit = "Mbit/s";
   f.configured = rate_mbit;
   f.measured = r.goodput_bps / 1e6;
-  f.low = 0.92 * rate_mbit;
+  f.low = allowances().rate_floor * rate_mbit;
   f.high = 1.01 * rate_mbit;
   f.detail = {{"delay_ms", delay_ms},
               {"sender_mbit", r.sent_bps / 1e6},
