@@ -17,6 +17,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -153,20 +154,20 @@ void ask(const std::string& netns, nl_msg* req, const std::string& what, F on_re
   }
 }
 
-// The name of the namespace that `netns` numbers `nsid` (IFLA_LINK_NETNSID: where a
-// veth's peer lives): each namespace in /run/netns (and the initial one, "") is asked
-// for by file descriptor (RTM_GETNSID), as iproute2 does for `link-netns`.
-std::string netns_of_id(const std::string& netns, int32_t nsid) {
+// Names of the namespaces that `netns` has numbered (IFLA_LINK_NETNSID says where a
+// veth's peer lives by such a number): each namespace in /run/netns, and the initial
+// one as "", is asked for by file descriptor (RTM_GETNSID), as iproute2 does.
+std::map<int32_t, std::string> netns_by_id(const std::string& netns) {
   std::vector<std::pair<std::string, std::string>> candidates = {{"", "/proc/1/ns/net"}};
   if (DIR* d = opendir("/run/netns")) {
     while (dirent* e = readdir(d))
       if (e->d_name[0] != '.') candidates.push_back({e->d_name, nl::netns_path(e->d_name)});
     closedir(d);
   }
+  std::map<int32_t, std::string> names;
   for (const auto& [name, path] : candidates) {
     int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) continue;
-    int32_t id = -1;
     try {
       NetemRequest req(nlmsg_alloc_simple(RTM_GETNSID, 0));
       if (!req) throw std::bad_alloc();
@@ -175,20 +176,19 @@ std::string netns_of_id(const std::string& netns, int32_t nsid) {
       nl::check(nlmsg_append(req.get(), &g, sizeof g, NLMSG_ALIGNTO), "getnsid rtgenmsg");
       uint32_t ufd = static_cast<uint32_t>(fd);
       put(req.get(), NETNSA_FD, &ufd, sizeof ufd, "netns fd");
-      ask(netns, req.get(), "nsid of " + path, [&](nlmsghdr* h) {
+      ask(netns, req.get(), "nsid of " + path, [&, name = name](nlmsghdr* h) {
         nlattr* tb[NETNSA_MAX + 1];
         if (h->nlmsg_type == RTM_NEWNSID &&
             nlmsg_parse(h, sizeof(rtgenmsg), tb, NETNSA_MAX, nullptr) == 0 && tb[NETNSA_NSID])
-          id = static_cast<int32_t>(nla_get_u32(tb[NETNSA_NSID]));
+          names.emplace(static_cast<int32_t>(nla_get_u32(tb[NETNSA_NSID])), name);
       });
     } catch (const nl::NlError&) {
       // a namespace that vanished meanwhile
     }
     close(fd);
-    if (id == nsid) return name;
   }
-  throw std::runtime_error("netns '" + netns + "': no named namespace has netnsid " +
-                           std::to_string(nsid) + " (a veth peer outside /run/netns)");
+  names.erase(-1);  // NETNSA_NSID_NOT_ASSIGNED: not a peer's
+  return names;
 }
 
 uint32_t get_gso_max_segs(const WireFeeder& f) {
@@ -233,6 +233,7 @@ std::vector<WireFeeder> segment_feeders(const nl::NlSocket& sock, int shaped_ifi
             "list links in netns '" + sock.netns() + "'");
   std::unique_ptr<nl_cache, void (*)(nl_cache*)> hold(cache, nl_cache_free);
   std::vector<WireFeeder> changed;
+  std::map<int32_t, std::string> names;  // looked up on the first peer elsewhere
   try {
     for (nl_object* o = nl_cache_get_first(cache); o; o = nl_cache_get_next(o)) {
       auto* link = reinterpret_cast<rtnl_link*>(o);
@@ -241,9 +242,16 @@ std::vector<WireFeeder> segment_feeders(const nl::NlSocket& sock, int shaped_ifi
         continue;
       WireFeeder peer;
       int32_t nsid = -1;
-      peer.netns = rtnl_link_get_link_netnsid(link, &nsid) == 0 && nsid >= 0
-                       ? netns_of_id(sock.netns(), nsid)
-                       : sock.netns();
+      peer.netns = sock.netns();
+      if (rtnl_link_get_link_netnsid(link, &nsid) == 0 && nsid >= 0) {
+        if (names.empty()) names = netns_by_id(sock.netns());
+        auto it = names.find(nsid);
+        if (it == names.end())
+          throw std::runtime_error("netns '" + sock.netns() + "': the peer of " +
+                                   rtnl_link_get_name(link) + " lives in a namespace outside " +
+                                   "/run/netns (netnsid " + std::to_string(nsid) + ")");
+        peer.netns = it->second;
+      }
       peer.ifindex = rtnl_link_get_link(link);
       peer.gso_max_segs = get_gso_max_segs(peer);
       if (peer.gso_max_segs == 1) continue;
