@@ -8,7 +8,7 @@
 # COMMAND runs as root in the guest, from the caller's working directory, with
 # XDC_UML_GUEST=<guest kernel release> in its environment. It sees the host's files
 # (and writes to them) except /run, /tmp and /dev/shm, which are the guest's own.
-# OUTDIR (created, emptied) receives: command, output (the command's stdout+stderr,
+# OUTDIR (created, or emptied when an earlier run's) receives: command, output (the command's stdout+stderr,
 # also printed here at the end), rc, uname, console.log (the guest kernel's console).
 # Exit status: COMMAND's; 1 when the guest did not report one (crashed, or killed at
 # the timeout, default 600 s); 2 on bad usage or when linux.uml is not installed.
@@ -53,6 +53,11 @@ for p in "$out" "$cwd"; do
 done
 init=$(realpath "$(dirname "$0")/init.sh")
 
+# Emptied only when it is an earlier run's (has a `command`) or already empty.
+if [ -d "$out" ] && [ ! -e "$out/command" ] && [ -n "$(ls -A "$out")" ]; then
+  echo "uml: $out exists and is no earlier run directory; not emptying it" >&2
+  exit 2
+fi
 rm -rf "$out"
 mkdir -p "$out"
 printf '%q ' "$@" >"$out/command"
@@ -60,7 +65,13 @@ echo >>"$out/command"
 : >"$out/output"
 
 rt=()
-[ "$rt_prio" -gt 0 ] && rt=(chrt -f "$rt_prio")
+if [ "$rt_prio" -gt 0 ]; then
+  if chrt -f "$rt_prio" true 2>/dev/null; then
+    rt=(chrt -f "$rt_prio")
+  else
+    echo "uml: cannot use SCHED_FIFO here (no CAP_SYS_NICE or no RT budget): normal priority, timing figures will be worse" >&2
+  fi
+fi
 start=$(date +%s.%N)
 # setsid: the guest leads a new process group (a background child of a non-interactive
 # shell is no group leader, so setsid does not fork and $! is linux.uml's pid).
