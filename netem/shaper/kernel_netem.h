@@ -35,7 +35,9 @@
 // It costs the senders' CPU: in UML an unshaped flow fell from 1.39 to 0.68 Gbit/s.
 // Without it, in the fidelity case WireLoss1pctTcp (1 ms one way, 1% loss), netem made
 // 0.031% drop decisions per wire packet (158 in 504030) and TCP got 1166 Mbit/s; with
-// it 1.07% and 76 Mbit/s. GRO, which could re-aggregate on the gateway, is off on veths
+// it 1.07% and 76 Mbit/s. Through an `xdc up` network in UML (hosts behind the DC
+// bridge, 20 ms one way, 1% loss, 1 gbit): 24 drops in 2327 wire packets (1.03%), one
+// CUBIC flow 3.3 Mbit/s. GRO, which could re-aggregate on the gateway, is off on veths
 // unless someone turns it on. Limit: peers shared by two shapers (a gateway with several
 // lossy links) are restored by the first one undone.
 #include <netlink/msg.h>

@@ -5,11 +5,16 @@
 #
 #   scripts/uml/run.sh [--timeout S] [--mem SIZE] [--rt-prio N] OUTDIR -- COMMAND [ARGS...]
 #
+# The Debian kernel (its config: /usr/share/doc/user-mode-linux/config.gz) has network
+# namespaces, UTS/PID/user namespaces, high-resolution timers (HZ 100), one CPU; as
+# modules veth, bridge, sch_netem/tbf/htb, iptables (legacy tables) and NFQUEUE.
+#
 # COMMAND runs as root in the guest, from the caller's working directory, with
 # XDC_UML_GUEST=<guest kernel release> in its environment. It sees the host's files
 # (and writes to them) except /run, /tmp and /dev/shm, which are the guest's own.
-# OUTDIR (created, or emptied when an earlier run's) receives: command, output (the command's stdout+stderr,
-# also printed here at the end), rc, uname, console.log (the guest kernel's console).
+# OUTDIR (created, or emptied when an earlier run's) receives: command, output (the
+# command's stdout+stderr, also printed here at the end), rc, uname, console.log (the
+# guest kernel's console).
 # Exit status: COMMAND's; 1 when the guest did not report one (crashed, or killed at
 # the timeout, default 600 s); 2 on bad usage or when linux.uml is not installed.
 # The guest (linux.uml and the helper processes it forks) runs in its own process
@@ -44,12 +49,15 @@ shift 2
 cwd=$(pwd)
 uml=$(command -v linux.uml || true)
 if [ -z "$uml" ]; then
-  echo "uml: linux.uml not found: install Debian's user-mode-linux package (scripts/setup.sh does)" >&2
+  echo "uml: linux.uml not found: install Debian's user-mode-linux" \
+    "(scripts/setup.sh does)" >&2
   exit 2
 fi
 # Paths travel on the guest's kernel command line, which splits at white space.
 for p in "$out" "$cwd"; do
-  case "$p" in *[[:space:]]*) echo "uml: path with white space not supported: '$p'" >&2; exit 2 ;; esac
+  case "$p" in
+    *[[:space:]]*) echo "uml: path with white space not supported: '$p'" >&2; exit 2 ;;
+  esac
 done
 init=$(realpath "$(dirname "$0")/init.sh")
 
@@ -69,7 +77,8 @@ if [ "$rt_prio" -gt 0 ]; then
   if chrt -f "$rt_prio" true 2>/dev/null; then
     rt=(chrt -f "$rt_prio")
   else
-    echo "uml: cannot use SCHED_FIFO here (no CAP_SYS_NICE or no RT budget): normal priority, timing figures will be worse" >&2
+    echo "uml: SCHED_FIFO refused (no CAP_SYS_NICE or RT budget): normal priority," \
+      "timing figures will be worse" >&2
   fi
 fi
 start=$(date +%s.%N)
