@@ -1,20 +1,28 @@
 #include "netem/shaper/kernel_netem.h"
 
+#include <dirent.h>
+#include <fcntl.h>
+#include <linux/if_link.h>
+#include <linux/net_namespace.h>
 #include <linux/pkt_sched.h>
 #include <linux/rtnetlink.h>
 #include <netlink/attr.h>
 #include <netlink/msg.h>
+#include <netlink/route/link.h>
 #include <sched.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <thread>
 
+#include "netem/nl/netns.h"
 #include "netem/shaper/loss_model.h"
 #include "netem/shaper/qdisc.h"
 #include "netem/shaper/queue_sizing.h"
@@ -118,6 +126,151 @@ NetemRequest netem_request(int ifindex, const LinkParams& params,
         "delay distribution");
   nla_nest_end(msg.get(), opts);
   return msg;
+}
+
+namespace {
+
+// Sends `req` on a socket of its own and hands each reply message to `on_reply` until
+// the kernel's ack (libnl asks for one). A private socket: replies read raw would upset
+// libnl's sequence bookkeeping of a shared one.
+template <typename F>
+void ask(const std::string& netns, nl_msg* req, const std::string& what, F on_reply) {
+  nl::NlSocket sock(netns);
+  nl::check(nl_send_auto(sock.get(), req), what);
+  for (bool acked = false; !acked;) {
+    sockaddr_nl from{};
+    unsigned char* buf = nullptr;
+    int n = nl::check(nl_recv(sock.get(), &from, &buf, nullptr), what);
+    std::unique_ptr<unsigned char, void (*)(void*)> hold(buf, free);
+    for (auto* h = reinterpret_cast<nlmsghdr*>(buf); nlmsg_ok(h, n); h = nlmsg_next(h, &n)) {
+      if (h->nlmsg_type != NLMSG_ERROR) {
+        on_reply(h);
+        continue;
+      }
+      int err = static_cast<nlmsgerr*>(nlmsg_data(h))->error;
+      if (err != 0) throw nl::NlError(nl_syserr2nlerr(err), what + ": " + std::strerror(-err));
+      acked = true;
+    }
+  }
+}
+
+// Names of the namespaces that `netns` has numbered (IFLA_LINK_NETNSID says where a
+// veth's peer lives by such a number): each namespace in /run/netns, and the initial
+// one as "", is asked for by file descriptor (RTM_GETNSID), as iproute2 does.
+std::map<int32_t, std::string> netns_by_id(const std::string& netns) {
+  std::vector<std::pair<std::string, std::string>> candidates = {{"", "/proc/1/ns/net"}};
+  if (DIR* d = opendir("/run/netns")) {
+    while (dirent* e = readdir(d))
+      if (e->d_name[0] != '.') candidates.push_back({e->d_name, nl::netns_path(e->d_name)});
+    closedir(d);
+  }
+  std::map<int32_t, std::string> names;
+  for (const auto& [name, path] : candidates) {
+    int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) continue;
+    try {
+      NetemRequest req(nlmsg_alloc_simple(RTM_GETNSID, 0));
+      if (!req) throw std::bad_alloc();
+      rtgenmsg g{};
+      g.rtgen_family = AF_UNSPEC;
+      nl::check(nlmsg_append(req.get(), &g, sizeof g, NLMSG_ALIGNTO), "getnsid rtgenmsg");
+      uint32_t ufd = static_cast<uint32_t>(fd);
+      put(req.get(), NETNSA_FD, &ufd, sizeof ufd, "netns fd");
+      ask(netns, req.get(), "nsid of " + path, [&, name = name](nlmsghdr* h) {
+        nlattr* tb[NETNSA_MAX + 1];
+        if (h->nlmsg_type == RTM_NEWNSID &&
+            nlmsg_parse(h, sizeof(rtgenmsg), tb, NETNSA_MAX, nullptr) == 0 && tb[NETNSA_NSID])
+          names.emplace(static_cast<int32_t>(nla_get_u32(tb[NETNSA_NSID])), name);
+      });
+    } catch (const nl::NlError&) {
+      // a namespace that vanished meanwhile
+    }
+    close(fd);
+  }
+  names.erase(-1);  // NETNSA_NSID_NOT_ASSIGNED: not a peer's
+  return names;
+}
+
+uint32_t get_gso_max_segs(const WireFeeder& f) {
+  nl::NlSocket sock(f.netns);
+  rtnl_link* link = nullptr;
+  nl::check(rtnl_link_get_kernel(sock.get(), f.ifindex, nullptr, &link),
+            "find ifindex " + std::to_string(f.ifindex) + " in netns '" + f.netns + "'");
+  uint32_t segs = 0;
+  int rc = rtnl_link_get_gso_max_segs(link, &segs);
+  rtnl_link_put(link);
+  nl::check(rc,
+            "gso_max_segs of ifindex " + std::to_string(f.ifindex) + " in netns '" + f.netns + "'");
+  return segs;
+}
+
+// libnl has no setter for IFLA_GSO_MAX_SEGS. (RTM_SETLINK cannot reach a peer by
+// IFLA_TARGET_NETNSID from the gateway: there that attribute moves the device.)
+void set_gso_max_segs(const WireFeeder& f, uint32_t segs) {
+  NetemRequest msg(nlmsg_alloc_simple(RTM_SETLINK, 0));
+  if (!msg) throw std::bad_alloc();
+  ifinfomsg ifi{};
+  ifi.ifi_family = AF_UNSPEC;
+  ifi.ifi_index = f.ifindex;
+  nl::check(nlmsg_append(msg.get(), &ifi, sizeof ifi, NLMSG_ALIGNTO), "setlink ifinfomsg");
+  put(msg.get(), IFLA_GSO_MAX_SEGS, &segs, sizeof segs, "gso_max_segs");
+  nl::NlSocket sock(f.netns);
+  nl::check(nl_send_sync(sock.get(), msg.release()),
+            "gso_max_segs " + std::to_string(segs) + " on ifindex " + std::to_string(f.ifindex) +
+                " in netns '" + f.netns + "'");
+}
+
+}  // namespace
+
+bool acts_per_packet(const LinkParams& p) {
+  return p.loss.kind != LossModel::Kind::kNone || p.duplicate_pct > 0 || p.corrupt_pct > 0 ||
+         p.reorder_pct > 0;
+}
+
+std::vector<WireFeeder> segment_feeders(const nl::NlSocket& sock, int shaped_ifindex) {
+  nl_cache* cache = nullptr;
+  nl::check(rtnl_link_alloc_cache(sock.get(), AF_UNSPEC, &cache),
+            "list links in netns '" + sock.netns() + "'");
+  std::unique_ptr<nl_cache, void (*)(nl_cache*)> hold(cache, nl_cache_free);
+  std::vector<WireFeeder> changed;
+  std::map<int32_t, std::string> names;  // looked up on the first peer elsewhere
+  try {
+    for (nl_object* o = nl_cache_get_first(cache); o; o = nl_cache_get_next(o)) {
+      auto* link = reinterpret_cast<rtnl_link*>(o);
+      const char* type = rtnl_link_get_type(link);
+      if (!type || std::strcmp(type, "veth") != 0 || rtnl_link_get_ifindex(link) == shaped_ifindex)
+        continue;
+      WireFeeder peer;
+      int32_t nsid = -1;
+      peer.netns = sock.netns();
+      if (rtnl_link_get_link_netnsid(link, &nsid) == 0 && nsid >= 0) {
+        if (names.empty()) names = netns_by_id(sock.netns());
+        auto it = names.find(nsid);
+        if (it == names.end())
+          throw std::runtime_error("netns '" + sock.netns() + "': the peer of " +
+                                   rtnl_link_get_name(link) + " lives in a namespace outside " +
+                                   "/run/netns (netnsid " + std::to_string(nsid) + ")");
+        peer.netns = it->second;
+      }
+      peer.ifindex = rtnl_link_get_link(link);
+      peer.gso_max_segs = get_gso_max_segs(peer);
+      if (peer.gso_max_segs == 1) continue;
+      set_gso_max_segs(peer, 1);
+      changed.push_back(peer);
+    }
+  } catch (...) {
+    restore_feeders(changed);
+    throw;
+  }
+  return changed;
+}
+
+void restore_feeders(const std::vector<WireFeeder>& feeders) noexcept {
+  for (const WireFeeder& peer : feeders) try {
+      set_gso_max_segs(peer, peer.gso_max_segs);
+    } catch (...) {
+      // the peer or its namespace is gone: nothing to restore
+    }
 }
 
 void add_netem_root(const nl::NlSocket& sock, int ifindex, const LinkParams& p,

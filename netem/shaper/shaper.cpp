@@ -39,6 +39,7 @@ void shape_kernel(const ShapeTarget& t, const LinkParams& p, ShapeRecord& r) {
   int ifindex = sock.ifindex(t.ifname);
   std::vector<int16_t> table =
       p.jitter_us ? load_dist_table(p.jitter_dist) : std::vector<int16_t>{};
+  if (acts_per_packet(p)) r.feeders = segment_feeders(sock, ifindex);
   r.root_handle = kRootHandle;  // set first: a half-made netem root is removed by undo
   add_netem_root(sock, ifindex, p, table);
   if (p.rate_bps) r.rate_qdisc = p.rate_bps / 8 > INT32_MAX ? "htb" : "tbf";
@@ -74,6 +75,10 @@ void shape_userspace(const ShapeTarget& t, const LinkParams& p, const ShapeOptio
 }  // namespace
 
 nlohmann::json ShapeRecord::to_json() const {
+  nlohmann::json feeders_json = nlohmann::json::array();
+  for (const WireFeeder& f : feeders)
+    feeders_json.push_back(
+        {{"netns", f.netns}, {"ifindex", f.ifindex}, {"gso_max_segs", f.gso_max_segs}});
   return {{"backend", active ? to_string(backend) : "none"},
           {"netns", netns},
           {"ifname", ifname},
@@ -83,7 +88,8 @@ nlohmann::json ShapeRecord::to_json() const {
           {"delayline_pid", delayline_pid},
           {"queue_num", queue_num},
           {"stats_path", stats_path},
-          {"log_path", log_path}};
+          {"log_path", log_path},
+          {"feeders", feeders_json}};
 }
 
 ShapeRecord ShapeRecord::from_json(const nlohmann::json& j) {
@@ -100,6 +106,9 @@ ShapeRecord ShapeRecord::from_json(const nlohmann::json& j) {
   r.queue_num = j.value("queue_num", uint16_t{0});
   r.stats_path = j.value("stats_path", "");
   r.log_path = j.value("log_path", "");
+  for (const auto& f : j.value("feeders", nlohmann::json::array()))
+    r.feeders.push_back({f.at("netns").get<std::string>(), f.at("ifindex").get<int>(),
+                         f.at("gso_max_segs").get<uint32_t>()});
   return r;
 }
 
@@ -167,6 +176,7 @@ void undo_shapes(const std::vector<ShapeRecord>& records) noexcept {
         if (!r.stats_path.empty()) unlink(r.stats_path.c_str());
         if (!r.log_path.empty()) unlink(r.log_path.c_str());
         if (r.root_handle) remove_root_qdisc(r.netns, r.ifname, r.root_handle);
+        restore_feeders(r.feeders);
       } catch (...) {
         // best effort by contract; deleting the namespace removes the rest
       }

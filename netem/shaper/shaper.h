@@ -3,7 +3,9 @@
 // one of two backends, as an RAII object.
 //
 //   kernel     sch_netem as root qdisc (libnl), the rate by a tbf/htb child
-//              (kernel_netem.h, qdisc.h).
+//              (kernel_netem.h, qdisc.h). With loss, duplicate, corrupt or reorder, the
+//              veth peers feeding the namespace send wire packets, not GSO aggregates
+//              (gso_max_segs 1, kernel_netem.h says why), restored by undo.
 //   userspace  xdc-delayline, one process per shaped direction: NFQUEUE-held verdicts
 //              for the packets leaving the interface (delay, jitter, loss models,
 //              reorder, duplicate, corrupt; netem/delayline/), and tbf/htb as root
@@ -56,9 +58,11 @@ struct ShapeRecord {
   pid_t delayline_pid = 0;   // userspace: the xdc-delayline process; 0 = none
   uint16_t queue_num = 0;    // userspace: its NFQUEUE number
   std::string stats_path, log_path;
+  std::vector<WireFeeder> feeders;  // kernel: veth peers set to send wire packets
 
   // {"backend": "kernel"|"userspace"|"none", "netns", "ifname", "tag", "root_handle",
-  //  "rate_qdisc", "delayline_pid", "queue_num", "stats_path", "log_path"}
+  //  "rate_qdisc", "delayline_pid", "queue_num", "stats_path", "log_path",
+  //  "feeders": [{"netns", "ifindex", "gso_max_segs"}...]}
   nlohmann::json to_json() const;
   static ShapeRecord from_json(const nlohmann::json& j);  // throws nlohmann::json::exception
 };

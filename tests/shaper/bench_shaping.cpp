@@ -1,8 +1,17 @@
 // bench_shaping: measures shaping fidelity (acceptance item 1) for each backend this
 // machine can run, prints one line per figure and writes them as JSON.
 //   bench_shaping [OUT.json]     (default results/bench/shaping.json)
+//   bench_shaping --kernel-summary OUT.json
+//     the kernel backend only (fails without sch_netem), plus a summary for
+//     scripts/bench_wan.sh (issue 10, via scripts/uml/bench_kernel_backend.sh):
+//     "ran", "rtt_err_pct_max" (worst |delay measured - configured| / configured, %;
+//     one direction shaped, so this is the RTT increase's error), "goodput_ratio_min"
+//     (worst TCP goodput / rate) and "loss_sigma_max" (worst |loss - configured| / sigma,
+//     over random loss and loss per wire packet under TCP).
 #include <sys/utsname.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <ctime>
 #include <fstream>
@@ -13,9 +22,18 @@
 
 int main(int argc, char** argv) {
   using namespace xdc;
-  std::string out = argc > 1 ? argv[1] : "results/bench/shaping.json";
+  bool summary = argc > 1 && std::string(argv[1]) == "--kernel-summary";
+  if (summary && argc != 3) {
+    std::fprintf(stderr, "usage: bench_shaping [OUT.json] | --kernel-summary OUT.json\n");
+    return 2;
+  }
+  std::string out = summary ? argv[2] : argc > 1 ? argv[1] : "results/bench/shaping.json";
   std::string why;
   bool netem = netem::kernel_has_netem(&why);
+  if (summary && !netem) {
+    std::fprintf(stderr, "bench_shaping: this kernel has no sch_netem (%s)\n", why.c_str());
+    return 1;
+  }
   utsname u{};
   uname(&u);
   nlohmann::json j = {{"kernel", u.release},
@@ -27,6 +45,8 @@ int main(int argc, char** argv) {
               netem::describe_backends().c_str());
   std::vector<netem::Backend> backends = {netem::Backend::kUserspace};
   if (netem) backends.push_back(netem::Backend::kKernel);
+  if (summary) backends = {netem::Backend::kKernel};
+  double rtt_err_pct_max = 0, goodput_ratio_min = INFINITY, loss_sigma_max = 0;
   bool all_ok = true;
   try {
     testbed::Line line("bench");
@@ -36,7 +56,16 @@ int main(int argc, char** argv) {
       figs.push_back(testbed::measure_jitter(line, b, 20, 5));
       for (double r : {10.0, 100.0, 1000.0}) figs.push_back(testbed::measure_rate(line, b, r, 20));
       for (double l : {1.0, 5.0}) figs.push_back(testbed::measure_loss(line, b, l));
+      figs.push_back(testbed::measure_wire_loss(line, b, 1, 1));
       for (const auto& f : figs) {
+        if (f.what == "delay")
+          rtt_err_pct_max =
+              std::max(rtt_err_pct_max, 100 * std::abs(f.measured - f.configured) / f.configured);
+        if (f.what == "rate")
+          goodput_ratio_min = std::min(goodput_ratio_min, f.measured / f.configured);
+        if (f.what == "loss" || f.what == "wireloss")
+          loss_sigma_max = std::max(loss_sigma_max, std::abs(f.measured - f.configured) /
+                                                        f.detail.at("sigma_pct").get<double>());
         std::printf("%s\n", f.line().c_str());
         std::fflush(stdout);
         j["figures"].push_back(f.to_json());
@@ -48,6 +77,12 @@ int main(int argc, char** argv) {
     return 1;
   }
   j["all_ok"] = all_ok;
+  if (summary) {
+    j["ran"] = true;
+    j["rtt_err_pct_max"] = rtt_err_pct_max;
+    j["goodput_ratio_min"] = goodput_ratio_min;
+    j["loss_sigma_max"] = loss_sigma_max;
+  }
   std::ifstream loadavg("/proc/loadavg");
   double l1 = 0, l5 = 0;
   loadavg >> l1 >> l5;

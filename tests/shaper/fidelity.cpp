@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 
 #include "netem/delayline/impairment.h"
 #include "netem/shaper/dist_table.h"
+#include "netem/shaper/run.h"
 #include "netem/shaper/shaper.h"
 
 namespace xdc::testbed {
@@ -32,6 +34,16 @@ double base_rtt_ms(const Line& l) {
 }
 
 }  // namespace
+
+Allowances allowances() {
+  static const Allowances a = [] {
+    Allowances r;
+    if (const char* v = std::getenv("XDC_FIDELITY_TIMER_SLACK_MS")) r.timer_slack_ms = std::stod(v);
+    if (const char* v = std::getenv("XDC_FIDELITY_RATE_FLOOR")) r.rate_floor = std::stod(v);
+    return r;
+  }();
+  return a;
+}
 
 std::string Figure::line() const {
   char buf[256];
@@ -68,7 +80,7 @@ Figure measure_delay(const Line& l, netem::Backend b, double delay_ms) {
   double tol = std::max(0.2, 0.02 * delay_ms);
   f.measured = median(r.rtt_ms) - base;
   f.low = delay_ms - tol;
-  f.high = delay_ms + tol;
+  f.high = delay_ms + tol + allowances().timer_slack_ms;
   f.detail = {
       {"base_rtt_ms", base},
       {"rtt_median_ms", median(r.rtt_ms)},
@@ -130,7 +142,7 @@ Figure measure_rate(const Line& l, netem::Backend b, double rate_mbit, double de
   f.unit = "Mbit/s";
   f.configured = rate_mbit;
   f.measured = r.goodput_bps / 1e6;
-  f.low = 0.92 * rate_mbit;
+  f.low = allowances().rate_floor * rate_mbit;
   f.high = 1.01 * rate_mbit;
   f.detail = {{"delay_ms", delay_ms},
               {"sender_mbit", r.sent_bps / 1e6},
@@ -157,6 +169,62 @@ Figure measure_loss(const Line& l, netem::Backend b, double loss_pct) {
   f.high = 100 * (pr + 3 * sigma);
   f.detail = {{"sent", r.sent}, {"received", r.received}, {"sigma_pct", 100 * sigma}};
   f.detail["delayline"] = netem::delayline_stats(shaper->record());
+  return f;
+}
+
+namespace {
+
+// Decisions of the shaper on GW -> B so far: {wire packets, dropped}.
+std::pair<double, double> drop_counters(const Line& l, const netem::LinkShaper& s) {
+  if (s.backend() == netem::Backend::kUserspace) {
+    nlohmann::json st = netem::delayline_stats(s.record());
+    double packets = st.value("packets", 0.0), bytes = st.value("bytes", 0.0);
+    return {std::max(packets, bytes / 1500), st.value("dropped", 0.0)};
+  }
+  netem::RunResult r =
+      netem::run_argv({"tc", "-s", "-j", "qdisc", "show", "dev", Line::kGwToB}, l.gw);
+  for (const auto& q : nlohmann::json::parse(r.output))
+    if (q.value("kind", "") == "netem") {
+      double drops = q.value("drops", 0.0);
+      return {q.value("packets", 0.0) + q.value("qlen", 0.0) + drops, drops};
+    }
+  throw std::runtime_error("no netem qdisc on " + std::string(Line::kGwToB) + ": " + r.output);
+}
+
+}  // namespace
+
+Figure measure_wire_loss(const Line& l, netem::Backend b, double loss_pct, double delay_ms) {
+  big_tcp_buffers(l.a);
+  big_tcp_buffers(l.b);
+  netem::LinkParams p;
+  p.delay_us = static_cast<uint64_t>(delay_ms * 1000);
+  p.loss.kind = netem::LossModel::Kind::kRandom;
+  p.loss.p_pct = loss_pct;
+  auto shaper = netem::shape_egress(b, target(l), p, options());
+  auto [wire0, dropped0] = drop_counters(l, *shaper);
+  IperfResult r = iperf_tcp(l.a, l.b, l.b_ip, 5, 0);
+  auto [wire1, dropped1] = drop_counters(l, *shaper);
+  double wire = wire1 - wire0, dropped = dropped1 - dropped0;
+  Figure f;
+  f.what = "wireloss";
+  f.backend = shaper->backend_name();
+  f.unit = "%";
+  f.configured = loss_pct;
+  double pr = loss_pct / 100, sigma = std::sqrt(pr * (1 - pr) / std::max(wire, 1.0));
+  f.measured = 100 * dropped / std::max(wire, 1.0);
+  f.low = 100 * (pr - 3 * sigma);
+  f.high = 100 * (pr + 3 * sigma);
+  double segments = r.sent_bps * 5 / 8 / 1448;
+  f.detail = {{"delay_ms", delay_ms},
+              {"wire_packets", wire},
+              {"dropped", dropped},
+              {"sigma_pct", 100 * sigma},
+              {"goodput_mbit", r.goodput_bps / 1e6},
+              {"tcp_retransmits", r.retransmits},
+              {"tcp_retransmits_per_segment", r.retransmits / std::max(segments, 1.0)},
+              {"error", r.error}};
+  if (!shaper->record().feeders.empty())
+    f.detail["feeders_gso_max_segs_1"] = shaper->record().feeders.size();
   return f;
 }
 

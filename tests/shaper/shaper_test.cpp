@@ -11,7 +11,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <thread>
 
 #include "netem/shaper/qdisc.h"
@@ -102,6 +104,49 @@ TEST(Shaper, UserspaceInstallsAndRemovesEverything) {
   EXPECT_NE(access(stats.c_str(), F_OK), 0) << stats;
   EXPECT_NE(access(log.c_str(), F_OK), 0) << log;
   EXPECT_EQ(ping(l.a, l.b_ip, 3, 0.05, 5).received, 3);
+}
+
+// gso_max_segs of `ifname` in `netns`, from `ip -d -j link show`.
+long gso_max_segs(const std::string& netns, const std::string& ifname) {
+  auto j = nlohmann::json::parse(
+      netem::run_argv({"ip", "-d", "-j", "link", "show", "dev", ifname}, netns).output);
+  return j.at(0).at("gso_max_segs").get<long>();
+}
+
+// With loss the kernel backend makes the veth peers feeding the gateway send wire
+// packets (kernel_netem.h), records them, and puts them back when undone, also from a
+// detached record. Runs where the kernel has sch_netem (the UML ctest entry).
+TEST(Shaper, KernelLossMakesFeedersSendWirePackets) {
+  std::string why;
+  if (!netem::kernel_has_netem(&why)) {
+    if (std::getenv("XDC_UML_GUEST")) FAIL() << "UML guest without sch_netem: " << why;
+    GTEST_SKIP() << "this kernel has no sch_netem";
+  }
+  Line l("feed");
+  const long before = gso_max_segs(l.a, "eth0");
+  netem::LinkParams p;
+  p.delay_us = 1000;
+  p.loss.kind = netem::LossModel::Kind::kRandom;
+  p.loss.p_pct = 1;
+  nlohmann::json saved;
+  {
+    auto s = netem::shape_egress(Backend::kKernel, {l.gw, Line::kGwToB, "t"}, p);
+    ASSERT_EQ(s->record().feeders.size(), 1u);  // A's eth0 feeds to-a; to-b is the shaped one
+    EXPECT_EQ(s->record().feeders[0].netns, l.a);
+    EXPECT_EQ(gso_max_segs(l.a, "eth0"), 1);
+    EXPECT_EQ(gso_max_segs(l.b, "eth0"), before);  // B's eth0 feeds the other direction
+    EXPECT_EQ(netem::root_qdisc_kind(l.gw, Line::kGwToB), "netem");
+    saved = s->record().to_json();
+    s->detach();
+  }
+  EXPECT_EQ(gso_max_segs(l.a, "eth0"), 1);
+  netem::undo_shape(netem::ShapeRecord::from_json(saved));
+  EXPECT_EQ(gso_max_segs(l.a, "eth0"), before);
+  EXPECT_EQ(netem::root_qdisc_kind(l.gw, Line::kGwToB), "noqueue");
+  p.loss = {};  // delay alone acts the same on an aggregate: nothing to change
+  auto s = netem::shape_egress(Backend::kKernel, {l.gw, Line::kGwToB, "t"}, p);
+  EXPECT_TRUE(s->record().feeders.empty());
+  EXPECT_EQ(gso_max_segs(l.a, "eth0"), before);
 }
 
 TEST(Shaper, FilterRulesCannotBypassTheDelayLine) {
