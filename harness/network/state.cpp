@@ -58,11 +58,53 @@ const HostState* NetworkState::find_host(const std::string& n) const {
   return nullptr;
 }
 
+void to_json(json& j, const HostTcp& t) {
+  j = json{{"congestion", t.congestion},
+           {"tcp_rmem", t.tcp_rmem},
+           {"tcp_wmem", t.tcp_wmem},
+           {"slow_start_after_idle", t.slow_start_after_idle},
+           {"ecn", t.ecn}};
+}
+
+void from_json(const json& j, HostTcp& t) {
+  t.congestion = j.value("congestion", "");
+  t.tcp_rmem = j.value("tcp_rmem", "");
+  t.tcp_wmem = j.value("tcp_wmem", "");
+  t.slow_start_after_idle = j.value("slow_start_after_idle", true);
+  t.ecn = j.value("ecn", 2);
+}
+
+void to_json(json& j, const RootTcp& t) {
+  j = t.tcp;
+  j["allowed"] = t.allowed;
+  j["available"] = t.available;
+  j["rmem_max"] = t.rmem_max;
+  j["wmem_max"] = t.wmem_max;
+  if (!t.allowed_added.empty()) {
+    j["allowed_original"] = t.allowed_original;
+    j["allowed_added"] = t.allowed_added;
+  }
+}
+
+void from_json(const json& j, RootTcp& t) {
+  t.tcp = j.get<HostTcp>();
+  t.allowed = j.value("allowed", "");
+  t.available = j.value("available", "");
+  t.rmem_max = j.value("rmem_max", 0ULL);
+  t.wmem_max = j.value("wmem_max", 0ULL);
+  t.allowed_original = j.value("allowed_original", "");
+  t.allowed_added = j.value("allowed_added", std::vector<std::string>{});
+}
+
 void to_json(json& j, const NetworkState& s) {
   json hosts = json::array();
   for (auto& h : s.hosts)
-    hosts.push_back(json{
-        {"name", h.name}, {"dc", h.dc}, {"ns", h.ns}, {"data_ip", h.data_ip}, {"mgmt_ip", h.mgmt_ip}});
+    hosts.push_back(json{{"name", h.name},
+                         {"dc", h.dc},
+                         {"ns", h.ns},
+                         {"data_ip", h.data_ip},
+                         {"mgmt_ip", h.mgmt_ip},
+                         {"tcp", h.tcp}});
   json links = json::array();
   for (auto& l : s.links)
     links.push_back(json{{"from", l.from},
@@ -72,11 +114,18 @@ void to_json(json& j, const NetworkState& s) {
                      {"backend", l.backend},
                      {"configured", l.configured},
                      {"record", l.record}});
-  j = json{{"name", s.name},       {"topology_file", s.topology_file},
-           {"slot", s.slot},       {"mgmt_subnet", s.mgmt_subnet},
-           {"mgmt_root_ip", s.mgmt_root_ip}, {"created_unix", s.created_unix},
-           {"dcs", s.dcs},         {"hosts", hosts},
-           {"links", links},       {"notes", s.notes}};
+  j = json{{"name", s.name},
+           {"topology_file", s.topology_file},
+           {"slot", s.slot},
+           {"mgmt_subnet", s.mgmt_subnet},
+           {"mgmt_root_ip", s.mgmt_root_ip},
+           {"created_unix", s.created_unix},
+           {"dcs", s.dcs},
+           {"hosts", hosts},
+           {"links", links},
+           {"notes", s.notes},
+           {"root_tcp", s.root_tcp},
+           {"tcp_allowed_added", s.tcp_allowed_added}};
 }
 
 void from_json(const json& j, NetworkState& s) {
@@ -89,7 +138,9 @@ void from_json(const json& j, NetworkState& s) {
   s.dcs = j.value("dcs", std::vector<std::string>{});
   for (auto& h : j.value("hosts", json::array()))
     s.hosts.push_back(HostState{h.at("name"), h.at("dc"), h.at("ns"), h.at("data_ip"),
-                                h.at("mgmt_ip")});
+                                h.at("mgmt_ip"), h.value("tcp", json::object()).get<HostTcp>()});
+  s.root_tcp = j.value("root_tcp", json::object()).get<RootTcp>();
+  s.tcp_allowed_added = j.value("tcp_allowed_added", std::vector<std::string>{});
   s.notes = j.value("notes", std::vector<std::string>{});
   for (auto& l : j.value("links", json::array()))
     s.links.push_back(ShapedLink{l.at("from"), l.at("to"), l.at("netns"), l.at("ifname"),
