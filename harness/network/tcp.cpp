@@ -68,15 +68,27 @@ void save_allowed_file(const json& j) {
   fs::rename(tmp, kAllowedFile);
 }
 
-// Adds `algo` to the root's allowed list, remembering the list as it was first.
+// Adds `algo` to the root's allowed list, remembering the list as it was first. The record
+// is written before the change, so that no change is ever left unrecorded.
 void allow_in_root(const std::string& algo) {
   std::vector<std::string> allowed = words(nl::read_sysctl("", kAllowed));
-  json f = load_allowed_file();
-  if (!f.contains("original")) f = json{{"original", joined(allowed)}, {"added", json::array()}};
-  allowed.push_back(algo);
-  nl::write_sysctl("", kAllowed, joined(allowed));
-  f["added"].push_back(algo);
+  const json before = load_allowed_file();
+  json f = before.contains("original")
+               ? before
+               : json{{"original", joined(allowed)}, {"added", json::array()}};
+  auto added = f["added"].get<std::vector<std::string>>();
+  if (std::find(added.begin(), added.end(), algo) == added.end()) f["added"].push_back(algo);
   save_allowed_file(f);
+  allowed.push_back(algo);
+  try {
+    nl::write_sysctl("", kAllowed, joined(allowed));
+  } catch (...) {
+    if (before.contains("original"))
+      save_allowed_file(before);
+    else
+      fs::remove(kAllowedFile);
+    throw;
+  }
 }
 
 }  // namespace
