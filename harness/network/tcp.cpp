@@ -129,8 +129,10 @@ HostTcp apply_host_tcp(const std::string& ns, const std::string& host,
                        std::vector<std::string>* allowed_added) {
   const HostTcp expect = expected_tcp(want);
   auto refused = [&](const std::string& key, const std::string& value, const std::string& why) {
-    return InputError(where, fmt::format("tcp.{}: the kernel refused \"{}\" on host {}: {}", key,
-                                         value, host, why));
+    const bool at_key = key == "congestion" && !want.congestion_pos.file.empty();
+    return InputError(
+        at_key ? want.congestion_pos : where,
+        fmt::format("tcp.{}: the kernel refused \"{}\" on host {}: {}", key, value, host, why));
   };
   auto set = [&](const char* sysctl, const std::string& key, const std::string& value) {
     try {

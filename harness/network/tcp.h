@@ -27,8 +27,9 @@ namespace xdc::net {
 inline constexpr const char* kAllowedFile = "/run/xdc/tcp_allowed.json";
 
 // Applies `want` to host namespace `ns` and returns what it has afterwards. A value the
-// kernel refuses, or one that does not read back as written, throws InputError at
-// `where` naming the setting, `host` and the kernel's reason. Congestion controls added
+// kernel refuses, or one that does not read back as written, throws InputError naming the
+// setting, `host` and the kernel's reason, at want.congestion_pos for the congestion
+// control when known, else at `where` (the topology file). Congestion controls added
 // to the root's allowed list are appended to `*allowed_added`.
 HostTcp apply_host_tcp(const std::string& ns, const std::string& host,
                        const topo::TcpSettings& want, const SourcePos& where,

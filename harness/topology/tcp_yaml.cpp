@@ -39,6 +39,7 @@ void apply_tcp_block(const yaml::Value& v, TcpSettings* s) {
       ok = ok && ((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '_');
     if (!ok) c->fail("a congestion control name like cubic, reno or bbr");
     s->congestion = name;
+    s->congestion_pos = c->pos();
   }
   if (auto r = m.get("rmem_max")) s->rmem_max_bytes = buffer_bytes(*r);
   if (auto w = m.get("wmem_max")) s->wmem_max_bytes = buffer_bytes(*w);

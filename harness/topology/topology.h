@@ -92,7 +92,13 @@ struct TcpSettings {
   uint64_t wmem_max_bytes = 4ULL << 20;  // net.ipv4.tcp_wmem's 3rd field
   bool slow_start_after_idle = true;     // net.ipv4.tcp_slow_start_after_idle
   int ecn = 2;                           // net.ipv4.tcp_ecn: 0 off, 1 on, 2 server
-  bool operator==(const TcpSettings&) const = default;
+  SourcePos congestion_pos;  // the `congestion:` value in effect, for the kernel's refusal
+  // Equal settings; where they were written does not count.
+  bool operator==(const TcpSettings& o) const {
+    return congestion == o.congestion && rmem_max_bytes == o.rmem_max_bytes &&
+           wmem_max_bytes == o.wmem_max_bytes && slow_start_after_idle == o.slow_start_after_idle &&
+           ecn == o.ecn;
+  }
 };
 // Bounds of rmem_max / wmem_max (the sysctl is an int; below a page TCP cannot work).
 inline constexpr uint64_t kMinTcpBufferBytes = 4096;

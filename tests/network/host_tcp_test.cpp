@@ -138,8 +138,9 @@ TEST_F(HostTcp, SocketsUseTheirNamespacesCongestionControl) {
 TEST(HostTcpRefused, UnavailableCongestionControlExitsTwoNamingItAndLeavesNothing) {
   auto up = run_xdc({"up", "tests/network/tcp-unavailable.yaml", "--name", "tcpbad"});
   EXPECT_EQ(up.rc, 2) << up.out;
-  EXPECT_NE(up.out.find("tcp-unavailable.yaml: tcp.congestion: the kernel refused \"nosuchcc\" on "
-                        "host west-h1: no such congestion control"),
+  // At the value in the file: line 5, column 46.
+  EXPECT_NE(up.out.find("tcp-unavailable.yaml:5:46: tcp.congestion: the kernel refused "
+                        "\"nosuchcc\" on host west-h1: no such congestion control"),
             std::string::npos)
       << up.out;
   EXPECT_TRUE(leftovers("tcpbad").empty());
