@@ -1,5 +1,6 @@
 // xdc up / down / clean / exec / ls: the emulated network's lifecycle.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
 #include <chrono>
@@ -10,6 +11,7 @@
 #include "harness/network/builder.h"
 #include "harness/network/enter.h"
 #include "harness/network/names.h"
+#include "harness/network/tcp.h"
 #include "harness/network/teardown.h"
 #include "harness/topology/topology.h"
 
@@ -47,6 +49,24 @@ void print_network(const net::NetworkState& s) {
   for (auto& f : s.fabric)
     std::cout << fmt::format("  dc   {:>12} fabric          {:<10} {} (to every host)\n", f.from,
                              f.backend, fmt_params(f.configured));
+  for (auto& g : net::tcp_groups(s)) {
+    if (g.tcp.congestion.empty()) continue;  // a state from before TCP was recorded
+    std::string hosts;
+    for (auto& h : g.hosts) hosts += (hosts.empty() ? "" : " ") + h;
+    std::cout << fmt::format("  tcp  {}: {}\n", hosts, net::describe(g.tcp));
+  }
+  const net::RootTcp& r = s.root_tcp;
+  if (!r.tcp.congestion.empty())
+    std::cout << fmt::format(
+        "  tcp  root namespace (reference): {}; allowed {}; net.core.rmem_max {}, wmem_max {}\n",
+        net::describe(r.tcp), r.allowed, r.rmem_max, r.wmem_max);
+  if (!r.allowed_added.empty())
+    std::cout << fmt::format(
+        "  tcp  xdc {} {} to the root namespace's net.ipv4.tcp_allowed_congestion_control (was "
+        "\"{}\"): namespaces may only choose a listed one; the root's default stays {}; xdc "
+        "takes it out when the last xdc network is removed\n",
+        s.tcp_allowed_added.empty() ? "has added (for an earlier network)" : "added",
+        fmt::join(r.allowed_added, " "), r.allowed_original, r.tcp.congestion);
   for (auto& n : s.notes) std::cout << "  note: " << n << "\n";
 }
 
@@ -97,6 +117,7 @@ void add_network_commands(CLI::App& app, Commands& out) {
                      auto r = net::teardown_network(n);
                      spdlog::info("down {}: {} namespaces, {} processes removed, {:.2f} s", n,
                                   r.namespaces, r.processes, seconds_since(t0));
+                     if (!r.restored.empty()) spdlog::info("down: {}", r.restored);
                      return 0;
                    }});
   }
@@ -108,6 +129,7 @@ void add_network_commands(CLI::App& app, Commands& out) {
                      spdlog::info(
                          "clean: {} networks, {} namespaces, {} root links, {} processes removed",
                          nets.size(), r.namespaces, r.root_links, r.processes);
+                     if (!r.restored.empty()) spdlog::info("clean: {}", r.restored);
                      return 0;
                    }});
   }

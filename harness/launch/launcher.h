@@ -11,7 +11,8 @@
 //   mpirun.log   mpirun's output, every rank's line tagged "[1,r]<stdout>:" by --tag-output
 //   rank<r>.log  that output split per rank after the job
 //
-// Hosts come with tcp_slow_start_after_idle = 0 from the network builder (builder.cpp).
+// Hosts' TCP (congestion control, buffer limits, slow start after idle, ECN) is the
+// topology's `tcp:` settings, applied by the network builder (harness/network/tcp.h).
 //
 // Host names the root namespace resolves itself (its hostname, /etc/hosts) are refused:
 // mpirun would take them as local and start those ranks outside the emulated network.

@@ -16,6 +16,7 @@
 #include "harness/network/names.h"
 #include "harness/network/namespace.h"
 #include "harness/network/shaping.h"
+#include "harness/network/tcp.h"
 #include "harness/network/teardown.h"
 #include "netem/nl/netns.h"
 #include "netem/shaper/kernel_netem.h"
@@ -65,20 +66,12 @@ int free_slot() {
   throw std::runtime_error("all management subnet slots are in use (xdc ls)");
 }
 
-// Per-namespace kernel settings: no IPv6 chatter on measured links, TCP buffers large
-// enough for a WAN bandwidth-delay product (1 gbit x 200 ms RTT = 25 MB).
+// Per-namespace kernel settings: no IPv6 chatter on measured links. A host's TCP is the
+// topology's `tcp:` settings (tcp.h), applied by the builder; gateways only route.
 void tune_namespace(const std::string& ns, bool router) {
   nl::write_sysctl(ns, "net/ipv6/conf/all/disable_ipv6", "1");
   nl::write_sysctl(ns, "net/ipv6/conf/default/disable_ipv6", "1");
-  if (router) {
-    nl::write_sysctl(ns, "net/ipv4/ip_forward", "1");
-  } else {
-    nl::write_sysctl(ns, "net/ipv4/tcp_rmem", "4096 131072 67108864");
-    nl::write_sysctl(ns, "net/ipv4/tcp_wmem", "4096 65536 67108864");
-    // Pipeline links idle between messages; a congestion window reset after each idle
-    // spell would make every transfer slow-start again (far from latency + bytes / rate).
-    nl::write_sysctl(ns, "net/ipv4/tcp_slow_start_after_idle", "0");
-  }
+  if (router) nl::write_sysctl(ns, "net/ipv4/ip_forward", "1");
 }
 
 void write_hosts_file(const std::string& ns, const std::vector<HostState>& hosts) {
@@ -116,6 +109,7 @@ class Builder {
     phase("WAN shaping");
     shape_wan();
     shape_fabric();
+    state_.root_tcp = read_root_tcp();
     save_state(state_);
     for (auto& s : shapers_) s->detach();
     return state_;
@@ -160,10 +154,16 @@ class Builder {
     for (const topo::Host& h : dc.hosts) {
       InterruptScope::check();
       int ordinal = static_cast<int>(state_.hosts.size());
-      HostState hs{h.name, dc.name, host_ns(net_, h.name), host_ip(d, h.index),
-                   mgmt_ip(state_.slot, ordinal)};
+      HostState hs{h.name,
+                   dc.name,
+                   host_ns(net_, h.name),
+                   host_ip(d, h.index),
+                   mgmt_ip(state_.slot, ordinal),
+                   {}};
       create_netns(hs.ns, h.name, uts_path(net_, h.name));
       tune_namespace(hs.ns, false);
+      hs.tcp = apply_host_tcp(hs.ns, h.name, h.tcp, SourcePos{topo_.source_file, 0, 0},
+                              &state_.tcp_allowed_added);
       add_veth(gsk, h.name, "eth0", hs.ns, br);
       set_up(gsk, h.name);
       shape_intra_dc(gsk, h.name);

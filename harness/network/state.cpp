@@ -57,6 +57,44 @@ const HostState* NetworkState::find_host(const std::string& n) const {
   return nullptr;
 }
 
+void to_json(json& j, const HostTcp& t) {
+  j = json{{"congestion", t.congestion},
+           {"tcp_rmem", t.tcp_rmem},
+           {"tcp_wmem", t.tcp_wmem},
+           {"slow_start_after_idle", t.slow_start_after_idle},
+           {"ecn", t.ecn}};
+}
+
+void from_json(const json& j, HostTcp& t) {
+  t.congestion = j.value("congestion", "");
+  t.tcp_rmem = j.value("tcp_rmem", "");
+  t.tcp_wmem = j.value("tcp_wmem", "");
+  t.slow_start_after_idle = j.value("slow_start_after_idle", true);
+  t.ecn = j.value("ecn", 2);
+}
+
+void to_json(json& j, const RootTcp& t) {
+  j = t.tcp;
+  j["allowed"] = t.allowed;
+  j["available"] = t.available;
+  j["rmem_max"] = t.rmem_max;
+  j["wmem_max"] = t.wmem_max;
+  if (!t.allowed_added.empty()) {
+    j["allowed_original"] = t.allowed_original;
+    j["allowed_added"] = t.allowed_added;
+  }
+}
+
+void from_json(const json& j, RootTcp& t) {
+  t.tcp = j.get<HostTcp>();
+  t.allowed = j.value("allowed", "");
+  t.available = j.value("available", "");
+  t.rmem_max = j.value("rmem_max", 0ULL);
+  t.wmem_max = j.value("wmem_max", 0ULL);
+  t.allowed_original = j.value("allowed_original", "");
+  t.allowed_added = j.value("allowed_added", std::vector<std::string>{});
+}
+
 void to_json(json& j, const NetworkState& s) {
   json hosts = json::array();
   for (auto& h : s.hosts)
@@ -64,7 +102,8 @@ void to_json(json& j, const NetworkState& s) {
                          {"dc", h.dc},
                          {"ns", h.ns},
                          {"data_ip", h.data_ip},
-                         {"mgmt_ip", h.mgmt_ip}});
+                         {"mgmt_ip", h.mgmt_ip},
+                         {"tcp", h.tcp}});
   auto shaped = [](const std::vector<ShapedLink>& v) {
     json out = json::array();
     for (auto& l : v)
@@ -87,7 +126,9 @@ void to_json(json& j, const NetworkState& s) {
            {"hosts", hosts},
            {"links", shaped(s.links)},
            {"fabric", shaped(s.fabric)},
-           {"notes", s.notes}};
+           {"notes", s.notes},
+           {"root_tcp", s.root_tcp},
+           {"tcp_allowed_added", s.tcp_allowed_added}};
 }
 
 void from_json(const json& j, NetworkState& s) {
@@ -99,8 +140,10 @@ void from_json(const json& j, NetworkState& s) {
   s.created_unix = j.value("created_unix", 0.0);
   s.dcs = j.value("dcs", std::vector<std::string>{});
   for (auto& h : j.value("hosts", json::array()))
-    s.hosts.push_back(
-        HostState{h.at("name"), h.at("dc"), h.at("ns"), h.at("data_ip"), h.at("mgmt_ip")});
+    s.hosts.push_back(HostState{h.at("name"), h.at("dc"), h.at("ns"), h.at("data_ip"),
+                                h.at("mgmt_ip"), h.value("tcp", json::object()).get<HostTcp>()});
+  s.root_tcp = j.value("root_tcp", json::object()).get<RootTcp>();
+  s.tcp_allowed_added = j.value("tcp_allowed_added", std::vector<std::string>{});
   s.notes = j.value("notes", std::vector<std::string>{});
   auto shaped = [&](const char* key, std::vector<ShapedLink>& out) {
     for (auto& l : j.value(key, json::array()))

@@ -17,10 +17,34 @@ void from_json(const nlohmann::json& j, LinkParams& p);
 
 namespace xdc::net {
 
+// TCP of a namespace as read back from its sysctls after the builder applied the
+// topology's `tcp:` settings (harness/network/tcp.h). Empty congestion: not recorded
+// (a state written before xdc recorded TCP).
+struct HostTcp {
+  std::string congestion;          // net.ipv4.tcp_congestion_control
+  std::string tcp_rmem, tcp_wmem;  // "min default max" in bytes, space-separated
+  bool slow_start_after_idle = true;
+  int ecn = 2;  // net.ipv4.tcp_ecn
+  bool operator==(const HostTcp&) const = default;
+};
+
+// The root namespace's TCP, for reference (hosts do not inherit it: xdc sets theirs).
+struct RootTcp {
+  HostTcp tcp;
+  std::string allowed;                  // net.ipv4.tcp_allowed_congestion_control, after this build
+  std::string available;                // net.ipv4.tcp_available_congestion_control
+  uint64_t rmem_max = 0, wmem_max = 0;  // net.core.{r,w}mem_max: machine-wide caps of
+                                        // SO_RCVBUF/SO_SNDBUF, not changed by xdc
+  // Set while xdc has widened `allowed` (tcp.h): the list before, and what xdc added.
+  std::string allowed_original;
+  std::vector<std::string> allowed_added;
+};
+
 struct HostState {
   std::string name, dc, ns;
   std::string data_ip;  // on eth0, the shaped data network
   std::string mgmt_ip;  // on mgmt0, the unshaped control network
+  HostTcp tcp;          // as read back after applying
 };
 
 // One shaped WAN direction: gateway of `from` egress towards `to`. For a DC's fabric
@@ -46,10 +70,17 @@ struct NetworkState {
   // (every packet on its way to a host) carries the delay. Empty without intra-DC delay.
   std::vector<ShapedLink> fabric;
   std::vector<std::string> notes;  // what the emulation could not honour, in words
+  RootTcp root_tcp;
+  // Congestion controls this build added to the root's allowed list (tcp.h).
+  std::vector<std::string> tcp_allowed_added;
 
   const HostState* find_host(const std::string& name) const;
 };
 
+void to_json(nlohmann::json& j, const HostTcp& t);
+void from_json(const nlohmann::json& j, HostTcp& t);
+void to_json(nlohmann::json& j, const RootTcp& t);
+void from_json(const nlohmann::json& j, RootTcp& t);
 void to_json(nlohmann::json& j, const NetworkState& s);
 void from_json(const nlohmann::json& j, NetworkState& s);
 

@@ -13,6 +13,7 @@
 #include "harness/network/names.h"
 #include "harness/network/namespace.h"
 #include "harness/network/state.h"
+#include "harness/network/tcp.h"
 
 namespace xdc::net {
 namespace fs = std::filesystem;
@@ -97,6 +98,7 @@ TeardownReport teardown_network(const std::string& net, bool take_lock) {
     fs::remove_all(state_dir(net));
     ++r.files;
   }
+  r.restored = restore_root_allowed_if_last();
   return r;
 }
 
@@ -122,7 +124,9 @@ TeardownReport clean_all() {
     total.root_links += r.root_links;
     total.processes += r.processes;
     total.files += r.files;
+    if (!r.restored.empty()) total.restored = r.restored;
   }
+  if (total.restored.empty()) total.restored = restore_root_allowed_if_last();  // no network left
   return total;
 }
 

@@ -11,10 +11,12 @@ namespace xdc::net {
 
 struct TeardownReport {
   int namespaces = 0, root_links = 0, processes = 0, files = 0;
+  std::string restored;  // the root's TCP allowed list put back (tcp.h), in words; "" = not
 };
 
 // Removes everything of network `net`. Idempotent; throws only on errors it cannot skip.
-// Takes the StateLock (state.h) unless the caller already holds it.
+// Takes the StateLock (state.h) unless the caller already holds it. The last network to go
+// takes xdc's additions out of the root's allowed congestion controls (tcp.h).
 TeardownReport teardown_network(const std::string& net, bool take_lock = true);
 
 // Processes of xdc's helper programs (xdc-delayline, ...) whose command line names a

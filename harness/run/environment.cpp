@@ -3,7 +3,9 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <ctime>
+#include <functional>
 #include <set>
 
 #include "harness/process/process.h"
@@ -18,6 +20,52 @@ std::string shaping_backend(const net::NetworkState& net) {
   std::string s = "mixed:";
   for (auto& x : b) s += " " + x;
   return s;
+}
+
+nlohmann::json tcp_json(const net::NetworkState& net) {
+  using Get = std::function<nlohmann::json(const net::HostTcp&)>;
+  // Per setting: the value when every host has it, else "value (hosts); value (hosts)".
+  auto key = [&](const Get& value_of) -> nlohmann::json {
+    std::vector<std::pair<nlohmann::json, std::string>> seen;
+    for (auto& h : net.hosts) {
+      nlohmann::json v = value_of(h.tcp);
+      auto it = std::find_if(seen.begin(), seen.end(), [&](auto& x) { return x.first == v; });
+      if (it == seen.end()) it = seen.insert(seen.end(), {v, ""});
+      it->second += (it->second.empty() ? "" : " ") + h.name;
+    }
+    if (seen.size() == 1) return seen[0].first;
+    std::string s;
+    for (auto& [v, hosts] : seen)
+      s += (s.empty() ? "" : "; ") + (v.is_string() ? v.get<std::string>() : v.dump()) + " (" +
+           hosts + ")";
+    return s;
+  };
+  nlohmann::json j = nlohmann::json::object();
+  if (net.hosts.empty() || net.hosts[0].tcp.congestion.empty()) return j;  // not recorded
+  j["congestion"] = key([](const net::HostTcp& t) { return t.congestion; });
+  j["tcp_rmem"] = key([](const net::HostTcp& t) { return t.tcp_rmem; });
+  j["tcp_wmem"] = key([](const net::HostTcp& t) { return t.tcp_wmem; });
+  j["slow_start_after_idle"] = key([](const net::HostTcp& t) { return t.slow_start_after_idle; });
+  j["ecn"] = key([](const net::HostTcp& t) { return topo::ecn_word(t.ecn); });
+  return j;
+}
+
+nlohmann::json root_tcp_json(const net::RootTcp& r) {
+  nlohmann::json j = {{"congestion", r.tcp.congestion},
+                      {"allowed_congestion", r.allowed},
+                      {"tcp_rmem", r.tcp.tcp_rmem},
+                      {"tcp_wmem", r.tcp.tcp_wmem},
+                      {"slow_start_after_idle", r.tcp.slow_start_after_idle},
+                      {"ecn", topo::ecn_word(r.tcp.ecn)},
+                      {"core_rmem_max", r.rmem_max},
+                      {"core_wmem_max", r.wmem_max}};
+  if (!r.allowed_added.empty()) {
+    std::string added;
+    for (auto& a : r.allowed_added) added += (added.empty() ? "" : " ") + a;
+    j["allowed_added_by_xdc"] = added;
+    j["allowed_before_xdc"] = r.allowed_original;
+  }
+  return j;
 }
 
 nlohmann::json environment_json(const Experiment& e, const net::NetworkState& net, bool reused) {
@@ -49,6 +97,8 @@ nlohmann::json environment_json(const Experiment& e, const net::NetworkState& ne
           {"shaping_backend", shaping_backend(net)},
           {"wan_links", links},
           {"notes", net.notes},
+          {"tcp", tcp_json(net)},
+          {"root_tcp", root_tcp_json(net.root_tcp)},
           {"compute_mode", e.compute.name()},
           {"mpi_tcp_links", e.tcp_links == 0 ? 1 : e.tcp_links},
           {"mpi_progress", e.progress}};

@@ -1,7 +1,8 @@
 #pragma once
 // environment.json of a run: where and with what it ran (kernel, CPU count, shaping
 // backend of every WAN direction and what the emulation could not honour, OpenMPI's
-// version, the network and the compute mode), so that results can be compared honestly.
+// version, the network and the compute mode, the hosts' TCP and the root's for reference),
+// so that results can be compared honestly.
 #include <nlohmann/json.hpp>
 
 #include "harness/network/state.h"
@@ -10,6 +11,11 @@
 namespace xdc::run {
 
 nlohmann::json environment_json(const Experiment& e, const net::NetworkState& net, bool reused);
+// The hosts' TCP as read back (state.h's HostTcp), one member per setting: its value when
+// every host has it, else "value (hosts); value (hosts)". {} when the state has none.
+nlohmann::json tcp_json(const net::NetworkState& net);
+// The root namespace's TCP, for reference, and xdc's change to its allowed list if any.
+nlohmann::json root_tcp_json(const net::RootTcp& r);
 // "kernel" | "userspace" | "mixed: ..." from the network's WAN links.
 std::string shaping_backend(const net::NetworkState& net);
 

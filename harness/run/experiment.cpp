@@ -14,9 +14,10 @@ namespace xdc::run {
 namespace {
 
 const std::vector<std::string> kTopKeys = {
-    "name",      "description", "topology",     "shaping",         "wan",        "model",
-    "compute",   "pipeline",    "microbatches", "microbatch_size", "iterations", "warmup",
-    "schedules", "mpi",         "seed",         "learning_rate",   "data",       "check"};
+    "name",          "description", "topology",  "shaping",      "wan",
+    "model",         "compute",     "pipeline",  "microbatches", "microbatch_size",
+    "iterations",    "warmup",      "schedules", "mpi",          "seed",
+    "learning_rate", "data",        "check",     "tcp"};
 const std::map<std::string, std::string> kSynonyms = {
     {"schedule", "schedules"},  {"topo", "topology"},       {"network", "topology"},
     {"steps", "iterations"},    {"mbs", "microbatch_size"}, {"batch_size", "microbatch_size"},
@@ -50,6 +51,7 @@ class Parser {
                                    : netem::Backend::kUserspace;
     }
     if (auto w = top.get("wan")) read_wan(*w);
+    if (auto t = top.get("tcp")) read_tcp(*t);
     read_compute(top.get("compute"));
     if (auto m = top.get("model")) {
       if (!m->is_map()) m->fail("a map like {preset: tiny} or {layers: 4, dim: 256, ...}");
@@ -105,6 +107,16 @@ class Parser {
       topo::apply_link_keys(m, &link.b_to_a, &origin);
     }
     e_.wan_override = true;
+  }
+
+  // Over every host's resolved settings, as `wan:` goes over every WAN direction.
+  void read_tcp(const yaml::Value& v) {
+    topo::apply_tcp_block(v, &e_.topology.tcp);
+    for (auto& dc : e_.topology.dcs) {
+      topo::apply_tcp_block(v, &dc.tcp);
+      for (auto& h : dc.hosts) topo::apply_tcp_block(v, &h.tcp);
+    }
+    e_.tcp_override = true;
   }
 
   void read_compute(const std::optional<yaml::Value>& v) {

@@ -9,6 +9,8 @@
 //   shaping: auto                     # optional: overrides the topology's backend
 //   wan: {loss: 0%, jitter: 0ms}      # optional: WAN link keys applied to every WAN
 //                                     # direction (topology.h's keys, same units)
+//   tcp: {congestion: bbr}            # optional: TCP keys (topology.h's `tcp:`) applied to
+//                                     # every host, over the topology's per-DC/host values
 //   model: {preset: tiny}             # real compute: the mini Llama (model/config.h keys)
 //   compute: real                     # real | {real: {gflops: 20, peak_gflops: 95}}
 //                                     # | {modeled: {model: llama2-13b, device: a100,
@@ -77,6 +79,7 @@ struct Experiment {
   std::string topology_file;  // "" when inline
   std::optional<netem::Backend> shaping;
   bool wan_override = false;
+  bool tcp_override = false;
   model::ModelConfig model;
   Compute compute;
   int stages = 0;  // pipeline ranks

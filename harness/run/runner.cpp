@@ -13,6 +13,7 @@
 #include "harness/launch/launcher.h"
 #include "harness/network/builder.h"
 #include "harness/network/names.h"
+#include "harness/network/tcp.h"
 #include "harness/network/teardown.h"
 #include "harness/process/process.h"
 #include "harness/run/environment.h"
@@ -45,6 +46,16 @@ class RunNetwork {
       if (!s->find_host(h))
         throw InputError("--network " + o.network + ": has no host '" + h +
                          "' that the placement names");
+    // The experiment's TCP (its topology's `tcp:` and its own) is the network's, or the
+    // run would record settings it did not ask for.
+    for (auto& h : e.rank_hosts()) {
+      const net::HostTcp& has = s->find_host(h)->tcp;
+      const net::HostTcp want = net::expected_tcp(e.topology.find_host(h)->tcp);
+      if (!has.congestion.empty() && !(has == want))
+        throw InputError("--network " + o.network + ": host " + h + " has TCP " +
+                         net::describe(has) + ", the experiment asks for " + net::describe(want) +
+                         " (drop --network to build a network with the experiment's TCP)");
+    }
     return *s;
   }
   static double scale_of(const Experiment& e) {
@@ -227,6 +238,10 @@ RunOutcome run_experiment(const Experiment& e, const RunOptions& opts) {
   say(fmt::format("network {} {} ({} WAN directions, shaping {}) in {:.1f} s", state.name,
                   network.owned() ? "up" : "reused", state.links.size(), shaping_backend(state),
                   std::chrono::duration<double>(std::chrono::steady_clock::now() - t_up).count()));
+  for (auto& g : net::tcp_groups(state))
+    if (!g.tcp.congestion.empty())
+      say(fmt::format("tcp of {} host(s) ({}...): {}", g.hosts.size(), g.hosts.front(),
+                      net::describe(g.tcp)));
   write(root / "environment.json", environment_json(e, state, !network.owned()).dump(2) + "\n");
   if (e.link_check) {
     check::CheckOptions co;

@@ -25,4 +25,10 @@ struct LinkOrigin {
 // Does not check keys (the caller knows which others it allows).
 void apply_link_keys(const yaml::Map& m, netem::LinkParams* p, LinkOrigin* origin);
 
+// The keys of a `tcp:` block (topology, DC, host, experiment).
+extern const std::vector<std::string> kTcpKeys;
+// Reads the `tcp:` block `v` (checking its keys) and applies the keys present onto `s`,
+// leaving absent ones as they are: each level overrides the one outside it.
+void apply_tcp_block(const yaml::Value& v, TcpSettings* s);
+
 }  // namespace xdc::topo

@@ -3,6 +3,7 @@
 #include <charconv>
 #include <iterator>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "harness/common/units.h"
@@ -11,8 +12,8 @@
 namespace xdc::topo {
 namespace {
 
-const std::vector<std::string> kTopKeys = {"name",     "description", "shaping",
-                                           "intra_dc", "dcs",         "wan"};
+const std::vector<std::string> kTopKeys = {"name", "description", "shaping", "intra_dc",
+                                           "dcs",  "wan",         "tcp"};
 // Words people reach for, mapped to our keys, for "did you mean".
 const std::map<std::string, std::string> kSynonyms = {
     {"latency", "delay"}, {"bandwidth", "rate"},  {"bw", "rate"},         {"limit", "queue"},
@@ -63,6 +64,7 @@ class Parser {
                                    : netem::Backend::kUserspace;
     }
     if (auto v = top.get("intra_dc")) read_intra_dc(*v);
+    if (auto v = top.get("tcp")) apply_tcp_block(*v, &t_.tcp);
     read_dcs(top.require("dcs"));
     if (auto w = top.get("wan")) read_wan(*w);
     check_connected();
@@ -87,13 +89,15 @@ class Parser {
     std::vector<yaml::Map> maps;
     for (const yaml::Value& item : items) {
       maps.push_back(item.map({}, "a DC like {name: east, hosts: 2}"));
-      maps.back().check_keys({"name", "hosts"}, kSynonyms);
+      maps.back().check_keys({"name", "hosts", "tcp"}, kSynonyms);
       yaml::Value name_v = maps.back().require("name");
       Dc dc;
       dc.name = read_name(
           name_v, "DC name", kMaxDcName,
           "each gateway names its WAN port \"wan-<peer DC>\" and " + std::string(kIfnameWhy));
       dc.pos = name_v.pos();
+      dc.tcp = t_.tcp;
+      if (auto v = maps.back().get("tcp")) apply_tcp_block(*v, &dc.tcp);
       if (const Dc* first = t_.find_dc(dc.name))
         name_v.error("duplicate DC name \"" + dc.name + "\" (first at " + at_line(first->pos) +
                      ")");
@@ -103,7 +107,8 @@ class Parser {
   }
 
   void read_hosts(const yaml::Value& v, Dc* dc) {
-    const std::string like = "a host count like 2 or a list of host names like [w1, w2]";
+    const std::string like =
+        "a host count like 2 or a list of host names like [w1, w2, {name: w3, tcp: {...}}]";
     if (v.is_scalar()) {
       int64_t n = 0;
       const std::string& s = v.node().Scalar();
@@ -126,11 +131,21 @@ class Parser {
       if (names.size() > static_cast<size_t>(kMaxHostsPerDc))
         v.error("expected at most " + std::to_string(kMaxHostsPerDc) + " hosts in a DC, got " +
                 std::to_string(names.size()));
-      for (const yaml::Value& n : names)
+      for (const yaml::Value& item : names) {
+        // A host is its name, or {name: w1, tcp: {...}} for its own TCP settings.
+        std::optional<yaml::Map> m;
+        if (item.is_map()) {
+          m.emplace(item.map({}, "a host name or {name: w1, tcp: {...}}"));
+          m->check_keys({"name", "tcp"}, kSynonyms);
+        }
+        const yaml::Value n = m ? m->require("name") : item;
         add_host(dc,
                  read_name(n, "host name", kMaxHostName,
                            "a host's port is named after it and " + std::string(kIfnameWhy)),
                  n, /*generated=*/false);
+        if (m)
+          if (auto v = m->get("tcp")) apply_tcp_block(*v, &dc->hosts.back().tcp);
+      }
     } else {
       v.fail(like);
     }
@@ -158,7 +173,8 @@ class Parser {
       where.error("expected at most " + std::to_string(kMaxHosts) +
                   " hosts in a topology (the management network is one /24), got more");
     hosts_[name] = SeenHost{where.pos(), origin};
-    dc->hosts.push_back(Host{name, dc->name, static_cast<int>(dc->hosts.size()), where.pos()});
+    dc->hosts.push_back(
+        Host{name, dc->name, static_cast<int>(dc->hosts.size()), where.pos(), dc->tcp});
   }
 
   void read_wan(const yaml::Value& v) {

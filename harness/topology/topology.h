@@ -24,6 +24,21 @@
 //       duplicate: 0.1%             # also reorder: (needs a delay; not with userspace),
 //       corrupt: 0.01%              # all percentages 0..100%
 //       west_to_east: {delay: 25ms} # partial per-direction override, keys "<a>_to_<b>"
+//   tcp:                            # optional: TCP of every host (TcpSettings below)
+//     congestion: cubic             # a congestion control the kernel has (default cubic)
+//     rmem_max: 6mib                # autotuning maxima: 3rd field of net.ipv4.tcp_rmem /
+//     wmem_max: 4mib                #   tcp_wmem (defaults: stock Linux, 6 MiB / 4 MiB)
+//     slow_start_after_idle: true   # net.ipv4.tcp_slow_start_after_idle (default true)
+//     ecn: server                   # off | on | server: net.ipv4.tcp_ecn 0/1/2 (default
+//                                   #   server: answer ECN, do not ask for it; stock)
+//
+// TCP per DC and per host: a DC's `tcp:` overrides the topology's keys for its hosts, and a
+// host written as a map in a `hosts:` list overrides its DC's, each partially (keys absent
+// keep the outer value):
+//   dcs:
+//     - {name: east, hosts: 2, tcp: {congestion: bbr}}
+//     - {name: west, hosts: [w1, {name: w2, tcp: {rmem_max: 32mib}}]}
+// An experiment's `tcp:` (experiment.h) is applied over every host's, as its `wan:` is.
 //
 // Decisions: jitter may exceed delay (as in netem; a sampled negative delay counts as
 // zero). Scalar `jitter:` uses the normal distribution (tc's default would be uniform);
@@ -31,7 +46,8 @@
 // override replaces the whole loss model. Gilbert-Elliott h and k in YAML are written as
 // tc's command line takes them (`loss gemodel p r 1-h 1-k`): the LOSS probabilities in
 // the bad and the good state, defaults r 100%, h 100%, k 0%; k > h is refused. LinkParams
-// stores netem's delivery probabilities (their complements). "0%" loss is no loss model at all. Unknown keys are errors everywhere.
+// stores netem's delivery probabilities (their complements). "0%" loss is no loss model at all.
+// Unknown keys are errors everywhere.
 #include <cstdint>
 #include <map>
 #include <string>
@@ -64,17 +80,45 @@ inline constexpr int kMaxHostsPerDc = 250;
 inline constexpr int kMaxHosts = 253;
 inline constexpr int kMaxWanLinks = 4096;
 
+// TCP settings of an emulated host, written into its namespace's sysctls by the network
+// builder. Defaults are stock Linux (Debian 12), not the machine's: an experiment gives the
+// same TCP on every machine. net.core.rmem_max/wmem_max are machine-wide (read-only inside
+// a namespace) and only cap buffers a program fixes with SO_RCVBUF/SO_SNDBUF; xdc leaves
+// them alone and records them, autotuned sockets (OpenMPI's default) are bounded by
+// rmem_max_bytes / wmem_max_bytes alone.
+struct TcpSettings {
+  std::string congestion = "cubic";      // net.ipv4.tcp_congestion_control
+  uint64_t rmem_max_bytes = 6ULL << 20;  // net.ipv4.tcp_rmem's 3rd field
+  uint64_t wmem_max_bytes = 4ULL << 20;  // net.ipv4.tcp_wmem's 3rd field
+  bool slow_start_after_idle = true;     // net.ipv4.tcp_slow_start_after_idle
+  int ecn = 2;                           // net.ipv4.tcp_ecn: 0 off, 1 on, 2 server
+  SourcePos congestion_pos;  // the `congestion:` value in effect, for the kernel's refusal
+  // Equal settings; where they were written does not count.
+  bool operator==(const TcpSettings& o) const {
+    return congestion == o.congestion && rmem_max_bytes == o.rmem_max_bytes &&
+           wmem_max_bytes == o.wmem_max_bytes && slow_start_after_idle == o.slow_start_after_idle &&
+           ecn == o.ecn;
+  }
+};
+// Bounds of rmem_max / wmem_max (the sysctl is an int; below a page TCP cannot work).
+inline constexpr uint64_t kMinTcpBufferBytes = 4096;
+inline constexpr uint64_t kMaxTcpBufferBytes = 1ULL << 30;
+// "off" | "on" | "server", the YAML words for tcp_ecn 0, 1, 2.
+std::string ecn_word(int ecn);
+
 struct Host {
   std::string name;  // unique across the topology, e.g. "east-h1"
   std::string dc;    // owning DC
   int index = 0;     // 0-based position inside its DC
   SourcePos pos;     // the name in `hosts: [...]`, or the count that generated it
+  TcpSettings tcp;   // resolved: stock <- topology <- DC <- host (<- experiment)
 };
 
 struct Dc {
   std::string name;
   std::vector<Host> hosts;
-  SourcePos pos;  // the DC's `name:` value
+  SourcePos pos;    // the DC's `name:` value
+  TcpSettings tcp;  // the DC's hosts' before their own overrides
 };
 
 struct IntraDc {
@@ -107,6 +151,7 @@ struct Topology {
   std::string source_file;
   netem::Backend shaping = netem::Backend::kAuto;
   IntraDc intra_dc;
+  TcpSettings tcp;  // the topology's `tcp:` over the stock defaults
   std::vector<Dc> dcs;
   std::vector<WanLink> wan;
 

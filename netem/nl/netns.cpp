@@ -51,4 +51,20 @@ void write_sysctl(const std::string& netns, const std::string& key, const std::s
     throw std::system_error(err, std::generic_category(), "write " + path + " = " + value);
 }
 
+std::string read_sysctl(const std::string& netns, const std::string& key) {
+  NetnsGuard in(netns);
+  std::string path = "/proc/sys/" + key;
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw std::system_error(errno, std::generic_category(), "open " + path);
+  std::string out;
+  char buf[512];
+  ssize_t n;
+  while ((n = read(fd, buf, sizeof buf)) > 0) out.append(buf, static_cast<size_t>(n));
+  int err = errno;
+  close(fd);
+  if (n < 0) throw std::system_error(err, std::generic_category(), "read " + path);
+  while (!out.empty() && out.back() == '\n') out.pop_back();
+  return out;
+}
+
 }  // namespace xdc::nl

@@ -26,5 +26,8 @@ class NetnsGuard {
 // Writes `value` to a sysctl under /proc/sys (e.g. "net/ipv4/ip_forward") inside
 // netns `name` ("" = current). Throws std::system_error on failure.
 void write_sysctl(const std::string& netns, const std::string& key, const std::string& value);
+// Reads a sysctl under /proc/sys inside netns `name` ("" = current), without the trailing
+// newline; tabs between fields stay as the kernel writes them. Throws std::system_error.
+std::string read_sysctl(const std::string& netns, const std::string& key);
 
 }  // namespace xdc::nl

@@ -53,6 +53,22 @@ TEST(Experiment, LinksFollowTheTopologyAndTheWanOverride) {
   EXPECT_EQ(parse_experiment(kGood, kLabel).topology.wan[0].a_to_b.delay_us, 20000u);
 }
 
+TEST(Experiment, TcpOverrideGoesOverEveryHost) {
+  // The topology's own TCP: stock defaults.
+  auto plain = parse_experiment(kGood, kLabel);
+  EXPECT_EQ(plain.topology.find_host("w1")->tcp, xdc::topo::TcpSettings{});
+  EXPECT_FALSE(plain.tcp_override);
+  auto e = parse_experiment(kGood + "tcp: {congestion: bbr, rmem_max: 32mib}\n", kLabel);
+  EXPECT_TRUE(e.tcp_override);
+  EXPECT_EQ(e.topology.tcp.congestion, "bbr");
+  for (const xdc::topo::Host* h : e.topology.hosts()) {
+    EXPECT_EQ(h->tcp.congestion, "bbr") << h->name;
+    EXPECT_EQ(h->tcp.rmem_max_bytes, 32u << 20) << h->name;
+    EXPECT_EQ(h->tcp.wmem_max_bytes, 4u << 20) << h->name;  // not named: stock
+    EXPECT_TRUE(h->tcp.slow_start_after_idle) << h->name;
+  }
+}
+
 struct Bad {
   std::string name, text;
   int line;              // where the message must point
@@ -106,6 +122,9 @@ INSTANTIATE_TEST_SUITE_P(
         Bad{"yaml_syntax", with("microbatches: 8", "microbatches: [8"), 6, "syntax"},
         Bad{"schedule_twice", with("crosspipe-greedy]", "1f1b]"), 7, "listed twice"},
         Bad{"tcp_links_zero", kGood + "mpi: {tcp_links: 0}\n", 8, "1..64"},
+        Bad{"tcp_unknown_key", kGood + "tcp: {congestion_algo: bbr}\n", 8,
+            "tcp.congestion_algo: unknown key"},
+        Bad{"tcp_bad_ecn", kGood + "tcp: {ecn: maybe}\n", 8, "expected one of: off, on, server"},
         Bad{"real_needs_layers",
             with("compute: {modeled: {model: llama2-13b, device: a100, seq: 1024}}",
                  "compute: real\nmodel: {preset: tiny}"),

@@ -37,6 +37,18 @@ fs::path fresh_dir(const std::string& name) {
   return d;
 }
 
+// The shipped congestion sweep: one point per congestion control, set on every host.
+TEST(Sweep, ShippedTcpCongestionSetsEveryHost) {
+  const Sweep s = load_sweep("experiments/tcp-congestion.yaml");
+  const auto points = expand(s);
+  ASSERT_EQ(points.size(), 2u);
+  const char* expected[] = {"cubic", "bbr"};
+  for (size_t i = 0; i < points.size(); ++i) {
+    const auto e = point_experiment(s, points[i]);
+    for (const auto* h : e.topology.hosts()) EXPECT_EQ(h->tcp.congestion, expected[i]) << h->name;
+  }
+}
+
 TEST(Sweep, GridExpandsFirstAxisSlowestWithZipAsOneAxis) {
   const Sweep s = load_sweep("tests/sweep/grid.yaml");
   ASSERT_EQ(s.axes.size(), 3u);
