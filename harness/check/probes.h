@@ -25,9 +25,11 @@ struct TcpResult {
   int retransmits = 0;
 };
 // One TCP flow from `from` to `to` (iperf3 server started in `to`), `seconds` measured
-// after `omit_s` seconds of ramp-up.
+// after `omit_s` seconds of ramp-up; `congestion` (iperf3 -C) picks the sender's
+// congestion control, "" = the host's default.
 TcpResult tcp_goodput(const std::string& net, const std::string& from, const std::string& to,
-                      const std::string& to_ip, double seconds, double omit_s);
+                      const std::string& to_ip, double seconds, double omit_s,
+                      const std::string& congestion = "");
 
 struct UdpLoss {
   long sent = 0, lost = 0;

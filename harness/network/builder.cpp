@@ -94,6 +94,7 @@ class Builder {
   NetworkState run() {
     state_.name = net_;
     state_.topology_file = topo_.source_file;
+    state_.time_dilation = opts_.time_dilation;
     state_.slot = free_slot();
     state_.mgmt_subnet = mgmt_subnet(state_.slot);
     state_.mgmt_root_ip = mgmt_root_ip(state_.slot);
@@ -278,13 +279,16 @@ std::string check_network_name(const std::string& name) {
 NetworkState build_network(const topo::Topology& topo, const BuildOptions& opts) {
   std::string net = opts.name.empty() ? topo.name : opts.name;
   if (auto why = check_network_name(net); !why.empty()) throw InputError(why);
+  if (!(opts.time_dilation >= 1 && opts.time_dilation <= topo::kMaxTimeDilation))
+    throw InputError(fmt::format("time dilation {}: expected a number in 1..{}", opts.time_dilation,
+                                 topo::kMaxTimeDilation));
   StateLock lock;
   for (auto& n : networks_present())
     if (n == net)
       throw std::runtime_error("network '" + net + "' already exists (xdc down " + net + ")");
   InterruptScope interrupts;
   try {
-    return Builder(topo, opts, net).run();
+    return Builder(topo::time_dilated(topo, opts.time_dilation), opts, net).run();
   } catch (...) {
     teardown_network(net, false);  // this build holds the lock
     throw;

@@ -77,6 +77,7 @@ void to_json(json& j, const NetworkState& s) {
            {"mgmt_root_ip", s.mgmt_root_ip}, {"created_unix", s.created_unix},
            {"dcs", s.dcs},         {"hosts", hosts},
            {"links", links},       {"notes", s.notes}};
+  j["time_dilation"] = s.time_dilation;
 }
 
 void from_json(const json& j, NetworkState& s) {
@@ -91,6 +92,7 @@ void from_json(const json& j, NetworkState& s) {
     s.hosts.push_back(HostState{h.at("name"), h.at("dc"), h.at("ns"), h.at("data_ip"),
                                 h.at("mgmt_ip")});
   s.notes = j.value("notes", std::vector<std::string>{});
+  s.time_dilation = j.value("time_dilation", 1.0);
   for (auto& l : j.value("links", json::array()))
     s.links.push_back(ShapedLink{l.at("from"), l.at("to"), l.at("netns"), l.at("ifname"),
                        l.at("backend"), l.at("configured").get<netem::LinkParams>(),

@@ -28,7 +28,7 @@ struct ShapedLink {
   std::string from, to;    // DC names
   std::string netns, ifname;
   std::string backend;     // "kernel" | "userspace" | "none"
-  netem::LinkParams configured;
+  netem::LinkParams configured;  // as built: under time dilation k, delays x k and rates / k
   nlohmann::json record;   // what the shaper needs to be undone (pids, handles)
 };
 
@@ -42,6 +42,10 @@ struct NetworkState {
   std::vector<HostState> hosts;
   std::vector<ShapedLink> links;
   std::vector<std::string> notes;  // what the emulation could not honour, in words
+  // Built under time dilation k (xdc up --time-dilation, experiment time_dilation): the
+  // links run k times slower than the topology says; `xdc check` divides it back out
+  // (the topology's values are netem::time_dilated(configured, 1 / k)).
+  double time_dilation = 1;
 
   const HostState* find_host(const std::string& name) const;
 };

@@ -20,6 +20,18 @@ std::string shaping_backend(const net::NetworkState& net) {
   return s;
 }
 
+nlohmann::json time_dilation_json(double k) {
+  nlohmann::json j = {{"k", k}};
+  if (k != 1) j["not_stretched"] = time_dilation_fixed_timers();
+  return j;
+}
+
+std::vector<std::string> time_dilation_fixed_timers() {
+  return {"TCP minimum RTO (200 ms)", "TCP delayed ACK (~40 ms)",
+          "pacing and TCP small queues granularity", "OpenMPI's and the OS's own timeouts",
+          "CPU-bound work (MPI progress, copies, the delay line)"};
+}
+
 nlohmann::json environment_json(const Experiment& e, const net::NetworkState& net, bool reused) {
   utsname u{};
   uname(&u);
@@ -31,9 +43,16 @@ nlohmann::json environment_json(const Experiment& e, const net::NetworkState& ne
     mpi = std::string("unknown: ") + ex.what();
   }
   nlohmann::json links = nlohmann::json::array();
-  for (auto& l : net.links)
-    links.push_back(
-        {{"from", l.from}, {"to", l.to}, {"backend", l.backend}, {"configured", l.configured}});
+  const double k = net.time_dilation;
+  for (auto& l : net.links) {
+    // `configured`: the link emulated (undilated); `as_built`: what the shaper runs.
+    nlohmann::json j = {{"from", l.from},
+                        {"to", l.to},
+                        {"backend", l.backend},
+                        {"configured", netem::time_dilated(l.configured, 1 / k)}};
+    if (k != 1) j["as_built"] = l.configured;
+    links.push_back(j);
+  }
   char date[32];
   std::time_t now = std::time(nullptr);
   std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
@@ -50,6 +69,7 @@ nlohmann::json environment_json(const Experiment& e, const net::NetworkState& ne
           {"wan_links", links},
           {"notes", net.notes},
           {"compute_mode", e.compute.name()},
+          {"time_dilation", time_dilation_json(k)},
           {"mpi_tcp_links", e.tcp_links == 0 ? 1 : e.tcp_links},
           {"mpi_progress", e.progress}};
 }

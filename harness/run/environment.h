@@ -10,6 +10,10 @@
 namespace xdc::run {
 
 nlohmann::json environment_json(const Experiment& e, const net::NetworkState& net, bool reused);
+// {"k": k} and, when k != 1, "not_stretched": time_dilation_fixed_timers().
+nlohmann::json time_dilation_json(double k);
+// What time dilation does not stretch (experiment.h), in words, for the record and the report.
+std::vector<std::string> time_dilation_fixed_timers();
 // "kernel" | "userspace" | "mixed: ..." from the network's WAN links.
 std::string shaping_backend(const net::NetworkState& net);
 

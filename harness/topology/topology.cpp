@@ -44,4 +44,15 @@ Topology parse_topology(const std::string& yaml_text, const std::string& file_la
   return parse_topology_node(yaml::parse(yaml_text, file_label));
 }
 
+Topology time_dilated(Topology t, double k) {
+  if (k == 1) return t;
+  t.intra_dc.rate_bps = netem::time_dilated_rate_bps(t.intra_dc.rate_bps, k);
+  t.intra_dc.delay_us = netem::time_dilated_us(t.intra_dc.delay_us, k);
+  for (auto& w : t.wan) {
+    w.a_to_b = netem::time_dilated(w.a_to_b, k);
+    w.b_to_a = netem::time_dilated(w.b_to_a, k);
+  }
+  return t;
+}
+
 }  // namespace xdc::topo
