@@ -27,8 +27,11 @@ nlohmann::json time_dilation_json(double k) {
 }
 
 std::vector<std::string> time_dilation_fixed_timers() {
-  return {"TCP minimum RTO (200 ms)", "TCP delayed ACK (~40 ms)",
-          "pacing and TCP small queues granularity", "OpenMPI's and the OS's own timeouts",
+  return {"TCP minimum RTO (200 ms)",
+          "TCP delayed ACK (~40 ms)",
+          "pacing and TCP small queues granularity",
+          "CUBIC's window growth and HyStart's thresholds (wall-clock time)",
+          "OpenMPI's and the OS's own timeouts",
           "CPU-bound work (MPI progress, copies, the delay line)"};
 }
 
