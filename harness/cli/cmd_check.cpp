@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 
 #include "commands.h"
 #include "harness/check/link_check.h"
@@ -21,7 +22,7 @@ void add_check_command(CLI::App& app, Commands& out) {
       "check", "measure RTT, jitter, goodput and loss of every WAN link against its configuration");
   static std::string target, json_out;
   static bool json = false, no_tcp = false;
-  static double dilation = 0;
+  static std::optional<double> dilation;
   static check::CheckOptions opts;
   c->add_option("target", target, "a topology YAML (built, checked, removed) or a network name")
       ->required();
@@ -40,6 +41,9 @@ void add_check_command(CLI::App& app, Commands& out) {
       ->capture_default_str();
   c->add_option("--tcp-seconds", opts.tcp_seconds, "seconds of TCP measured per direction")
       ->capture_default_str();
+  c->add_option("--tcp-omit-seconds", opts.tcp_omit_seconds,
+                "seconds of TCP ramp-up not measured (at least 30 round trips as built)")
+      ->capture_default_str();
   out.push_back({c, [] {
                    opts.throughput = !no_tcp;
                    std::optional<net::NetworkState> built;
@@ -50,17 +54,17 @@ void add_check_command(CLI::App& app, Commands& out) {
                        throw std::runtime_error("network '" + topo.name +
                                                 "' is already up: xdc check " + topo.name);
                      net::BuildOptions b;
-                     b.time_dilation = dilation > 0 ? dilation : 1;
+                     b.time_dilation = dilation.value_or(1);
                      built = net::build_network(topo, b);
                      name = built->name;
                    }
                    auto state = built ? built : net::load_state(name);
                    if (!state) throw InputError("no network or topology file named '" + name + "'");
-                   if (!built && dilation > 0 && dilation != state->time_dilation)
+                   if (!built && dilation && *dilation != state->time_dilation)
                      throw InputError(fmt::format(
                          "--time-dilation {:g}: network '{}' was built with time dilation {:g} "
                          "(xdc check reads it from the network; drop the option)",
-                         dilation, name, state->time_dilation));
+                         *dilation, name, state->time_dilation));
                    std::vector<check::LinkCheck> checks;
                    try {
                      checks = check::check_network(*state, opts, [](const std::string& m) {

@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -77,6 +78,8 @@ void tune_namespace(const std::string& ns, bool router) {
     nl::write_sysctl(ns, "net/ipv4/tcp_slow_start_after_idle", "0");
   }
 }
+
+constexpr double kLinuxRtoMinMs = 200;  // TCP_RTO_MIN
 
 void write_hosts_file(const std::string& ns, const std::vector<HostState>& hosts) {
   fs::create_directories("/etc/netns/" + ns);
@@ -175,8 +178,11 @@ class Builder {
       set_up(hsk, "eth0");
       add_address(hsk, "mgmt0", hs.mgmt_ip + "/24");
       set_up(hsk, "mgmt0");
-      // All data traffic leaves through the DC gateway; nothing else is routed.
-      add_route(hsk, "10.0.0.0/8", gateway_ip(d), "eth0");
+      // All data traffic leaves through the DC gateway; nothing else is routed. Under time
+      // dilation k the minimum RTO (200 ms) is stretched to k x 200 ms on that route: a
+      // fixed 200 ms would be only 200 / k ms of emulated time, and queueing delay that
+      // the real link absorbs would fire spurious timeouts.
+      add_route(hsk, "10.0.0.0/8", gateway_ip(d), "eth0", dilated_rto_min_ms());
       state_.hosts.push_back(hs);
       socks_.erase(hs.ns);  // one socket per host would exhaust fds on large topologies
       socks_.erase("");
@@ -223,6 +229,11 @@ class Builder {
     set_up(skb, wan_ifname(l.a));
     peer_ip_[{l.a, l.b}] = wan_ip(j, true);
     peer_ip_[{l.b, l.a}] = wan_ip(j, false);
+  }
+
+  uint32_t dilated_rto_min_ms() const {
+    if (opts_.time_dilation == 1) return 0;
+    return static_cast<uint32_t>(std::lround(kLinuxRtoMinMs * opts_.time_dilation));
   }
 
   void build_routes() {

@@ -19,8 +19,9 @@ void set_up(const nl::NlSocket& sk, const std::string& name);
 void set_mtu(const nl::NlSocket& sk, const std::string& name, unsigned mtu);
 // "10.1.0.1/24" on `ifname`.
 void add_address(const nl::NlSocket& sk, const std::string& ifname, const std::string& cidr);
-// dst "10.1.2.0/24" via gateway "10.2.0.2" on `ifname`.
+// dst "10.1.2.0/24" via gateway "10.2.0.2" on `ifname`; rto_min_ms > 0 sets the route's
+// minimum TCP retransmission timeout (`ip route ... rto_min`), 0 keeps the kernel's 200 ms.
 void add_route(const nl::NlSocket& sk, const std::string& dst, const std::string& via,
-               const std::string& ifname);
+               const std::string& ifname, uint32_t rto_min_ms = 0);
 
 }  // namespace xdc::net

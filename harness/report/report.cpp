@@ -121,8 +121,8 @@ std::string render_html(const RunData& d) {
           "product of the emulated links; every time shown here is divided back by {0:g}. "
           "What does not stretch: {1}.</p>",
           d.time_dilation,
-          timers.empty() ? std::string("the kernel's fixed timers (min RTO 200 ms, delayed "
-                                       "ACK, pacing granularity)")
+          timers.empty() ? std::string("the kernel's fixed timers (delayed ACK, pacing "
+                                       "granularity, CUBIC's growth)")
                          : timers);
     }
     page += section("setup", "Run", run);

@@ -41,9 +41,11 @@
 // mpi.timeout_s are x k, message sizes are kept; every time the run reports is divided
 // back by k where the ranks' files are read (results.h), so summary.json, traces and the
 // report are in undilated time. TCP then sees the same packets, windows in packets, BDP
-// and loss events per message as on the real link; what does not stretch is the
-// kernel's fixed timers (min RTO 200 ms, delayed ACK ~40 ms, pacing/TSQ granularity) and
-// the OS's and MPI's own timeouts. It replaces compute.modeled.message_scale, which kept
+// and loss events per message as on the real link. The minimum RTO is stretched too
+// (route rto_min = k x 200 ms on the hosts); what does not stretch is the kernel's other
+// fixed timers (delayed ACK, pacing/TSQ granularity), CUBIC's window growth and HyStart's
+// delay thresholds (wall-clock seconds: CUBIC fills a long fat pipe k x faster in
+// emulated time, HyStart leaves slow start earlier), and the OS's and MPI's own timeouts. It replaces compute.modeled.message_scale, which kept
 // transfer times by shrinking bytes and rates alike and so shrank the BDP in packets
 // (a file that still uses it gets an InputError pointing here).
 // Real compute is refused under dilation (k > 1): a real compute action lasts what the
