@@ -4,6 +4,9 @@
 # which reports them undilated. Points: k in DILATIONS x rate in RATES, one-way delay
 # DELAY, one TCP flow per direction (iperf3 -C $CONGESTION; "" = the hosts' default), each
 # point measured RUNS times; the figures are medians over runs and both directions.
+# Measured (2 cores shared with builds): with the hosts' default (BBR here) every point
+# is 93-96% of the rate and RTT within 0.05%; with CUBIC the 5 Gbit/s points are 95%
+# and the 10 Gbit/s points 50-58% unless TCP_OMIT gives CUBIC its wall-clock ramp.
 #   scripts/bench_dilation.sh [OUT.json]      (default results/bench/dilation.json)
 # Writes {"dilation": [{"k", "rate_mbit", "delay_ms", "goodput_ratio", "rtt_err_pct",
 #   "congestion", "runs", "goodput_mbit", "rtt_ms", "samples"}...]} and prints it.
@@ -24,6 +27,10 @@ RATES=${RATES:-"5gbit 10gbit"}
 DELAY=${DELAY:-5ms}
 RUNS=${RUNS:-3}
 CONGESTION=${CONGESTION-cubic}
+# Seconds of TCP ramp-up not measured (xdc check takes at least 30 round trips as built).
+# CUBIC grows its window in wall-clock seconds, which dilation does not stretch: after
+# HyStart leaves slow start early it needs ~25 s to fill a 10 Gbit/s, 10 ms pipe.
+TCP_OMIT=${TCP_OMIT:-2}
 NAME=${NAME:-bdil}
 mkdir -p "$(dirname "$OUT")"
 work=$(mktemp -d)
@@ -51,7 +58,8 @@ for k in $DILATIONS; do
     sed "s/rate: RATE/rate: $rate/" "$work/topo.yaml" >"$work/point.yaml"
     for run in $(seq 1 "$RUNS"); do
       "$XDC" up "$work/point.yaml" --name "$NAME" --time-dilation "$k" >/dev/null
-      "$XDC" check "$NAME" --json --pings 100 --udp-packets 2000 "${cc_args[@]}" \
+      "$XDC" check "$NAME" --json --pings 100 --udp-packets 2000 --tcp-omit-seconds "$TCP_OMIT" \
+        "${cc_args[@]}" \
         >"$work/k$k-$rate-$run.json" || true  # a failed verdict still has figures
       "$XDC" down "$NAME" >/dev/null
       echo "k=$k rate=$rate run $run done" >&2
