@@ -28,8 +28,7 @@ nlohmann::json time_dilation_json(double k) {
 
 std::vector<std::string> time_dilation_fixed_timers() {
   // The minimum RTO is stretched (route rto_min = k x 200 ms on every host, builder.cpp).
-  return {"TCP delayed ACK (40-200 ms)",
-          "pacing and TCP small queues granularity",
+  return {"TCP delayed ACK (40-200 ms)", "pacing and TCP small queues granularity",
           "CUBIC's window growth and HyStart's delay thresholds (4-16 ms), which count "
           "wall-clock time",
           "OpenMPI's and the OS's own timeouts",

@@ -45,9 +45,11 @@
 // (route rto_min = k x 200 ms on the hosts); what does not stretch is the kernel's other
 // fixed timers (delayed ACK, pacing/TSQ granularity), CUBIC's window growth and HyStart's
 // delay thresholds (wall-clock seconds: CUBIC fills a long fat pipe k x faster in
-// emulated time, HyStart leaves slow start earlier), and the OS's and MPI's own timeouts. It replaces compute.modeled.message_scale, which kept
-// transfer times by shrinking bytes and rates alike and so shrank the BDP in packets
-// (a file that still uses it gets an InputError pointing here).
+// emulated time, HyStart leaves slow start earlier), and the OS's and MPI's own timeouts.
+// It replaces compute.modeled.message_scale, which kept transfer times by shrinking bytes
+// and rates alike and so shrank the BDP in packets (a file that still uses it gets an
+// InputError pointing here).
+//
 // Real compute is refused under dilation (k > 1): a real compute action lasts what the
 // CPU takes and cannot be slowed by k; padding it with a sleep of (k - 1) x its measured
 // time would make it last k x as long, but the measurement itself is taken on a machine

@@ -63,6 +63,21 @@ TEST(TimeDilation, KeepsTheQueuesInPackets) {
   }
 }
 
+TEST(TimeDilation, FixesAutomaticQueuesAtTheirUndilatedSize) {
+  // A 0 ms WAN (the atlas sweep's first point): the automatic queue is sized from the 1 ms
+  // floor, which must not shrink with the rate.
+  auto t = xdc::topo::parse_topology(kTopo, "d.yaml");
+  auto& p = t.wan[0].a_to_b;
+  p.queue_pkts = 0;
+  p.delay_us = 0;
+  p.jitter_us = 0;
+  const uint32_t undilated = xdc::netem::rate_queue_pkts(p);
+  EXPECT_EQ(undilated, 1239u);  // 1.5 x 10 Gbit/s x 1 ms in 1514-byte frames
+  const auto d = xdc::topo::time_dilated(t, 20);
+  EXPECT_EQ(d.wan[0].a_to_b.rate_bps, 500'000'000u);
+  EXPECT_EQ(xdc::netem::rate_queue_pkts(d.wan[0].a_to_b), undilated);
+}
+
 TEST(TimeDilation, RankFilesAreReadBackUndilated) {
   xdc::run::RankFiles f;
   xdc::trace::Event e;
