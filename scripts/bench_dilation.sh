@@ -29,8 +29,8 @@ RUNS=${RUNS:-3}
 CONGESTION=${CONGESTION-cubic}
 # Seconds of TCP ramp-up not measured (xdc check takes at least 30 round trips as built).
 # CUBIC grows its window in wall-clock seconds, which dilation does not stretch: after
-# HyStart leaves slow start early it needs ~25 s to fill a 10 Gbit/s, 10 ms pipe (as it
-# would on the real link), so CUBIC points omit 25 s by default.
+# HyStart leaves slow start early it needs ~25 s of wall clock to fill a 10 Gbit/s, 10 ms
+# pipe, so CUBIC points omit 25 s by default.
 if [[ "$CONGESTION" == cubic ]]; then TCP_OMIT=${TCP_OMIT:-25}; else TCP_OMIT=${TCP_OMIT:-2}; fi
 NAME=${NAME:-bdil}
 mkdir -p "$(dirname "$OUT")"
