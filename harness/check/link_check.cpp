@@ -92,8 +92,15 @@ std::vector<LinkCheck> check_network(const net::NetworkState& s, const CheckOpti
   std::vector<LinkCheck> out;
   for (auto& l : s.links) {
     LinkCheck c;
-    c.from = l.from, c.to = l.to, c.backend = l.backend, c.configured = l.configured;
-    if (auto* back = find_link(s, l.to, l.from)) c.reverse = back->configured;
+    // Probes are sized for the links as built; figures are converted back with k.
+    const double k = s.time_dilation;
+    const netem::LinkParams& built = l.configured;
+    netem::LinkParams built_back;
+    if (auto* back = find_link(s, l.to, l.from)) built_back = back->configured;
+    c.from = l.from, c.to = l.to, c.backend = l.backend, c.time_dilation = k;
+    c.configured = netem::time_dilated(built, 1 / k);
+    c.reverse = netem::time_dilated(built_back, 1 / k);
+    c.congestion = o.congestion;
     const auto& a = first_host(s, l.from);
     const auto& b = first_host(s, l.to);
     c.src = a.name, c.dst = b.name;
@@ -101,21 +108,23 @@ std::vector<LinkCheck> check_network(const net::NetworkState& s, const CheckOpti
     // The unshaped part of the path: each host to its own gateway.
     auto ga = ping(s.name, a.name, net::gateway_ip(dc_index(s, l.from)), 30, 10);
     auto gb = ping(s.name, b.name, net::gateway_ip(dc_index(s, l.to)), 30, 10);
-    c.base_rtt_ms = ga.median_ms + gb.median_ms;
+    c.base_rtt_ms = (ga.median_ms + gb.median_ms) / k;
     // Pings far enough apart that FIFO ordering of a jittered line does not couple them.
-    double jitter_ms = ms(std::max(c.configured.jitter_us, c.reverse.jitter_us));
+    double jitter_ms = ms(std::max(built.jitter_us, built_back.jitter_us));
     auto rtt = ping(s.name, a.name, b.data_ip, o.ping_count, std::max(10.0, 4 * jitter_ms));
-    c.rtt_median_ms = rtt.median_ms, c.rtt_min_ms = rtt.min_ms;
-    c.rtt_p99_ms = rtt.p99_ms, c.rtt_stdev_ms = rtt.stdev_ms;
+    c.rtt_median_ms = rtt.median_ms / k, c.rtt_min_ms = rtt.min_ms / k;
+    c.rtt_p99_ms = rtt.p99_ms / k, c.rtt_stdev_ms = rtt.stdev_ms / k;
     if (o.udp_packets > 0) {
-      double rate = c.configured.rate_bps ? std::min(10.0, 0.2 * c.configured.rate_bps / 1e6) : 10;
+      double rate = built.rate_bps ? std::min(10.0, 0.2 * built.rate_bps / 1e6) : 10;
       auto loss = udp_loss(s.name, a.name, b.name, b.data_ip, o.udp_packets, rate);
       c.loss_packets = loss.sent, c.loss_pct = loss.loss_pct();
     }
-    if (o.throughput)
+    if (o.throughput) {
+      const double omit_s = std::max(o.tcp_omit_seconds, 30 * rtt.median_ms / 1000);
       c.goodput_mbit =
-          tcp_goodput(s.name, a.name, b.name, b.data_ip, o.tcp_seconds, o.tcp_omit_seconds)
-              .goodput_mbit;
+          k * tcp_goodput(s.name, a.name, b.name, b.data_ip, o.tcp_seconds, omit_s, o.congestion)
+                  .goodput_mbit;
+    }
     judge(c);
     out.push_back(std::move(c));
   }
@@ -157,13 +166,25 @@ nlohmann::json to_json(const std::vector<LinkCheck>& checks) {
          {"verdicts", verdicts},
          {"ok", c.ok()}});
   }
-  return {{"backend", backend.empty() ? "none" : backend}, {"links", links}};
+  const double k = checks.empty() ? 1 : checks[0].time_dilation;
+  const std::string congestion = checks.empty() ? "" : checks[0].congestion;
+  // Every figure above is undilated (link_check.h).
+  return {{"backend", backend.empty() ? "none" : backend},
+          {"time_dilation", k},
+          {"tcp_congestion", congestion.empty() ? "host default" : congestion},
+          {"links", links}};
 }
 
 std::string to_table(const std::vector<LinkCheck>& checks) {
   std::string t = fmt::format("{:<22} {:<9} {:>8} {:>17} {:>15} {:>17} {:>15}  {}\n", "link",
                               "backend", "base ms", "RTT-base ms (cfg)", "stdev ms (cfg)",
                               "goodput Mb (cfg)", "loss % (cfg)", "result");
+  if (!checks.empty() && checks[0].time_dilation != 1)
+    t = fmt::format(
+            "time dilation {0:g}: the links run {0:g} x slower as built; figures are undilated "
+            "(times / {0:g}, goodput x {0:g})\n",
+            checks[0].time_dilation) +
+        t;
   for (auto& c : checks) {
     auto get = [&](const char* m) -> const Verdict* {
       for (auto& v : c.verdicts)

@@ -5,6 +5,13 @@
 // Acceptance per metric (DESIGN/REFERENCE): median RTT - base within max(0.2 ms, 2%)
 // of the configured round trip; RTT stdev within 15% of the configured jitter; TCP
 // goodput within 92-101% of the rate; loss within 3 sigma of the configured rate.
+//
+// A network built under time dilation k (NetworkState::time_dilation) runs k times
+// slower than its topology: the probes are paced for the links as built, and every
+// figure is reported undilated (times / k, goodput x k) against the topology's values,
+// so that `xdc check` of a 10 Gbit/s, 5 ms link at k = 20 (500 Mbit/s, 100 ms as built)
+// reads 10 Gbit/s and 10 ms. TCP ramp-up is omitted for at least 30 round trips as
+// built (slow start takes as many round trips at any k).
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -18,6 +25,7 @@ struct CheckOptions {
   long udp_packets = 20000;
   double tcp_seconds = 5, tcp_omit_seconds = 2;
   bool throughput = true;  // run the TCP goodput probe
+  std::string congestion;  // TCP probe's congestion control (iperf3 -C); "" = host default
 };
 
 struct Verdict {
@@ -30,7 +38,9 @@ struct LinkCheck {
   std::string from, to;     // DCs
   std::string src, dst;     // hosts used
   std::string backend;
-  netem::LinkParams configured, reverse;  // this direction and the way back
+  netem::LinkParams configured, reverse;  // this direction and the way back (undilated)
+  double time_dilation = 1;               // k of the network; figures below are undilated
+  std::string congestion;                 // of the TCP probe, "" = host default
   double base_rtt_ms = 0;
   double rtt_median_ms = 0, rtt_min_ms = 0, rtt_p99_ms = 0, rtt_stdev_ms = 0;
   double goodput_mbit = -1;  // -1 when not measured

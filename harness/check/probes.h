@@ -26,8 +26,8 @@ struct TcpResult {
   double bytes_sent = 0;    // by the sender, retransmissions not counted
 };
 // One TCP flow from `from` to `to` (iperf3 server started in `to`), `seconds` measured
-// after `omit_s` seconds of ramp-up. `congestion` picks the sender socket's congestion
-// control (TCP_CONGESTION); "" keeps the host's default.
+// after `omit_s` seconds of ramp-up; `congestion` (iperf3 -C) picks the sender's
+// congestion control, "" = the host's default.
 TcpResult tcp_goodput(const std::string& net, const std::string& from, const std::string& to,
                       const std::string& to_ip, double seconds, double omit_s,
                       const std::string& congestion = "");

@@ -1,9 +1,11 @@
 // xdc check TOPO.yaml|NAME: measure every WAN direction against its configuration.
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 
 #include "commands.h"
 #include "harness/check/link_check.h"
@@ -20,16 +22,27 @@ void add_check_command(CLI::App& app, Commands& out) {
       "check", "measure RTT, jitter, goodput and loss of every WAN link against its configuration");
   static std::string target, json_out;
   static bool json = false, no_tcp = false;
+  static std::optional<double> dilation;
   static check::CheckOptions opts;
   c->add_option("target", target, "a topology YAML (built, checked, removed) or a network name")
       ->required();
-  c->add_flag("--json", json, "print the report as JSON");
+  c->add_flag("--json", json, "print the report as JSON (only JSON on standard output)");
+  c->add_option("--time-dilation", dilation,
+                "build the topology K times slower (delays x K, rates / K) and report the "
+                "figures undilated; with a network name: the K it was built with (xdc up "
+                "--time-dilation)");
+  c->add_option("--congestion", opts.congestion,
+                "congestion control of the TCP probe (iperf3 -C), e.g. cubic; default: the "
+                "host's");
   c->add_option("-o,--output", json_out, "also write the JSON report to this file");
   c->add_flag("--no-throughput", no_tcp, "skip the TCP goodput probe");
   c->add_option("--pings", opts.ping_count, "pings per link direction")->capture_default_str();
   c->add_option("--udp-packets", opts.udp_packets, "UDP datagrams for the loss probe")
       ->capture_default_str();
   c->add_option("--tcp-seconds", opts.tcp_seconds, "seconds of TCP measured per direction")
+      ->capture_default_str();
+  c->add_option("--tcp-omit-seconds", opts.tcp_omit_seconds,
+                "seconds of TCP ramp-up not measured (at least 30 round trips as built)")
       ->capture_default_str();
   out.push_back({c, [] {
                    opts.throughput = !no_tcp;
@@ -40,11 +53,18 @@ void add_check_command(CLI::App& app, Commands& out) {
                      if (std::filesystem::exists(net::state_dir(topo.name)))
                        throw std::runtime_error("network '" + topo.name +
                                                 "' is already up: xdc check " + topo.name);
-                     built = net::build_network(topo, {});
+                     net::BuildOptions b;
+                     b.time_dilation = dilation.value_or(1);
+                     built = net::build_network(topo, b);
                      name = built->name;
                    }
                    auto state = built ? built : net::load_state(name);
                    if (!state) throw InputError("no network or topology file named '" + name + "'");
+                   if (!built && dilation && *dilation != state->time_dilation)
+                     throw InputError(fmt::format(
+                         "--time-dilation {:g}: network '{}' was built with time dilation {:g} "
+                         "(xdc check reads it from the network; drop the option)",
+                         *dilation, name, state->time_dilation));
                    std::vector<check::LinkCheck> checks;
                    try {
                      checks = check::check_network(*state, opts, [](const std::string& m) {

@@ -43,12 +43,17 @@ void print_network(const net::NetworkState& s) {
   for (auto& h : s.hosts)
     std::cout << fmt::format("  host {:<16} dc {:<12} data {:<14} mgmt {}\n", h.name, h.dc,
                              h.data_ip, h.mgmt_ip);
+  const double k = s.time_dilation;
+  if (k != 1)
+    std::cout << fmt::format("  time dilation {:g}: links run {:g} x slower than the topology\n", k,
+                             k);
   for (auto& l : s.links)
-    std::cout << fmt::format("  wan  {:>12} -> {:<12} {:<10} {}\n", l.from, l.to, l.backend,
-                             fmt_params(l.configured));
+    std::cout << fmt::format("  wan  {:>12} -> {:<12} {:<10} {}{}\n", l.from, l.to, l.backend,
+                             fmt_params(netem::time_dilated(l.configured, 1 / k)),
+                             k == 1 ? "" : " (as built: " + fmt_params(l.configured) + ")");
   for (auto& f : s.fabric)
     std::cout << fmt::format("  dc   {:>12} fabric          {:<10} {} (to every host)\n", f.from,
-                             f.backend, fmt_params(f.configured));
+                             f.backend, fmt_params(netem::time_dilated(f.configured, 1 / k)));
   for (auto& g : net::tcp_groups(s)) {
     if (g.tcp.congestion.empty()) continue;  // a state from before TCP was recorded
     std::string hosts;
@@ -87,9 +92,14 @@ void add_network_commands(CLI::App& app, Commands& out) {
   {
     auto* c = app.add_subcommand("up", "build the emulated network of a topology");
     static std::string file, name, shaping;
+    static double dilation = 1;
     c->add_option("topology", file, "topology YAML")->required();
     c->add_option("--name", name, "network name (default: the topology's name)");
     c->add_option("--shaping", shaping, "override the topology: auto | kernel | userspace");
+    c->add_option("--time-dilation", dilation,
+                  "build the network K times slower than the topology (every delay and "
+                  "jitter x K, every rate / K); xdc check reports it undilated")
+        ->capture_default_str();
     out.push_back({c, [] {
                      auto t0 = std::chrono::steady_clock::now();
                      topo::Topology t = topo::load_topology(file);
@@ -97,6 +107,7 @@ void add_network_commands(CLI::App& app, Commands& out) {
                      opts.name = name;
                      if (!shaping.empty()) opts.shaping = parse_backend(shaping);
                      opts.progress = [](const std::string& m) { spdlog::debug("up: {}", m); };
+                     opts.time_dilation = dilation;
                      net::NetworkState s = net::build_network(t, opts);
                      print_network(s);
                      spdlog::info("up {}: {} hosts in {} DCs, {} WAN links, {:.2f} s", s.name,

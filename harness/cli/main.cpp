@@ -1,5 +1,6 @@
 // xdc: the multi-datacenter emulation testbed CLI (see DESIGN.md, "CLI contract").
 #include <fcntl.h>
+#include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
 #include <iostream>
@@ -30,6 +31,9 @@ int main(int argc, char** argv) {
     int rc = app.exit(e);
     return rc == 0 ? 0 : xdc::kExitBadInput;
   }
+  // Progress and messages go to standard error: standard output carries only what a
+  // command produces (`xdc check --json | jq`, `xdc schedule show --csv > x.csv`).
+  spdlog::set_default_logger(spdlog::stderr_color_mt("xdc"));
   spdlog::set_level(verbose ? spdlog::level::debug : spdlog::level::info);
   spdlog::set_pattern("%^xdc: %v%$");
   try {

@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -74,6 +75,8 @@ void tune_namespace(const std::string& ns, bool router) {
   if (router) nl::write_sysctl(ns, "net/ipv4/ip_forward", "1");
 }
 
+constexpr double kLinuxRtoMinMs = 200;  // TCP_RTO_MIN
+
 void write_hosts_file(const std::string& ns, const std::vector<HostState>& hosts) {
   fs::create_directories("/etc/netns/" + ns);
   std::ofstream out("/etc/netns/" + ns + "/hosts");
@@ -90,6 +93,7 @@ class Builder {
   NetworkState run() {
     state_.name = net_;
     state_.topology_file = topo_.source_file;
+    state_.time_dilation = opts_.time_dilation;
     state_.slot = free_slot();
     state_.mgmt_subnet = mgmt_subnet(state_.slot);
     state_.mgmt_root_ip = mgmt_root_ip(state_.slot);
@@ -180,8 +184,12 @@ class Builder {
       set_up(hsk, "eth0");
       add_address(hsk, "mgmt0", hs.mgmt_ip + "/24");
       set_up(hsk, "mgmt0");
-      // All data traffic leaves through the DC gateway; nothing else is routed.
-      add_route(hsk, "10.0.0.0/8", gateway_ip(d), "eth0", via_gateway);
+      // All data traffic leaves through the DC gateway; nothing else is routed. Under time
+      // dilation k the minimum RTO (200 ms) is stretched to k x 200 ms on that route: a
+      // fixed 200 ms would be only 200 / k ms of emulated time, and queueing delay that
+      // the real link absorbs would fire spurious timeouts.
+      add_route(hsk, "10.0.0.0/8", gateway_ip(d), "eth0", via_gateway,
+                dilated_rto_min_ms());
       state_.hosts.push_back(hs);
       socks_.erase(hs.ns);  // one socket per host would exhaust fds on large topologies
       socks_.erase("");
@@ -195,6 +203,10 @@ class Builder {
     const topo::IntraDc& in = topo_.intra_dc;
     if (!in.rate_bps) return;
     netem::LinkParams p;
+    // The queue in packets of the undilated link (time dilation keeps it; the automatic
+    // size has a 1 ms floor, a duration, that would otherwise shrink by k).
+    p.rate_bps = netem::time_dilated_rate_bps(in.rate_bps, 1 / opts_.time_dilation);
+    p.queue_pkts = netem::rate_queue_pkts(p);
     p.rate_bps = in.rate_bps;
     netem::add_rate_qdisc(sk, sk.ifindex(ifname), TC_H_ROOT, netem::kRootHandle, in.rate_bps,
                           netem::rate_queue_bytes(p), netem::tbf_burst_bytes(in.rate_bps));
@@ -218,6 +230,11 @@ class Builder {
     set_up(skb, wan_ifname(l.a));
     peer_ip_[{l.a, l.b}] = wan_ip(j, true);
     peer_ip_[{l.b, l.a}] = wan_ip(j, false);
+  }
+
+  uint32_t dilated_rto_min_ms() const {
+    if (opts_.time_dilation == 1) return 0;
+    return static_cast<uint32_t>(std::lround(kLinuxRtoMinMs * opts_.time_dilation));
   }
 
   void build_routes() {
@@ -297,13 +314,16 @@ std::string check_network_name(const std::string& name) {
 NetworkState build_network(const topo::Topology& topo, const BuildOptions& opts) {
   std::string net = opts.name.empty() ? topo.name : opts.name;
   if (auto why = check_network_name(net); !why.empty()) throw InputError(why);
+  if (!(opts.time_dilation >= 1 && opts.time_dilation <= topo::kMaxTimeDilation))
+    throw InputError(fmt::format("time dilation {}: expected a number in 1..{}", opts.time_dilation,
+                                 topo::kMaxTimeDilation));
   StateLock lock;
   for (auto& n : networks_present())
     if (n == net)
       throw std::runtime_error("network '" + net + "' already exists (xdc down " + net + ")");
   InterruptScope interrupts;
   try {
-    return Builder(topo, opts, net).run();
+    return Builder(topo::time_dilated(topo, opts.time_dilation), opts, net).run();
   } catch (...) {
     teardown_network(net, false);  // this build holds the lock
     throw;

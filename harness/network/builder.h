@@ -17,6 +17,7 @@ struct BuildOptions {
   std::string name;  // network name; "" = the topology's
   std::optional<netem::Backend> shaping;  // overrides the topology's `shaping`
   std::function<void(const std::string&)> progress;  // one line per phase; may be empty
+  double time_dilation = 1;  // >= 1: build topo::time_dilated(topo, k), recorded in the state
 };
 
 NetworkState build_network(const topo::Topology& topo, const BuildOptions& opts);

@@ -104,8 +104,10 @@ void add_address(const nl::NlSocket& sk, const std::string& ifname, const std::s
 }
 
 void add_route(const nl::NlSocket& sk, const std::string& dst, const std::string& via,
-               const std::string& ifname, bool onlink) {
+               const std::string& ifname, bool onlink, uint32_t rto_min_ms) {
   std::unique_ptr<rtnl_route, void (*)(rtnl_route*)> route(rtnl_route_alloc(), rtnl_route_put);
+  if (rto_min_ms)
+    nl::check(rtnl_route_set_metric(route.get(), RTAX_RTO_MIN, rto_min_ms), "route rto_min");
   AddrPtr d = parse_addr(dst);
   nl::check(rtnl_route_set_dst(route.get(), d.get()), "route dst " + dst);
   rtnl_nexthop* nh = rtnl_route_nh_alloc();

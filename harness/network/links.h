@@ -22,8 +22,9 @@ void set_mtu(const nl::NlSocket& sk, const std::string& name, unsigned mtu);
 void add_address(const nl::NlSocket& sk, const std::string& ifname, const std::string& cidr,
                  bool prefix_route = true);
 // dst "10.1.2.0/24" via gateway "10.2.0.2" on `ifname`; `onlink`: the gateway is taken to
-// be on the link even though no route says so (RTNH_F_ONLINK).
+// be on the link even though no route says so (RTNH_F_ONLINK); rto_min_ms > 0 sets the
+// route's minimum TCP retransmission timeout (`ip route ... rto_min`), 0 keeps 200 ms.
 void add_route(const nl::NlSocket& sk, const std::string& dst, const std::string& via,
-               const std::string& ifname, bool onlink = false);
+               const std::string& ifname, bool onlink = false, uint32_t rto_min_ms = 0);
 
 }  // namespace xdc::net

@@ -128,7 +128,8 @@ void to_json(json& j, const NetworkState& s) {
            {"fabric", shaped(s.fabric)},
            {"notes", s.notes},
            {"root_tcp", s.root_tcp},
-           {"tcp_allowed_added", s.tcp_allowed_added}};
+           {"tcp_allowed_added", s.tcp_allowed_added},
+           {"time_dilation", s.time_dilation}};
 }
 
 void from_json(const json& j, NetworkState& s) {
@@ -145,6 +146,7 @@ void from_json(const json& j, NetworkState& s) {
   s.root_tcp = j.value("root_tcp", json::object()).get<RootTcp>();
   s.tcp_allowed_added = j.value("tcp_allowed_added", std::vector<std::string>{});
   s.notes = j.value("notes", std::vector<std::string>{});
+  s.time_dilation = j.value("time_dilation", 1.0);
   auto shaped = [&](const char* key, std::vector<ShapedLink>& out) {
     for (auto& l : j.value(key, json::array()))
       out.push_back(ShapedLink{l.at("from"), l.at("to"), l.at("netns"), l.at("ifname"),

@@ -52,9 +52,9 @@ struct HostState {
 struct ShapedLink {
   std::string from, to;  // DC names
   std::string netns, ifname;
-  std::string backend;  // "kernel" | "userspace" | "none"
-  netem::LinkParams configured;
-  nlohmann::json record;  // what the shaper needs to be undone (pids, handles)
+  std::string backend;     // "kernel" | "userspace" | "none"
+  netem::LinkParams configured;  // as built: under time dilation k, delays x k and rates / k
+  nlohmann::json record;   // what the shaper needs to be undone (pids, handles)
 };
 
 struct NetworkState {
@@ -73,6 +73,10 @@ struct NetworkState {
   RootTcp root_tcp;
   // Congestion controls this build added to the root's allowed list (tcp.h).
   std::vector<std::string> tcp_allowed_added;
+  // Built under time dilation k (xdc up --time-dilation, experiment time_dilation): the
+  // links run k times slower than the topology says; `xdc check` divides it back out
+  // (the topology's values are netem::time_dilated(configured, 1 / k)).
+  double time_dilation = 1;
 
   const HostState* find_host(const std::string& name) const;
 };

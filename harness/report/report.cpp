@@ -101,6 +101,7 @@ std::string render_html(const RunData& d) {
   if (!d.compute_mode.empty()) subtitle += " · compute: " + d.compute_mode;
   subtitle += " · " + std::to_string(d.schedules.size()) + " schedule(s)";
   if (d.simulated_only) subtitle += " · simulation only (no emulated network)";
+  if (d.time_dilation != 1) subtitle += fmt::format(" · time dilation {:g}", d.time_dilation);
 
   std::string page = fmt::format(
       "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
@@ -108,7 +109,24 @@ std::string render_html(const RunData& d) {
       "<title>xdc report: {}</title><style>{}</style></head><body>\n"
       "<header><h1>{}</h1><p class=\"sub\">{}</p></header>\n",
       escape(d.experiment), kStyle, escape(d.experiment), escape(subtitle));
-  if (!d.setup.empty()) page += section("setup", "Run", facts(d));
+  if (!d.setup.empty() || d.time_dilation != 1) {
+    std::string run = facts(d);
+    if (d.time_dilation != 1) {
+      std::string timers;
+      for (const auto& t : d.not_stretched) timers += (timers.empty() ? "" : ", ") + escape(t);
+      run += fmt::format(
+          "<p class=\"note\">Run under <b>time dilation {0:g}</b>: every WAN delay and jitter and "
+          "modeled compute lasted {0:g} times longer and every link rate was divided by {0:g}, "
+          "with real-sized messages, so TCP saw the packets, windows and bandwidth-delay "
+          "product of the emulated links; every time shown here is divided back by {0:g}. "
+          "What does not stretch: {1}.</p>",
+          d.time_dilation,
+          timers.empty() ? std::string("the kernel's fixed timers (delayed ACK, pacing "
+                                       "granularity, CUBIC's growth)")
+                         : timers);
+    }
+    page += section("setup", "Run", run);
+  }
 
   std::string cmp = comparison_table_html(d);
   cmp +=

@@ -93,7 +93,11 @@ void add_facts(const nlohmann::json& j, const std::vector<std::string>& skip,
 }
 
 // The measured trace's median-time iteration, and which one it was.
-void pick_measured(ScheduleData& s, const fs::path& dir, std::vector<std::string>& notes) {
+// trace.csv is in undilated time (xdc run divides it by the time dilation when it reads
+// the ranks' files); the ranks' own iteration bounds in rank<r>.json are raw, so they are
+// divided by the same `time_dilation` here.
+void pick_measured(ScheduleData& s, const fs::path& dir, double time_dilation,
+                   std::vector<std::string>& notes) {
   auto all = read_trace(dir / "trace.csv", notes);
   if (!all || all->events.empty()) return;
   std::vector<std::vector<int64_t>> starts, ends;
@@ -107,6 +111,9 @@ void pick_measured(ScheduleData& s, const fs::path& dir, std::vector<std::string
     }
     starts.push_back((*rep)["iteration_start_ns"].get<std::vector<int64_t>>());
     ends.push_back((*rep)["iteration_end_ns"].get<std::vector<int64_t>>());
+    for (auto* v : {&starts.back(), &ends.back()})
+      for (auto& t : *v)
+        t = static_cast<int64_t>(std::llround(static_cast<double>(t) / time_dilation));
   }
   auto its = split_iterations(*all, starts, ends);
   std::erase_if(its, [](const trace::Trace& t) { return t.events.empty(); });
@@ -122,7 +129,7 @@ void pick_measured(ScheduleData& s, const fs::path& dir, std::vector<std::string
                                            std::to_string(its.size()) + " (median time)";
 }
 
-ScheduleData from_run_entry(const nlohmann::json& j, const fs::path& root,
+ScheduleData from_run_entry(const nlohmann::json& j, const fs::path& root, double time_dilation,
                             std::vector<std::string>& notes) {
   ScheduleData s;
   s.name = j.value("schedule", std::string("?"));
@@ -155,7 +162,7 @@ ScheduleData from_run_entry(const nlohmann::json& j, const fs::path& root,
     for (auto& [cause, v] : j["waits_s_per_iteration"].items())
       if (v.is_number()) s.waits_s.emplace_back(cause, v.get<double>());
   const fs::path dir = root / s.name;
-  pick_measured(s, dir, notes);
+  pick_measured(s, dir, time_dilation, notes);
   if (auto sim = read_trace(dir / "simulated.trace.csv", notes); sim && !sim->events.empty())
     s.simulated = from_zero(*sim);
   return s;
@@ -252,13 +259,20 @@ RunData read_results_dir(const std::string& dir_text) {
       s.value("simulated", false) || (s.contains("schedules") && s["schedules"].is_object());
   d.backend = s.value("backend", std::string(d.simulated_only ? "none (simulated)" : ""));
   add_facts(s, {"experiment", "backend", "compute_mode", "simulated", "schedules"}, d.setup);
-  if (auto env = read_json(dir / "environment.json", d.notes))
+  if (s.contains("time_dilation") && s["time_dilation"].is_number())
+    d.time_dilation = std::max(1.0, s["time_dilation"].get<double>());
+  if (auto env = read_json(dir / "environment.json", d.notes)) {
     add_facts(*env,
-              {"wan_links", "notes", "compute_mode", "shaping_backend", "network", "mpi_tcp_links"},
+              {"wan_links", "notes", "compute_mode", "shaping_backend", "network", "mpi_tcp_links",
+               "time_dilation"},
               d.setup);
+    if (auto td = env->find("time_dilation"); td != env->end() && td->is_object())
+      for (auto& x : td->value("not_stretched", nlohmann::json::array()))
+        if (x.is_string()) d.not_stretched.push_back(x.get<std::string>());
+  }
   if (s.contains("schedules") && s["schedules"].is_array()) {
     for (const auto& j : s["schedules"])
-      if (j.is_object()) d.schedules.push_back(from_run_entry(j, dir, d.notes));
+      if (j.is_object()) d.schedules.push_back(from_run_entry(j, dir, d.time_dilation, d.notes));
   } else if (s.contains("schedules") && s["schedules"].is_object()) {
     for (auto& [k, v] : s["schedules"].items())
       d.schedules.push_back(from_simulate_entry(k, v, dir, d.notes));

@@ -53,6 +53,8 @@ struct RunData {
   std::vector<ScheduleData> schedules;
   std::optional<nlohmann::json> link_check;  // `xdc check --json` form
   std::vector<std::string> notes;            // files that were there but unreadable
+  double time_dilation = 1;                  // summary "time_dilation" (experiment.h)
+  std::vector<std::string> not_stretched;    // what dilation does not stretch (environment)
 };
 
 // Throws InputError when DIR has no readable summary.json.

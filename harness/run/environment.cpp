@@ -68,6 +68,21 @@ nlohmann::json root_tcp_json(const net::RootTcp& r) {
   return j;
 }
 
+nlohmann::json time_dilation_json(double k) {
+  nlohmann::json j = {{"k", k}};
+  if (k != 1) j["not_stretched"] = time_dilation_fixed_timers();
+  return j;
+}
+
+std::vector<std::string> time_dilation_fixed_timers() {
+  // The minimum RTO is stretched (route rto_min = k x 200 ms on every host, builder.cpp).
+  return {"TCP delayed ACK (40-200 ms)", "pacing and TCP small queues granularity",
+          "CUBIC's window growth and HyStart's delay thresholds (4-16 ms), which count "
+          "wall-clock time",
+          "OpenMPI's and the OS's own timeouts",
+          "CPU-bound work (MPI progress, copies, the delay line)"};
+}
+
 nlohmann::json environment_json(const Experiment& e, const net::NetworkState& net, bool reused) {
   utsname u{};
   uname(&u);
@@ -79,9 +94,16 @@ nlohmann::json environment_json(const Experiment& e, const net::NetworkState& ne
     mpi = std::string("unknown: ") + ex.what();
   }
   nlohmann::json links = nlohmann::json::array();
-  for (auto& l : net.links)
-    links.push_back(
-        {{"from", l.from}, {"to", l.to}, {"backend", l.backend}, {"configured", l.configured}});
+  const double k = net.time_dilation;
+  for (auto& l : net.links) {
+    // `configured`: the link emulated (undilated); `as_built`: what the shaper runs.
+    nlohmann::json j = {{"from", l.from},
+                        {"to", l.to},
+                        {"backend", l.backend},
+                        {"configured", netem::time_dilated(l.configured, 1 / k)}};
+    if (k != 1) j["as_built"] = l.configured;
+    links.push_back(j);
+  }
   char date[32];
   std::time_t now = std::time(nullptr);
   std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
@@ -100,6 +122,7 @@ nlohmann::json environment_json(const Experiment& e, const net::NetworkState& ne
           {"tcp", tcp_json(net)},
           {"root_tcp", root_tcp_json(net.root_tcp)},
           {"compute_mode", e.compute.name()},
+          {"time_dilation", time_dilation_json(k)},
           {"mpi_tcp_links", e.tcp_links == 0 ? 1 : e.tcp_links},
           {"mpi_progress", e.progress}};
 }

@@ -16,6 +16,10 @@ nlohmann::json environment_json(const Experiment& e, const net::NetworkState& ne
 nlohmann::json tcp_json(const net::NetworkState& net);
 // The root namespace's TCP, for reference, and xdc's change to its allowed list if any.
 nlohmann::json root_tcp_json(const net::RootTcp& r);
+// {"k": k} and, when k != 1, "not_stretched": time_dilation_fixed_timers().
+nlohmann::json time_dilation_json(double k);
+// What time dilation does not stretch (experiment.h), in words, for the record and the report.
+std::vector<std::string> time_dilation_fixed_timers();
 // "kernel" | "userspace" | "mixed: ..." from the network's WAN links.
 std::string shaping_backend(const net::NetworkState& net);
 

@@ -1,5 +1,7 @@
 #include "harness/run/experiment.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
@@ -17,11 +19,13 @@ const std::vector<std::string> kTopKeys = {
     "name",          "description", "topology",  "shaping",      "wan",
     "model",         "compute",     "pipeline",  "microbatches", "microbatch_size",
     "iterations",    "warmup",      "schedules", "mpi",          "seed",
-    "learning_rate", "data",        "check",     "tcp"};
+    "learning_rate", "data",        "check",     "tcp",
+    "time_dilation"};
 const std::map<std::string, std::string> kSynonyms = {
-    {"schedule", "schedules"},  {"topo", "topology"},       {"network", "topology"},
-    {"steps", "iterations"},    {"mbs", "microbatch_size"}, {"batch_size", "microbatch_size"},
-    {"placements", "pipeline"}, {"stages", "pipeline"},     {"lr", "learning_rate"}};
+    {"schedule", "schedules"},     {"topo", "topology"},       {"network", "topology"},
+    {"steps", "iterations"},       {"mbs", "microbatch_size"}, {"batch_size", "microbatch_size"},
+    {"placements", "pipeline"},    {"stages", "pipeline"},     {"lr", "learning_rate"},
+    {"dilation", "time_dilation"}, {"tdf", "time_dilation"},   {"message_scale", "time_dilation"}};
 
 std::string read_text(const std::string& path, const yaml::Value& where) {
   std::ifstream in(path);
@@ -73,6 +77,7 @@ class Parser {
     if (auto v = top.get("learning_rate")) e_.learning_rate = v->number(0, 10);
     if (auto v = top.get("data")) e_.data_glob = v->scalar("a file or glob of training text");
     if (auto v = top.get("check")) e_.link_check = v->boolean();
+    if (auto v = top.get("time_dilation")) read_time_dilation(*v);
     if (e_.compute.mode == Compute::Mode::kReal) check_real(top);
     return std::move(e_);
   }
@@ -149,7 +154,12 @@ class Parser {
       mv.fail(
           "one cost source: a model shape (model, device, seq, efficiency), constants "
           "(f, b, w, activation) or a profile");
-    if (auto s = mm.get("message_scale")) c.message_scale = s->number(1e-6, 1);
+    if (auto s = mm.get("message_scale"))
+      s->error(
+          "message_scale was removed: shrinking messages and rates alike keeps transfer times "
+          "but shrinks the bandwidth-delay product and the packets and loss events per "
+          "message, so TCP misbehaves; use `time_dilation: K` (top level) instead, which "
+          "keeps message sizes and runs the network and modeled compute K times slower");
     if (auto p = mm.get("profile")) {
       c.source = Compute::Source::kProfile;
       c.profile_file = p->file_path();
@@ -266,6 +276,17 @@ class Parser {
         e_.mca.emplace_back(kv.key, kv.value.scalar("a value"));
       }
     }
+  }
+
+  void read_time_dilation(const yaml::Value& v) {
+    e_.time_dilation = v.number(1, topo::kMaxTimeDilation);
+    if (e_.time_dilation != 1 && e_.compute.mode == Compute::Mode::kReal)
+      v.error(
+          "time dilation needs modeled compute: real compute runs at the CPU's speed and "
+          "cannot be slowed by " +
+          fmt::format("{:g}", e_.time_dilation) +
+          " (use compute: {modeled: {profile: costs.csv}} with measured costs, or "
+          "time_dilation: 1)");
   }
 
   void check_real(const yaml::Map& top) {

@@ -14,7 +14,7 @@
 //   model: {preset: tiny}             # real compute: the mini Llama (model/config.h keys)
 //   compute: real                     # real | {real: {gflops: 20, peak_gflops: 95}}
 //                                     # | {modeled: {model: llama2-13b, device: a100,
-//                                     #     seq: 1024, efficiency: 0.5, message_scale: 1}}
+//                                     #     seq: 1024, efficiency: 0.5}}
 //                                     # | {modeled: {f: 300ms, b: 300ms, w: 150ms,
 //                                     #     activation: 4mib}}   (w: part of b)
 //                                     # | {modeled: {profile: costs.csv}}  (cost_model.h)
@@ -35,6 +35,29 @@
 //   learning_rate: 0.003              # real compute
 //   data: /usr/share/common-licenses/*   # real compute: training text (glob)
 //   check: false                      # quick link check before the workers start
+//   time_dilation: 1                  # k >= 1: run k times slower than real (below)
+//
+// Time dilation (Gupta et al., NSDI'06; DieCast, NSDI'08) emulates links faster than this
+// machine carries: the network is built with every WAN delay and jitter and the intra-DC
+// delay x k and every rate / k (topo::time_dilated), modeled compute durations and
+// mpi.timeout_s are x k, message sizes are kept; every time the run reports is divided
+// back by k where the ranks' files are read (results.h), so summary.json, traces and the
+// report are in undilated time. TCP then sees the same packets, windows in packets, BDP
+// and loss events per message as on the real link. The minimum RTO is stretched too
+// (route rto_min = k x 200 ms on the hosts); what does not stretch is the kernel's other
+// fixed timers (delayed ACK, pacing/TSQ granularity), CUBIC's window growth and HyStart's
+// delay thresholds (wall-clock seconds: CUBIC fills a long fat pipe k x faster in
+// emulated time, HyStart leaves slow start earlier), and the OS's and MPI's own timeouts.
+// It replaces compute.modeled.message_scale, which kept transfer times by shrinking bytes
+// and rates alike and so shrank the BDP in packets (a file that still uses it gets an
+// InputError pointing here).
+//
+// Real compute is refused under dilation (k > 1): a real compute action lasts what the
+// CPU takes and cannot be slowed by k; padding it with a sleep of (k - 1) x its measured
+// time would make it last k x as long, but the measurement itself is taken on a machine
+// that the dilated run loads differently (the delay line and k-times-slower traffic
+// compete for the same cores), and a run k x longer buys nothing that modeled compute
+// with the measured costs ({modeled: {profile: costs.csv}}) does not give exactly.
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -67,7 +90,6 @@ struct Compute {
   double f_ms = 0, b_ms = 0, w_ms = -1;
   int64_t activation_bytes = 0;
   std::string profile_file, profile_text;
-  double message_scale = 1.0;
   std::string name() const { return mode == Mode::kReal ? "real" : "modeled"; }
 };
 
@@ -95,6 +117,7 @@ struct Experiment {
   double learning_rate = 3e-3;
   std::string data_glob = "/usr/share/common-licenses/*";
   bool link_check = false;
+  double time_dilation = 1;  // k: see above; 1 = off
 
   int world_size() const { return stages * data_parallel; }
   std::vector<std::string> rank_hosts() const;  // world rank -> host

@@ -276,7 +276,11 @@ worker::RunSpec run_spec(const Experiment& e, const sched::Schedule& s, const si
   r.warmup = e.warmup;
   r.seed = e.seed;
   r.compute = e.compute.name();
-  r.timeout_s = e.timeout_s;
+  // Under time dilation k every duration the workers act on lasts k times longer
+  // (experiment.h); the trace they write is divided back when it is read (results.h).
+  const double k = e.time_dilation;
+  r.time_dilation = k;
+  r.timeout_s = static_cast<int>(std::ceil(e.timeout_s * k));
   r.progress = e.progress;
   if (e.compute.mode == Compute::Mode::kReal) {
     r.model = model_json(e.model);
@@ -285,12 +289,16 @@ worker::RunSpec run_spec(const Experiment& e, const sched::Schedule& s, const si
     r.data_glob = e.data_glob;
     r.learning_rate = e.learning_rate;
   } else {
-    r.modeled.f_ns = costs.f_ns;
-    r.modeled.b_ns = costs.b_ns;
-    r.modeled.w_ns = costs.w_ns;
+    auto dilate = [k](int64_t ns) { return static_cast<int64_t>(std::llround(ns * k)); };
+    auto dilate_all = [&](std::vector<int64_t> v) {
+      for (auto& ns : v) ns = dilate(ns);
+      return v;
+    };
+    r.modeled.f_ns = dilate_all(costs.f_ns);
+    r.modeled.b_ns = dilate_all(costs.b_ns);
+    r.modeled.w_ns = dilate_all(costs.w_ns);
     r.modeled.activation_bytes = costs.activation_bytes;
-    r.modeled.opt_ns = costs.opt_ns;
-    r.modeled.message_scale = e.compute.message_scale;
+    r.modeled.opt_ns = dilate(costs.opt_ns);
     if (e.data_parallel > 1 && e.compute.source == Compute::Source::kShape)
       r.modeled.grad_bytes = shape_grad_bytes(e, s.stages);
   }

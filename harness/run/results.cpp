@@ -11,7 +11,26 @@
 namespace xdc::run {
 namespace fs = std::filesystem;
 
-RankFiles read_rank_files(const std::string& run_dir, int world_size, const std::string& name) {
+void undilate(RankFiles& f, double k) {
+  if (k == 1) return;
+  auto ns = [k](int64_t t) {
+    return static_cast<int64_t>(std::llround(static_cast<double>(t) / k));
+  };
+  for (auto& ev : f.trace.events) {
+    ev.start_ns = ns(ev.start_ns);
+    ev.end_ns = ns(ev.end_ns);
+  }
+  for (auto& rep : f.reports) {
+    for (auto& t : rep.iteration_start_ns) t = ns(t);
+    for (auto& t : rep.iteration_end_ns) t = ns(t);
+    if (rep.waits.is_object())
+      for (auto& [cause, v] : rep.waits.items())
+        if (v.is_number()) v = v.get<double>() / k;
+  }
+}
+
+RankFiles read_rank_files(const std::string& run_dir, int world_size, const std::string& name,
+                          double time_dilation) {
   RankFiles f;
   f.trace.name = name;
   f.trace.ranks = world_size;
@@ -46,6 +65,7 @@ RankFiles read_rank_files(const std::string& run_dir, int world_size, const std:
   }
   std::sort(f.trace.events.begin(), f.trace.events.end(),
             [](const auto& a, const auto& b) { return a.start_ns < b.start_ns; });
+  undilate(f, time_dilation);
   return f;
 }
 

@@ -20,7 +20,14 @@ struct RankFiles {
   std::vector<worker::RankReport> reports;  // those present, by world rank
   std::vector<int> missing;                 // ranks with no report
 };
-RankFiles read_rank_files(const std::string& run_dir, int world_size, const std::string& name);
+// Under time dilation k (experiment.h) the ranks ran k times slower than the run they
+// emulate: every time read here (events, iteration bounds, waits) is divided by k, the
+// one place where dilation is undone, so everything derived (analysis, Chrome trace,
+// summary.json, report) is in undilated time.
+RankFiles read_rank_files(const std::string& run_dir, int world_size, const std::string& name,
+                          double time_dilation = 1);
+// Divides every time in `f` by `k` (what read_rank_files does with its time_dilation).
+void undilate(RankFiles& f, double k);
 
 struct ScheduleResult {
   std::string schedule;

@@ -36,12 +36,14 @@ class RunNetwork {
  public:
   // The network `o.network` if it can serve `e`; InputError otherwise.
   static net::NetworkState reusable(const Experiment& e, const RunOptions& o) {
-    if (scale_of(e) != 1)
-      throw InputError(SourcePos{e.source_file, 0, 0},
-                       "compute.modeled.message_scale scales the network's rates: it needs a "
-                       "network built by the run (drop --network)");
     auto s = net::load_state(o.network);
     if (!s) throw InputError("--network " + o.network + ": no such network is up (xdc ls)");
+    if (s->time_dilation != e.time_dilation)
+      throw InputError(SourcePos{e.source_file, 0, 0},
+                       fmt::format("time_dilation {:g} needs a network built with it; --network "
+                                   "{} was built with time dilation {:g} (xdc up "
+                                   "--time-dilation {:g}, or drop --network)",
+                                   e.time_dilation, o.network, s->time_dilation, e.time_dilation));
     for (auto& h : e.rank_hosts())
       if (!s->find_host(h))
         throw InputError("--network " + o.network + ": has no host '" + h +
@@ -58,12 +60,7 @@ class RunNetwork {
     }
     return *s;
   }
-  static double scale_of(const Experiment& e) {
-    return e.compute.mode == Compute::Mode::kModeled ? e.compute.message_scale : 1;
-  }
-
   RunNetwork(const Experiment& e, const RunOptions& o) {
-    const double scale = scale_of(e);
     if (!o.network.empty()) {
       state_ = reusable(e, o);
       return;
@@ -71,8 +68,9 @@ class RunNetwork {
     net::BuildOptions b;
     b.name = o.network_name.empty() ? fmt::format("r{}", getpid() % 10000000) : o.network_name;
     b.shaping = e.shaping;
+    b.time_dilation = e.time_dilation;
     name_ = b.name;  // set first: a half-built network is undone by the builder itself
-    state_ = net::build_network(scaled(e.topology, scale), b);
+    state_ = net::build_network(e.topology, b);
     owned_ = true;
   }
   ~RunNetwork() {
@@ -86,18 +84,6 @@ class RunNetwork {
     }
   }
   RunNetwork(const RunNetwork&) = delete;
-  // Messages scaled by `scale` cross links scaled alike: transfer times stay the real ones.
-  static topo::Topology scaled(topo::Topology t, double scale) {
-    auto rate = [scale](uint64_t bps) {
-      return bps ? std::max<uint64_t>(1000, static_cast<uint64_t>(bps * scale)) : 0;
-    };
-    t.intra_dc.rate_bps = rate(t.intra_dc.rate_bps);
-    for (auto& w : t.wan) {
-      w.a_to_b.rate_bps = rate(w.a_to_b.rate_bps);
-      w.b_to_a.rate_bps = rate(w.b_to_a.rate_bps);
-    }
-    return t;
-  }
   RunNetwork& operator=(const RunNetwork&) = delete;
   const net::NetworkState& state() const { return state_; }
   bool owned() const { return owned_; }
@@ -142,7 +128,7 @@ ScheduleResult analyse(const Experiment& e, const Planned& p, const fs::path& di
   r.schedule = p.choice.name;
   r.ok = job.ok();
   r.error = job.message();
-  RankFiles files = read_rank_files(dir.string(), e.world_size(), p.choice.name);
+  RankFiles files = read_rank_files(dir.string(), e.world_size(), p.choice.name, e.time_dilation);
   if (!files.missing.empty() && r.ok) {
     r.ok = false;
     r.error = fmt::format("{} rank(s) wrote no report (first: rank {})", files.missing.size(),
@@ -242,6 +228,11 @@ RunOutcome run_experiment(const Experiment& e, const RunOptions& opts) {
     if (!g.tcp.congestion.empty())
       say(fmt::format("tcp of {} host(s) ({}...): {}", g.hosts.size(), g.hosts.front(),
                       net::describe(g.tcp)));
+  if (e.time_dilation != 1)
+    say(
+        fmt::format("time dilation {:g}: links and modeled compute run {:g} x slower than "
+                    "emulated; reported times are divided back",
+                    e.time_dilation, e.time_dilation));
   write(root / "environment.json", environment_json(e, state, !network.owned()).dump(2) + "\n");
   if (e.link_check) {
     check::CheckOptions co;
@@ -283,7 +274,7 @@ RunOutcome run_experiment(const Experiment& e, const RunOptions& opts) {
     job.mca = e.mca;
     // The workers' own timeout aborts a wait that lasts too long; this one catches a
     // job that never gets that far (a hung launch, a rank stuck outside MPI).
-    job.timeout = std::chrono::seconds(e.timeout_s + 60);
+    job.timeout = std::chrono::seconds(spec.timeout_s + 60);  // timeout_s x time dilation
     job.cancel = opts.cancel;
     const int report_rank = p.schedule.stage_rank.back();
     job.on_line = [&](int rank, const std::string& text) {
@@ -310,6 +301,7 @@ RunOutcome run_experiment(const Experiment& e, const RunOptions& opts) {
   nlohmann::json summary = {{"experiment", e.name},
                             {"backend", shaping_backend(state)},
                             {"compute_mode", e.compute.name()},
+                            {"time_dilation", e.time_dilation},
                             {"network", state.name},
                             {"world_size", e.world_size()},
                             {"stages", e.stages},

@@ -3,6 +3,7 @@
 
 #include "harness/common/yaml_reader.h"
 #include "harness/topology/parse.h"
+#include "netem/shaper/queue_sizing.h"
 
 namespace xdc::topo {
 
@@ -42,6 +43,20 @@ namespace xdc::topo {
 
 Topology parse_topology(const std::string& yaml_text, const std::string& file_label) {
   return parse_topology_node(yaml::parse(yaml_text, file_label));
+}
+
+Topology time_dilated(Topology t, double k) {
+  if (k == 1) return t;
+  t.intra_dc.rate_bps = netem::time_dilated_rate_bps(t.intra_dc.rate_bps, k);
+  t.intra_dc.delay_us = netem::time_dilated_us(t.intra_dc.delay_us, k);
+  for (auto& w : t.wan)
+    for (auto* p : {&w.a_to_b, &w.b_to_a}) {
+      // The bottleneck queue in packets is the undilated link's: an automatic size has a
+      // 1 ms floor (queue_sizing.h), a duration that dilation would shrink by k.
+      if (p->rate_bps && !p->queue_pkts) p->queue_pkts = netem::rate_queue_pkts(*p);
+      *p = netem::time_dilated(*p, k);
+    }
+  return t;
 }
 
 }  // namespace xdc::topo

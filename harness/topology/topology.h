@@ -161,6 +161,14 @@ struct Topology {
   const WanLink* find_link(const std::string& x, const std::string& y) const;  // either order
 };
 
+// The network that emulates `t` under time dilation `k` (>= 1; experiment.h's
+// time_dilation): every WAN delay and jitter and the intra-DC delay x k, every WAN and
+// intra-DC rate / k (netem::time_dilated). Queue sizes in packets are kept: an automatic
+// WAN bottleneck queue is fixed at its undilated size (queue_sizing.h's floor of 1 ms
+// would shrink by k; above it rate x delay is unchanged anyway).
+Topology time_dilated(Topology t, double k);
+inline constexpr double kMaxTimeDilation = 1000;  // a 1 ms delay becomes 1 s
+
 // Parses and validates. `file_label` names the source in error messages.
 Topology parse_topology(const std::string& yaml_text, const std::string& file_label);
 // Reads `path` (InputError if unreadable) and parses it.

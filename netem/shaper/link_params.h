@@ -2,6 +2,8 @@
 // One direction of an impaired link, as a plain record (Mininet's TCLink parameters).
 // `delay_us` is ONE-WAY for this direction: a link with delay 20 ms in each direction
 // has a 40 ms round trip. Zero means "not impaired" for every field.
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <string>
 
@@ -37,6 +39,26 @@ struct LinkParams {
            duplicate_pct > 0 || reorder_pct > 0 || corrupt_pct > 0;
   }
 };
+
+// Time dilation by `k` (Gupta et al., NSDI'06): every duration (delay, jitter) x k, every
+// rate / k; packet counts and probabilities (queue, loss, duplicate, corrupt, reorder)
+// unchanged, so the bandwidth-delay product in packets stays the same. k < 1 undoes a
+// dilation (time_dilated(time_dilated(p, k), 1 / k) == p up to rounding). k > 0.
+// Inline: the topology model uses it without linking the shaper.
+inline uint64_t time_dilated_us(uint64_t us, double k) {
+  return static_cast<uint64_t>(std::llround(static_cast<double>(us) * k));
+}
+inline uint64_t time_dilated_rate_bps(uint64_t rate_bps, double k) {  // 0 (unlimited) stays 0
+  if (rate_bps == 0) return 0;
+  return std::max<uint64_t>(1,
+                            static_cast<uint64_t>(std::llround(static_cast<double>(rate_bps) / k)));
+}
+inline LinkParams time_dilated(LinkParams p, double k) {
+  p.delay_us = time_dilated_us(p.delay_us, k);
+  p.jitter_us = time_dilated_us(p.jitter_us, k);
+  p.rate_bps = time_dilated_rate_bps(p.rate_bps, k);
+  return p;
+}
 
 // Which mechanism realises the impairment.
 enum class Backend { kAuto, kKernel, kUserspace };

@@ -69,6 +69,39 @@ TEST(Experiment, TcpOverrideGoesOverEveryHost) {
   }
 }
 
+TEST(Experiment, TimeDilationStretchesTheWorkersAndNotThePlan) {
+  const auto plain = parse_experiment(kGood, kLabel);
+  EXPECT_EQ(plain.time_dilation, 1);
+  const auto e = parse_experiment(kGood + "time_dilation: 20\nmpi: {timeout_s: 30}\n", kLabel);
+  EXPECT_EQ(e.time_dilation, 20);
+  // The plan (what the simulator predicts with) is the undilated one.
+  EXPECT_EQ(e.topology.wan[0].a_to_b.delay_us, 20000u);
+  const auto s = xdc::run::make_schedule(e, e.schedules[0]);
+  const auto costs = xdc::run::planned_costs(e, s.stage_rank);
+  EXPECT_EQ(costs.f_ns, xdc::run::planned_costs(plain, s.stage_rank).f_ns);
+  // The workers sleep k times the modeled costs and wait k times the timeout; messages
+  // keep their size.
+  const auto spec = xdc::run::run_spec(e, s, costs, "/tmp/x", "/tmp/x/schedule.csv");
+  ASSERT_EQ(spec.modeled.f_ns.size(), costs.f_ns.size());
+  for (size_t i = 0; i < costs.f_ns.size(); ++i) {
+    EXPECT_EQ(spec.modeled.f_ns[i], 20 * costs.f_ns[i]);
+    EXPECT_EQ(spec.modeled.b_ns[i], 20 * costs.b_ns[i]);
+    EXPECT_EQ(spec.modeled.w_ns[i], 20 * costs.w_ns[i]);
+    EXPECT_EQ(spec.modeled.activation_bytes[i], costs.activation_bytes[i]);
+  }
+  EXPECT_EQ(spec.modeled.opt_ns, 20 * costs.opt_ns);
+  EXPECT_EQ(spec.timeout_s, 600);
+  EXPECT_EQ(spec.time_dilation, 20);
+  EXPECT_EQ(parse_experiment(kGood + "time_dilation: 2.5\n", kLabel).time_dilation, 2.5);
+  // The old key at the top level points to the new one.
+  try {
+    parse_experiment(kGood + "message_scale: 0.1\n", kLabel);
+    FAIL() << "message_scale accepted";
+  } catch (const xdc::InputError& err) {
+    EXPECT_NE(std::string(err.what()).find("time_dilation"), std::string::npos) << err.what();
+  }
+}
+
 struct Bad {
   std::string name, text;
   int line;              // where the message must point
@@ -150,8 +183,15 @@ INSTANTIATE_TEST_SUITE_P(
         Bad{"duplicate_key", kGood + "iterations: 3\n", 8, "duplicate"},
         Bad{"bad_mca_name", kGood + "mpi: {mca: {\"btl; rm\": 1}}\n", 8, "MCA parameter name"},
         Bad{"negative_warmup", kGood + "warmup: -1\n", 8, "0..100000"},
-        Bad{"message_scale_range", with("seq: 1024}", "seq: 1024, message_scale: 2}"), 3,
-            "message_scale"}),
+        Bad{"message_scale_removed", with("seq: 1024}", "seq: 1024, message_scale: 0.1}"), 3,
+            "use `time_dilation: K`"},
+        Bad{"time_dilation_below_one", kGood + "time_dilation: 0.5\n", 8, "1..1000"},
+        Bad{"time_dilation_not_a_number", kGood + "time_dilation: fast\n", 8, "a number"},
+        Bad{"time_dilation_real_compute",
+            with("compute: {modeled: {model: llama2-13b, device: a100, seq: 1024}}",
+                 "compute: real\nmodel: {preset: tiny, layers: 4}") +
+                "time_dilation: 2\n",
+            9, "time dilation needs modeled compute"}),
     [](const auto& info) { return info.param.name; });
 
 TEST(Experiment, CliRefusesBadInputWithExit2AndBuildsNothing) {

@@ -183,9 +183,8 @@ TEST(WorkerTraining, DataParallelRunsModeled) {
   spec.modeled.f_ns = {2'000'000, 2'000'000};
   spec.modeled.b_ns = {2'000'000, 2'000'000};
   spec.modeled.w_ns = {2'000'000, 2'000'000};
-  spec.modeled.activation_bytes = {1 << 20, 1 << 20};
-  spec.modeled.grad_bytes = {8 << 20, 8 << 20};
-  spec.modeled.message_scale = 0.5;
+  spec.modeled.activation_bytes = {1 << 19, 1 << 19};
+  spec.modeled.grad_bytes = {4 << 20, 4 << 20};
   sched::Params p;
   p.ranks = P;
   p.microbatches = m;
@@ -200,7 +199,7 @@ TEST(WorkerTraining, DataParallelRunsModeled) {
       if (e.kind == sched::Kind::SEND_F || e.kind == sched::Kind::SEND_B) sent += e.bytes;
       if (e.kind == sched::Kind::ALLREDUCE) reduced += e.bytes;
     }
-    // m messages of 1 MiB * 0.5 per iteration each way, 2 measured iterations.
+    // m messages of 512 KiB per iteration each way, 2 measured iterations.
     EXPECT_EQ(sent, 2 * m * (1 << 19)) << "rank " << r;
     EXPECT_EQ(reduced, 2 * (4 << 20)) << "rank " << r;
   }

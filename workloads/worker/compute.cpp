@@ -64,23 +64,18 @@ class ModeledCompute final : public StageCompute {
     for (int s : stages) {
       out = std::max(out, boundary_bytes(s));
       if (s > 0) out = std::max(out, boundary_bytes(s - 1));
-      if (!c_.grad_bytes.empty())
-        grad = std::max(
-            grad, static_cast<int64_t>(static_cast<double>(c_.grad_bytes[s]) * c_.message_scale));
+      if (!c_.grad_bytes.empty()) grad = std::max(grad, c_.grad_bytes[s]);
     }
     constexpr int64_t kMaxScratch = int64_t{4} << 30;
     if (grad > kMaxScratch)
-      throw std::runtime_error(
-          "run spec modeled.grad_bytes * message_scale = " + std::to_string(grad) +
-          " bytes per stage: more than 4 GiB of allreduce scratch; lower message_scale");
+      throw std::runtime_error("run spec modeled.grad_bytes = " + std::to_string(grad) +
+                               " bytes per stage: more than 4 GiB of allreduce scratch");
     zeros_.assign(static_cast<size_t>(out), std::byte{0});
     grads_.assign(static_cast<size_t>(grad / 4), 0.0f);
   }
   std::string description() const override { return "modeled"; }
   bool real() const override { return false; }
-  int64_t boundary_bytes(int s) const override {
-    return static_cast<int64_t>(static_cast<double>(c_.activation_bytes[s]) * c_.message_scale);
-  }
+  int64_t boundary_bytes(int s) const override { return c_.activation_bytes[s]; }
   void begin_iteration(int) override {}
   std::span<const std::byte> forward(int s, int, std::span<const std::byte>) override {
     sleep_ns(c_.f_ns[s]);

@@ -8,7 +8,7 @@
 //    what LocalModel fed batch by batch from the same loader sees, and a DP run equals a
 //    single pipeline with data_parallel*m microbatches.
 //  - modeled: each action sleeps (clock_nanosleep, no CPU) for ModeledCosts' ns; outputs
-//    are a shared zero buffer of activation_bytes * message_scale.
+//    are a shared zero buffer of activation_bytes.
 // Activations and gradients cross the interface as bytes (what MPI sends). Spans returned
 // are valid until the next call on this object.
 #include <cstddef>
@@ -39,7 +39,7 @@ class StageCompute {
                                               std::span<const std::byte> dout) = 0;
 
   // The stage's gradient buffer, summed in place across replicas (modeled: scratch of
-  // grad_bytes * message_scale, shared by the stages of the rank).
+  // grad_bytes, shared by the stages of the rank).
   virtual std::span<float> grads(int stage) = 0;
   virtual double grad_sq_norm(int stage) = 0;  // modeled: 0
   virtual void optimizer_step(int stage, double grad_scale) = 0;

@@ -12,8 +12,7 @@ void to_json(json& j, const ModeledCosts& c) {
            {"w_ns", c.w_ns},
            {"activation_bytes", c.activation_bytes},
            {"grad_bytes", c.grad_bytes},
-           {"opt_ns", c.opt_ns},
-           {"message_scale", c.message_scale}};
+           {"opt_ns", c.opt_ns}};
 }
 void from_json(const json& j, ModeledCosts& c) {
   c.f_ns = j.value("f_ns", std::vector<int64_t>{});
@@ -22,7 +21,6 @@ void from_json(const json& j, ModeledCosts& c) {
   c.activation_bytes = j.value("activation_bytes", std::vector<int64_t>{});
   c.grad_bytes = j.value("grad_bytes", std::vector<int64_t>{});
   c.opt_ns = j.value("opt_ns", int64_t{0});
-  c.message_scale = j.value("message_scale", 1.0);
 }
 
 void to_json(json& j, const RunSpec& s) {
@@ -45,6 +43,7 @@ void to_json(json& j, const RunSpec& s) {
            {"learning_rate", s.learning_rate},
            {"threads", s.threads},
            {"timeout_s", s.timeout_s},
+           {"time_dilation", s.time_dilation},
            {"grad_clip", s.grad_clip},
            {"progress", s.progress},
            {"progress_poll_us", s.progress_poll_us},
@@ -73,6 +72,7 @@ void from_json(const json& j, RunSpec& s) {
   s.learning_rate = j.value("learning_rate", d.learning_rate);
   s.threads = j.value("threads", d.threads);
   s.timeout_s = j.value("timeout_s", d.timeout_s);
+  s.time_dilation = j.value("time_dilation", d.time_dilation);
   s.grad_clip = j.value("grad_clip", d.grad_clip);
   s.progress = j.value("progress", d.progress);
   s.progress_poll_us = j.value("progress_poll_us", d.progress_poll_us);

@@ -26,8 +26,6 @@ struct ModeledCosts {                     // compute = "modeled": sleep, do not 
   std::vector<int64_t> activation_bytes;  // per stage: its output message (and input grad)
   std::vector<int64_t> grad_bytes;        // per stage: the ALLREDUCE message
   int64_t opt_ns = 0;
-  double message_scale = 1.0;  // bytes actually sent = activation_bytes * scale
-                               // (the worker scales grad_bytes alike)
 };
 
 struct RunSpec {
@@ -48,8 +46,11 @@ struct RunSpec {
   ModeledCosts modeled;
   std::string data_glob = "/usr/share/common-licenses/*";  // real: training text
   double learning_rate = 3e-3;
-  int threads = 1;      // OpenBLAS / compute threads per rank
-  int timeout_s = 600;  // a rank that waits longer than this aborts the run
+  int threads = 1;           // OpenBLAS / compute threads per rank
+  int timeout_s = 600;       // a rank that waits longer than this aborts the run
+  double time_dilation = 1;  // k of the run (harness/run/experiment.h): the durations and
+                             // timeout_s above are already x k; the worker only divides
+                             // the iteration times it prints by it
 
   // ---- added by the worker (xdc-worker reads them; all optional)
   double grad_clip = 1.0;               // real: max global L2 grad norm over all stages (the

@@ -141,10 +141,10 @@ void run(const RunSpec& spec, int rank, int thread_level, const std::string& hos
         write_report(prefix + ".json", report);
         if (!std::isnan(res.loss))
           std::printf("rank %d iteration %d loss %.6f time %.3f ms\n", rank, it - spec.warmup,
-                      res.loss, (res.end_ns - res.start_ns) / 1e6);
+                      res.loss, (res.end_ns - res.start_ns) / 1e6 / spec.time_dilation);
         else
           std::printf("rank %d iteration %d time %.3f ms\n", rank, it - spec.warmup,
-                      (res.end_ns - res.start_ns) / 1e6);
+                      (res.end_ns - res.start_ns) / 1e6 / spec.time_dilation);
         std::fflush(stdout);
         if (rank == spec.debug_exit_rank &&
             report.iterations_done == spec.debug_exit_after_iteration) {
