@@ -59,7 +59,9 @@ double expected_rtt_stdev_ms(const netem::LinkParams& there, const netem::LinkPa
 std::vector<LinkCheck> check_network(const net::NetworkState& state, const CheckOptions& opts,
                                      const std::function<void(const std::string&)>& progress);
 
-// Judges the measured figures against the configuration (fills `verdicts`).
+// Judges the measured figures against the configuration (fills `verdicts`). TCP goodput is
+// judged against the rate only where neither direction loses packets: with loss, one flow
+// is loss-limited as on a real WAN (reported, "(loss)" in the table, not judged).
 void judge(LinkCheck& c);
 
 nlohmann::json to_json(const std::vector<LinkCheck>& checks);
