@@ -5,9 +5,9 @@
 // network is built by the network builder (one host per DC, 1 gbit, delay = RTT / 2 each
 // way, the loss on both directions, stock TCP as the topology gives it) and measured:
 //  - goodput: one iperf3 flow (`-C <congestion>`) east -> west, median of `runs`;
-//  - reference: the same flows after every segmentation offload (TSO, GSO, GRO) is
-//    switched off on the hosts and the gateways, so that every wire packet is a packet
-//    on every hop and any loss decision sees it; this does not share the delay line's
+//  - reference: the same flows (alternating with the others) with every segmentation
+//    offload (TSO, GSO, GRO) switched off on the hosts and the gateways, so that every wire packet
+//    is a packet on every hop and any loss decision sees it; this does not share the delay line's
 //    assumptions about aggregates;
 //  - model: Mathis et al., MSS / RTT x 1.22 / sqrt(p), capped at the rate (for Reno; a
 //    yardstick of the order, not a target);
@@ -87,20 +87,47 @@ std::vector<std::string> interfaces(const std::string& ns) {
   return out;
 }
 
-// Every segmentation offload off on every interface of the hosts and gateways.
-void offloads_off(const net::NetworkState& s) {
-  std::vector<std::string> nss;
-  for (auto& h : s.hosts) nss.push_back(h.ns);
-  for (auto& dc : s.dcs) nss.push_back(net::gateway_ns(s.name, dc));
-  for (auto& ns : nss)
-    for (auto& ifname : interfaces(ns)) {
-      auto r = proc::run({"ip", "netns", "exec", ns, "ethtool", "-K", ifname, "tso", "off", "gso",
-                          "off", "gro", "off"},
-                         std::chrono::seconds(10));
+// The segmentation offloads (TSO, GSO, GRO) of every interface of the hosts and gateways:
+// all off for the reference, or back as the network was built. The runs alternate, so
+// that a change of load on the machine falls on both sides alike.
+class Offloads {
+ public:
+  explicit Offloads(const net::NetworkState& s) {
+    std::vector<std::string> nss;
+    for (auto& h : s.hosts) nss.push_back(h.ns);
+    for (auto& dc : s.dcs) nss.push_back(net::gateway_ns(s.name, dc));
+    for (auto& ns : nss)
+      for (auto& ifname : interfaces(ns)) {
+        auto r = run(ns, {"-k", ifname});
+        Interface i{ns, ifname, {}};
+        for (const char* f : {"tcp-segmentation-offload", "generic-segmentation-offload",
+                              "generic-receive-offload"})
+          i.built.push_back(r.out.find(std::string(f) + ": on") != std::string::npos ? "on"
+                                                                                     : "off");
+        ifs_.push_back(i);
+      }
+  }
+  void set(bool all_off) {
+    for (auto& i : ifs_) {
+      auto v = [&](int k) { return all_off ? std::string("off") : i.built[k]; };
+      auto r = run(i.ns, {"-K", i.ifname, "tso", v(0), "gso", v(1), "gro", v(2)});
       if (r.exit_code != 0 && r.err.find("Could not change any") == std::string::npos)
-        throw std::runtime_error(fmt::format("ethtool -K {} in {}: {}", ifname, ns, r.err));
+        throw std::runtime_error(fmt::format("ethtool -K {} in {}: {}", i.ifname, i.ns, r.err));
     }
-}
+  }
+
+ private:
+  struct Interface {
+    std::string ns, ifname;
+    std::vector<std::string> built;  // tso, gso, gro as built
+  };
+  static proc::Result run(const std::string& ns, std::vector<std::string> args) {
+    std::vector<std::string> argv{"ip", "netns", "exec", ns, "ethtool"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return proc::run(argv, std::chrono::seconds(10));
+  }
+  std::vector<Interface> ifs_;
+};
 
 // Mean bytes per packet the delay lines of the network saw (wire packets: <= 1514).
 json delayline_counters(const net::NetworkState& s) {
@@ -164,22 +191,25 @@ json measure(const Point& p, int runs, double seconds, int index) {
 
   // The sender's kernel counters around each flow: segments sent (OutSegs counts new
   // data, RetransSegs the retransmitted ones), so a retransmission rate per segment.
-  auto flows = [&](json& runs_out, double& retrans, double& segments) {
+  struct Side {
     std::vector<double> mbit;
-    for (int r = 0; r < runs; ++r) {
+    json runs = json::array();
+    double retrans = 0, segments = 0;
+  };
+  auto flow = [&](Side& side) {
+    {
       SegmentCounters before = segment_counters(s.name, src->name);
       auto t =
           check::tcp_goodput(s.name, src->name, dst->name, dst->data_ip, seconds, 0, p.congestion);
       SegmentCounters after = segment_counters(s.name, src->name);
       double out_segs = after.out - before.out, re_segs = after.retrans - before.retrans;
-      mbit.push_back(t.goodput_mbit);
-      retrans += re_segs;
-      segments += out_segs + re_segs;
-      runs_out.push_back({{"goodput_mbit", t.goodput_mbit},
-                          {"segments", out_segs + re_segs},
-                          {"retransmitted_segments", re_segs}});
+      side.mbit.push_back(t.goodput_mbit);
+      side.retrans += re_segs;
+      side.segments += out_segs + re_segs;
+      side.runs.push_back({{"goodput_mbit", t.goodput_mbit},
+                           {"segments", out_segs + re_segs},
+                           {"retransmitted_segments", re_segs}});
     }
-    return median(mbit);
   };
 
   json out = {{"rtt_ms", p.rtt_ms},
@@ -196,23 +226,26 @@ json measure(const Point& p, int runs, double seconds, int index) {
   out["ping_loss"] =
       within_3_sigma(100.0 * (rtt.sent - rtt.received) / rtt.sent, 100 * q, rtt.sent);
 
-  double retrans = 0, segments = 0;
-  json xdc_runs = json::array();
-  out["goodput_mbit"] = flows(xdc_runs, retrans, segments);
-  out["runs"] = xdc_runs;
+  Side xdc, ref;
+  Offloads offloads(s);
+  for (int r = 0; r < runs; ++r) {
+    flow(xdc);
+    // What the delay lines decided on while the hosts' offloads were as built.
+    if (r == 0) out["delay_lines"] = delayline_counters(s);
+    offloads.set(true);
+    flow(ref);
+    offloads.set(false);
+  }
+  out["goodput_mbit"] = median(xdc.mbit);
+  out["runs"] = xdc.runs;
   out["tcp_retransmission_loss"] =
-      within_3_sigma(segments ? 100 * retrans / segments : 0, p.loss_pct, segments);
-  out["delay_lines"] = delayline_counters(s);
-
-  offloads_off(s);
-  double ref_retrans = 0, ref_segments = 0;
-  json ref_runs = json::array();
-  out["reference_mbit"] = flows(ref_runs, ref_retrans, ref_segments);
-  out["reference_runs"] = ref_runs;
-  out["reference_retransmission_pct"] = ref_segments ? 100 * ref_retrans / ref_segments : 0;
+      within_3_sigma(xdc.segments ? 100 * xdc.retrans / xdc.segments : 0, p.loss_pct, xdc.segments);
+  out["reference_mbit"] = median(ref.mbit);
+  out["reference_runs"] = ref.runs;
+  out["reference_retransmission_pct"] = ref.segments ? 100 * ref.retrans / ref.segments : 0;
   out["model_mbit"] = mathis_mbit(p.rtt_ms, p.loss_pct);
-  double ref = out["reference_mbit"].get<double>();
-  double ratio = ref > 0 ? out["goodput_mbit"].get<double>() / ref : 0;
+  double ref_mbit = out["reference_mbit"].get<double>();
+  double ratio = ref_mbit > 0 ? out["goodput_mbit"].get<double>() / ref_mbit : 0;
   out["ratio_to_reference"] = ratio;
   out["within_25pct"] = ratio >= 0.75 && ratio <= 1.25;
   return out;

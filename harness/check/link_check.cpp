@@ -29,7 +29,9 @@ const net::ShapedLink* find_link(const net::NetworkState& s, const std::string& 
   return nullptr;
 }
 
-double ms(uint64_t us) { return us / 1000.0; }
+double ms(uint64_t us) {
+  return us / 1000.0;
+}
 
 }  // namespace
 
