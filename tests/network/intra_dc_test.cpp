@@ -7,28 +7,17 @@
 
 #include "harness/check/probes.h"
 #include "harness/network/state.h"
-#include "tests/network/leftovers.h"
-
-using xdc::testing::leftovers;
-using xdc::testing::run_xdc;
+#include "tests/network/network_fixture.h"
 
 namespace {
 
-class IntraDcDelay : public ::testing::Test {
+class IntraDcDelay : public xdc::testing::NetworkTest {
  protected:
-  void SetUp() override {
-    setenv("XDC_EXE", XDC_EXE_PATH, 1);  // probes run tools through `xdc exec`
-    auto up = run_xdc({"up", "tests/network/intra-delay.yaml", "--name", "intrad"});
-    ASSERT_EQ(up.rc, 0) << up.out;
-    EXPECT_NE(up.out.find("east fabric"), std::string::npos) << up.out;
-  }
-  void TearDown() override {
-    run_xdc({"down", "intrad"});
-    EXPECT_TRUE(leftovers("intrad").empty());
-  }
+  IntraDcDelay() : NetworkTest("tests/network/intra-delay.yaml", "intrad") {}
 };
 
 TEST_F(IntraDcDelay, RoundTripsCarryTheFabricDelay) {
+  EXPECT_NE(up_output_.find("east fabric"), std::string::npos) << up_output_;
   auto state = xdc::net::load_state("intrad");
   ASSERT_TRUE(state);
   ASSERT_EQ(state->fabric.size(), 2u);

@@ -12,10 +12,7 @@
 #include "harness/check/probes.h"
 #include "harness/network/state.h"
 #include "netem/shaper/shaper.h"
-#include "tests/network/leftovers.h"
-
-using xdc::testing::leftovers;
-using xdc::testing::run_xdc;
+#include "tests/network/network_fixture.h"
 
 namespace {
 
@@ -27,17 +24,9 @@ void expect_rate(double measured, double n, const char* what) {
   EXPECT_NEAR(measured, kLoss, 3 * sigma) << what << " over " << n << " packets";
 }
 
-class LossyPair : public ::testing::Test {
+class LossyPair : public xdc::testing::NetworkTest {
  protected:
-  void SetUp() override {
-    setenv("XDC_EXE", XDC_EXE_PATH, 1);  // probes run tools through `xdc exec`
-    auto up = run_xdc({"up", "tests/network/lossy-pair.yaml", "--name", "wloss"});
-    ASSERT_EQ(up.rc, 0) << up.out;
-  }
-  void TearDown() override {
-    run_xdc({"down", "wloss"});
-    EXPECT_TRUE(leftovers("wloss").empty());
-  }
+  LossyPair() : NetworkTest("tests/network/lossy-pair.yaml", "wloss") {}
 };
 
 TEST_F(LossyPair, TcpLosesWirePacketsAtTheConfiguredRate) {
