@@ -18,7 +18,7 @@ OUT=results/bench/wan.json
 QUICK=()
 for a in "$@"; do
   case "$a" in
-    --quick) QUICK=(--quick) ;;
+    --quick) QUICK=(--quick); export RUNS=1 DILATIONS=10 ;;
     *) OUT=$a ;;
   esac
 done
@@ -45,14 +45,14 @@ else
 fi
 
 echo "== time dilation" >&2
-scripts/bench_dilation.sh "$parts/dilation.json" "${QUICK[@]}" >&2 ||
+scripts/bench_dilation.sh "$parts/dilation.json" >&2 ||
   echo '{"dilation": []}' > "$parts/dilation.json"
 
 echo "== TCP settings recorded by xdc up" >&2
 recorded=false
 name="wanrec$$"
 if "$XDC_EXE" up topologies/two-dc.yaml --name "$name" >&2; then
-  if grep -q '"tcp"' "/run/xdc/$name/state.json"; then recorded=true; fi
+  if grep -q '"congestion"' "/run/xdc/$name/state.json"; then recorded=true; fi
   "$XDC_EXE" down "$name" >&2
 fi
 echo "{\"tcp_settings_recorded\": $recorded}" > "$parts/recorded.json"
