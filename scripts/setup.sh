@@ -15,7 +15,7 @@ APT_PACKAGES=(
   libopenblas-dev nlohmann-json3-dev libcli11-dev libfmt-dev libspdlog-dev
   coinor-libcbc-dev
   iproute2 iptables iperf3 iputils-ping ethtool procps kmod bc
-  user-mode-linux
+  user-mode-linux python3
   chromium zlib1g-dev
 )
 
