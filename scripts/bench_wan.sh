@@ -33,9 +33,9 @@ fi
 cmake --build "$BUILD_DIR" -j2 --target xdc xdc-delayline xdc-bench-wan >&2
 export XDC_EXE="$PWD/$BUILD_DIR/harness/cli/xdc"
 export XDC_DELAYLINE="$PWD/$BUILD_DIR/harness/cli/xdc-delayline"
-parts=$(mktemp -d)
-trap 'rm -rf "$parts"' EXIT
-mkdir -p "$(dirname "$OUT")"
+# Each part's figures are kept beside OUT (a later failure loses none of them).
+parts="$(dirname "$OUT")/wan-parts"
+mkdir -p "$parts"
 
 echo "== kernel backend in a User-Mode Linux guest" >&2
 if scripts/uml/bench_kernel_backend.sh "$parts/kernel.json" >&2; then

@@ -22,6 +22,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <csignal>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -254,6 +255,8 @@ json measure(const Point& p, int runs, double seconds, int index) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // A probe's pipe closing early must fail that probe, not kill the benchmark.
+  std::signal(SIGPIPE, SIG_IGN);
   bool quick = false;
   std::vector<std::string> merge;
   std::vector<Point> only;
