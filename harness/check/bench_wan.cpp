@@ -182,6 +182,7 @@ json measure(const Point& p, int runs, double seconds, int index) {
   auto topo = topo::parse_topology(topology_yaml(p), "<bench point>");
   net::BuildOptions b;
   b.name = fmt::format("wanb{}", index);
+  net::teardown_network(b.name);  // what a killed earlier run of this benchmark left
   net::NetworkState s = net::build_network(topo, b);
   struct Down {
     std::string name;
