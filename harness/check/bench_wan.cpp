@@ -17,13 +17,13 @@
 //
 //   xdc-bench-wan [--quick] [--point RTT_MS,LOSS_PCT,CC]... [--merge FILE]... OUT.json
 // --quick: one run of 4 s per point and three points (a smoke run); --point: only these
-// points (e.g. 40,0.1,cubic), measured in full. --merge adds the
+// points (e.g. 40,0.1,cubic), measured in full; --seconds: per flow (default 8). --merge adds the
 // top-level keys of another JSON file (the kernel backend's and dilation's figures).
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <csignal>
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -261,6 +261,7 @@ int main(int argc, char** argv) {
   bool quick = false;
   std::vector<std::string> merge;
   std::vector<Point> only;
+  double seconds_given = 0;
   std::string out_path;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -275,13 +276,15 @@ int main(int argc, char** argv) {
       }
       p.congestion = cc;
       only.push_back(p);
-    } else if (a == "--merge" && i + 1 < argc)
+    } else if (a == "--seconds" && i + 1 < argc)
+      seconds_given = std::atof(argv[++i]);
+    else if (a == "--merge" && i + 1 < argc)
       merge.push_back(argv[++i]);
     else if (!a.empty() && a[0] != '-' && out_path.empty())
       out_path = a;
     else {
-      std::cerr << "usage: xdc-bench-wan [--quick] [--point RTT_MS,LOSS_PCT,CC]... [--merge "
-                   "FILE]... OUT.json\n";
+      std::cerr << "usage: xdc-bench-wan [--quick] [--point RTT_MS,LOSS_PCT,CC]... [--seconds S] "
+                   "[--merge FILE]... OUT.json\n";
       return 2;
     }
   }
@@ -298,7 +301,7 @@ int main(int argc, char** argv) {
     points.push_back({40, 1, "bbr"});
   }
   const int runs = quick ? 1 : 3;
-  const double seconds = quick ? 4 : 8;
+  const double seconds = seconds_given > 0 ? seconds_given : quick ? 4 : 8;
 
   json result = json::object();
   result["tcp_loss"] = json::array();
