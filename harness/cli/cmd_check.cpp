@@ -9,7 +9,7 @@
 
 #include "commands.h"
 #include "harness/check/link_check.h"
-#include "harness/common/input_error.h"
+#include "common/input_error.h"
 #include "harness/network/builder.h"
 #include "harness/network/names.h"
 #include "harness/network/teardown.h"

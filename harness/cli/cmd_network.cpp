@@ -7,7 +7,7 @@
 #include <iostream>
 
 #include "commands.h"
-#include "harness/common/input_error.h"
+#include "common/input_error.h"
 #include "harness/network/builder.h"
 #include "harness/network/enter.h"
 #include "harness/network/names.h"

@@ -4,7 +4,7 @@
 #include <iostream>
 
 #include "commands.h"
-#include "harness/common/input_error.h"
+#include "common/input_error.h"
 #include "harness/report/report.h"
 
 namespace xdc::cli {

@@ -9,7 +9,7 @@
 
 #include "commands.h"
 #include "harness/report/report.h"
-#include "harness/common/input_error.h"
+#include "common/input_error.h"
 #include "harness/launch/agent.h"
 #include "harness/run/experiment.h"
 #include "harness/run/runner.h"

@@ -8,7 +8,7 @@
 #include <iostream>
 
 #include "commands.h"
-#include "harness/common/input_error.h"
+#include "common/input_error.h"
 #include "harness/sim/simulator.h"
 #include "harness/trace/analysis.h"
 #include "harness/trace/gantt.h"

@@ -12,11 +12,12 @@
 #include <sstream>
 
 #include "commands.h"
-#include "harness/common/input_error.h"
+#include "common/input_error.h"
 #include "harness/common/units.h"
 #include "harness/sim/setup.h"
 #include "harness/sim/simulator.h"
 #include "harness/trace/analysis.h"
+#include "harness/trace/chrome.h"
 #include "workloads/schedule/csv.h"
 #include "workloads/schedule/generators.h"
 #include "workloads/schedule/validate.h"

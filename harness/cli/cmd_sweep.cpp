@@ -12,7 +12,7 @@
 #include <iostream>
 
 #include "commands.h"
-#include "harness/common/input_error.h"
+#include "common/input_error.h"
 #include "harness/sweep/runner.h"
 
 namespace xdc::cli {

@@ -6,7 +6,7 @@
 #include <iostream>
 
 #include "commands.h"
-#include "harness/common/input_error.h"
+#include "common/input_error.h"
 
 int main(int argc, char** argv) {
   // Started without stdin/stdout/stderr (CI, daemons), the next file or pipe opened would

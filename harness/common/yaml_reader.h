@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/common/input_error.h"
+#include "common/input_error.h"
 
 namespace xdc::yaml {
 

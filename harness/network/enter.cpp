@@ -9,7 +9,7 @@
 #include <filesystem>
 #include <system_error>
 
-#include "harness/common/input_error.h"
+#include "common/input_error.h"
 #include "harness/network/names.h"
 #include "harness/network/namespace.h"
 #include "netem/nl/netns.h"

@@ -13,7 +13,7 @@
 #include <cstdint>
 #include <string>
 
-#include "harness/trace/trace.h"
+#include "workloads/trace/trace.h"
 
 namespace xdc::report {
 

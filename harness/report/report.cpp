@@ -8,7 +8,7 @@
 #include <fstream>
 #include <stdexcept>
 
-#include "harness/common/input_error.h"
+#include "common/input_error.h"
 #include "harness/report/gantt_svg.h"
 #include "harness/report/html.h"
 #include "harness/report/loss_chart.h"

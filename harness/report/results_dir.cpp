@@ -7,7 +7,7 @@
 #include <limits>
 #include <sstream>
 
-#include "harness/common/input_error.h"
+#include "common/input_error.h"
 #include "harness/report/html.h"
 
 namespace xdc::report {

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "harness/trace/analysis.h"
-#include "harness/trace/trace.h"
+#include "workloads/trace/trace.h"
 
 namespace xdc::report {
 

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <map>
 
-#include "harness/common/input_error.h"
+#include "common/input_error.h"
 #include "harness/sim/setup.h"
 #include "workloads/schedule/csv.h"
 #include "workloads/schedule/generators.h"

@@ -15,7 +15,7 @@
 #include "harness/run/experiment.h"
 #include "harness/sim/cost_model.h"
 #include "harness/sim/link_model.h"
-#include "harness/trace/trace.h"
+#include "workloads/trace/trace.h"
 #include "workloads/schedule/params.h"
 #include "workloads/schedule/schedule.h"
 #include "workloads/worker/run_spec.h"

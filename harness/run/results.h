@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "harness/trace/analysis.h"
-#include "harness/trace/trace.h"
+#include "workloads/trace/trace.h"
 #include "workloads/worker/run_spec.h"
 
 namespace xdc::run {

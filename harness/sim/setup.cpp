@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "harness/common/input_error.h"
+#include "common/input_error.h"
 
 namespace xdc::sim {
 

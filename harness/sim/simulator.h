@@ -7,7 +7,7 @@
 // shared trace (harness/trace). Throws std::invalid_argument if the schedule deadlocks.
 #include "harness/sim/cost_model.h"
 #include "harness/sim/link_model.h"
-#include "harness/trace/trace.h"
+#include "workloads/trace/trace.h"
 #include "workloads/schedule/schedule.h"
 
 namespace xdc::sim {

@@ -29,7 +29,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/common/input_error.h"
+#include "common/input_error.h"
 #include "harness/run/experiment.h"
 
 namespace xdc::sweep {

@@ -53,7 +53,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/common/input_error.h"
+#include "common/input_error.h"
 #include "netem/shaper/link_params.h"
 
 namespace xdc::topo {

@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "harness/trace/trace.h"
+#include "workloads/trace/trace.h"
 
 namespace xdc::trace {
 

@@ -4,7 +4,7 @@
 #include <stdexcept>
 #include <tuple>
 
-#include "harness/trace/trace.h"
+#include "harness/trace/chrome.h"
 
 namespace xdc::trace {
 

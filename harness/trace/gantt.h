@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string>
 
-#include "harness/trace/trace.h"
+#include "workloads/trace/trace.h"
 
 namespace xdc::trace {
 

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
 
-#include "harness/common/input_error.h"
+#include "common/input_error.h"
 
 namespace xdc::model {
 namespace {

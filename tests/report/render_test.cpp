@@ -12,7 +12,7 @@
 #include <sstream>
 
 #include "harness/process/process.h"
-#include "harness/trace/trace.h"
+#include "workloads/trace/trace.h"
 #include "png.h"
 
 namespace xdc::report {

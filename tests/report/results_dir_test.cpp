@@ -8,7 +8,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "harness/common/input_error.h"
+#include "common/input_error.h"
 #include "harness/report/report.h"
 
 namespace xdc::report {

@@ -6,7 +6,7 @@
 
 #include <regex>
 
-#include "harness/common/input_error.h"
+#include "common/input_error.h"
 #include "harness/run/plan.h"
 #include "tests/network/leftovers.h"
 

@@ -20,7 +20,7 @@
 #include "harness/network/names.h"
 #include "harness/network/namespace.h"
 #include "harness/process/process.h"
-#include "harness/trace/trace.h"
+#include "workloads/trace/trace.h"
 #include "tests/network/leftovers.h"
 
 namespace fs = std::filesystem;

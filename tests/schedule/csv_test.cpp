@@ -3,7 +3,7 @@
 
 #include <gtest/gtest.h>
 
-#include "harness/common/input_error.h"
+#include "common/input_error.h"
 #include "workloads/schedule/generators.h"
 #include "workloads/schedule/validate.h"
 

@@ -3,7 +3,7 @@
 
 #include <gtest/gtest.h>
 
-#include "harness/common/input_error.h"
+#include "common/input_error.h"
 
 using namespace xdc;
 

@@ -6,6 +6,7 @@
 
 #include "harness/sim/simulator.h"
 #include "harness/trace/analysis.h"
+#include "harness/trace/chrome.h"
 #include "harness/trace/gantt.h"
 #include "workloads/schedule/generators.h"
 

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/trace/trace.h"
+#include "workloads/trace/trace.h"
 #include "workloads/schedule/schedule.h"
 #include "workloads/worker/run_spec.h"
 

@@ -4,7 +4,7 @@
 
 #include <stdexcept>
 
-#include "harness/common/input_error.h"
+#include "common/input_error.h"
 
 namespace xdc::model {
 

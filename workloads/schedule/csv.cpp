@@ -5,7 +5,7 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "harness/common/input_error.h"
+#include "common/input_error.h"
 
 namespace xdc::sched {
 

@@ -9,7 +9,7 @@
 // ranks; ALLREDUCE of stage s reduces across the replicas' ranks holding s.
 //
 // Outputs, per world rank r, in run_dir:
-//   rank<r>.trace.csv   trace::Event CSV (harness/trace/trace.h) of every measured
+//   rank<r>.trace.csv   trace::Event CSV (workloads/trace/trace.h) of every measured
 //                       iteration, times in ns on the clock of world rank 0 (offsets
 //                       measured by ping-pong at start and end), `rank` = world rank
 //   rank<r>.json        RankReport below

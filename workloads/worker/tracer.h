@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/trace/trace.h"
+#include "workloads/trace/trace.h"
 #include "workloads/worker/clock_sync.h"
 
 namespace xdc::worker {

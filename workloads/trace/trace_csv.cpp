@@ -2,7 +2,7 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "harness/trace/trace.h"
+#include "workloads/trace/trace.h"
 
 namespace xdc::trace {
 

@@ -35,9 +35,6 @@ struct Trace {
   std::vector<Event> events;
 };
 
-// Chrome / Perfetto trace JSON: one process per rank; tid 0 compute, then one tid per
-// (direction, peer): "send -> r", "recv <- r"; flow arrows from each SEND to its RECV.
-std::string to_chrome_json(const Trace& t);
 // CSV: rank,kind,stage,microbatch,start_ns,end_ns,bytes,peer (header line first).
 std::string to_csv(const Trace& t);
 Trace from_csv(const std::string& text);
