@@ -8,8 +8,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "harness/check/link_check.h"
 #include "common/input_error.h"
+#include "harness/check/link_check.h"
 #include "harness/launch/launcher.h"
 #include "harness/network/builder.h"
 #include "harness/network/names.h"
@@ -18,8 +18,8 @@
 #include "harness/process/process.h"
 #include "harness/run/environment.h"
 #include "harness/run/plan.h"
+#include "harness/sim/simulator.h"
 #include "harness/trace/chrome.h"
-include "harness/sim/simulator.h"
 #include "workloads/schedule/csv.h"
 
 namespace xdc::run {
@@ -234,6 +234,7 @@ RunOutcome run_experiment(const Experiment& e, const RunOptions& opts) {
         fmt::format("time dilation {:g}: links and modeled compute run {:g} x slower than "
                     "emulated; reported times are divided back",
                     e.time_dilation, e.time_dilation));
+  for (auto& n : state.notes) say("note: " + n);
   write(root / "environment.json", environment_json(e, state, !network.owned()).dump(2) + "\n");
   if (e.link_check) {
     check::CheckOptions co;
