@@ -176,6 +176,7 @@ ScheduleResult analyse(const Experiment& e, const Planned& p, const fs::path& di
   if (mean > 0) {
     r.tokens_per_s = iteration_tokens(e) / mean;
     r.peak_flops_per_rank = peak_flops_per_rank(e);
+    r.modeled_compute = e.compute.mode == Compute::Mode::kModeled;
     if (r.peak_flops_per_rank > 0)
       r.mfu = iteration_flops(e, p.costs) / (mean * e.world_size() * r.peak_flops_per_rank);
   }
