@@ -65,6 +65,13 @@ std::vector<FormulaCheck> formula_checks() {
   out.push_back({"1f1b zerobubble, T_F=T_B=T_W", fifo, one.first.bubble.zerobubble});
   auto h1 = zb("zbh1", 1, 1, 1, 1);
   out.push_back({"zbh1 zerobubble, T_F=T_B=T_W", 3.0 / 27.0, h1.first.bubble.zerobubble});
+  // ZB-V (the authors' heuristic, two chunks per rank): no bubble inside any rank's span,
+  // 1F1B's peak (p microbatches = 2p chunk units).
+  auto v = zb("zbv", 2, 1, 1, 1);
+  out.push_back({"zbv zerobubble, T_F=T_B=T_W", 0.0, v.first.bubble.zerobubble});
+  out.push_back({"zbv peak activations (p)", P,
+                 *std::max_element(v.second.peak_activations.begin(),
+                                   v.second.peak_activations.end())});
   auto h2 = zb("zbh2", 1, 1, 1, 1);
   out.push_back({"zbh2 zerobubble, T_F=T_B=T_W", 0.0, h2.first.bubble.zerobubble});
   out.push_back({"1f1b peak activations rank 0 (p)", P, one.second.peak_activations[0]});
