@@ -90,6 +90,7 @@ class Milp {
     Cbc_setParameter(m_, "preprocess", "off");  // else CBC drops the MIP start
     // CBC's root cut rounds ignore the time limit; on big models they overrun it by minutes.
     if (size() > 5000) Cbc_setParameter(m_, "cuts", "off");
+    Cbc_setParameter(m_, "timeMode", "elapsed");  // the limit in wall-clock seconds, as reported
     Cbc_setMaximumSeconds(m_, std::max(0.1, seconds));
     const auto t0 = std::chrono::steady_clock::now();
     Cbc_solve(m_);
