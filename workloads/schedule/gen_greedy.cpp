@@ -20,8 +20,7 @@ PlanModel plan_model(const Params& p, std::vector<int> stage_rank, bool with_lin
 }
 
 void check(const Params& p) {
-  if (p.ranks < 1) throw std::invalid_argument("ranks (stages) must be >= 1");
-  if (p.microbatches < 1) throw std::invalid_argument("microbatches must be >= 1");
+  check_sizes(p);
   if (!p.links.empty() && static_cast<int>(p.links.size()) != p.ranks)
     throw std::invalid_argument("links: expected a ranks x ranks matrix");
 }

@@ -33,15 +33,8 @@
 
 namespace xdc::sched {
 
-namespace {
-void check(const Params& p) {
-  if (p.ranks < 1) throw std::invalid_argument("ranks (stages) must be >= 1");
-  if (p.microbatches < 1) throw std::invalid_argument("microbatches must be >= 1");
-}
-}  // namespace
-
 Schedule gen_zbh1(const Params& p) {
-  check(p);
+  check_sizes(p);
   const int P = p.ranks, m = p.microbatches;
   if (p.memory_cap > 0 && p.memory_cap + 1e-9 < P)
     throw std::invalid_argument("zbh1: memory_cap (" + std::to_string(p.memory_cap) +
@@ -232,7 +225,7 @@ class VSchedule {
 }  // namespace
 
 Schedule gen_zbv(const Params& p) {
-  check(p);
+  check_sizes(p);
   const int P = p.ranks, m = p.microbatches;
   const StageCosts c = stage_costs(p, 2 * P);
   // The authors' costs: each rank's average over its two chunks, then the median rank.
