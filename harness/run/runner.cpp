@@ -19,7 +19,7 @@
 #include "harness/run/environment.h"
 #include "harness/run/plan.h"
 #include "harness/trace/chrome.h"
-include "harness/sim/simulator.h"
+#include "harness/sim/simulator.h"
 #include "workloads/schedule/csv.h"
 
 namespace xdc::run {

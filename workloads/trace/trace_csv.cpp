@@ -1,3 +1,4 @@
+#include <fstream>
 #include <map>
 #include <sstream>
 #include <stdexcept>
@@ -5,6 +6,12 @@
 #include "workloads/trace/trace.h"
 
 namespace xdc::trace {
+
+void write_file(const std::string& path, const std::string& content) {
+  std::ofstream out(path);
+  if (!out) throw std::runtime_error("cannot write " + path);
+  out << content;
+}
 
 std::string to_csv(const Trace& t) {
   std::ostringstream out;
