@@ -9,6 +9,7 @@
 
 #include "harness/report/report.h"
 #include "harness/run/runner.h"
+#include "harness/run/simulate.h"
 
 namespace xdc::sweep {
 namespace fs = std::filesystem;
@@ -131,6 +132,30 @@ SweepOutcome run_sweep(const Sweep& s, const SweepOptions& opts) {
   out.interrupted = cancelled();
   for (auto& ps : out.points)  // points run before reports existed, or by an older xdc
     if (!out.interrupted) write_point_report(fs::path(out.out_dir) / ps.point.id);
+  out.rows = write_sweep_outputs(s, out.points, out.out_dir);
+  return out;
+}
+
+SweepOutcome simulate_sweep(const Sweep& s, const std::string& out_dir) {
+  SweepOutcome out;
+  out.out_dir =
+      fs::absolute(out_dir.empty() ? "results/simulate-sweep-" + s.name : out_dir).string();
+  std::vector<run::Plan> plans;  // every point planned (and checked) before anything is written
+  const std::vector<Point> points = expand(s);
+  for (const Point& p : points) plans.push_back(run::make_plan(point_experiment(s, p)));
+  fs::create_directories(out.out_dir);
+  {
+    std::ifstream in(s.file, std::ios::binary);
+    std::ofstream copy(fs::path(out.out_dir) / "sweep.yaml", std::ios::binary | std::ios::trunc);
+    copy << in.rdbuf();
+  }
+  for (size_t i = 0; i < points.size(); ++i) {
+    const fs::path dir = fs::path(out.out_dir) / points[i].id;
+    run::simulate_plan(plans[i], dir.string(), run::SimulateOptions{false, ""});
+    std::vector<std::string> names;
+    for (auto& c : plans[i].experiment.schedules) names.push_back(c.name);
+    out.points.push_back({points[i], point_state(dir.string(), point_text(s, points[i]), names)});
+  }
   out.rows = write_sweep_outputs(s, out.points, out.out_dir);
   return out;
 }
