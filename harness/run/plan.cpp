@@ -1,5 +1,7 @@
 #include "harness/run/plan.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -291,6 +293,7 @@ Plan make_plan(const Experiment& e) {
   p.worker.iteration_barrier = defaults.iteration_barrier;
   p.worker.replicas = e.data_parallel;
   p.worker.world = world_link_model(e);
+  p.cpus = static_cast<int>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
   p.dp_groups.assign(e.stages, {});
   for (int r = 0; r < e.data_parallel; ++r)
     for (int st = 0; st < e.stages; ++st) p.dp_groups[st].push_back(r * e.stages + st);

@@ -12,6 +12,7 @@
 // sleeps; real compute plans with FLOPs / compute.real.gflops (F = 1/3 of the training
 // FLOPs of the stage's layers, B = W = F) until measured costs replace them
 // (measured_costs, for the prediction beside a real run).
+#include <algorithm>
 #include <string>
 #include <utility>
 #include <vector>
@@ -44,6 +45,14 @@ struct Plan {
                             // with the links between every world rank
   std::vector<std::vector<int>> dp_groups;  // [pipeline rank] -> world ranks holding it
   std::vector<SchedulePlan> schedules;      // in the experiment's order
+  // CPU sharing: every emulated host is a namespace of this machine, so all world ranks
+  // (each with its comm thread) share its `cpus` (nproc). The simulator has no CPU-sharing
+  // model: modeled compute sleeps; real compute is predicted with durations measured in
+  // the same run, under the same sharing (measured_costs); recorded in summary.json.
+  int cpus = 1;
+  double ranks_per_cpu() const {
+    return static_cast<double>(experiment.world_size()) / std::max(1, cpus);
+  }
 };
 
 // Everything that can be wrong with the input is found here (InputError naming the

@@ -159,7 +159,9 @@ nlohmann::json run_summary_json(const Plan& plan, const std::vector<ScheduleResu
                       {"interrupted", interrupted},
                       {"simulation",
                        {{"grad_norm_allreduce", plan.worker.grad_norm},
-                        {"iteration_barrier", plan.worker.iteration_barrier}}},
+                        {"iteration_barrier", plan.worker.iteration_barrier},
+                        {"cpus", plan.cpus},
+                        {"ranks_per_cpu", plan.ranks_per_cpu()}}},
                       {"schedules", nlohmann::json::array()}};
   if (!backend.empty()) j["backend"] = backend;
   if (!network.empty()) j["network"] = network;
