@@ -5,6 +5,7 @@
 //   xdc schedule show EXP.yaml                                  each schedule of an
 //       experiment as planned (run/plan.h) and predicted, in the experiment's own costs
 //   xdc schedule validate FILE.csv [--memory-cap N]             exit 2 when invalid
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <iostream>
@@ -61,7 +62,9 @@ int show_experiment(const std::string& file) {
     std::printf("%s: %d ranks, %d stages, %d microbatches; simulated iteration %.3f s\n",
                 sp.choice.name.c_str(), sp.schedule.ranks, sp.schedule.stages,
                 sp.schedule.microbatches, static_cast<double>(p.summary.iteration_ns) / 1e9);
-    std::cout << trace::text_gantt(p.trace, sp.schedule.chunks(), 0, 160);
+    // Measured-scale durations share no useful gcd: 150 columns across the iteration.
+    const int64_t quantum = std::max<int64_t>(1, p.summary.iteration_ns / 150);
+    std::cout << trace::text_gantt(p.trace, sp.schedule.chunks(), quantum, 160);
     std::printf(
         "bubble: megatron %.1f%%, zerobubble %.1f%%, crosspipe %.1f%%\npeak activations "
         "(microbatches):",

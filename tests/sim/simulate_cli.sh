@@ -6,6 +6,7 @@
 #    and schedule.csv, report.html;
 #  - SWEEP: one row per point and schedule in sweep.csv, the simulated column filled and
 #    the measured one empty;
+#  - `xdc schedule show EXP.yaml` draws each schedule of the experiment;
 #  - bad input: exit 2 with FILE:LINE:COL, as `xdc run`.
 # Usage: simulate_cli.sh XDC_BINARY   (from the source root)
 set -u
@@ -61,6 +62,13 @@ filled=$(tail -n +2 "$csv" | cut -d, -f"$sim" | grep -c '^[0-9.e+-]\+$')
 measured=$(tail -n +2 "$csv" | cut -d, -f"$meas" | grep -c .)
 [[ $measured -eq 0 ]] || fail "sweep.csv: $measured rows have a measured iteration_s"
 [[ -s $out/sweep/index.html ]] || fail "index.html missing"
+
+# `xdc schedule show EXP.yaml`: the experiment's schedules as planned and predicted.
+shown=$(as_user "$xdc" schedule show tests/run/modeled-20ms.yaml 2>&1) || fail "schedule show EXP.yaml: exit $?"
+for name in 1f1b crosspipe-greedy; do
+  grep -q "^$name: 4 ranks, 4 stages, 8 microbatches; simulated iteration" <<<"$shown" ||
+    fail "schedule show EXP.yaml: no $name"
+done
 
 # Bad input: exit 2, FILE:LINE:COL, nothing written.
 err=$(as_user "$xdc" simulate tests/run/bad-host.yaml -o "$out/bad" 2>&1 >/dev/null)
