@@ -31,6 +31,9 @@ trace::Trace simulate(const sched::Schedule& s, const CostModel& costs, const Li
   if (links.ranks != s.ranks)
     throw std::invalid_argument("link model has " + std::to_string(links.ranks) +
                                 " ranks, the schedule " + std::to_string(s.ranks));
+  if (!it.start_ns.empty() && static_cast<int>(it.start_ns.size()) != s.ranks)
+    throw std::invalid_argument("start times for " + std::to_string(it.start_ns.size()) +
+                                " ranks, the schedule has " + std::to_string(s.ranks));
   trace::Trace t;
   t.name = s.name;
   t.ranks = s.ranks;

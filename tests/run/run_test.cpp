@@ -247,6 +247,14 @@ TEST(Run, DataParallelReplicasAcrossDcsKeepIdenticalWeights) {
   }
   EXPECT_NE(sums(0), sums(1));
   const auto sc = summary_of(dir)["schedules"][0];
+  // Real compute: `xdc simulate --measured` with this run's durations predicts what the
+  // run printed (the grad-norm all-reduce and the barrier over both replicas included).
+  auto q = run_xdc({"simulate", "tests/run/dp-real.yaml", "--measured", dir.string(), "-o",
+                    (dir / "sim").string()},
+                   60);
+  ASSERT_EQ(q.rc, 0) << q.out;
+  EXPECT_EQ(summary_of(dir / "sim")["schedules"][0]["simulated_iteration_s"].get<double>(),
+            sc["simulated_iteration_s"].get<double>());
   EXPECT_GT(sc["waits_s_per_iteration"].value("ALLREDUCE", 0.0) +
                 sc["waits_s_per_iteration"].value("GRAD_NORM", 0.0),
             0.0);
