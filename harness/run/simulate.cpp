@@ -10,16 +10,6 @@
 
 namespace xdc::run {
 namespace fs = std::filesystem;
-namespace {
-
-void write(const fs::path& p, const std::string& text) {
-  std::ofstream out(p);
-  out << text;
-  if (!out) throw std::runtime_error("cannot write " + p.string());
-}
-
-}  // namespace
-
 std::vector<ScheduleResult> simulate_plan(const Plan& plan, const std::string& out_dir,
                                           const SimulateOptions& o) {
   // Measured costs are read before anything is written.
@@ -41,7 +31,7 @@ std::vector<ScheduleResult> simulate_plan(const Plan& plan, const std::string& o
   }
   const fs::path root = out_dir;
   fs::create_directories(root);
-  write(root / "experiment.yaml", plan.experiment.text);
+  trace::write_file((root / "experiment.yaml").string(), plan.experiment.text);
   std::vector<ScheduleResult> out;
   for (size_t i = 0; i < plan.schedules.size(); ++i) {
     const SchedulePlan& sp = plan.schedules[i];
@@ -59,7 +49,7 @@ std::vector<ScheduleResult> simulate_plan(const Plan& plan, const std::string& o
         sched::write_csv_file((dir / "schedule.csv").string(), sp.schedule);
         trace::write_file((dir / "simulated.trace.json").string(), trace::to_chrome_json(p.trace));
         trace::write_file((dir / "simulated.trace.csv").string(), trace::to_csv(p.trace));
-        write(dir / "summary.json", summary_json(r).dump(2) + "\n");
+        trace::write_file((dir / "summary.json").string(), summary_json(r).dump(2) + "\n");
       }
     } catch (const std::invalid_argument& ex) {  // a schedule that deadlocks
       r.ok = false;
@@ -67,7 +57,8 @@ std::vector<ScheduleResult> simulate_plan(const Plan& plan, const std::string& o
     }
     out.push_back(std::move(r));
   }
-  write(root / "summary.json", run_summary_json(plan, out, "", "", false).dump(2) + "\n");
+  trace::write_file((root / "summary.json").string(),
+                    run_summary_json(plan, out, "", "", false).dump(2) + "\n");
   return out;
 }
 

@@ -41,6 +41,13 @@ bool needs_run(PointState st, bool retry_failed) {
          (st == PointState::kFailed && retry_failed);
 }
 
+// The sweep file as given, beside its results.
+void copy_sweep_file(const Sweep& s, const std::string& dir) {
+  std::ifstream in(s.file, std::ios::binary);
+  std::ofstream copy(fs::path(dir) / "sweep.yaml", std::ios::binary | std::ios::trunc);
+  copy << in.rdbuf();
+}
+
 // A stale point's results (another base or grid wrote them) are moved aside, not mixed in.
 void move_aside(const fs::path& dir) {
   for (int n = 1;; ++n) {
@@ -58,11 +65,7 @@ SweepOutcome run_sweep(const Sweep& s, const SweepOptions& opts) {
   SweepOutcome out;
   out.out_dir = fs::absolute(opts.out_dir.empty() ? default_sweep_dir(s) : opts.out_dir).string();
   fs::create_directories(out.out_dir);
-  {
-    std::ifstream in(s.file, std::ios::binary);
-    std::ofstream copy(fs::path(out.out_dir) / "sweep.yaml", std::ios::binary | std::ios::trunc);
-    copy << in.rdbuf();
-  }
+  copy_sweep_file(s, out.out_dir);
   out.points = survey(s, out.out_dir);
   auto cancelled = [&] { return opts.cancel && opts.cancel->load(); };
 
@@ -144,11 +147,7 @@ SweepOutcome simulate_sweep(const Sweep& s, const std::string& out_dir) {
   const std::vector<Point> points = expand(s);
   for (const Point& p : points) plans.push_back(run::make_plan(point_experiment(s, p)));
   fs::create_directories(out.out_dir);
-  {
-    std::ifstream in(s.file, std::ios::binary);
-    std::ofstream copy(fs::path(out.out_dir) / "sweep.yaml", std::ios::binary | std::ios::trunc);
-    copy << in.rdbuf();
-  }
+  copy_sweep_file(s, out.out_dir);
   for (size_t i = 0; i < points.size(); ++i) {
     const fs::path dir = fs::path(out.out_dir) / points[i].id;
     run::simulate_plan(plans[i], dir.string(), run::SimulateOptions{false, ""});
