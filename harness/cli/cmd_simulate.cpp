@@ -1,9 +1,19 @@
-// xdc simulate: predict a pipeline run with the discrete-event simulator.
-// For now the run is described by flags (the experiment YAML comes with the launcher):
+// xdc simulate: predict a pipeline run with the discrete-event simulator; no root, no
+// namespaces, nothing built.
+//   xdc simulate EXP.yaml [-o DIR]     the experiment as `xdc run` would run it (its plan,
+//                                      run/plan.h): DIR/summary.json in `xdc run`'s schema,
+//                                      per schedule the simulated trace, report.html
+//                                      (run/simulate.h)
+//   xdc simulate SWEEP.yaml [-o DIR]   every point of a sweep (sweep/runner.h's
+//                                      simulate_sweep): DIR/sweep.csv, index.html
 //   xdc simulate --schedule 1f1b,overlap --stages 4 --microbatches 8 --dcs 2
 //     --latency 20ms --bandwidth 10gbit --tf 20ms --tb 40ms --activation 10mb -o DIR
-// Writes DIR/summary.json and, per schedule, DIR/<schedule>/{trace.json,trace.csv,schedule.csv}.
+//                                      a run described by flags: DIR/summary.json and per
+//                                      schedule DIR/<schedule>/{trace.json,trace.csv,schedule.csv}
+#include <yaml-cpp/yaml.h>
+
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -14,8 +24,12 @@
 #include "commands.h"
 #include "common/input_error.h"
 #include "harness/common/units.h"
+#include "harness/report/report.h"
+#include "harness/run/results.h"
+#include "harness/run/simulate.h"
 #include "harness/sim/setup.h"
 #include "harness/sim/simulator.h"
+#include "harness/sweep/runner.h"
 #include "harness/trace/analysis.h"
 #include "harness/trace/chrome.h"
 #include "workloads/schedule/csv.h"
@@ -26,6 +40,7 @@ namespace xdc::cli {
 
 namespace {
 struct SimArgs {
+  std::string measured;  // with an experiment: a results directory of `xdc run`
   std::string experiment, schedules = "1f1b", out_dir = "results/simulate";
   int stages = 4, microbatches = 8, chunks = 2, dcs = 1;
   std::string latency = "0", bandwidth, lan_latency = "0", lan_bandwidth;
@@ -47,11 +62,56 @@ double rate_bps(const std::string& flag, const std::string& text) {
   return static_cast<double>(*r.value);
 }
 
+// A sweep file has a `grid:`; anything else is read as an experiment (whose parser
+// reports what is wrong with it, FILE:LINE:COL).
+bool is_sweep_file(const std::string& path) {
+  try {
+    const YAML::Node n = YAML::LoadFile(path);
+    return n.IsMap() && n["grid"];
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
+int simulate_file(const std::string& file, const std::string& out_dir,
+                  const std::string& measured) {
+  if (is_sweep_file(file)) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const sweep::Sweep s = sweep::load_sweep(file);
+    const sweep::SweepOutcome r = sweep::simulate_sweep(s, out_dir);
+    const double secs =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::printf("sweep %s: %zu points simulated in %.2f s\nresults: %s/sweep.csv, %s/index.html\n",
+                s.name.c_str(), r.points.size(), secs, r.out_dir.c_str(), r.out_dir.c_str());
+    return kExitOk;
+  }
+  const run::Plan plan = run::make_plan(run::load_experiment(file));
+  const std::string dir = out_dir.empty() ? "results/simulate-" + plan.experiment.name : out_dir;
+  const auto results = run::simulate_plan(plan, dir, run::SimulateOptions{true, measured});
+  std::printf("%-18s %12s %10s %10s %10s  %s\n", "schedule", "simulated", "megatron", "zerobubble",
+              "crosspipe", "costs");
+  bool ok = true;
+  for (const auto& r : results) {
+    ok = ok && r.ok;
+    if (!r.ok) {
+      std::printf("%-18s FAILED: %s\n", r.schedule.c_str(), r.error.c_str());
+      continue;
+    }
+    std::printf("%-18s %10.3f s %9.1f%% %9.1f%% %9.1f%%  %s\n", r.schedule.c_str(),
+                r.simulated_iteration_s, 100 * r.simulated_bubble.megatron,
+                100 * r.simulated_bubble.zerobubble, 100 * r.simulated_bubble.crosspipe,
+                r.simulated_costs.c_str());
+  }
+  std::printf("results: %s/summary.json\n", dir.c_str());
+  try {
+    std::printf("report:  %s\n", report::write_report(dir).c_str());
+  } catch (const std::exception& ex) {  // the prediction stands anyway
+    std::fprintf(stderr, "xdc: no report: %s\n", ex.what());
+  }
+  return ok ? kExitOk : kExitRunFailed;
+}
+
 int run(const SimArgs& a) {
-  if (!a.experiment.empty())
-    throw InputError(SourcePos{a.experiment, 0, 0},
-                     "experiment YAML is not read by `xdc simulate` yet: describe the run with "
-                     "flags (xdc simulate --help)");
   if (a.stages < 1 || a.microbatches < 1 || a.dcs < 1 || a.dcs > a.stages)
     throw InputError("--stages, --microbatches >= 1 and 1 <= --dcs <= --stages expected");
   sim::CostSpec spec;
@@ -152,7 +212,8 @@ void add_simulate_command(CLI::App& app, Commands& out) {
   static SimArgs a;
   auto* c =
       app.add_subcommand("simulate", "predict a pipeline run with the discrete-event simulator");
-  c->add_option("experiment", a.experiment, "experiment YAML (not yet: use the flags)");
+  c->add_option("file", a.experiment,
+                "experiment or sweep YAML (else the run is described by the flags)");
   c->add_option("-s,--schedule", a.schedules, "schedules, comma-separated (xdc schedule list)")
       ->capture_default_str();
   c->add_option("-p,--stages", a.stages, "pipeline ranks")->capture_default_str();
@@ -180,8 +241,28 @@ void add_simulate_command(CLI::App& app, Commands& out) {
       ->capture_default_str();
   c->add_option("--memory-cap", a.memory_cap, "peak activations per rank (microbatches)");
   c->add_option("--milp-seconds", a.milp_seconds, "time limit of `optimal`")->capture_default_str();
-  c->add_option("-o,--output", a.out_dir, "output directory")->capture_default_str();
-  out.push_back({c, [] { return run(a); }});
+  auto* measured_opt =
+      c->add_option("--measured", a.measured,
+                    "with EXP.yaml: predict with the compute durations this `xdc run` results "
+                    "directory measured (its <schedule>/trace.csv)");
+  auto* out_opt = c->add_option("-o,--output", a.out_dir,
+                                "output directory (with a file: results/simulate-<name>, "
+                                "results/simulate-sweep-<name>)");
+  out.push_back(
+      {c, [c, out_opt, measured_opt] {
+         if (a.experiment.empty()) {
+           if (measured_opt->count()) throw InputError("--measured: needs an experiment file");
+           return run(a);
+         }
+         // The flags describe a run of their own; with a file they would be ignored.
+         for (const CLI::Option* o : c->get_options())
+           if (o != out_opt && o != measured_opt && o->get_name() != "file" && o->count() > 0)
+             throw InputError(o->get_name() + ": describes a run without a file; " + a.experiment +
+                              " describes its own");
+         if (measured_opt->count() && is_sweep_file(a.experiment))
+           throw InputError("--measured: takes an experiment, not a sweep");
+         return simulate_file(a.experiment, out_opt->count() ? a.out_dir : "", a.measured);
+       }});
 }
 
 }  // namespace xdc::cli

@@ -1,5 +1,7 @@
 #include "harness/run/plan.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -178,7 +180,24 @@ sched::Params schedule_params(const Experiment& e) {
   return p;
 }
 
-sched::Schedule make_schedule(const Experiment& e, const ScheduleChoice& c) {
+sim::LinkModel world_link_model(const Experiment& e) {
+  const std::vector<std::string> hosts = e.rank_hosts();
+  const int n = static_cast<int>(hosts.size());
+  sim::LinkModel m = sim::LinkModel::uniform(n, {});
+  const topo::Routes routes = topo::compute_routes(e.topology);
+  std::map<std::pair<std::string, std::string>, sim::Link> seen;  // replicas share hosts
+  for (int a = 0; a < n; ++a)
+    for (int b = 0; b < n; ++b) {
+      if (a == b) continue;
+      auto [it, fresh] = seen.try_emplace({hosts[a], hosts[b]});
+      if (fresh) it->second = host_link(e, routes, hosts[a], hosts[b]);
+      m.at(a, b) = it->second;
+    }
+  return m;
+}
+
+sched::Schedule make_schedule(const Experiment& e, const sched::Params& params,
+                              const ScheduleChoice& c) {
   sched::Schedule s;
   if (!c.csv_file.empty()) {
     s = sched::read_csv_file(c.csv_file);
@@ -190,7 +209,7 @@ sched::Schedule make_schedule(const Experiment& e, const ScheduleChoice& c) {
                            std::to_string(e.stages) + " and " + std::to_string(e.microbatches));
   } else {
     try {
-      s = sched::generate(c.name, schedule_params(e));
+      s = sched::generate(c.name, params);
     } catch (const std::invalid_argument& err) {
       throw InputError(SourcePos{e.source_file, 0, 0},
                        "schedules: " + c.name + ": " + std::string(err.what()));
@@ -261,8 +280,43 @@ sim::CostModel measured_costs(const trace::Trace& t, const sim::CostModel& plann
   return c;
 }
 
-worker::RunSpec run_spec(const Experiment& e, const sched::Schedule& s, const sim::CostModel& costs,
-                         const std::string& run_dir, const std::string& schedule_csv) {
+Plan make_plan(const Experiment& e) {
+  Plan p;
+  p.experiment = e;
+  p.params = schedule_params(e);
+  p.links = link_model(e);
+  // What the workers do besides the schedule (executor.cpp): the gradient-norm all-reduce
+  // when real compute clips gradients, the barrier before every iteration.
+  const worker::RunSpec defaults;
+  p.worker.grad_norm =
+      e.compute.mode == Compute::Mode::kReal && defaults.grad_clip > 0 && e.stages > 1;
+  p.worker.iteration_barrier = defaults.iteration_barrier;
+  p.worker.replicas = e.data_parallel;
+  p.worker.world = world_link_model(e);
+  p.cpus = static_cast<int>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
+  p.dp_groups.assign(e.stages, {});
+  for (int r = 0; r < e.data_parallel; ++r)
+    for (int st = 0; st < e.stages; ++st) p.dp_groups[st].push_back(r * e.stages + st);
+  for (const auto& c : e.schedules) {
+    SchedulePlan sp{c, make_schedule(e, p.params, c), {}};
+    sp.costs = planned_costs(e, sp.schedule.stage_rank);
+    p.schedules.push_back(std::move(sp));
+  }
+  return p;
+}
+
+Prediction predict(const Plan& p, const SchedulePlan& s, const sim::CostModel& costs) {
+  Prediction out;
+  out.trace = sim::simulate_iteration(s.schedule, costs, p.links, p.worker);
+  out.summary = trace::analyze(out.trace);
+  return out;
+}
+
+worker::RunSpec run_spec(const Plan& p, const SchedulePlan& sp, const std::string& run_dir,
+                         const std::string& schedule_csv) {
+  const Experiment& e = p.experiment;
+  const sched::Schedule& s = sp.schedule;
+  const sim::CostModel& costs = sp.costs;
   worker::RunSpec r;
   r.run_dir = run_dir;
   r.schedule_name = s.name;

@@ -1,7 +1,10 @@
 #pragma once
-// From an experiment to what one schedule's run needs: the schedule itself, the costs
-// and links the simulator predicts with (the same the latency-aware generators plan
-// with), and the worker's RunSpec.
+// From an experiment to what its runs need, resolved once: make_plan() turns an
+// Experiment into a Plan (every schedule generated and checked, per-rank costs, the link
+// model, what the workers do besides the schedule, DP groups, the MPI/TCP settings and
+// time dilation as recorded) that `xdc run`, `xdc simulate` and `xdc schedule show`
+// consume; predict() is the one prediction of a schedule, run_spec() the worker's spec.
+// The functions below the Plan are its building blocks.
 //
 // Links come from the topology as run: between the DCs of two ranks, the one-way delays
 // along the route add up and the slowest rate counts; inside a DC, intra_dc. Jitter and
@@ -9,18 +12,66 @@
 // sleeps; real compute plans with FLOPs / compute.real.gflops (F = 1/3 of the training
 // FLOPs of the stage's layers, B = W = F) until measured costs replace them
 // (measured_costs, for the prediction beside a real run).
+#include <algorithm>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "harness/run/experiment.h"
 #include "harness/sim/cost_model.h"
 #include "harness/sim/link_model.h"
-#include "workloads/trace/trace.h"
+#include "harness/sim/worker_model.h"
+#include "harness/trace/analysis.h"
 #include "workloads/schedule/params.h"
 #include "workloads/schedule/schedule.h"
+#include "workloads/trace/trace.h"
 #include "workloads/worker/run_spec.h"
 
 namespace xdc::run {
+
+struct SchedulePlan {
+  ScheduleChoice choice;
+  sched::Schedule schedule;  // generated (or read) and validated
+  sim::CostModel costs;      // planned: modeled compute as the workers sleep it; real
+                             // compute from FLOPs / compute.real.gflops
+};
+
+struct Plan {
+  Experiment experiment;    // as loaded: topology, tcp, mpi (tcp_links, mca, progress),
+                            // time_dilation, model, text
+  sched::Params params;     // what the latency-aware generators planned with
+  sim::LinkModel links;     // between replica 0's pipeline ranks
+  sim::WorkerModel worker;  // iteration-level behaviour of the workers (worker_model.h),
+                            // with the links between every world rank
+  std::vector<std::vector<int>> dp_groups;  // [pipeline rank] -> world ranks holding it
+  std::vector<SchedulePlan> schedules;      // in the experiment's order
+  // CPU sharing: every emulated host is a namespace of this machine, so all world ranks
+  // (each with its comm thread) share its `cpus` (nproc). The simulator has no CPU-sharing
+  // model: modeled compute sleeps; real compute is predicted with durations measured in
+  // the same run, under the same sharing (measured_costs); recorded in summary.json.
+  int cpus = 1;
+  double ranks_per_cpu() const {
+    return static_cast<double>(experiment.world_size()) / std::max(1, cpus);
+  }
+};
+
+// Everything that can be wrong with the input is found here (InputError naming the
+// experiment file); nothing is built or run.
+Plan make_plan(const Experiment& e);
+
+// One schedule predicted with `costs` (its planned costs, or measured ones): a measured
+// iteration as the workers run it (sim::simulate_iteration).
+struct Prediction {
+  trace::Trace trace;
+  trace::Summary summary;
+};
+Prediction predict(const Plan& p, const SchedulePlan& s, const sim::CostModel& costs);
+
+// The worker's spec; schedule_csv and run_dir absolute.
+worker::RunSpec run_spec(const Plan& p, const SchedulePlan& s, const std::string& run_dir,
+                         const std::string& schedule_csv);
+
+// ---- building blocks of make_plan
 
 // Ranks of one replica (the simulator's view), replica 0's placement.
 sim::LinkModel link_model(const Experiment& e);
@@ -28,16 +79,16 @@ sim::LinkModel link_model(const Experiment& e);
 sim::CostModel planned_costs(const Experiment& e, const std::vector<int>& stage_rank);
 // Generator parameters (ms) from the plain placement's costs and the links.
 sched::Params schedule_params(const Experiment& e);
-// Generates (or reads) the schedule; InputError when a CSV does not fit the experiment.
-sched::Schedule make_schedule(const Experiment& e, const ScheduleChoice& c);
+// Every world rank (replica * stages + pipeline rank) to every other, as link_model.
+sim::LinkModel world_link_model(const Experiment& e);
+// Generates (or reads) the schedule with `params` (schedule_params); InputError when a
+// CSV does not fit the experiment or the schedule is not valid.
+sched::Schedule make_schedule(const Experiment& e, const sched::Params& params,
+                              const ScheduleChoice& c);
 
 // Mean measured duration per stage of F, B, W (BW split in halves), OPT, ALLREDUCE;
 // stages never seen keep `planned`'s values.
 sim::CostModel measured_costs(const trace::Trace& t, const sim::CostModel& planned);
-
-// The worker's spec; schedule_csv and run_dir absolute.
-worker::RunSpec run_spec(const Experiment& e, const sched::Schedule& s, const sim::CostModel& costs,
-                         const std::string& run_dir, const std::string& schedule_csv);
 
 // Training FLOPs of one iteration of the whole run (all replicas), for MFU; and the
 // peak FLOP/s of one rank it is stated against.

@@ -114,32 +114,85 @@ nlohmann::json num(double x) {
 }  // namespace
 
 nlohmann::json summary_json(const ScheduleResult& r) {
-  nlohmann::json loss = nlohmann::json::array();
-  for (double x : r.loss) loss.push_back(num(x));
-  nlohmann::json j = {
-      {"schedule", r.schedule},
-      {"ok", r.ok},
-      {"iterations", r.iteration_s.size()},
-      {"iteration_s", r.iteration_s},
-      {"iteration_s_mean", r.mean()},
-      {"iteration_s_p50", r.percentile(50)},
-      {"iteration_s_p95", r.percentile(95)},
-      {"bubble_ratio", bubble_json(r.bubble)},
-      {"simulated_iteration_s", r.simulated_iteration_s},
-      {"simulated_bubble_ratio", bubble_json(r.simulated_bubble)},
-      {"simulated_costs", r.simulated_costs},
-      {"measured_over_simulated",
-       r.simulated_iteration_s > 0 ? num(r.mean() / r.simulated_iteration_s) : nlohmann::json()},
-      {"tokens_per_s", r.tokens_per_s},
-      {"loss", loss},
-      {"waits_s_per_iteration", r.waits_s}};
-  if (r.peak_flops_per_rank > 0)
-    j["mfu"] = {{"value", r.mfu},
-                {"peak_flops_per_rank", r.peak_flops_per_rank},
-                {"basis", r.modeled_compute ? "modeled" : "measured"}};
-  j["tokens_per_s_basis"] = r.modeled_compute ? "modeled" : "measured";
+  nlohmann::json j = {{"schedule", r.schedule},
+                      {"ok", r.ok},
+                      {"simulated_iteration_s", r.simulated_iteration_s},
+                      {"simulated_bubble_ratio", bubble_json(r.simulated_bubble)},
+                      {"simulated_costs", r.simulated_costs}};
+  if (r.measured) {
+    nlohmann::json loss = nlohmann::json::array();
+    for (double x : r.loss) loss.push_back(num(x));
+    j.update(
+        {{"iterations", r.iteration_s.size()},
+         {"iteration_s", r.iteration_s},
+         {"iteration_s_mean", r.mean()},
+         {"iteration_s_p50", r.percentile(50)},
+         {"iteration_s_p95", r.percentile(95)},
+         {"bubble_ratio", bubble_json(r.bubble)},
+         {"measured_over_simulated",
+          r.simulated_iteration_s > 0 ? num(r.mean() / r.simulated_iteration_s) : nlohmann::json()},
+         {"tokens_per_s", r.tokens_per_s},
+         {"loss", loss},
+         {"waits_s_per_iteration", r.waits_s}});
+    if (r.peak_flops_per_rank > 0)
+      j["mfu"] = {{"value", r.mfu},
+                  {"peak_flops_per_rank", r.peak_flops_per_rank},
+                  {"basis", r.modeled_compute ? "modeled" : "measured"}};
+    j["tokens_per_s_basis"] = r.modeled_compute ? "modeled" : "measured";
+  }
   if (!r.ok) j["error"] = r.error;
   return j;
+}
+
+nlohmann::json run_summary_json(const Plan& plan, const std::vector<ScheduleResult>& rs,
+                                const std::string& backend, const std::string& network,
+                                bool interrupted) {
+  const Experiment& e = plan.experiment;
+  bool measured = false;
+  for (auto& r : rs) measured = measured || r.measured;
+  nlohmann::json j = {{"experiment", e.name},
+                      {"compute_mode", e.compute.name()},
+                      {"time_dilation", e.time_dilation},
+                      {"world_size", e.world_size()},
+                      {"stages", e.stages},
+                      {"data_parallel", e.data_parallel},
+                      {"microbatches", e.microbatches},
+                      {"microbatch_size", e.microbatch_size},
+                      {"mpi_tcp_links", e.tcp_links == 0 ? 1 : e.tcp_links},
+                      {"interrupted", interrupted},
+                      {"simulation",
+                       {{"grad_norm_allreduce", plan.worker.grad_norm},
+                        {"iteration_barrier", plan.worker.iteration_barrier},
+                        {"cpus", plan.cpus},
+                        {"ranks_per_cpu", plan.ranks_per_cpu()}}},
+                      {"schedules", nlohmann::json::array()}};
+  if (!backend.empty()) j["backend"] = backend;
+  if (!network.empty()) j["network"] = network;
+  if (!measured) j["simulated"] = true;
+  for (auto& r : rs) j["schedules"].push_back(summary_json(r));
+  return j;
+}
+
+void set_simulated(ScheduleResult& r, const Prediction& p) {
+  r.simulated_iteration_s = static_cast<double>(p.summary.iteration_ns) / 1e9;
+  r.simulated_bubble = p.summary.bubble;
+}
+
+std::string simulated_costs_label(const Plan& plan) {
+  return plan.experiment.compute.mode == Compute::Mode::kReal
+             ? "planned from FLOPs (compute.real.gflops)"
+             : "modeled (what the workers sleep)";
+}
+
+void set_throughput(ScheduleResult& r, const Plan& plan, const SchedulePlan& sp,
+                    double iteration_s) {
+  if (iteration_s <= 0) return;
+  const Experiment& e = plan.experiment;
+  r.tokens_per_s = iteration_tokens(e) / iteration_s;
+  r.peak_flops_per_rank = peak_flops_per_rank(e);
+  r.modeled_compute = e.compute.mode == Compute::Mode::kModeled;
+  if (r.peak_flops_per_rank > 0)
+    r.mfu = iteration_flops(e, sp.costs) / (iteration_s * e.world_size() * r.peak_flops_per_rank);
 }
 
 std::string iterations_csv_header() {

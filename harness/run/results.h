@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/run/plan.h"
 #include "harness/trace/analysis.h"
 #include "workloads/trace/trace.h"
 #include "workloads/worker/run_spec.h"
@@ -31,6 +32,7 @@ void undilate(RankFiles& f, double k);
 
 struct ScheduleResult {
   std::string schedule;
+  bool measured = true;  // false: `xdc simulate`, only the simulated fields mean anything
   bool ok = false;
   std::string error;                         // why the run failed ("" when ok)
   std::vector<double> iteration_s;           // per measured iteration completed by all ranks
@@ -53,7 +55,21 @@ struct ScheduleResult {
 // Per-iteration traces from the merged trace and the reports.
 std::vector<trace::Trace> split_iterations(const RankFiles& f);
 
+// One schedule's entry of summary.json; a result that was not measured has only the
+// simulated fields (the measured ones are absent).
 nlohmann::json summary_json(const ScheduleResult& r);
+// The whole summary.json of `xdc run` (backend and network as run) and of `xdc simulate`
+// (no backend or network, "simulated": true when no result was measured).
+nlohmann::json run_summary_json(const Plan& plan, const std::vector<ScheduleResult>& rs,
+                                const std::string& backend, const std::string& network,
+                                bool interrupted);
+// The simulated fields from a prediction.
+void set_simulated(ScheduleResult& r, const Prediction& p);
+// What the prediction's costs are when none were measured (simulated_costs).
+std::string simulated_costs_label(const Plan& plan);
+// tokens/s and MFU (with its peak) for iterations of `iteration_s` (0: left at 0).
+void set_throughput(ScheduleResult& r, const Plan& plan, const SchedulePlan& sp,
+                    double iteration_s);
 // One CSV row per measured iteration: schedule,iteration,iteration_s,loss,megatron,...
 std::string iterations_csv_header();
 std::string iterations_csv_rows(const ScheduleResult& r);

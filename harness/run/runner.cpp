@@ -102,12 +102,6 @@ std::string default_out_dir(const Experiment& e) {
   return (fs::path("results") / (std::string(date) + "-" + e.name)).string();
 }
 
-struct Planned {
-  ScheduleChoice choice;
-  sched::Schedule schedule;
-  sim::CostModel costs;
-};
-
 nlohmann::json waits_per_iteration(const RankFiles& f, size_t iterations) {
   nlohmann::json out = nlohmann::json::object();
   if (iterations == 0) return out;
@@ -123,8 +117,9 @@ nlohmann::json waits_per_iteration(const RankFiles& f, size_t iterations) {
   return out;
 }
 
-ScheduleResult analyse(const Experiment& e, const Planned& p, const fs::path& dir,
+ScheduleResult analyse(const Plan& plan, const SchedulePlan& p, const fs::path& dir,
                        const launch::Result& job) {
+  const Experiment& e = plan.experiment;
   ScheduleResult r;
   r.schedule = p.choice.name;
   r.ok = job.ok();
@@ -154,32 +149,23 @@ ScheduleResult analyse(const Experiment& e, const Planned& p, const fs::path& di
     if (rep.world_rank == last_rank) r.loss = rep.loss;
   r.waits_s = waits_per_iteration(files, r.iteration_s.size());
 
-  // The same schedule predicted: modeled costs as slept; real compute as measured.
+  // The same schedule predicted (plan.h's predict, as `xdc simulate`): modeled costs as
+  // slept; real compute as measured in this run, under the same CPU sharing.
   sim::CostModel costs = p.costs;
-  r.simulated_costs = "modeled (what the workers slept)";
-  if (e.compute.mode == Compute::Mode::kReal) {
+  r.simulated_costs = simulated_costs_label(plan);
+  if (e.compute.mode == Compute::Mode::kReal && !files.trace.events.empty()) {
     costs = measured_costs(files.trace, p.costs);
-    r.simulated_costs =
-        files.trace.events.empty() ? "planned from FLOPs" : "measured compute durations";
+    r.simulated_costs = "measured compute durations (this run, same CPU sharing)";
   }
   try {
-    const trace::Trace sim_t = sim::simulate(p.schedule, costs, link_model(e));
-    const trace::Summary s = trace::analyze(sim_t);
-    r.simulated_iteration_s = static_cast<double>(s.iteration_ns) / 1e9;
-    r.simulated_bubble = s.bubble;
-    trace::write_file((dir / "simulated.trace.json").string(), trace::to_chrome_json(sim_t));
-    trace::write_file((dir / "simulated.trace.csv").string(), trace::to_csv(sim_t));
+    const Prediction pred = predict(plan, p, costs);
+    set_simulated(r, pred);
+    trace::write_file((dir / "simulated.trace.json").string(), trace::to_chrome_json(pred.trace));
+    trace::write_file((dir / "simulated.trace.csv").string(), trace::to_csv(pred.trace));
   } catch (const std::exception& ex) {
     r.simulated_costs = std::string("simulation failed: ") + ex.what();
   }
-  const double mean = r.mean();
-  if (mean > 0) {
-    r.tokens_per_s = iteration_tokens(e) / mean;
-    r.peak_flops_per_rank = peak_flops_per_rank(e);
-    r.modeled_compute = e.compute.mode == Compute::Mode::kModeled;
-    if (r.peak_flops_per_rank > 0)
-      r.mfu = iteration_flops(e, p.costs) / (mean * e.world_size() * r.peak_flops_per_rank);
-  }
+  set_throughput(r, plan, p, r.mean());
   write(dir / "iterations.csv", iterations_csv_header() + iterations_csv_rows(r));
   write(dir / "summary.json", summary_json(r).dump(2) + "\n");
   return r;
@@ -199,12 +185,8 @@ RunOutcome run_experiment(const Experiment& e, const RunOptions& opts) {
   };
   auto cancelled = [&] { return opts.cancel && opts.cancel->load(); };
   // Everything that can be wrong with the input is found before anything is built.
-  std::vector<Planned> plans;
-  for (const auto& c : e.schedules) {
-    Planned p{c, make_schedule(e, c), {}};
-    p.costs = planned_costs(e, p.schedule.stage_rank);
-    plans.push_back(std::move(p));
-  }
+  const Plan plan = make_plan(e);
+  const std::vector<SchedulePlan>& plans = plan.schedules;
   if (!opts.network.empty()) RunNetwork::reusable(e, opts);
   const std::string worker = proc::sibling_exe("xdc-worker");
   if (!fs::exists(worker)) throw std::runtime_error("xdc-worker not found at " + worker);
@@ -264,8 +246,7 @@ RunOutcome run_experiment(const Experiment& e, const RunOptions& opts) {
     for (auto& old : fs::directory_iterator(dir))  // a rerun into the same directory
       if (old.path().filename().string().rfind("rank", 0) == 0) fs::remove(old.path());
     sched::write_csv_file((dir / "schedule.csv").string(), p.schedule);
-    const worker::RunSpec spec =
-        run_spec(e, p.schedule, p.costs, dir.string(), (dir / "schedule.csv").string());
+    const worker::RunSpec spec = run_spec(plan, p, dir.string(), (dir / "schedule.csv").string());
     worker::write_run_spec((dir / "spec.json").string(), spec);
 
     launch::Job job;
@@ -289,7 +270,7 @@ RunOutcome run_experiment(const Experiment& e, const RunOptions& opts) {
     say(fmt::format("[{}] launching {} ranks on {}", p.choice.name, spec.rank_hosts.size(),
                     fmt::join(spec.rank_hosts, ",")));
     const launch::Result res = launch::run_job(state, job);
-    ScheduleResult r = analyse(e, p, dir, res);
+    ScheduleResult r = analyse(plan, p, dir, res);
     if (!r.ok && !fs::exists(net::state_dir(state.name) + "/state.json"))
       r.error += "; network " + state.name +
                  " was removed during the run (xdc down or xdc clean from elsewhere)";
@@ -301,24 +282,10 @@ RunOutcome run_experiment(const Experiment& e, const RunOptions& opts) {
   }
   if (cancelled()) say("interrupted: stopping, tearing the network down");
 
-  nlohmann::json summary = {{"experiment", e.name},
-                            {"backend", shaping_backend(state)},
-                            {"compute_mode", e.compute.name()},
-                            {"time_dilation", e.time_dilation},
-                            {"network", state.name},
-                            {"world_size", e.world_size()},
-                            {"stages", e.stages},
-                            {"data_parallel", e.data_parallel},
-                            {"microbatches", e.microbatches},
-                            {"microbatch_size", e.microbatch_size},
-                            {"mpi_tcp_links", e.tcp_links == 0 ? 1 : e.tcp_links},
-                            {"interrupted", cancelled()},
-                            {"schedules", nlohmann::json::array()}};
+  const nlohmann::json summary =
+      run_summary_json(plan, out.schedules, shaping_backend(state), state.name, cancelled());
   std::string rows;
-  for (auto& r : out.schedules) {
-    summary["schedules"].push_back(summary_json(r));
-    rows += iterations_csv_rows(r);
-  }
+  for (auto& r : out.schedules) rows += iterations_csv_rows(r);
   write(root / "summary.json", summary.dump(2) + "\n");
   write(root / "iterations.csv", iterations_csv_header() + rows);
   return out;  // ~RunNetwork tears down

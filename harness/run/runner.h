@@ -1,10 +1,12 @@
 #pragma once
-// `xdc run`: one experiment end to end. Every schedule is generated (and checked) before
-// anything is built, so bad input costs nothing. Then: the network comes up (or an
-// existing one is reused), optionally a quick link check, and per schedule: schedule.csv
-// + spec.json into its directory, the workers launched (harness/launch), their files
-// read back and analysed, the same schedule simulated. The network this run built is
-// torn down on every way out (success, failure, exception, SIGINT/SIGTERM via `cancel`).
+// `xdc run`: one experiment end to end. The experiment's plan (plan.h: every schedule
+// generated and checked, costs, links) is made before anything is built, so bad input
+// costs nothing. Then: the network comes up (or an existing one is reused), optionally
+// a quick link check, and per schedule: schedule.csv + spec.json into its directory, the
+// workers launched (harness/launch), their files read back and analysed, the same
+// schedule predicted (plan.h's predict, as `xdc simulate`; real compute with the
+// durations this run measured). The network this run built is torn down on every way
+// out (success, failure, exception, SIGINT/SIGTERM via `cancel`).
 //
 // Results directory (default results/<UTC date>-<name>/):
 //   experiment.yaml, topology.yaml (as run), environment.json, link_check.json (if asked),

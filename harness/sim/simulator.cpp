@@ -1,5 +1,6 @@
 #include "harness/sim/simulator.h"
 
+#include <algorithm>
 #include <functional>
 #include <queue>
 #include <stdexcept>
@@ -22,13 +23,17 @@ struct Mailbox {
 };
 }  // namespace
 
-trace::Trace simulate(const sched::Schedule& s, const CostModel& costs, const LinkModel& links) {
+trace::Trace simulate(const sched::Schedule& s, const CostModel& costs, const LinkModel& links,
+                      const IterationSetup& it) {
   if (costs.stages() != s.stages)
     throw std::invalid_argument("cost model has " + std::to_string(costs.stages()) +
                                 " stages, the schedule " + std::to_string(s.stages));
   if (links.ranks != s.ranks)
     throw std::invalid_argument("link model has " + std::to_string(links.ranks) +
                                 " ranks, the schedule " + std::to_string(s.ranks));
+  if (!it.start_ns.empty() && static_cast<int>(it.start_ns.size()) != s.ranks)
+    throw std::invalid_argument("start times for " + std::to_string(it.start_ns.size()) +
+                                " ranks, the schedule has " + std::to_string(s.ranks));
   trace::Trace t;
   t.name = s.name;
   t.ranks = s.ranks;
@@ -42,11 +47,19 @@ trace::Trace simulate(const sched::Schedule& s, const CostModel& costs, const Li
   Mailbox mail(s.stages, s.microbatches);
   std::vector<int64_t> channel_free(links.channels(), 0);
   std::vector<int64_t> now(s.ranks, 0);
+  if (!it.start_ns.empty()) now = it.start_ns;
   std::vector<size_t> pc(s.ranks, 0);
   std::vector<char> waiting(s.ranks, 0);
   using Entry = std::pair<int64_t, int>;  // (time, rank)
   std::priority_queue<Entry, std::vector<Entry>, std::greater<>> ready;
-  for (int r = 0; r < s.ranks; ++r) ready.push({0, r});
+  for (int r = 0; r < s.ranks; ++r) ready.push({now[r], r});
+  // The gradient-norm all-reduce before each rank's first OPT (IterationSetup).
+  bool grad_norm = static_cast<bool>(it.grad_norm);
+  for (const auto& row : s.actions)
+    grad_norm = grad_norm && std::any_of(row.begin(), row.end(),
+                                         [](const Action& a) { return a.kind == Kind::OPT; });
+  std::vector<int64_t> norm_enter(s.ranks, -1);
+  int norm_entered = 0;
 
   while (!ready.empty()) {
     const int r = ready.top().second;
@@ -54,6 +67,14 @@ trace::Trace simulate(const sched::Schedule& s, const CostModel& costs, const Li
     const auto& row = s.actions[r];
     if (pc[r] >= row.size()) continue;
     const Action& a = row[pc[r]];
+    if (a.kind == Kind::OPT && grad_norm && norm_enter[r] < 0) {
+      norm_enter[r] = now[r];  // resumed when the last rank enters
+      if (++norm_entered == s.ranks) {
+        const std::vector<int64_t> done = it.grad_norm(norm_enter);
+        for (int q = 0; q < s.ranks; ++q) ready.push({now[q] = std::max(now[q], done[q]), q});
+      }
+      continue;
+    }
     trace::Event e{r, a.kind, a.stage, a.microbatch, now[r], now[r], 0, a.peer};
     if (a.kind == Kind::RECV_F || a.kind == Kind::RECV_B) {
       const int64_t arrival = mail.slot(a.kind == Kind::RECV_B, a.stage, a.microbatch);

@@ -9,6 +9,7 @@
 
 #include "harness/report/report.h"
 #include "harness/run/runner.h"
+#include "harness/run/simulate.h"
 
 namespace xdc::sweep {
 namespace fs = std::filesystem;
@@ -40,6 +41,13 @@ bool needs_run(PointState st, bool retry_failed) {
          (st == PointState::kFailed && retry_failed);
 }
 
+// The sweep file as given, beside its results.
+void copy_sweep_file(const Sweep& s, const std::string& dir) {
+  std::ifstream in(s.file, std::ios::binary);
+  std::ofstream copy(fs::path(dir) / "sweep.yaml", std::ios::binary | std::ios::trunc);
+  copy << in.rdbuf();
+}
+
 // A stale point's results (another base or grid wrote them) are moved aside, not mixed in.
 void move_aside(const fs::path& dir) {
   for (int n = 1;; ++n) {
@@ -57,11 +65,7 @@ SweepOutcome run_sweep(const Sweep& s, const SweepOptions& opts) {
   SweepOutcome out;
   out.out_dir = fs::absolute(opts.out_dir.empty() ? default_sweep_dir(s) : opts.out_dir).string();
   fs::create_directories(out.out_dir);
-  {
-    std::ifstream in(s.file, std::ios::binary);
-    std::ofstream copy(fs::path(out.out_dir) / "sweep.yaml", std::ios::binary | std::ios::trunc);
-    copy << in.rdbuf();
-  }
+  copy_sweep_file(s, out.out_dir);
   out.points = survey(s, out.out_dir);
   auto cancelled = [&] { return opts.cancel && opts.cancel->load(); };
 
@@ -131,6 +135,26 @@ SweepOutcome run_sweep(const Sweep& s, const SweepOptions& opts) {
   out.interrupted = cancelled();
   for (auto& ps : out.points)  // points run before reports existed, or by an older xdc
     if (!out.interrupted) write_point_report(fs::path(out.out_dir) / ps.point.id);
+  out.rows = write_sweep_outputs(s, out.points, out.out_dir);
+  return out;
+}
+
+SweepOutcome simulate_sweep(const Sweep& s, const std::string& out_dir) {
+  SweepOutcome out;
+  out.out_dir =
+      fs::absolute(out_dir.empty() ? "results/simulate-sweep-" + s.name : out_dir).string();
+  std::vector<run::Plan> plans;  // every point planned (and checked) before anything is written
+  const std::vector<Point> points = expand(s);
+  for (const Point& p : points) plans.push_back(run::make_plan(point_experiment(s, p)));
+  fs::create_directories(out.out_dir);
+  copy_sweep_file(s, out.out_dir);
+  for (size_t i = 0; i < points.size(); ++i) {
+    const fs::path dir = fs::path(out.out_dir) / points[i].id;
+    run::simulate_plan(plans[i], dir.string(), run::SimulateOptions{false, ""});
+    std::vector<std::string> names;
+    for (auto& c : plans[i].experiment.schedules) names.push_back(c.name);
+    out.points.push_back({points[i], point_state(dir.string(), point_text(s, points[i]), names)});
+  }
   out.rows = write_sweep_outputs(s, out.points, out.out_dir);
   return out;
 }

@@ -47,4 +47,12 @@ std::string default_sweep_dir(const Sweep& s);
 std::vector<PointStatus> survey(const Sweep& s, const std::string& dir);
 SweepOutcome run_sweep(const Sweep& s, const SweepOptions& opts);
 
+// `xdc simulate SWEEP.yaml`: every point's plan predicted (run/simulate.h, without
+// traces) into DIR/<point id>/ (experiment.yaml, summary.json: "simulated": true), then
+// the sweep's outputs as `xdc sweep` writes them (sweep.csv with the simulated columns
+// filled and the measured ones empty, plots, index.html). Nothing is built or run: no
+// root, no namespaces. `out_dir` "" = results/simulate-sweep-<name>. A bad point throws
+// InputError (as parse_sweep/point_experiment) before anything is written.
+SweepOutcome simulate_sweep(const Sweep& s, const std::string& out_dir);
+
 }  // namespace xdc::sweep

@@ -34,7 +34,7 @@ TEST(Experiment, ShippedFilesLoad) {
     SCOPED_TRACE(f);
     const auto e = xdc::run::load_experiment(f);
     EXPECT_EQ(e.world_size(), static_cast<int>(e.rank_hosts().size()));
-    for (auto& s : e.schedules) EXPECT_NO_THROW(xdc::run::make_schedule(e, s)) << s.name;
+    EXPECT_NO_THROW(xdc::run::make_plan(e));
   }
   const auto e = xdc::run::load_experiment("experiments/two-dc.yaml");
   EXPECT_EQ(e.rank_hosts(), (std::vector<std::string>{"east-h1", "east-h2", "w1", "w2"}));
@@ -76,12 +76,12 @@ TEST(Experiment, TimeDilationStretchesTheWorkersAndNotThePlan) {
   EXPECT_EQ(e.time_dilation, 20);
   // The plan (what the simulator predicts with) is the undilated one.
   EXPECT_EQ(e.topology.wan[0].a_to_b.delay_us, 20000u);
-  const auto s = xdc::run::make_schedule(e, e.schedules[0]);
-  const auto costs = xdc::run::planned_costs(e, s.stage_rank);
-  EXPECT_EQ(costs.f_ns, xdc::run::planned_costs(plain, s.stage_rank).f_ns);
+  const auto plan = xdc::run::make_plan(e);
+  const auto& costs = plan.schedules[0].costs;
+  EXPECT_EQ(costs.f_ns, xdc::run::make_plan(plain).schedules[0].costs.f_ns);
   // The workers sleep k times the modeled costs and wait k times the timeout; messages
   // keep their size.
-  const auto spec = xdc::run::run_spec(e, s, costs, "/tmp/x", "/tmp/x/schedule.csv");
+  const auto spec = xdc::run::run_spec(plan, plan.schedules[0], "/tmp/x", "/tmp/x/schedule.csv");
   ASSERT_EQ(spec.modeled.f_ns.size(), costs.f_ns.size());
   for (size_t i = 0; i < costs.f_ns.size(); ++i) {
     EXPECT_EQ(spec.modeled.f_ns[i], 20 * costs.f_ns[i]);
@@ -125,8 +125,7 @@ class BadExperiment : public ::testing::TestWithParam<Bad> {};
 TEST_P(BadExperiment, IsRefusedWithFileLineColumn) {
   const Bad& b = GetParam();
   try {
-    auto e = parse_experiment(b.text, kLabel);
-    for (auto& s : e.schedules) xdc::run::make_schedule(e, s);
+    xdc::run::make_plan(parse_experiment(b.text, kLabel));
     FAIL() << "accepted:\n" << b.text;
   } catch (const xdc::InputError& err) {
     const std::string what = err.what();

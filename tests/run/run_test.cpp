@@ -1,7 +1,8 @@
 // `xdc run` end to end on real namespaces, real OpenMPI and the real xdc-worker
 // (modeled compute, so the figures do not depend on this machine's speed):
 //  - acceptance 2: modeled 1F1B and crosspipe-greedy at 20 ms one way, measured
-//    iteration within 10% of the simulator's prediction of the same spec;
+//    iteration within 10% of the simulator's prediction of the same spec, and
+//    `xdc simulate` of the experiment predicting exactly what the run printed;
 //  - acceptance 3: a 4 MiB cross-DC transfer overlaps 300 ms of compute, the receiver
 //    waits less than 10% of the transfer's standalone time;
 //  - acceptance 6: a rank killed mid-run ends the run with exit 1 naming rank and host,
@@ -20,8 +21,8 @@
 #include "harness/network/names.h"
 #include "harness/network/namespace.h"
 #include "harness/process/process.h"
-#include "workloads/trace/trace.h"
 #include "tests/network/leftovers.h"
+#include "workloads/trace/trace.h"
 
 namespace fs = std::filesystem;
 using xdc::testing::leftovers;
@@ -81,6 +82,21 @@ TEST(Run, ModeledIterationWithinTenPercentOfTheSimulation) {
   }
   EXPECT_EQ(leftovers(net), std::vector<std::string>{});
   EXPECT_EQ(job_processes(net, dir), std::vector<std::string>{});
+  // `xdc simulate` of the same experiment predicts exactly what the run printed beside
+  // its measurement (modeled compute: both simulate the planned costs).
+  const fs::path sim_dir = fresh_dir("sim-only");
+  auto q = run_xdc({"simulate", "tests/run/modeled-20ms.yaml", "-o", sim_dir.string()}, 60);
+  ASSERT_EQ(q.rc, 0) << q.out;
+  const auto p = summary_of(sim_dir);
+  EXPECT_EQ(p["simulated"], true);
+  ASSERT_EQ(p["schedules"].size(), s["schedules"].size());
+  for (size_t i = 0; i < s["schedules"].size(); ++i) {
+    EXPECT_EQ(p["schedules"][i]["schedule"], s["schedules"][i]["schedule"]);
+    EXPECT_EQ(p["schedules"][i]["simulated_iteration_s"].get<double>(),
+              s["schedules"][i]["simulated_iteration_s"].get<double>());
+    EXPECT_EQ(p["schedules"][i]["simulated_bubble_ratio"],
+              s["schedules"][i]["simulated_bubble_ratio"]);
+  }
 }
 
 // Per measured iteration: {standalone transfer of microbatch 0, rank 1's wait for 1}.
@@ -231,6 +247,14 @@ TEST(Run, DataParallelReplicasAcrossDcsKeepIdenticalWeights) {
   }
   EXPECT_NE(sums(0), sums(1));
   const auto sc = summary_of(dir)["schedules"][0];
+  // Real compute: `xdc simulate --measured` with this run's durations predicts what the
+  // run printed (the grad-norm all-reduce and the barrier over both replicas included).
+  auto q = run_xdc({"simulate", "tests/run/dp-real.yaml", "--measured", dir.string(), "-o",
+                    (dir / "sim").string()},
+                   60);
+  ASSERT_EQ(q.rc, 0) << q.out;
+  EXPECT_EQ(summary_of(dir / "sim")["schedules"][0]["simulated_iteration_s"].get<double>(),
+            sc["simulated_iteration_s"].get<double>());
   EXPECT_GT(sc["waits_s_per_iteration"].value("ALLREDUCE", 0.0) +
                 sc["waits_s_per_iteration"].value("GRAD_NORM", 0.0),
             0.0);

@@ -7,6 +7,12 @@
 
 namespace xdc::trace {
 
+void write_file(const std::string& path, const std::string& content) {
+  std::ofstream out(path);
+  if (!out) throw std::runtime_error("cannot write " + path);
+  out << content;
+}
+
 std::string to_csv(const Trace& t) {
   std::ostringstream out;
   out << "rank,kind,stage,microbatch,start_ns,end_ns,bytes,peer\n";
@@ -44,12 +50,6 @@ Trace from_csv(const std::string& text) {
     t.events.push_back(e);
   }
   return t;
-}
-
-void write_file(const std::string& path, const std::string& content) {
-  std::ofstream out(path);
-  if (!out) throw std::runtime_error("cannot write " + path);
-  out << content;
 }
 
 }  // namespace xdc::trace

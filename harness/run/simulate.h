@@ -1,0 +1,32 @@
+#pragma once
+// `xdc simulate EXP.yaml`: an experiment's plan (plan.h) predicted, nothing built or run:
+// no root, no namespaces, no workers. Writes into `out_dir`:
+//   experiment.yaml (the file as read), summary.json (the schema of `xdc run`'s,
+//   run_summary_json: "simulated": true, no backend or network, per schedule only the
+//   simulated fields), and with `traces` per schedule <schedule>/: schedule.csv,
+//   simulated.trace.csv, simulated.trace.json (the names `xdc run` gives its prediction,
+//   so readers find a prediction in one place), summary.json.
+// The prediction is `xdc run`'s own (plan.h's predict with the planned costs): for modeled
+// compute exactly what a run prints beside its measurement; for real compute the costs
+// are planned from FLOPs (compute.real.gflops), where a run uses the durations it measured;
+// `measured_run` (a results directory of `xdc run`) gives the prediction with the compute
+// durations that run measured (its <schedule>/trace.csv, measured_costs), i.e. what the
+// run printed, or a what-if with another network and the same compute.
+#include <string>
+#include <vector>
+
+#include "harness/run/plan.h"
+#include "harness/run/results.h"
+
+namespace xdc::run {
+
+struct SimulateOptions {
+  bool traces = true;        // per-schedule directories with the simulated traces
+  std::string measured_run;  // "" = planned costs
+};
+
+// InputError when `measured_run` lacks a schedule's trace.csv.
+std::vector<ScheduleResult> simulate_plan(const Plan& plan, const std::string& out_dir,
+                                          const SimulateOptions& o = {});
+
+}  // namespace xdc::run

@@ -1,0 +1,54 @@
+#pragma once
+// What the MPI workers do every iteration that the schedule IR does not carry
+// (workloads/worker/executor.cpp), and one measured iteration simulated with it:
+//  - the gradient-norm all-reduce (real compute with grad_clip > 0, more than one pipeline
+//    rank): before its first OPT a rank joins an MPI_Iallreduce of one double over its
+//    replica's pipeline ranks; OPT starts when it has completed there;
+//  - the iteration barrier (RunSpec::iteration_barrier): every iteration starts with an
+//    MPI_Ibarrier over the world, outside the measured window; a rank's iteration starts
+//    when the barrier completes on it, so ranks start at different times;
+//  - the DP gradient all-reduce and the optimizer step are the IR's ALLREDUCE and OPT
+//    (CostModel::allreduce_ns, opt_ns).
+// Both collectives carry a few bytes and are latency-bound; OpenMPI (4.x) runs nonblocking
+// collectives with libnbc, whose algorithms for these sizes the functions below follow
+// (a message takes the link's latency + bytes / rate, no queueing). The comm thread's
+// polling (<= 100 us per step while a rank waits) is not modelled.
+#include <cstdint>
+#include <vector>
+
+#include "harness/sim/cost_model.h"
+#include "harness/sim/link_model.h"
+#include "workloads/schedule/schedule.h"
+#include "workloads/trace/trace.h"
+
+namespace xdc::sim {
+
+// Completion time on each rank of a communicator (ranks 0..n-1, `links` between them)
+// given each rank's entry time:
+// libnbc's iallreduce for small messages ("binomial": binomial-tree reduce to rank 0,
+// then binomial broadcast from it), one message of `bytes` per tree edge;
+std::vector<int64_t> binomial_allreduce(const std::vector<int64_t>& enter, const LinkModel& links,
+                                        int64_t bytes);
+// libnbc's ibarrier (dissemination: in round k rank r sends to r + 2^k and receives from
+// r - 2^k, modulo n; ceil(log2 n) rounds of empty messages).
+std::vector<int64_t> dissemination_barrier(const std::vector<int64_t>& enter,
+                                           const LinkModel& links);
+
+struct WorkerModel {
+  bool grad_norm = false;         // the gradient-norm all-reduce runs (above)
+  bool iteration_barrier = true;  // RunSpec::iteration_barrier
+  int replicas = 1;               // data-parallel replicas (identical: one is simulated)
+  LinkModel world;                // between world ranks (replica * ranks + pipeline rank),
+                                  // for the barrier; empty: the schedule's links, one replica
+};
+
+// Iterations back to back as the workers run them, each rank starting where the barrier
+// after the previous one releases it (the first all at 0), until the start offsets
+// repeat (at most 16 iterations): the steady-state iteration, times from its earliest
+// start (when the offsets cycle through several, the one closest to the cycle's mean
+// time). Without the barrier every rank starts at 0. Throws std::invalid_argument as
+// simulate() does.
+trace::Trace simulate_iteration(const sched::Schedule& s, const CostModel& costs,
+                                const LinkModel& links, const WorkerModel& w);
+
+}  // namespace xdc::sim

@@ -1,0 +1,80 @@
+// The resolved plan (plan.h): one Experiment -> schedules, costs, links, the workers'
+// iteration-level behaviour and DP groups, as `xdc run`, `xdc simulate` and `xdc
+// schedule show` consume it.
+#include "harness/run/plan.h"
+
+#include <gtest/gtest.h>
+
+#include "harness/sim/simulator.h"
+#include "harness/trace/analysis.h"
+
+namespace {
+
+using xdc::run::load_experiment;
+using xdc::run::make_plan;
+constexpr int64_t kMs = 1'000'000;
+
+TEST(Plan, TheDemoResolvedOnce) {
+  const auto e = load_experiment("experiments/two-dc.yaml");
+  const auto plan = make_plan(e);
+  ASSERT_EQ(plan.schedules.size(), 3u);
+  const std::vector<std::string> names = {"1f1b", "overlap", "crosspipe-greedy"};
+  for (size_t i = 0; i < names.size(); ++i) {
+    const auto& sp = plan.schedules[i];
+    EXPECT_EQ(sp.choice.name, names[i]);
+    EXPECT_EQ(sp.schedule.ranks, 4);
+    EXPECT_EQ(sp.schedule.microbatches, 8);
+    EXPECT_EQ(sp.costs.stages(), sp.schedule.stages);
+    for (auto f : sp.costs.f_ns) EXPECT_GT(f, 0);  // planned from FLOPs
+  }
+  // Links of replica 0 as the topology gives them: 20 ms WAN + 50 us fabric, east-h2 -> w1.
+  EXPECT_EQ(plan.links.ranks, 4);
+  EXPECT_EQ(plan.links.at(1, 2).latency_ns, 20'050'000);
+  EXPECT_EQ(plan.links.at(0, 1).latency_ns, 50'000);
+  // Real compute clips gradients across 4 pipeline ranks: the grad-norm all-reduce runs;
+  // every iteration starts with the barrier over the 4 world ranks.
+  EXPECT_TRUE(plan.worker.grad_norm);
+  EXPECT_TRUE(plan.worker.iteration_barrier);
+  EXPECT_EQ(plan.worker.world.ranks, 4);
+  EXPECT_EQ(plan.worker.world.at(1, 2).latency_ns, 20'050'000);
+  EXPECT_EQ(plan.dp_groups, (std::vector<std::vector<int>>{{0}, {1}, {2}, {3}}));
+  EXPECT_EQ(plan.params.ranks, 4);
+  // The worker's spec comes from the plan.
+  const auto spec = xdc::run::run_spec(plan, plan.schedules[0], "/tmp/x", "/tmp/x/s.csv");
+  EXPECT_EQ(spec.rank_hosts, e.rank_hosts());
+  EXPECT_EQ(spec.pipeline_ranks, 4);
+  EXPECT_EQ(spec.compute, "real");
+}
+
+TEST(Plan, ModeledComputeHasNoGradNormAndDpGroupsSpanReplicas) {
+  const auto m = make_plan(load_experiment("tests/run/modeled-20ms.yaml"));
+  EXPECT_FALSE(m.worker.grad_norm);  // the modeled worker does not clip
+  const auto dp = make_plan(load_experiment("tests/run/dp-modeled.yaml"));
+  EXPECT_EQ(dp.dp_groups, (std::vector<std::vector<int>>{{0, 2}, {1, 3}}));
+  EXPECT_EQ(dp.worker.replicas, 2);
+  ASSERT_EQ(dp.worker.world.ranks, 4);
+  // World rank 0 (east-h1) to world rank 2 (w1, replica 1's first rank) crosses the WAN.
+  EXPECT_EQ(dp.worker.world.at(0, 2).latency_ns, 20'050'000);
+  EXPECT_EQ(dp.worker.world.at(0, 1).latency_ns, 50'000);
+  const auto spec = xdc::run::run_spec(dp, dp.schedules[0], "/tmp/x", "/tmp/x/s.csv");
+  EXPECT_EQ(spec.modeled.f_ns, dp.schedules[0].costs.f_ns);
+  EXPECT_EQ(spec.data_parallel, 2);
+}
+
+TEST(Plan, ThePredictionIncludesTheGradNormAllreduceAcrossTheWan) {
+  // In the demo's 1F1B, rank 0 computes last; the west ranks' OPT waits for the
+  // all-reduce: rank 0's sum goes west (20 ms) after rank 2's partial came east (20 ms).
+  const auto plan = make_plan(load_experiment("experiments/two-dc.yaml"));
+  const auto& sp = plan.schedules[0];
+  const int64_t plain =
+      xdc::trace::analyze(xdc::sim::simulate(sp.schedule, sp.costs, plan.links)).iteration_ns;
+  const int64_t with = xdc::run::predict(plan, sp, sp.costs).summary.iteration_ns;
+  EXPECT_GE(with, plain + 20 * kMs) << "plain " << plain << " with " << with;
+  // Without the worker's extras the prediction is the plain simulation.
+  auto bare = plan;
+  bare.worker.grad_norm = false;
+  bare.worker.iteration_barrier = false;
+  EXPECT_EQ(xdc::run::predict(bare, sp, sp.costs).summary.iteration_ns, plain);
+}
+
+}  // namespace

@@ -1,0 +1,84 @@
+#!/bin/bash
+# `xdc simulate EXP.yaml` and `xdc simulate SWEEP.yaml` through the real CLI as a user
+# without privileges (uid/gid 65534 when started as root): no namespaces, no root.
+#  - EXP: summary.json in `xdc run`'s schema marked as a simulation (measured fields
+#    absent, every schedule's simulated iteration > 0), per schedule the simulated trace
+#    and schedule.csv, report.html;
+#  - SWEEP: one row per point and schedule in sweep.csv, the simulated column filled and
+#    the measured one empty;
+#  - `xdc schedule show EXP.yaml` draws each schedule of the experiment;
+#  - bad input: exit 2 with FILE:LINE:COL, as `xdc run`.
+# Usage: simulate_cli.sh XDC_BINARY   (from the source root)
+set -u
+xdc=$1
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+out=$(mktemp -d)
+chmod 777 "$out"
+trap 'rm -rf "$out"' EXIT
+as_user() {
+  if [[ $(id -u) -eq 0 ]]; then
+    setpriv --reuid=65534 --regid=65534 --clear-groups "$@"
+  else
+    "$@"
+  fi
+}
+
+# An experiment: two schedules of tests/run/modeled-20ms.yaml.
+if ! as_user "$xdc" simulate tests/run/modeled-20ms.yaml -o "$out/exp" >"$out/exp.log" 2>&1; then
+  fail "xdc simulate EXP.yaml: exit $?"; cat "$out/exp.log"
+fi
+s=$out/exp/summary.json
+[[ $(jq -r .simulated "$s") == true ]] || fail "summary.json: simulated is not true"
+[[ $(jq -r .experiment "$s") == modeled-20ms ]] || fail "summary.json: experiment"
+[[ $(jq -r .backend "$s") == null ]] || fail "summary.json: a backend in a simulation"
+[[ $(jq '.schedules | length' "$s") == 2 ]] || fail "summary.json: not 2 schedules"
+for name in 1f1b crosspipe-greedy; do
+  e=$(jq ".schedules[] | select(.schedule == \"$name\")" "$s")
+  [[ $(jq -r .ok <<<"$e") == true ]] || fail "$name: not ok"
+  [[ $(jq '.simulated_iteration_s > 0' <<<"$e") == true ]] || fail "$name: no simulated time"
+  [[ $(jq 'has("iteration_s_mean") or has("iteration_s")' <<<"$e") == false ]] ||
+    fail "$name: a measured field in a simulation"
+  for f in schedule.csv simulated.trace.csv simulated.trace.json; do
+    [[ -s $out/exp/$name/$f ]] || fail "$name/$f missing"
+  done
+done
+[[ -s $out/exp/report.html ]] || fail "report.html missing"
+grep -q "simulation only" "$out/exp/report.html" || fail "report.html does not say simulation only"
+
+# A sweep: tests/sweep/grid.yaml, 3 delays x 2 schedule lists x 2 sizes = 12 points.
+if ! as_user "$xdc" simulate tests/sweep/grid.yaml -o "$out/sweep" >"$out/sweep.log" 2>&1; then
+  fail "xdc simulate SWEEP.yaml: exit $?"; cat "$out/sweep.log"
+fi
+csv=$out/sweep/sweep.csv
+rows=$(($(wc -l <"$csv") - 1))
+[[ $rows -eq 12 ]] || fail "sweep.csv: $rows rows, expected 12"
+header=$(head -1 "$csv")
+col() { tr ',' '\n' <<<"$header" | grep -nx "$1" | cut -d: -f1; }
+sim=$(col simulated_iteration_s)
+meas=$(col iteration_s)
+filled=$(tail -n +2 "$csv" | cut -d, -f"$sim" | grep -c '^[0-9.e+-]\+$')
+[[ $filled -eq 12 ]] || fail "sweep.csv: $filled of 12 rows have simulated_iteration_s"
+measured=$(tail -n +2 "$csv" | cut -d, -f"$meas" | grep -c .)
+[[ $measured -eq 0 ]] || fail "sweep.csv: $measured rows have a measured iteration_s"
+[[ -s $out/sweep/index.html ]] || fail "index.html missing"
+
+# `xdc schedule show EXP.yaml`: the experiment's schedules as planned and predicted.
+shown=$(as_user "$xdc" schedule show tests/run/modeled-20ms.yaml 2>&1) || fail "schedule show EXP.yaml: exit $?"
+for name in 1f1b crosspipe-greedy; do
+  grep -q "^$name: 4 ranks, 4 stages, 8 microbatches; simulated iteration" <<<"$shown" ||
+    fail "schedule show EXP.yaml: no $name"
+done
+
+# Bad input: exit 2, FILE:LINE:COL, nothing written.
+err=$(as_user "$xdc" simulate tests/run/bad-host.yaml -o "$out/bad" 2>&1 >/dev/null)
+rc=$?
+[[ $rc -eq 2 ]] || fail "bad experiment: exit $rc, expected 2"
+grep -q "tests/run/bad-host.yaml:9:" <<<"$err" || fail "bad experiment: no FILE:LINE:COL in: $err"
+[[ ! -e $out/bad ]] || fail "bad experiment: $out/bad was written"
+
+if [[ $fails -ne 0 ]]; then
+  echo "$fails failure(s)"
+  exit 1
+fi
+echo "ok"

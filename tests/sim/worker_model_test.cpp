@@ -1,0 +1,102 @@
+// The workers' iteration-level behaviour in the simulator (worker_model.h): libnbc's
+// binomial all-reduce and dissemination barrier on hand-worked cases, the gradient-norm
+// all-reduce holding every rank's first OPT, the barrier's staggered starts.
+#include "harness/sim/worker_model.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "harness/sim/simulator.h"
+#include "harness/trace/analysis.h"
+#include "workloads/schedule/generators.h"
+
+using namespace xdc;
+using sched::Kind;
+
+namespace {
+constexpr int64_t kMs = 1'000'000;
+// Ranks 0, 1 in one DC and 2, 3 in another: 1 ms inside, 10 ms between.
+sim::LinkModel two_dcs() {
+  return sim::LinkModel::dcs({0, 0, 1, 1}, {10 * kMs, 0}, {kMs, 0});
+}
+}  // namespace
+
+TEST(WorkerModel, BinomialAllreduceReducesToRankZeroThenBroadcasts) {
+  // Reduce: 1 -> 0 (1 ms), 3 -> 2 (1 ms), then 2 -> 0 (10 ms): rank 0 has the sum at 11.
+  // Broadcast: 0 -> 1 (12), 0 -> 2 (21), 2 -> 3 (22).
+  EXPECT_EQ(sim::binomial_allreduce({0, 0, 0, 0}, two_dcs(), 8),
+            (std::vector<int64_t>{11 * kMs, 12 * kMs, 21 * kMs, 22 * kMs}));
+  // The last to enter decides: rank 3 at 50 ms -> 2 at 51 -> 0 at 61 -> 3 at 72.
+  EXPECT_EQ(sim::binomial_allreduce({0, 0, 0, 50 * kMs}, two_dcs(), 8),
+            (std::vector<int64_t>{61 * kMs, 62 * kMs, 71 * kMs, 72 * kMs}));
+}
+
+TEST(WorkerModel, DisseminationBarrier) {
+  // Round 1 (from r - 1): 0 <- 3 at 10, 1 <- 0 at 1, 2 <- 1 at 10, 3 <- 2 at 1.
+  // Round 2 (from r - 2): 0 <- 2 at 20, 1 <- 3 at 11, 2 <- 0 at 20, 3 <- 1 at 11.
+  EXPECT_EQ(sim::dissemination_barrier({0, 0, 0, 0}, two_dcs()),
+            (std::vector<int64_t>{20 * kMs, 11 * kMs, 20 * kMs, 11 * kMs}));
+  // Three ranks, 1 ms apart, rank 1 enters at 5: round 1 (from r - 1) gives 1, 5, 6;
+  // round 2 (from r - 2 = r + 1 mod 3) gives 6, 7, 6.
+  const auto u = sim::LinkModel::uniform(3, {kMs, 0});
+  EXPECT_EQ(sim::dissemination_barrier({0, 5 * kMs, 0}, u),
+            (std::vector<int64_t>{6 * kMs, 7 * kMs, 6 * kMs}));
+}
+
+TEST(WorkerModel, GradNormHoldsEveryFirstOptUntilTheAllreduceCompletes) {
+  sched::Params p;
+  p.ranks = 4;
+  p.microbatches = 4;
+  const sched::Schedule s = sched::generate("1f1b", p);
+  const auto c = sim::constant_costs(4, kMs, 2 * kMs, kMs, 1000);
+  const sim::LinkModel l = two_dcs();
+  auto first_opt = [](const trace::Trace& t) {
+    std::vector<int64_t> at(4, -1);
+    for (const auto& e : t.events)
+      if (e.kind == Kind::OPT && (at[e.rank] < 0 || e.start_ns < at[e.rank]))
+        at[e.rank] = e.start_ns;
+    return at;
+  };
+  const std::vector<int64_t> free = first_opt(sim::simulate(s, c, l));
+  ASSERT_TRUE(std::none_of(free.begin(), free.end(), [](int64_t x) { return x < 0; }));
+  sim::IterationSetup setup;
+  setup.grad_norm = [&](const std::vector<int64_t>& enter) {
+    return sim::binomial_allreduce(enter, l, 8);
+  };
+  // Everything before the first OPT is unchanged, so each rank enters where it reached
+  // its OPT without the all-reduce, and starts the OPT where the all-reduce ends.
+  EXPECT_EQ(first_opt(sim::simulate(s, c, l, setup)), sim::binomial_allreduce(free, l, 8));
+}
+
+TEST(WorkerModel, BarrierStaggersTheStartsAsHandWorked) {
+  // Rank 0: F (1 ms), SEND_F; rank 1: RECV_F, F (3 ms); 10 ms between them.
+  sched::Schedule s;
+  s.name = "pair";
+  s.ranks = 2;
+  s.stages = 2;
+  s.microbatches = 1;
+  s.stage_rank = {0, 1};
+  s.actions = {{{Kind::F, 0, 0, -1}, {Kind::SEND_F, 0, 0, 1}},
+               {{Kind::RECV_F, 1, 0, 0}, {Kind::F, 1, 0, -1}}};
+  sim::CostModel c;
+  c.f_ns = {kMs, 3 * kMs};
+  c.b_ns = c.w_ns = {0, 0};
+  c.activation_bytes = {0, 0};
+  const auto l = sim::LinkModel::uniform(2, {10 * kMs, 0});
+  // Without the barrier both start at 0: 1 + 10 + 3 = 14 ms.
+  sim::WorkerModel w;
+  w.iteration_barrier = false;
+  EXPECT_EQ(trace::analyze(sim::simulate_iteration(s, c, l, w)).iteration_ns, 14 * kMs);
+  // With it: rank 0 ends at 1 and rank 1 at 14; the barrier releases rank 0 at
+  // 14 + 10 = 24 and rank 1 at 14, so rank 0 starts 10 ms after rank 1, whose RECV
+  // waits from its own start: 10 + 1 + 10 + 3 = 24 ms, and the next barrier gives the
+  // same offsets.
+  w.iteration_barrier = true;
+  const trace::Trace t = sim::simulate_iteration(s, c, l, w);
+  EXPECT_EQ(trace::analyze(t).iteration_ns, 24 * kMs);
+  for (const auto& e : t.events)
+    if (e.kind == Kind::F && e.rank == 0) {
+      EXPECT_EQ(e.start_ns, 10 * kMs);
+    }
+}
