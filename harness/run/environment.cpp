@@ -83,6 +83,28 @@ std::vector<std::string> time_dilation_fixed_timers() {
           "CPU-bound work (MPI progress, copies, the delay line)"};
 }
 
+std::vector<std::string> non_default_settings(const Experiment& e) {
+  std::vector<std::string> out;
+  for (auto& [k, v] : e.mca) out.push_back("mpi.mca." + k + "=" + v);
+  if (e.tcp_links > 1) out.push_back("mpi.tcp_links=" + std::to_string(e.tcp_links));
+  const topo::TcpSettings stock;
+  std::set<std::string> tcp;
+  for (auto& dc : e.topology.dcs)
+    for (auto& h : dc.hosts) {
+      const topo::TcpSettings& t = h.tcp;
+      if (t.congestion != stock.congestion) tcp.insert("tcp.congestion=" + t.congestion);
+      if (t.rmem_max_bytes != stock.rmem_max_bytes)
+        tcp.insert("tcp.rmem_max=" + std::to_string(t.rmem_max_bytes));
+      if (t.wmem_max_bytes != stock.wmem_max_bytes)
+        tcp.insert("tcp.wmem_max=" + std::to_string(t.wmem_max_bytes));
+      if (t.slow_start_after_idle != stock.slow_start_after_idle)
+        tcp.insert("tcp.slow_start_after_idle=false");
+      if (t.ecn != stock.ecn) tcp.insert("tcp.ecn=" + topo::ecn_word(t.ecn));
+    }
+  out.insert(out.end(), tcp.begin(), tcp.end());
+  return out;
+}
+
 nlohmann::json environment_json(const Experiment& e, const net::NetworkState& net, bool reused) {
   utsname u{};
   uname(&u);
@@ -104,6 +126,8 @@ nlohmann::json environment_json(const Experiment& e, const net::NetworkState& ne
     if (k != 1) j["as_built"] = l.configured;
     links.push_back(j);
   }
+  nlohmann::json mca = nlohmann::json::object();
+  for (auto& [k, v] : e.mca) mca[k] = v;
   char date[32];
   std::time_t now = std::time(nullptr);
   std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
@@ -124,7 +148,9 @@ nlohmann::json environment_json(const Experiment& e, const net::NetworkState& ne
           {"compute_mode", e.compute.name()},
           {"time_dilation", time_dilation_json(k)},
           {"mpi_tcp_links", e.tcp_links == 0 ? 1 : e.tcp_links},
-          {"mpi_progress", e.progress}};
+          {"mpi_progress", e.progress},
+          {"mpi_mca", mca},
+          {"non_default_settings", non_default_settings(e)}};
 }
 
 }  // namespace xdc::run
