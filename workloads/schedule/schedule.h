@@ -67,6 +67,9 @@ std::vector<std::vector<Action>> compute_order(const Schedule& s);
 
 // Compute-only order per rank -> full action lists: RECV right before the consumer,
 // SEND right after the producer, then ALLREDUCE and OPT per stage when `optimizer`.
+// lower_action appends what one compute action on `rank` becomes.
+void lower_action(const std::vector<int>& stage_rank, int rank, const Action& compute,
+                  std::vector<Action>& out);
 Schedule lower(std::string name, int ranks, int microbatches, std::vector<int> stage_rank,
                const std::vector<std::vector<Action>>& compute_order, bool optimizer = true);
 
