@@ -52,7 +52,8 @@ class PlanTiming : public MessageTiming {
 };
 }  // namespace
 
-std::vector<std::vector<Action>> greedy_order(const PlanModel& md, const GreedyOptions& o) {
+std::vector<std::vector<Action>> greedy_order(const PlanModel& md, const GreedyOptions& o,
+                                              double* planned_makespan) {
   const int S = static_cast<int>(md.stage_rank.size()), m = md.microbatches;
   const int R = rank_count(md.stage_rank);
   PlanTiming timing(md, R);
@@ -147,6 +148,8 @@ std::vector<std::vector<Action>> greedy_order(const PlanModel& md, const GreedyO
       if (s >= 0 && s < S && md.stage_rank[s] != r)
         cache[md.stage_rank[s]] = candidate(md.stage_rank[s]);
   }
+  eng.run();
+  if (planned_makespan) *planned_makespan = eng.makespan();
   return order;
 }
 

@@ -33,7 +33,10 @@ struct GreedyOptions {
   std::vector<int> max_inflight;
 };
 
-std::vector<std::vector<Action>> greedy_order(const PlanModel& model, const GreedyOptions& o);
+// `planned_makespan`, when given, gets the makespan of the order as the scheduler timed it
+// while deciding (the engine's, so equal to evaluate_order of the result).
+std::vector<std::vector<Action>> greedy_order(const PlanModel& model, const GreedyOptions& o,
+                                              double* planned_makespan = nullptr);
 
 // Timing of a fixed compute order under the model: lower()ed (no optimizer step) and run
 // by the engine. Returns the makespan; start times per compute action when `starts` given.
