@@ -51,7 +51,7 @@ trace::Trace simulate(const sched::Schedule& s, const CostModel& costs, const Li
     const Action& a = s.actions[r][i];
     const sched::Record& rec = x.records[r][i];
     int64_t bytes = 0;
-    if (a.kind == Kind::SEND_F || a.kind == Kind::SEND_B) bytes = costs.message_bytes(a);
+    if (sched::is_send(a.kind)) bytes = costs.message_bytes(a);
     if (a.kind == Kind::RECV_F) bytes = costs.activation_bytes[a.stage - 1];
     if (a.kind == Kind::RECV_B) bytes = costs.activation_bytes[a.stage];
     // Integer ns in, so every time is an integer below 2^53: the casts are exact.

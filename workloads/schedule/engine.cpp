@@ -6,12 +6,6 @@
 namespace xdc::sched {
 
 namespace {
-bool is_recv(Kind k) {
-  return k == Kind::RECV_F || k == Kind::RECV_B;
-}
-bool is_send(Kind k) {
-  return k == Kind::SEND_F || k == Kind::SEND_B;
-}
 bool is_grad(Kind k) {
   return k == Kind::SEND_B || k == Kind::RECV_B;
 }

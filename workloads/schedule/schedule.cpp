@@ -9,7 +9,15 @@ bool is_compute(Kind k) {
 }
 
 bool is_comm(Kind k) {
-  return k == Kind::SEND_F || k == Kind::RECV_F || k == Kind::SEND_B || k == Kind::RECV_B;
+  return is_send(k) || is_recv(k);
+}
+
+bool is_send(Kind k) {
+  return k == Kind::SEND_F || k == Kind::SEND_B;
+}
+
+bool is_recv(Kind k) {
+  return k == Kind::RECV_F || k == Kind::RECV_B;
 }
 
 std::string_view kind_name(Kind k) {

@@ -52,6 +52,8 @@ struct Schedule {
 
 bool is_compute(Kind k);
 bool is_comm(Kind k);
+bool is_send(Kind k);  // SEND_F, SEND_B
+bool is_recv(Kind k);  // RECV_F, RECV_B
 // Our name of a kind ("F", "B", "W", "BW", "SEND_F", ...).
 std::string_view kind_name(Kind k);
 // "2F3", "1SEND_F0" (our names; csv.h has PyTorch's spelling).
