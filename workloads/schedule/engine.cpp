@@ -117,7 +117,14 @@ void Engine::run(double horizon) {
     const int r = heap_.back().second;
     heap_.pop_back();
     queued_[r] = 0;
-    step(r);
+    // A rank that would be popped next anyway goes on without the heap.
+    while (step(r)) {
+      const std::pair<double, int> next{now_[r], r};
+      if (next.first > horizon || (!heap_.empty() && heap_.front() < next)) {
+        push(r, now_[r]);
+        break;
+      }
+    }
   }
 }
 
@@ -180,18 +187,18 @@ std::string Engine::describe(Unmet u, const Action& a) {
   return "?";
 }
 
-void Engine::step(int r) {
+bool Engine::step(int r) {
   const auto& row = actions_[r];
   const size_t i = records_[r].size();
-  if (i >= row.size()) return;  // idle until append()
+  if (i >= row.size()) return false;  // idle until append()
   const Action& a = row[i];
   const int st = a.stage, mb = a.microbatch;
   const Unmet u = first_unmet(r, a);
   if (u == Unmet::kSend) {
     waiting_[r] = static_cast<long>(message(is_grad(a.kind), st, mb));  // the SEND wakes it
-    return;
+    return false;
   }
-  if (u != Unmet::kNone) return;  // stuck: only this rank's own later actions could help
+  if (u != Unmet::kNone) return false;  // stuck: only this rank's own later actions could help
   Record rec{now_[r], now_[r]};
   if (is_recv(a.kind)) {
     rec.end = now_[r] = std::max(now_[r], arrival_[message(is_grad(a.kind), st, mb)]);
@@ -233,7 +240,7 @@ void Engine::step(int r) {
   records_[r].push_back(rec);
   order_.push_back({r, i});
   makespan_ = std::max(makespan_, rec.end);
-  if (i + 1 < row.size()) push(r, now_[r]);
+  return i + 1 < row.size();
 }
 
 Engine::Ready Engine::input_ready(int rank, const Action& a) const {
@@ -250,6 +257,11 @@ Engine::Ready Engine::input_ready(int rank, const Action& a) const {
     default:
       return {kNever, true};
   }
+}
+
+void Engine::reserve(int rank, size_t actions) {
+  actions_.at(rank).reserve(actions);
+  records_.at(rank).reserve(actions);
 }
 
 bool Engine::finished() const {
@@ -274,15 +286,19 @@ Execution execute(const Schedule& s, const Costs& costs, MessageTiming& timing) 
     throw std::invalid_argument("engine: action lists for " + std::to_string(s.actions.size()) +
                                 " ranks, expected " + std::to_string(s.ranks));
   Engine e(s.ranks, s.stage_rank, s.microbatches, costs, timing);
-  for (int r = 0; r < s.ranks; ++r)
+  size_t total = 0;
+  for (int r = 0; r < s.ranks; ++r) {
+    e.reserve(r, s.actions[r].size());
+    total += s.actions[r].size();
     for (const Action& a : s.actions[r]) e.append(r, a);
+  }
+  e.order_.reserve(total);
   e.run();
   Execution x;
-  x.records.reserve(s.ranks);
-  for (int r = 0; r < s.ranks; ++r) x.records.push_back(e.records(r));
-  x.order = e.execution_order();
   x.stalls = e.stalls();
-  x.makespan = e.makespan();
+  x.records = std::move(e.records_);
+  x.order = std::move(e.order_);
+  x.makespan = e.makespan_;
   return x;
 }
 

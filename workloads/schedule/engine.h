@@ -88,6 +88,8 @@ struct Stall {
   std::string message() const;
 };
 
+struct Execution;
+
 class Engine {
  public:
   // Throws std::invalid_argument on an inconsistent placement.
@@ -124,7 +126,8 @@ class Engine {
   const std::vector<std::pair<int, size_t>>& execution_order() const { return order_; }
   bool finished() const;  // every appended action ran
   double makespan() const { return makespan_; }
-  std::vector<Stall> stalls() const;  // ranks with actions left (after run())
+  std::vector<Stall> stalls() const;       // ranks with actions left (after run())
+  void reserve(int rank, size_t actions);  // capacity for a rank's list and its records
 
  private:
   size_t cell(int stage, int mb) const { return static_cast<size_t>(stage) * m_ + mb; }
@@ -146,7 +149,7 @@ class Engine {
   };
   Unmet first_unmet(int rank, const Action& a) const;
   static std::string describe(Unmet u, const Action& a);
-  void step(int rank);
+  bool step(int rank);  // runs the rank's next action if it can; true: it has another
   void push(int rank, double t);
 
   int ranks_, stages_, m_;
@@ -167,6 +170,8 @@ class Engine {
   std::vector<int> weights_left_;  // per stage: W / BW still to run
   size_t sends_ = 0;
   double makespan_ = 0;
+
+  friend Execution execute(const Schedule&, const Costs&, MessageTiming&);
 };
 
 struct Execution {
