@@ -62,7 +62,6 @@ Engine::Engine(int ranks, std::vector<int> stage_rank, int microbatches, Costs c
       waiting_(std::max(0, ranks), -1),
       f_(cells_, 0),
       b_(cells_, 0),
-      w_(cells_, 0),
       got_f_(cells_, 0),
       got_b_(cells_, 0),
       posted_(2 * cells_, 0),
@@ -226,11 +225,10 @@ bool Engine::step(int r) {
         b_[cell(st, mb)] = 1;
         break;
       case Kind::BW:
-        b_[cell(st, mb)] = w_[cell(st, mb)] = 1;
+        b_[cell(st, mb)] = 1;
         --weights_left_[st];
         break;
       case Kind::W:
-        w_[cell(st, mb)] = 1;
         --weights_left_[st];
         break;
       default:

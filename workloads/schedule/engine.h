@@ -18,7 +18,9 @@
 //    One not met when the rank reaches the action can never be met (it is a later action
 //    of the same rank, or missing): the rank is stuck (a deadlock).
 // Ranks advance in global time order (ties: lower rank first), so the hook sees the SENDs
-// in the order they are issued and may keep channel state (FifoChannels).
+// in the order they are issued and may keep channel state (FifoChannels). A caller that
+// appends while it runs (the list scheduler) gets the timing a run of the finished lists
+// gives as long as it runs only up to the start of what it commits next (greedy.cpp).
 // Times are doubles in the caller's unit: the simulator passes integer nanoseconds (exact
 // below 2^53 ns), the planner milliseconds or units of T_F.
 #include <cstdint>
@@ -165,7 +167,7 @@ class Engine {
   std::vector<long> waiting_;                 // message index the rank's RECV waits for; -1 = none
   std::vector<std::pair<double, int>> heap_;  // (time, rank), min-heap
   // Per (stage, microbatch): what has run. Messages: [grad][to_stage][mb].
-  std::vector<char> f_, b_, w_, got_f_, got_b_, posted_;
+  std::vector<char> f_, b_, got_f_, got_b_, posted_;
   std::vector<double> arrival_;    // kNever = not sent
   std::vector<int> weights_left_;  // per stage: W / BW still to run
   size_t sends_ = 0;
