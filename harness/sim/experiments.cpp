@@ -201,6 +201,7 @@ OptimalRow optimal_vs_greedy(const std::string& instance, const sched::Params& p
   md.microbatches = p.microbatches;
   md.costs = sched::stage_costs(p, g.stages);
   md.links = p.links;
+  md.channel = p.channel;
   row.greedy = sched::evaluate_order(md, sched::compute_order(g));
   row.optimal = sched::evaluate_order(md, sched::compute_order(o));
   row.valid = sched::validate(o, p.memory_cap).ok();

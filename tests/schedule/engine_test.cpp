@@ -55,14 +55,6 @@ Schedule make(const char* name, int p, int m,
   return generate(name, x);
 }
 
-std::vector<std::vector<Action>> compute_order(const Schedule& s) {
-  std::vector<std::vector<Action>> o(s.ranks);
-  for (int r = 0; r < s.ranks; ++r)
-    for (const Action& a : s.actions[r])
-      if (is_compute(a.kind)) o[r].push_back(a);
-  return o;
-}
-
 bool contains(const std::string& s, const std::string& part) {
   return s.find(part) != std::string::npos;
 }

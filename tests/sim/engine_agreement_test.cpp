@@ -68,14 +68,6 @@ sched::PlanModel plan_model(const sched::Schedule& s, const sim::CostModel& c,
   return md;
 }
 
-std::vector<std::vector<Action>> compute_order(const sched::Schedule& s) {
-  std::vector<std::vector<Action>> o(s.ranks);
-  for (int r = 0; r < s.ranks; ++r)
-    for (const Action& a : s.actions[r])
-      if (sched::is_compute(a.kind)) o[r].push_back(a);
-  return o;
-}
-
 sched::Schedule generate(const std::string& name, const Setting& g) {
   sched::Params p;
   p.ranks = g.stages;
@@ -125,7 +117,7 @@ TEST(EngineAgreement, SameSchedulesSameAnswersFromAllThree) {
 
       std::vector<std::vector<double>> plan_starts;
       const double plan_makespan =
-          sched::evaluate_order(plan_model(s, c, l), compute_order(s), &plan_starts);
+          sched::evaluate_order(plan_model(s, c, l), sched::compute_order(s), &plan_starts);
       EXPECT_EQ(plan_makespan, static_cast<double>(sim_makespan)) << what;
       ASSERT_EQ(plan_starts.size(), sim_starts.size()) << what;
       for (int r = 0; r < s.ranks; ++r) {
@@ -153,7 +145,7 @@ TEST(EngineAgreement, SharedWanChangesBothPlannerAndSimulatorAlike) {
     int64_t end = 0;
     for (const auto& e : sim::simulate(s, c, l).events) end = std::max(end, e.end_ns);
     sim_span[shared] = end;
-    plan_span[shared] = sched::evaluate_order(plan_model(s, c, l), compute_order(s));
+    plan_span[shared] = sched::evaluate_order(plan_model(s, c, l), sched::compute_order(s));
   }
   EXPECT_GT(sim_span[1], sim_span[0]);
   EXPECT_EQ(plan_span[0], static_cast<double>(sim_span[0]));
@@ -163,11 +155,11 @@ TEST(EngineAgreement, SharedWanChangesBothPlannerAndSimulatorAlike) {
 TEST(EngineAgreement, DeadlockingAndMisorderedSchedulesAreRefusedByAllThree) {
   const Setting g{4, 8, 5 * kMs, 10e9, true};
   // Deadlock across ranks: rank 0 runs the backward of microbatch 1 before its forward.
-  auto cycle = compute_order(generate("1f1b", g));
+  auto cycle = sched::compute_order(generate("1f1b", g));
   std::iter_swap(std::find(cycle[0].begin(), cycle[0].end(), Action{Kind::F, 0, 1}),
                  std::find(cycle[0].begin(), cycle[0].end(), Action{Kind::BW, 0, 1}));
   // Misordered on one rank: W before its B.
-  auto misordered = compute_order(generate("zbh1", g));
+  auto misordered = sched::compute_order(generate("zbh1", g));
   std::iter_swap(std::find(misordered[1].begin(), misordered[1].end(), Action{Kind::B, 1, 0}),
                  std::find(misordered[1].begin(), misordered[1].end(), Action{Kind::W, 1, 0}));
   for (const auto& order : {cycle, misordered}) {
