@@ -177,6 +177,7 @@ sched::Params schedule_params(const Experiment& e) {
       if (a != b)
         p.links[a][b] = {static_cast<double>(l.at(a, b).latency_ns) / 1e6,
                          static_cast<double>(l.at(a, b).transfer_ns(bytes)) / 1e6};
+  p.channel = l.channel;  // the planner queues on the shared WAN as the simulator does
   return p;
 }
 

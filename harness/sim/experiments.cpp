@@ -101,8 +101,10 @@ GridResult crosspipe_grid(const GridSetup& g) {
       p.memory_cap = g.ranks;  // 1F1B's peak
       p.milp_seconds = g.milp_seconds;
       Link wan{std::llround(lat * kMs), bwd > 0 ? bytes * 8e3 / bwd : 0};
+      const LinkModel l = LinkModel::two_dc(g.ranks, g.split, wan);
+      p.channel = l.channel;  // the planners queue on the shared WAN as the simulator does
       auto s = sched::generate(name, p);
-      auto t = simulate(s, costs_for(s, 1, 1, 1, bytes), LinkModel::two_dc(g.ranks, g.split, wan));
+      auto t = simulate(s, costs_for(s, 1, 1, 1, bytes), l);
       row.time_per_mb[k] = trace::analyze(t).time_per_microbatch_ns / kMs;
       row.peak_activations.push_back(max_peak(s));
       row.info.push_back(s.info);
@@ -142,11 +144,12 @@ std::vector<OverlapRow> overlap_case() {
   const double transfer_ms = bytes * 8.0 / 10e9 * 1e3;
   p.links = sched::two_dc_links(P, 2, {20, transfer_ms});
   p.memory_cap = P + 2;  // 1F1B's peak (p) + 2
+  const LinkModel l = LinkModel::two_dc(P, 2, wan);
+  p.channel = l.channel;
   std::vector<OverlapRow> out;
   for (const char* name : {"1f1b", "overlap"}) {
     auto s = sched::generate(name, p);
-    auto t =
-        simulate(s, costs_for(s, f_ms, b_ms / 2, b_ms / 2, bytes), LinkModel::two_dc(P, 2, wan));
+    auto t = simulate(s, costs_for(s, f_ms, b_ms / 2, b_ms / 2, bytes), l);
     auto sum = trace::analyze(t);
     out.push_back({name, sum.iteration_ns / 1e6, sum.bubble, max_peak(s)});
   }
@@ -198,6 +201,7 @@ OptimalRow optimal_vs_greedy(const std::string& instance, const sched::Params& p
   md.microbatches = p.microbatches;
   md.costs = sched::stage_costs(p, g.stages);
   md.links = p.links;
+  md.channel = p.channel;
   row.greedy = sched::evaluate_order(md, sched::compute_order(g));
   row.optimal = sched::evaluate_order(md, sched::compute_order(o));
   row.valid = sched::validate(o, p.memory_cap).ok();

@@ -1,10 +1,9 @@
 #include "harness/sim/simulator.h"
 
-#include <algorithm>
-#include <functional>
-#include <queue>
 #include <stdexcept>
 #include <string>
+
+#include "workloads/schedule/engine.h"
 
 namespace xdc::sim {
 
@@ -12,14 +11,20 @@ using sched::Action;
 using sched::Kind;
 
 namespace {
-// Arrival time of each message, by (direction, receiving stage, microbatch); -1 = not sent.
-struct Mailbox {
-  int m;
-  std::vector<int64_t> at;
-  Mailbox(int stages, int mbs) : m(mbs), at(2 * static_cast<size_t>(stages) * mbs, -1) {}
-  int64_t& slot(bool grad, int stage, int mb) {
-    return at[(static_cast<size_t>(grad) * (at.size() / 2)) + static_cast<size_t>(stage) * m + mb];
+// The link model as the engine's message hook: latency + bytes / bandwidth of the pair's
+// link, FIFO on the pair's channel (shared by the pairs crossing one WAN direction).
+class LinkTiming : public sched::MessageTiming {
+ public:
+  explicit LinkTiming(const LinkModel& links) : links_(links), fifo_(links.ranks, links.channel) {}
+  sched::Transfer send(int from, int to, int64_t bytes, double ready, const Action&) override {
+    const Link& l = links_.at(from, to);
+    return fifo_.send(from, to, ready, static_cast<double>(l.transfer_ns(bytes)),
+                      static_cast<double>(l.latency_ns));
   }
+
+ private:
+  const LinkModel& links_;
+  sched::FifoChannels fifo_;
 };
 }  // namespace
 
@@ -31,92 +36,40 @@ trace::Trace simulate(const sched::Schedule& s, const CostModel& costs, const Li
   if (links.ranks != s.ranks)
     throw std::invalid_argument("link model has " + std::to_string(links.ranks) +
                                 " ranks, the schedule " + std::to_string(s.ranks));
+  sched::Costs c;
+  c.duration = [&costs](int, const Action& a) { return static_cast<double>(costs.duration_ns(a)); };
+  c.bytes = [&costs](const Action& a) { return costs.message_bytes(a); };
   if (!it.start_ns.empty() && static_cast<int>(it.start_ns.size()) != s.ranks)
     throw std::invalid_argument("start times for " + std::to_string(it.start_ns.size()) +
                                 " ranks, the schedule has " + std::to_string(s.ranks));
+  sched::Iteration iteration;
+  iteration.start.assign(it.start_ns.begin(), it.start_ns.end());
+  if (it.grad_norm)
+    iteration.gate = [&it](const std::vector<double>& enter) {
+      const std::vector<int64_t> done =
+          it.grad_norm(std::vector<int64_t>(enter.begin(), enter.end()));
+      return std::vector<double>(done.begin(), done.end());
+    };
+  LinkTiming timing(links);
+  const sched::Execution x = sched::execute(s, c, timing, iteration);
+  if (!x.ok()) throw std::invalid_argument("simulate: " + x.deadlock_message());
+
   trace::Trace t;
   t.name = s.name;
   t.ranks = s.ranks;
   t.microbatches = s.microbatches;
-  size_t total = 0;
-  for (const auto& row : s.actions) total += row.size();
-  t.events.reserve(total);
-
-  // Ranks act in global time order (a min-heap on each rank's clock), so that messages
-  // from different ranks enter a shared channel in the order they were sent.
-  Mailbox mail(s.stages, s.microbatches);
-  std::vector<int64_t> channel_free(links.channels(), 0);
-  std::vector<int64_t> now(s.ranks, 0);
-  if (!it.start_ns.empty()) now = it.start_ns;
-  std::vector<size_t> pc(s.ranks, 0);
-  std::vector<char> waiting(s.ranks, 0);
-  using Entry = std::pair<int64_t, int>;  // (time, rank)
-  std::priority_queue<Entry, std::vector<Entry>, std::greater<>> ready;
-  for (int r = 0; r < s.ranks; ++r) ready.push({now[r], r});
-  // The gradient-norm all-reduce before each rank's first OPT (IterationSetup).
-  bool grad_norm = static_cast<bool>(it.grad_norm);
-  for (const auto& row : s.actions)
-    grad_norm = grad_norm && std::any_of(row.begin(), row.end(),
-                                         [](const Action& a) { return a.kind == Kind::OPT; });
-  std::vector<int64_t> norm_enter(s.ranks, -1);
-  int norm_entered = 0;
-
-  while (!ready.empty()) {
-    const int r = ready.top().second;
-    ready.pop();
-    const auto& row = s.actions[r];
-    if (pc[r] >= row.size()) continue;
-    const Action& a = row[pc[r]];
-    if (a.kind == Kind::OPT && grad_norm && norm_enter[r] < 0) {
-      norm_enter[r] = now[r];  // resumed when the last rank enters
-      if (++norm_entered == s.ranks) {
-        const std::vector<int64_t> done = it.grad_norm(norm_enter);
-        for (int q = 0; q < s.ranks; ++q) ready.push({now[q] = std::max(now[q], done[q]), q});
-      }
-      continue;
-    }
-    trace::Event e{r, a.kind, a.stage, a.microbatch, now[r], now[r], 0, a.peer};
-    if (a.kind == Kind::RECV_F || a.kind == Kind::RECV_B) {
-      const int64_t arrival = mail.slot(a.kind == Kind::RECV_B, a.stage, a.microbatch);
-      if (arrival < 0) {
-        waiting[r] = 1;  // resumed by the matching SEND
-        continue;
-      }
-      e.end_ns = std::max(now[r], arrival);
-      e.bytes = a.kind == Kind::RECV_F ? costs.activation_bytes[a.stage - 1]
-                                       : costs.activation_bytes[a.stage];
-      now[r] = e.end_ns;
-    } else if (a.kind == Kind::SEND_F || a.kind == Kind::SEND_B) {
-      const bool grad = a.kind == Kind::SEND_B;
-      const int to_stage = grad ? a.stage - 1 : a.stage + 1;
-      const Link& l = links.at(r, a.peer);
-      e.bytes = costs.message_bytes(a);
-      int64_t& free = channel_free[links.channel_of(r, a.peer)];
-      e.start_ns = std::max(now[r], free);
-      e.end_ns = free = e.start_ns + l.transfer_ns(e.bytes);
-      const int64_t arrival = e.end_ns + l.latency_ns;
-      mail.slot(grad, to_stage, a.microbatch) = arrival;
-      if (waiting[a.peer]) {
-        const Action& w = s.actions[a.peer][pc[a.peer]];
-        if (w.stage == to_stage && w.microbatch == a.microbatch &&
-            (w.kind == Kind::RECV_B) == grad) {
-          waiting[a.peer] = 0;
-          ready.push({std::max(now[a.peer], arrival), a.peer});
-        }
-      }
-    } else {
-      e.end_ns = now[r] + costs.duration_ns(a);
-      now[r] = e.end_ns;
-    }
-    t.events.push_back(e);
-    ++pc[r];
-    ready.push({now[r], r});
+  t.events.reserve(x.order.size());
+  for (const auto& [r, i] : x.order) {  // in execution order, as ranks acted
+    const Action& a = s.actions[r][i];
+    const sched::Record& rec = x.records[r][i];
+    int64_t bytes = 0;
+    if (sched::is_send(a.kind)) bytes = costs.message_bytes(a);
+    if (a.kind == Kind::RECV_F) bytes = costs.activation_bytes[a.stage - 1];
+    if (a.kind == Kind::RECV_B) bytes = costs.activation_bytes[a.stage];
+    // Integer ns in, so every time is an integer below 2^53: the casts are exact.
+    t.events.push_back({r, a.kind, a.stage, a.microbatch, static_cast<int64_t>(rec.start),
+                        static_cast<int64_t>(rec.end), bytes, a.peer});
   }
-  for (int r = 0; r < s.ranks; ++r)
-    if (pc[r] < s.actions[r].size())
-      throw std::invalid_argument("simulate: deadlock: rank " + std::to_string(r) +
-                                  " waits forever at action " + std::to_string(pc[r]) + " (" +
-                                  sched::to_string(s.actions[r][pc[r]]) + ")");
   return t;
 }
 

@@ -1,10 +1,10 @@
 #pragma once
-// Discrete-event simulator: runs a Schedule's per-rank action lists as the executor
-// would. A rank runs its actions in order; compute lasts the cost model's time; SEND is
-// non-blocking and puts the message on its channel (FIFO, latency + bytes / bandwidth,
-// link_model.h); RECV blocks until the message has arrived. Ranks advance in global
-// time order, so a channel shared by several rank pairs serves them in send order. Output: the
-// shared trace (harness/trace). Throws std::invalid_argument if the schedule deadlocks.
+// Discrete-event simulator: runs a Schedule's per-rank action lists through the
+// dependency engine (workloads/schedule/engine.h, the rules the validator and the planner
+// use too), with the cost model's durations and the link model's messages (FIFO per
+// channel, latency + bytes / bandwidth, link_model.h; a channel shared by several rank
+// pairs serves them in send order). Output: the shared trace (workloads/trace), events in
+// execution order. Throws std::invalid_argument naming the stuck ranks on a deadlock.
 #include <functional>
 #include <vector>
 

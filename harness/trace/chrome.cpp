@@ -10,12 +10,8 @@
 namespace xdc::trace {
 
 namespace {
-bool is_send(Kind k) {
-  return k == Kind::SEND_F || k == Kind::SEND_B;
-}
-bool is_recv(Kind k) {
-  return k == Kind::RECV_F || k == Kind::RECV_B;
-}
+using sched::is_recv;
+using sched::is_send;
 
 // Track of an event on its rank: 0 compute, 1 + 2*peer send, 2 + 2*peer recv.
 int tid(const Event& e) {

@@ -41,4 +41,6 @@ TEST(Setup, DcsAndGeneratorParams) {
   EXPECT_DOUBLE_EQ(p.links[2][1].latency, 20);
   EXPECT_DOUBLE_EQ(p.links[2][1].transfer, 8);  // 10 MB over 10 Gbit/s
   EXPECT_DOUBLE_EQ(p.links[0][1].transfer, 0);
+  EXPECT_EQ(p.channel, l.channel);  // ranks 0, 1 -> 2, 3 share one WAN FIFO
+  EXPECT_EQ(p.channel[0 * 4 + 2], p.channel[1 * 4 + 3]);
 }

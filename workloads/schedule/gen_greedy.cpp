@@ -15,7 +15,10 @@ PlanModel plan_model(const Params& p, std::vector<int> stage_rank, bool with_lin
   md.costs = stage_costs(p, static_cast<int>(stage_rank.size()));
   md.stage_rank = std::move(stage_rank);
   md.microbatches = p.microbatches;
-  if (with_links) md.links = p.links;
+  if (with_links) {
+    md.links = p.links;
+    md.channel = p.channel;
+  }
   return md;
 }
 

@@ -254,6 +254,7 @@ Schedule gen_optimal(const Params& p) {
   md.microbatches = m;
   md.costs = stage_costs(p, S);
   md.links = p.links;
+  md.channel = p.channel;
   const auto g_order = compute_order(greedy);
   std::vector<std::vector<double>> g_start;
   const double g_span = evaluate_order(md, g_order, &g_start);

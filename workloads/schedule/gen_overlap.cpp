@@ -42,6 +42,7 @@ Schedule gen_overlap(const Params& p) {
   md.microbatches = p.microbatches;
   md.costs = stage_costs(p, P);
   md.links = p.links;
+  md.channel = p.channel;
   GreedyOptions o;
   o.cap_units.assign(P, std::max(1, cap));
   o.max_inflight = overlap_warmup(p);

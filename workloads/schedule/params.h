@@ -23,6 +23,9 @@ struct Params {
   std::vector<double> stage_f, stage_b, stage_w;
   // links[from][to] between ranks; empty = zero delay everywhere.
   std::vector<std::vector<LinkDelay>> links;
+  // [from * ranks + to]: rank pairs with equal ids queue on one FIFO channel (pairs that
+  // cross one WAN direction, as the simulator's link model); empty = one per ordered pair.
+  std::vector<int> channel;
   // Peak activations per rank in microbatches (a rank's full share of layers);
   // 0 = the generator's own default (1F1B-like: ranks).
   double memory_cap = 0;

@@ -9,7 +9,15 @@ bool is_compute(Kind k) {
 }
 
 bool is_comm(Kind k) {
-  return k == Kind::SEND_F || k == Kind::RECV_F || k == Kind::SEND_B || k == Kind::RECV_B;
+  return is_send(k) || is_recv(k);
+}
+
+bool is_send(Kind k) {
+  return k == Kind::SEND_F || k == Kind::SEND_B;
+}
+
+bool is_recv(Kind k) {
+  return k == Kind::RECV_F || k == Kind::RECV_B;
 }
 
 std::string_view kind_name(Kind k) {
@@ -68,6 +76,19 @@ std::vector<std::vector<Action>> compute_order(const Schedule& s) {
   return order;
 }
 
+void lower_action(const std::vector<int>& sr, int r, const Action& a, std::vector<Action>& out) {
+  const int st = a.stage, mb = a.microbatch, stages = static_cast<int>(sr.size());
+  const bool has_prev = st > 0 && sr[st - 1] != r;
+  const bool has_next = st + 1 < stages && sr[st + 1] != r;
+  if (a.kind == Kind::F && has_prev) out.push_back({Kind::RECV_F, st, mb, sr[st - 1]});
+  if ((a.kind == Kind::B || a.kind == Kind::BW) && has_next)
+    out.push_back({Kind::RECV_B, st, mb, sr[st + 1]});
+  out.push_back({a.kind, st, mb, -1});
+  if (a.kind == Kind::F && has_next) out.push_back({Kind::SEND_F, st, mb, sr[st + 1]});
+  if ((a.kind == Kind::B || a.kind == Kind::BW) && has_prev)
+    out.push_back({Kind::SEND_B, st, mb, sr[st - 1]});
+}
+
 Schedule lower(std::string name, int ranks, int microbatches, std::vector<int> stage_rank,
                const std::vector<std::vector<Action>>& compute_order, bool optimizer) {
   Schedule s;
@@ -82,18 +103,7 @@ Schedule lower(std::string name, int ranks, int microbatches, std::vector<int> s
   const auto& sr = s.stage_rank;
   for (int r = 0; r < ranks; ++r) {
     auto& out = s.actions[r];
-    for (const Action& a : compute_order[r]) {
-      const int st = a.stage, mb = a.microbatch;
-      const bool has_prev = st > 0 && sr[st - 1] != r;
-      const bool has_next = st + 1 < s.stages && sr[st + 1] != r;
-      if (a.kind == Kind::F && has_prev) out.push_back({Kind::RECV_F, st, mb, sr[st - 1]});
-      if ((a.kind == Kind::B || a.kind == Kind::BW) && has_next)
-        out.push_back({Kind::RECV_B, st, mb, sr[st + 1]});
-      out.push_back({a.kind, st, mb, -1});
-      if (a.kind == Kind::F && has_next) out.push_back({Kind::SEND_F, st, mb, sr[st + 1]});
-      if ((a.kind == Kind::B || a.kind == Kind::BW) && has_prev)
-        out.push_back({Kind::SEND_B, st, mb, sr[st - 1]});
-    }
+    for (const Action& a : compute_order[r]) lower_action(sr, r, a, out);
     if (!optimizer) continue;
     for (int st = s.stages - 1; st >= 0; --st)
       if (sr[st] == r) out.push_back({Kind::ALLREDUCE, st, -1, -1});

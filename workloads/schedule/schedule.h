@@ -52,6 +52,8 @@ struct Schedule {
 
 bool is_compute(Kind k);
 bool is_comm(Kind k);
+bool is_send(Kind k);  // SEND_F, SEND_B
+bool is_recv(Kind k);  // RECV_F, RECV_B
 // Our name of a kind ("F", "B", "W", "BW", "SEND_F", ...).
 std::string_view kind_name(Kind k);
 // "2F3", "1SEND_F0" (our names; csv.h has PyTorch's spelling).
@@ -67,6 +69,9 @@ std::vector<std::vector<Action>> compute_order(const Schedule& s);
 
 // Compute-only order per rank -> full action lists: RECV right before the consumer,
 // SEND right after the producer, then ALLREDUCE and OPT per stage when `optimizer`.
+// lower_action appends what one compute action on `rank` becomes.
+void lower_action(const std::vector<int>& stage_rank, int rank, const Action& compute,
+                  std::vector<Action>& out);
 Schedule lower(std::string name, int ranks, int microbatches, std::vector<int> stage_rank,
                const std::vector<std::vector<Action>>& compute_order, bool optimizer = true);
 

@@ -1,7 +1,9 @@
 #include "workloads/schedule/validate.h"
 
-#include <cmath>
+#include <algorithm>
 #include <string>
+
+#include "workloads/schedule/engine.h"
 
 namespace xdc::sched {
 
@@ -101,112 +103,27 @@ class Checker {
     return rep_.errors.size() == before;
   }
 
-  // Unit-step dry run: sends deliver at once, receives wait, compute waits for its inputs.
+  // Deadlock freedom: the engine (engine.h) runs the lists with zero durations and
+  // instant messages; whether a schedule deadlocks does not depend on the timing.
   void dry_run() {
-    const int S = s_.stages, m = s_.microbatches;
-    Grid f(S, m), b(S, m), w(S, m), msg_f(S, m), msg_b(S, m), got_f(S, m), got_b(S, m);
-    std::vector<int> bw_left(S, 0);
-    for (int st = 0; st < S; ++st) bw_left[st] = m;
-    std::vector<char> reduced(S, 0);
-    std::vector<size_t> pc(s_.ranks, 0);
-    std::vector<int> mem(s_.ranks, 0);
+    struct Instant : MessageTiming {
+      Transfer send(int, int, int64_t, double ready, const Action&) override {
+        return {ready, ready, ready};
+      }
+    } instant;
+    for (const Stall& st : execute(s_, Costs{}, instant).stalls) err(st.message());
+  }
+
+  // Peak activations per rank: F holds one stage unit until its W or BW.
+  void peak_memory() {
     rep_.peak_units.assign(s_.ranks, 0);
-    const auto& sr = s_.stage_rank;
-    auto cross = [&](int a, int c) { return sr[a] != sr[c]; };
-    // Returns "" if `a` can run now, else what it waits for.
-    auto blocked = [&](const Action& a) -> std::string {
-      const int st = a.stage, mb = a.microbatch;
-      switch (a.kind) {
-        case Kind::F:
-          if (st == 0) return "";
-          if (cross(st - 1, st)) return got_f.at(st, mb) ? "" : "its RECV_F";
-          return f.at(st - 1, mb) ? "" : "F of stage " + std::to_string(st - 1);
-        case Kind::B:
-        case Kind::BW:
-          if (!f.at(st, mb)) return "its F";
-          if (st == S - 1) return "";
-          if (cross(st, st + 1)) return got_b.at(st, mb) ? "" : "its RECV_B";
-          return b.at(st + 1, mb) ? "" : "the backward of stage " + std::to_string(st + 1);
-        case Kind::W:
-          return b.at(st, mb) ? "" : "its B";
-        case Kind::SEND_F:
-          return f.at(st, mb) ? "" : "its F (send before the data exists)";
-        case Kind::SEND_B:
-          return b.at(st, mb) ? "" : "its backward (send before the data)";
-        case Kind::RECV_F:
-          return msg_f.at(st, mb) ? "" : "SEND_F of stage " + std::to_string(st - 1);
-        case Kind::RECV_B:
-          return msg_b.at(st, mb) ? "" : "SEND_B of stage " + std::to_string(st + 1);
-        case Kind::ALLREDUCE:
-          return bw_left[st] == 0 ? "" : "the stage's last weight grad";
-        case Kind::OPT:
-          return bw_left[st] == 0 ? "" : "the stage's last weight grad";
+    for (int r = 0; r < s_.ranks; ++r) {
+      int units = 0;
+      for (const Action& a : s_.actions[r]) {
+        if (a.kind == Kind::F) rep_.peak_units[r] = std::max(rep_.peak_units[r], ++units);
+        if (a.kind == Kind::W || a.kind == Kind::BW) --units;
       }
-      return "";
-    };
-    auto run = [&](int r, const Action& a) {
-      const int st = a.stage, mb = a.microbatch;
-      switch (a.kind) {
-        case Kind::F:
-          f.at(st, mb) = 1;
-          rep_.peak_units[r] = std::max(rep_.peak_units[r], ++mem[r]);
-          break;
-        case Kind::B:
-          b.at(st, mb) = 1;
-          break;
-        case Kind::BW:
-          b.at(st, mb) = 1;
-          w.at(st, mb) = 1;
-          --mem[r];
-          --bw_left[st];
-          break;
-        case Kind::W:
-          w.at(st, mb) = 1;
-          --mem[r];
-          --bw_left[st];
-          break;
-        case Kind::SEND_F:
-          if (st + 1 < S) msg_f.at(st + 1, mb) = 1;
-          break;
-        case Kind::SEND_B:
-          if (st > 0) msg_b.at(st - 1, mb) = 1;
-          break;
-        case Kind::RECV_F:
-          got_f.at(st, mb) = 1;
-          break;
-        case Kind::RECV_B:
-          got_b.at(st, mb) = 1;
-          break;
-        case Kind::ALLREDUCE:
-          reduced[st] = 1;
-          break;
-        case Kind::OPT:
-          break;
-      }
-    };
-    for (bool progress = true; progress;) {
-      progress = false;
-      for (int r = 0; r < s_.ranks; ++r)
-        while (pc[r] < s_.actions[r].size() && blocked(s_.actions[r][pc[r]]).empty()) {
-          run(r, s_.actions[r][pc[r]++]);
-          progress = true;
-        }
     }
-    bool stuck = false;
-    for (int r = 0; r < s_.ranks; ++r)
-      if (pc[r] < s_.actions[r].size()) {
-        const Action& a = s_.actions[r][pc[r]];
-        err(where(r, pc[r], a) + "deadlock: waits forever for " + blocked(a));
-        stuck = true;
-      }
-    if (stuck) return;
-    // Every cross-rank input must have been received exactly where it is consumed.
-    for (int st = 0; st < S; ++st)
-      for (int mb = 0; mb < m; ++mb) {
-        if (st > 0 && cross(st - 1, st) && !msg_f.at(st, mb))
-          err("rank " + std::to_string(sr[st - 1]) + ": no SEND_F of stage " +
-              std::to_string(st - 1) + " microbatch " + std::to_string(mb));
-      }
   }
 
  private:
@@ -245,6 +162,7 @@ ValidationReport validate(const Schedule& s, double memory_cap) {
   Checker c(s, rep);
   if (!c.structure()) return rep;
   c.dry_run();
+  c.peak_memory();
   const int chunks = std::max(1, s.chunks());
   rep.peak_activations.resize(rep.peak_units.size());
   for (size_t r = 0; r < rep.peak_units.size(); ++r) {

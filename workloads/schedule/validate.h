@@ -5,8 +5,8 @@
 //  - communication: every cross-rank dependency has a SEND on the producer's rank after
 //    the producer and a matching RECV on the consumer's rank before the consumer, with
 //    the right peer;
-//  - deadlock freedom: a unit-step dry run with non-blocking sends and blocking receives
-//    runs to the end (a dependency on a later action of the same rank is a cycle);
+//  - deadlock freedom: the dependency engine (engine.h) runs the lists to the end with
+//    zero durations (a dependency on a later action of the same rank is a cycle);
 //  - peak activation memory per rank (F holds one stage unit until its W or BW),
 //    reported in microbatches, checked against a cap when one is given.
 // Errors name the rank, the action's index in the rank's list and the action.
