@@ -8,8 +8,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "harness/check/link_check.h"
 #include "common/input_error.h"
+#include "harness/check/link_check.h"
 #include "harness/launch/launcher.h"
 #include "harness/network/builder.h"
 #include "harness/network/names.h"
@@ -18,8 +18,8 @@
 #include "harness/process/process.h"
 #include "harness/run/environment.h"
 #include "harness/run/plan.h"
+#include "harness/sim/simulator.h"
 #include "harness/trace/chrome.h"
-include "harness/sim/simulator.h"
 #include "workloads/schedule/csv.h"
 
 namespace xdc::run {

@@ -92,10 +92,4 @@ std::string to_chrome_json(const Trace& t) {
   return doc.dump();
 }
 
-void write_file(const std::string& path, const std::string& content) {
-  std::ofstream out(path);
-  if (!out) throw std::runtime_error("cannot write " + path);
-  out << content;
-}
-
 }  // namespace xdc::trace

@@ -1,3 +1,4 @@
+#include <fstream>
 #include <map>
 #include <sstream>
 #include <stdexcept>
@@ -43,6 +44,12 @@ Trace from_csv(const std::string& text) {
     t.events.push_back(e);
   }
   return t;
+}
+
+void write_file(const std::string& path, const std::string& content) {
+  std::ofstream out(path);
+  if (!out) throw std::runtime_error("cannot write " + path);
+  out << content;
 }
 
 }  // namespace xdc::trace
