@@ -40,7 +40,7 @@ trace::Trace simulate(const sched::Schedule& s, const CostModel& costs, const Li
   // Ranks act in global time order (a min-heap on each rank's clock), so that messages
   // from different ranks enter a shared channel in the order they were sent.
   Mailbox mail(s.stages, s.microbatches);
-  std::vector<int64_t> channel_free(links.channels(), 0);
+  LinkState wire(links);
   std::vector<int64_t> now(s.ranks, 0);
   std::vector<size_t> pc(s.ranks, 0);
   std::vector<char> waiting(s.ranks, 0);
@@ -68,12 +68,11 @@ trace::Trace simulate(const sched::Schedule& s, const CostModel& costs, const Li
     } else if (a.kind == Kind::SEND_F || a.kind == Kind::SEND_B) {
       const bool grad = a.kind == Kind::SEND_B;
       const int to_stage = grad ? a.stage - 1 : a.stage + 1;
-      const Link& l = links.at(r, a.peer);
       e.bytes = costs.message_bytes(a);
-      int64_t& free = channel_free[links.channel_of(r, a.peer)];
-      e.start_ns = std::max(now[r], free);
-      e.end_ns = free = e.start_ns + l.transfer_ns(e.bytes);
-      const int64_t arrival = e.end_ns + l.latency_ns;
+      const Transfer x = wire.send(r, a.peer, e.bytes, now[r]);
+      e.start_ns = x.start_ns;
+      e.end_ns = x.end_ns;
+      const int64_t arrival = x.arrival_ns;
       mail.slot(grad, to_stage, a.microbatch) = arrival;
       if (waiting[a.peer]) {
         const Action& w = s.actions[a.peer][pc[a.peer]];
