@@ -162,8 +162,11 @@ sim::CostModel planned_costs(const Experiment& e, const std::vector<int>& stage_
       for (int st = 0; st < stages; ++st) {
         std::vector<std::string> replicas;
         for (const auto& r : e.placement) replicas.push_back(r[stage_rank[st]]);
-        costs.allreduce_ns =
-            std::max(costs.allreduce_ns, sim::allreduce_ns(links_between(e, replicas), grads[st]));
+        // The replicas' connections last carried the previous iteration's all-reduce:
+        // idle for about an iteration of this stage's compute.
+        const int64_t idle = e.microbatches * (costs.f_ns[st] + costs.b_ns[st] + costs.w_ns[st]);
+        costs.allreduce_ns = std::max(
+            costs.allreduce_ns, sim::allreduce_ns(links_between(e, replicas), grads[st], idle));
       }
     }
     return costs;

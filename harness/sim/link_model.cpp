@@ -43,10 +43,16 @@ LinkModel LinkModel::two_dc(int ranks, int split, Link wan, Link lan) {
   return dcs(dc, wan, lan);
 }
 
-LinkState::LinkState(const LinkModel& m)
-    : m_(m),
-      channel_free_(m.channels(), 0),
-      conn_(m.tcp.empty() ? 0 : static_cast<size_t>(m.ranks) * m.ranks) {}
+LinkState::LinkState(const LinkModel& m, int64_t idle_before_ns)
+    : m_(m), channel_free_(m.channels(), 0) {
+  conn_.resize(m.tcp.empty() ? 0 : static_cast<size_t>(m.ranks) * m.ranks);
+  for (size_t i = 0; i < conn_.size(); ++i) {
+    const int64_t w = m.tcp[i].window_bytes;
+    conn_[i].cwnd = w > 0 ? w : int64_t{1} << 40;
+    conn_[i].last_send_ns = -idle_before_ns;
+    conn_[i].stamp_ns = -idle_before_ns;
+  }
+}
 
 Transfer LinkState::send(int from, int to, int64_t bytes, int64_t ready_ns) {
   const Link& l = m_.at(from, to);
@@ -79,12 +85,12 @@ Transfer LinkState::send(int from, int to, int64_t bytes, int64_t ready_ns) {
   return t;
 }
 
-int64_t allreduce_ns(const LinkModel& m, int64_t bytes) {
+int64_t allreduce_ns(const LinkModel& m, int64_t bytes, int64_t idle_before_ns) {
   const int p = m.ranks;
   if (p < 2 || bytes <= 0) return 0;
   int rounds = 0;
   while ((1 << rounds) < p) ++rounds;
-  LinkState wire(m);
+  LinkState wire(m, idle_before_ns);
   std::vector<int64_t> t(p, 0);      // when each rank holds its partial sum / the result
   for (int r = 1; r <= rounds; ++r)  // reduce: rank v + 2^(r-1) sends to v
     for (int v = 0; v + (1 << (r - 1)) < p; v += 1 << r) {

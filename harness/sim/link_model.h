@@ -52,9 +52,12 @@ struct Transfer {
 // The links during one simulated run: when each channel is free again and, with a TCP
 // model, each connection's congestion window and last send. Sends must come in
 // nondecreasing ready time per channel (the simulator advances ranks in time order).
+// The run is one iteration of many: every connection starts warm, its window at the
+// socket-buffer limit, having last sent `idle_before_ns` before time 0 (0: the previous
+// iteration ended then; a connection used once per iteration passes its idle time).
 class LinkState {
  public:
-  explicit LinkState(const LinkModel& m);
+  explicit LinkState(const LinkModel& m, int64_t idle_before_ns = 0);
   // A message of `bytes` from rank `from` to `to`, ready to go at ready_ns.
   Transfer send(int from, int to, int64_t bytes, int64_t ready_ns);
 
@@ -69,8 +72,8 @@ class LinkState {
 // every in-place call (nbc_iallreduce.c: `inplace` selects NBC_ARED_BINOMIAL whatever the
 // size), so the whole buffer goes up a binomial tree to rank 0 (ceil(log2 d) rounds) and
 // back down a binomial broadcast (as many rounds), every message a full-size transfer
-// over LinkState::send from connections that start at the initial window (once per
-// iteration, they have been idle for many RTOs). Returns when the last rank has the sum.
-int64_t allreduce_ns(const LinkModel& m, int64_t bytes);
+// over LinkState::send from connections idle for `idle_before_ns` (they carry one
+// all-reduce per iteration). Returns when the last rank has the sum.
+int64_t allreduce_ns(const LinkModel& m, int64_t bytes, int64_t idle_before_ns);
 
 }  // namespace xdc::sim

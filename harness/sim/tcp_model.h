@@ -23,6 +23,14 @@
 //   maximum carries payload: measured 0.66 of the send buffer (4 MiB: 40 MiB took 624-654 ms
 //   warm, 2.8 MB per 40 ms round trip) and 0.58 of the receive buffer (tcp_wmem raised to
 //   16 MiB, tcp_rmem 6 MiB: 478-518 ms).
+// Not modeled (measured, still off): OpenMPI interleaves the data of several rendezvous
+// messages queued on one connection (two-dc-modeled, `overlap`: microbatches 1-4 of 40 MiB
+// completed within 1 s of each other, 2.4 s after microbatch 0, where FIFO gives 0.65 s
+// apart), and overlaps a queued message's request/answer with the data before it (CrossPipe
+// 80 ms / 26 Mbit/s: 256 KiB messages arrive back to back at the link rate); the link
+// model keeps messages FIFO per channel, each paying its own round trip. Several
+// connections per peer (mpi.tcp_links > 1) are not modeled: measured, 2 links made 1 MiB
+// messages slower (370-450 ms instead of 30-160 ms).
 // A message is sent in rounds of one round trip each: min(cwnd, window) bytes per round,
 // serialised at the link's rate; when a round's bytes take longer than the round trip the
 // link is the limit and rounds follow back to back.

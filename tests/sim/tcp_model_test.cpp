@@ -146,14 +146,17 @@ TEST(TcpModel, SmallMessagesAfterIdleAsMeasured) {
 }
 
 TEST(TcpModel, BinomialAllreduceIsTwoFullTransfersForTwoReplicas) {
-  // d = 2: the whole buffer goes 1 -> 0, then 0 -> 1, each from a cold window.
+  // d = 2: the whole buffer goes 1 -> 0, then 0 -> 1, on connections idle for 5 s.
   const LinkModel m = pair(xdc::sim::kOpenMpiEagerLimit);
-  LinkState wire(m);
+  constexpr int64_t kIdle = 5000 * kMs;
+  LinkState wire(m, kIdle);
   const auto up = wire.send(1, 0, 40 * kMiB, 0);
   const auto down = wire.send(0, 1, 40 * kMiB, up.arrival_ns);
-  EXPECT_EQ(xdc::sim::allreduce_ns(m, 40 * kMiB), down.arrival_ns);
-  EXPECT_EQ(xdc::sim::allreduce_ns(m, 0), 0);
-  // d = 4 on one link: two rounds up, two down.
+  EXPECT_EQ(xdc::sim::allreduce_ns(m, 40 * kMiB, kIdle), down.arrival_ns);
+  EXPECT_EQ(xdc::sim::allreduce_ns(m, 0, kIdle), 0);
+  // Idle 5 s: the window restarts; 40 MiB then takes longer than warm (0.62 s measured).
+  EXPECT_GT(up.arrival_ns - up.start_ns, 800 * kMs);
+  // d = 4 on one link without TCP: two rounds up, two down.
   const LinkModel four = LinkModel::uniform(4, {20 * kMs, 1e9});
-  EXPECT_EQ(xdc::sim::allreduce_ns(four, 8 * kMiB), 4 * (20 * kMs + 8 * kMiB * 8));
+  EXPECT_EQ(xdc::sim::allreduce_ns(four, 8 * kMiB, kIdle), 4 * (20 * kMs + 8 * kMiB * 8));
 }
