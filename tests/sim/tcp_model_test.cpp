@@ -160,3 +160,13 @@ TEST(TcpModel, BinomialAllreduceIsTwoFullTransfersForTwoReplicas) {
   const LinkModel four = LinkModel::uniform(4, {20 * kMs, 1e9});
   EXPECT_EQ(xdc::sim::allreduce_ns(four, 8 * kMiB, kIdle), 4 * (20 * kMs + 8 * kMiB * 8));
 }
+
+TEST(TcpModel, AllreduceAsMeasuredAcrossTheWan) {
+  // `xdc run` of tests/run/dp-modeled.yaml with `wan: {loss: 0%}` and `grad: 40mib`
+  // (2 stages x 2 replicas, one replica per DC, so each stage all-reduces across the 20 ms
+  // / 1 Gbit/s WAN), 2026-11-24: ALLREDUCE events of 1.67-1.76 s on all four ranks, 3
+  // iterations. The plan passes 4 microbatches x (30 + 60 ms) as the idle time.
+  const LinkModel m = pair(xdc::sim::kOpenMpiEagerLimit);
+  const double s = static_cast<double>(xdc::sim::allreduce_ns(m, 40 * kMiB, 360 * kMs)) / 1e9;
+  EXPECT_NEAR(s, 1.72, 0.15 * 1.72);
+}
