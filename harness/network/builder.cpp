@@ -4,6 +4,7 @@
 #include <linux/pkt_sched.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -113,6 +114,7 @@ class Builder {
     phase("WAN shaping");
     shape_wan();
     shape_fabric();
+    note_dilated_hystart();
     state_.root_tcp = read_root_tcp();
     save_state(state_);
     for (auto& s : shapers_) s->detach();
@@ -188,8 +190,7 @@ class Builder {
       // dilation k the minimum RTO (200 ms) is stretched to k x 200 ms on that route: a
       // fixed 200 ms would be only 200 / k ms of emulated time, and queueing delay that
       // the real link absorbs would fire spurious timeouts.
-      add_route(hsk, "10.0.0.0/8", gateway_ip(d), "eth0", via_gateway,
-                dilated_rto_min_ms());
+      add_route(hsk, "10.0.0.0/8", gateway_ip(d), "eth0", via_gateway, dilated_rto_min_ms());
       state_.hosts.push_back(hs);
       socks_.erase(hs.ns);  // one socket per host would exhaust fds on large topologies
       socks_.erase("");
@@ -230,6 +231,27 @@ class Builder {
     set_up(skb, wan_ifname(l.a));
     peer_ip_[{l.a, l.b}] = wan_ip(j, true);
     peer_ip_[{l.b, l.a}] = wan_ip(j, false);
+  }
+
+  // CUBIC's HyStart ends slow start when a round's RTT exceeds the minimum by
+  // clamp(min RTT / 8, 4 ms, 16 ms) of wall clock: the 16 ms cap does not stretch, so past a
+  // wall-clock RTT of 128 ms a dilated link leaves slow start earlier than the link it
+  // emulates (README, "Time dilation").
+  void note_dilated_hystart() {
+    if (opts_.time_dilation == 1) return;
+    bool cubic = false;
+    for (auto& h : state_.hosts) cubic = cubic || h.tcp.congestion == "cubic";
+    int64_t rtt_us = 0;
+    for (auto& l : topo_.wan)
+      rtt_us = std::max<int64_t>(rtt_us, l.a_to_b.delay_us + l.b_to_a.delay_us +
+                                             2 * static_cast<int64_t>(topo_.intra_dc.delay_us));
+    if (!cubic || rtt_us <= 128000) return;
+    state_.notes.push_back(fmt::format(
+        "time dilation {:g}: WAN round trips reach {:.0f} ms of wall clock, above the 128 ms "
+        "where CUBIC's HyStart caps its delay threshold at 16 ms: slow start may end earlier "
+        "than on the emulated link; k <= {:.1f} keeps that threshold proportional",
+        opts_.time_dilation, static_cast<double>(rtt_us) / 1000,
+        std::floor(10 * 128000 * opts_.time_dilation / static_cast<double>(rtt_us)) / 10));
   }
 
   uint32_t dilated_rto_min_ms() const {

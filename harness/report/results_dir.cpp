@@ -155,6 +155,7 @@ ScheduleData from_run_entry(const nlohmann::json& j, const fs::path& root, doubl
   if (j.contains("mfu") && j["mfu"].is_object()) {
     s.mfu = number(j["mfu"], "value");
     s.peak_flops_per_rank = number(j["mfu"], "peak_flops_per_rank");
+    s.modeled = j["mfu"].value("basis", "") == "modeled";
   }
   if (j.contains("loss") && j["loss"].is_array())
     for (auto& v : j["loss"]) s.loss.push_back(v.is_number() ? v.get<double>() : NAN);

@@ -33,6 +33,7 @@ struct ScheduleData {
   std::string simulated_costs;  // how the simulator's costs were chosen, when said
   std::optional<double> tokens_per_s;
   std::optional<double> mfu, peak_flops_per_rank;
+  bool modeled = false;      // tokens/s and MFU rest on modeled compute (summary.json "basis")
   std::vector<double> loss;  // per measured iteration; NaN where a value was missing
   // Seconds per iteration the ranks spent waiting, summed over ranks, by cause
   // ("RECV_F", "ALLREDUCE", "ITERATION_BARRIER", ...), in the file's order.

@@ -63,17 +63,21 @@ std::string comparison_table_html(const RunData& d) {
        [](const ScheduleData& s) { return bubble_cell(s, &trace::BubbleRatios::zerobubble); }},
       {"bubble CrossPipe", "mean over ranks of idle / total from the first F",
        [](const ScheduleData& s) { return bubble_cell(s, &trace::BubbleRatios::crosspipe); }},
-      {"tokens/s", "measured",
-       [](const ScheduleData& s) {
-         return s.tokens_per_s ? escape(si_text(*s.tokens_per_s)) : "";
+      {"tokens/s", "tokens per measured iteration (modeled: the compute in it is modeled)",
+       [](const ScheduleData& s) -> std::string {
+         if (!s.tokens_per_s) return "";
+         return escape(si_text(*s.tokens_per_s)) +
+                (s.modeled ? "<br><span class=\"sim\">modeled compute</span>" : "");
        }},
-      {"MFU", "model FLOPs utilisation against the stated peak per rank",
+      {"MFU",
+       "model FLOPs utilisation against the stated peak per rank (modeled: arithmetic on the "
+       "assumed peak, not a measurement)",
        [](const ScheduleData& s) -> std::string {
          if (!s.mfu) return "";
          std::string c = escape(percent(*s.mfu, 2));
          if (s.peak_flops_per_rank)
-           c += "<br><span class=\"sim\">of " + escape(si_text(*s.peak_flops_per_rank)) +
-                "FLOP/s</span>";
+           c += "<br><span class=\"sim\">" + std::string(s.modeled ? "modeled, assumed " : "of ") +
+                escape(si_text(*s.peak_flops_per_rank)) + "FLOP/s peak</span>";
          return c;
        }},
   };

@@ -134,7 +134,10 @@ nlohmann::json summary_json(const ScheduleResult& r) {
       {"loss", loss},
       {"waits_s_per_iteration", r.waits_s}};
   if (r.peak_flops_per_rank > 0)
-    j["mfu"] = {{"value", r.mfu}, {"peak_flops_per_rank", r.peak_flops_per_rank}};
+    j["mfu"] = {{"value", r.mfu},
+                {"peak_flops_per_rank", r.peak_flops_per_rank},
+                {"basis", r.modeled_compute ? "modeled" : "measured"}};
+  j["tokens_per_s_basis"] = r.modeled_compute ? "modeled" : "measured";
   if (!r.ok) j["error"] = r.error;
   return j;
 }

@@ -42,7 +42,10 @@ struct ScheduleResult {
   std::string simulated_costs;  // "modeled" | "measured compute" | ...
   double tokens_per_s = 0;
   double mfu = 0, peak_flops_per_rank = 0;  // 0 when not known
-  nlohmann::json waits_s;                   // per cause, seconds per iteration, all ranks summed
+  // Modeled compute: the ranks slept the cost model's durations, which assume the peak, so
+  // MFU (and the compute in tokens/s) is arithmetic on that assumption, not a measurement.
+  bool modeled_compute = false;
+  nlohmann::json waits_s;  // per cause, seconds per iteration, all ranks summed
   double mean() const;
   double percentile(double p) const;  // nearest rank
 };

@@ -176,6 +176,7 @@ ScheduleResult analyse(const Experiment& e, const Planned& p, const fs::path& di
   if (mean > 0) {
     r.tokens_per_s = iteration_tokens(e) / mean;
     r.peak_flops_per_rank = peak_flops_per_rank(e);
+    r.modeled_compute = e.compute.mode == Compute::Mode::kModeled;
     if (r.peak_flops_per_rank > 0)
       r.mfu = iteration_flops(e, p.costs) / (mean * e.world_size() * r.peak_flops_per_rank);
   }
@@ -234,6 +235,7 @@ RunOutcome run_experiment(const Experiment& e, const RunOptions& opts) {
         fmt::format("time dilation {:g}: links and modeled compute run {:g} x slower than "
                     "emulated; reported times are divided back",
                     e.time_dilation, e.time_dilation));
+  for (auto& n : state.notes) say("note: " + n);
   write(root / "environment.json", environment_json(e, state, !network.owned()).dump(2) + "\n");
   if (e.link_check) {
     check::CheckOptions co;

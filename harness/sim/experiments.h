@@ -5,6 +5,8 @@
 //  - crosspipe_grid(): CrossPipe's setting (8 stages, 2 DCs split in the middle,
 //    T_F = T_B = T_W = 1 ms, delays in units of T_F), time per microbatch per schedule;
 //  - overlap_case(): GeoPipe-style overlap vs 1F1B across a 20 ms WAN;
+//  - optimal_vs_greedy(): `optimal` (the MILP) against crosspipe-greedy on its documented
+//    instance and on random heterogeneous small instances;
 //  - time_large_1f1b(): seconds to simulate one big 1F1B iteration.
 #include <array>
 #include <string>
@@ -67,6 +69,24 @@ struct OverlapRow {
   double peak_activations = 0;
 };
 std::vector<OverlapRow> overlap_case();  // rows: 1f1b, overlap
+
+// `optimal` vs crosspipe-greedy, both makespans by sched::evaluate_order on the returned
+// orders (not the MILP's objective), and the simulator's iteration time of each.
+// The documented instance: p = 3, m = 6, T_F = T_B = T_W = 1 except stage 0's T_W = 3,
+// two DCs {0} | {1, 2} with a (latency 2, transfer 0.5) WAN both ways, cap 3 microbatches.
+// The random class (seed k): p in 2..4, m in 2..6, per-stage T_F, T_B, T_W ~ U[0.5, 2],
+// every link direction its own latency ~ U[0, 3] and transfer ~ U[0.25, 1], cap p or p+1.
+sched::Params optimal_documented_instance();
+sched::Params optimal_random_instance(unsigned seed);
+struct OptimalRow {
+  std::string instance;
+  int ranks = 0, microbatches = 0;
+  double greedy = 0, optimal = 0;          // evaluate_order makespans
+  double greedy_sim = 0, optimal_sim = 0;  // simulated iteration, same units
+  bool valid = false;                      // validate() under the cap
+  std::string result;                      // the schedule's info "result"
+};
+OptimalRow optimal_vs_greedy(const std::string& instance, const sched::Params& p);
 
 double time_large_1f1b(int ranks, int microbatches);  // simulate() seconds
 

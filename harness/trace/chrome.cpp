@@ -1,10 +1,11 @@
-#include <fstream>
+#include "harness/trace/chrome.h"
+
+#include <algorithm>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <tuple>
-
-#include "harness/trace/chrome.h"
+#include <vector>
 
 namespace xdc::trace {
 
@@ -50,11 +51,30 @@ std::string to_chrome_json(const Trace& t) {
                       {"tid", 0},
                       {"args", {{"name", "compute"}}}});
   }
-  std::map<std::tuple<int, int, int, int, int>, int> flow_ids;
+  // A trace of several iterations holds each message once per iteration: the n-th SEND of
+  // a message (in time order) feeds the n-th RECV of it, so flow ids are per occurrence.
+  std::vector<size_t> order(t.events.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return t.events[a].start_ns < t.events[b].start_ns; });
+  std::map<std::tuple<int, int, int, int, int>, std::vector<int>> sends_of;
+  std::vector<int> flow_of(t.events.size(), 0);
   int next_flow = 1;
-  for (const Event& e : t.events)
-    if (is_send(e.kind)) flow_ids[recv_key(e)] = next_flow++;
-  for (const Event& e : t.events) {
+  for (size_t i : order)
+    if (is_send(t.events[i].kind)) {
+      flow_of[i] = next_flow++;
+      sends_of[recv_key(t.events[i])].push_back(flow_of[i]);
+    }
+  std::map<std::tuple<int, int, int, int, int>, size_t> recvs_seen;
+  for (size_t i : order)
+    if (is_recv(t.events[i].kind)) {
+      const auto key = key_of_recv(t.events[i]);
+      const size_t n = recvs_seen[key]++;
+      auto it = sends_of.find(key);
+      if (it != sends_of.end() && n < it->second.size()) flow_of[i] = it->second[n];
+    }
+  for (size_t i = 0; i < t.events.size(); ++i) {
+    const Event& e = t.events[i];
     const int track = tid(e);
     if (track != 0 && !tracks[{e.rank, track}]) {
       tracks[{e.rank, track}] = true;
@@ -78,9 +98,8 @@ std::string to_chrome_json(const Trace& t) {
     if (sched::is_comm(e.kind)) {
       ev["args"]["bytes"] = e.bytes;
       ev["args"]["peer"] = e.peer;
-      auto it = flow_ids.find(is_send(e.kind) ? recv_key(e) : key_of_recv(e));
-      if (it != flow_ids.end()) {
-        ev["bind_id"] = it->second;
+      if (flow_of[i]) {
+        ev["bind_id"] = flow_of[i];
         ev[is_send(e.kind) ? "flow_out" : "flow_in"] = true;
       }
     }

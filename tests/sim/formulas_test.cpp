@@ -20,4 +20,6 @@ TEST(Formulas, NamedValues) {
   EXPECT_NEAR(v["interleaved v=2 zerobubble, T_B=2T_F"], 0.158, 5e-4);
   EXPECT_NEAR(v["zbh1 zerobubble, T_F=T_B=T_W"], 0.111, 5e-4);
   EXPECT_NEAR(v["zbh2 zerobubble, T_F=T_B=T_W"], 0.0, 1e-9);
+  EXPECT_NEAR(v["zbv zerobubble, T_F=T_B=T_W"], 0.0, 1e-9);
+  EXPECT_DOUBLE_EQ(v["zbv peak activations (p)"], 4);
 }

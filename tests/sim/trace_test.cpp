@@ -1,6 +1,8 @@
 // Trace writers: Chrome JSON structure (tracks, flows) and CSV round trip.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -45,6 +47,46 @@ TEST(Trace, ChromeJsonHasTracksAndFlows) {
   // 2 boundaries x 4 microbatches x 2 directions.
   EXPECT_EQ(flows_out, 16);
   EXPECT_EQ(flows_in, 16);
+}
+
+// Three iterations back to back, as a measured trace holds them: each RECV's flow must
+// bind to the SEND of its own iteration (the one that ended before it), ids never reused.
+TEST(Trace, ChromeFlowsBindWithinEachIteration) {
+  const trace::Trace one = small_trace();
+  int64_t span = 0;
+  for (const auto& e : one.events) span = std::max(span, e.end_ns);
+  trace::Trace t = one;
+  t.events.clear();
+  for (int it = 0; it < 3; ++it)
+    for (auto e : one.events) {
+      e.start_ns += it * (span + 1000);
+      e.end_ns += it * (span + 1000);
+      t.events.push_back(e);
+    }
+  auto doc = nlohmann::json::parse(trace::to_chrome_json(t));
+  std::map<int, double> send_ts;  // bind_id -> start of its SEND (us)
+  std::map<int, int> recvs_per_id;
+  int recvs = 0;
+  for (const auto& e : doc["traceEvents"])
+    if (e.contains("flow_out")) {
+      EXPECT_FALSE(send_ts.count(e["bind_id"].get<int>())) << "flow id reused";
+      send_ts[e["bind_id"].get<int>()] = e["ts"].get<double>();
+    }
+  const double span_us = static_cast<double>(span + 1000) / 1000;
+  for (const auto& e : doc["traceEvents"])
+    if (e.contains("flow_in")) {
+      ++recvs;
+      const int id = e["bind_id"].get<int>();
+      ASSERT_TRUE(send_ts.count(id));
+      ++recvs_per_id[id];
+      const double recv_ts = e["ts"].get<double>();
+      EXPECT_LE(send_ts[id], recv_ts + e["dur"].get<double>());
+      EXPECT_EQ(static_cast<int>(send_ts[id] / span_us), static_cast<int>(recv_ts / span_us))
+          << "flow " << id << " crosses iterations";
+    }
+  EXPECT_EQ(send_ts.size(), 48u);
+  EXPECT_EQ(recvs, 48);
+  for (auto& [id, n] : recvs_per_id) EXPECT_EQ(n, 1) << "flow " << id;
 }
 
 TEST(Trace, CsvRoundTrips) {

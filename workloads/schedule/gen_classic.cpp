@@ -7,13 +7,6 @@
 
 namespace xdc::sched {
 
-namespace {
-void check_basic(const Params& p) {
-  if (p.ranks < 1) throw std::invalid_argument("ranks (stages) must be >= 1");
-  if (p.microbatches < 1) throw std::invalid_argument("microbatches must be >= 1");
-}
-}  // namespace
-
 std::vector<std::vector<Action>> one_f_one_b_order(int ranks, int m,
                                                    const std::vector<int>& warmup) {
   std::vector<std::vector<Action>> order(ranks);
@@ -31,7 +24,7 @@ std::vector<std::vector<Action>> one_f_one_b_order(int ranks, int m,
 }
 
 Schedule gen_gpipe(const Params& p) {
-  check_basic(p);
+  check_sizes(p);
   std::vector<std::vector<Action>> order(p.ranks);
   for (int r = 0; r < p.ranks; ++r) {
     for (int i = 0; i < p.microbatches; ++i) order[r].push_back({Kind::F, r, i});
@@ -41,7 +34,7 @@ Schedule gen_gpipe(const Params& p) {
 }
 
 Schedule gen_1f1b(const Params& p) {
-  check_basic(p);
+  check_sizes(p);
   std::vector<int> warmup(p.ranks);
   for (int r = 0; r < p.ranks; ++r) warmup[r] = p.ranks - r - 1;
   return lower("1f1b", p.ranks, p.microbatches, plain_placement(p.ranks),
@@ -49,7 +42,7 @@ Schedule gen_1f1b(const Params& p) {
 }
 
 Schedule gen_interleaved(const Params& p) {
-  check_basic(p);
+  check_sizes(p);
   const int P = p.ranks, v = std::max(1, p.chunks), m = p.microbatches;
   if (m % P != 0)
     throw std::invalid_argument("interleaved: microbatches (" + std::to_string(m) +

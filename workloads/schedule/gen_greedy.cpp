@@ -1,5 +1,5 @@
-// ZB-H1, ZB-H2, ZB-V and crosspipe-greedy: the list scheduler of greedy.h under
-// different placements, memory caps and link knowledge.
+// ZB-H2 and crosspipe-greedy: the list scheduler of greedy.h under different memory caps
+// and link knowledge (ZB-H1 and ZB-V, as published: gen_zero_bubble.cpp).
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
@@ -20,8 +20,7 @@ PlanModel plan_model(const Params& p, std::vector<int> stage_rank, bool with_lin
 }
 
 void check(const Params& p) {
-  if (p.ranks < 1) throw std::invalid_argument("ranks (stages) must be >= 1");
-  if (p.microbatches < 1) throw std::invalid_argument("microbatches must be >= 1");
+  check_sizes(p);
   if (!p.links.empty() && static_cast<int>(p.links.size()) != p.ranks)
     throw std::invalid_argument("links: expected a ranks x ranks matrix");
 }
@@ -44,25 +43,11 @@ std::vector<int> caps(const Params& p, int chunks, std::vector<int> dflt) {
 }
 }  // namespace
 
-// ZB-H1: 1F1B's peak memory (p microbatches, the peak of 1F1B's stage 0) on every rank,
-// W deferred into the bubbles; plans for zero delay.
-Schedule gen_zbh1(const Params& p) {
-  return run("zbh1", p, plain_placement(p.ranks), false,
-             caps(p, 1, std::vector<int>(p.ranks, p.ranks)));
-}
-
 // ZB-H2: 2p - 1 microbatches on every rank; extra warm-up forwards fill the start and
 // deferred W fill the end.
 Schedule gen_zbh2(const Params& p) {
   return run("zbh2", p, plain_placement(p.ranks), false,
              caps(p, 1, std::vector<int>(p.ranks, 2 * p.ranks - 1)));
-}
-
-// ZB-V: two chunks per rank in a V (rank r holds stages r and 2p-1-r), 1F1B's peak
-// memory (p microbatches = 2p chunk units) on every rank.
-Schedule gen_zbv(const Params& p) {
-  return run("zbv", p, v_placement(p.ranks), false,
-             caps(p, 2, std::vector<int>(p.ranks, 2 * p.ranks)));
 }
 
 // CrossPipe's greedy: knows every link; same cap on every rank (default: 1F1B's peak p).

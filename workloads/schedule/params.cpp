@@ -1,8 +1,14 @@
 #include "workloads/schedule/params.h"
 
 #include <cstddef>
+#include <stdexcept>
 
 namespace xdc::sched {
+
+void check_sizes(const Params& p) {
+  if (p.ranks < 1) throw std::invalid_argument("ranks (stages) must be >= 1");
+  if (p.microbatches < 1) throw std::invalid_argument("microbatches must be >= 1");
+}
 
 LinkDelay link_delay(const Params& p, int from, int to) {
   if (from == to || p.links.empty()) return {};

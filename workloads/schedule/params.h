@@ -31,6 +31,9 @@ struct Params {
   bool optimizer = true;           // append ALLREDUCE and OPT per stage
 };
 
+// Throws std::invalid_argument unless ranks >= 1 and microbatches >= 1.
+void check_sizes(const Params& p);
+
 LinkDelay link_delay(const Params& p, int from, int to);
 // Ranks [0, split) in one DC, [split, ranks) in the other, `wan` between them both ways.
 std::vector<std::vector<LinkDelay>> two_dc_links(int ranks, int split, LinkDelay wan);

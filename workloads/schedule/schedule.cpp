@@ -60,6 +60,14 @@ std::vector<int> v_placement(int ranks) {
   return p;
 }
 
+std::vector<std::vector<Action>> compute_order(const Schedule& s) {
+  std::vector<std::vector<Action>> order(s.actions.size());
+  for (size_t r = 0; r < s.actions.size(); ++r)
+    for (const Action& a : s.actions[r])
+      if (is_compute(a.kind)) order[r].push_back({a.kind, a.stage, a.microbatch});
+  return order;
+}
+
 Schedule lower(std::string name, int ranks, int microbatches, std::vector<int> stage_rank,
                const std::vector<std::vector<Action>>& compute_order, bool optimizer) {
   Schedule s;

@@ -62,6 +62,9 @@ std::vector<int> plain_placement(int ranks);
 std::vector<int> looped_placement(int ranks, int chunks);  // stage s on rank s % ranks
 std::vector<int> v_placement(int ranks);  // 2 chunks: stage r and 2*ranks-1-r on rank r
 
+// The compute actions (F, B, W, BW) of each rank, in order: lower()'s input.
+std::vector<std::vector<Action>> compute_order(const Schedule& s);
+
 // Compute-only order per rank -> full action lists: RECV right before the consumer,
 // SEND right after the producer, then ALLREDUCE and OPT per stage when `optimizer`.
 Schedule lower(std::string name, int ranks, int microbatches, std::vector<int> stage_rank,
