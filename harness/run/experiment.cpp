@@ -19,8 +19,7 @@ const std::vector<std::string> kTopKeys = {
     "name",          "description", "topology",  "shaping",      "wan",
     "model",         "compute",     "pipeline",  "microbatches", "microbatch_size",
     "iterations",    "warmup",      "schedules", "mpi",          "seed",
-    "learning_rate", "data",        "check",     "tcp",
-    "time_dilation"};
+    "learning_rate", "data",        "check",     "tcp",          "time_dilation"};
 const std::map<std::string, std::string> kSynonyms = {
     {"schedule", "schedules"},     {"topo", "topology"},       {"network", "topology"},
     {"steps", "iterations"},       {"mbs", "microbatch_size"}, {"batch_size", "microbatch_size"},
@@ -79,6 +78,12 @@ class Parser {
     if (auto v = top.get("check")) e_.link_check = v->boolean();
     if (auto v = top.get("time_dilation")) read_time_dilation(*v);
     if (e_.compute.mode == Compute::Mode::kReal) check_real(top);
+    const Compute& c = e_.compute;
+    if (c.mode == Compute::Mode::kModeled && c.source != Compute::Source::kShape &&
+        e_.data_parallel > 1 && c.grad_bytes == 0)
+      top.require("compute").error(
+          "modeled data parallelism all-reduces each stage's gradients: give their size "
+          "(compute.modeled.grad, e.g. grad: 100mib) or use a model shape");
     return std::move(e_);
   }
 
@@ -147,7 +152,7 @@ class Parser {
     yaml::Value mv = *m.get("modeled");
     if (mv.is_null()) return;
     yaml::Map mm = mv.map({"model", "device", "seq", "efficiency", "message_scale", "f", "b", "w",
-                           "activation", "profile"});
+                           "activation", "grad", "profile"});
     const bool constant = mm.has("f") || mm.has("b") || mm.has("w") || mm.has("activation");
     const bool shape = mm.has("model") || mm.has("device") || mm.has("seq") || mm.has("efficiency");
     if ((constant + shape + mm.has("profile")) > 1)
@@ -160,6 +165,10 @@ class Parser {
           "but shrinks the bandwidth-delay product and the packets and loss events per "
           "message, so TCP misbehaves; use `time_dilation: K` (top level) instead, which "
           "keeps message sizes and runs the network and modeled compute K times slower");
+    if (auto g = mm.get("grad")) {
+      if (shape) g->error("grad: a model shape gives the gradient sizes; drop `grad`");
+      c.grad_bytes = static_cast<int64_t>(g->size_bytes());
+    }
     if (auto p = mm.get("profile")) {
       c.source = Compute::Source::kProfile;
       c.profile_file = p->file_path();

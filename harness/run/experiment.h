@@ -18,6 +18,9 @@
 //                                     # | {modeled: {f: 300ms, b: 300ms, w: 150ms,
 //                                     #     activation: 4mib}}   (w: part of b)
 //                                     # | {modeled: {profile: costs.csv}}  (cost_model.h)
+//                                     # with constants or a profile and data_parallel > 1:
+//                                     # grad: 100mib (gradient bytes each stage
+//                                     # all-reduces per iteration; a shape derives them)
 //   pipeline:
 //     stages: 4                       # pipeline ranks (interleaved/zbv put 2 chunks on each)
 //     placement: [east-h1, east-h2, w1, w2]   # rank i on host i; with data_parallel d:
@@ -89,6 +92,7 @@ struct Compute {
   double efficiency = 0.5;
   double f_ms = 0, b_ms = 0, w_ms = -1;
   int64_t activation_bytes = 0;
+  int64_t grad_bytes = 0;  // constants / profile: all-reduced per stage (`grad`)
   std::string profile_file, profile_text;
   std::string name() const { return mode == Mode::kReal ? "real" : "modeled"; }
 };

@@ -67,27 +67,42 @@ sim::Link host_link(const Experiment& e, const topo::Routes& routes, const std::
   return lan_link(e.topology);
 }
 
-// Ring all-reduce of `bytes` across the replicas of one stage: 2(d-1) steps of bytes/d
-// over the slowest replica-to-replica link of the ring.
-int64_t ring_allreduce_ns(const Experiment& e, const topo::Routes& routes, int stage,
-                          int64_t bytes) {
-  const int d = e.data_parallel;
-  if (d < 2 || bytes <= 0) return 0;
-  sim::Link worst;
-  int64_t worst_ns = -1;
-  const int64_t chunk = bytes / d;
-  for (int r = 0; r < d; ++r) {
-    const sim::Link l =
-        host_link(e, routes, e.placement[r][stage], e.placement[(r + 1) % d][stage]);
-    if (l.transfer_ns(chunk) > worst_ns) worst = l, worst_ns = l.transfer_ns(chunk);
+// OpenMPI's btl_tcp_eager_limit: the experiment's `mpi.mca` value, else the default.
+int64_t eager_limit(const Experiment& e) {
+  for (const auto& [k, v] : e.mca) {
+    if (k != "btl_tcp_eager_limit") continue;
+    try {
+      size_t used = 0;
+      const long long x = std::stoll(v, &used);
+      if (used == v.size() && x >= 0) return x;
+    } catch (const std::exception&) {
+    }
+    throw InputError(SourcePos{e.source_file, 0, 0},
+                     "mpi.mca.btl_tcp_eager_limit: expected a number of bytes, got '" + v + "'");
   }
-  return 2 * (d - 1) * worst_ns;
+  return sim::kOpenMpiEagerLimit;
 }
 
-}  // namespace
+// One TCP connection per ordered pair of `hosts` (ranks), as the sending and the
+// receiving host's TCP settings and the experiment's MPI settings shape it.
+std::vector<sim::TcpPath> tcp_paths(const Experiment& e, const std::vector<std::string>& hosts) {
+  const int n = static_cast<int>(hosts.size());
+  const int64_t eager = eager_limit(e);
+  std::vector<sim::TcpPath> out(static_cast<size_t>(n) * n);
+  for (int a = 0; a < n; ++a)
+    for (int b = 0; b < n; ++b) {
+      const topo::TcpSettings& from = e.topology.find_host(hosts[a])->tcp;
+      const topo::TcpSettings& to = e.topology.find_host(hosts[b])->tcp;
+      sim::TcpPath& p = out[static_cast<size_t>(a) * n + b];
+      p.eager_limit = eager;
+      p.window_bytes = sim::tcp_window_bytes(from.wmem_max_bytes, to.rmem_max_bytes);
+      p.slow_start_after_idle = from.slow_start_after_idle;
+    }
+  return out;
+}
 
-sim::LinkModel link_model(const Experiment& e) {
-  const auto& hosts = e.placement[0];
+// The links among `hosts` (one rank each, in order), as link_model() describes.
+sim::LinkModel links_between(const Experiment& e, const std::vector<std::string>& hosts) {
   const int n = static_cast<int>(hosts.size());
   std::map<std::string, int> dc_index;
   std::vector<int> dc_of(n);
@@ -101,7 +116,21 @@ sim::LinkModel link_model(const Experiment& e) {
     for (int b = 0; b < n; ++b) {
       if (a != b) m.at(a, b) = host_link(e, routes, hosts[a], hosts[b]);
     }
+  m.tcp = tcp_paths(e, hosts);
   return m;
+}
+
+// Gradient bytes each stage all-reduces across the replicas: from the model shape, or
+// the experiment's `grad` (the parser requires one of them when data_parallel > 1).
+std::vector<int64_t> grad_bytes(const Experiment& e, int stages) {
+  if (e.compute.source == Compute::Source::kShape) return shape_grad_bytes(e, stages);
+  return std::vector<int64_t>(stages, e.compute.grad_bytes);
+}
+
+}  // namespace
+
+sim::LinkModel link_model(const Experiment& e) {
+  return links_between(e, e.placement[0]);
 }
 
 sim::CostModel planned_costs(const Experiment& e, const std::vector<int>& stage_rank) {
@@ -130,12 +159,17 @@ sim::CostModel planned_costs(const Experiment& e, const std::vector<int>& stage_
         break;
     }
     sim::CostModel costs = sim::make_costs(spec, e.stages, stage_rank);
-    if (c.source == Compute::Source::kShape && e.data_parallel > 1) {
-      const topo::Routes routes = topo::compute_routes(e.topology);
-      const auto grads = shape_grad_bytes(e, stages);
-      for (int st = 0; st < stages; ++st)
-        costs.allreduce_ns =
-            std::max(costs.allreduce_ns, ring_allreduce_ns(e, routes, stage_rank[st], grads[st]));
+    if (e.data_parallel > 1) {
+      const auto grads = grad_bytes(e, stages);
+      for (int st = 0; st < stages; ++st) {
+        std::vector<std::string> replicas;
+        for (const auto& r : e.placement) replicas.push_back(r[stage_rank[st]]);
+        // The replicas' connections last carried the previous iteration's all-reduce:
+        // idle for about an iteration of this stage's compute.
+        const int64_t idle = e.microbatches * (costs.f_ns[st] + costs.b_ns[st] + costs.w_ns[st]);
+        costs.allreduce_ns = std::max(
+            costs.allreduce_ns, sim::allreduce_ns(links_between(e, replicas), grads[st], idle));
+      }
     }
     return costs;
   }
@@ -354,8 +388,7 @@ worker::RunSpec run_spec(const Plan& p, const SchedulePlan& sp, const std::strin
     r.modeled.w_ns = dilate_all(costs.w_ns);
     r.modeled.activation_bytes = costs.activation_bytes;
     r.modeled.opt_ns = dilate(costs.opt_ns);
-    if (e.data_parallel > 1 && e.compute.source == Compute::Source::kShape)
-      r.modeled.grad_bytes = shape_grad_bytes(e, s.stages);
+    if (e.data_parallel > 1) r.modeled.grad_bytes = grad_bytes(e, s.stages);
   }
   return r;
 }

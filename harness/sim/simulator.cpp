@@ -11,20 +11,20 @@ using sched::Action;
 using sched::Kind;
 
 namespace {
-// The link model as the engine's message hook: latency + bytes / bandwidth of the pair's
-// link, FIFO on the pair's channel (shared by the pairs crossing one WAN direction).
+// The link model as the engine's message hook: LinkState (link_model.h) times each
+// message on its pair's link and channel (latency + bytes / bandwidth, or OpenMPI over
+// one TCP connection per pair when the model has TCP paths).
 class LinkTiming : public sched::MessageTiming {
  public:
-  explicit LinkTiming(const LinkModel& links) : links_(links), fifo_(links.ranks, links.channel) {}
+  explicit LinkTiming(const LinkModel& links) : wire_(links) {}
   sched::Transfer send(int from, int to, int64_t bytes, double ready, const Action&) override {
-    const Link& l = links_.at(from, to);
-    return fifo_.send(from, to, ready, static_cast<double>(l.transfer_ns(bytes)),
-                      static_cast<double>(l.latency_ns));
+    const Transfer x = wire_.send(from, to, bytes, static_cast<int64_t>(ready));
+    return {static_cast<double>(x.start_ns), static_cast<double>(x.end_ns),
+            static_cast<double>(x.arrival_ns)};
   }
 
  private:
-  const LinkModel& links_;
-  sched::FifoChannels fifo_;
+  LinkState wire_;
 };
 }  // namespace
 

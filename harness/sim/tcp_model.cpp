@@ -1,0 +1,69 @@
+#include "harness/sim/tcp_model.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace xdc::sim {
+
+int64_t tcp_window_bytes(uint64_t sender_wmem_max, uint64_t receiver_rmem_max) {
+  const double send = kSendBufferPayload * static_cast<double>(sender_wmem_max);
+  const double recv = kRecvBufferPayload * static_cast<double>(receiver_rmem_max);
+  return std::max<int64_t>(kTcpMss, std::llround(std::min(send, recv)));
+}
+
+namespace {
+int64_t rto_jiffies(const TcpPath& p, int64_t rtt_ns) {
+  return (rtt_ns + p.rto_min_ns + kJiffyNs - 1) / kJiffyNs;  // rounded up, as Linux
+}
+}  // namespace
+
+void tcp_note_send(TcpConn& c, const TcpPath& p, int64_t rtt_ns, int64_t now_ns) {
+  if (p.slow_start_after_idle && c.last_send_ns != std::numeric_limits<int64_t>::min()) {
+    const int64_t rto = rto_jiffies(p, rtt_ns);
+    int64_t idle = (now_ns - c.last_send_ns) / kJiffyNs;
+    if (idle > rto) {  // tcp_cwnd_restart
+      const int64_t restart = std::min(kTcpInitialWindow, c.cwnd);
+      int64_t cwnd = c.cwnd;
+      while ((idle -= rto) > 0 && cwnd > restart) cwnd /= 2;
+      c.cwnd = std::max(cwnd, restart);
+    }
+  }
+  c.last_send_ns = std::max(c.last_send_ns, now_ns);
+}
+
+int64_t tcp_transmit(TcpConn& c, const TcpPath& p, double bandwidth_bps, int64_t rtt_ns,
+                     int64_t start_ns, int64_t bytes) {
+  tcp_note_send(c, p, rtt_ns, start_ns);
+  auto serialise = [&](int64_t b) -> int64_t {
+    return bandwidth_bps <= 0 ? 0 : std::llround(static_cast<double>(b) * 8e9 / bandwidth_bps);
+  };
+  const int64_t rto_ns = rto_jiffies(p, rtt_ns) * kJiffyNs;
+  int64_t t = start_ns, left = std::max<int64_t>(bytes, 0);
+  for (;;) {
+    int64_t round = std::min(left, c.cwnd);
+    if (p.window_bytes > 0) round = std::min(round, p.window_bytes);
+    if (round == c.cwnd || round == p.window_bytes) {  // the window is full
+      c.used_bytes = 0;
+      c.stamp_ns = t;
+    } else {  // the application leaves the window part empty (tcp_cwnd_validate)
+      c.used_bytes = std::max(c.used_bytes, round);
+      if (p.slow_start_after_idle && t - c.stamp_ns >= rto_ns) {
+        const int64_t used = std::max(c.used_bytes, kTcpInitialWindow);
+        if (used < c.cwnd) c.cwnd = (c.cwnd + used) / 2;  // tcp_cwnd_application_limited
+        c.used_bytes = 0;
+        c.stamp_ns = t;
+      }
+    }
+    left -= round;
+    if (c.cwnd < 2 * round) c.cwnd += round;
+    if (left == 0) {
+      t += serialise(round);
+      break;
+    }
+    t += std::max(rtt_ns, serialise(round));
+  }
+  c.last_send_ns = std::max(c.last_send_ns, t);
+  return t;
+}
+
+}  // namespace xdc::sim

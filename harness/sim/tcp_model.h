@@ -1,0 +1,80 @@
+#pragma once
+// What one MPI message costs on one direction of a TCP connection, as OpenMPI 4.1's
+// btl/tcp + ob1 and Linux TCP (CUBIC or Reno, no loss) send it. Measured on the
+// emulator (20 ms one way, 1 Gbit/s, stock settings; tests/sim/tcp_model_test.cpp has the
+// figures and how they were taken):
+// - Eager vs rendezvous: a message of at most eager_limit - kEagerHeaderBytes goes at once
+//   (65480 B of a 64 KiB limit took 21 ms, 65490 B took 61 ms). A longer one sends its first
+//   fragment (that many bytes) with the rendezvous request; the receiver, whose receive is
+//   already posted, answers once that fragment has arrived, and the rest follows when the
+//   answer is back: one round trip more (64 KiB: 61-72 ms instead of 21 ms).
+// - Slow start after idle (net.ipv4.tcp_slow_start_after_idle, on in stock Linux): a send
+//   that finds the connection idle longer than the RTO (srtt + rto_min 200 ms, in whole
+//   clock ticks as Linux counts both; 0.24 s idle kept the window, 0.54 s did not) halves the
+//   congestion window once per RTO idle, down to the initial window of 10 segments
+//   (tcp_cwnd_restart). The window then doubles per round trip (slow start; no loss, so
+//   ssthresh stays infinite) while the sender fills it.
+// - Application-limited decay (RFC 2861, tcp_cwnd_validate, with slow start after idle):
+//   a sender that has not filled its window for an RTO sets it to the mean of the window
+//   and the most it used; small messages keep the window small (64 KiB after 0.5 s idle:
+//   115-124 ms measured, 3 round trips).
+// - Window limit from the socket buffers: at most window_bytes are in flight. Linux
+//   counts buffer memory with its overhead, so only a fraction of tcp_wmem's / tcp_rmem's
+//   maximum carries payload: measured 0.66 of the send buffer (4 MiB: 40 MiB took 624-654 ms
+//   warm, 2.8 MB per 40 ms round trip) and 0.58 of the receive buffer (tcp_wmem raised to
+//   16 MiB, tcp_rmem 6 MiB: 478-518 ms).
+// Not modeled (measured, still off): OpenMPI interleaves the data of several rendezvous
+// messages queued on one connection (two-dc-modeled, `overlap`: microbatches 1-4 of 40 MiB
+// completed within 1 s of each other, 2.4 s after microbatch 0, where FIFO gives 0.65 s
+// apart), and overlaps a queued message's request/answer with the data before it (CrossPipe
+// 80 ms / 26 Mbit/s: 256 KiB messages arrive back to back at the link rate); the link
+// model keeps messages FIFO per channel, each paying its own round trip. Several
+// connections per peer (mpi.tcp_links > 1) are not modeled: measured, 2 links made 1 MiB
+// messages slower (370-450 ms instead of 30-160 ms).
+// A message is sent in rounds of one round trip each: min(cwnd, window) bytes per round,
+// serialised at the link's rate; when a round's bytes take longer than the round trip the
+// link is the limit and rounds follow back to back.
+#include <cstdint>
+#include <limits>
+
+namespace xdc::sim {
+
+inline constexpr int64_t kTcpMss = 1448;                    // Ethernet MTU 1500, timestamps on
+inline constexpr int64_t kTcpInitialWindow = 10 * kTcpMss;  // Linux's TCP_INIT_CWND
+inline constexpr int64_t kEagerHeaderBytes = 56;      // ob1 + btl/tcp headers inside the limit
+inline constexpr double kSendBufferPayload = 0.66;    // of tcp_wmem's maximum (measured)
+inline constexpr double kRecvBufferPayload = 0.58;    // of tcp_rmem's maximum (measured)
+inline constexpr int64_t kOpenMpiEagerLimit = 65536;  // btl_tcp_eager_limit's default
+inline constexpr int64_t kJiffyNs = 4'000'000;        // Linux's clock tick (CONFIG_HZ=250 here)
+
+// Settings of one direction (sender -> receiver) of a connection.
+struct TcpPath {
+  int64_t eager_limit = kOpenMpiEagerLimit;  // btl_tcp_eager_limit
+  int64_t window_bytes = 0;                  // most payload in flight; 0 = unlimited
+  bool slow_start_after_idle = true;         // the sender's tcp_slow_start_after_idle
+  int64_t rto_min_ns = 200'000'000;          // Linux's TCP_RTO_MIN (undilated time)
+};
+
+// Payload in flight allowed by the sender's send buffer and the receiver's receive
+// buffer (their autotuning maxima, bytes).
+int64_t tcp_window_bytes(uint64_t sender_wmem_max, uint64_t receiver_rmem_max);
+
+// State of one direction of a connection: its congestion window and when it last sent.
+struct TcpConn {
+  int64_t cwnd = kTcpInitialWindow;
+  int64_t last_send_ns = std::numeric_limits<int64_t>::min();  // never sent
+  int64_t used_bytes = 0;  // most in flight since stamp_ns while the window was not full
+  int64_t stamp_ns = 0;    // when the window was last full (or last decayed)
+};
+
+// Linux's cwnd restart for a send at `now_ns` (RTO = rtt + rto_min), and records the send.
+void tcp_note_send(TcpConn& c, const TcpPath& p, int64_t rtt_ns, int64_t now_ns);
+
+// Sends `bytes` from `start_ns` on `c` at `bandwidth_bps` (0 = infinite), restart after
+// idle included; returns when the last byte has been serialised. Grows the window as slow
+// start does: by the bytes acknowledged, while the window is at most twice what is in
+// flight (Linux's tcp_is_cwnd_limited).
+int64_t tcp_transmit(TcpConn& c, const TcpPath& p, double bandwidth_bps, int64_t rtt_ns,
+                     int64_t start_ns, int64_t bytes);
+
+}  // namespace xdc::sim
