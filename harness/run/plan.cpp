@@ -117,6 +117,23 @@ sim::LinkModel links_between(const Experiment& e, const std::vector<std::string>
       if (a != b) m.at(a, b) = host_link(e, routes, hosts[a], hosts[b]);
     }
   m.tcp = tcp_paths(e, hosts);
+  // Random loss along the route caps each cross-DC connection's window (tcp_model.h).
+  for (int a = 0; a < n; ++a)
+    for (int b = 0; b < n; ++b) {
+      const std::string& da = e.topology.find_host(hosts[a])->dc;
+      const std::string& db = e.topology.find_host(hosts[b])->dc;
+      if (a == b || da == db) continue;
+      double kept = 1;
+      const auto path = routes.path(da, db);
+      for (size_t i = 0; i + 1 < path.size(); ++i)
+        if (const topo::WanLink* w = e.topology.find_link(path[i], path[i + 1])) {
+          const netem::LossModel& l = w->egress(path[i]).loss;
+          if (l.kind == netem::LossModel::Kind::kRandom) kept *= 1 - l.p_pct / 100;
+        }
+      const int64_t cap = sim::tcp_loss_window_bytes(1 - kept);
+      sim::TcpPath& p = m.tcp[static_cast<size_t>(a) * n + b];
+      if (cap > 0 && (p.window_bytes == 0 || cap < p.window_bytes)) p.window_bytes = cap;
+    }
   return m;
 }
 

@@ -11,6 +11,12 @@ int64_t tcp_window_bytes(uint64_t sender_wmem_max, uint64_t receiver_rmem_max) {
   return std::max<int64_t>(kTcpMss, std::llround(std::min(send, recv)));
 }
 
+int64_t tcp_loss_window_bytes(double loss) {
+  if (!(loss > 0)) return 0;
+  return std::max<int64_t>(
+      kTcpMss, std::llround(static_cast<double>(kTcpMss) * std::sqrt(1.5 / std::min(loss, 1.0))));
+}
+
 namespace {
 int64_t rto_jiffies(const TcpPath& p, int64_t rtt_ns) {
   return (rtt_ns + p.rto_min_ns + kJiffyNs - 1) / kJiffyNs;  // rounded up, as Linux

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "harness/sim/simulator.h"
+#include "harness/sim/tcp_model.h"
 #include "harness/trace/analysis.h"
 
 namespace {
@@ -31,6 +32,12 @@ TEST(Plan, TheDemoResolvedOnce) {
   EXPECT_EQ(plan.links.ranks, 4);
   EXPECT_EQ(plan.links.at(1, 2).latency_ns, 20'050'000);
   EXPECT_EQ(plan.links.at(0, 1).latency_ns, 50'000);
+  // The WAN's 0.1% random loss caps the cross-DC connections' window at Mathis's steady
+  // state, 1448 x sqrt(1.5 / 0.001) = 56081 B; inside a DC the socket buffers limit it
+  // (0.66 x 4 MiB of send buffer, tcp_model.h).
+  EXPECT_EQ(plan.links.tcp[1 * 4 + 2].window_bytes, 56081);
+  EXPECT_EQ(plan.links.tcp[2 * 4 + 1].window_bytes, 56081);
+  EXPECT_EQ(plan.links.tcp[0 * 4 + 1].window_bytes, xdc::sim::tcp_window_bytes(4 << 20, 6 << 20));
   // Real compute clips gradients across 4 pipeline ranks: the grad-norm all-reduce runs;
   // every iteration starts with the barrier over the 4 world ranks.
   EXPECT_TRUE(plan.worker.grad_norm);

@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# Prediction accuracy (issue 15): runs every shipped experiment and a sample of the
+# reproduction grids on the emulator with their own (stock) settings, and tabulates each
+# schedule's measured iteration against the simulator's prediction made beside it.
+#   scripts/bench_prediction.sh [--quick] [OUT.json]   (default results/bench/prediction.json)
+# Points: experiments/two-dc.yaml (the demo, real compute), experiments/two-dc-modeled.yaml
+# (--quick: at time dilation 1 instead of its 5), CrossPipe at (latency, bandwidth-delay)
+# = (2, 2) T_F, GeoPipe at 20 ms, Atlas PP at 40 ms one way.
+# Writes {"points": [{"experiment", "point", "schedule", "compute", "measured_s",
+# "simulated_s", "err_pct"}...], "stock_settings", "overrides": [{"experiment", "setting"}],
+# "load_before", "quick"} and prints a table. err_pct = (simulated - measured) / measured.
+# Needs root (namespaces); each point's run directory is kept under results/bench/prediction/.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+BUILD_DIR=${XDC_BUILD_DIR:-build}
+XDC=${XDC:-$BUILD_DIR/harness/cli/xdc}
+QUICK=0
+if [ "${1:-}" = "--quick" ]; then QUICK=1; shift; fi
+OUT=${1:-results/bench/prediction.json}
+RUNS=results/bench/prediction
+mkdir -p "$RUNS"
+load=$(cut -d' ' -f1 /proc/loadavg)
+
+# name | experiment | grid lines (YAML, two-space indented under grid:)
+points=(
+  "two-dc|experiments/two-dc.yaml|  seed: [1]"
+  "two-dc-modeled|experiments/two-dc-modeled.yaml|  time_dilation: [$([ $QUICK = 1 ] && echo 1 || echo 5)]"
+  "crosspipe-L2-D2|experiments/repro/crosspipe-base.yaml|  wan.delay: [80ms]
+  wan.rate: [26214kbit]"
+  "geopipe-20ms|experiments/repro/geopipe-base.yaml|  wan.delay: [20ms]"
+  "atlas-pp-40ms|experiments/repro/atlas-base.yaml|  wan.delay: [40ms]"
+)
+for p in "${points[@]}"; do
+  IFS='|' read -r name exp grid <<<"$p"
+  echo "== $name ($exp)" >&2
+  cat >"$RUNS/$name.sweep.yaml" <<YAML
+name: prediction-$name
+description: measured vs simulated, $exp
+experiment: $ROOT/$exp
+grid:
+$grid
+YAML
+  "$XDC" sweep "$RUNS/$name.sweep.yaml" -o "$RUNS/$name" >&2 || echo "(some points of $name failed; kept)" >&2
+done
+
+/usr/bin/python3 - "$RUNS" "$OUT" "$QUICK" "$load" "${points[@]}" <<'PY'
+import json, os, sys
+runs, out, quick, load = sys.argv[1], sys.argv[2], sys.argv[3] == "1", float(sys.argv[4])
+rows, overrides = [], []
+for p in sys.argv[5:]:
+    name, exp = p.split("|")[:2]
+    base = os.path.join(runs, name)
+    if not os.path.isdir(base):
+        continue
+    for point in sorted(os.listdir(base)):
+        d = os.path.join(base, point)
+        sj, ej = os.path.join(d, "summary.json"), os.path.join(d, "environment.json")
+        if not os.path.isfile(sj):
+            continue
+        s = json.load(open(sj))
+        env = json.load(open(ej)) if os.path.isfile(ej) else {}
+        for setting in env.get("non_default_settings", []):
+            if {"experiment": exp, "setting": setting} not in overrides:
+                overrides.append({"experiment": exp, "setting": setting})
+        for r in s.get("schedules", []):
+            m, sim = r.get("iteration_s_mean"), r.get("simulated_iteration_s")
+            if not r.get("ok") or not m or not sim:
+                continue
+            rows.append({"experiment": exp, "point": f"{name}/{point}", "schedule": r["schedule"],
+                         "compute": env.get("compute_mode", s.get("compute_mode", "?")),
+                         "measured_s": round(m, 4), "simulated_s": round(sim, 4),
+                         "err_pct": round(100 * (sim - m) / m, 1)})
+doc = {"points": rows, "stock_settings": not overrides, "overrides": overrides,
+       "load_before": load, "quick": quick}
+os.makedirs(os.path.dirname(out) or ".", exist_ok=True)
+with open(out, "w") as f:
+    json.dump(doc, f, indent=1)
+    f.write("\n")
+print(f"{'point':<44} {'schedule':<18} {'compute':<8} {'measured':>9} {'simulated':>9} {'err':>7}")
+for r in rows:
+    print(f"{r['point']:<44} {r['schedule']:<18} {r['compute']:<8} {r['measured_s']:>9.3f} "
+          f"{r['simulated_s']:>9.3f} {r['err_pct']:>+6.1f}%")
+print(f"stock settings: {doc['stock_settings']}; overrides: {overrides}; wrote {out}")
+PY
