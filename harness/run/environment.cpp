@@ -158,6 +158,7 @@ nlohmann::json environment_json(const Experiment& e, const net::NetworkState& ne
           {"tcp", tcp_json(net)},
           {"root_tcp", root_tcp_json(net.root_tcp)},
           {"compute_mode", e.compute.name()},
+          {"compute_costs", e.compute.costs_source()},
           {"compute_device", compute_device_json(e)},
           {"time_dilation", time_dilation_json(k)},
           {"mpi_tcp_links", e.tcp_links == 0 ? 1 : e.tcp_links},

@@ -335,6 +335,28 @@ std::vector<std::string> Experiment::rank_hosts() const {
   return out;
 }
 
+std::string Compute::costs_source() const {
+  if (mode == Mode::kReal) {
+    if (real_device == "cuda") return fmt::format("real on cuda (GPUs {})", fmt::join(gpus, ", "));
+    return "real on cpu";
+  }
+  switch (source) {
+    case Source::kShape:
+      return fmt::format("modeled: {} on {}, seq {}, efficiency {:g} (assumed)", shape, device, seq,
+                         efficiency);
+    case Source::kConstant:
+      return "modeled: constants";
+    case Source::kProfile: {
+      std::string s = "modeled: profile " + std::filesystem::path(profile_file).filename().string();
+      std::istringstream in(profile_text);
+      std::string line;
+      if (std::getline(in, line) && line.rfind("# ", 0) == 0) s += " (" + line.substr(2) + ")";
+      return s;
+    }
+  }
+  return "modeled";
+}
+
 std::vector<int> Experiment::rank_gpus() const {
   std::vector<int> out;
   if (compute.mode != Compute::Mode::kReal || compute.real_device != "cuda") return out;

@@ -103,6 +103,11 @@ struct Compute {
   int64_t grad_bytes = 0;  // constants / profile: all-reduced per stage (`grad`)
   std::string profile_file, profile_text;
   std::string name() const { return mode == Mode::kReal ? "real" : "modeled"; }
+  // Where the compute costs come from, for summaries and reports: "real on cpu", "real on
+  // cuda (GPUs 0, 1)", "modeled: llama2-13b on a100, efficiency 0.5 (assumed)",
+  // "modeled: constants", "modeled: profile FILE (xdc profile: measured on ...)" (the
+  // profile's first comment line).
+  std::string costs_source() const;
 };
 
 struct Experiment {

@@ -247,6 +247,34 @@ TEST(Experiment, CliRefusesBadInputWithExit2AndBuildsNothing) {
   EXPECT_EQ(xdc::testing::leftovers("tbadexp"), std::vector<std::string>{});
 }
 
+// `xdc profile` measures per-stage costs on this machine and writes the CSV a modeled
+// experiment reads; the run then says where its costs came from.
+TEST(Experiment, ProfileCsvDrivesAModeledExperimentAndNamesItsSource) {
+  const std::string csv = ::testing::TempDir() + "xdc-profile-test.csv";
+  auto r = xdc::testing::run_xdc(
+      {"profile", "tiny", "--stages", "2", "--microbatch-size", "2", "--repeats", "2", "-o", csv});
+  ASSERT_EQ(r.rc, 0) << r.out;
+  std::string text = with("{modeled: {model: llama2-13b, device: a100, seq: 1024}}",
+                          "{modeled: {profile: " + csv + "}}");
+  for (auto [from, to] : {std::pair<std::string, std::string>{"stages: 4", "stages: 2"},
+                          {"[east-h1, east-h2, w1, w2]", "[east-h1, w1]"}})
+    text.replace(text.find(from), from.size(), to);
+  const auto e = parse_experiment(text, kLabel);
+  const std::string src = e.compute.costs_source();
+  EXPECT_NE(src.find("xdc profile: measured on cpu"), std::string::npos) << src;
+  EXPECT_NE(src.find("microbatch size 2"), std::string::npos) << src;
+  const auto plan = xdc::run::make_plan(e);
+  const auto& costs = plan.schedules.at(0).costs;
+  ASSERT_EQ(costs.stages(), 2);
+  for (int s = 0; s < 2; ++s) {
+    EXPECT_GT(costs.f_ns[s], 0);
+    EXPECT_GT(costs.w_ns[s], 0);
+    EXPECT_EQ(costs.activation_bytes[s], 2 * 128 * 128 * 4);  // B x T x dim fp32 (tiny)
+  }
+  auto bad = xdc::testing::run_xdc({"profile", "tiny", "--stages", "9", "-o", csv});
+  EXPECT_EQ(bad.rc, 2) << bad.out;
+}
+
 TEST(Experiment, CliRefusesCudaWithoutAGpuWithExit2AndBuildsNothing) {
   if (!xdc::model::cuda_gpus().empty()) GTEST_SKIP() << "this machine has a GPU: nothing to refuse";
   auto r = xdc::testing::run_xdc({"run", "tests/run/cuda.yaml", "--name", "tcudaexp"});

@@ -3,7 +3,9 @@
 // the CPU stage (StageT<float>, OpenBLAS) and, where the CUDA toolkit was found at build
 // time, the CUDA stage (cuBLAS + own kernels). The semantics are those of stage.h; spans
 // are host memory on every device (the executor sends them with MPI and allreduces
-// grads()), so a device stage copies at its boundary.
+// grads()), so a device stage copies at its boundary. Every call returns with its device
+// work finished, so the time a caller measures around it is the action's time, host
+// staging copies included.
 #include <memory>
 #include <span>
 #include <string>

@@ -431,6 +431,7 @@ class CudaStage final : public StageApi {
         float(1.0 / (1.0 - std::pow(c.beta2, double(t)))), float(lr), float(c.eps),
         float(lr * c.weight_decay), float(grad_scale));
     CK(cudaGetLastError());
+    CK(cudaDeviceSynchronize());
   }
   void save(const std::string& path) override {
     params();
@@ -723,7 +724,10 @@ std::span<const float> CudaStage::backward_input(int mb, std::span<const float> 
   }
   CK(cudaGetLastError());
   m.phase = 2;
-  if (is_first()) return {};
+  if (is_first()) {
+    CK(cudaDeviceSynchronize());  // every call returns with its work done (stage_api.h)
+    return {};
+  }
   m.host_din.resize(BT * C);
   CK(cudaMemcpy(m.host_din.data(), m.dres[0].p, BT * C * sizeof(float), cudaMemcpyDeviceToHost));
   return m.host_din;
