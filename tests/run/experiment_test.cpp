@@ -282,6 +282,10 @@ TEST(Experiment, CliRefusesCudaWithoutAGpuWithExit2AndBuildsNothing) {
   EXPECT_NE(r.out.find("tests/run/cuda.yaml:6:"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("no GPU"), std::string::npos) << r.out;
   EXPECT_EQ(xdc::testing::leftovers("tcudaexp"), std::vector<std::string>{});
+  auto p = xdc::testing::run_xdc(
+      {"profile", "tiny", "--device", "cuda", "-o", ::testing::TempDir() + "xdc-no-gpu.csv"});
+  EXPECT_EQ(p.rc, 2) << p.out;
+  EXPECT_NE(p.out.find("no GPU"), std::string::npos) << p.out;
 }
 
 }  // namespace
