@@ -72,6 +72,49 @@ else
   fail=1
 fi
 
+echo "== 5. xdc-worker over MPI: 4 ranks (1F1B, 4 stages of \"small\") on GPU 0 vs on the CPU"
+# The workers as `xdc run` starts them, without the emulated network (all ranks on this
+# machine, loopback): the same run spec with rank_gpus [0, 0, 0, 0] and without; the
+# per-iteration losses must agree within 1e-4.
+WORKER="$BUILD_DIR/harness/cli/xdc-worker"
+if ! command -v mpirun >/dev/null; then
+  echo "  no mpirun on this machine: the MPI pipeline on the GPU was NOT checked" >&2
+  fail=1
+else
+  "$BUILD_DIR/harness/cli/xdc" schedule show 1f1b -p 4 -m 4 --csv > "$TMP/1f1b.csv"
+  for dev in gpu cpu; do
+    mkdir -p "$TMP/$dev"
+    "$PY" - "$TMP" "$dev" <<'PYEOF'
+import json, sys
+tmp, dev = sys.argv[1], sys.argv[2]
+spec = {"run_dir": f"{tmp}/{dev}", "schedule_name": "1f1b", "schedule_csv": f"{tmp}/1f1b.csv",
+        "pipeline_ranks": 4, "data_parallel": 1, "rank_hosts": ["h0", "h1", "h2", "h3"],
+        "microbatches": 4, "microbatch_size": 4, "iterations": 4, "warmup": 1, "seed": 1,
+        "compute": "real", "model": {"preset": "small"},
+        "stage_layers": [[0, 1], [1, 2], [2, 3], [3, 4]],
+        "data_glob": "/usr/share/common-licenses/*", "learning_rate": 0.003, "threads": 1,
+        "timeout_s": 300, "rank_gpus": [0, 0, 0, 0] if dev == "gpu" else []}
+json.dump(spec, open(f"{tmp}/{dev}/spec.json", "w"))
+PYEOF
+    OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun -np 4 --oversubscribe \
+      --bind-to none --mca btl tcp,self -x LD_LIBRARY_PATH -x OPENBLAS_NUM_THREADS=1 \
+      "$WORKER" --spec "$TMP/$dev/spec.json" > "$TMP/$dev/mpirun.log" 2>&1 ||
+      { cat "$TMP/$dev/mpirun.log"; fail=1; }
+  done
+  out=$("$PY" - "$TMP" <<'PYEOF'
+import json, sys
+tmp = sys.argv[1]
+g = json.load(open(f"{tmp}/gpu/rank3.json"))
+c = json.load(open(f"{tmp}/cpu/rank3.json"))
+rel = max(abs(a - b) / abs(b) for a, b in zip(g["loss"], c["loss"]))
+print(json.dumps({"compute_gpu": g.get("compute"), "compute_cpu": c.get("compute"),
+                  "loss_gpu": g["loss"], "loss_cpu": c["loss"], "loss_max_rel_err": rel}))
+PYEOF
+  ) || fail=1
+  echo "  $out"
+  [[ -n "$out" ]] && { within "$out" loss_max_rel_err || fail=1; }
+fi
+
 if [[ $fail -ne 0 ]]; then
   echo "test_gpu: FAILED" >&2
   exit 1

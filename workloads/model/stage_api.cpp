@@ -95,7 +95,8 @@ std::unique_ptr<StageApi> make_stage(const ModelConfig& cfg, StageRange range, i
     (void)gpu;
     why = kNoCudaBuild;
 #endif
-    std::fprintf(stderr, "xdc model: CUDA requested but %s; running on the CPU\n", why.c_str());
+    if (!fallback_reason)  // callers that take the reason decide what to say
+      std::fprintf(stderr, "xdc model: CUDA requested but %s; running on the CPU\n", why.c_str());
   }
   if (fallback_reason) *fallback_reason = why;
   return std::make_unique<CpuStage>(cfg, range, microbatch_size);

@@ -62,8 +62,8 @@ bool cuda_built();
 std::vector<std::string> cuda_gpus(std::string* why = nullptr);
 
 // A stage on `want` (GPU number `gpu` for CUDA). CUDA falls back to the CPU when the build
-// has no CUDA stage or that GPU is not usable; the reason is printed to stderr ("xdc
-// model: ...") and stored in *fallback_reason if given (empty when no fallback happened).
+// has no CUDA stage or that GPU is not usable; the reason is stored in *fallback_reason if
+// given (empty when no fallback happened), else printed to stderr ("xdc model: ...").
 // Callers that must not fall back (an experiment that asked for a GPU) check it.
 std::unique_ptr<StageApi> make_stage(const ModelConfig& cfg, StageRange range, int microbatch_size,
                                      Device want, std::string* fallback_reason = nullptr,
