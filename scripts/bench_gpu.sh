@@ -6,8 +6,10 @@
 # gradients of one step from the same weights, batch 2: the CPU side takes seconds),
 # tokens_per_s and torch_tokens_per_s (training steps: F, B, clipping, AdamW; best 1 s
 # window), achieved_tflops (tokens/s x config.h's FLOPs per token) and gemm_peak_tflops
-# (fp32 8192^3 through PyTorch, TF32 off, as the stage's own GEMMs). bf16 is not measured:
-# the CUDA stage computes in fp32 only.
+# (fp32 8192^3 through PyTorch, TF32 off, as the stage's own GEMMs); and the same under
+# "bf16": the stage with model precision bf16 (GEMM operands in bf16, fp32 accumulation,
+# everything else fp32) against PyTorch under torch.autocast(bfloat16), its error against
+# the fp32 CUDA stage and against autocast's gradients, and the bf16 GEMM peak.
 # Build dir $XDC_BUILD_DIR (default build-cuda; XDC_NO_BUILD=1 uses what is there);
 # PyTorch with CUDA from $XDC_PYTHON (default python3).
 set -euo pipefail
@@ -43,19 +45,28 @@ echo "bench_gpu: PyTorch eager training speed, ${SECONDS_PER_RUN} s" >&2
   --seconds "$SECONDS_PER_RUN" > "$TMP/torch_speed.json"
 echo "bench_gpu: fp32 GEMM peak" >&2
 "$PY" workloads/model/bench_torch.py --device cuda --gemm-peak > "$TMP/gemm.json"
+echo "bench_gpu: bf16: check vs the fp32 stage and autocast, speed, GEMM peak" >&2
+{
+  "$BENCH" check --preset medium --batch 2 --precision bf16 --dump "$TMP/d16" > "$TMP/check16.json" &&
+    "$PY" workloads/model/bench_torch.py --device cuda --check "$TMP/d16" > "$TMP/torch_check16.json" &&
+    "$BENCH" speed --preset medium --batch 8 --precision bf16 --seconds "$SECONDS_PER_RUN" > "$TMP/speed16.json" &&
+    "$PY" workloads/model/bench_torch.py --device cuda "${MODEL[@]}" --batch 8 --dtype bf16 \
+      --seconds "$SECONDS_PER_RUN" > "$TMP/torch_speed16.json" &&
+    "$PY" workloads/model/bench_torch.py --device cuda --gemm-peak --dtype bf16 > "$TMP/gemm16.json"
+} || echo "bench_gpu: a bf16 step failed (see above); gpu.json gets the fp32 figures" >&2
 
 mkdir -p results/bench
 "$PY" - "$TMP" results/bench/gpu.json <<'PYEOF'
 import json, os, sys
 d, out = sys.argv[1], sys.argv[2]
 r = {k: json.load(open(os.path.join(d, k + ".json")))
-     for k in ("check", "torch_check", "speed", "torch_speed", "gemm")}
+     for k in ("check", "torch_check", "speed", "torch_speed", "gemm", "check16", "torch_check16",
+               "speed16", "torch_speed16", "gemm16") if os.path.exists(os.path.join(d, k + ".json"))}
 c, t, s, ts, g = r["check"], r["torch_check"], r["speed"], r["torch_speed"], r["gemm"]
 res = {
     "gpu": s["device"],
     "config": s["config"],
     "dtype": "float32",
-    "bf16": "not measured: the CUDA stage computes in fp32 only",
     "max_rel_err_vs_cpu": max(c["loss_rel_err"], c["grad_max_rel_err"]),
     "max_rel_err_vs_torch": max(t["loss_rel_err"], t["grad_max_rel_err"]),
     "rel_err_basis": "one step from the same weights (batch 2): max of |loss - ref| / |ref| and, "
@@ -69,9 +80,28 @@ res = {
     "torch": ts["torch"],
     "runs": r,
 }
+if all(k in r for k in ("check16", "torch_check16", "speed16", "torch_speed16", "gemm16")):
+    c, t, s, ts, g = (r[k] for k in ("check16", "torch_check16", "speed16", "torch_speed16", "gemm16"))
+    res["bf16"] = {
+        "max_rel_err_vs_fp32_stage": max(c["loss_rel_err"], c["grad_max_rel_err"]),
+        "max_rel_err_vs_torch_autocast": max(t["loss_rel_err"], t["grad_max_rel_err"]),
+        "tokens_per_s": round(s["tokens_per_s"], 1),
+        "torch_tokens_per_s": ts["tokens_per_s"],
+        "ratio_vs_torch": round(s["tokens_per_s"] / ts["tokens_per_s"], 3),
+        "achieved_tflops": round(s["achieved_tflops"], 2),
+        "gemm_peak_tflops": round(g["gemm_peak_tflops"], 2),
+    }
+else:
+    res["bf16"] = "not measured: a bf16 step failed (bench_gpu.sh's output says which)"
 json.dump(res, open(out, "w"), indent=1)
 print(f"GPU {res['gpu']}: xdc {res['tokens_per_s']:.0f} tok/s vs PyTorch eager "
       f"{res['torch_tokens_per_s']:.0f} tok/s (x{res['ratio_vs_torch']}), "
       f"{res['achieved_tflops']} TFLOP/s of a {res['gemm_peak_tflops']} fp32 GEMM peak; "
       f"rel err vs CPU {res['max_rel_err_vs_cpu']:.2g}, vs torch {res['max_rel_err_vs_torch']:.2g}")
+if isinstance(res["bf16"], dict):
+    b = res["bf16"]
+    print(f"bf16: xdc {b['tokens_per_s']:.0f} tok/s vs PyTorch autocast {b['torch_tokens_per_s']:.0f} "
+          f"(x{b['ratio_vs_torch']}), {b['achieved_tflops']} TFLOP/s of a {b['gemm_peak_tflops']} bf16 "
+          f"GEMM peak; rel err vs the fp32 stage {b['max_rel_err_vs_fp32_stage']:.2g}, vs autocast "
+          f"{b['max_rel_err_vs_torch_autocast']:.2g}")
 PYEOF

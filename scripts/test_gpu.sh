@@ -10,8 +10,11 @@
 #      gradient tensor within 1e-4 relative of the CPU stage (fp32);
 #   3. the same on the "medium" reference config (batch 2), then PyTorch autograd on the
 #      same weights and tokens (bench_torch.py --check): within 1e-4;
+#   3b. precision bf16: within 5e-2 of the fp32 CUDA stage and of torch.autocast(bf16);
 #   4. xdc-bench-gpu pipeline: 4 stages on one GPU train 5 steps with the CPU run's losses
-#      within 1e-4.
+#      within 1e-4;
+#   5. xdc-worker over MPI (mpirun from PATH): 4 ranks on GPU 0 vs on the CPU, the
+#      per-iteration losses within 1e-4.
 # PyTorch with CUDA is taken from $XDC_PYTHON (default python3).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -57,6 +60,20 @@ if out=$("$BENCH" check --preset medium --batch 2 --dump "$TMP/medium"); then
   if t=$("$PY" workloads/model/bench_torch.py --device cuda --check "$TMP/medium"); then
     echo "  torch: $t"
     within "$t" loss_rel_err grad_max_rel_err || fail=1
+  else
+    fail=1
+  fi
+else
+  fail=1
+fi
+
+echo "== 3b. precision bf16 (medium, batch 2) vs the fp32 CUDA stage and torch.autocast: within 5e-2"
+if out=$("$BENCH" check --preset medium --batch 2 --precision bf16 --dump "$TMP/medium16"); then
+  echo "  $out"
+  TOL=5e-2 within "$out" loss_rel_err grad_max_rel_err || fail=1
+  if t=$("$PY" workloads/model/bench_torch.py --device cuda --check "$TMP/medium16"); then
+    echo "  torch autocast: $t"
+    TOL=5e-2 within "$t" loss_rel_err grad_max_rel_err || fail=1
   else
     fail=1
   fi

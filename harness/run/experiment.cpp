@@ -63,6 +63,11 @@ class Parser {
       if (!m->is_map()) m->fail("a map like {preset: tiny} or {layers: 4, dim: 256, ...}");
       e_.model = model::ModelConfig::from_yaml(m->node(), root_.file());
       model_seed_given_ = static_cast<bool>(m->node()["seed"]);
+      if (e_.model.precision != "fp32" &&
+          !(e_.compute.mode == Compute::Mode::kReal && e_.compute.real_device == "cuda"))
+        m->error("model.precision " + e_.model.precision +
+                 " needs real compute on cuda (compute: {real: {device: cuda}}): the CPU stage "
+                 "computes in fp32 only");
     } else if (e_.compute.mode == Compute::Mode::kReal) {
       top.require("model");  // "missing required key 'model'"
     }
@@ -407,10 +412,17 @@ Experiment load_experiment(const std::string& path) {
 }
 
 nlohmann::json model_json(const model::ModelConfig& m) {
-  return {
-      {"vocab", m.vocab},       {"dim", m.dim},  {"layers", m.layers}, {"heads", m.heads},
-      {"kv_heads", m.kv_heads}, {"ffn", m.ffn},  {"seq", m.seq},       {"rope_theta", m.rope_theta},
-      {"norm_eps", m.norm_eps}, {"seed", m.seed}};
+  return {{"vocab", m.vocab},
+          {"dim", m.dim},
+          {"layers", m.layers},
+          {"heads", m.heads},
+          {"kv_heads", m.kv_heads},
+          {"ffn", m.ffn},
+          {"seq", m.seq},
+          {"rope_theta", m.rope_theta},
+          {"norm_eps", m.norm_eps},
+          {"seed", m.seed},
+          {"precision", m.precision}};
 }
 
 }  // namespace xdc::run

@@ -92,6 +92,13 @@ TEST(StageApi, CudaStageMatchesCpuOrFallsBackWithAReason) {
   EXPECT_EQ(gpu->live_activation_bytes(), 0u);
 }
 
+// bf16 is the CUDA stage's alone: the CPU stage refuses it rather than compute in fp32.
+TEST(StageApi, CpuStageRefusesBf16) {
+  ModelConfig cfg = small();
+  cfg.precision = "bf16";
+  EXPECT_THROW(make_stage(cfg, {0, cfg.layers}, 2, Device::kCpu), std::invalid_argument);
+}
+
 // The GPUs an experiment may ask for: named ones, or none with the reason (what `xdc run`
 // prints when an experiment asks for cuda here).
 TEST(StageApi, CudaGpusNamesEachDeviceOrSaysWhyThereIsNone) {

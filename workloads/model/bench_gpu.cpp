@@ -4,8 +4,9 @@
 // exits 77 with the reason on stderr.
 //
 //   xdc-bench-gpu check    [MODEL] [--batch B] [--dump DIR]
-//       one forward + backward of the whole model on the GPU and on the CPU from the same
-//       weights and tokens: loss relative error and, per parameter tensor,
+//       one forward + backward of the whole model on the GPU and on the CPU (with
+//       --precision bf16: on the GPU in fp32) from the same weights and tokens: loss
+//       relative error and, per parameter tensor,
 //       max|g_gpu - g_cpu| / max|g_cpu| (the largest over tensors). --dump writes the
 //       weights, tokens, targets, loss and GPU gradients for `bench_torch.py --check DIR`.
 //   xdc-bench-gpu pipeline [MODEL] [--stages S] [--batch B] [--microbatches M] [--steps N]
@@ -15,7 +16,7 @@
 //       training steps of the whole model on one stage: tokens/s (best 1 s window, as
 //       bench_torch.py), achieved TFLOP/s by the FLOP formula of config.h.
 // MODEL: --preset tiny|small|medium (default medium) and any of --layers --dim --heads
-// --kv-heads --ffn --seq --vocab.
+// --kv-heads --ffn --seq --vocab, and --precision fp32|bf16 (config.h).
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -83,6 +84,8 @@ Args parse(int argc, char** argv) {
         *it->second = std::stoi(v);
       } else if (k == "--seconds") {
         a.seconds = std::stod(v);
+      } else if (k == "--precision") {
+        a.cfg.precision = v;
       } else if (k == "--dump") {
         a.dump = v;
       } else {
@@ -101,10 +104,17 @@ Args parse(int argc, char** argv) {
 }
 
 nlohmann::json config_json(const ModelConfig& c, int batch) {
-  return {{"vocab", c.vocab},      {"dim", c.dim},           {"layers", c.layers},
-          {"heads", c.heads},      {"kv_heads", c.kv_heads}, {"ffn", c.ffn},
-          {"seq", c.seq},          {"batch", batch},         {"rope_theta", c.rope_theta},
-          {"norm_eps", c.norm_eps}};
+  return {{"vocab", c.vocab},
+          {"dim", c.dim},
+          {"layers", c.layers},
+          {"heads", c.heads},
+          {"kv_heads", c.kv_heads},
+          {"ffn", c.ffn},
+          {"seq", c.seq},
+          {"batch", batch},
+          {"rope_theta", c.rope_theta},
+          {"norm_eps", c.norm_eps},
+          {"precision", c.precision}};
 }
 
 // Deterministic tokens and next-token targets of n sequences (any stream will do: the
@@ -148,7 +158,12 @@ int check(const Args& a) {
   const StageRange all{0, cfg.layers};
   auto gpu = gpu_stage(cfg, all, a.batch);
   set_compute_threads(int(std::max(1u, std::thread::hardware_concurrency())));
-  auto cpu = make_stage(cfg, all, a.batch, Device::kCpu);
+  // The reference: the CPU stage, or for bf16 (which the CPU stage does not compute) the
+  // CUDA stage in fp32.
+  ModelConfig fp32 = cfg;
+  fp32.precision = "fp32";
+  auto cpu = cfg.precision == "fp32" ? make_stage(cfg, all, a.batch, Device::kCpu)
+                                     : gpu_stage(fp32, all, a.batch);
   std::vector<int32_t> tok, tgt;
   make_batch(cfg, a.batch, 7, tok, tgt);
   auto one = [&](StageApi& s) {
@@ -184,6 +199,7 @@ int check(const Args& a) {
                       {"config", config_json(cfg, a.batch)},
                       {"loss_gpu", lg},
                       {"loss_cpu", lc},
+                      {"reference", cpu->device() + ", fp32"},
                       {"loss_rel_err", std::abs(lg - lc) / std::abs(lc)},
                       {"grad_max_rel_err", worst},
                       {"grad_worst_tensor", worst_name},
@@ -209,6 +225,7 @@ int check(const Args& a) {
 
 int pipeline(const Args& a) {
   const ModelConfig& cfg = a.cfg;
+  if (cfg.precision != "fp32") usage("pipeline compares with the CPU stage: fp32 only");
   std::vector<std::unique_ptr<StageApi>> g, c;
   set_compute_threads(int(std::max(1u, std::thread::hardware_concurrency())));
   for (const StageRange& r : split_layers(cfg, a.stages)) {

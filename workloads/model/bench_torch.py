@@ -10,6 +10,8 @@ Prints one JSON line.
         weights, tokens and targets `xdc-bench-gpu check --dump DIR` wrote, compared with the
         CUDA stage's gradients there: per tensor max|g_torch - g_xdc| / max|g_torch|
     bench_torch.py --device cuda --gemm-peak            fp32 GEMM peak (8192^3, no TF32)
+    --dtype bf16: the forward under torch.autocast(bfloat16) (GEMMs in bf16, as the CUDA
+    stage's precision bf16), and the GEMM peak in bf16
 MODEL: --dim --layers --heads --ffn --seq --vocab --batch (default: the "small" preset on
 the CPU; bench_gpu.sh passes the "medium" one). TF32 stays off (PyTorch's default for
 matmul), as in the CUDA stage's cuBLAS calls.
@@ -121,7 +123,8 @@ def check(args, device):
             w = named[t["name"]]
             assert w.numel() == t["size"], (t["name"], w.shape, t["size"])
             w.copy_(torch.from_numpy(params[t["offset"]:t["offset"] + t["size"]]).view_as(w))
-    loss = model(tok.view(BATCH, SEQ).to(device), tgt.view(BATCH, SEQ).to(device))
+    with autocast(args, device):
+        loss = model(tok.view(BATCH, SEQ).to(device), tgt.view(BATCH, SEQ).to(device))
     loss.backward()
     worst, worst_name = 0.0, ""
     for t in meta["tensors"]:
@@ -136,10 +139,17 @@ def check(args, device):
             "grad_max_rel_err": worst, "grad_worst_tensor": worst_name}
 
 
-def gemm_peak(device):
+def autocast(args, device):
+    import contextlib
+    if args.dtype == "bf16":
+        return torch.autocast(device.type, dtype=torch.bfloat16)
+    return contextlib.nullcontext()
+
+
+def gemm_peak(device, dtype):
     n = 8192
-    a = torch.randn(n, n, device=device)
-    b = torch.randn(n, n, device=device)
+    a = torch.randn(n, n, device=device, dtype=dtype)
+    b = torch.randn(n, n, device=device, dtype=dtype)
     for _ in range(3):
         a @ b
     torch.cuda.synchronize()
@@ -149,7 +159,7 @@ def gemm_peak(device):
         a @ b
         torch.cuda.synchronize()
         best = max(best, 2 * n ** 3 / (time.perf_counter() - t0))
-    return {"mode": "gemm_peak", "n": n, "dtype": "float32", "tf32": False,
+    return {"mode": "gemm_peak", "n": n, "dtype": str(dtype).replace("torch.", ""), "tf32": False,
             "gemm_peak_tflops": best / 1e12}
 
 
@@ -161,6 +171,7 @@ def main():
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--check", metavar="DIR")
     ap.add_argument("--gemm-peak", action="store_true")
+    ap.add_argument("--dtype", choices=("fp32", "bf16"), default="fp32")
     for k in ("vocab", "dim", "layers", "heads", "ffn", "seq", "batch"):
         ap.add_argument("--" + k, type=int)
     args = ap.parse_args()
@@ -169,6 +180,7 @@ def main():
         for k, v in meta["config"].items():
             if getattr(args, k, None) is None and k in ("vocab", "dim", "layers", "heads", "ffn", "seq", "batch"):
                 setattr(args, k, v)
+        args.dtype = meta["config"].get("precision", "fp32")
         if meta["config"]["kv_heads"] != meta["config"]["heads"]:
             raise SystemExit("bench_torch.py: the reference model has no grouped-query attention")
     VOCAB = args.vocab or VOCAB
@@ -184,7 +196,7 @@ def main():
         print("bench_torch.py: no CUDA device for PyTorch", flush=True)
         raise SystemExit(77)
     if args.gemm_peak:
-        print(json.dumps(gemm_peak(device)))
+        print(json.dumps(gemm_peak(device, torch.bfloat16 if args.dtype == "bf16" else torch.float32)))
         return
     torch.manual_seed(1)
     if args.check:
@@ -200,7 +212,8 @@ def main():
 
     def step():
         data = torch.randint(0, VOCAB, (BATCH, SEQ + 1), generator=gen).to(device)
-        loss = model(data[:, :-1], data[:, 1:])
+        with autocast(args, device):
+            loss = model(data[:, :-1], data[:, 1:])
         opt.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -228,7 +241,8 @@ def main():
            "mean_tokens_per_s": round(mean, 1),
            "tokens_per_cpu_s": round(tokens / cpu, 1), "torch": torch.__version__}
     if device.type == "cuda":
-        out = {"device": torch.cuda.get_device_name(device), "tokens_per_s": round(max(best, mean), 1),
+        out = {"device": torch.cuda.get_device_name(device), "dtype": args.dtype,
+               "tokens_per_s": round(max(best, mean), 1),
                "mean_tokens_per_s": round(mean, 1), "torch": torch.__version__,
                "peak_memory_bytes": torch.cuda.max_memory_allocated(device)}
     print(json.dumps(out))

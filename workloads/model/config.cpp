@@ -96,6 +96,13 @@ ModelConfig ModelConfig::from_yaml(const YAML::Node& node, const std::string& fi
       if (key == "rope_theta") c.rope_theta = v.as<double>(), known = true;
       if (key == "norm_eps") c.norm_eps = v.as<double>(), known = true;
       if (key == "seed") c.seed = v.as<uint64_t>(), known = true;
+      if (key == "precision") {
+        c.precision = v.as<std::string>();
+        if (c.precision != "fp32" && c.precision != "bf16")
+          throw InputError(pos(v),
+                           "model.precision: expected fp32 or bf16, got \"" + c.precision + "\"");
+        known = true;
+      }
       if (!known) throw InputError(pos(kv.first), "model." + key + ": unknown key");
     } catch (const YAML::Exception&) {
       throw InputError(pos(v), "model." + key + ": expected a number, got \"" +

@@ -25,6 +25,10 @@ struct ModelConfig {
   double rope_theta = 10000.0;
   double norm_eps = 1e-5;
   uint64_t seed = 1;
+  // Arithmetic of the GEMMs: "fp32", or "bf16" (the CUDA stage only: GEMM operands rounded
+  // to bfloat16, fp32 accumulation and outputs, every other op and the weights, gradients
+  // and optimizer in fp32 -- what torch.autocast(dtype=bfloat16) does).
+  std::string precision = "fp32";
 
   int head_dim() const { return dim / heads; }
   int kv_dim() const { return kv_heads * head_dim(); }

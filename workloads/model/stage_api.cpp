@@ -99,6 +99,11 @@ std::unique_ptr<StageApi> make_stage(const ModelConfig& cfg, StageRange range, i
       std::fprintf(stderr, "xdc model: CUDA requested but %s; running on the CPU\n", why.c_str());
   }
   if (fallback_reason) *fallback_reason = why;
+  if (cfg.precision != "fp32") {
+    throw std::invalid_argument("model precision " + cfg.precision +
+                                ": the CPU stage computes in fp32 only" +
+                                (why.empty() ? std::string() : " (CUDA stage: " + why + ")"));
+  }
   return std::make_unique<CpuStage>(cfg, range, microbatch_size);
 }
 

@@ -3,8 +3,10 @@
 // Attention is full (T x T) per head with the causal mask applied in the softmax; the
 // CPU stage's block skipping is a CPU-side economy.
 #include <cublas_v2.h>
+#include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <initializer_list>
@@ -223,6 +225,11 @@ __global__ void adamw_k(float* p, float* g, float* m, float* v, const unsigned c
   p[i] -= lr * upd + (decay[i] ? wd * p[i] : 0.f);
   g[i] = 0.f;
 }
+__global__ void to_bf16_k(__nv_bfloat16* out, const float* in, int64_t n) {
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += int64_t(gridDim.x) * blockDim.x)
+    out[i] = __float2bfloat16(in[i]);
+}
 __global__ void sq_norm_k(const float* g, int64_t n, double* out) {
   float s = 0;
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
@@ -346,13 +353,29 @@ class CudaStage final : public StageApi {
     ws_datt_ = device_alloc<float>(size_t(BT_) * cfg_.dim);
     ws_dp_ = device_alloc<float>(size_t(B_) * cfg_.heads * cfg_.seq * cfg_.seq);
     ws_loss_ = device_alloc<float>(BT_);
+    if (cfg_.precision == "bf16") {
+      // GEMM operands rounded to bf16 (config.h): scratch for the two operands of a
+      // linear-layer GEMM, and for attention q|k|v, the score matrices and dO.
+      const size_t C = cfg_.dim, Cq = cfg_.qkv_dim(), F2 = 2 * size_t(cfg_.ffn), V = cfg_.vocab;
+      const size_t lin = std::max({size_t(BT_) * std::max({C, Cq, F2, V}), Cq * C, F2 * C, V * C});
+      n16a_ = std::max(lin, size_t(B_) * cfg_.heads * cfg_.seq * cfg_.seq);
+      n16b_ = lin;
+      n16c_ = size_t(BT_) * C;
+      s16a_ = device_alloc<__nv_bfloat16>(n16a_);
+      s16b_ = device_alloc<__nv_bfloat16>(n16b_);
+      s16c_ = device_alloc<__nv_bfloat16>(n16c_);
+    } else if (cfg_.precision != "fp32") {
+      throw std::invalid_argument("cuda stage: precision expected fp32 or bf16, got " +
+                                  cfg_.precision);
+    }
     rows_.assign(BT_, 0.f);
     loss_scale_ = 1.f / float(BT_);
   }
   ~CudaStage() override {
     active_.clear();
-    for (void* p : std::initializer_list<void*>{params_, grads_, m_, v_, decay_, norm_, cos_, sin_,
-                                                ws_dg_, ws_datt_, ws_dp_, ws_loss_})
+    for (void* p :
+         std::initializer_list<void*>{params_, grads_, m_, v_, decay_, norm_, cos_, sin_, ws_dg_,
+                                      ws_datt_, ws_dp_, ws_loss_, s16a_, s16b_, s16c_})
       cudaFree(p);
     cublasDestroy(blas_);
   }
@@ -466,11 +489,55 @@ class CudaStage final : public StageApi {
     std::vector<float> host_out, host_din;
   };
 
-  // Row-major GEMM through column-major cuBLAS.
+  // fp32 -> bf16 copy of n elements into a scratch buffer of cap elements.
+  const __nv_bfloat16* to16(const float* p, size_t n, __nv_bfloat16* dst, size_t cap) {
+    if (n > cap) throw std::logic_error("cuda stage: bf16 scratch too small");
+    to_bf16_k<<<int(std::min<int64_t>(blocks_for(int64_t(n)), 4096)), kThreads>>>(dst, p,
+                                                                                  int64_t(n));
+    return dst;
+  }
+  // Row-major GEMM through column-major cuBLAS; with bf16 the operands are rounded first
+  // (every operand of a gemm() call is a whole buffer or weight, so rows x ld elements).
   void gemm(bool ta, bool tb, int M, int N, int K, float alpha, const float* A, int lda,
             const float* B, int ldb, float beta, float* C, int ldc) {
+    if (bf16_()) {
+      const auto* a16 = to16(A, size_t(ta ? K : M) * lda, s16a_, n16a_);
+      const auto* b16 = to16(B, size_t(tb ? N : K) * ldb, s16b_, n16b_);
+      CK(cublasGemmEx(blas_, tb ? CUBLAS_OP_T : CUBLAS_OP_N, ta ? CUBLAS_OP_T : CUBLAS_OP_N, N, M,
+                      K, &alpha, b16, CUDA_R_16BF, ldb, a16, CUDA_R_16BF, lda, &beta, C, CUDA_R_32F,
+                      ldc, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+      return;
+    }
     CK(cublasSgemm(blas_, tb ? CUBLAS_OP_T : CUBLAS_OP_N, ta ? CUBLAS_OP_T : CUBLAS_OP_N, N, M, K,
                    &alpha, B, ldb, A, lda, &beta, C, ldc));
+  }
+  // Operands already in bf16 (attention: cast once per layer, read by every head).
+  void gemm_batched16(bool ta, bool tb, int M, int N, int K, float alpha, const __nv_bfloat16* A,
+                      int lda, long long sA, const __nv_bfloat16* B, int ldb, long long sB,
+                      float beta, float* C, int ldc, long long sC, int batch) {
+    CK(cublasGemmStridedBatchedEx(blas_, tb ? CUBLAS_OP_T : CUBLAS_OP_N,
+                                  ta ? CUBLAS_OP_T : CUBLAS_OP_N, N, M, K, &alpha, B, CUDA_R_16BF,
+                                  ldb, sB, A, CUDA_R_16BF, lda, sA, &beta, C, CUDA_R_32F, ldc, sC,
+                                  batch, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+  }
+  bool bf16_() const { return s16a_ != nullptr; }
+  // An attention operand: fp32, or its bf16 copy (op() makes it once per layer and pass).
+  struct Op {
+    const float* f = nullptr;
+    const __nv_bfloat16* h = nullptr;
+    Op at(size_t off) const { return {f ? f + off : nullptr, h ? h + off : nullptr}; }
+  };
+  Op op(const float* p, size_t n, __nv_bfloat16* dst, size_t cap) {
+    if (!bf16_()) return {p, nullptr};
+    return {nullptr, to16(p, n, dst, cap)};
+  }
+  void bgemm(bool ta, bool tb, int M, int N, int K, float alpha, Op A, int lda, long long sA, Op B,
+             int ldb, long long sB, float beta, float* C, int ldc, long long sC, int batch) {
+    if (A.h) {
+      gemm_batched16(ta, tb, M, N, K, alpha, A.h, lda, sA, B.h, ldb, sB, beta, C, ldc, sC, batch);
+    } else {
+      gemm_batched(ta, tb, M, N, K, alpha, A.f, lda, sA, B.f, ldb, sB, beta, C, ldc, sC, batch);
+    }
   }
   void gemm_batched(bool ta, bool tb, int M, int N, int K, float alpha, const float* A, int lda,
                     long long sA, const float* B, int ldb, long long sB, float beta, float* C,
@@ -525,6 +592,8 @@ class CudaStage final : public StageApi {
   double* norm_ = nullptr;
   float *cos_ = nullptr, *sin_ = nullptr;
   float *ws_dg_ = nullptr, *ws_datt_ = nullptr, *ws_dp_ = nullptr, *ws_loss_ = nullptr;
+  __nv_bfloat16 *s16a_ = nullptr, *s16b_ = nullptr, *s16c_ = nullptr;  // bf16 only
+  size_t n16a_ = 0, n16b_ = 0, n16c_ = 0;
   DevicePool pool_;
   std::map<int, Micro> active_;
 };
@@ -533,22 +602,20 @@ void CudaStage::attention_forward(Layer& L) {
   const int H = cfg_.heads, KVH = cfg_.kv_heads, hd = cfg_.head_dim(), T = cfg_.seq, C = cfg_.dim,
             Cq = cfg_.qkv_dim(), group = H / KVH;
   const float scale = 1.f / std::sqrt(float(hd));
+  const long long sq = (long long)T * Cq, sp = (long long)H * T * T, so = (long long)T * C;
+  const Op qkv = op(L.qkv.p, size_t(BT_) * Cq, s16b_, n16b_);
   for (int h = 0; h < H; ++h) {  // batched over the B sequences
     const int kh = h / group;
-    const float* q = L.qkv.p + h * hd;
-    const float* k = L.qkv.p + C + kh * hd;
-    float* P = L.probs.p + size_t(h) * T * T;
-    gemm_batched(false, true, T, T, hd, scale, q, Cq, (long long)T * Cq, k, Cq, (long long)T * Cq,
-                 0.f, P, T, (long long)H * T * T, B_);
+    bgemm(false, true, T, T, hd, scale, qkv.at(h * hd), Cq, sq, qkv.at(C + kh * hd), Cq, sq, 0.f,
+          L.probs.p + size_t(h) * T * T, T, sp, B_);
   }
   softmax_causal_k<<<B_ * H * T, 128>>>(L.probs.p, T);
   CK(cudaGetLastError());
+  const Op P = op(L.probs.p, size_t(B_) * H * T * T, s16a_, n16a_);
   for (int h = 0; h < H; ++h) {
     const int kh = h / group;
-    const float* v = L.qkv.p + C + KVH * hd + kh * hd;
-    gemm_batched(false, false, T, hd, T, 1.f, L.probs.p + size_t(h) * T * T, T,
-                 (long long)H * T * T, v, Cq, (long long)T * Cq, 0.f, L.att.p + h * hd, C,
-                 (long long)T * C, B_);
+    bgemm(false, false, T, hd, T, 1.f, P.at(size_t(h) * T * T), T, sp,
+          qkv.at(C + KVH * hd + kh * hd), Cq, sq, 0.f, L.att.p + h * hd, C, so, B_);
   }
 }
 
@@ -557,29 +624,30 @@ void CudaStage::attention_backward(Layer& L, float* datt) {
             Cq = cfg_.qkv_dim(), group = H / KVH;
   const float scale = 1.f / std::sqrt(float(hd));
   const long long sq = (long long)T * Cq, sp = (long long)H * T * T, so = (long long)T * C;
+  const Op qkv = op(L.qkv.p, size_t(BT_) * Cq, s16b_, n16b_);
+  const Op P = op(L.probs.p, size_t(B_) * H * T * T, s16a_, n16a_);
+  const Op dO = op(datt, size_t(BT_) * C, s16c_, n16c_);
   for (int h = 0; h < H; ++h) {
     const int kh = h / group;
     const float beta = (h % group == 0) ? 0.f : 1.f;
-    const float* v = L.qkv.p + C + KVH * hd + kh * hd;
-    const float* P = L.probs.p + size_t(h) * T * T;
-    const float* dO = datt + h * hd;
     float* dv = L.dqkv.p + C + KVH * hd + kh * hd;
-    float* dP = ws_dp_ + size_t(h) * T * T;
-    gemm_batched(true, false, T, hd, T, 1.f, P, T, sp, dO, C, so, beta, dv, Cq, sq, B_);
-    gemm_batched(false, true, T, T, hd, 1.f, dO, C, so, v, Cq, sq, 0.f, dP, T, sp, B_);
+    bgemm(true, false, T, hd, T, 1.f, P.at(size_t(h) * T * T), T, sp, dO.at(h * hd), C, so, beta,
+          dv, Cq, sq, B_);
+    bgemm(false, true, T, T, hd, 1.f, dO.at(h * hd), C, so, qkv.at(C + KVH * hd + kh * hd), Cq, sq,
+          0.f, ws_dp_ + size_t(h) * T * T, T, sp, B_);
   }
   softmax_backward_k<<<B_ * H * T, 128>>>(ws_dp_, L.probs.p, T, scale);
   CK(cudaGetLastError());
+  const Op dP = op(ws_dp_, size_t(B_) * H * T * T, s16a_, n16a_);  // P's bf16 copy is done with
   for (int h = 0; h < H; ++h) {
     const int kh = h / group;
     const float beta = (h % group == 0) ? 0.f : 1.f;
-    const float* q = L.qkv.p + h * hd;
-    const float* k = L.qkv.p + C + kh * hd;
-    const float* dP = ws_dp_ + size_t(h) * T * T;
     float* dq = L.dqkv.p + h * hd;
     float* dk = L.dqkv.p + C + kh * hd;
-    gemm_batched(false, false, T, hd, T, 1.f, dP, T, sp, k, Cq, sq, 0.f, dq, Cq, sq, B_);
-    gemm_batched(true, false, T, hd, T, 1.f, dP, T, sp, q, Cq, sq, beta, dk, Cq, sq, B_);
+    bgemm(false, false, T, hd, T, 1.f, dP.at(size_t(h) * T * T), T, sp, qkv.at(C + kh * hd), Cq, sq,
+          0.f, dq, Cq, sq, B_);
+    bgemm(true, false, T, hd, T, 1.f, dP.at(size_t(h) * T * T), T, sp, qkv.at(h * hd), Cq, sq, beta,
+          dk, Cq, sq, B_);
   }
 }
 
