@@ -132,17 +132,22 @@ void reshape_kernel(ShapeRecord& r, const LinkParams& was, const LinkParams& p) 
 
 void reshape_userspace(ShapeRecord& r, const LinkParams& was, const LinkParams& p,
                        const ShapeOptions& o) {
-  nl::NlSocket sock(r.netns);
-  int ifindex = sock.ifindex(r.ifname);
+  if (was.rate_bps && !p.rate_bps) throw std::runtime_error("a rate cannot be removed in place");
   if (r.delayline_pid > 0) {
     if (r.ctl_path.empty())
       throw std::runtime_error("its delay line has no control socket (built by an older xdc)");
     change_delayline(r.ctl_path, p);
-  } else if (needs_delay_stage(p)) {
-    start_delay_stage({r.netns, r.ifname, r.tag}, ifindex, p, o, r);
   }
+  // The rate stage's limit follows the delay too (queue_sizing.h).
+  bool rate_stage = p.rate_bps && (p.rate_bps != was.rate_bps ||
+                                   changed_rate_queue_bytes(was, p) != rate_queue_bytes(was));
+  bool start = r.delayline_pid <= 0 && needs_delay_stage(p);
+  if (!rate_stage && !start) return;  // the delay line alone: no netlink round trips
+  nl::NlSocket sock(r.netns);
+  int ifindex = sock.ifindex(r.ifname);
+  if (start) start_delay_stage({r.netns, r.ifname, r.tag}, ifindex, p, o, r);
   if (p.rate_bps && !was.rate_bps) r.root_handle = kRootHandle;
-  reshape_rate(sock, ifindex, TC_H_ROOT, kRootHandle, was, p, r);
+  if (rate_stage) reshape_rate(sock, ifindex, TC_H_ROOT, kRootHandle, was, p, r);
 }
 
 }  // namespace
@@ -257,7 +262,7 @@ ShapeCounters shape_counters(const ShapeRecord& r) {
     QdiscCounters rate =
         r.rate_qdisc.empty() ? QdiscCounters{} : qdisc_counters(r.netns, r.ifname, kChildHandle);
     c.sent = root.packets;
-    c.queue_drops = rate.drops;
+    c.rate_queue_drops = rate.drops;
     c.loss_drops = root.drops > rate.drops ? root.drops - rate.drops : 0;
     c.queued = root.qlen;
     return c;
@@ -268,7 +273,8 @@ ShapeCounters shape_counters(const ShapeRecord& r) {
   auto u = [&](const char* key) { return dl.value(key, uint64_t{0}); };
   c.sent = rate.found ? rate.packets : u("released") + u("reordered");
   c.loss_drops = u("dropped");
-  c.queue_drops = rate.drops + u("kernel_queue_dropped") + u("kernel_user_dropped");
+  c.rate_queue_drops = rate.drops;
+  c.delay_queue_drops = u("kernel_queue_dropped") + u("kernel_user_dropped");
   c.queued = rate.qlen + u("held");
   return c;
 }

@@ -122,12 +122,12 @@ int64_t reshape_egress(ShapeRecord& r, const LinkParams& was, const LinkParams& 
 // A shaped direction's counters (kernel: the qdiscs' own; userspace: the delay line's
 // stats plus the rate stage's qdisc).
 struct ShapeCounters {
-  uint64_t sent = 0;         // packets that left the direction
-  uint64_t loss_drops = 0;   // dropped by the loss model (also while down); kernel: netem's
-                             // own drops, which include its limit's overflow
-  uint64_t queue_drops = 0;  // a queue was full: the rate stage's (bottleneck) overflow;
-                             // userspace: also the delay stage's (NFQUEUE full)
-  uint64_t queued = 0;       // packets inside the direction now (delay and rate stages)
+  uint64_t sent = 0;               // packets that left the direction
+  uint64_t loss_drops = 0;         // by the loss model (also while down); kernel: all of
+                                   // netem's own drops, its limit's overflow included
+  uint64_t delay_queue_drops = 0;  // userspace: the delay stage was full (NFQUEUE)
+  uint64_t rate_queue_drops = 0;   // the rate stage's (bottleneck buffer's) overflow
+  uint64_t queued = 0;             // packets inside the direction now (both stages)
 };
 ShapeCounters shape_counters(const ShapeRecord& r);
 
