@@ -137,7 +137,11 @@ std::vector<AppliedChange> change_links(const std::string& net, const std::vecto
     net::ShapedLink next = l;
     next.configured = changed(l.configured, c, k);
     if (c.down) next.down = *c.down;
-    netem::ShapeRecord r = netem::ShapeRecord::from_json(l.record);
+    netem::ShapeRecord r;  // an unimpaired direction has none: nothing installed
+    if (l.record.is_object() && !l.record.empty())
+      r = netem::ShapeRecord::from_json(l.record);
+    else
+      r.netns = l.netns, r.ifname = l.ifname, r.tag = d.name();
     AppliedChange a;
     a.t_ns = netem::reshape_egress(r, was, running_params(next), backend, net::shape_options(l));
     next.record = r.to_json();
