@@ -44,6 +44,7 @@ net::ShapedLink& find_link(net::NetworkState& s, const Direction& d) {
 
 // The change applied to what a direction runs without it (dilated by k).
 netem::LinkParams changed(netem::LinkParams p, const LinkChange& c, double k) {
+  if (c.params) p = netem::time_dilated(*c.params, k);
   if (c.delay_us) p.delay_us = netem::time_dilated_us(*c.delay_us, k);
   if (c.jitter_us) p.jitter_us = netem::time_dilated_us(*c.jitter_us, k);
   if (c.rate_bps) p.rate_bps = netem::time_dilated_rate_bps(*c.rate_bps, k);
@@ -150,6 +151,7 @@ std::vector<AppliedChange> change_links(const std::string& net, const std::vecto
     net::save_state(s);
     a.dir = d;
     a.kind = !c.down ? "link_set" : *c.down ? "link_down" : "link_up";
+    if (c.params) a.kind = "link_restore";
     a.apply_ms = static_cast<double>(a.t_ns - t_request) / 1e6;
     a.params = netem::time_dilated(l.configured, 1 / k);
     a.down = l.down;

@@ -39,7 +39,11 @@ struct LinkChange {
   std::optional<double> loss_pct;               // random loss; 0 = none
   std::optional<uint64_t> rate_bps;             // > 0 (a rate cannot be removed in place)
   std::optional<bool> down;                     // true: cut; false: restore
-  bool empty() const { return !delay_us && !jitter_us && !loss_pct && !rate_bps && !down; }
+  // Every parameter at once, undilated (restoring a direction), before the keys above.
+  std::optional<netem::LinkParams> params;
+  bool empty() const {
+    return !delay_us && !jitter_us && !loss_pct && !rate_bps && !down && !params;
+  }
 };
 
 struct Direction {

@@ -211,7 +211,7 @@ class Parser {
       if (e.key.find("_to_") != std::string::npos && e.key != ab && e.key != ba)
         e.key_node.error("expected a direction of this link, " + ab + " or " + ba + ", got \"" +
                          e.key + "\"");
-    std::vector<std::string> allowed = {"between"};
+    std::vector<std::string> allowed = {"between", "changes"};
     allowed.insert(allowed.end(), kLinkKeys.begin(), kLinkKeys.end());
     allowed.push_back(ab);
     allowed.push_back(ba);
@@ -222,6 +222,14 @@ class Parser {
     apply_link_keys(m, &shared, &shared_origin);
     link.a_to_b = read_direction(m, ab, shared, shared_origin);
     link.b_to_a = read_direction(m, ba, shared, shared_origin);
+    std::vector<WanChange> both;
+    if (auto c = m.get("changes")) both = read_changes(*c);
+    link.a_to_b_changes = both;
+    link.b_to_a_changes = both;
+    if (auto o = m.get(ab); o && o->map().has("changes"))
+      link.a_to_b_changes = read_changes(*o->map().get("changes"));
+    if (auto o = m.get(ba); o && o->map().has("changes"))
+      link.b_to_a_changes = read_changes(*o->map().get("changes"));
     t_.wan.push_back(std::move(link));
   }
 
@@ -230,7 +238,9 @@ class Parser {
     netem::LinkParams p = shared;
     if (auto o = m.get(key)) {
       yaml::Map om = o->map({}, "a map of overrides like {delay: 25ms}");
-      om.check_keys(kLinkKeys, kSynonyms);
+      std::vector<std::string> allowed = kLinkKeys;
+      allowed.push_back("changes");
+      om.check_keys(allowed, kSynonyms);
       apply_link_keys(om, &p, &origin);
     }
     if (p.reorder_pct > 0 && origin.reorder) {

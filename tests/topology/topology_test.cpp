@@ -9,6 +9,37 @@ namespace {
 using netem::JitterDist;
 using netem::LossModel;
 
+TEST(Topology, ChangesPerLinkAndPerDirection) {
+  Topology t = parse_topology(R"(
+name: t
+dcs: [{name: east, hosts: 1}, {name: west, hosts: 1}]
+wan:
+  - between: [east, west]
+    delay: 20ms
+    changes:
+      - {at: 0s, rate: 100mbit}
+      - {at: 30s, delay: 80ms, loss: 1%}
+      - {at: 40s, down: 2s}
+    west_to_east:
+      changes: [{at: 5s, jitter: 2ms}]
+)",
+                              "c.yaml");
+  const WanLink& l = t.wan.at(0);
+  ASSERT_EQ(l.a_to_b_changes.size(), 4u) << "down: 2s is a cut and a restore";
+  EXPECT_EQ(l.a_to_b_changes[0].at_us, 0u);
+  EXPECT_EQ(*l.a_to_b_changes[0].rate_bps, 100'000'000u);
+  EXPECT_EQ(*l.a_to_b_changes[1].delay_us, 80'000u);
+  EXPECT_EQ(*l.a_to_b_changes[1].loss_pct, 1.0);
+  EXPECT_FALSE(l.a_to_b_changes[1].rate_bps) << "only what the change names";
+  EXPECT_TRUE(*l.a_to_b_changes[2].down);
+  EXPECT_EQ(l.a_to_b_changes[3].at_us, 42'000'000u);
+  EXPECT_FALSE(*l.a_to_b_changes[3].down);
+  EXPECT_EQ(l.a_to_b_changes[2].pos.line, 10);
+  ASSERT_EQ(l.b_to_a_changes.size(), 1u) << "the direction's list replaces the link's";
+  EXPECT_EQ(*l.b_to_a_changes[0].jitter_us, 2'000u);
+  EXPECT_EQ(l.a_to_b.delay_us, 20'000u) << "changes leave the built parameters alone";
+}
+
 TEST(Topology, TwoDcSketchFromDesign) {
   Topology t = parse_topology(R"(
 name: two-dc
