@@ -35,12 +35,17 @@ std::string file_stem(const ShapeTarget& t, const ShapeOptions& o) {
   return o.state_dir + "/" + (t.netns.empty() ? "root" : t.netns) + "." + t.ifname;
 }
 
+// A direction that drops every packet (a link that is down): no per-packet fidelity needed.
+bool drops_everything(const LinkParams& p) {
+  return p.loss.kind == LossModel::Kind::kRandom && p.loss.p_pct >= 100;
+}
+
 void shape_kernel(const ShapeTarget& t, const LinkParams& p, ShapeRecord& r) {
   nl::NlSocket sock(t.netns);
   int ifindex = sock.ifindex(t.ifname);
   std::vector<int16_t> table =
       p.jitter_us ? load_dist_table(p.jitter_dist) : std::vector<int16_t>{};
-  if (acts_per_packet(p)) r.feeders = segment_feeders(sock, ifindex);
+  if (acts_per_packet(p) && !drops_everything(p)) r.feeders = segment_feeders(sock, ifindex);
   r.root_handle = kRootHandle;  // set first: a half-made netem root is removed by undo
   add_netem_root(sock, ifindex, p, table);
   if (p.rate_bps) r.rate_qdisc = p.rate_bps / 8 > INT32_MAX ? "htb" : "tbf";
@@ -83,11 +88,6 @@ int64_t realtime_ns() {
   timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
   return int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
-}
-
-// A direction that drops every packet (a link that is down): no per-packet fidelity needed.
-bool drops_everything(const LinkParams& p) {
-  return p.loss.kind == LossModel::Kind::kRandom && p.loss.p_pct >= 100;
 }
 
 // The rate stage's queue after a change from `was` to `p` (queue_sizing.h): p's, but not
