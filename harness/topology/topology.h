@@ -27,6 +27,9 @@
 //       changes:                    # optional: the link changed in place while it runs
 //         - {at: 30s, delay: 80ms}  #   (WanChange below); in "<a>_to_<b>" for one direction
 //         - {at: 40s, down: 2s}
+//       trace: traces/wan.csv       # or, instead of changes: a CSV of t_ms,delay_ms,
+//                                   # rate_mbit,loss_pct rows ({file: F, compress: 20}:
+//                                   # its time / 20); load_trace_csv below
 //   tcp:                            # optional: TCP of every host (TcpSettings below)
 //     congestion: cubic             # a congestion control the kernel has (default cubic)
 //     rmem_max: 6mib                # autotuning maxima: 3rd field of net.ipv4.tcp_rmem /
@@ -145,6 +148,13 @@ struct WanChange {
   std::optional<bool> down;        // true: cut; false: restore
   SourcePos pos;                   // the change's `at:`
 };
+
+// A trace file as changes: rows "t_ms,delay_ms,rate_mbit,loss_pct" (an optional header of
+// exactly those names first; blank lines and '#' comments skipped), each a change of
+// delay, rate and loss at t_ms / compress. Checked: 4 numeric columns, t_ms strictly
+// increasing, delay 0..60000 ms, rate > 0, loss 0..100; InputError "FILE:LINE:COL: ...".
+// Not read: Mahimahi's packet-delivery format; looping.
+std::vector<WanChange> load_trace_csv(const std::string& path, double compress = 1);
 
 // A point-to-point link between two DC gateways. Each direction is shaped on the
 // sending gateway's egress. In YAML the shared keys apply to both directions and the
