@@ -17,19 +17,29 @@
 //     reorders  UDP probes that arrived after a later one, over all runs;
 //     rate_decrease_overflow_drops  the rate stage's overflow after 50 -> 10 Mbit/s under
 //            TCP (counted), and rate_decrease_other_drops: every other drop (0 expected).
+//   trace_replay  a synthetic 10-minute trace (60 rows, one every 10 s: delay 5..35 ms,
+//            rate 10..40 Mbit/s) compressed 100 x (a row every 100 ms), read by
+//            topo::load_trace_csv and replayed with reshape_egress, twice: under a light
+//            one-way probe (1 ms) for the delay -- the median one-way delay of each step
+//            (probes sent after the step's FIFO transition) against the row's --, and under
+//            a 50 Mbit/s UDP stream for the rate -- the received L2 rate of each step from
+//            10 ms after its change against the row's. RMSE over the 60 steps.
 //   bench_dynamic --backend userspace|kernel OUT.json
 // OUT.json gets (or keeps) the figures of each backend under "backends"; the top-level
 // keys are the userspace backend's (the one every machine runs), or the kernel's when it
 // is the only one measured.
 #include <sys/utsname.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "harness/topology/topology.h"
 #include "netem/nl/netns.h"
 #include "netem/shaper/shaper.h"
 #include "tests/shaper/testbed.h"
@@ -167,6 +177,90 @@ std::vector<double> rate_apply_ms(netem::Backend b, const Line& l, int& reorders
   return out;
 }
 
+// The synthetic trace, written where load_trace_csv reads it.
+std::vector<topo::WanChange> synthetic_trace() {
+  std::string path = "/tmp/xdc-bench-trace-" + std::to_string(getpid()) + ".csv";
+  {
+    std::ofstream out(path);
+    out << "t_ms,delay_ms,rate_mbit,loss_pct\n";
+    for (int i = 0; i < 60; ++i)
+      out << i * 10'000 << "," << std::round(200 + 150 * std::sin(i * 2 * M_PI / 20)) / 10 << ","
+          << std::round(25 + 15 * std::sin(i * 2 * M_PI / 15 + 1)) << ",0\n";
+  }
+  auto steps = topo::load_trace_csv(path, 100);
+  std::remove(path.c_str());
+  return steps;
+}
+
+nlohmann::json trace_replay(netem::Backend b, const Line& l, int& reorders) {
+  const auto trace = synthetic_trace();
+  const int64_t step_ns = 100'000'000;
+  auto params_of = [](const topo::WanChange& c) {
+    LinkParams p;
+    p.delay_us = *c.delay_us;
+    p.rate_bps = *c.rate_bps;
+    return p;
+  };
+  // Replays the trace while `stream` runs; returns each step's start (CLOCK_REALTIME).
+  auto replay = [&](auto stream_fn) {
+    Shaped s(b, l, params_of(trace[0]));
+    OneWayResult res;
+    std::thread stream([&] { res = stream_fn(); });
+    sleep_s(0.3);
+    std::vector<int64_t> starts;
+    auto t0 = std::chrono::steady_clock::now();
+    for (const auto& c : trace) {
+      std::this_thread::sleep_until(t0 + std::chrono::microseconds(c.at_us));
+      starts.push_back(s.change(params_of(c)));
+    }
+    stream.join();
+    reorders += res.reorders();
+    return std::make_pair(starts, res);
+  };
+  const double total_s = 0.3 + 60 * 0.1 + 0.2;
+  // Delay: probes every 1 ms.
+  auto [d_starts, d_res] = replay(
+      [&] { return one_way_stream(l.a, l.b, l.b_ip, int(total_s / 0.001), 0.001, 32, 0.3); });
+  double d_sq = 0;
+  int d_n = 0;
+  for (size_t i = 0; i < trace.size(); ++i) {
+    double cfg = *trace[i].delay_us / 1e3;
+    double before = i ? *trace[i - 1].delay_us / 1e3 : cfg;
+    int64_t from = d_starts[i] + static_cast<int64_t>((std::max(0.0, before - cfg) + 1) * 1e6);
+    int64_t to = i + 1 < trace.size() ? d_starts[i + 1] : d_starts[i] + step_ns;
+    std::vector<double> owd;
+    for (const auto& pk : d_res.packets)
+      if (pk.sent_ns >= from && pk.sent_ns < to && pk.arrived_ns >= 0)
+        owd.push_back((pk.arrived_ns - pk.sent_ns) / 1e6);
+    if (owd.empty()) continue;
+    d_sq += std::pow(percentile(owd, 0.5) - cfg, 2);
+    ++d_n;
+  }
+  // Rate: 1400-byte datagrams at 50 Mbit/s, above every row's rate.
+  const int payload = 1400;
+  const double interval = payload * 8 / 50e6, wire_bits = (payload + 8 + 20 + 14) * 8.0;
+  auto [r_starts, r_res] = replay([&] {
+    return one_way_stream(l.a, l.b, l.b_ip, int(total_s / interval), interval, payload, 0.3);
+  });
+  double r_sq = 0;
+  int r_n = 0;
+  for (size_t i = 0; i < trace.size(); ++i) {
+    int64_t from = r_starts[i] + 10'000'000;
+    int64_t to = i + 1 < trace.size() ? r_starts[i + 1] : r_starts[i] + step_ns;
+    int got = 0;
+    for (const auto& pk : r_res.packets) got += pk.arrived_ns >= from && pk.arrived_ns < to;
+    double measured = got * wire_bits / ((to - from) / 1e9), cfg = double(*trace[i].rate_bps);
+    r_sq += std::pow(measured / cfg - 1, 2);
+    ++r_n;
+  }
+  return {{"points", static_cast<int>(trace.size())},
+          {"delay_rmse_ms", d_n ? std::sqrt(d_sq / d_n) : -1},
+          {"rate_rmse_pct", r_n ? 100 * std::sqrt(r_sq / r_n) : -1},
+          {"delay_points_measured", d_n},
+          {"step_ms", step_ns / 1e6},
+          {"compress", 100}};
+}
+
 nlohmann::json delay_changes_under_tcp(netem::Backend b, const Line& l, int& reorders) {
   LinkParams p;
   p.delay_us = 10'000;
@@ -249,6 +343,7 @@ int main(int argc, char** argv) {
   auto rate_ms = testbed::rate_apply_ms(b, line, reorders);
   auto tcp_delay = testbed::delay_changes_under_tcp(b, line, reorders);
   auto tcp_rate = testbed::rate_decrease_under_tcp(b, line);
+  auto trace = testbed::trace_replay(b, line, reorders);
   nlohmann::json apply = {
       {"delay_p50", testbed::percentile(delay_ms, 0.5)},
       {"delay_max", delay_ms.empty() ? -1 : *std::max_element(delay_ms.begin(), delay_ms.end())},
@@ -274,6 +369,7 @@ int main(int argc, char** argv) {
   std::printf("bench_dynamic %s (kernel %s, load %.1f)\n", name.c_str(), u.release, load[0]);
   std::printf("  change_apply_ms   %s\n", apply.dump().c_str());
   std::printf("  change_artefacts  %s\n", artefacts.dump().c_str());
+  std::printf("  trace_replay      %s\n", trace.dump().c_str());
   std::printf("  under TCP         delay changes %s\n                    rate decrease %s\n",
               tcp_delay.dump().c_str(), tcp_rate.dump().c_str());
 
@@ -287,6 +383,7 @@ int main(int argc, char** argv) {
     j["backend"] = name;
     j["change_apply_ms"] = apply;
     j["change_artefacts"] = artefacts;
+    j["trace_replay"] = trace;
   }
   std::ofstream(out) << j.dump(2) << "\n";
   return 0;
