@@ -8,6 +8,8 @@
 # sch_netem, else inside a User-Mode Linux guest (scripts/uml/run.sh) when
 # user-mode-linux is installed -- its timings are the guest's (a kernel whose timer
 # interrupts are host signals), its drop and order figures the real kernel code's.
+# Then a 1 s WAN flap under a running job: `xdc run tests/run/flap.yaml` (its topology's
+# changes: down 1 s at 5 s), its exit code, iterations and stall ("flap").
 # Top-level keys: the userspace backend's; "backends" holds each backend's.
 # Needs root (namespaces, qdiscs, iptables) and iperf3. About 20 s per backend.
 set -euo pipefail
@@ -36,4 +38,10 @@ elif command -v linux.uml > /dev/null; then
 else
   echo "bench_dynamic: kernel backend not measured (no sch_netem, no user-mode-linux)" >&2
 fi
+cmake --build "$BUILD_DIR" --target xdc xdc-worker -j2 >&2
+FLAP_DIR=$(mktemp -d /tmp/xdc-bench-flap.XXXXXX)
+rc=0
+"$BUILD_DIR/harness/cli/xdc" run tests/run/flap.yaml -o "$FLAP_DIR" --name bflap >&2 || rc=$?
+"$BENCH" --flap "$FLAP_DIR" "$rc" "$OUT"
+rm -rf "$FLAP_DIR"
 echo "bench_dynamic: wrote $OUT" >&2

@@ -24,6 +24,10 @@
 //            (probes sent after the step's FIFO transition) against the row's --, and under
 //            a 50 Mbit/s UDP stream for the rate -- the received L2 rate of each step from
 //            10 ms after its change against the row's. RMSE over the 60 steps.
+//   flap     (bench_dynamic --flap RUN_DIR RC OUT.json) from an `xdc run` of
+//            tests/run/flap.yaml that exited RC: down_s (cut to restore, from events.json),
+//            run_exit, iterations_done (iterations.csv rows) and stall_s (the longest
+//            iteration minus the median).
 //   bench_dynamic --backend userspace|kernel OUT.json
 // OUT.json gets (or keeps) the figures of each backend under "backends"; the top-level
 // keys are the userspace backend's (the one every machine runs), or the kernel's when it
@@ -324,8 +328,51 @@ nlohmann::json rate_decrease_under_tcp(netem::Backend b, const Line& l) {
 }  // namespace
 }  // namespace xdc::testbed
 
+namespace {
+
+nlohmann::json read_json(const std::string& path) {
+  std::ifstream in(path);
+  auto j = nlohmann::json::parse(in, nullptr, false);
+  return j.is_discarded() ? nlohmann::json::object() : j;
+}
+
+int flap_figures(const std::string& run_dir, int rc, const std::string& out) {
+  std::vector<double> iters;
+  std::ifstream csv(run_dir + "/iterations.csv");
+  std::string line;
+  std::getline(csv, line);  // schedule,iteration,iteration_s,...
+  while (std::getline(csv, line)) {
+    size_t a = line.find(','), b = line.find(',', a + 1), c = line.find(',', b + 1);
+    if (b != std::string::npos) iters.push_back(std::stod(line.substr(b + 1, c - b - 1)));
+  }
+  int64_t down_ns = 0, up_ns = 0;
+  for (const auto& e : read_json(run_dir + "/1f1b/events.json")) {
+    if (e.value("link", "") != "east->west") continue;
+    if (e["kind"] == "link_down") down_ns = e["t_ns"];
+    if (e["kind"] == "link_up") up_ns = e["t_ns"];
+  }
+  std::vector<double> sorted = iters;
+  std::sort(sorted.begin(), sorted.end());
+  nlohmann::json flap = {
+      {"down_s", up_ns > down_ns && down_ns ? (up_ns - down_ns) / 1e9 : -1},
+      {"run_exit", rc},
+      {"iterations_done", iters.size()},
+      {"stall_s", sorted.empty() ? -1 : sorted.back() - sorted[sorted.size() / 2]},
+      {"iteration_s", iters},
+      {"experiment", "tests/run/flap.yaml"}};
+  std::printf("  flap              %s\n", flap.dump().c_str());
+  nlohmann::json j = read_json(out);
+  j["flap"] = flap;
+  std::ofstream(out) << j.dump(2) << "\n";
+  return 0;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   using namespace xdc;
+  if (argc == 5 && std::string(argv[1]) == "--flap")
+    return flap_figures(argv[2], std::atoi(argv[3]), argv[4]);
   if (argc != 4 || std::string(argv[1]) != "--backend") {
     std::fprintf(stderr, "usage: bench_dynamic --backend userspace|kernel OUT.json\n");
     return 2;
