@@ -9,7 +9,9 @@
 # user-mode-linux is installed -- its timings are the guest's (a kernel whose timer
 # interrupts are host signals), its drop and order figures the real kernel code's.
 # Then a 1 s WAN flap under a running job: `xdc run tests/run/flap.yaml` (its topology's
-# changes: down 1 s at 5 s), its exit code, iterations and stall ("flap").
+# changes: down 1 s at 5 s), its exit code, iterations and stall ("flap"); and a partition
+# longer than mpi.timeout_s: `xdc run tests/run/partition.yaml`, its exit code and
+# message ("partition").
 # Top-level keys: the userspace backend's; "backends" holds each backend's.
 # Needs root (namespaces, qdiscs, iptables) and iperf3. About 20 s per backend.
 set -euo pipefail
@@ -44,4 +46,9 @@ rc=0
 "$BUILD_DIR/harness/cli/xdc" run tests/run/flap.yaml -o "$FLAP_DIR" --name bflap >&2 || rc=$?
 "$BENCH" --flap "$FLAP_DIR" "$rc" "$OUT"
 rm -rf "$FLAP_DIR"
+PART_DIR=$(mktemp -d /tmp/xdc-bench-partition.XXXXXX)
+rc=0
+"$BUILD_DIR/harness/cli/xdc" run tests/run/partition.yaml -o "$PART_DIR" --name bpart >&2 || rc=$?
+"$BENCH" --partition "$PART_DIR" "$rc" "$OUT"
+rm -rf "$PART_DIR"
 echo "bench_dynamic: wrote $OUT" >&2

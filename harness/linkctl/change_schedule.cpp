@@ -4,6 +4,8 @@
 #include <chrono>
 #include <set>
 
+#include "harness/common/units.h"
+
 namespace xdc::linkctl {
 
 ChangeSchedule::ChangeSchedule(std::string net, const topo::Topology& t, double time_dilation)
@@ -45,6 +47,8 @@ void ChangeSchedule::loop() {
     c.loss_pct = s.change.loss_pct;
     c.rate_bps = s.change.rate_bps;
     c.down = s.change.down;
+    c.source = s.change.pos.file + ":" + std::to_string(s.change.pos.line) + " (at " +
+               format_duration(s.at_us) + ")";
     try {
       change_links(net_, {s.dir}, c);
       ++applied_;
@@ -68,6 +72,7 @@ void ChangeSchedule::stop() {
     LinkChange c;
     c.params = params;
     c.down = false;
+    c.source = "the end of the schedule's run";
     try {
       change_links(net_, {d}, c);
     } catch (const std::exception& e) {

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <ctime>
 #include <fstream>
+#include <map>
 
 #include "common/input_error.h"
 #include "harness/network/names.h"
@@ -116,9 +117,9 @@ nlohmann::json AppliedChange::to_json(const LinkChange& c) const {
   if (c.jitter_us) given["jitter_us"] = *c.jitter_us;
   if (c.loss_pct) given["loss_pct"] = *c.loss_pct;
   if (c.rate_bps) given["rate_bps"] = *c.rate_bps;
-  return {{"t_ns", t_ns},     {"kind", kind}, {"link", dir.name()},
-          {"from", dir.from}, {"to", dir.to}, {"changed", given},
-          {"params", params}, {"down", down}, {"apply_ms", apply_ms}};
+  return {{"t_ns", t_ns},         {"kind", kind},     {"link", dir.name()}, {"from", dir.from},
+          {"to", dir.to},         {"changed", given}, {"params", params},   {"down", down},
+          {"apply_ms", apply_ms}, {"source", source}};
 }
 
 std::vector<AppliedChange> change_links(const std::string& net, const std::vector<Direction>& dirs,
@@ -155,6 +156,7 @@ std::vector<AppliedChange> change_links(const std::string& net, const std::vecto
     a.apply_ms = static_cast<double>(a.t_ns - t_request) / 1e6;
     a.params = netem::time_dilated(l.configured, 1 / k);
     a.down = l.down;
+    a.source = c.source;
     nlohmann::json line = a.to_json(c);
     line["backend"] = l.backend;
     append_event(net, line);
@@ -171,6 +173,27 @@ std::vector<LinkStatus> link_status(const net::NetworkState& s) {
       st.counters = netem::shape_counters(netem::ShapeRecord::from_json(l.record));
     out.push_back(st);
   }
+  return out;
+}
+
+std::string down_links_note(const std::vector<nlohmann::json>& events, int64_t start_ns,
+                            int64_t at_ns) {
+  std::map<std::string, const nlohmann::json*> cut;  // link -> its link_down event
+  for (const auto& e : events) {
+    if (e.value("t_ns", int64_t{0}) > at_ns) break;
+    std::string link = e.value("link", "");
+    if (e.value("down", false))
+      cut.emplace(link, &e);  // the first cut of a stretch
+    else
+      cut.erase(link);
+  }
+  std::string out;
+  for (const auto& [link, e] : cut)
+    out += fmt::format(
+        "{}WAN link {} was down from {:.1f} s into the run until it failed {:.1f} s later, cut by "
+        "{}",
+        out.empty() ? "" : "; ", link, ((*e)["t_ns"].get<int64_t>() - start_ns) / 1e9,
+        (at_ns - (*e)["t_ns"].get<int64_t>()) / 1e9, e->value("source", "?"));
   return out;
 }
 

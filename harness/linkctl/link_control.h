@@ -20,7 +20,8 @@
 //    "kind": "link_set" | "link_down" | "link_up", "link": "east->west", "from", "to",
 //    "changed": {the keys given, undilated: "delay_us", "jitter_us", "loss_pct", "rate_bps"},
 //    "params": {the direction's parameters after it, undilated (state.h's LinkParams JSON)},
-//    "down": bool, "apply_ms": request -> in force, "backend"}
+//    "down": bool, "apply_ms": request -> in force, "backend",
+//    "source": "xdc link" | where a scheduled change was written, "FILE:LINE (at 4s)"}
 // A run reads the lines whose t_ns falls within its span (read_link_events) into its
 // events.json. The log lives in the state directory, so `xdc down`/`xdc clean` remove it.
 #include <cstdint>
@@ -41,6 +42,7 @@ struct LinkChange {
   std::optional<bool> down;                     // true: cut; false: restore
   // Every parameter at once, undilated (restoring a direction), before the keys above.
   std::optional<netem::LinkParams> params;
+  std::string source = "xdc link";  // who asked, for the log: "xdc link" | "FILE:LINE (at 4s)"
   bool empty() const {
     return !delay_us && !jitter_us && !loss_pct && !rate_bps && !down && !params;
   }
@@ -68,6 +70,7 @@ struct AppliedChange {
   double apply_ms = 0;       // from the request to t_ns
   netem::LinkParams params;  // after the change, undilated
   bool down = false;
+  std::string source;
   nlohmann::json to_json(const LinkChange& c) const;  // one events-log line
 };
 
@@ -89,6 +92,13 @@ struct LinkStatus {
 std::vector<LinkStatus> link_status(const net::NetworkState& s);
 
 std::string events_path(const std::string& net);
+// For a run that failed: the WAN directions that were down at `at_ns` by the events in
+// `events` (read_link_events), each with when and by what it was cut, in words ("" if none):
+// "WAN link east->west was down from 4.0 s into the run until it failed 9.0 s later, cut
+// by FILE:LINE (at 4s)".
+std::string down_links_note(const std::vector<nlohmann::json>& events, int64_t start_ns,
+                            int64_t at_ns);
+
 // The events log's lines with from_ns <= t_ns <= to_ns (all by default), in order.
 std::vector<nlohmann::json> read_link_events(const std::string& net, int64_t from_ns = 0,
                                              int64_t to_ns = INT64_MAX);

@@ -282,6 +282,9 @@ RunOutcome run_experiment(const Experiment& e, const RunOptions& opts) {
       changes.start();
     }
     const launch::Result res = launch::run_job(state, job);
+    const int64_t job_end_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                   std::chrono::system_clock::now().time_since_epoch())
+                                   .count();
     changes.stop();
     const int64_t ended_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
                                  std::chrono::system_clock::now().time_since_epoch())
@@ -293,6 +296,11 @@ RunOutcome run_experiment(const Experiment& e, const RunOptions& opts) {
             nlohmann::json(linkctl::read_link_events(state.name, launched_ns, ended_ns)).dump(2) +
                 "\n");
     ScheduleResult r = analyse(plan, p, dir, res);
+    if (!r.ok) {  // a WAN cut still in force when the job failed is the likely cause: name it
+      std::string cut = linkctl::down_links_note(
+          linkctl::read_link_events(state.name, launched_ns, ended_ns), launched_ns, job_end_ns);
+      if (!cut.empty()) r.error += "; " + cut;
+    }
     if (!r.ok && !fs::exists(net::state_dir(state.name) + "/state.json"))
       r.error += "; network " + state.name +
                  " was removed during the run (xdc down or xdc clean from elsewhere)";

@@ -249,6 +249,26 @@ TEST(Run, ScheduledWanFlapIsSurvivedShownAndLogged) {
   EXPECT_EQ(job_processes(net, dir), std::vector<std::string>{});
 }
 
+TEST(Run, PartitionLongerThanTheTimeoutEndsTheRunNamingTheLinkAndTheChange) {
+  // tests/run/partition-pair.yaml cuts the WAN at 4 s for 20 s; mpi.timeout_s is 8.
+  const std::string net = "trpart";
+  const fs::path dir = fresh_dir("part");
+  auto r = run_xdc({"run", "tests/run/partition.yaml", "-o", dir.string(), "--name", net}, 120);
+  EXPECT_EQ(r.rc, 1) << r.out;
+  const std::string says = "WAN link east->west was down from 4.0 s into the run until it failed ";
+  auto at = r.out.find(says);
+  ASSERT_NE(at, std::string::npos) << r.out;
+  const double after_s = std::stod(r.out.substr(at + says.size()));
+  std::printf("partition: the run failed %.1f s after the cut\n", after_s);
+  EXPECT_LE(after_s, 8 + 10) << "not within timeout_s + 10 s";
+  EXPECT_NE(r.out.find("cut by tests/run/partition-pair.yaml:12 (at 4s)"), std::string::npos)
+      << r.out;
+  for (const char* f : {"rank0.trace.csv", "rank1.trace.csv", "events.json"})
+    EXPECT_GT(fs::file_size(dir / "1f1b" / f), 0u) << f << " not kept";
+  EXPECT_EQ(leftovers(net), std::vector<std::string>{});
+  EXPECT_EQ(job_processes(net, dir), std::vector<std::string>{});
+}
+
 TEST(Run, OneFOneBBubbleAtZeroDelayMatchesTheFormula) {
   const std::string net = "trbub";
   const fs::path dir = fresh_dir("bubble");

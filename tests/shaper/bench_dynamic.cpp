@@ -28,6 +28,9 @@
 //            tests/run/flap.yaml that exited RC: down_s (cut to restore, from events.json),
 //            run_exit, iterations_done (iterations.csv rows) and stall_s (the longest
 //            iteration minus the median).
+//   partition (bench_dynamic --partition RUN_DIR RC OUT.json) from an `xdc run` of
+//            tests/run/partition.yaml (cut 20 s, mpi.timeout_s 8) that exited RC: run_exit
+//            and the message (the schedule's error in summary.json).
 //   bench_dynamic --backend userspace|kernel OUT.json
 // OUT.json gets (or keeps) the figures of each backend under "backends"; the top-level
 // keys are the userspace backend's (the one every machine runs), or the kernel's when it
@@ -367,12 +370,28 @@ int flap_figures(const std::string& run_dir, int rc, const std::string& out) {
   return 0;
 }
 
+int partition_figures(const std::string& run_dir, int rc, const std::string& out) {
+  nlohmann::json summary = read_json(run_dir + "/summary.json");
+  std::string message;
+  for (const auto& sc : summary.value("schedules", nlohmann::json::array()))
+    if (!sc.value("ok", true)) message = sc.value("error", "");
+  nlohmann::json partition = {
+      {"run_exit", rc}, {"message", message}, {"experiment", "tests/run/partition.yaml"}};
+  std::printf("  partition         %s\n", partition.dump().c_str());
+  nlohmann::json j = read_json(out);
+  j["partition"] = partition;
+  std::ofstream(out) << j.dump(2) << "\n";
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   using namespace xdc;
   if (argc == 5 && std::string(argv[1]) == "--flap")
     return flap_figures(argv[2], std::atoi(argv[3]), argv[4]);
+  if (argc == 5 && std::string(argv[1]) == "--partition")
+    return partition_figures(argv[2], std::atoi(argv[3]), argv[4]);
   if (argc != 4 || std::string(argv[1]) != "--backend") {
     std::fprintf(stderr, "usage: bench_dynamic --backend userspace|kernel OUT.json\n");
     return 2;
