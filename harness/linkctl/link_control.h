@@ -17,7 +17,8 @@
 // Every applied change is appended to the network's events log, events_path(net), one
 // JSON object per line:
 //   {"t_ns": CLOCK_REALTIME ns at which it was in force (the traces' clock),
-//    "kind": "link_set" | "link_down" | "link_up", "link": "east->west", "from", "to",
+//    "kind": "link_set" | "link_down" | "link_up" | "link_restore" (ChangeSchedule),
+//    "link": "east->west", "from", "to",
 //    "changed": {the keys given, undilated: "delay_us", "jitter_us", "loss_pct", "rate_bps"},
 //    "params": {the direction's parameters after it, undilated (state.h's LinkParams JSON)},
 //    "down": bool, "apply_ms": request -> in force, "backend",
@@ -65,7 +66,7 @@ net::NetworkState load_network(const std::string& net);
 
 struct AppliedChange {
   Direction dir;
-  std::string kind;          // "link_set" | "link_down" | "link_up"
+  std::string kind;          // "link_set" | "link_down" | "link_up" | "link_restore"
   int64_t t_ns = 0;          // CLOCK_REALTIME at which it was in force
   double apply_ms = 0;       // from the request to t_ns
   netem::LinkParams params;  // after the change, undilated
