@@ -13,8 +13,9 @@ struct Command {
 };
 using Commands = std::vector<Command>;
 
-void add_network_commands(CLI::App& app, Commands& out);   // up, down, clean, exec, ls
-void add_check_command(CLI::App& app, Commands& out);      // check
+void add_network_commands(CLI::App& app, Commands& out);  // up, down, clean, exec, ls
+void add_link_commands(CLI::App& app, Commands& out);  // link set|down|up|show, dc (cmd_link.cpp)
+void add_check_command(CLI::App& app, Commands& out);  // check
 void add_schedule_commands(CLI::App& app, Commands& out);  // schedule show (cmd_schedule.cpp)
 void add_simulate_command(CLI::App& app, Commands& out);   // simulate (cmd_simulate.cpp)
 void add_run_command(CLI::App& app, Commands& out);        // run, mpi-agent (cmd_run.cpp)

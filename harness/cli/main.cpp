@@ -20,6 +20,7 @@ int main(int argc, char** argv) {
   app.add_flag("-v,--verbose", verbose, "debug logging");
   xdc::cli::Commands commands;
   xdc::cli::add_network_commands(app, commands);
+  xdc::cli::add_link_commands(app, commands);
   xdc::cli::add_check_command(app, commands);
   xdc::cli::add_schedule_commands(app, commands);
   xdc::cli::add_simulate_command(app, commands);

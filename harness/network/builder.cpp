@@ -272,6 +272,7 @@ class Builder {
 
   void shape_wan() {
     netem::Backend backend = opts_.shaping.value_or(topo_.shaping);
+    state_.shaping = netem::to_string(backend);
     for (auto& l : topo_.wan)
       for (int dir = 0; dir < 2; ++dir) {
         const std::string& from = dir ? l.b : l.a;

@@ -3,7 +3,6 @@
 #include <functional>
 
 #include "harness/network/names.h"
-#include "netem/shaper/shaper.h"
 
 namespace xdc::net {
 namespace {
@@ -19,13 +18,17 @@ class Handle : public ShapingHandle {
 
 }  // namespace
 
-std::unique_ptr<ShapingHandle> shape_link(netem::Backend backend, ShapedLink& link) {
-  netem::ShapeTarget target{link.netns, link.ifname, link.from + "->" + link.to};
+netem::ShapeOptions shape_options(const ShapedLink& link) {
   netem::ShapeOptions opts;
   opts.state_dir = state_dir(net_of_ns(link.netns)) + "/delayline";
   // Same network, same link: same loss and jitter draws, so runs can be repeated.
-  opts.seed = std::hash<std::string>{}(link.netns + "/" + target.tag) | 1;
-  auto shaper = netem::shape_egress(backend, target, link.configured, opts);
+  opts.seed = std::hash<std::string>{}(link.netns + "/" + link.from + "->" + link.to) | 1;
+  return opts;
+}
+
+std::unique_ptr<ShapingHandle> shape_link(netem::Backend backend, ShapedLink& link) {
+  netem::ShapeTarget target{link.netns, link.ifname, link.from + "->" + link.to};
+  auto shaper = netem::shape_egress(backend, target, link.configured, shape_options(link));
   link.backend = shaper->backend_name();
   link.record = shaper->record().to_json();
   return std::make_unique<Handle>(std::move(shaper));

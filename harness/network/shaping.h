@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "harness/network/state.h"
+#include "netem/shaper/shaper.h"
 
 namespace xdc::net {
 
@@ -15,5 +16,9 @@ class ShapingHandle {
 };
 
 std::unique_ptr<ShapingHandle> shape_link(netem::Backend backend, ShapedLink& link);
+
+// The shaper's options for `link` (its files under the network's state directory, its
+// seed), the same for `xdc up` and for changes made later (harness/linkctl/).
+netem::ShapeOptions shape_options(const ShapedLink& link);
 
 }  // namespace xdc::net

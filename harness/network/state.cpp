@@ -113,7 +113,8 @@ void to_json(json& j, const NetworkState& s) {
                          {"ifname", l.ifname},
                          {"backend", l.backend},
                          {"configured", l.configured},
-                         {"record", l.record}});
+                         {"record", l.record},
+                         {"down", l.down}});
     return out;
   };
   j = json{{"name", s.name},
@@ -129,7 +130,8 @@ void to_json(json& j, const NetworkState& s) {
            {"notes", s.notes},
            {"root_tcp", s.root_tcp},
            {"tcp_allowed_added", s.tcp_allowed_added},
-           {"time_dilation", s.time_dilation}};
+           {"time_dilation", s.time_dilation},
+           {"shaping", s.shaping}};
 }
 
 void from_json(const json& j, NetworkState& s) {
@@ -147,11 +149,12 @@ void from_json(const json& j, NetworkState& s) {
   s.tcp_allowed_added = j.value("tcp_allowed_added", std::vector<std::string>{});
   s.notes = j.value("notes", std::vector<std::string>{});
   s.time_dilation = j.value("time_dilation", 1.0);
+  s.shaping = j.value("shaping", "");
   auto shaped = [&](const char* key, std::vector<ShapedLink>& out) {
     for (auto& l : j.value(key, json::array()))
       out.push_back(ShapedLink{l.at("from"), l.at("to"), l.at("netns"), l.at("ifname"),
                                l.at("backend"), l.at("configured").get<netem::LinkParams>(),
-                               l.value("record", json::object())});
+                               l.value("record", json::object()), l.value("down", false)});
   };
   shaped("links", s.links);
   shaped("fabric", s.fabric);

@@ -52,9 +52,11 @@ struct HostState {
 struct ShapedLink {
   std::string from, to;  // DC names
   std::string netns, ifname;
-  std::string backend;     // "kernel" | "userspace" | "none"
+  std::string backend;           // "kernel" | "userspace" | "none"
   netem::LinkParams configured;  // as built: under time dilation k, delays x k and rates / k
-  nlohmann::json record;   // what the shaper needs to be undone (pids, handles)
+                                 // (changed in place by `xdc link set`, harness/linkctl/)
+  nlohmann::json record;         // what the shaper needs to be undone (pids, handles)
+  bool down = false;             // cut by `xdc link down` / `xdc dc isolate`: drops every packet
 };
 
 struct NetworkState {
@@ -77,6 +79,9 @@ struct NetworkState {
   // links run k times slower than the topology says; `xdc check` divides it back out
   // (the topology's values are netem::time_dilated(configured, 1 / k)).
   double time_dilation = 1;
+  // The shaping backend asked for ("auto" | "kernel" | "userspace"): what shapes a link
+  // that was unimpaired at `xdc up` when a change impairs it. "" in older states = auto.
+  std::string shaping;
 
   const HostState* find_host(const std::string& name) const;
 };

@@ -118,11 +118,16 @@ class Parser {
 
   void read_wan(const yaml::Value& v) {
     yaml::Map m = v.map({}, "a map of WAN link keys like {delay: 20ms, loss: 0%}");
-    m.check_keys(topo::kLinkKeys);
+    std::vector<std::string> allowed = topo::kLinkKeys;
+    allowed.push_back("changes");
+    m.check_keys(allowed);
+    std::optional<std::vector<topo::WanChange>> changes;
+    if (auto c = m.get("changes")) changes = topo::read_changes(*c);
     for (auto& link : e_.topology.wan) {
       topo::LinkOrigin origin;
       topo::apply_link_keys(m, &link.a_to_b, &origin);
       topo::apply_link_keys(m, &link.b_to_a, &origin);
+      if (changes) link.a_to_b_changes = link.b_to_a_changes = *changes;
     }
     e_.wan_override = true;
   }

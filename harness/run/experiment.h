@@ -8,7 +8,9 @@
 //   topology: ../topologies/two-dc.yaml   # relative to this file, or an inline topology map
 //   shaping: auto                     # optional: overrides the topology's backend
 //   wan: {loss: 0%, jitter: 0ms}      # optional: WAN link keys applied to every WAN
-//                                     # direction (topology.h's keys, same units)
+//                                     # direction (topology.h's keys, same units);
+//                                     # `changes: [{at: 5s, down: 2s}]` there replaces
+//                                     # every direction's scheduled changes (topology.h)
 //   tcp: {congestion: bbr}            # optional: TCP keys (topology.h's `tcp:`) applied to
 //                                     # every host, over the topology's per-DC/host values
 //   model: {preset: tiny}             # real compute: the mini Llama (model/config.h keys)

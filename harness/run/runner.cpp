@@ -11,6 +11,7 @@
 #include "common/input_error.h"
 #include "harness/check/link_check.h"
 #include "harness/launch/launcher.h"
+#include "harness/linkctl/change_schedule.h"
 #include "harness/network/builder.h"
 #include "harness/network/names.h"
 #include "harness/network/tcp.h"
@@ -271,8 +272,37 @@ RunOutcome run_experiment(const Experiment& e, const RunOptions& opts) {
     };
     say(fmt::format("[{}] launching {} ranks on {}", p.choice.name, spec.rank_hosts.size(),
                     fmt::join(spec.rank_hosts, ",")));
+    // The topology's `changes:` run against the WAN during each schedule, from its launch,
+    // and are undone after it: every schedule sees the same WAN timeline. What was applied
+    // (and any `xdc link` change made meanwhile) goes to events.json.
+    linkctl::ChangeSchedule changes(state.name, e.topology, state.time_dilation);
+    const int64_t launched_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                    std::chrono::system_clock::now().time_since_epoch())
+                                    .count();
+    if (!changes.empty()) {
+      say(fmt::format("[{}] {} scheduled WAN changes", p.choice.name, changes.size()));
+      changes.start();
+    }
     const launch::Result res = launch::run_job(state, job);
+    const int64_t job_end_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                   std::chrono::system_clock::now().time_since_epoch())
+                                   .count();
+    changes.stop();
+    const int64_t ended_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                 std::chrono::system_clock::now().time_since_epoch())
+                                 .count();
+    if (!changes.error().empty())
+      say(fmt::format("[{}] WAN changes: {}", p.choice.name, changes.error()));
+    if (fs::exists(linkctl::events_path(state.name)))
+      write(dir / "events.json",
+            nlohmann::json(linkctl::read_link_events(state.name, launched_ns, ended_ns)).dump(2) +
+                "\n");
     ScheduleResult r = analyse(plan, p, dir, res);
+    if (!r.ok) {  // a WAN cut still in force when the job failed is the likely cause: name it
+      std::string cut = linkctl::down_links_note(
+          linkctl::read_link_events(state.name, launched_ns, ended_ns), launched_ns, job_end_ns);
+      if (!cut.empty()) r.error += "; " + cut;
+    }
     if (!r.ok && !fs::exists(net::state_dir(state.name) + "/state.json"))
       r.error += "; network " + state.name +
                  " was removed during the run (xdc down or xdc clean from elsewhere)";

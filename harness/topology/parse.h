@@ -25,6 +25,12 @@ struct LinkOrigin {
 // Does not check keys (the caller knows which others it allows).
 void apply_link_keys(const yaml::Map& m, netem::LinkParams* p, LinkOrigin* origin);
 
+// A `changes:` list (topology.h, WanChange), checked.
+std::vector<WanChange> read_changes(const yaml::Value& v);
+
+// A `trace:` value (a CSV path relative to the YAML file, or {file, compress}) as changes.
+std::vector<WanChange> read_trace(const yaml::Value& v);
+
 // The keys of a `tcp:` block (topology, DC, host, experiment).
 extern const std::vector<std::string> kTcpKeys;
 // Reads the `tcp:` block `v` (checking its keys) and applies the keys present onto `s`,

@@ -211,7 +211,7 @@ class Parser {
       if (e.key.find("_to_") != std::string::npos && e.key != ab && e.key != ba)
         e.key_node.error("expected a direction of this link, " + ab + " or " + ba + ", got \"" +
                          e.key + "\"");
-    std::vector<std::string> allowed = {"between"};
+    std::vector<std::string> allowed = {"between", "changes", "trace"};
     allowed.insert(allowed.end(), kLinkKeys.begin(), kLinkKeys.end());
     allowed.push_back(ab);
     allowed.push_back(ba);
@@ -222,7 +222,24 @@ class Parser {
     apply_link_keys(m, &shared, &shared_origin);
     link.a_to_b = read_direction(m, ab, shared, shared_origin);
     link.b_to_a = read_direction(m, ba, shared, shared_origin);
+    std::vector<WanChange> both = read_timeline(m);
+    link.a_to_b_changes = both;
+    link.b_to_a_changes = both;
+    if (auto o = m.get(ab)) link.a_to_b_changes = read_timeline(o->map(), both);
+    if (auto o = m.get(ba)) link.b_to_a_changes = read_timeline(o->map(), both);
     t_.wan.push_back(std::move(link));
+  }
+
+  // `changes:` or `trace:` of a link or direction (not both); `inherited` when neither.
+  std::vector<WanChange> read_timeline(const yaml::Map& m,
+                                       const std::vector<WanChange>& inherited = {}) {
+    auto changes = m.get("changes"), trace = m.get("trace");
+    if (changes && trace)
+      trace->error("expected either changes or trace, got both (changes at " +
+                   at_line(changes->pos()) + ")");
+    if (changes) return read_changes(*changes);
+    if (trace) return read_trace(*trace);
+    return inherited;
   }
 
   netem::LinkParams read_direction(const yaml::Map& m, const std::string& key,
@@ -230,7 +247,10 @@ class Parser {
     netem::LinkParams p = shared;
     if (auto o = m.get(key)) {
       yaml::Map om = o->map({}, "a map of overrides like {delay: 25ms}");
-      om.check_keys(kLinkKeys, kSynonyms);
+      std::vector<std::string> allowed = kLinkKeys;
+      allowed.push_back("changes");
+      allowed.push_back("trace");
+      om.check_keys(allowed, kSynonyms);
       apply_link_keys(om, &p, &origin);
     }
     if (p.reorder_pct > 0 && origin.reorder) {

@@ -24,6 +24,12 @@
 //       duplicate: 0.1%             # also reorder: (needs a delay; not with userspace),
 //       corrupt: 0.01%              # all percentages 0..100%
 //       west_to_east: {delay: 25ms} # partial per-direction override, keys "<a>_to_<b>"
+//       changes:                    # optional: the link changed in place while it runs
+//         - {at: 30s, delay: 80ms}  #   (WanChange below); in "<a>_to_<b>" for one direction
+//         - {at: 40s, down: 2s}
+//       trace: traces/wan.csv       # or, instead of changes: a CSV of t_ms,delay_ms,
+//                                   # rate_mbit,loss_pct rows ({file: F, compress: 20}:
+//                                   # its time / 20); load_trace_csv below
 //   tcp:                            # optional: TCP of every host (TcpSettings below)
 //     congestion: cubic             # a congestion control the kernel has (default cubic)
 //     rmem_max: 6mib                # autotuning maxima: 3rd field of net.ipv4.tcp_rmem /
@@ -50,6 +56,7 @@
 // Unknown keys are errors everywhere.
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -126,6 +133,29 @@ struct IntraDc {
   uint64_t delay_us = 0;
 };
 
+// One scheduled change of a WAN direction (`changes:`), applied in place while a run
+// goes on (harness/linkctl/): `at` counts from the start of each schedule's run, in the
+// topology's (undilated) time. Only the given parameters change; `down: 2s` is stored as
+// two changes, {at, down: true} and {at + 2s, down: false}. In YAML:
+//   changes: [{at: 30s, delay: 80ms, jitter: 2ms, loss: 1%, rate: 200mbit}, {at: 40s, down: 2s}]
+// Checked: `at` a duration (0..60 s, units.h), strictly increasing within a direction and
+// after the end of a down window before it; each change names at least one of delay,
+// jitter, loss, rate, down; rate > 0; unknown keys are errors.
+struct WanChange {
+  uint64_t at_us = 0;
+  std::optional<uint64_t> delay_us, jitter_us, rate_bps;
+  std::optional<double> loss_pct;  // random loss; 0 = none
+  std::optional<bool> down;        // true: cut; false: restore
+  SourcePos pos;                   // the change's `at:`
+};
+
+// A trace file as changes: rows "t_ms,delay_ms,rate_mbit,loss_pct" (an optional header of
+// exactly those names first; blank lines and '#' comments skipped), each a change of
+// delay, rate and loss at t_ms / compress. Checked: 4 numeric columns, t_ms strictly
+// increasing, delay 0..60000 ms, rate > 0, loss 0..100; InputError "FILE:LINE:COL: ...".
+// Not read: Mahimahi's packet-delivery format; looping.
+std::vector<WanChange> load_trace_csv(const std::string& path, double compress = 1);
+
 // A point-to-point link between two DC gateways. Each direction is shaped on the
 // sending gateway's egress. In YAML the shared keys apply to both directions and the
 // keys "<a>_to_<b>" / "<b>_to_<a>" hold partial per-direction overrides.
@@ -133,6 +163,7 @@ struct WanLink {
   std::string a, b;          // DC names, as written in `between: [a, b]`
   netem::LinkParams a_to_b;  // impairments on a's gateway egress towards b
   netem::LinkParams b_to_a;
+  std::vector<WanChange> a_to_b_changes, b_to_a_changes;  // in time order
   SourcePos pos;  // where the link was declared, for messages
 
   bool joins(const std::string& x, const std::string& y) const {

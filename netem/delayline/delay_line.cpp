@@ -14,6 +14,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/timerfd.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 extern "C" {
@@ -29,6 +30,7 @@ extern "C" {
 
 #include "netem/delayline/packet_edit.h"
 #include "netem/shaper/dist_table.h"
+#include "netem/shaper/link_params_args.h"
 #include "netem/shaper/queue_sizing.h"
 
 namespace xdc::delayline {
@@ -56,6 +58,36 @@ std::runtime_error sys_error(const std::string& what) {
 uint64_t inode_of(const std::string& path) {
   struct stat st;
   return stat(path.c_str(), &st) == 0 ? st.st_ino : 0;
+}
+
+int64_t realtime_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
+}
+
+// Packets held at once: the delay stage's BDP, x4 for packets smaller than a frame.
+uint32_t queue_maxlen(const netem::LinkParams& p) {
+  return std::max<uint32_t>(4 * netem::delay_queue_pkts(p), 16384);
+}
+
+int listen_unix(const std::string& path) {
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  if (path.size() >= sizeof addr.sun_path)
+    throw std::runtime_error("control socket path too long: " + path);
+  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+  int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd < 0) throw sys_error("control socket");
+  unlink(path.c_str());  // a stale one of a killed predecessor
+  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 || listen(fd, 8) != 0) {
+    int e = errno;
+    close(fd);
+    errno = e;
+    throw sys_error("control socket " + path);
+  }
+  chmod(path.c_str(), 0600);
+  return fd;
 }
 
 }  // namespace
@@ -95,8 +127,8 @@ DelayLine::DelayLine(Config cfg)
   // A full socket drops the packet in the kernel (counted there); do not fail recv.
   setsockopt(fd, SOL_NETLINK, NETLINK_NO_ENOBUFS, &one, sizeof one);
 
-  // Packets held at once: the delay stage's BDP, x4 for packets smaller than a frame.
-  configure(std::max<uint32_t>(4 * netem::delay_queue_pkts(cfg_.params), 16384));
+  configure(queue_maxlen(cfg_.params), /*bind=*/true);
+  if (!cfg_.ctl_path.empty()) ctl_fd_ = listen_unix(cfg_.ctl_path);
 
   timer_fd_ = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
   if (timer_fd_ < 0) throw sys_error("timerfd");
@@ -124,9 +156,31 @@ DelayLine::~DelayLine() {
   if (timer_fd_ >= 0) close(timer_fd_);
   if (stamp_fd_ >= 0) close(stamp_fd_);
   if (raw_fd_ >= 0) close(raw_fd_);
+  if (ctl_fd_ >= 0) {
+    close(ctl_fd_);
+    unlink(cfg_.ctl_path.c_str());
+  }
 }
 
-void DelayLine::configure(uint32_t maxlen) {
+void DelayLine::configure(uint32_t maxlen, bool bind) {
+  maxlen_ = maxlen;
+  auto fill_params = [&](nlmsghdr* nlh) {
+    nfq_nlmsg_cfg_put_params(nlh, NFQNL_COPY_PACKET, full_copy_ ? 0xffff : kCopyRange);
+    nfq_nlmsg_cfg_put_qmaxlen(nlh, maxlen);
+    // Per-packet decisions need wire packets: without NFQA_CFG_F_GSO the kernel segments
+    // GSO aggregates before queueing them (full-copy mode needs that too).
+    mnl_attr_put_u32(nlh, NFQA_CFG_FLAGS, htonl(per_wire_ ? 0 : NFQA_CFG_F_GSO));
+    mnl_attr_put_u32(nlh, NFQA_CFG_MASK, htonl(NFQA_CFG_F_GSO));
+  };
+  if (!bind) {
+    // Serving: the socket carries packets too, so the answer (an error, if any) is read
+    // by on_message like any other message.
+    std::vector<char> buf(kMsgBuf);
+    nlmsghdr* nlh = nfq_nlmsg_put(buf.data(), NFQNL_MSG_CONFIG, cfg_.queue_num);
+    fill_params(nlh);
+    if (mnl_socket_sendto(nl_, nlh, nlh->nlmsg_len) < 0) throw sys_error("reconfigure NFQUEUE");
+    return;
+  }
   // Each command is acknowledged, so a queue already bound elsewhere fails here.
   auto request = [&](const std::string& what, auto fill) {
     std::vector<char> buf(kMsgBuf);
@@ -151,14 +205,56 @@ void DelayLine::configure(uint32_t maxlen) {
   };
   request("bind NFQUEUE " + std::to_string(cfg_.queue_num),
           [](nlmsghdr* nlh) { nfq_nlmsg_cfg_put_cmd(nlh, AF_INET, NFQNL_CFG_CMD_BIND); });
-  request("configure NFQUEUE " + std::to_string(cfg_.queue_num), [&](nlmsghdr* nlh) {
-    nfq_nlmsg_cfg_put_params(nlh, NFQNL_COPY_PACKET, full_copy_ ? 0xffff : kCopyRange);
-    nfq_nlmsg_cfg_put_qmaxlen(nlh, maxlen);
-    // Per-packet decisions need wire packets: without NFQA_CFG_F_GSO the kernel segments
-    // GSO aggregates before queueing them (full-copy mode needs that too).
-    mnl_attr_put_u32(nlh, NFQA_CFG_FLAGS, htonl(per_wire_ ? 0 : NFQA_CFG_F_GSO));
-    mnl_attr_put_u32(nlh, NFQA_CFG_MASK, htonl(NFQA_CFG_F_GSO));
-  });
+  request("configure NFQUEUE " + std::to_string(cfg_.queue_num), fill_params);
+}
+
+void DelayLine::set_params(const netem::LinkParams& p) {
+  if (p.duplicate_pct != cfg_.params.duplicate_pct || p.corrupt_pct != cfg_.params.corrupt_pct)
+    throw std::invalid_argument("duplicate and corrupt cannot change on a running delay line");
+  std::vector<int16_t> table =
+      p.jitter_us ? netem::load_dist_table(p.jitter_dist) : std::vector<int16_t>{};
+  impairment_.change(p, std::move(table));
+  cfg_.params = p;
+  bool per_wire = decides_per_packet(p);
+  uint32_t maxlen = std::max(maxlen_, queue_maxlen(p));
+  if (per_wire != per_wire_ || maxlen != maxlen_) {
+    per_wire_ = per_wire;
+    configure(maxlen, /*bind=*/false);
+  }
+  ++stats_.changes;
+}
+
+void DelayLine::serve_control(int listen_fd) {
+  for (;;) {
+    int c = accept4(listen_fd, nullptr, nullptr, SOCK_CLOEXEC);
+    if (c < 0) return;  // EAGAIN: nobody else waiting
+    std::string reply;
+    char buf[4096];
+    pollfd pfd{c, POLLIN, 0};
+    ssize_t n = poll(&pfd, 1, 200) == 1 ? recv(c, buf, sizeof buf - 1, 0) : -1;
+    if (n <= 0) {
+      reply = "error: no request within 200 ms";
+    } else {
+      try {
+        netem::LinkParams p;
+        std::string msg(buf, static_cast<size_t>(n));
+        size_t at = 0;
+        while (at < msg.size()) {
+          size_t nl = msg.find('\n', at);
+          std::string arg = msg.substr(at, nl == std::string::npos ? std::string::npos : nl - at);
+          at = nl == std::string::npos ? msg.size() : nl + 1;
+          if (arg.empty()) continue;
+          if (!netem::apply_arg(arg, p)) throw std::invalid_argument(arg + ": unknown parameter");
+        }
+        set_params(p);
+        reply = "ok " + std::to_string(realtime_ns());
+      } catch (const std::exception& e) {
+        reply = std::string("error: ") + e.what();
+      }
+    }
+    send(c, reply.data(), reply.size(), MSG_NOSIGNAL);
+    close(c);
+  }
 }
 
 void DelayLine::send_verdict(int type, uint32_t id) {
@@ -337,7 +433,8 @@ void DelayLine::run() {
   itimerspec tick{{1, 0}, {1, 0}};
   timerfd_settime(tick_fd, 0, &tick, nullptr);
   const int nl_fd = mnl_socket_get_fd(nl_);
-  for (int fd : {nl_fd, timer_fd_, sig_fd, tick_fd}) {
+  for (int fd : {nl_fd, timer_fd_, sig_fd, tick_fd, ctl_fd_}) {
+    if (fd < 0) continue;
     epoll_event ev{};
     ev.events = EPOLLIN;
     ev.data.fd = fd;
@@ -350,8 +447,8 @@ void DelayLine::run() {
   bool stop = false;
   write_stats();
   while (!stop) {
-    epoll_event evs[4];
-    int n = epoll_wait(ep, evs, 4, -1);
+    epoll_event evs[5];
+    int n = epoll_wait(ep, evs, 5, -1);
     if (n < 0 && errno != EINTR) throw sys_error("epoll_wait");
     for (int i = 0; i < n; ++i) {
       int fd = evs[i].data.fd;
@@ -388,6 +485,8 @@ void DelayLine::run() {
         }
         armed_ns_ = -1;  // a fired one-shot timer is disarmed
         release_due(now, advance_ns_);
+      } else if (fd == ctl_fd_) {
+        serve_control(ctl_fd_);
       } else if (fd == tick_fd) {
         uint64_t ticks;
         while (read(tick_fd, &ticks, sizeof ticks) > 0) {

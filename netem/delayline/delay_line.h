@@ -19,6 +19,14 @@
 //  - an absolute CLOCK_MONOTONIC timerfd for the head of the queue, timer slack 1 ns,
 //    armed early by the learnt wake-up latency so that the mean release is on time.
 // It runs in the namespace the calling process stands in.
+//
+// Runtime changes (`xdc link set`): a unix SOCK_SEQPACKET socket at Config::ctl_path takes
+// one message per connection, the whole new LinkParams as "--key=value" lines
+// (link_params_args.h), and answers "ok <CLOCK_REALTIME ns when it took effect>" or
+// "error: <why>". Packets read after that use the new parameters; held packets keep
+// their send times and FIFO order stays (impairment.h). The queue's maxlen only grows,
+// so a delay change never drops. Duplicate and corrupt cannot change (they pick the copy
+// mode the queue was bound with).
 #include <cstdint>
 #include <deque>
 #include <random>
@@ -37,6 +45,7 @@ struct Config {
   uint16_t queue_num = 0;
   netem::LinkParams params;
   std::string stats_path;  // "" = none
+  std::string ctl_path;    // control socket (runtime changes); "" = none
   uint64_t seed = 0;
 };
 
@@ -53,6 +62,7 @@ struct Stats {
   uint64_t copy_errors = 0;                  // copies the raw socket refused
   int64_t read_latency_sum_ns = 0;           // arrival stamp -> read by this process
   uint64_t kernel_queue_dropped = 0, kernel_user_dropped = 0;  // queue full / socket full
+  uint64_t changes = 0;                                        // runtime changes applied
 };
 
 class DelayLine {
@@ -73,6 +83,9 @@ class DelayLine {
   void release_all();
   const Stats& stats() const { return stats_; }
   void write_stats() const;
+  // Applies `p` to the packets that arrive from now on (see the top of this file).
+  // Throws std::invalid_argument when `p` changes duplicate or corrupt.
+  void set_params(const netem::LinkParams& p);
 
  private:
   struct Held {
@@ -82,7 +95,10 @@ class DelayLine {
   };
   void send_edited(uint32_t id, const std::vector<uint8_t>& pkt);
   void send_copy(const std::vector<uint8_t>& pkt);
-  void configure(uint32_t maxlen);
+  // Binds the queue (waiting for the kernel's acks), or, once serving, only re-sends its
+  // copy mode, maxlen and GSO flag (the ack is read with the packets).
+  void configure(uint32_t maxlen, bool bind);
+  void serve_control(int listen_fd);
   void on_message(const void* buf, size_t len, int64_t now_ns);
   // Accepts the held packets due by now_ns + slack_ns (one batch verdict).
   void release_due(int64_t now_ns, int64_t slack_ns = 0);
@@ -98,6 +114,8 @@ class DelayLine {
   int timer_fd_ = -1;
   int stamp_fd_ = -1;               // SO_TIMESTAMP socket: keeps kernel RX stamps on
   int raw_fd_ = -1;                 // duplicates leave through it (marked)
+  int ctl_fd_ = -1;                 // control socket, listening
+  uint32_t maxlen_ = 0;             // the queue's maxlen now
   bool full_copy_ = false;          // duplicate/corrupt: whole packets
   bool per_wire_ = false;           // loss/duplicate/corrupt/reorder: GSO segmented
   size_t msg_buf_ = 0;              // receive buffer per message

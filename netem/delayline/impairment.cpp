@@ -66,16 +66,39 @@ Impairment::Impairment(const netem::LinkParams& p, std::vector<int16_t> dist_tab
     : p_(p),
       table_(std::move(dist_table)),
       rng_(static_cast<std::mt19937::result_type>(seed ^ (seed >> 32))),
-      delay_rnd_(std::clamp(p.jitter_correlation_pct, 0.0, 99.9) / 100),
-      ge_(p.loss.kind == netem::LossModel::Kind::kRandom && p.loss.correlation_pct > 0
-              ? netem::correlated_loss_model(p.loss)
-              : p.loss),
-      use_ge_(p.loss.kind == netem::LossModel::Kind::kGilbertElliott ||
-              (p.loss.kind == netem::LossModel::Kind::kRandom && p.loss.correlation_pct > 0)),
-      loss_u32_(probability_u32(p.loss.p_pct)),
-      reorder_u32_(probability_u32(p.reorder_pct)),
-      duplicate_u32_(probability_u32(p.duplicate_pct)),
-      corrupt_u32_(probability_u32(p.corrupt_pct)) {}
+      delay_rnd_(0),
+      ge_(netem::LossModel{}) {
+  derive();
+}
+
+void Impairment::derive() {
+  const netem::LinkParams& p = p_;
+  delay_rnd_ = CopulaRandom(std::clamp(p.jitter_correlation_pct, 0.0, 99.9) / 100);
+  ge_ = GilbertElliott(p.loss.kind == netem::LossModel::Kind::kRandom && p.loss.correlation_pct > 0
+                           ? netem::correlated_loss_model(p.loss)
+                           : p.loss);
+  use_ge_ = p.loss.kind == netem::LossModel::Kind::kGilbertElliott ||
+            (p.loss.kind == netem::LossModel::Kind::kRandom && p.loss.correlation_pct > 0);
+  loss_u32_ = probability_u32(p.loss.p_pct);
+  reorder_u32_ = probability_u32(p.reorder_pct);
+  duplicate_u32_ = probability_u32(p.duplicate_pct);
+  corrupt_u32_ = probability_u32(p.corrupt_pct);
+}
+
+void Impairment::change(const netem::LinkParams& p, std::vector<int16_t> dist_table) {
+  bool same_loss = p.loss.kind == p_.loss.kind && p.loss.p_pct == p_.loss.p_pct &&
+                   p.loss.correlation_pct == p_.loss.correlation_pct &&
+                   p.loss.r_pct == p_.loss.r_pct && p.loss.h_pct == p_.loss.h_pct &&
+                   p.loss.k_pct == p_.loss.k_pct;
+  GilbertElliott chain = ge_;
+  CopulaRandom delay_rnd = delay_rnd_;
+  bool same_corr = p.jitter_correlation_pct == p_.jitter_correlation_pct;
+  p_ = p;
+  table_ = std::move(dist_table);
+  derive();
+  if (same_loss) ge_ = chain;  // a loss state carries on unless the model changed
+  if (same_corr) delay_rnd_ = delay_rnd;
+}
 
 Impairment::Decision Impairment::on_packet(int64_t now_ns, bool is_copy) {
   // netem_enqueue's order: duplicate, loss (a lost duplicate still sends one), corrupt,

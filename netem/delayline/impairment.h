@@ -77,15 +77,22 @@ class Impairment {
   // One packet arriving at now_ns, in arrival order. As netem: a duplicate is not
   // duplicated again (`is_copy`), and a packet both duplicated and lost goes once.
   Decision on_packet(int64_t now_ns, bool is_copy = false);
+  // Takes `p` (and its jitter table) for the packets that arrive from now on, in place:
+  // the random stream goes on, and so does FIFO order (a packet is never sent before
+  // one decided earlier, so after a delay decrease new packets wait behind held ones).
+  // A Gilbert-Elliott chain restarts in the good state when the loss model changes.
+  void change(const netem::LinkParams& p, std::vector<int16_t> dist_table);
+  const netem::LinkParams& params() const { return p_; }
 
  private:
+  void derive();  // the draws' thresholds from p_
   netem::LinkParams p_;
   std::vector<int16_t> table_;
   std::mt19937 rng_;
   CopulaRandom delay_rnd_;
   GilbertElliott ge_;  // Gilbert-Elliott, or correlated random loss
-  bool use_ge_;
-  uint32_t loss_u32_, reorder_u32_, duplicate_u32_, corrupt_u32_;
+  bool use_ge_ = false;
+  uint32_t loss_u32_ = 0, reorder_u32_ = 0, duplicate_u32_ = 0, corrupt_u32_ = 0;
   int64_t last_send_ns_ = 0;
 };
 

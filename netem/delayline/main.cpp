@@ -1,7 +1,7 @@
 // xdc-delayline: the userspace backend's delay stage for one egress interface.
 //
-//   xdc-delayline --netns=NS --if=IF --queue=N [--tag=T] [--stats=FILE] [--seed=S]
-//                 [--rt-prio=P] [--ready-fd=FD] <LinkParams flags: link_params_args.h>
+//   xdc-delayline --netns=NS --if=IF --queue=N [--tag=T] [--stats=FILE] [--ctl=SOCKET]
+//                 [--seed=S] [--rt-prio=P] [--ready-fd=FD] <LinkParams flags: link_params_args.h>
 //
 // Enters NS, binds NFQUEUE N, adds its iptables-legacy rule (nfqueue_rule.h), writes
 // "ok\n" (or "error: ...\n") to FD, serves until SIGTERM/SIGINT/SIGHUP or until NS or IF
@@ -60,6 +60,8 @@ int main(int argc, char** argv) {
         cfg.tag = v;
       else if (key == "--stats")
         cfg.stats_path = v;
+      else if (key == "--ctl")
+        cfg.ctl_path = v;
       else if (key == "--seed")
         cfg.seed = parse_u64(a, v);
       else if (key == "--rt-prio")

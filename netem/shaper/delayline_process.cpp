@@ -5,8 +5,10 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -94,6 +96,7 @@ std::vector<std::string> delayline_argv(const std::string& program, const Delayl
                                    "--stats=" + s.stats_path,
                                    "--rt-prio=" + std::to_string(s.rt_prio),
                                    "--seed=" + std::to_string(s.seed)};
+  if (!s.ctl_path.empty()) argv.push_back("--ctl=" + s.ctl_path);
   for (auto& a : to_args(s.params)) argv.push_back(std::move(a));
   return argv;
 }
@@ -162,6 +165,33 @@ pid_t start_delayline(const DelaylineSpec& spec) {
   throw std::runtime_error("xdc-delayline for " + spec.ifname + " in netns '" + spec.netns +
                            "' failed to start: " + answer +
                            (spec.log_path.empty() ? "" : "\n" + tail_of(spec.log_path)));
+}
+
+int64_t change_delayline(const std::string& ctl_path, const LinkParams& p) {
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  if (ctl_path.empty() || ctl_path.size() >= sizeof addr.sun_path)
+    throw std::runtime_error("delay line control socket: bad path '" + ctl_path + "'");
+  std::memcpy(addr.sun_path, ctl_path.c_str(), ctl_path.size() + 1);
+  int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+  if (fd < 0) throw std::system_error(errno, std::generic_category(), "control socket");
+  std::string request;
+  for (const auto& a : to_args(p)) request += a + "\n";
+  std::string answer;
+  timeval tv{1, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
+      send(fd, request.data(), request.size(), MSG_NOSIGNAL) ==
+          static_cast<ssize_t>(request.size())) {
+    char buf[1024];
+    ssize_t n = recv(fd, buf, sizeof buf, 0);
+    if (n > 0) answer.assign(buf, static_cast<size_t>(n));
+  }
+  int err = errno;
+  close(fd);
+  if (answer.rfind("ok ", 0) == 0) return std::stoll(answer.substr(3));
+  if (answer.empty()) answer = std::string("no answer (") + std::strerror(err) + ")";
+  throw std::runtime_error("delay line at " + ctl_path + ": " + answer);
 }
 
 bool is_delayline(pid_t pid, const std::string& netns) {

@@ -19,6 +19,7 @@ struct DelaylineSpec {
   uint16_t queue_num = 0;
   LinkParams params;
   std::string stats_path;  // JSON counters, rewritten every second and on SIGUSR1
+  std::string ctl_path;    // control socket for runtime changes; "" = none
   std::string log_path;    // stdout/stderr of the process
   int rt_prio = 0;         // SCHED_FIFO priority; 0 = normal scheduling
   uint64_t seed = 0;       // 0 = random
@@ -34,6 +35,12 @@ std::vector<std::string> delayline_argv(const std::string& program, const Delayl
 // Starts the process and waits (up to 10 s) until its NFQUEUE is bound and its rules are
 // in place. Throws std::runtime_error with the process's own message on failure.
 pid_t start_delayline(const DelaylineSpec& spec);
+
+// Hands the running delay line behind `ctl_path` its new parameters (the whole set; it
+// keeps its held packets and their order, delay_line.h). Returns the CLOCK_REALTIME ns at
+// which the delay line applied them. Throws std::runtime_error with its answer when it
+// refuses, or when it does not answer within a second.
+int64_t change_delayline(const std::string& ctl_path, const LinkParams& p);
 
 // True when `pid` is an xdc-delayline (optionally: the one serving `netns`).
 bool is_delayline(pid_t pid, const std::string& netns = "");

@@ -50,15 +50,21 @@ uint32_t netem_probability(double pct) {
   return static_cast<uint32_t>(v);
 }
 
+uint32_t netem_limit_pkts(const LinkParams& p) {
+  return delay_queue_pkts(p) + (p.rate_bps ? rate_queue_pkts(p) : 0);
+}
+
 NetemRequest netem_request(int ifindex, const LinkParams& params,
-                           const std::vector<int16_t>& dist_table) {
+                           const std::vector<int16_t>& dist_table, bool change,
+                           uint32_t limit_pkts) {
   // Correlated random loss goes to netem as the equivalent Gilbert model (loss_model.h).
   LinkParams p = params;
   if (p.loss.kind == LossModel::Kind::kRandom && p.loss.correlation_pct > 0)
     p.loss = correlated_loss_model(p.loss);
   NetemRequest msg(nlmsg_alloc_size(256 * 1024));
   if (!msg) throw std::bad_alloc();
-  if (!nlmsg_put(msg.get(), NL_AUTO_PORT, NL_AUTO_SEQ, RTM_NEWQDISC, 0, NLM_F_CREATE | NLM_F_EXCL))
+  if (!nlmsg_put(msg.get(), NL_AUTO_PORT, NL_AUTO_SEQ, RTM_NEWQDISC, 0,
+                 change ? 0 : NLM_F_CREATE | NLM_F_EXCL))
     throw std::bad_alloc();
   tcmsg tcm{};
   tcm.tcm_family = AF_UNSPEC;
@@ -75,7 +81,7 @@ NetemRequest netem_request(int ifindex, const LinkParams& params,
   q.latency = ns_to_ticks(latency_ns);
   q.jitter = ns_to_ticks(jitter_ns);
   // netem's limit counts packets still in their delay, plus those waiting for the rate.
-  q.limit = delay_queue_pkts(p) + (p.rate_bps ? rate_queue_pkts(p) : 0);
+  q.limit = limit_pkts ? limit_pkts : netem_limit_pkts(p);
   q.loss = p.loss.kind == LossModel::Kind::kRandom ? netem_probability(p.loss.p_pct) : 0;
   q.duplicate = netem_probability(p.duplicate_pct);
   q.gap = p.reorder_pct > 0 ? 1 : 0;  // as tc: reorder without gap means gap 1
@@ -90,11 +96,11 @@ NetemRequest netem_request(int ifindex, const LinkParams& params,
   int64_t lat64 = static_cast<int64_t>(latency_ns), jit64 = static_cast<int64_t>(jitter_ns);
   put(msg.get(), TCA_NETEM_LATENCY64, &lat64, sizeof lat64, "latency64");
   put(msg.get(), TCA_NETEM_JITTER64, &jit64, sizeof jit64, "jitter64");
-  if (jitter_ns) {
-    // Without a rate netem sorts packets by send time, so jitter reorders them; with one
-    // it counts each delay from the previous packet's send time, keeping FIFO order as
-    // the userspace backend does. A rate far above any link's (the tbf child does the
-    // real one) buys the order at ~1 ns per packet.
+  if (jitter_ns || change) {
+    // Without a rate netem sorts packets by send time, so jitter reorders them (and so
+    // would a delay decrease); with one it counts each delay from the previous packet's
+    // send time, keeping FIFO order as the userspace backend does. A rate far above any
+    // link's (the tbf child does the real one) buys the order at ~1 ns per packet.
     tc_netem_rate rate{};
     rate.rate = UINT32_MAX;
     uint64_t rate64 = kOrderKeepingRateBytes;
@@ -286,6 +292,14 @@ void add_netem_root(const nl::NlSocket& sock, int ifindex, const LinkParams& p,
   if (p.rate_bps)
     add_rate_qdisc(sock, ifindex, kNetemClass, kChildHandle, p.rate_bps, rate_queue_bytes(p),
                    tbf_burst_bytes(p.rate_bps));
+}
+
+void change_netem_root(const nl::NlSocket& sock, int ifindex, const LinkParams& p,
+                       const std::vector<int16_t>& dist_table, uint32_t limit_pkts) {
+  NetemRequest msg = netem_request(ifindex, p, dist_table, /*change=*/true, limit_pkts);
+  nl::check(
+      nl_send_sync(sock.get(), msg.release()),
+      "change netem on ifindex " + std::to_string(ifindex) + " in netns '" + sock.netns() + "'");
 }
 
 bool kernel_has_netem(std::string* why) {

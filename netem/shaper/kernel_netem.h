@@ -66,9 +66,13 @@ struct NlMsgDeleter {
 using NetemRequest = std::unique_ptr<nl_msg, NlMsgDeleter>;
 
 // The RTM_NEWQDISC request add_netem_root() sends (exposed for tests, which check it
-// the way the kernel's netem_change parses it: qopt, then attributes).
-NetemRequest netem_request(int ifindex, const LinkParams& p,
-                           const std::vector<int16_t>& dist_table);
+// the way the kernel's netem_change parses it: qopt, then attributes). `change`: the
+// request of change_netem_root() instead (no NLM_F_CREATE, `limit_pkts` as netem's limit
+// when non-zero, and always the order-keeping rate).
+NetemRequest netem_request(int ifindex, const LinkParams& p, const std::vector<int16_t>& dist_table,
+                           bool change = false, uint32_t limit_pkts = 0);
+// netem's limit for `p`: packets in their delay plus those waiting for the rate.
+uint32_t netem_limit_pkts(const LinkParams& p);
 
 // A veth peer made to transmit wire packets into the shaped interface's namespace.
 struct WireFeeder {
@@ -92,5 +96,14 @@ void restore_feeders(const std::vector<WireFeeder>& feeders) noexcept;
 // (with "kernel has no sch_netem" spelled out when the kind is unknown).
 void add_netem_root(const nl::NlSocket& sock, int ifindex, const LinkParams& p,
                     const std::vector<int16_t>& dist_table);
+
+// Changes the netem root in place (`tc qdisc change`): netem keeps its queue, each queued
+// packet its send time. The new options carry the order-keeping rate whatever the jitter,
+// so netem counts a new packet's delay from the last queued one's send time: after a
+// delay decrease new packets wait behind the queued ones instead of overtaking them.
+// `limit_pkts` is netem's new limit (the caller keeps it from shrinking below what is
+// queued). The rate child is the caller's (qdisc.h). Throws nl::NlError.
+void change_netem_root(const nl::NlSocket& sock, int ifindex, const LinkParams& p,
+                       const std::vector<int16_t>& dist_table, uint32_t limit_pkts);
 
 }  // namespace xdc::netem

@@ -39,6 +39,10 @@ std::string where(const nl::NlSocket& sock, int ifindex) {
 
 }  // namespace
 
+const char* rate_qdisc_kind(uint64_t rate_bps) {
+  return rate_bps / 8 <= static_cast<uint64_t>(std::numeric_limits<int>::max()) ? "tbf" : "htb";
+}
+
 std::string add_rate_qdisc(const nl::NlSocket& sock, int ifindex, uint32_t parent, uint32_t handle,
                            uint64_t rate_bps, uint64_t limit_bytes, uint32_t burst_bytes) {
   const uint64_t rate_Bps = rate_bps / 8;
@@ -74,6 +78,66 @@ std::string add_rate_qdisc(const nl::NlSocket& sock, int ifindex, uint32_t paren
   nl::check(rtnl_qdisc_add(sock.get(), leaf.get(), NLM_F_CREATE | NLM_F_EXCL),
             "add bfifo leaf on " + where(sock, ifindex));
   return "htb";
+}
+
+void change_rate_qdisc(const nl::NlSocket& sock, int ifindex, uint32_t parent, uint32_t handle,
+                       const std::string& kind, uint64_t rate_bps, uint64_t limit_bytes,
+                       uint32_t burst_bytes) {
+  if (kind != rate_qdisc_kind(rate_bps))
+    throw std::runtime_error("rate " + std::to_string(rate_bps) + " bit/s needs " +
+                             rate_qdisc_kind(rate_bps) + " but " + where(sock, ifindex) + " runs " +
+                             kind + ": cannot change across ~17 Gbit/s in place");
+  const uint64_t rate_Bps = rate_bps / 8;
+  int limit = static_cast<int>(std::min<uint64_t>(limit_bytes, INT32_MAX));
+  if (kind == "tbf") {
+    QdiscPtr q = new_qdisc(ifindex, parent, handle, "tbf");
+    rtnl_qdisc_tbf_set_limit(q.get(), limit);
+    rtnl_qdisc_tbf_set_rate(q.get(), static_cast<int>(rate_Bps), static_cast<int>(burst_bytes), 0);
+    // Flags 0: change the existing qdisc, never create one.
+    nl::check(
+        rtnl_qdisc_update(sock.get(), q.get(), q.get(), 0),
+        "change tbf to rate " + std::to_string(rate_bps) + " bit/s on " + where(sock, ifindex));
+    return;
+  }
+  ClassPtr c(rtnl_class_alloc());
+  if (!c) throw std::bad_alloc();
+  rtnl_tc_set_ifindex(TC_CAST(c.get()), ifindex);
+  rtnl_tc_set_parent(TC_CAST(c.get()), handle);
+  rtnl_tc_set_handle(TC_CAST(c.get()), handle | 1);
+  nl::check(rtnl_tc_set_kind(TC_CAST(c.get()), "htb"), "htb class kind");
+  nl::check(rtnl_htb_set_rate64(c.get(), rate_Bps), "htb rate64");
+  nl::check(rtnl_htb_set_ceil64(c.get(), rate_Bps), "htb ceil64");
+  nl::check(rtnl_htb_set_rbuffer(c.get(), burst_bytes), "htb buffer");
+  nl::check(rtnl_htb_set_cbuffer(c.get(), burst_bytes), "htb cbuffer");
+  nl::check(
+      rtnl_class_add(sock.get(), c.get(), 0),  // an existing class: changed
+      "change htb class to rate " + std::to_string(rate_bps) + " bit/s on " + where(sock, ifindex));
+  QdiscPtr leaf = new_qdisc(ifindex, handle | 1, handle + 0x10000, "bfifo");
+  rtnl_qdisc_fifo_set_limit(leaf.get(), limit);
+  nl::check(rtnl_qdisc_update(sock.get(), leaf.get(), leaf.get(), 0),
+            "change bfifo leaf on " + where(sock, ifindex));
+}
+
+QdiscCounters qdisc_counters(const std::string& netns, const std::string& ifname, uint32_t handle) {
+  QdiscCounters out;
+  try {
+    nl::NlSocket sock(netns);
+    int ifindex = sock.ifindex(ifname);
+    nl_cache* cache = nullptr;
+    nl::check(rtnl_qdisc_alloc_cache(sock.get(), &cache), "list qdiscs in netns '" + netns + "'");
+    if (rtnl_qdisc* q = rtnl_qdisc_get(cache, ifindex, handle)) {
+      out.found = true;
+      out.packets = rtnl_tc_get_stat(TC_CAST(q), RTNL_TC_PACKETS);
+      out.drops = rtnl_tc_get_stat(TC_CAST(q), RTNL_TC_DROPS);
+      out.qlen = rtnl_tc_get_stat(TC_CAST(q), RTNL_TC_QLEN);
+      out.backlog_bytes = rtnl_tc_get_stat(TC_CAST(q), RTNL_TC_BACKLOG);
+      rtnl_qdisc_put(q);
+    }
+    nl_cache_free(cache);
+  } catch (const std::exception&) {
+    // namespace or interface gone: nothing to count
+  }
+  return out;
 }
 
 bool delete_root_qdisc(const nl::NlSocket& sock, int ifindex, uint32_t handle) {

@@ -20,6 +20,28 @@ constexpr uint32_t kNetemClass = 0x10001;   // 1:1 the class netem offers its ch
 std::string add_rate_qdisc(const nl::NlSocket& sock, int ifindex, uint32_t parent, uint32_t handle,
                            uint64_t rate_bps, uint64_t limit_bytes, uint32_t burst_bytes);
 
+// Changes the rate stage that add_rate_qdisc installed, in place (as `tc qdisc change` /
+// `tc class change`): nothing queued is dropped or reordered by the change itself; a
+// smaller limit only refuses what arrives while the queue is above it. `kind` is what
+// add_rate_qdisc returned; a rate needing the other kind (tbf <-> htb, ~17 Gbit/s) throws
+// std::runtime_error. Throws nl::NlError.
+void change_rate_qdisc(const nl::NlSocket& sock, int ifindex, uint32_t parent, uint32_t handle,
+                       const std::string& kind, uint64_t rate_bps, uint64_t limit_bytes,
+                       uint32_t burst_bytes);
+// The kind add_rate_qdisc installs for `rate_bps`: "tbf" | "htb".
+const char* rate_qdisc_kind(uint64_t rate_bps);
+
+// A qdisc's counters as the kernel keeps them (a parent's include its children's).
+struct QdiscCounters {
+  bool found = false;
+  uint64_t packets = 0;  // sent
+  uint64_t drops = 0;
+  uint64_t qlen = 0;  // packets queued now
+  uint64_t backlog_bytes = 0;
+};
+// Counters of the qdisc `handle` on `ifname` in `netns`; found == false when absent.
+QdiscCounters qdisc_counters(const std::string& netns, const std::string& ifname, uint32_t handle);
+
 // Deletes the root qdisc of `ifindex` if its handle is `handle` (0 = whatever it is).
 // Returns false when there was none or it was not ours; throws on other errors.
 bool delete_root_qdisc(const nl::NlSocket& sock, int ifindex, uint32_t handle);

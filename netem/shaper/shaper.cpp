@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <ctime>
 #include <fstream>
 #include <stdexcept>
 
@@ -34,15 +35,41 @@ std::string file_stem(const ShapeTarget& t, const ShapeOptions& o) {
   return o.state_dir + "/" + (t.netns.empty() ? "root" : t.netns) + "." + t.ifname;
 }
 
+// A direction that drops every packet (a link that is down): no per-packet fidelity needed.
+bool drops_everything(const LinkParams& p) {
+  return p.loss.kind == LossModel::Kind::kRandom && p.loss.p_pct >= 100;
+}
+
 void shape_kernel(const ShapeTarget& t, const LinkParams& p, ShapeRecord& r) {
   nl::NlSocket sock(t.netns);
   int ifindex = sock.ifindex(t.ifname);
   std::vector<int16_t> table =
       p.jitter_us ? load_dist_table(p.jitter_dist) : std::vector<int16_t>{};
-  if (acts_per_packet(p)) r.feeders = segment_feeders(sock, ifindex);
+  if (acts_per_packet(p) && !drops_everything(p)) r.feeders = segment_feeders(sock, ifindex);
   r.root_handle = kRootHandle;  // set first: a half-made netem root is removed by undo
   add_netem_root(sock, ifindex, p, table);
   if (p.rate_bps) r.rate_qdisc = p.rate_bps / 8 > INT32_MAX ? "htb" : "tbf";
+}
+
+void start_delay_stage(const ShapeTarget& t, int ifindex, const LinkParams& p,
+                       const ShapeOptions& o, ShapeRecord& r) {
+  DelaylineSpec spec;
+  spec.netns = t.netns;
+  spec.ifname = t.ifname;
+  spec.tag = t.tag;
+  // Queue numbers are per namespace; the ifindex is unique there.
+  spec.queue_num = static_cast<uint16_t>(ifindex & 0xffff);
+  spec.params = p;
+  spec.stats_path = file_stem(t, o) + ".stats.json";
+  spec.log_path = file_stem(t, o) + ".log";
+  spec.ctl_path = file_stem(t, o) + ".ctl";
+  spec.rt_prio = o.rt_prio;
+  spec.seed = o.seed;
+  r.queue_num = spec.queue_num;
+  r.stats_path = spec.stats_path;
+  r.log_path = spec.log_path;
+  r.ctl_path = spec.ctl_path;
+  r.delayline_pid = start_delayline(spec);
 }
 
 void shape_userspace(const ShapeTarget& t, const LinkParams& p, const ShapeOptions& o,
@@ -54,22 +81,73 @@ void shape_userspace(const ShapeTarget& t, const LinkParams& p, const ShapeOptio
     r.rate_qdisc = add_rate_qdisc(sock, ifindex, TC_H_ROOT, kRootHandle, p.rate_bps,
                                   rate_queue_bytes(p), tbf_burst_bytes(p.rate_bps));
   }
-  if (!needs_delay_stage(p)) return;
-  DelaylineSpec spec;
-  spec.netns = t.netns;
-  spec.ifname = t.ifname;
-  spec.tag = t.tag;
-  // Queue numbers are per namespace; the ifindex is unique there.
-  spec.queue_num = static_cast<uint16_t>(ifindex & 0xffff);
-  spec.params = p;
-  spec.stats_path = file_stem(t, o) + ".stats.json";
-  spec.log_path = file_stem(t, o) + ".log";
-  spec.rt_prio = o.rt_prio;
-  spec.seed = o.seed;
-  r.queue_num = spec.queue_num;
-  r.stats_path = spec.stats_path;
-  r.log_path = spec.log_path;
-  r.delayline_pid = start_delayline(spec);
+  if (needs_delay_stage(p)) start_delay_stage(t, ifindex, p, o, r);
+}
+
+int64_t realtime_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
+}
+
+// The rate stage's queue after a change from `was` to `p` (queue_sizing.h): p's, but not
+// smaller than was's while the rate stays.
+uint64_t changed_rate_queue_bytes(const LinkParams& was, const LinkParams& p) {
+  uint64_t bytes = rate_queue_bytes(p);
+  return was.rate_bps == p.rate_bps ? std::max(bytes, rate_queue_bytes(was)) : bytes;
+}
+
+// Adds or changes the rate stage as qdisc `handle` under `parent`.
+void reshape_rate(const nl::NlSocket& sock, int ifindex, uint32_t parent, uint32_t handle,
+                  const LinkParams& was, const LinkParams& p, ShapeRecord& r) {
+  if (!p.rate_bps) {
+    if (was.rate_bps) throw std::runtime_error("a rate cannot be removed in place");
+    return;
+  }
+  uint64_t limit = changed_rate_queue_bytes(was, p);
+  if (!was.rate_bps)
+    r.rate_qdisc = add_rate_qdisc(sock, ifindex, parent, handle, p.rate_bps, limit,
+                                  tbf_burst_bytes(p.rate_bps));
+  else
+    change_rate_qdisc(sock, ifindex, parent, handle, r.rate_qdisc, p.rate_bps, limit,
+                      tbf_burst_bytes(p.rate_bps));
+}
+
+void reshape_kernel(ShapeRecord& r, const LinkParams& was, const LinkParams& p) {
+  nl::NlSocket sock(r.netns);
+  int ifindex = sock.ifindex(r.ifname);
+  if (acts_per_packet(p) && !drops_everything(p) && r.feeders.empty())
+    r.feeders = segment_feeders(sock, ifindex);
+  std::vector<int16_t> table =
+      p.jitter_us ? load_dist_table(p.jitter_dist) : std::vector<int16_t>{};
+  // netem's limit counts its delay stage (never shrunk) and the rate stage's packets.
+  uint32_t rate_pkts = !p.rate_bps ? 0
+                       : was.rate_bps == p.rate_bps
+                           ? std::max(rate_queue_pkts(p), rate_queue_pkts(was))
+                           : rate_queue_pkts(p);
+  uint32_t limit = std::max(delay_queue_pkts(p), delay_queue_pkts(was)) + rate_pkts;
+  change_netem_root(sock, ifindex, p, table, limit);
+  reshape_rate(sock, ifindex, kNetemClass, kChildHandle, was, p, r);
+}
+
+void reshape_userspace(ShapeRecord& r, const LinkParams& was, const LinkParams& p,
+                       const ShapeOptions& o) {
+  if (was.rate_bps && !p.rate_bps) throw std::runtime_error("a rate cannot be removed in place");
+  if (r.delayline_pid > 0) {
+    if (r.ctl_path.empty())
+      throw std::runtime_error("its delay line has no control socket (built by an older xdc)");
+    change_delayline(r.ctl_path, p);
+  }
+  // The rate stage's limit follows the delay too (queue_sizing.h).
+  bool rate_stage = p.rate_bps && (p.rate_bps != was.rate_bps ||
+                                   changed_rate_queue_bytes(was, p) != rate_queue_bytes(was));
+  bool start = r.delayline_pid <= 0 && needs_delay_stage(p);
+  if (!rate_stage && !start) return;  // the delay line alone: no netlink round trips
+  nl::NlSocket sock(r.netns);
+  int ifindex = sock.ifindex(r.ifname);
+  if (start) start_delay_stage({r.netns, r.ifname, r.tag}, ifindex, p, o, r);
+  if (p.rate_bps && !was.rate_bps) r.root_handle = kRootHandle;
+  if (rate_stage) reshape_rate(sock, ifindex, TC_H_ROOT, kRootHandle, was, p, r);
 }
 
 }  // namespace
@@ -89,6 +167,7 @@ nlohmann::json ShapeRecord::to_json() const {
           {"queue_num", queue_num},
           {"stats_path", stats_path},
           {"log_path", log_path},
+          {"ctl_path", ctl_path},
           {"feeders", feeders_json}};
 }
 
@@ -106,6 +185,7 @@ ShapeRecord ShapeRecord::from_json(const nlohmann::json& j) {
   r.queue_num = j.value("queue_num", uint16_t{0});
   r.stats_path = j.value("stats_path", "");
   r.log_path = j.value("log_path", "");
+  r.ctl_path = j.value("ctl_path", "");
   for (const auto& f : j.value("feeders", nlohmann::json::array()))
     r.feeders.push_back({f.at("netns").get<std::string>(), f.at("ifindex").get<int>(),
                          f.at("gso_max_segs").get<uint32_t>()});
@@ -152,6 +232,53 @@ std::unique_ptr<LinkShaper> shape_egress(Backend backend, const ShapeTarget& t, 
   return shaper;
 }
 
+int64_t reshape_egress(ShapeRecord& r, const LinkParams& was, const LinkParams& p, Backend backend,
+                       const ShapeOptions& o) {
+  ShapeTarget t{r.netns, r.ifname, r.tag};
+  try {
+    if (!r.active) {
+      if (p.impaired()) {
+        auto shaper = shape_egress(backend, t, p, o);
+        shaper->detach();
+        r = shaper->record();
+      }
+      return realtime_ns();
+    }
+    if (r.backend == Backend::kKernel)
+      reshape_kernel(r, was, p);
+    else
+      reshape_userspace(r, was, p, o);
+  } catch (const std::exception& e) {
+    throw std::runtime_error("changing " + link_name(t) + " in place: " + e.what());
+  }
+  return realtime_ns();
+}
+
+ShapeCounters shape_counters(const ShapeRecord& r) {
+  ShapeCounters c;
+  if (!r.active) return c;
+  if (r.backend == Backend::kKernel) {
+    QdiscCounters root = qdisc_counters(r.netns, r.ifname, kRootHandle);
+    QdiscCounters rate =
+        r.rate_qdisc.empty() ? QdiscCounters{} : qdisc_counters(r.netns, r.ifname, kChildHandle);
+    c.sent = root.packets;
+    c.rate_queue_drops = rate.drops;
+    c.loss_drops = root.drops > rate.drops ? root.drops - rate.drops : 0;
+    c.queued = root.qlen;
+    return c;
+  }
+  QdiscCounters rate =
+      r.root_handle ? qdisc_counters(r.netns, r.ifname, r.root_handle) : QdiscCounters{};
+  nlohmann::json dl = delayline_stats(r);
+  auto u = [&](const char* key) { return dl.value(key, uint64_t{0}); };
+  c.sent = rate.found ? rate.packets : u("released") + u("reordered");
+  c.loss_drops = u("dropped");
+  c.rate_queue_drops = rate.drops;
+  c.delay_queue_drops = u("kernel_queue_dropped") + u("kernel_user_dropped");
+  c.queued = rate.qlen + u("held");
+  return c;
+}
+
 void undo_shape(const ShapeRecord& r) noexcept {
   undo_shapes({r});
 }
@@ -175,6 +302,7 @@ void undo_shapes(const std::vector<ShapeRecord>& records) noexcept {
           remove_nfqueue_rules(r.netns, r.ifname, r.queue_num);
         if (!r.stats_path.empty()) unlink(r.stats_path.c_str());
         if (!r.log_path.empty()) unlink(r.log_path.c_str());
+        if (!r.ctl_path.empty()) unlink(r.ctl_path.c_str());
         if (r.root_handle) remove_root_qdisc(r.netns, r.ifname, r.root_handle);
         restore_feeders(r.feeders);
       } catch (...) {

@@ -16,6 +16,12 @@
 // not reorder), the bottleneck queue is sized from the bandwidth-delay product
 // (queue_sizing.h), loss/duplicate/corrupt are decided per packet at enqueue.
 //
+// Runtime changes (`xdc link set`, reshape_egress): the new parameters are applied in
+// place by the backend that runs -- netem and tbf/htb changed through netlink (`tc qdisc
+// change`), the delay line told through its control socket -- so nothing is torn down,
+// no queued packet is dropped or reordered by the change, and packets keep FIFO order
+// (after a delay decrease new packets wait behind those already queued).
+//
 // Destroying the shaper undoes it. detach() lets it outlive the caller (`xdc up`
 // exits, the network stays): the caller keeps record().to_json() and later calls
 // undo_shape()/undo_shapes() with it (`xdc down`); `xdc clean`, which may have no
@@ -58,10 +64,11 @@ struct ShapeRecord {
   pid_t delayline_pid = 0;   // userspace: the xdc-delayline process; 0 = none
   uint16_t queue_num = 0;    // userspace: its NFQUEUE number
   std::string stats_path, log_path;
+  std::string ctl_path;             // userspace: the delay line's control socket
   std::vector<WireFeeder> feeders;  // kernel: veth peers set to send wire packets
 
   // {"backend": "kernel"|"userspace"|"none", "netns", "ifname", "tag", "root_handle",
-  //  "rate_qdisc", "delayline_pid", "queue_num", "stats_path", "log_path",
+  //  "rate_qdisc", "delayline_pid", "queue_num", "stats_path", "log_path", "ctl_path",
   //  "feeders": [{"netns", "ifindex", "gso_max_segs"}...]}
   nlohmann::json to_json() const;
   static ShapeRecord from_json(const nlohmann::json& j);  // throws nlohmann::json::exception
@@ -98,6 +105,31 @@ Backend resolve_backend(Backend requested);
 // about 1 Gbit/s); without those two it only copies headers.
 std::unique_ptr<LinkShaper> shape_egress(Backend backend, const ShapeTarget& target,
                                          const LinkParams& p, const ShapeOptions& opts = {});
+
+// Changes the shaped direction `r` from `was` (what it runs now) to `p`, in place (see
+// the top of this file), and updates `r` with what it had to add: a rate stage when
+// `was` had no rate, a delay line (userspace) when `was` needed none, feeders sending
+// wire packets (kernel) when `p` acts per packet. An inactive `r` (nothing installed)
+// is shaped from scratch with `backend`. Queue limits follow `p`'s bandwidth-delay
+// product, except that they never shrink while the rate stays (what is queued drains
+// at that rate: a delay decrease must not drop it) and the delay stage's never shrinks.
+// A rate cannot be removed in place (p.rate_bps 0 after a rate) nor cross the tbf/htb
+// boundary. Returns the CLOCK_REALTIME ns at which all of it was in force. Throws
+// std::runtime_error / nl::NlError naming the link; what was applied before stays.
+int64_t reshape_egress(ShapeRecord& r, const LinkParams& was, const LinkParams& p,
+                       Backend backend = Backend::kAuto, const ShapeOptions& opts = {});
+
+// A shaped direction's counters (kernel: the qdiscs' own; userspace: the delay line's
+// stats plus the rate stage's qdisc).
+struct ShapeCounters {
+  uint64_t sent = 0;               // packets that left the direction
+  uint64_t loss_drops = 0;         // by the loss model (also while down); kernel: all of
+                                   // netem's own drops, its limit's overflow included
+  uint64_t delay_queue_drops = 0;  // userspace: the delay stage was full (NFQUEUE)
+  uint64_t rate_queue_drops = 0;   // the rate stage's (bottleneck buffer's) overflow
+  uint64_t queued = 0;             // packets inside the direction now (both stages)
+};
+ShapeCounters shape_counters(const ShapeRecord& r);
 
 // Undoes what `r` describes: stops the delay line (only if `r.delayline_pid` still is
 // one), removes its rules if it had to be killed, removes our root qdisc, deletes the

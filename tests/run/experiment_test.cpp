@@ -54,6 +54,25 @@ TEST(Experiment, LinksFollowTheTopologyAndTheWanOverride) {
   EXPECT_EQ(parse_experiment(kGood, kLabel).topology.wan[0].a_to_b.delay_us, 20000u);
 }
 
+TEST(Experiment, WanChangesGoToEveryDirection) {
+  auto e = parse_experiment(kGood + "wan: {changes: [{at: 5s, down: 2s}]}\n", kLabel);
+  for (const auto& l : e.topology.wan)
+    for (const auto* c : {&l.a_to_b_changes, &l.b_to_a_changes}) {
+      ASSERT_EQ(c->size(), 2u);
+      EXPECT_EQ((*c)[1].at_us, 7'000'000u);
+    }
+  try {
+    parse_experiment(kGood + "wan: {changes: [{at: 5s, down: 2s}, {at: 6s, rate: 1gbit}]}\n",
+                     kLabel);
+    FAIL() << "a change inside a down window was accepted";
+  } catch (const xdc::InputError& err) {
+    EXPECT_NE(std::string(err.what()).find("wan.changes[1].at: expected changes in time order"),
+              std::string::npos)
+        << err.what();
+    EXPECT_GT(err.pos().line, 0);
+  }
+}
+
 TEST(Experiment, TcpOverrideGoesOverEveryHost) {
   // The topology's own TCP: stock defaults.
   auto plain = parse_experiment(kGood, kLabel);

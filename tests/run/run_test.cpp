@@ -211,6 +211,64 @@ TEST(Run, CtrlCStopsTheRunAndLeavesNothingBehind) {
   EXPECT_EQ(job_processes(net, dir), std::vector<std::string>{});
 }
 
+TEST(Run, ScheduledWanFlapIsSurvivedShownAndLogged) {
+  // tests/run/flap-pair.yaml: down 1 s at 5 s into the run, 10 -> 30 ms at 8 s.
+  const std::string net = "trflap";
+  const fs::path dir = fresh_dir("flap");
+  auto r = run_xdc({"run", "tests/run/flap.yaml", "-o", dir.string(), "--name", net}, 180);
+  ASSERT_EQ(r.rc, 0) << r.out;
+  // Every measured iteration completed; the one the flap hit carries the stall.
+  std::vector<double> iters;
+  std::istringstream csv(slurp(dir / "iterations.csv"));
+  std::string line;
+  std::getline(csv, line);
+  while (std::getline(csv, line)) {
+    auto a = line.find(','), b = line.find(',', a + 1), c = line.find(',', b + 1);
+    iters.push_back(std::stod(line.substr(b + 1, c - b - 1)));
+  }
+  ASSERT_EQ(iters.size(), 8u) << "every iteration";
+  std::vector<double> sorted = iters;
+  std::sort(sorted.begin(), sorted.end());
+  std::printf("flap: iterations (s):");
+  for (double x : iters) std::printf(" %.3f", x);
+  std::printf("\n");
+  EXPECT_GT(sorted.back(), sorted[sorted.size() / 2] + 0.7) << "no iteration shows the 1 s stall";
+  // What was applied, when: cut, restore 1 s later, delay, then the topology's again.
+  auto events = nlohmann::json::parse(slurp(dir / "1f1b" / "events.json"));
+  std::vector<std::string> kinds;
+  int64_t down_ns = 0, up_ns = 0;
+  for (const auto& e : events) {
+    if (e["link"] != "east->west") continue;
+    kinds.push_back(e["kind"]);
+    if (e["kind"] == "link_down") down_ns = e["t_ns"];
+    if (e["kind"] == "link_up") up_ns = e["t_ns"];
+  }
+  EXPECT_EQ(kinds, (std::vector<std::string>{"link_down", "link_up", "link_set", "link_restore"}));
+  EXPECT_NEAR((up_ns - down_ns) / 1e9, 1.0, 0.05);
+  EXPECT_EQ(leftovers(net), std::vector<std::string>{});
+  EXPECT_EQ(job_processes(net, dir), std::vector<std::string>{});
+}
+
+TEST(Run, PartitionLongerThanTheTimeoutEndsTheRunNamingTheLinkAndTheChange) {
+  // tests/run/partition-pair.yaml cuts the WAN at 4 s for 20 s; mpi.timeout_s is 8.
+  const std::string net = "trpart";
+  const fs::path dir = fresh_dir("part");
+  auto r = run_xdc({"run", "tests/run/partition.yaml", "-o", dir.string(), "--name", net}, 120);
+  EXPECT_EQ(r.rc, 1) << r.out;
+  const std::string says = "WAN link east->west was down from 4.0 s into the run until it failed ";
+  auto at = r.out.find(says);
+  ASSERT_NE(at, std::string::npos) << r.out;
+  const double after_s = std::stod(r.out.substr(at + says.size()));
+  std::printf("partition: the run failed %.1f s after the cut\n", after_s);
+  EXPECT_LE(after_s, 8 + 10) << "not within timeout_s + 10 s";
+  EXPECT_NE(r.out.find("cut by tests/run/partition-pair.yaml:12 (at 4s)"), std::string::npos)
+      << r.out;
+  for (const char* f : {"rank0.trace.csv", "rank1.trace.csv", "events.json"})
+    EXPECT_GT(fs::file_size(dir / "1f1b" / f), 0u) << f << " not kept";
+  EXPECT_EQ(leftovers(net), std::vector<std::string>{});
+  EXPECT_EQ(job_processes(net, dir), std::vector<std::string>{});
+}
+
 TEST(Run, OneFOneBBubbleAtZeroDelayMatchesTheFormula) {
   const std::string net = "trbub";
   const fs::path dir = fresh_dir("bubble");

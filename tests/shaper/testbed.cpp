@@ -314,6 +314,104 @@ PingResult udp_probe(const std::string& client_ns, const std::string& server_ns,
   return res;
 }
 
+int64_t realtime_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
+}
+
+int OneWayResult::lost() const {
+  int n = 0;
+  for (const auto& p : packets) n += p.arrived_ns < 0;
+  return n;
+}
+
+int OneWayResult::reorders() const {
+  int n = 0;
+  uint32_t highest = 0;
+  bool any = false;
+  for (uint32_t seq : arrival_order) {
+    if (any && seq < highest) ++n;
+    if (!any || seq > highest) highest = seq;
+    any = true;
+  }
+  return n;
+}
+
+OneWayResult one_way_stream(const std::string& client_ns, const std::string& server_ns,
+                            const std::string& server_ip, int count, double interval_s,
+                            int payload_bytes, double linger_s) {
+  constexpr uint16_t kPort = 7008;
+  int srv = udp_socket_in(server_ns);
+  sockaddr_in any = addr_of("0.0.0.0", kPort);
+  if (bind(srv, reinterpret_cast<sockaddr*>(&any), sizeof any) != 0) {
+    close(srv);
+    throw std::system_error(errno, std::generic_category(), "bind one-way receiver");
+  }
+  int on = 1;
+  setsockopt(srv, SOL_SOCKET, SO_TIMESTAMPNS, &on, sizeof on);
+  OneWayResult res;
+  res.packets.resize(static_cast<size_t>(count));
+  std::atomic<bool> sending_done{false};
+  std::atomic<int64_t> last_send_ns{0};
+  std::thread receiver([&] {
+    realtime_thread();
+    std::vector<char> buf(65536);
+    alignas(cmsghdr) char ctrl[CMSG_SPACE(sizeof(timespec))];
+    while (true) {
+      iovec iov{buf.data(), buf.size()};
+      msghdr msg{};
+      msg.msg_iov = &iov;
+      msg.msg_iovlen = 1;
+      msg.msg_control = ctrl;
+      msg.msg_controllen = sizeof ctrl;
+      ssize_t n = recvmsg(srv, &msg, 0);
+      int64_t now = realtime_ns(), arrived = now;
+      if (n > 0)
+        for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c))
+          if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_TIMESTAMPNS) {
+            timespec ts;
+            std::memcpy(&ts, CMSG_DATA(c), sizeof ts);
+            arrived = int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
+          }
+      if (n >= static_cast<ssize_t>(sizeof(uint32_t))) {
+        uint32_t seq;
+        std::memcpy(&seq, buf.data(), sizeof seq);
+        if (seq < res.packets.size() && res.packets[seq].arrived_ns < 0) {
+          res.packets[seq].arrived_ns = arrived;
+          res.arrival_order.push_back(seq);
+        }
+      }
+      if (sending_done && now - last_send_ns > static_cast<int64_t>(linger_s * 1e9)) break;
+    }
+  });
+  int cli = udp_socket_in(client_ns);
+  int big = 8 << 20;
+  setsockopt(cli, SOL_SOCKET, SO_SNDBUFFORCE, &big, sizeof big);
+  sockaddr_in to = addr_of(server_ip, kPort);
+  std::vector<char> pkt(static_cast<size_t>(std::max<int>(payload_bytes, 4)), 0);
+  int64_t start = mono_ns(), step = static_cast<int64_t>(interval_s * 1e9);
+  for (int i = 0; i < count; ++i) {
+    int64_t due = start + i * step;
+    while (mono_ns() < due) {
+      int64_t left = due - mono_ns();
+      if (left > 200'000) std::this_thread::sleep_for(std::chrono::nanoseconds(left - 100'000));
+    }
+    uint32_t seq = static_cast<uint32_t>(i);
+    std::memcpy(pkt.data(), &seq, sizeof seq);
+    auto& p = res.packets[static_cast<size_t>(i)];
+    p.sent_ns = realtime_ns();
+    p.bytes = static_cast<uint32_t>(pkt.size());
+    sendto(cli, pkt.data(), pkt.size(), 0, reinterpret_cast<sockaddr*>(&to), sizeof to);
+    last_send_ns = p.sent_ns;
+  }
+  sending_done = true;
+  receiver.join();
+  close(cli);
+  close(srv);
+  return res;
+}
+
 IperfResult iperf_tcp(const std::string& client_ns, const std::string& server_ns,
                       const std::string& server_ip, double seconds, double omit_s) {
   Background server({"iperf3", "-s", "-1", "-p", "5201"}, server_ns);

@@ -7,6 +7,7 @@
 // Fixture set-up uses iproute2's `ip` through argv vectors (tests only).
 #include <sys/types.h>
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -50,6 +51,25 @@ PingResult ping(const std::string& netns, const std::string& ip, int count, doub
 PingResult udp_probe(const std::string& client_ns, const std::string& server_ns,
                      const std::string& server_ip, int count, double interval_s,
                      double linger_s = 1.0, int payload_bytes = 32);
+
+// A one-way UDP stream A -> B: `count` datagrams of `payload_bytes` every `interval_s`,
+// each carrying its sequence number. Send and arrival (the kernel's receive stamp) are
+// CLOCK_REALTIME, the clock reshape_egress answers in; both ends run on this machine, so
+// one-way delay = arrival - send. The receiver waits `linger_s` after the last one.
+struct OneWayPacket {
+  int64_t sent_ns = 0, arrived_ns = -1;  // -1: lost
+  uint32_t bytes = 0;                    // UDP payload
+};
+struct OneWayResult {
+  std::vector<OneWayPacket> packets;    // by sequence number
+  std::vector<uint32_t> arrival_order;  // sequence numbers as they arrived
+  int lost() const;
+  int reorders() const;  // arrivals with a smaller sequence number than one before them
+};
+OneWayResult one_way_stream(const std::string& client_ns, const std::string& server_ns,
+                            const std::string& server_ip, int count, double interval_s,
+                            int payload_bytes = 32, double linger_s = 0.5);
+int64_t realtime_ns();
 
 struct IperfResult {
   double goodput_bps = 0;  // received by the server, after the omitted warm-up

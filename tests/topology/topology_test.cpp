@@ -2,12 +2,102 @@
 #include "harness/topology/topology.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
 
 namespace xdc::topo {
 namespace {
 
 using netem::JitterDist;
 using netem::LossModel;
+
+TEST(Topology, ChangesPerLinkAndPerDirection) {
+  Topology t = parse_topology(R"(
+name: t
+dcs: [{name: east, hosts: 1}, {name: west, hosts: 1}]
+wan:
+  - between: [east, west]
+    delay: 20ms
+    changes:
+      - {at: 0s, rate: 100mbit}
+      - {at: 30s, delay: 80ms, loss: 1%}
+      - {at: 40s, down: 2s}
+    west_to_east:
+      changes: [{at: 5s, jitter: 2ms}]
+)",
+                              "c.yaml");
+  const WanLink& l = t.wan.at(0);
+  ASSERT_EQ(l.a_to_b_changes.size(), 4u) << "down: 2s is a cut and a restore";
+  EXPECT_EQ(l.a_to_b_changes[0].at_us, 0u);
+  EXPECT_EQ(*l.a_to_b_changes[0].rate_bps, 100'000'000u);
+  EXPECT_EQ(*l.a_to_b_changes[1].delay_us, 80'000u);
+  EXPECT_EQ(*l.a_to_b_changes[1].loss_pct, 1.0);
+  EXPECT_FALSE(l.a_to_b_changes[1].rate_bps) << "only what the change names";
+  EXPECT_TRUE(*l.a_to_b_changes[2].down);
+  EXPECT_EQ(l.a_to_b_changes[3].at_us, 42'000'000u);
+  EXPECT_FALSE(*l.a_to_b_changes[3].down);
+  EXPECT_EQ(l.a_to_b_changes[2].pos.line, 10);
+  ASSERT_EQ(l.b_to_a_changes.size(), 1u) << "the direction's list replaces the link's";
+  EXPECT_EQ(*l.b_to_a_changes[0].jitter_us, 2'000u);
+  EXPECT_EQ(l.a_to_b.delay_us, 20'000u) << "changes leave the built parameters alone";
+}
+
+TEST(Topology, TraceFileBecomesChanges) {
+  namespace fs = std::filesystem;
+  fs::path dir = fs::temp_directory_path() / ("xdc-trace-" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  std::ofstream(dir / "wan.csv") << "t_ms,delay_ms,rate_mbit,loss_pct\n0,20,100,0\n"
+                                    "# a comment\n\n1000,25.5,50,0.1\n2000,30,10,0\n";
+  std::ofstream(dir / "topo.yaml") << "name: t\ndcs: [{name: east, hosts: 1}, {name: west, "
+                                      "hosts: 1}]\nwan:\n  - between: [east, west]\n"
+                                      "    west_to_east: {trace: {file: wan.csv, compress: 10}}\n";
+  Topology t = load_topology((dir / "topo.yaml").string());
+  const WanLink& l = t.wan.at(0);
+  EXPECT_TRUE(l.a_to_b_changes.empty());
+  ASSERT_EQ(l.b_to_a_changes.size(), 3u);
+  EXPECT_EQ(l.b_to_a_changes[1].at_us, 100'000u) << "1000 ms compressed 10 x";
+  EXPECT_EQ(*l.b_to_a_changes[1].delay_us, 25'500u);
+  EXPECT_EQ(*l.b_to_a_changes[1].rate_bps, 50'000'000u);
+  EXPECT_EQ(*l.b_to_a_changes[1].loss_pct, 0.1);
+  EXPECT_EQ(l.b_to_a_changes[1].pos.line, 5);
+
+  // Bad rows: FILE:LINE:COL and what was expected.
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {"0,20,100\n", ":1:1: expected 4 columns t_ms,delay_ms,rate_mbit,loss_pct, got 3"},
+      {"0,20,fast,0\n", ":1:6: rate_mbit: expected a number in 0.001..1e+07, got \"fast\""},
+      {"0,20,100,0\n0,20,100,0\n", ":2:1: t_ms: expected rows in time order"},
+      {"-5,20,100,0\n", ":1:1: t_ms: expected a number in 0..1e+09, got \"-5\""},
+      {"0,-1,100,0\n", ":1:3: delay_ms: expected a number in 0..60000, got \"-1\""},
+      {"0,20,0,0\n", ":1:6: rate_mbit: expected a number in 0.001..1e+07, got \"0\""},
+      {"0,20,100,101\n", ":1:10: loss_pct: expected a number in 0..100, got \"101\""},
+      {"t_ms,delay,rate,loss\n", ":1:1: expected the header \"t_ms,delay_ms,rate_mbit,loss_pct\""},
+      {"# nothing\n", ":1: expected rows of t_ms,delay_ms,rate_mbit,loss_pct, got none"},
+  };
+  for (const auto& [csv, says] : bad) {
+    std::ofstream(dir / "bad.csv") << csv;
+    try {
+      load_trace_csv((dir / "bad.csv").string());
+      ADD_FAILURE() << csv << " was accepted";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find((dir / "bad.csv").string() + says), std::string::npos)
+          << e.what();
+    }
+  }
+  std::ofstream(dir / "none.yaml") << "name: t\ndcs: [{name: east, hosts: 1}, {name: west, "
+                                      "hosts: 1}]\nwan:\n  - between: [east, west]\n"
+                                      "    trace: missing.csv\n";
+  try {
+    load_topology((dir / "none.yaml").string());
+    ADD_FAILURE() << "a missing trace file was accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("missing.csv: cannot read the trace file"),
+              std::string::npos)
+        << e.what();
+  }
+  fs::remove_all(dir);
+}
 
 TEST(Topology, TwoDcSketchFromDesign) {
   Topology t = parse_topology(R"(
