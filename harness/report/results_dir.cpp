@@ -265,7 +265,7 @@ RunData read_results_dir(const std::string& dir_text) {
   if (auto env = read_json(dir / "environment.json", d.notes)) {
     add_facts(*env,
               {"wan_links", "notes", "compute_mode", "shaping_backend", "network", "mpi_tcp_links",
-               "time_dilation"},
+               "mpi_connections", "time_dilation"},
               d.setup);
     if (auto td = env->find("time_dilation"); td != env->end() && td->is_object())
       for (auto& x : td->value("not_stretched", nlohmann::json::array()))

@@ -7,6 +7,7 @@
 #include <map>
 
 #include "common/input_error.h"
+#include "harness/launch/launcher.h"
 #include "harness/sim/setup.h"
 #include "workloads/schedule/csv.h"
 #include "workloads/schedule/generators.h"
@@ -388,6 +389,10 @@ worker::RunSpec run_spec(const Plan& p, const SchedulePlan& sp, const std::strin
   r.time_dilation = k;
   r.timeout_s = static_cast<int>(std::ceil(e.timeout_s * k));
   r.progress = e.progress;
+  r.connections_wan = e.connections_wan;
+  r.connections_dc = e.connections_dc;
+  r.data_cidr = launch::kDataCidr;
+  for (const std::string& h : r.rank_hosts) r.rank_dcs.push_back(e.topology.find_host(h)->dc);
   if (e.compute.mode == Compute::Mode::kReal) {
     r.model = model_json(e.model);
     for (auto& range : model::split_layers(e.model, s.stages))

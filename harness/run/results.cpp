@@ -8,6 +8,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "harness/run/environment.h"
+
 namespace xdc::run {
 namespace fs = std::filesystem;
 
@@ -159,6 +161,7 @@ nlohmann::json run_summary_json(const Plan& plan, const std::vector<ScheduleResu
                       {"microbatches", e.microbatches},
                       {"microbatch_size", e.microbatch_size},
                       {"mpi_tcp_links", e.tcp_links == 0 ? 1 : e.tcp_links},
+                      {"mpi_connections", connections_json(e)},
                       {"interrupted", interrupted},
                       {"simulation",
                        {{"grad_norm_allreduce", plan.worker.grad_norm},
