@@ -131,6 +131,12 @@ std::vector<LinkCheck> check_network(const net::NetworkState& s, const CheckOpti
       c.goodput_mbit =
           k * tcp_goodput(s.name, a.name, b.name, b.data_ip, o.tcp_seconds, omit_s, o.congestion)
                   .goodput_mbit;
+      if (o.flows > 1) {
+        c.flows = o.flows;
+        c.multi_goodput_mbit = k * tcp_goodput(s.name, a.name, b.name, b.data_ip, o.tcp_seconds,
+                                               omit_s, o.congestion, o.flows)
+                                       .goodput_mbit;
+      }
     }
     judge(c);
     out.push_back(std::move(c));
@@ -168,6 +174,9 @@ nlohmann::json to_json(const std::vector<LinkCheck>& checks) {
            {"rtt_p99_ms", c.rtt_p99_ms},
            {"rtt_stdev_ms", c.rtt_stdev_ms},
            {"goodput_mbit", c.goodput_mbit >= 0 ? nlohmann::json(c.goodput_mbit) : nullptr},
+           {"flows", c.flows},
+           {"goodput_multi_mbit",
+            c.multi_goodput_mbit >= 0 ? nlohmann::json(c.multi_goodput_mbit) : nullptr},
            {"loss_pct", c.loss_pct},
            {"loss_packets", c.loss_packets}}},
          {"verdicts", verdicts},
@@ -183,9 +192,11 @@ nlohmann::json to_json(const std::vector<LinkCheck>& checks) {
 }
 
 std::string to_table(const std::vector<LinkCheck>& checks) {
-  std::string t = fmt::format("{:<22} {:<9} {:>8} {:>17} {:>15} {:>17} {:>15}  {}\n", "link",
-                              "backend", "base ms", "RTT-base ms (cfg)", "stdev ms (cfg)",
-                              "goodput Mb (cfg)", "loss % (cfg)", "result");
+  const int flows = checks.empty() ? 0 : checks[0].flows;
+  std::string t = fmt::format(
+      "{:<22} {:<9} {:>8} {:>17} {:>15} {:>17} {:>14} {:>15}  {}\n", "link", "backend", "base ms",
+      "RTT-base ms (cfg)", "stdev ms (cfg)", "goodput Mb (cfg)",
+      flows > 1 ? fmt::format("{} flows Mb", flows) : "N flows Mb", "loss % (cfg)", "result");
   if (!checks.empty() && checks[0].time_dilation != 1)
     t = fmt::format(
             "time dilation {0:g}: the links run {0:g} x slower as built; figures are undilated "
@@ -206,13 +217,15 @@ std::string to_table(const std::vector<LinkCheck>& checks) {
     std::string failed;
     for (auto& v : c.verdicts)
       if (!v.ok) failed += (failed.empty() ? "" : ",") + v.metric;
-    t += fmt::format("{:<22} {:<9} {:>8.3f} {:>17} {:>15} {:>17} {:>15}  {}\n",
-                     c.from + " -> " + c.to, c.backend, c.base_rtt_ms,
-                     cell("delay", c.rtt_median_ms - c.base_rtt_ms), cell("jitter", c.rtt_stdev_ms),
-                     c.goodput_mbit < 0 ? std::string("-")
-                     : get("rate")      ? cell("rate", c.goodput_mbit)
-                                        : fmt::format("{:.2f} (loss)", c.goodput_mbit),
-                     cell("loss", c.loss_pct), failed.empty() ? "ok" : "FAIL " + failed);
+    t += fmt::format(
+        "{:<22} {:<9} {:>8.3f} {:>17} {:>15} {:>17} {:>14} {:>15}  {}\n", c.from + " -> " + c.to,
+        c.backend, c.base_rtt_ms, cell("delay", c.rtt_median_ms - c.base_rtt_ms),
+        cell("jitter", c.rtt_stdev_ms),
+        c.goodput_mbit < 0 ? std::string("-")
+        : get("rate")      ? cell("rate", c.goodput_mbit)
+                           : fmt::format("{:.2f} (loss)", c.goodput_mbit),
+        c.multi_goodput_mbit < 0 ? std::string("-") : fmt::format("{:.2f}", c.multi_goodput_mbit),
+        cell("loss", c.loss_pct), failed.empty() ? "ok" : "FAIL " + failed);
   }
   return t;
 }

@@ -1,7 +1,11 @@
 #pragma once
 // `xdc check`: every WAN direction of an emulated network measured against its
 // configuration. RTT is probed host to host across the link (both directions' delay
-// add up in it); loss one way with a UDP stream; goodput with one TCP flow.
+// add up in it); loss one way with a UDP stream; goodput with one TCP flow, and with
+// `flows` parallel TCP flows (iperf3 -P, reported beside it, not judged): over a WAN one
+// flow is window-limited by the hosts' socket buffers (about 0.66 x wmem_max per round
+// trip, harness/sim/tcp_model.h), several flows show what the link itself carries, as
+// several connections per transfer (experiment key mpi.connections) would.
 // Acceptance per metric (DESIGN/REFERENCE): median RTT - base within max(0.2 ms, 2%)
 // of the configured round trip; RTT stdev within 15% of the configured jitter; TCP
 // goodput within 92-101% of the rate; loss within 3 sigma of the configured rate.
@@ -25,6 +29,7 @@ struct CheckOptions {
   long udp_packets = 20000;
   double tcp_seconds = 5, tcp_omit_seconds = 2;
   bool throughput = true;  // run the TCP goodput probe
+  int flows = 8;           // parallel flows of the multi-flow probe; <= 1: not run
   std::string congestion;  // TCP probe's congestion control (iperf3 -C); "" = host default
 };
 
@@ -35,15 +40,17 @@ struct Verdict {
 };
 
 struct LinkCheck {
-  std::string from, to;     // DCs
-  std::string src, dst;     // hosts used
+  std::string from, to;  // DCs
+  std::string src, dst;  // hosts used
   std::string backend;
   netem::LinkParams configured, reverse;  // this direction and the way back (undilated)
   double time_dilation = 1;               // k of the network; figures below are undilated
   std::string congestion;                 // of the TCP probe, "" = host default
   double base_rtt_ms = 0;
   double rtt_median_ms = 0, rtt_min_ms = 0, rtt_p99_ms = 0, rtt_stdev_ms = 0;
-  double goodput_mbit = -1;  // -1 when not measured
+  double goodput_mbit = -1;        // -1 when not measured
+  int flows = 0;                   // of the multi-flow probe; 0 when not run
+  double multi_goodput_mbit = -1;  // all `flows` together; -1 when not measured
   double loss_pct = 0;
   long loss_packets = 0;
   std::vector<Verdict> verdicts;
