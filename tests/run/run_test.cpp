@@ -142,7 +142,8 @@ TEST(Run, EightConnectionsCarryThreeTimesOneAcrossEightyMs) {
     const auto env = nlohmann::json::parse(slurp(out / "environment.json"));
     EXPECT_EQ(env["non_default_settings"],
               nlohmann::json::array({"mpi.connections.wan=" + std::to_string(n)}));
-    // Every connection of rank 0 to rank 1 carried an eighth (a share) of the bytes.
+    // Every connection of rank 0 to rank 1 carried a share of the bytes (pieces go to the
+    // connection that pulls them, stripes.h: not exactly 1/n each).
     int64_t lo = INT64_MAX, hi = 0, conns = 0;
     for (const auto& c : transfers[n]["per_connection"]) {
       if (c["rank"] != 0) continue;
@@ -151,8 +152,9 @@ TEST(Run, EightConnectionsCarryThreeTimesOneAcrossEightyMs) {
       hi = std::max<int64_t>(hi, c["bytes_sent"]);
     }
     EXPECT_EQ(conns, n);
-    EXPECT_GE(lo, 4 * (int64_t{128} << 20) / n);  // 2 iterations x 2 microbatches, F
-    EXPECT_LE(hi - lo, 64);  // chunks of one message differ by a byte at most
+    const int64_t fair = 4 * (int64_t{128} << 20) / n;  // 2 iterations x 2 microbatches, F
+    EXPECT_GE(lo, fair / 3);
+    EXPECT_LE(hi, 3 * fair);
     std::printf(
         "%d connection(s): WAN message goodput p50 %.1f Mbit/s (simulated %.1f), "
         "iteration %.2f s\n",

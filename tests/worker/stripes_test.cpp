@@ -22,12 +22,14 @@ RunSpec striped_spec(const std::string& name, int P, int m, int iterations, int 
   s.run_dir = temp_run_dir(name);
   s.pipeline_ranks = P;
   s.microbatches = m;
-  s.microbatch_size = 2;
   s.iterations = iterations;
   s.seed = 7;
   s.compute = "real";
-  s.model = {{"preset", "tiny"}, {"layers", 4}, {"dim", 64}, {"heads", 4},
-             {"kv_heads", 2},    {"ffn", 172},  {"seq", 32}};
+  // Activations of 4 x 128 x 192 floats (384 KiB): each message is 1.5 of the stripes'
+  // 256 KiB pieces, so messages are cut and reassembled across connections.
+  s.model = {{"preset", "tiny"}, {"layers", 4}, {"dim", 192}, {"heads", 4},
+             {"kv_heads", 2},    {"ffn", 512},  {"seq", 128}};
+  s.microbatch_size = 4;
   s.timeout_s = 60;
   // Loopback: every rank in one "DC", striped as `dc`.
   s.rank_dcs.assign(P, "dc");
@@ -83,21 +85,23 @@ TEST(WorkerStripes, StripedTrainingMatchesSingleProcess) {
       const RankReport rep = read_report(spec.run_dir, r);
       ASSERT_FALSE(rep.connections.empty()) << name << " rank " << r;
       EXPECT_EQ(rep.connections.size() % N, 0u);
-      // Each message is cut in N near-equal chunks: the sockets to one peer carried
-      // within a header and a byte per message of each other.
-      std::map<int, std::pair<int64_t, int64_t>> range;  // peer -> min, max bytes sent
+      // Pieces go to whichever connection pulls them (stripes.h): every byte sent to a
+      // peer went over one of its N connections, headers of 40 bytes per piece on top.
+      std::map<int, int64_t> sent;  // peer -> bytes over all its connections
       for (const auto& c : rep.connections) {
-        auto [it, fresh] = range.try_emplace(c.peer, c.bytes_sent, c.bytes_sent);
-        it->second.first = std::min(it->second.first, c.bytes_sent);
-        it->second.second = std::max(it->second.second, c.bytes_sent);
+        sent[c.peer] += c.bytes_sent;
+        EXPECT_GT(c.bytes_sent, 0) << name << " rank " << r << " connection " << c.index;
         std::printf("  %s rank %d -> rank %d connection %d: sent %lld B, received %lld B\n",
                     name.c_str(), r, c.peer, c.index, static_cast<long long>(c.bytes_sent),
                     static_cast<long long>(c.bytes_received));
       }
-      for (const auto& [peer, mm] : range) {
-        EXPECT_GT(mm.first, 0) << name << " rank " << r << " peer " << peer;
-        EXPECT_LE(mm.second - mm.first, 2 * 8 * m * (iters + 1)) << name << " peer " << peer;
-      }
+      int64_t payload = 0;  // what the trace says this rank sent to its peers
+      for (const trace::Event& e : read_trace(spec.run_dir, r).events)
+        if (e.kind == sched::Kind::SEND_F || e.kind == sched::Kind::SEND_B) payload += e.bytes;
+      int64_t total = 0;
+      for (const auto& [peer, b] : sent) total += b;
+      // The trace holds the measured iterations only; warm-up sent as much again at most.
+      EXPECT_GE(total, payload) << name << " rank " << r;
       for (const trace::Event& e : read_trace(spec.run_dir, r).events)
         if (e.peer >= 0) {
           EXPECT_EQ(e.connections, N) << name;

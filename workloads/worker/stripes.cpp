@@ -16,29 +16,28 @@
 #include <cstdio>
 #include <cstring>
 #include <deque>
-#include <list>
+#include <map>
 #include <mutex>
 #include <stdexcept>
 #include <thread>
-#include <unordered_map>
 
 namespace xdc::worker {
 
 namespace {
 
-constexpr uint32_t kMagic = 0x78646373;  // "xdcs"
+constexpr uint32_t kMagic = 0x78646373;   // "xdcs"
+constexpr int64_t kPiece = 256 << 10;     // stripes.h: the unit a connection pulls
+constexpr int kNotSentLowat = 512 << 10;  // TCP_NOTSENT_LOWAT: writable below this unsent
 
 struct Header {
   int32_t tag;
   uint32_t magic;
-  int64_t message_bytes;
-  int64_t chunk_bytes;
+  int64_t index;          // this message is the index-th sent to this peer with this tag
+  int64_t message_bytes;  // the whole message
+  int64_t offset;         // of this piece in it
+  int64_t length;         // of this piece
 };
-static_assert(sizeof(Header) == 24);
-
-int64_t chunk_begin(int64_t bytes, int i, int n) {
-  return static_cast<int64_t>(static_cast<__int128>(bytes) * i / n);
-}
+static_assert(sizeof(Header) == 40);
 
 std::runtime_error sys_error(const std::string& what) {
   return std::runtime_error(what + ": " + std::strerror(errno));
@@ -92,14 +91,17 @@ uint32_t local_address_in(const std::string& cidr) {
 // thread through an eventfd; everything else is the thread's own.
 struct Stripes::PeerLink {
   struct OutMsg {
-    Comm::Request* req;
-    int chunks_left;
+    Comm::Request* req;  // null once complete
+    int64_t bytes = 0;
+    int64_t index = 0;     // per tag (Header::index)
+    int64_t assigned = 0;  // bytes handed to some connection as pieces
+    int64_t written = 0;   // of those, written to the kernel
+    bool started = false;  // a piece (possibly empty) has been handed out
   };
-  struct Frame {  // one chunk of one message, queued on one socket
+  struct Piece {  // being written on one socket
     OutMsg* msg = nullptr;
     Header hdr{};
     size_t hdr_done = 0;
-    const char* data = nullptr;
     int64_t done = 0;
   };
   struct InMsg {
@@ -107,20 +109,21 @@ struct Stripes::PeerLink {
     int64_t bytes = 0;
     std::vector<char> early;  // the data, while no receive is posted when it arrives
     char* dst = nullptr;
-    std::vector<bool> started;
-    int chunks_left = 0;
+    int64_t left = 0;   // bytes not yet arrived
+    bool seen = false;  // a piece arrived (an empty message has one empty piece)
   };
   struct Socket {
     int fd = -1;
     bool open = true;
-    std::deque<Frame> out;
+    Piece out;     // out.msg == nullptr: idle
     Header hdr{};  // being read
     size_t hdr_got = 0;
-    InMsg* in = nullptr;  // message whose chunk is being read (after its header)
+    InMsg* in = nullptr;  // message whose piece is being read (after its header)
     char* in_dst = nullptr;
     int64_t in_left = 0;
     int64_t sent = 0, received = 0;
   };
+  using Key = std::pair<int, int64_t>;  // tag, index
 
   int peer;
   std::string who;
@@ -130,8 +133,10 @@ struct Stripes::PeerLink {
   std::mutex mu;
   std::vector<std::pair<bool, Comm::Request*>> inbox;  // {is_send, request}
   bool stop = false;
-  std::deque<std::unique_ptr<OutMsg>> out_msgs;
-  std::unordered_map<int, std::list<InMsg>> in_msgs;  // tag -> messages in send order
+  std::deque<std::unique_ptr<OutMsg>> out_msgs;  // submit order; front: oldest unfinished
+  std::map<int, int64_t> sent_per_tag, posted_per_tag;
+  std::map<Key, InMsg> in_msgs;
+  size_t rotate_ = 0;  // the socket served first in this wake-up
   std::thread thread;
 
   [[noreturn]] void fatal(const std::string& what) const {
@@ -147,95 +152,92 @@ struct Stripes::PeerLink {
   }
 
   void take_send(Comm::Request* r) {
-    const int n = static_cast<int>(sockets.size());
-    out_msgs.push_back(std::make_unique<OutMsg>(OutMsg{r, n}));
-    OutMsg* m = out_msgs.back().get();
-    auto* base = static_cast<const char*>(r->buf);
-    for (int i = 0; i < n; ++i) {
-      const int64_t b = chunk_begin(r->count, i, n), e = chunk_begin(r->count, i + 1, n);
-      Frame f;
-      f.msg = m;
-      f.hdr = Header{r->tag, kMagic, r->count, e - b};
-      f.data = base + b;
-      sockets[i].out.push_back(f);
-    }
+    auto m = std::make_unique<OutMsg>();
+    m->req = r;
+    m->bytes = r->count;
+    m->index = sent_per_tag[r->tag]++;
+    out_msgs.push_back(std::move(m));
   }
 
-  void finish_in(std::list<InMsg>& list, std::list<InMsg>::iterator it) {
-    InMsg& m = *it;
-    if (m.chunks_left > 0 || m.req == nullptr) return;
+  // The next piece of the oldest message with bytes not yet handed out, or null.
+  bool next_piece(Piece& p) {
+    for (auto& m : out_msgs) {
+      const int64_t bytes = m->bytes;
+      if (m->started && m->assigned == bytes) continue;  // complete ones included
+      const int64_t len = std::min(kPiece, bytes - m->assigned);
+      p.msg = m.get();
+      p.hdr = Header{m->req->tag, kMagic, m->index, bytes, m->assigned, len};
+      p.hdr_done = 0;
+      p.done = 0;
+      m->assigned += len;
+      m->started = true;
+      return true;
+    }
+    return false;
+  }
+
+  bool pieces_left() const {
+    for (auto& m : out_msgs)
+      if (!m->started || m->assigned < m->bytes) return true;
+    return false;
+  }
+
+  void try_finish(std::map<Key, InMsg>::iterator it) {
+    InMsg& m = it->second;
+    if (!m.seen || m.left > 0 || m.req == nullptr) return;
     if (m.dst != static_cast<char*>(m.req->buf) && m.bytes > 0)
       std::memcpy(m.req->buf, m.early.data(), static_cast<size_t>(m.bytes));
     Comm::Request* r = m.req;
-    list.erase(it);
+    in_msgs.erase(it);
     complete(r);
   }
 
   void take_recv(Comm::Request* r) {
-    auto& list = in_msgs[r->tag];
-    for (auto it = list.begin(); it != list.end(); ++it) {
-      if (it->req) continue;
-      if (it->bytes != r->count)
-        fatal("message with tag " + std::to_string(r->tag) + " has " + std::to_string(it->bytes) +
-              " bytes, the receive posted for it " + std::to_string(r->count));
-      it->req = r;
-      finish_in(list, it);
-      return;
+    const Key key{r->tag, posted_per_tag[r->tag]++};
+    auto [it, fresh] = in_msgs.try_emplace(key);
+    InMsg& m = it->second;
+    if (fresh) {
+      m.bytes = m.left = r->count;
+      m.dst = static_cast<char*>(r->buf);
+    } else if (m.bytes != r->count) {
+      fatal("message with tag " + std::to_string(r->tag) + " has " + std::to_string(m.bytes) +
+            " bytes, the receive posted for it " + std::to_string(r->count));
     }
-    InMsg m;
     m.req = r;
-    m.bytes = r->count;
-    m.dst = static_cast<char*>(r->buf);
-    m.started.assign(sockets.size(), false);
-    m.chunks_left = static_cast<int>(sockets.size());
-    list.push_back(std::move(m));
+    try_finish(it);
   }
 
-  // A header arrived on socket i: find its message (the first of its tag this socket has
-  // not carried a chunk of yet), or start an early one.
+  // A piece's header arrived on socket i: its message by (tag, index), or an early one.
   void header_arrived(int i) {
     Socket& s = sockets[i];
     const Header& h = s.hdr;
     if (h.magic != kMagic) fatal("bad header on connection " + std::to_string(i));
-    auto& list = in_msgs[h.tag];
-    auto it = std::find_if(list.begin(), list.end(), [i](const InMsg& m) { return !m.started[i]; });
-    if (it == list.end()) {
-      InMsg m;
-      m.bytes = h.message_bytes;
+    auto [it, fresh] = in_msgs.try_emplace(Key{h.tag, h.index});
+    InMsg& m = it->second;
+    if (fresh) {
+      m.bytes = m.left = h.message_bytes;
       m.early.resize(static_cast<size_t>(h.message_bytes));
       m.dst = m.early.data();
-      m.started.assign(sockets.size(), false);
-      m.chunks_left = static_cast<int>(sockets.size());
-      it = list.insert(list.end(), std::move(m));
     }
-    if (it->bytes != h.message_bytes)
+    if (m.bytes != h.message_bytes)
       fatal("message with tag " + std::to_string(h.tag) + " has " +
             std::to_string(h.message_bytes) + " bytes, the receive posted for it " +
-            std::to_string(it->bytes));
-    const int n = static_cast<int>(sockets.size());
-    const int64_t b = chunk_begin(h.message_bytes, i, n);
-    if (chunk_begin(h.message_bytes, i + 1, n) - b != h.chunk_bytes)
-      fatal("chunk size mismatch on connection " + std::to_string(i));
-    it->started[i] = true;
-    s.in = &*it;
-    s.in_dst = it->dst + b;
-    s.in_left = h.chunk_bytes;
-    if (s.in_left == 0) chunk_arrived(i);
+            std::to_string(m.bytes));
+    if (h.offset < 0 || h.length < 0 || h.offset + h.length > m.bytes)
+      fatal("piece outside its message on connection " + std::to_string(i));
+    m.seen = true;
+    s.in = &m;
+    s.in_dst = m.dst + h.offset;
+    s.in_left = h.length;
+    if (s.in_left == 0) piece_arrived(i);
   }
 
-  void chunk_arrived(int i) {
+  void piece_arrived(int i) {
     Socket& s = sockets[i];
-    const int tag = s.hdr.tag;
-    InMsg* m = s.in;
+    s.in->left -= s.hdr.length;
     s.in = nullptr;
     s.hdr_got = 0;
-    --m->chunks_left;
-    auto& list = in_msgs[tag];
-    for (auto it = list.begin(); it != list.end(); ++it)
-      if (&*it == m) {
-        finish_in(list, it);
-        return;
-      }
+    try_finish(in_msgs.find(Key{s.hdr.tag, s.hdr.index}));
   }
 
   void do_read(int i) {
@@ -266,7 +268,7 @@ struct Stripes::PeerLink {
       if (s.in) {
         s.in_dst += r;
         s.in_left -= r;
-        if (s.in_left == 0) chunk_arrived(i);
+        if (s.in_left == 0) piece_arrived(i);
       } else {
         s.hdr_got += static_cast<size_t>(r);
         if (s.hdr_got == sizeof(Header)) header_arrived(i);
@@ -274,44 +276,54 @@ struct Stripes::PeerLink {
     }
   }
 
+  // Socket i is writable (its unsent data is below TCP_NOTSENT_LOWAT): finish its piece,
+  // then take one more (one per wake-up, the sockets served in turn from a rotating
+  // start): a connection that drains faster is writable more often and pulls more pieces.
   void do_write(int i) {
     Socket& s = sockets[i];
-    int64_t budget = 4 << 20;
-    while (!s.out.empty() && budget > 0) {
-      Frame& f = s.out.front();
-      const char* p;
+    for (int pieces = 0; pieces < 1 || s.out.msg;) {
+      Piece& p = s.out;
+      if (!p.msg) {
+        if (!next_piece(p)) return;
+        ++pieces;
+      }
+      const char* src;
       size_t want;
-      if (f.hdr_done < sizeof(Header)) {
-        p = reinterpret_cast<const char*>(&f.hdr) + f.hdr_done;
-        want = sizeof(Header) - f.hdr_done;
+      if (p.hdr_done < sizeof(Header)) {
+        src = reinterpret_cast<const char*>(&p.hdr) + p.hdr_done;
+        want = sizeof(Header) - p.hdr_done;
       } else {
-        p = f.data + f.done;
-        want = static_cast<size_t>(std::min<int64_t>(f.hdr.chunk_bytes - f.done, budget));
+        src = static_cast<const char*>(p.msg->req->buf) + p.hdr.offset + p.done;
+        want = static_cast<size_t>(p.hdr.length - p.done);
       }
       if (want > 0) {
-        const ssize_t w = ::send(s.fd, p, want, MSG_DONTWAIT | MSG_NOSIGNAL);
+        const ssize_t w = ::send(s.fd, src, want, MSG_DONTWAIT | MSG_NOSIGNAL);
         if (w < 0 && errno == EINTR) continue;
         if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
         if (w < 0) fatal(std::string("send: ") + std::strerror(errno));
         s.sent += w;
-        budget -= w;
-        if (f.hdr_done < sizeof(Header))
-          f.hdr_done += static_cast<size_t>(w);
+        if (p.hdr_done < sizeof(Header))
+          p.hdr_done += static_cast<size_t>(w);
         else
-          f.done += w;
+          p.done += w;
       }
-      if (f.hdr_done == sizeof(Header) && f.done == f.hdr.chunk_bytes) {
-        OutMsg* m = f.msg;
-        s.out.pop_front();
-        if (--m->chunks_left == 0) complete(m->req);
+      if (p.hdr_done == sizeof(Header) && p.done == p.hdr.length) {
+        OutMsg* m = p.msg;
+        p.msg = nullptr;
+        m->written += p.hdr.length;
+        if (m->assigned == m->bytes && m->written == m->bytes) {
+          complete(m->req);
+          m->req = nullptr;
+        }
+        while (!out_msgs.empty() && out_msgs.front()->req == nullptr) out_msgs.pop_front();
       }
     }
-    while (!out_msgs.empty() && out_msgs.front()->chunks_left == 0) out_msgs.pop_front();
   }
 
   bool sends_queued() const {
+    if (pieces_left()) return true;
     for (auto& s : sockets)
-      if (!s.out.empty()) return true;
+      if (s.out.msg) return true;
     return false;
   }
 
@@ -328,11 +340,12 @@ struct Stripes::PeerLink {
       for (auto& [is_send, r] : batch) is_send ? take_send(r) : take_recv(r);
       batch.clear();
       if (stopping && !sends_queued()) return;
+      const bool more = pieces_left();
       fds[0] = pollfd{wake_fd, POLLIN, 0};
       for (size_t i = 0; i < sockets.size(); ++i) {
         const Socket& s = sockets[i];
         short ev = s.open ? POLLIN : 0;
-        if (!s.out.empty()) ev |= POLLOUT;
+        if (s.out.msg || more) ev |= POLLOUT;
         fds[i + 1] = pollfd{ev ? s.fd : -1, ev, 0};  // a closed, idle socket: not polled
       }
       if (::poll(fds.data(), fds.size(), -1) < 0) {
@@ -343,7 +356,10 @@ struct Stripes::PeerLink {
         uint64_t v;
         if (::read(wake_fd, &v, sizeof v) < 0 && errno != EAGAIN) fatal("eventfd read");
       }
-      for (size_t i = 0; i < sockets.size(); ++i) {
+      const size_t n = sockets.size();
+      rotate_ = (rotate_ + 1) % n;
+      for (size_t j = 0; j < n; ++j) {
+        const size_t i = (rotate_ + j) % n;
         const short re = fds[i + 1].revents;
         if (re & (POLLIN | POLLHUP | POLLERR)) do_read(static_cast<int>(i));
         if (re & (POLLOUT | POLLERR)) do_write(static_cast<int>(i));
@@ -399,8 +415,9 @@ Stripes::Stripes(MPI_Comm world, const std::string& data_cidr, const std::vector
     links_[p.rank] = std::move(link);
   }
   auto tune = [](int fd) {
-    const int one = 1;
+    const int one = 1, lowat = kNotSentLowat;
     ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    ::setsockopt(fd, IPPROTO_TCP, TCP_NOTSENT_LOWAT, &lowat, sizeof lowat);
   };
   // Lower rank connects; hello = {rank, index}.
   for (auto& [rank, link] : links_) {
