@@ -43,7 +43,8 @@
 //
 // Connections per transfer (mpi.connections, Atlas): with `wan: N` every point-to-point
 // message between ranks in different DCs is striped over N TCP connections the workers
-// open themselves (workloads/worker/stripes.h: chunk i of N on connection i, no rendezvous),
+// open themselves (workloads/worker/stripes.h: 256 KiB pieces pulled by whichever
+// connection drains, no rendezvous),
 // with `dc: N` those between ranks of one DC; a class not named stays on OpenMPI's btl/tcp
 // (the default, one connection per message). Each N is 1..64 (1 = the workers' own single
 // connection, the baseline to compare N with). Over a WAN one connection is window-limited

@@ -33,11 +33,13 @@
 // (workloads/worker/stripes.h), and 2 links made 1 MiB messages slower (370-450 ms
 // instead of 30-160 ms).
 // Several connections per transfer (mpi.connections, the workers' stripes): a message is
-// cut into `connections` equal chunks sent at once on as many connections with the same
-// history, so they act as one connection with `connections` x the window, the initial
-// and restart window and the bytes in flight: N window-limited flows carry N windows per
-// round trip, up to the link's rate. The stripes have no rendezvous (eager_limit is set
-// above any message).
+// spread over `connections` connections with the same history (the stripes' pieces go to
+// whichever drains), so they act as one connection with `connections` x the window, the
+// initial and restart window and the bytes in flight: N window-limited flows carry N
+// windows per round trip, up to the link's rate. The stripes have no rendezvous
+// (eager_limit is set above any message). Not modeled: N flows leaving slow start
+// together overflow the queue (measured: hundreds of retransmissions per connection at
+// 80 ms, README "Several connections per transfer").
 // A message is sent in rounds of one round trip each: min(cwnd, window) bytes per round,
 // serialised at the link's rate; when a round's bytes take longer than the round trip the
 // link is the limit and rounds follow back to back.

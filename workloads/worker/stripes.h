@@ -9,17 +9,24 @@
 // MiB still went over one connection and 6-13 MiB over each of the 7 others (177 Mbit/s);
 // N = 8 also hung once on the second message (README, "Several connections per transfer").
 //
-// Wire format, per socket, in the order the sender submitted messages: a 24-byte header
-// {int32 tag, uint32 magic, int64 message bytes, int64 chunk bytes} then the chunk. Chunk i
-// of a message of B bytes over N connections is bytes [B*i/N, B*(i+1)/N) and goes on
-// socket i, so every socket carries every message (a header with no bytes when B < N).
-// Matching is MPI's for one communicator: the k-th receive posted for (peer, tag) takes the
-// k-th message sent with that tag. Data that arrives before its receive is posted is
-// buffered (the sender never waits for the receiver: there is no rendezvous; the
-// receiver's socket buffers and this buffer carry it), and copied when the receive comes.
+// Wire format: a message of B bytes goes as pieces of at most 256 KiB, each a 40-byte
+// header {int32 tag, uint32 magic, int64 index, int64 B, int64 offset, int64 length} then
+// its bytes (an empty message: one empty piece). Pieces are pulled, not dealt: a socket
+// takes the next piece of the oldest unfinished message when it is writable, and with
+// TCP_NOTSENT_LOWAT at 512 KiB it is writable only when its unsent data runs low, so a
+// connection that drains faster (no loss, larger window) carries more; a message waits
+// for the aggregate, not for its slowest connection (dealing B/N to each was measured
+// slower: 8 connections at 80 ms, 451 vs 674 Mbit/s per message, tests/run/run_test.cpp).
+// TCP_NOTSENT_LOWAT bounds only what waits unsent in the kernel; the window and
+// congestion control are the host's (stock). Matching is MPI's for one communicator: the
+// k-th receive posted for (peer, tag) takes the message with index k of that tag (the
+// sender numbers its messages per tag), whatever order pieces arrive in. Data that
+// arrives before its receive is posted is buffered (the sender never waits for the
+// receiver: there is no rendezvous; the receiver's socket buffers and this buffer carry
+// it), and copied when the receive comes.
 //
 // Completion: a send completes when its last byte has been handed to the kernel (its
-// buffer is reusable, as an MPI_Isend's), a receive when its last chunk has arrived.
+// buffer is reusable, as an MPI_Isend's), a receive when its last piece has arrived.
 // Sockets are stock (autotuned buffers, the host's congestion control) with TCP_NODELAY,
 // as OpenMPI's btl/tcp sets it. One I/O thread per peer polls that peer's sockets.
 //
