@@ -20,6 +20,7 @@
 #include <mutex>
 #include <stdexcept>
 #include <thread>
+#include <utility>
 
 namespace xdc::worker {
 
@@ -38,6 +39,14 @@ struct Header {
   int64_t length;         // of this piece
 };
 static_assert(sizeof(Header) == 40);
+
+struct Fd {  // closes a descriptor nothing else owns yet
+  int fd = -1;
+  ~Fd() {
+    if (fd >= 0) ::close(fd);
+  }
+  int release() { return std::exchange(fd, -1); }
+};
 
 std::runtime_error sys_error(const std::string& what) {
   return std::runtime_error(what + ": " + std::strerror(errno));
@@ -136,8 +145,14 @@ struct Stripes::PeerLink {
   std::deque<std::unique_ptr<OutMsg>> out_msgs;  // submit order; front: oldest unfinished
   std::map<int, int64_t> sent_per_tag, posted_per_tag;
   std::map<Key, InMsg> in_msgs;
-  size_t rotate_ = 0;  // the socket served first in this wake-up
+  size_t rotate = 0;  // the socket served first in this wake-up
   std::thread thread;
+
+  ~PeerLink() {  // the thread, if started, was joined (Stripes::finish)
+    for (auto& s : sockets)
+      if (s.fd >= 0) ::close(s.fd);
+    if (wake_fd >= 0) ::close(wake_fd);
+  }
 
   [[noreturn]] void fatal(const std::string& what) const {
     std::fprintf(stderr, "xdc-worker: %s: stripes to rank %d: %s\n", who.c_str(), peer,
@@ -357,9 +372,9 @@ struct Stripes::PeerLink {
         if (::read(wake_fd, &v, sizeof v) < 0 && errno != EAGAIN) fatal("eventfd read");
       }
       const size_t n = sockets.size();
-      rotate_ = (rotate_ + 1) % n;
+      rotate = (rotate + 1) % n;
       for (size_t j = 0; j < n; ++j) {
-        const size_t i = (rotate_ + j) % n;
+        const size_t i = (rotate + j) % n;
         const short re = fds[i + 1].revents;
         if (re & (POLLIN | POLLHUP | POLLERR)) do_read(static_cast<int>(i));
         if (re & (POLLOUT | POLLERR)) do_write(static_cast<int>(i));
@@ -383,21 +398,21 @@ Stripes::Stripes(MPI_Comm world, const std::string& data_cidr, const std::vector
   MPI_Comm_rank(world, &me);
   MPI_Comm_size(world, &size);
   // Every rank takes part in the exchange of addresses, striped peers or not.
-  int listen_fd = -1;
+  Fd listen_fd;
   uint32_t addr[2] = {0, 0};  // ip (host order), port
   if (!peers.empty()) {
     const uint32_t ip = local_address_in(data_cidr);
-    listen_fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (listen_fd < 0) throw sys_error("stripes: socket");
+    listen_fd.fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (listen_fd.fd < 0) throw sys_error("stripes: socket");
     sockaddr_in sa{};
     sa.sin_family = AF_INET;
     sa.sin_addr.s_addr = htonl(ip);
     sa.sin_port = 0;
-    if (::bind(listen_fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0)
+    if (::bind(listen_fd.fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0)
       throw sys_error("stripes: bind");
-    if (::listen(listen_fd, SOMAXCONN) != 0) throw sys_error("stripes: listen");
+    if (::listen(listen_fd.fd, SOMAXCONN) != 0) throw sys_error("stripes: listen");
     socklen_t len = sizeof sa;
-    ::getsockname(listen_fd, reinterpret_cast<sockaddr*>(&sa), &len);
+    ::getsockname(listen_fd.fd, reinterpret_cast<sockaddr*>(&sa), &len);
     addr[0] = ip;
     addr[1] = ntohs(sa.sin_port);
   }
@@ -425,6 +440,7 @@ Stripes::Stripes(MPI_Comm world, const std::string& data_cidr, const std::vector
     for (size_t i = 0; i < link->sockets.size(); ++i) {
       const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
       if (fd < 0) throw sys_error("stripes: socket");
+      link->sockets[i].fd = fd;  // closed by the PeerLink, whatever happens next
       sockaddr_in sa{};
       sa.sin_family = AF_INET;
       sa.sin_addr.s_addr = htonl(all[2 * rank]);
@@ -437,15 +453,15 @@ Stripes::Stripes(MPI_Comm world, const std::string& data_cidr, const std::vector
       const int32_t hello[2] = {me, static_cast<int32_t>(i)};
       write_all(fd, hello, sizeof hello);
       tune(fd);
-      link->sockets[i].fd = fd;
     }
   }
   int expected = 0;
   for (auto& [rank, link] : links_)
     if (rank < me) expected += static_cast<int>(link->sockets.size());
   for (int k = 0; k < expected; ++k) {
-    const int fd = ::accept4(listen_fd, nullptr, nullptr, SOCK_CLOEXEC);
+    const int fd = ::accept4(listen_fd.fd, nullptr, nullptr, SOCK_CLOEXEC);
     if (fd < 0) throw sys_error("stripes: accept");
+    Fd accepted{fd};  // until a PeerLink owns it
     int32_t hello[2];
     read_all(fd, hello, sizeof hello);
     auto it = links_.find(hello[0]);
@@ -455,9 +471,8 @@ Stripes::Stripes(MPI_Comm world, const std::string& data_cidr, const std::vector
       throw std::runtime_error("stripes: unexpected connection from rank " +
                                std::to_string(hello[0]) + " index " + std::to_string(hello[1]));
     tune(fd);
-    it->second->sockets[hello[1]].fd = fd;
+    it->second->sockets[hello[1]].fd = accepted.release();
   }
-  if (listen_fd >= 0) ::close(listen_fd);
   for (auto& [rank, link] : links_) {
     for (auto& s : link->sockets) ::fcntl(s.fd, F_SETFL, ::fcntl(s.fd, F_GETFL) | O_NONBLOCK);
     link->wake_fd = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -469,11 +484,7 @@ Stripes::Stripes(MPI_Comm world, const std::string& data_cidr, const std::vector
 }
 
 Stripes::~Stripes() {
-  finish();
-  for (auto& [rank, link] : links_) {
-    for (auto& s : link->sockets) ::close(s.fd);
-    ::close(link->wake_fd);
-  }
+  finish();  // then each PeerLink closes its descriptors
 }
 
 void Stripes::finish() {
