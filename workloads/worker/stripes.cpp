@@ -42,6 +42,9 @@ static_assert(sizeof(Header) == 40);
 
 struct Fd {  // closes a descriptor nothing else owns yet
   int fd = -1;
+  explicit Fd(int f = -1) : fd(f) {}
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
   ~Fd() {
     if (fd >= 0) ::close(fd);
   }
