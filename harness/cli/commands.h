@@ -8,8 +8,8 @@
 namespace xdc::cli {
 
 struct Command {
-  CLI::App* app;              // the subcommand (or nested subcommand)
-  std::function<int()> run;   // returns the exit code
+  CLI::App* app;             // the subcommand (or nested subcommand)
+  std::function<int()> run;  // returns the exit code
 };
 using Commands = std::vector<Command>;
 
@@ -20,5 +20,6 @@ void add_simulate_command(CLI::App& app, Commands& out);   // simulate (cmd_simu
 void add_run_command(CLI::App& app, Commands& out);        // run, mpi-agent (cmd_run.cpp)
 void add_sweep_command(CLI::App& app, Commands& out);      // sweep (cmd_sweep.cpp)
 void add_report_command(CLI::App& app, Commands& out);     // report (cmd_report.cpp)
+void add_profile_command(CLI::App& app, Commands& out);    // profile (cmd_profile.cpp)
 
 }  // namespace xdc::cli

@@ -13,7 +13,8 @@ int main(int argc, char** argv) {
   // take fd 0-2 and be mistaken for them by every child: fill them with /dev/null.
   for (int fd = 0; fd <= 2; ++fd)
     if (fcntl(fd, F_GETFD) == -1) open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY);
-  CLI::App app{"xdc: emulate datacenters and WAN links, run pipeline-parallel training across them"};
+  CLI::App app{
+      "xdc: emulate datacenters and WAN links, run pipeline-parallel training across them"};
   app.require_subcommand(1);
   bool verbose = false;
   app.add_flag("-v,--verbose", verbose, "debug logging");
@@ -25,6 +26,7 @@ int main(int argc, char** argv) {
   xdc::cli::add_run_command(app, commands);
   xdc::cli::add_sweep_command(app, commands);
   xdc::cli::add_report_command(app, commands);
+  xdc::cli::add_profile_command(app, commands);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

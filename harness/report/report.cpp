@@ -98,7 +98,11 @@ std::string facts(const RunData& d) {
 std::string render_html(const RunData& d) {
   std::string subtitle =
       "backend: " + (d.backend.empty() ? std::string("not recorded") : d.backend);
-  if (!d.compute_mode.empty()) subtitle += " · compute: " + d.compute_mode;
+  if (!d.compute_costs.empty()) {
+    subtitle += " · compute: " + d.compute_costs;
+  } else if (!d.compute_mode.empty()) {
+    subtitle += " · compute: " + d.compute_mode;
+  }
   subtitle += " · " + std::to_string(d.schedules.size()) + " schedule(s)";
   if (d.simulated_only) subtitle += " · simulation only (no emulated network)";
   if (d.time_dilation != 1) subtitle += fmt::format(" · time dilation {:g}", d.time_dilation);

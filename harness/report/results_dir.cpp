@@ -258,6 +258,7 @@ RunData read_results_dir(const std::string& dir_text) {
   if (name.empty()) name = fs::absolute(dir).lexically_normal().parent_path().filename().string();
   d.experiment = s.value("experiment", name);
   d.compute_mode = s.value("compute_mode", std::string());
+  d.compute_costs = s.value("compute_costs", std::string());
   d.simulated_only =
       s.value("simulated", false) || (s.contains("schedules") && s["schedules"].is_object());
   d.backend = s.value("backend", std::string(d.simulated_only ? "none (simulated)" : ""));

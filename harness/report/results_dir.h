@@ -46,9 +46,10 @@ struct ScheduleData {
 
 struct RunData {
   std::string dir;
-  std::string experiment;    // summary "experiment", else the directory's name
-  std::string backend;       // shaping backend, or "none (simulated)"
-  std::string compute_mode;  // "" when not said
+  std::string experiment;     // summary "experiment", else the directory's name
+  std::string backend;        // shaping backend, or "none (simulated)"
+  std::string compute_mode;   // "" when not said
+  std::string compute_costs;  // where the costs came from (Compute::costs_source); ""
   bool simulated_only = false;
   std::vector<std::pair<std::string, std::string>> setup;  // scalar facts of the run
   std::vector<ScheduleData> schedules;

@@ -9,6 +9,7 @@
 #include <set>
 
 #include "harness/process/process.h"
+#include "workloads/model/stage_api.h"
 
 namespace xdc::run {
 
@@ -113,6 +114,17 @@ std::vector<std::string> non_default_settings(const Experiment& e) {
   return out;
 }
 
+// Real compute: the device, and on cuda each world rank's GPU with the GPUs' names.
+static nlohmann::json compute_device_json(const Experiment& e) {
+  if (e.compute.mode != Compute::Mode::kReal) return nullptr;
+  nlohmann::json j = {{"device", e.compute.real_device}};
+  if (e.compute.real_device == "cuda") {
+    j["rank_gpus"] = e.rank_gpus();
+    j["gpus_here"] = model::cuda_gpus();
+  }
+  return j;
+}
+
 nlohmann::json environment_json(const Experiment& e, const net::NetworkState& net, bool reused) {
   utsname u{};
   uname(&u);
@@ -154,6 +166,8 @@ nlohmann::json environment_json(const Experiment& e, const net::NetworkState& ne
           {"tcp", tcp_json(net)},
           {"root_tcp", root_tcp_json(net.root_tcp)},
           {"compute_mode", e.compute.name()},
+          {"compute_costs", e.compute.costs_source()},
+          {"compute_device", compute_device_json(e)},
           {"time_dilation", time_dilation_json(k)},
           {"mpi_tcp_links", e.tcp_links == 0 ? 1 : e.tcp_links},
           {"mpi_connections", connections_json(e)},

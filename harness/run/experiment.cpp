@@ -1,15 +1,18 @@
 #include "harness/run/experiment.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 
 #include "harness/common/yaml_reader.h"
 #include "harness/topology/parse.h"
+#include "workloads/model/stage_api.h"
 #include "workloads/schedule/generators.h"
 
 namespace xdc::run {
@@ -143,9 +146,21 @@ class Parser {
     if (auto r = m.get("real")) {
       c.mode = Compute::Mode::kReal;
       if (r->is_null()) return;
-      yaml::Map rm = r->map({"gflops", "peak_gflops"});
+      yaml::Map rm = r->map({"gflops", "peak_gflops", "device", "gpus"});
       if (auto g = rm.get("gflops")) c.real_gflops = g->number(0.001, 1e9);
       if (auto g = rm.get("peak_gflops")) c.real_peak_gflops = g->number(0.001, 1e9);
+      if (auto d = rm.get("device")) {
+        c.real_device = d->choice({"cpu", "cuda"});
+        c.device_pos = d->pos();
+      }
+      if (auto g = rm.get("gpus")) {
+        if (c.real_device != "cuda") g->fail("gpus only with device: cuda");
+        c.gpus.clear();
+        for (const yaml::Value& n : g->list("a list of GPU numbers, e.g. [0, 1]"))
+          c.gpus.push_back(static_cast<int>(n.integer(0, 1023)));
+        if (c.gpus.empty()) g->fail("at least one GPU number");
+        c.gpus_pos = g->pos();
+      }
       return;
     }
     c.mode = Compute::Mode::kModeled;
@@ -327,6 +342,65 @@ std::vector<std::string> Experiment::rank_hosts() const {
   std::vector<std::string> out;
   for (auto& replica : placement) out.insert(out.end(), replica.begin(), replica.end());
   return out;
+}
+
+std::string Compute::costs_source() const {
+  if (mode == Mode::kReal) {
+    if (real_device == "cuda") return fmt::format("real on cuda (GPUs {})", fmt::join(gpus, ", "));
+    return "real on cpu";
+  }
+  switch (source) {
+    case Source::kShape:
+      return fmt::format("modeled: {} on {}, seq {}, efficiency {:g} (assumed)", shape, device, seq,
+                         efficiency);
+    case Source::kConstant:
+      return "modeled: constants";
+    case Source::kProfile: {
+      std::string s = "modeled: profile " + std::filesystem::path(profile_file).filename().string();
+      std::istringstream in(profile_text);
+      std::string line;
+      if (std::getline(in, line) && line.rfind("# ", 0) == 0) s += " (" + line.substr(2) + ")";
+      return s;
+    }
+  }
+  return "modeled";
+}
+
+std::vector<int> Experiment::rank_gpus() const {
+  std::vector<int> out;
+  if (compute.mode != Compute::Mode::kReal || compute.real_device != "cuda") return out;
+  std::map<std::string, size_t> next;  // host -> ranks placed on it so far
+  for (const std::string& h : rank_hosts())
+    out.push_back(compute.gpus[next[h]++ % compute.gpus.size()]);
+  return out;
+}
+
+std::vector<std::string> check_gpus_here(const Experiment& e) {
+  std::vector<std::string> notes;
+  const std::vector<int> gpus = e.rank_gpus();
+  if (gpus.empty()) return notes;
+  std::string why;
+  const std::vector<std::string> names = model::cuda_gpus(&why);
+  if (names.empty()) {
+    throw InputError(e.compute.device_pos,
+                     "compute.real.device: cuda asked, but there is no GPU to run on here: " + why);
+  }
+  for (int g : e.compute.gpus) {
+    if (g >= static_cast<int>(names.size())) {
+      throw InputError(e.compute.gpus_pos.file.empty() ? e.compute.device_pos : e.compute.gpus_pos,
+                       fmt::format("compute.real.gpus: GPU {} asked, this machine has {} ({})", g,
+                                   names.size(), fmt::join(names, ", ")));
+    }
+  }
+  const std::vector<std::string> hosts = e.rank_hosts();
+  std::map<std::pair<std::string, int>, std::vector<size_t>> sharing;  // (host, gpu) -> ranks
+  for (size_t r = 0; r < hosts.size(); ++r) sharing[{hosts[r], gpus[r]}].push_back(r);
+  for (const auto& [key, ranks] : sharing) {
+    notes.push_back(fmt::format("host {}: rank{} {} on GPU {} ({}){}", key.first,
+                                ranks.size() > 1 ? "s" : "", fmt::join(ranks, ", "), key.second,
+                                names[key.second], ranks.size() > 1 ? ", sharing it" : ""));
+  }
+  return notes;
 }
 
 Experiment parse_experiment(const std::string& text, const std::string& file_label) {

@@ -12,7 +12,8 @@
 //   tcp: {congestion: bbr}            # optional: TCP keys (topology.h's `tcp:`) applied to
 //                                     # every host, over the topology's per-DC/host values
 //   model: {preset: tiny}             # real compute: the mini Llama (model/config.h keys)
-//   compute: real                     # real | {real: {gflops: 20, peak_gflops: 95}}
+//   compute: real                     # real | {real: {gflops: 20, peak_gflops: 95,
+//                                     #     device: cpu | cuda, gpus: [0, 1]}}
 //                                     # | {modeled: {model: llama2-13b, device: a100,
 //                                     #     seq: 1024, efficiency: 0.5}}
 //                                     # | {modeled: {f: 300ms, b: 300ms, w: 150ms,
@@ -81,6 +82,7 @@
 #include <string>
 #include <vector>
 
+#include "common/input_error.h"
 #include "harness/sim/cost_model.h"
 #include "harness/topology/topology.h"
 #include "workloads/model/config.h"
@@ -98,6 +100,12 @@ struct Compute {
   // real: FLOP/s per rank assumed when planning latency-aware schedules (before any
   // measurement), and the peak MFU is stated against.
   double real_gflops = 20, real_peak_gflops = 95;
+  // real: where the stages compute. `cuda`: each host's ranks take `gpus` round-robin in
+  // rank order (several ranks share a GPU when a host has more ranks than GPUs; xdc run
+  // says so); `xdc run` refuses (exit 2, at device_pos) on a machine or build without one.
+  std::string real_device = "cpu";
+  std::vector<int> gpus = {0};
+  SourcePos device_pos, gpus_pos;
   // modeled, one of: a model shape on a device, constants, or a profile CSV.
   enum class Source { kShape, kConstant, kProfile };
   Source source = Source::kShape;
@@ -109,6 +117,11 @@ struct Compute {
   int64_t grad_bytes = 0;  // constants / profile: all-reduced per stage (`grad`)
   std::string profile_file, profile_text;
   std::string name() const { return mode == Mode::kReal ? "real" : "modeled"; }
+  // Where the compute costs come from, for summaries and reports: "real on cpu", "real on
+  // cuda (GPUs 0, 1)", "modeled: llama2-13b on a100, efficiency 0.5 (assumed)",
+  // "modeled: constants", "modeled: profile FILE (xdc profile: measured on ...)" (the
+  // profile's first comment line).
+  std::string costs_source() const;
 };
 
 struct Experiment {
@@ -140,6 +153,9 @@ struct Experiment {
 
   int world_size() const { return stages * data_parallel; }
   std::vector<std::string> rank_hosts() const;  // world rank -> host
+  // Real compute on cuda: world rank -> GPU number (each host's ranks take compute.gpus
+  // round-robin in rank order); empty for cpu or modeled compute.
+  std::vector<int> rank_gpus() const;
 };
 
 Experiment parse_experiment(const std::string& text, const std::string& file_label);
@@ -147,5 +163,11 @@ Experiment load_experiment(const std::string& path);
 
 // The model's keys as the worker's RunSpec takes them (model::ModelConfig fields).
 nlohmann::json model_json(const model::ModelConfig& m);
+
+// Real compute on cuda, checked on this machine before anything starts: throws InputError
+// at compute.real's device (exit 2) when this build has no CUDA stage, the machine no
+// usable GPU, or a GPU number is not present. Returns notes for the user (GPU names, ranks
+// sharing a GPU); empty for cpu or modeled compute.
+std::vector<std::string> check_gpus_here(const Experiment& e);
 
 }  // namespace xdc::run

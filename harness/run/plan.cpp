@@ -410,6 +410,7 @@ worker::RunSpec run_spec(const Plan& p, const SchedulePlan& sp, const std::strin
       r.stage_layers.emplace_back(range.begin, range.end);
     r.data_glob = e.data_glob;
     r.learning_rate = e.learning_rate;
+    r.rank_gpus = e.rank_gpus();
   } else {
     auto dilate = [k](int64_t ns) { return static_cast<int64_t>(std::llround(ns * k)); };
     auto dilate_all = [&](std::vector<int64_t> v) {

@@ -214,6 +214,7 @@ nlohmann::json run_summary_json(const Plan& plan, const std::vector<ScheduleResu
   for (auto& r : rs) measured = measured || r.measured;
   nlohmann::json j = {{"experiment", e.name},
                       {"compute_mode", e.compute.name()},
+                      {"compute_costs", e.compute.costs_source()},
                       {"time_dilation", e.time_dilation},
                       {"world_size", e.world_size()},
                       {"stages", e.stages},

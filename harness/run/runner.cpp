@@ -191,6 +191,7 @@ RunOutcome run_experiment(const Experiment& e, const RunOptions& opts) {
   // Everything that can be wrong with the input is found before anything is built.
   const Plan plan = make_plan(e);
   const std::vector<SchedulePlan>& plans = plan.schedules;
+  const std::vector<std::string> gpu_notes = check_gpus_here(e);
   if (!opts.network.empty()) RunNetwork::reusable(e, opts);
   const std::string worker = proc::sibling_exe("xdc-worker");
   if (!fs::exists(worker)) throw std::runtime_error("xdc-worker not found at " + worker);
@@ -222,6 +223,7 @@ RunOutcome run_experiment(const Experiment& e, const RunOptions& opts) {
                     "emulated; reported times are divided back",
                     e.time_dilation, e.time_dilation));
   for (auto& n : state.notes) say("note: " + n);
+  for (auto& n : gpu_notes) say("gpu: " + n);
   write(root / "environment.json", environment_json(e, state, !network.owned()).dump(2) + "\n");
   if (e.link_check) {
     check::CheckOptions co;

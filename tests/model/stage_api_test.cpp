@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
+#include <string>
 #include <vector>
 
 namespace xdc::model {
@@ -59,11 +61,16 @@ TEST(StageApi, CpuStageThroughTheInterfaceIsTheStage) {
 }
 
 // On a machine with a GPU: the CUDA stage computes what the CPU stage computes. Without one
-// (or in a build without CUDA): the request falls back to the CPU and says why.
+// (or in a build without CUDA): the request falls back to the CPU and says why; with
+// XDC_EXPECT_GPU=1 (scripts/test_gpu.sh) a fallback fails.
 TEST(StageApi, CudaStageMatchesCpuOrFallsBackWithAReason) {
   const ModelConfig cfg = small();
   std::string why;
   auto gpu = make_stage(cfg, {0, cfg.layers}, 2, Device::kCuda, &why);
+  const char* expect = std::getenv("XDC_EXPECT_GPU");
+  if (expect && std::string(expect) == "1") {
+    ASSERT_TRUE(why.empty()) << why;
+  }
   if (!why.empty()) {
     EXPECT_EQ(gpu->device().rfind("cpu", 0), 0u) << why;
     std::printf("CUDA fallback: %s (CUDA stage built: %s)\n", why.c_str(),
@@ -83,6 +90,21 @@ TEST(StageApi, CudaStageMatchesCpuOrFallsBackWithAReason) {
   }
   EXPECT_LT(err, 1e-3 * scale);
   EXPECT_EQ(gpu->live_activation_bytes(), 0u);
+}
+
+// The GPUs an experiment may ask for: named ones, or none with the reason (what `xdc run`
+// prints when an experiment asks for cuda here).
+TEST(StageApi, CudaGpusNamesEachDeviceOrSaysWhyThereIsNone) {
+  std::string why;
+  const std::vector<std::string> gpus = cuda_gpus(&why);
+  if (gpus.empty()) {
+    EXPECT_FALSE(why.empty());
+    std::printf("no GPU: %s\n", why.c_str());
+  }
+  for (const std::string& name : gpus) EXPECT_FALSE(name.empty());
+  if (!cuda_built()) {
+    EXPECT_TRUE(gpus.empty());
+  }
 }
 
 }  // namespace

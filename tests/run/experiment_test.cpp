@@ -10,6 +10,7 @@
 #include "harness/run/environment.h"
 #include "harness/run/plan.h"
 #include "tests/network/leftovers.h"
+#include "workloads/model/stage_api.h"
 
 namespace {
 
@@ -145,6 +146,35 @@ std::string with(const std::string& from, const std::string& to) {
   return s.replace(i, from.size(), to);
 }
 
+// compute.real.device: cuda gives each host's ranks the listed GPUs round-robin; where
+// the build or the machine has none, `xdc run`'s check refuses with the key's position.
+TEST(Experiment, CudaRanksTakeTheirHostsGpusRoundRobin) {
+  const std::string real = with("compute: {modeled: {model: llama2-13b, device: a100, seq: 1024}}",
+                                "compute: {real: {device: cuda, gpus: [0, 1]}}\n"
+                                "model: {preset: tiny, layers: 4}");
+  std::string text = real;
+  const std::string from = "[east-h1, east-h2, w1, w2]";
+  text.replace(text.find(from), from.size(), "[east-h1, east-h1, east-h1, w1]");
+  const auto e = parse_experiment(text, kLabel);
+  EXPECT_EQ(e.compute.real_device, "cuda");
+  EXPECT_EQ(e.rank_gpus(), (std::vector<int>{0, 1, 0, 0}));
+  EXPECT_TRUE(parse_experiment(kGood, kLabel).rank_gpus().empty());  // modeled
+  std::string why;
+  if (xdc::model::cuda_gpus(&why).size() >= 2) {
+    EXPECT_FALSE(xdc::run::check_gpus_here(e).empty());
+    return;
+  }
+  try {
+    xdc::run::check_gpus_here(e);
+    FAIL() << "accepted cuda on a machine with fewer than 2 GPUs";
+  } catch (const xdc::InputError& err) {
+    const std::string what = err.what();
+    std::printf("%s\n", what.c_str());
+    EXPECT_EQ(what.rfind(kLabel + ":3:", 0), 0u) << what;
+    EXPECT_NE(what.find("GPU"), std::string::npos) << what;
+  }
+}
+
 // Test names show the case, not the bytes of the parameter.
 void PrintTo(const Bad& b, std::ostream* os) {
   *os << b.name;
@@ -220,6 +250,22 @@ INSTANTIATE_TEST_SUITE_P(
             "use `time_dilation: K`"},
         Bad{"time_dilation_below_one", kGood + "time_dilation: 0.5\n", 8, "1..1000"},
         Bad{"time_dilation_not_a_number", kGood + "time_dilation: fast\n", 8, "a number"},
+        Bad{"unknown_real_device",
+            with("compute: {modeled: {model: llama2-13b, device: a100, seq: 1024}}",
+                 "compute: {real: {device: tpu}}\nmodel: {preset: tiny, layers: 4}"),
+            3, "expected one of: cpu, cuda"},
+        Bad{"gpus_without_cuda",
+            with("compute: {modeled: {model: llama2-13b, device: a100, seq: 1024}}",
+                 "compute: {real: {gpus: [0]}}\nmodel: {preset: tiny, layers: 4}"),
+            3, "gpus only with device: cuda"},
+        Bad{"gpus_empty",
+            with("compute: {modeled: {model: llama2-13b, device: a100, seq: 1024}}",
+                 "compute: {real: {device: cuda, gpus: []}}\nmodel: {preset: tiny, layers: 4}"),
+            3, "at least one GPU"},
+        Bad{"gpus_negative",
+            with("compute: {modeled: {model: llama2-13b, device: a100, seq: 1024}}",
+                 "compute: {real: {device: cuda, gpus: [-1]}}\nmodel: {preset: tiny, layers: 4}"),
+            3, "0..1023"},
         Bad{"time_dilation_real_compute",
             with("compute: {modeled: {model: llama2-13b, device: a100, seq: 1024}}",
                  "compute: real\nmodel: {preset: tiny, layers: 4}") +
@@ -233,6 +279,47 @@ TEST(Experiment, CliRefusesBadInputWithExit2AndBuildsNothing) {
   EXPECT_NE(r.out.find("tests/run/bad-host.yaml:9:"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("nowhere"), std::string::npos) << r.out;
   EXPECT_EQ(xdc::testing::leftovers("tbadexp"), std::vector<std::string>{});
+}
+
+// `xdc profile` measures per-stage costs on this machine and writes the CSV a modeled
+// experiment reads; the run then says where its costs came from.
+TEST(Experiment, ProfileCsvDrivesAModeledExperimentAndNamesItsSource) {
+  const std::string csv = ::testing::TempDir() + "xdc-profile-test.csv";
+  auto r = xdc::testing::run_xdc(
+      {"profile", "tiny", "--stages", "2", "--microbatch-size", "2", "--repeats", "2", "-o", csv});
+  ASSERT_EQ(r.rc, 0) << r.out;
+  std::string text = with("{modeled: {model: llama2-13b, device: a100, seq: 1024}}",
+                          "{modeled: {profile: " + csv + "}}");
+  for (auto [from, to] : {std::pair<std::string, std::string>{"stages: 4", "stages: 2"},
+                          {"[east-h1, east-h2, w1, w2]", "[east-h1, w1]"}})
+    text.replace(text.find(from), from.size(), to);
+  const auto e = parse_experiment(text, kLabel);
+  const std::string src = e.compute.costs_source();
+  EXPECT_NE(src.find("xdc profile: measured on cpu"), std::string::npos) << src;
+  EXPECT_NE(src.find("microbatch size 2"), std::string::npos) << src;
+  const auto plan = xdc::run::make_plan(e);
+  const auto& costs = plan.schedules.at(0).costs;
+  ASSERT_EQ(costs.stages(), 2);
+  for (int s = 0; s < 2; ++s) {
+    EXPECT_GT(costs.f_ns[s], 0);
+    EXPECT_GT(costs.w_ns[s], 0);
+    EXPECT_EQ(costs.activation_bytes[s], 2 * 128 * 128 * 4);  // B x T x dim fp32 (tiny)
+  }
+  auto bad = xdc::testing::run_xdc({"profile", "tiny", "--stages", "9", "-o", csv});
+  EXPECT_EQ(bad.rc, 2) << bad.out;
+}
+
+TEST(Experiment, CliRefusesCudaWithoutAGpuWithExit2AndBuildsNothing) {
+  if (!xdc::model::cuda_gpus().empty()) GTEST_SKIP() << "this machine has a GPU: nothing to refuse";
+  auto r = xdc::testing::run_xdc({"run", "tests/run/cuda.yaml", "--name", "tcudaexp"});
+  EXPECT_EQ(r.rc, 2) << r.out;
+  EXPECT_NE(r.out.find("tests/run/cuda.yaml:6:"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("no GPU"), std::string::npos) << r.out;
+  EXPECT_EQ(xdc::testing::leftovers("tcudaexp"), std::vector<std::string>{});
+  auto p = xdc::testing::run_xdc(
+      {"profile", "tiny", "--device", "cuda", "-o", ::testing::TempDir() + "xdc-no-gpu.csv"});
+  EXPECT_EQ(p.rc, 2) << p.out;
+  EXPECT_NE(p.out.find("no GPU"), std::string::npos) << p.out;
 }
 
 }  // namespace

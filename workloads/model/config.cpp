@@ -52,7 +52,17 @@ ModelConfig ModelConfig::preset(const std::string& name) {
     c.ffn = 344;
     return c;
   }
-  throw std::invalid_argument("model preset: expected \"tiny\" or \"small\", got \"" + name + "\"");
+  if (name == "medium") {  // the GPU reference config (scripts/bench_gpu.sh)
+    c.dim = 1024;
+    c.layers = 12;
+    c.heads = 16;
+    c.kv_heads = 16;
+    c.ffn = 2736;  // 8/3 dim rounded up to 16, as "small"'s 688
+    c.seq = 1024;
+    return c;
+  }
+  throw std::invalid_argument("model preset: expected \"tiny\", \"small\" or \"medium\", got \"" +
+                              name + "\"");
 }
 
 ModelConfig ModelConfig::from_yaml(const YAML::Node& node, const std::string& file) {

@@ -42,7 +42,8 @@ struct ModelConfig {
   // Throws std::invalid_argument naming the field and what was expected.
   void validate() const;
 
-  // "tiny" (2 layers, dim 128) or "small" (the reference config); throws on others.
+  // "tiny" (2 layers, dim 128), "small" (the CPU reference config) or "medium" (the GPU
+  // reference config: dim 1024, 12 layers, 16 heads, seq 1024); throws on others.
   static ModelConfig preset(const std::string& name);
   // {preset: NAME} and/or explicit keys (layers, dim, heads, kv_heads, ffn, seq, vocab,
   // rope_theta, norm_eps, seed); explicit keys override the preset. Errors are

@@ -14,16 +14,21 @@
 
 namespace xdc::model {
 
-template <typename T>
+// S: the stage type, StageT<T> or (T = float) the device-neutral StageApi, whose stages
+// the caller makes (e.g. make_stage(..., Device::kCuda) for every range of split_layers).
+template <typename T, typename S = StageT<T>>
 class LocalModelT {
  public:
   LocalModelT(const ModelConfig& cfg, int stages, int microbatch_size) {
     for (const StageRange& r : split_layers(cfg, stages))
-      stages_.push_back(std::make_unique<StageT<T>>(cfg, r, microbatch_size));
+      stages_.push_back(std::make_unique<S>(cfg, r, microbatch_size));
+  }
+  explicit LocalModelT(std::vector<std::unique_ptr<S>> stages) : stages_(std::move(stages)) {
+    if (stages_.empty()) throw std::invalid_argument("local model: no stages");
   }
 
   int num_stages() const { return int(stages_.size()); }
-  StageT<T>& stage(int i) { return *stages_[i]; }
+  S& stage(int i) { return *stages_[i]; }
   int microbatch_size() const { return stages_[0]->microbatch_size(); }
   int tokens_per_microbatch() const { return microbatch_size() * stages_[0]->config().seq; }
 
@@ -108,7 +113,7 @@ class LocalModelT {
     return loss;
   }
 
-  std::vector<std::unique_ptr<StageT<T>>> stages_;
+  std::vector<std::unique_ptr<S>> stages_;
   std::vector<T> grad_;
 };
 

@@ -10,6 +10,9 @@ namespace xdc::model {
 
 namespace {
 
+[[maybe_unused]] constexpr const char* kNoCudaBuild =
+    "this build has no CUDA stage (no CUDA toolkit at configure time, or XDC_CUDA=OFF)";
+
 // The CPU stage behind the interface: plain forwarding.
 class CpuStage final : public StageApi {
  public:
@@ -68,19 +71,32 @@ bool cuda_built() {
 #endif
 }
 
+std::vector<std::string> cuda_gpus(std::string* why) {
+  std::vector<std::string> names;
+#ifdef XDC_MODEL_CUDA
+  const int n = cuda_gpu_count(why);
+  for (int i = 0; i < n; ++i) names.push_back(cuda_gpu_name(i));
+#else
+  if (why) *why = kNoCudaBuild;
+#endif
+  return names;
+}
+
 std::unique_ptr<StageApi> make_stage(const ModelConfig& cfg, StageRange range, int microbatch_size,
-                                     Device want, std::string* fallback_reason) {
+                                     Device want, std::string* fallback_reason, int gpu) {
   std::string why;
   if (want == Device::kCuda) {
 #ifdef XDC_MODEL_CUDA
-    if (auto s = make_cuda_stage(cfg, range, microbatch_size, &why)) {
+    if (auto s = make_cuda_stage(cfg, range, microbatch_size, gpu, &why)) {
       if (fallback_reason) fallback_reason->clear();
       return s;
     }
 #else
-    why = "this build has no CUDA stage (no CUDA toolkit at configure time, or XDC_CUDA=OFF)";
+    (void)gpu;
+    why = kNoCudaBuild;
 #endif
-    std::fprintf(stderr, "xdc model: CUDA requested but %s; running on the CPU\n", why.c_str());
+    if (!fallback_reason)  // callers that take the reason decide what to say
+      std::fprintf(stderr, "xdc model: CUDA requested but %s; running on the CPU\n", why.c_str());
   }
   if (fallback_reason) *fallback_reason = why;
   return std::make_unique<CpuStage>(cfg, range, microbatch_size);

@@ -3,10 +3,13 @@
 // the CPU stage (StageT<float>, OpenBLAS) and, where the CUDA toolkit was found at build
 // time, the CUDA stage (cuBLAS + own kernels). The semantics are those of stage.h; spans
 // are host memory on every device (the executor sends them with MPI and allreduces
-// grads()), so a device stage copies at its boundary.
+// grads()), so a device stage copies at its boundary. Every call returns with its device
+// work finished, so the time a caller measures around it is the action's time, host
+// staging copies included.
 #include <memory>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "workloads/model/stage.h"
 
@@ -54,10 +57,16 @@ enum class Device { kCpu, kCuda };
 // Whether this build has the CUDA stage (the toolkit was found at configure time).
 bool cuda_built();
 
-// A stage on `want`. CUDA falls back to the CPU when the build has no CUDA stage or the
-// machine has no usable GPU; the reason is printed to stderr ("xdc model: ...") and stored
-// in *fallback_reason if given (empty when no fallback happened).
+// The GPUs a CUDA stage could use here, with their names ("NVIDIA H100 80GB HBM3"); empty
+// with *why set when there are none (a build without the CUDA stage, no driver, no device).
+std::vector<std::string> cuda_gpus(std::string* why = nullptr);
+
+// A stage on `want` (GPU number `gpu` for CUDA). CUDA falls back to the CPU when the build
+// has no CUDA stage or that GPU is not usable; the reason is stored in *fallback_reason if
+// given (empty when no fallback happened), else printed to stderr ("xdc model: ...").
+// Callers that must not fall back (an experiment that asked for a GPU) check it.
 std::unique_ptr<StageApi> make_stage(const ModelConfig& cfg, StageRange range, int microbatch_size,
-                                     Device want, std::string* fallback_reason = nullptr);
+                                     Device want, std::string* fallback_reason = nullptr,
+                                     int gpu = 0);
 
 }  // namespace xdc::model

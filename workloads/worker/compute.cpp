@@ -131,7 +131,9 @@ std::vector<std::string> expand_glob(const std::string& pattern) {
 
 class RealCompute final : public StageCompute {
  public:
-  RealCompute(const RunSpec& spec, int stage_count, const std::vector<int>& stages, int replica)
+  // gpu < 0: the CPU stage; else the CUDA stage on that GPU.
+  RealCompute(const RunSpec& spec, int stage_count, const std::vector<int>& stages, int replica,
+              int gpu)
       : cfg_(model_config(spec)),
         m_(spec.microbatches),
         b_(spec.microbatch_size),
@@ -164,7 +166,11 @@ class RealCompute final : public StageCompute {
     bool data = false;
     for (int s : stages) {
       std::string why;
-      stages_[s] = model::make_stage(cfg_, ranges[s], b_, model::Device::kCpu, &why);
+      stages_[s] = model::make_stage(cfg_, ranges[s], b_,
+                                     gpu < 0 ? model::Device::kCpu : model::Device::kCuda, &why,
+                                     std::max(gpu, 0));
+      if (!why.empty())  // the harness checked the GPUs (check_gpus_here); this one failed
+        throw std::runtime_error("GPU " + std::to_string(gpu) + " asked, not usable: " + why);
       device_ = stages_[s]->device();
       if (s == 0 || s == stage_count - 1) data = true;
       has_loss_ = has_loss_ || s == stage_count - 1;
@@ -285,10 +291,19 @@ class RealCompute final : public StageCompute {
 }  // namespace
 
 std::unique_ptr<StageCompute> make_compute(const RunSpec& spec, int stage_count,
-                                           const std::vector<int>& stages, int replica) {
+                                           const std::vector<int>& stages, int replica,
+                                           int world_rank) {
   if (spec.compute == "modeled") return std::make_unique<ModeledCompute>(spec, stage_count, stages);
-  if (spec.compute == "real")
-    return std::make_unique<RealCompute>(spec, stage_count, stages, replica);
+  if (spec.compute == "real") {
+    int gpu = -1;
+    if (!spec.rank_gpus.empty()) {
+      if (world_rank < 0 || world_rank >= static_cast<int>(spec.rank_gpus.size()))
+        throw std::runtime_error("run spec rank_gpus: no GPU for world rank " +
+                                 std::to_string(world_rank));
+      gpu = spec.rank_gpus[world_rank];
+    }
+    return std::make_unique<RealCompute>(spec, stage_count, stages, replica, gpu);
+  }
   throw std::runtime_error("run spec compute: expected \"real\" or \"modeled\", got \"" +
                            spec.compute + "\"");
 }

@@ -49,8 +49,11 @@ class StageCompute {
   virtual int64_t peak_activation_bytes() const = 0;
 };
 
-// `stages`: the schedule stages this rank holds; `stage_count` of the whole pipeline.
+// `stages`: the schedule stages this rank holds; `stage_count` of the whole pipeline;
+// `world_rank` picks the rank's GPU (RunSpec::rank_gpus). Real compute asked on a GPU
+// that cannot be used throws (no silent fall back to the CPU).
 std::unique_ptr<StageCompute> make_compute(const RunSpec& spec, int stage_count,
-                                           const std::vector<int>& stages, int replica);
+                                           const std::vector<int>& stages, int replica,
+                                           int world_rank);
 
 }  // namespace xdc::worker

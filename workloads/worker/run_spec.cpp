@@ -42,6 +42,7 @@ void to_json(json& j, const RunSpec& s) {
            {"data_glob", s.data_glob},
            {"learning_rate", s.learning_rate},
            {"threads", s.threads},
+           {"rank_gpus", s.rank_gpus},
            {"timeout_s", s.timeout_s},
            {"time_dilation", s.time_dilation},
            {"grad_clip", s.grad_clip},
@@ -75,6 +76,7 @@ void from_json(const json& j, RunSpec& s) {
   s.data_glob = j.value("data_glob", d.data_glob);
   s.learning_rate = j.value("learning_rate", d.learning_rate);
   s.threads = j.value("threads", d.threads);
+  s.rank_gpus = j.value("rank_gpus", d.rank_gpus);
   s.timeout_s = j.value("timeout_s", d.timeout_s);
   s.time_dilation = j.value("time_dilation", d.time_dilation);
   s.grad_clip = j.value("grad_clip", d.grad_clip);

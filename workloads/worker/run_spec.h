@@ -46,11 +46,12 @@ struct RunSpec {
   ModeledCosts modeled;
   std::string data_glob = "/usr/share/common-licenses/*";  // real: training text
   double learning_rate = 3e-3;
-  int threads = 1;           // OpenBLAS / compute threads per rank
-  int timeout_s = 600;       // a rank that waits longer than this aborts the run
-  double time_dilation = 1;  // k of the run (harness/run/experiment.h): the durations and
-                             // timeout_s above are already x k; the worker only divides
-                             // the iteration times it prints by it
+  int threads = 1;             // OpenBLAS / compute threads per rank
+  std::vector<int> rank_gpus;  // real: world rank -> GPU of its CUDA stage; empty: CPU
+  int timeout_s = 600;         // a rank that waits longer than this aborts the run
+  double time_dilation = 1;    // k of the run (harness/run/experiment.h): the durations and
+                               // timeout_s above are already x k; the worker only divides
+                               // the iteration times it prints by it
 
   // ---- added by the worker (xdc-worker reads them; all optional)
   double grad_clip = 1.0;           // real: max global L2 grad norm over all stages (the

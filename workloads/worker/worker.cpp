@@ -116,7 +116,8 @@ void run(const RunSpec& spec, int rank, int thread_level, const std::string& hos
   std::vector<int> stages;
   for (int s = 0; s < schedule.stages; ++s)
     if (schedule.stage_rank[s] == L.pipeline_rank) stages.push_back(s);
-  std::unique_ptr<StageCompute> compute = make_compute(spec, schedule.stages, stages, L.replica);
+  std::unique_ptr<StageCompute> compute =
+      make_compute(spec, schedule.stages, stages, L.replica, rank);
 
   const std::string prefix = spec.run_dir + "/rank" + std::to_string(rank);
   RankReport report;

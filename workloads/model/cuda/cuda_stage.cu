@@ -111,14 +111,24 @@ __global__ void rmsnorm_backward_input_k(float* dinp, const float* dout, const f
   for (int c = threadIdx.x; c < C; c += blockDim.x)
     dinp[off + c] += (dout[off + c] * w[c] - inp[off + c] * r * k) * r;
 }
-// One thread per column, looping over rows.
+// dw[c] += sum_i dout[i,c] inp[i,c] rstd[i]: blocks of 32 columns x 8 row lanes, each
+// block a slice of the rows (gridDim.y slices), lanes summed in shared memory, slices
+// added atomically. (One thread per column would leave most of the GPU idle.)
 __global__ void rmsnorm_backward_weight_k(float* dw, const float* dout, const float* inp,
                                           const float* rstd, int BT, int C) {
-  const int c = blockIdx.x * blockDim.x + threadIdx.x;
-  if (c >= C) return;
+  __shared__ float part[8][33];
+  const int c = blockIdx.x * 32 + threadIdx.x;
   float s = 0;
-  for (int i = 0; i < BT; ++i) s += dout[size_t(i) * C + c] * inp[size_t(i) * C + c] * rstd[i];
-  dw[c] += s;
+  if (c < C) {
+    for (int i = blockIdx.y * 8 + threadIdx.y; i < BT; i += gridDim.y * 8)
+      s += dout[size_t(i) * C + c] * inp[size_t(i) * C + c] * rstd[i];
+  }
+  part[threadIdx.y][threadIdx.x] = s;
+  __syncthreads();
+  if (threadIdx.y == 0 && c < C) {
+    for (int y = 1; y < 8; ++y) s += part[y][threadIdx.x];
+    atomicAdd(&dw[c], s);
+  }
 }
 // One block per row of qkv: rotate the first n_heads heads (q then k).
 __global__ void rope_k(float* qkv, int ld, int n_heads, const float* cos_t, const float* sin_t,
@@ -336,6 +346,7 @@ class CudaStage final : public StageApi {
     ws_datt_ = device_alloc<float>(size_t(BT_) * cfg_.dim);
     ws_dp_ = device_alloc<float>(size_t(B_) * cfg_.heads * cfg_.seq * cfg_.seq);
     ws_loss_ = device_alloc<float>(BT_);
+    rows_.assign(BT_, 0.f);
     loss_scale_ = 1.f / float(BT_);
   }
   ~CudaStage() override {
@@ -420,6 +431,7 @@ class CudaStage final : public StageApi {
         float(1.0 / (1.0 - std::pow(c.beta2, double(t)))), float(lr), float(c.eps),
         float(lr * c.weight_decay), float(grad_scale));
     CK(cudaGetLastError());
+    CK(cudaDeviceSynchronize());
   }
   void save(const std::string& path) override {
     params();
@@ -505,7 +517,7 @@ class CudaStage final : public StageApi {
   cublasHandle_t blas_ = nullptr;
   std::vector<ParamTensor> tensors_;
   int64_t count_ = 0;
-  std::vector<float> host_params_, host_grads_, bw_out_;
+  std::vector<float> host_params_, host_grads_, bw_out_, rows_;
   AdamW<float> host_adam_;  // step count; moments only as checkpoint carriers
   bool params_out_ = false, grads_out_ = false;
   float *params_ = nullptr, *grads_ = nullptr, *m_ = nullptr, *v_ = nullptr;
@@ -651,10 +663,9 @@ StageOutput<float> CudaStage::forward(int mb, const StageInput<float>& in) {
   crossentropy_forward_k<<<BT_, kThreads>>>(m.probs.p, reinterpret_cast<int*>(m.targets.p),
                                             ws_loss_, int(V));
   CK(cudaGetLastError());
-  std::vector<float> rows(BT);
-  CK(cudaMemcpy(rows.data(), ws_loss_, BT * sizeof(float), cudaMemcpyDeviceToHost));
+  CK(cudaMemcpy(rows_.data(), ws_loss_, BT * sizeof(float), cudaMemcpyDeviceToHost));
   double sum = 0;
-  for (float r : rows) sum += r;
+  for (float r : rows_) sum += r;
   res.loss = sum / double(BT);
   return res;
 }
@@ -713,7 +724,10 @@ std::span<const float> CudaStage::backward_input(int mb, std::span<const float> 
   }
   CK(cudaGetLastError());
   m.phase = 2;
-  if (is_first()) return {};
+  if (is_first()) {
+    CK(cudaDeviceSynchronize());  // every call returns with its work done (stage_api.h)
+    return {};
+  }
   m.host_din.resize(BT * C);
   CK(cudaMemcpy(m.host_din.data(), m.dres[0].p, BT * C * sizeof(float), cudaMemcpyDeviceToHost));
   return m.host_din;
@@ -726,22 +740,22 @@ void CudaStage::backward_weight(int mb) {
   auto dW = [&](float* dw, const float* dy, const float* x, int K, int N) {
     gemm(true, false, N, K, BT_, 1.f, dy, N, x, K, 1.f, dw, K);  // dw (N,K) += dy^T x
   };
-  const int cb = blocks_for(C);
+  const dim3 nb((C + 31) / 32, std::min(64, (BT_ + 7) / 8)), nt(32, 8);
   if (is_last()) {
     dW(tensor(grads_, "lm_head"), m.probs.p, m.lnf.p, C, V);
-    rmsnorm_backward_weight_k<<<cb, kThreads>>>(tensor(grads_, "final_norm"), m.dlnf.p, m.x_out.p,
-                                                m.rstdf.p, BT_, C);
+    rmsnorm_backward_weight_k<<<nb, nt>>>(tensor(grads_, "final_norm"), m.dlnf.p, m.x_out.p,
+                                          m.rstdf.p, BT_, C);
   }
   for (int l = nL_ - 1; l >= 0; --l) {
     Layer& L = m.layers[l];
     dW(lw(grads_, l, "w2"), m.dres[l + 1].p, L.g.p, F, C);
     dW(lw(grads_, l, "w13"), L.dh13.p, L.ln2.p, C, 2 * F);
-    rmsnorm_backward_weight_k<<<cb, kThreads>>>(lw(grads_, l, "mlp_norm"), L.dln2.p, L.x_mid.p,
-                                                L.rstd2.p, BT_, C);
+    rmsnorm_backward_weight_k<<<nb, nt>>>(lw(grads_, l, "mlp_norm"), L.dln2.p, L.x_mid.p, L.rstd2.p,
+                                          BT_, C);
     dW(lw(grads_, l, "wo"), L.dx_mid.p, L.att.p, C, C);
     dW(lw(grads_, l, "wqkv"), L.dqkv.p, L.ln1.p, C, Cq);
-    rmsnorm_backward_weight_k<<<cb, kThreads>>>(lw(grads_, l, "attn_norm"), L.dln1.p, L.x_in.p,
-                                                L.rstd1.p, BT_, C);
+    rmsnorm_backward_weight_k<<<nb, nt>>>(lw(grads_, l, "attn_norm"), L.dln1.p, L.x_in.p, L.rstd1.p,
+                                          BT_, C);
   }
   if (is_first()) {
     embedding_backward_weight_k<<<BT_, kThreads>>>(tensor(grads_, "embedding"), m.dres[0].p,
@@ -754,8 +768,7 @@ void CudaStage::backward_weight(int mb) {
 
 }  // namespace
 
-std::unique_ptr<StageApi> make_cuda_stage(const ModelConfig& cfg, StageRange range,
-                                          int microbatch_size, std::string* why) {
+int cuda_gpu_count(std::string* why) {
   int n = 0;
   const cudaError_t e = cudaGetDeviceCount(&n);
   if (e != cudaSuccess || n == 0) {
@@ -764,16 +777,37 @@ std::unique_ptr<StageApi> make_cuda_stage(const ModelConfig& cfg, StageRange ran
                               : std::string("no GPU found");
     }
     cudaGetLastError();  // clear the sticky error for later callers
+    return 0;
+  }
+  return n;
+}
+
+std::string cuda_gpu_name(int gpu) {
+  cudaDeviceProp prop{};
+  if (cudaGetDeviceProperties(&prop, gpu) != cudaSuccess) {
+    cudaGetLastError();
+    return "";
+  }
+  return prop.name;
+}
+
+std::unique_ptr<StageApi> make_cuda_stage(const ModelConfig& cfg, StageRange range,
+                                          int microbatch_size, int gpu, std::string* why) {
+  const int n = cuda_gpu_count(why);
+  if (n == 0) return nullptr;
+  if (gpu < 0 || gpu >= n) {
+    if (why) *why = "GPU " + std::to_string(gpu) + " asked, " + std::to_string(n) + " present";
     return nullptr;
   }
-  cudaDeviceProp prop{};
-  if (cudaGetDeviceProperties(&prop, 0) != cudaSuccess || cudaSetDevice(0) != cudaSuccess) {
-    if (why) *why = "GPU 0 refused a context";
+  const std::string name = cuda_gpu_name(gpu);
+  if (name.empty() || cudaSetDevice(gpu) != cudaSuccess) {
+    cudaGetLastError();
+    if (why) *why = "GPU " + std::to_string(gpu) + " refused a context";
     return nullptr;
   }
   try {
     return std::make_unique<CudaStage>(cfg, range, microbatch_size,
-                                       std::string("cuda:0 (") + prop.name + ")");
+                                       "cuda:" + std::to_string(gpu) + " (" + name + ")");
   } catch (const std::exception& ex) {
     if (why) *why = ex.what();
     return nullptr;

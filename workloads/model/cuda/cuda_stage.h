@@ -10,9 +10,14 @@
 
 namespace xdc::model {
 
-// The CUDA stage on device 0, or nullptr with *why set when no usable GPU is present
-// (no driver, no device, or the device refuses a context).
+// GPUs the CUDA runtime sees; 0 with *why set (no driver, no device).
+int cuda_gpu_count(std::string* why);
+// The device's name ("NVIDIA H100 80GB HBM3"), "" when it cannot be read.
+std::string cuda_gpu_name(int gpu);
+
+// The CUDA stage on device `gpu` (made current for this thread), or nullptr with *why set
+// when that GPU is not usable (no driver, no such device, or it refuses a context).
 std::unique_ptr<StageApi> make_cuda_stage(const ModelConfig& cfg, StageRange range,
-                                          int microbatch_size, std::string* why);
+                                          int microbatch_size, int gpu, std::string* why);
 
 }  // namespace xdc::model
