@@ -1,10 +1,15 @@
 #pragma once
 // `xdc check`: every WAN direction of an emulated network measured against its
 // configuration. RTT is probed host to host across the link (both directions' delay
-// add up in it); loss one way with a UDP stream; goodput with one TCP flow.
+// add up in it); loss one way with a UDP stream; goodput with one TCP flow, and with
+// `flows` parallel TCP flows (iperf3 -P, beside it; the rate is judged by it): over a WAN one
+// flow is window-limited by the hosts' socket buffers (about 0.66 x wmem_max per round
+// trip, harness/sim/tcp_model.h), several flows show what the link itself carries, as
+// several connections per transfer (experiment key mpi.connections) would.
 // Acceptance per metric (DESIGN/REFERENCE): median RTT - base within max(0.2 ms, 2%)
 // of the configured round trip; RTT stdev within 15% of the configured jitter; TCP
-// goodput within 92-101% of the rate; loss within 3 sigma of the configured rate.
+// goodput (of the `flows` flows where measured, else of one) within 92-101% of the rate; loss
+// within 3 sigma of the configured rate.
 //
 // A network built under time dilation k (NetworkState::time_dilation) runs k times
 // slower than its topology: the probes are paced for the links as built, and every
@@ -25,6 +30,7 @@ struct CheckOptions {
   long udp_packets = 20000;
   double tcp_seconds = 5, tcp_omit_seconds = 2;
   bool throughput = true;  // run the TCP goodput probe
+  int flows = 8;           // parallel flows of the multi-flow probe; <= 1: not run
   std::string congestion;  // TCP probe's congestion control (iperf3 -C); "" = host default
 };
 
@@ -35,15 +41,17 @@ struct Verdict {
 };
 
 struct LinkCheck {
-  std::string from, to;     // DCs
-  std::string src, dst;     // hosts used
+  std::string from, to;  // DCs
+  std::string src, dst;  // hosts used
   std::string backend;
   netem::LinkParams configured, reverse;  // this direction and the way back (undilated)
   double time_dilation = 1;               // k of the network; figures below are undilated
   std::string congestion;                 // of the TCP probe, "" = host default
   double base_rtt_ms = 0;
   double rtt_median_ms = 0, rtt_min_ms = 0, rtt_p99_ms = 0, rtt_stdev_ms = 0;
-  double goodput_mbit = -1;  // -1 when not measured
+  double goodput_mbit = -1;        // -1 when not measured
+  int flows = 0;                   // of the multi-flow probe; 0 when not run
+  double multi_goodput_mbit = -1;  // all `flows` together; -1 when not measured
   double loss_pct = 0;
   long loss_packets = 0;
   std::vector<Verdict> verdicts;
@@ -61,8 +69,11 @@ std::vector<LinkCheck> check_network(const net::NetworkState& state, const Check
 
 // Judges the measured figures against the configuration (fills `verdicts`). TCP goodput is
 // judged against the rate only where neither direction loses packets: with loss, one flow
-// is loss-limited as on a real WAN (reported, "(loss)" in the table, not judged).
+// is loss-limited as on a real WAN (reported, "(loss)" in the table, not judged). The
+// multi-flow goodput, where measured, is what is judged (one flow may be window-limited
+// by the hosts' buffers); else the single flow's.
 void judge(LinkCheck& c);
+bool lossy(const LinkCheck& c);  // either direction configured with loss
 
 nlohmann::json to_json(const std::vector<LinkCheck>& checks);
 std::string to_table(const std::vector<LinkCheck>& checks);

@@ -83,9 +83,10 @@ RttStats ping(const std::string& net, const std::string& from, const std::string
 
 TcpResult tcp_goodput(const std::string& net, const std::string& from, const std::string& to,
                       const std::string& to_ip, double seconds, double omit_s,
-                      const std::string& congestion) {
+                      const std::string& congestion, int flows) {
   std::vector<std::string> args{"-c", to_ip, "-t", fmt_num(seconds), "-O", fmt_num(omit_s)};
   if (!congestion.empty()) args.insert(args.end(), {"-C", congestion});
+  if (flows > 1) args.insert(args.end(), {"-P", std::to_string(flows)});
   auto j = iperf(net, from, to, args, seconds + omit_s);
   TcpResult r;
   r.goodput_mbit = j.at("end").at("sum_received").at("bits_per_second").get<double>() / 1e6;

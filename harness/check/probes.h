@@ -25,12 +25,13 @@ struct TcpResult {
   int retransmits = 0;      // segments the sender retransmitted
   double bytes_sent = 0;    // by the sender, retransmissions not counted
 };
-// One TCP flow from `from` to `to` (iperf3 server started in `to`), `seconds` measured
-// after `omit_s` seconds of ramp-up; `congestion` (iperf3 -C) picks the sender's
-// congestion control, "" = the host's default.
+// `flows` parallel TCP flows (1: one; iperf3 -P) from `from` to `to` (iperf3 server
+// started in `to`), `seconds` measured after `omit_s` seconds of ramp-up; `congestion`
+// (iperf3 -C) picks the sender's congestion control, "" = the host's default. The result
+// sums the flows.
 TcpResult tcp_goodput(const std::string& net, const std::string& from, const std::string& to,
                       const std::string& to_ip, double seconds, double omit_s,
-                      const std::string& congestion = "");
+                      const std::string& congestion = "", int flows = 1);
 
 struct UdpLoss {
   long sent = 0, lost = 0;

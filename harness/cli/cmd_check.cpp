@@ -8,8 +8,8 @@
 #include <optional>
 
 #include "commands.h"
-#include "harness/check/link_check.h"
 #include "common/input_error.h"
+#include "harness/check/link_check.h"
 #include "harness/network/builder.h"
 #include "harness/network/names.h"
 #include "harness/network/teardown.h"
@@ -35,7 +35,11 @@ void add_check_command(CLI::App& app, Commands& out) {
                 "congestion control of the TCP probe (iperf3 -C), e.g. cubic; default: the "
                 "host's");
   c->add_option("-o,--output", json_out, "also write the JSON report to this file");
-  c->add_flag("--no-throughput", no_tcp, "skip the TCP goodput probe");
+  c->add_flag("--no-throughput", no_tcp, "skip the TCP goodput probes");
+  c->add_option("--flows", opts.flows,
+                "parallel TCP flows of the multi-flow goodput probe (iperf3 -P); 1: skip it")
+      ->check(CLI::Range(1, 128))
+      ->capture_default_str();
   c->add_option("--pings", opts.ping_count, "pings per link direction")->capture_default_str();
   c->add_option("--udp-packets", opts.udp_packets, "UDP datagrams for the loss probe")
       ->capture_default_str();
@@ -67,9 +71,8 @@ void add_check_command(CLI::App& app, Commands& out) {
                          *dilation, name, state->time_dilation));
                    std::vector<check::LinkCheck> checks;
                    try {
-                     checks = check::check_network(*state, opts, [](const std::string& m) {
-                       spdlog::info("check: {}", m);
-                     });
+                     checks = check::check_network(
+                         *state, opts, [](const std::string& m) { spdlog::info("check: {}", m); });
                    } catch (...) {
                      if (built) net::teardown_network(name);
                      throw;

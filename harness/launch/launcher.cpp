@@ -22,7 +22,6 @@ namespace fs = std::filesystem;
 namespace {
 
 // Data subnets only (hosts 10.1.0.0/16, WAN 10.2.0.0/16): MPI traffic is shaped.
-constexpr const char* kDataCidr = "10.0.0.0/8";
 
 void write_text(const fs::path& p, const std::string& text) {
   std::ofstream out(p);

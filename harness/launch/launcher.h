@@ -30,6 +30,9 @@
 
 namespace xdc::launch {
 
+// The shaped data network MPI (btl_tcp_if_include) and the workers' stripes use.
+inline constexpr const char* kDataCidr = "10.0.0.0/8";
+
 struct Job {
   std::string run_dir;                  // absolute; exists
   std::vector<std::string> rank_hosts;  // world rank -> emulated host

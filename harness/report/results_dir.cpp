@@ -1,5 +1,7 @@
 #include "harness/report/results_dir.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
@@ -266,8 +268,16 @@ RunData read_results_dir(const std::string& dir_text) {
   if (auto env = read_json(dir / "environment.json", d.notes)) {
     add_facts(*env,
               {"wan_links", "notes", "compute_mode", "shaping_backend", "network", "mpi_tcp_links",
-               "time_dilation"},
+               "mpi_connections", "time_dilation"},
               d.setup);
+    // Settings unlike stock OpenMPI / Linux TCP (environment.h), one line.
+    if (auto nd = env->find("non_default_settings"); nd != env->end() && nd->is_array()) {
+      std::string list;
+      for (auto& x : *nd)
+        if (x.is_string()) list += (list.empty() ? "" : ", ") + x.get<std::string>();
+      d.setup.emplace_back("non_default_settings",
+                           list.empty() ? "none (stock OpenMPI and TCP)" : list);
+    }
     if (auto td = env->find("time_dilation"); td != env->end() && td->is_object())
       for (auto& x : td->value("not_stretched", nlohmann::json::array()))
         if (x.is_string()) d.not_stretched.push_back(x.get<std::string>());
@@ -275,6 +285,20 @@ RunData read_results_dir(const std::string& dir_text) {
   if (s.contains("schedules") && s["schedules"].is_array()) {
     for (const auto& j : s["schedules"])
       if (j.is_object()) d.schedules.push_back(from_run_entry(j, dir, d.time_dilation, d.notes));
+    // WAN messages' goodput per schedule (results.h transfers_json), measured / simulated.
+    for (const auto& j : s["schedules"]) {
+      if (!j.is_object() || !j.contains("transfers") || !j["transfers"].is_object()) continue;
+      const auto& t = j["transfers"];
+      const auto st = j.value("simulated_transfers", nlohmann::json::object());
+      if (!t.contains("goodput_mbit_p50")) continue;
+      d.setup.emplace_back(
+          "wan_goodput." + j.value("schedule", std::string("?")),
+          fmt::format("{:.0f} Mbit/s p50 per message over {} connection(s) (simulated {})",
+                      t.value("goodput_mbit_p50", 0.0), t.value("connections", 0),
+                      st.contains("goodput_mbit_p50")
+                          ? fmt::format("{:.0f}", st.value("goodput_mbit_p50", 0.0))
+                          : std::string("-")));
+    }
   } else if (s.contains("schedules") && s["schedules"].is_object()) {
     for (auto& [k, v] : s["schedules"].items())
       d.schedules.push_back(from_simulate_entry(k, v, dir, d.notes));

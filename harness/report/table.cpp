@@ -154,7 +154,8 @@ std::string link_table_html(const nlohmann::json& check) {
       "class=\"sim\">configured</span></th><th>loss %<br><span "
       "class=\"sim\">configured</span></th><th>rate Mbit/s<br><span "
       "class=\"sim\">configured</span></th><th>base RTT ms</th><th>RTT median ms</th><th>RTT "
-      "stdev ms</th><th>goodput Mbit/s</th><th>loss %</th><th>ok</th></tr></thead><tbody>";
+      "stdev ms</th><th>goodput Mbit/s</th><th>N flows Mbit/s</th><th>loss "
+      "%</th><th>ok</th></tr></thead><tbody>";
   if (!check.is_object() || !check.contains("links") || !check["links"].is_array())
     return out + "</tbody></table>";
   for (const auto& l : check["links"]) {
@@ -166,12 +167,15 @@ std::string link_table_html(const nlohmann::json& check) {
         "<tr><td>{} &rarr; {}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td "
         "class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td "
         "class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td "
-        "class=\"n\">{}</td><td class=\"{}\">{}</td></tr>",
+        "class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"{}\">{}</td></tr>",
         escape(l.value("from", std::string("?"))), escape(l.value("to", std::string("?"))),
         json_number(cfg, "delay_ms", 2), json_number(cfg, "jitter_ms", 2),
         json_number(cfg, "loss_pct", 2), json_number(cfg, "rate_mbit", 0),
         json_number(m, "base_rtt_ms", 2), json_number(m, "rtt_median_ms", 2),
         json_number(m, "rtt_stdev_ms", 2), json_number(m, "goodput_mbit", 0),
+        m.value("flows", 0) > 1
+            ? fmt::format("{} ({})", json_number(m, "goodput_multi_mbit", 0), m.value("flows", 0))
+            : std::string("-"),
         json_number(m, "loss_pct", 2), ok ? "good" : "bad", ok ? "ok" : "NO");
   }
   return out + "</tbody></table>";

@@ -84,10 +84,18 @@ std::vector<std::string> time_dilation_fixed_timers() {
           "CPU-bound work (MPI progress, copies, the delay line)"};
 }
 
+nlohmann::json connections_json(const Experiment& e) {
+  auto one = [](int n) { return n > 0 ? nlohmann::json(n) : nlohmann::json("openmpi"); };
+  return {{"wan", one(e.connections_wan)}, {"dc", one(e.connections_dc)}};
+}
+
 std::vector<std::string> non_default_settings(const Experiment& e) {
   std::vector<std::string> out;
   for (auto& [k, v] : e.mca) out.push_back("mpi.mca." + k + "=" + v);
   if (e.tcp_links > 1) out.push_back("mpi.tcp_links=" + std::to_string(e.tcp_links));
+  if (e.connections_wan > 0)
+    out.push_back("mpi.connections.wan=" + std::to_string(e.connections_wan));
+  if (e.connections_dc > 0) out.push_back("mpi.connections.dc=" + std::to_string(e.connections_dc));
   const topo::TcpSettings stock;
   std::set<std::string> tcp;
   for (auto& dc : e.topology.dcs)
@@ -162,6 +170,7 @@ nlohmann::json environment_json(const Experiment& e, const net::NetworkState& ne
           {"compute_device", compute_device_json(e)},
           {"time_dilation", time_dilation_json(k)},
           {"mpi_tcp_links", e.tcp_links == 0 ? 1 : e.tcp_links},
+          {"mpi_connections", connections_json(e)},
           {"mpi_progress", e.progress},
           {"mpi_mca", mca},
           {"non_default_settings", non_default_settings(e)}};

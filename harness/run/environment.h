@@ -23,6 +23,8 @@ std::vector<std::string> time_dilation_fixed_timers();
 // What the experiment changes from stock OpenMPI 4.1 and stock Linux TCP, as "key=value"
 // (mpi.mca.*, mpi.tcp_links above 1, the hosts' tcp.* unlike topology.h's TcpSettings{}).
 std::vector<std::string> non_default_settings(const Experiment& e);
+// mpi.connections as recorded: {"wan": N or "openmpi", "dc": N or "openmpi"}.
+nlohmann::json connections_json(const Experiment& e);
 // "kernel" | "userspace" | "mixed: ..." from the network's WAN links.
 std::string shaping_backend(const net::NetworkState& net);
 

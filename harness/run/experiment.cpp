@@ -295,9 +295,18 @@ class Parser {
 
   void read_mpi(const yaml::Value& v) {
     yaml::Map m = v.map({}, "a map like {tcp_links: 1, timeout_s: 600}");
-    m.check_keys({"tcp_links", "timeout_s", "progress", "mca"},
-                 {{"links", "tcp_links"}, {"timeout", "timeout_s"}});
+    m.check_keys({"tcp_links", "connections", "timeout_s", "progress", "mca"},
+                 {{"links", "tcp_links"},
+                  {"timeout", "timeout_s"},
+                  {"conns", "connections"},
+                  {"stripes", "connections"}});
     if (auto l = m.get("tcp_links")) e_.tcp_links = static_cast<int>(l->integer(1, 64));
+    if (auto c = m.get("connections")) {
+      yaml::Map cm = c->map({}, "a map like {wan: 8, dc: 1} (TCP connections per transfer)");
+      cm.check_keys({"wan", "dc"}, {{"intra_dc", "dc"}, {"cross_dc", "wan"}});
+      if (auto w = cm.get("wan")) e_.connections_wan = static_cast<int>(w->integer(1, 64));
+      if (auto d = cm.get("dc")) e_.connections_dc = static_cast<int>(d->integer(1, 64));
+    }
     if (auto t = m.get("timeout_s")) e_.timeout_s = static_cast<int>(t->integer(1, 86400));
     if (auto p = m.get("progress")) e_.progress = p->choice({"thread", "none"});
     if (auto x = m.get("mca")) {

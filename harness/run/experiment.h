@@ -36,12 +36,26 @@
 //   schedules: [1f1b, overlap, crosspipe-greedy]   # names (xdc schedule list) or
 //                                     # {csv: file.csv} (PyTorch's form, csv.h)
 //   mpi: {tcp_links: 1, timeout_s: 600, progress: thread,
+//         connections: {wan: 8, dc: 1},         # optional, below
 //         mca: {btl_tcp_eager_limit: 65536}}   # extra OpenMPI MCA parameters
 //   seed: 1
 //   learning_rate: 0.003              # real compute
 //   data: /usr/share/common-licenses/*   # real compute: training text (glob)
 //   check: false                      # quick link check before the workers start
 //   time_dilation: 1                  # k >= 1: run k times slower than real (below)
+//
+// Connections per transfer (mpi.connections, Atlas): with `wan: N` every point-to-point
+// message between ranks in different DCs is striped over N TCP connections the workers
+// open themselves (workloads/worker/stripes.h: 256 KiB pieces pulled by whichever
+// connection drains, no rendezvous),
+// with `dc: N` those between ranks of one DC; a class not named stays on OpenMPI's btl/tcp
+// (the default, one connection per message). Each N is 1..64 (1 = the workers' own single
+// connection, the baseline to compare N with). Over a WAN one connection is window-limited
+// (about 0.66 x wmem_max / 0.58 x rmem_max per round trip, harness/sim/tcp_model.h); N of
+// them carry N windows, up to the link's rate. Data-parallel all-reduces stay on OpenMPI.
+// `tcp_links` is OpenMPI's btl_tcp_links only: measured, it does not stripe one message
+// (stripes.h has the figures). Both are non-default settings, recorded in
+// environment.json's non_default_settings and shown in the report.
 //
 // Time dilation (Gupta et al., NSDI'06; DieCast, NSDI'08) emulates links faster than this
 // machine carries: the network is built with every WAN delay and jitter and the intra-DC
@@ -128,7 +142,8 @@ struct Experiment {
   std::vector<std::vector<std::string>> placement;  // [replica][pipeline rank] -> host
   int microbatches = 8, microbatch_size = 1, iterations = 10, warmup = 1;
   std::vector<ScheduleChoice> schedules;
-  int tcp_links = 0;  // 0: OpenMPI's default (1)
+  int tcp_links = 0;                            // 0: OpenMPI's default (1)
+  int connections_wan = 0, connections_dc = 0;  // mpi.connections; 0: OpenMPI (default)
   int timeout_s = 600;
   std::string progress = "thread";
   std::vector<std::pair<std::string, std::string>> mca;  // extra --mca KEY VALUE

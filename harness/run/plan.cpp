@@ -7,6 +7,7 @@
 #include <map>
 
 #include "common/input_error.h"
+#include "harness/launch/launcher.h"
 #include "harness/sim/setup.h"
 #include "workloads/schedule/csv.h"
 #include "workloads/schedule/generators.h"
@@ -85,7 +86,10 @@ int64_t eager_limit(const Experiment& e) {
 
 // One TCP connection per ordered pair of `hosts` (ranks), as the sending and the
 // receiving host's TCP settings and the experiment's MPI settings shape it.
-std::vector<sim::TcpPath> tcp_paths(const Experiment& e, const std::vector<std::string>& hosts) {
+// `striped`: point-to-point messages, which mpi.connections stripes; false for the
+// all-reduce, which stays on OpenMPI.
+std::vector<sim::TcpPath> tcp_paths(const Experiment& e, const std::vector<std::string>& hosts,
+                                    bool striped) {
   const int n = static_cast<int>(hosts.size());
   const int64_t eager = eager_limit(e);
   std::vector<sim::TcpPath> out(static_cast<size_t>(n) * n);
@@ -97,12 +101,19 @@ std::vector<sim::TcpPath> tcp_paths(const Experiment& e, const std::vector<std::
       p.eager_limit = eager;
       p.window_bytes = sim::tcp_window_bytes(from.wmem_max_bytes, to.rmem_max_bytes);
       p.slow_start_after_idle = from.slow_start_after_idle;
+      // mpi.connections: the workers' stripes for this peer class (tcp_model.h).
+      const bool wan = e.topology.find_host(hosts[a])->dc != e.topology.find_host(hosts[b])->dc;
+      if (const int n = wan ? e.connections_wan : e.connections_dc; striped && n > 0) {
+        p.connections = n;
+        p.eager_limit = sim::kNoRendezvous;
+      }
     }
   return out;
 }
 
 // The links among `hosts` (one rank each, in order), as link_model() describes.
-sim::LinkModel links_between(const Experiment& e, const std::vector<std::string>& hosts) {
+sim::LinkModel links_between(const Experiment& e, const std::vector<std::string>& hosts,
+                             bool striped) {
   const int n = static_cast<int>(hosts.size());
   std::map<std::string, int> dc_index;
   std::vector<int> dc_of(n);
@@ -116,7 +127,7 @@ sim::LinkModel links_between(const Experiment& e, const std::vector<std::string>
     for (int b = 0; b < n; ++b) {
       if (a != b) m.at(a, b) = host_link(e, routes, hosts[a], hosts[b]);
     }
-  m.tcp = tcp_paths(e, hosts);
+  m.tcp = tcp_paths(e, hosts, striped);
   // Random loss along the route caps each cross-DC connection's window (tcp_model.h).
   for (int a = 0; a < n; ++a)
     for (int b = 0; b < n; ++b) {
@@ -147,7 +158,7 @@ std::vector<int64_t> grad_bytes(const Experiment& e, int stages) {
 }  // namespace
 
 sim::LinkModel link_model(const Experiment& e) {
-  return links_between(e, e.placement[0]);
+  return links_between(e, e.placement[0], true);
 }
 
 sim::CostModel planned_costs(const Experiment& e, const std::vector<int>& stage_rank) {
@@ -184,8 +195,9 @@ sim::CostModel planned_costs(const Experiment& e, const std::vector<int>& stage_
         // The replicas' connections last carried the previous iteration's all-reduce:
         // idle for about an iteration of this stage's compute.
         const int64_t idle = e.microbatches * (costs.f_ns[st] + costs.b_ns[st] + costs.w_ns[st]);
-        costs.allreduce_ns = std::max(
-            costs.allreduce_ns, sim::allreduce_ns(links_between(e, replicas), grads[st], idle));
+        costs.allreduce_ns =
+            std::max(costs.allreduce_ns,
+                     sim::allreduce_ns(links_between(e, replicas, false), grads[st], idle));
       }
     }
     return costs;
@@ -388,6 +400,10 @@ worker::RunSpec run_spec(const Plan& p, const SchedulePlan& sp, const std::strin
   r.time_dilation = k;
   r.timeout_s = static_cast<int>(std::ceil(e.timeout_s * k));
   r.progress = e.progress;
+  r.connections_wan = e.connections_wan;
+  r.connections_dc = e.connections_dc;
+  r.data_cidr = launch::kDataCidr;
+  for (const std::string& h : r.rank_hosts) r.rank_dcs.push_back(e.topology.find_host(h)->dc);
   if (e.compute.mode == Compute::Mode::kReal) {
     r.model = model_json(e.model);
     for (auto& range : model::split_layers(e.model, s.stages))

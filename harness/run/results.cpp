@@ -6,7 +6,11 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
+#include <tuple>
+
+#include "harness/run/environment.h"
 
 namespace xdc::run {
 namespace fs = std::filesystem;
@@ -113,12 +117,69 @@ nlohmann::json num(double x) {
 }
 }  // namespace
 
+nlohmann::json transfers_json(const trace::Trace& t, const std::vector<std::string>& rank_dcs,
+                              const std::vector<worker::RankReport>& reports) {
+  using sched::Kind;
+  auto dc = [&](int r) { return r >= 0 && r < (int)rank_dcs.size() ? rank_dcs[r] : ""; };
+  // Messages in order per (direction, consumer stage, microbatch, receiver): the k-th
+  // SEND matches the k-th RECV.
+  using Key = std::tuple<int, int, int, int>;
+  std::map<Key, std::vector<const trace::Event*>> sends, recvs;
+  for (const trace::Event& e : t.events) {
+    if (e.peer < 0 || dc(e.rank) == dc(e.peer)) continue;
+    if (e.kind == Kind::SEND_F || e.kind == Kind::SEND_B) {
+      const bool f = e.kind == Kind::SEND_F;
+      sends[{f ? 0 : 1, e.stage + (f ? 1 : -1), e.microbatch, e.peer}].push_back(&e);
+    } else if (e.kind == Kind::RECV_F || e.kind == Kind::RECV_B) {
+      recvs[{e.kind == Kind::RECV_F ? 0 : 1, e.stage, e.microbatch, e.rank}].push_back(&e);
+    }
+  }
+  if (sends.empty()) return nullptr;
+  int messages = 0, connections = 0;
+  std::vector<double> mbit;
+  for (auto& [key, ss] : sends) {
+    messages += static_cast<int>(ss.size());
+    for (const trace::Event* s : ss) connections = std::max(connections, s->connections);
+    auto it = recvs.find(key);
+    if (it == recvs.end()) continue;
+    for (size_t i = 0; i < std::min(ss.size(), it->second.size()); ++i) {
+      const trace::Event& s = *ss[i];
+      const trace::Event& r = *it->second[i];
+      if (r.end_ns <= r.start_ns || r.end_ns <= s.start_ns) continue;  // no wait: not timed
+      mbit.push_back(static_cast<double>(s.bytes) * 8e3 /
+                     static_cast<double>(r.end_ns - s.start_ns));
+    }
+  }
+  nlohmann::json j = {
+      {"wan_messages", messages}, {"connections", connections}, {"timed_messages", mbit.size()}};
+  if (!mbit.empty()) {
+    std::sort(mbit.begin(), mbit.end());
+    j["goodput_mbit_p50"] = mbit.size() % 2
+                                ? mbit[mbit.size() / 2]
+                                : (mbit[mbit.size() / 2 - 1] + mbit[mbit.size() / 2]) / 2;
+    j["goodput_mbit_min"] = mbit.front();
+    j["goodput_mbit_max"] = mbit.back();
+  }
+  nlohmann::json per = nlohmann::json::array();
+  for (const worker::RankReport& rep : reports)
+    for (const auto& c : rep.connections)
+      per.push_back({{"rank", rep.world_rank},
+                     {"peer", c.peer},
+                     {"index", c.index},
+                     {"bytes_sent", c.bytes_sent},
+                     {"kernel_bytes_acked", c.kernel_bytes_acked},
+                     {"kernel_retransmits", c.kernel_retransmits}});
+  if (!per.empty()) j["per_connection"] = per;
+  return j;
+}
+
 nlohmann::json summary_json(const ScheduleResult& r) {
   nlohmann::json j = {{"schedule", r.schedule},
                       {"ok", r.ok},
                       {"simulated_iteration_s", r.simulated_iteration_s},
                       {"simulated_bubble_ratio", bubble_json(r.simulated_bubble)},
                       {"simulated_costs", r.simulated_costs}};
+  if (!r.simulated_transfers.is_null()) j["simulated_transfers"] = r.simulated_transfers;
   if (r.measured) {
     nlohmann::json loss = nlohmann::json::array();
     for (double x : r.loss) loss.push_back(num(x));
@@ -134,6 +195,7 @@ nlohmann::json summary_json(const ScheduleResult& r) {
          {"tokens_per_s", r.tokens_per_s},
          {"loss", loss},
          {"waits_s_per_iteration", r.waits_s}});
+    if (!r.transfers.is_null()) j["transfers"] = r.transfers;
     if (r.peak_flops_per_rank > 0)
       j["mfu"] = {{"value", r.mfu},
                   {"peak_flops_per_rank", r.peak_flops_per_rank},
@@ -160,6 +222,7 @@ nlohmann::json run_summary_json(const Plan& plan, const std::vector<ScheduleResu
                       {"microbatches", e.microbatches},
                       {"microbatch_size", e.microbatch_size},
                       {"mpi_tcp_links", e.tcp_links == 0 ? 1 : e.tcp_links},
+                      {"mpi_connections", connections_json(e)},
                       {"interrupted", interrupted},
                       {"simulation",
                        {{"grad_norm_allreduce", plan.worker.grad_norm},

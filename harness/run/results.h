@@ -47,10 +47,21 @@ struct ScheduleResult {
   // Modeled compute: the ranks slept the cost model's durations, which assume the peak, so
   // MFU (and the compute in tokens/s) is arithmetic on that assumption, not a measurement.
   bool modeled_compute = false;
-  nlohmann::json waits_s;  // per cause, seconds per iteration, all ranks summed
+  nlohmann::json waits_s;              // per cause, seconds per iteration, all ranks summed
+  nlohmann::json transfers;            // transfers_json of the measured run (null: none)
+  nlohmann::json simulated_transfers;  // the same of the simulated trace
   double mean() const;
   double percentile(double p) const;  // nearest rank
 };
+
+// The WAN's point-to-point messages (between ranks of different DCs, rank_dcs: world rank
+// -> DC): how many, over how many connections each (trace.h), and their goodput, bytes x 8
+// / (receiver's completion - sender's post) over the messages the receiver waited for
+// (its RECV ends when the data was all there): p50, min, max in Mbit/s. With `reports`,
+// the bytes every stripe connection carried (run_spec.h RankReport::connections).
+// Null when the trace has no such message.
+nlohmann::json transfers_json(const trace::Trace& t, const std::vector<std::string>& rank_dcs,
+                              const std::vector<worker::RankReport>& reports = {});
 
 // Per-iteration traces from the merged trace and the reports.
 std::vector<trace::Trace> split_iterations(const RankFiles& f);

@@ -149,6 +149,9 @@ ScheduleResult analyse(const Plan& plan, const SchedulePlan& p, const fs::path& 
   for (auto& rep : files.reports)
     if (rep.world_rank == last_rank) r.loss = rep.loss;
   r.waits_s = waits_per_iteration(files, r.iteration_s.size());
+  std::vector<std::string> rank_dcs;
+  for (const std::string& h : e.rank_hosts()) rank_dcs.push_back(e.topology.find_host(h)->dc);
+  r.transfers = transfers_json(files.trace, rank_dcs, files.reports);
 
   // The same schedule predicted (plan.h's predict, as `xdc simulate`): modeled costs as
   // slept; real compute as measured in this run, under the same CPU sharing.
@@ -161,6 +164,7 @@ ScheduleResult analyse(const Plan& plan, const SchedulePlan& p, const fs::path& 
   try {
     const Prediction pred = predict(plan, p, costs);
     set_simulated(r, pred);
+    r.simulated_transfers = transfers_json(pred.trace, rank_dcs);
     trace::write_file((dir / "simulated.trace.json").string(), trace::to_chrome_json(pred.trace));
     trace::write_file((dir / "simulated.trace.csv").string(), trace::to_csv(pred.trace));
   } catch (const std::exception& ex) {

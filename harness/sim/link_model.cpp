@@ -47,7 +47,7 @@ LinkState::LinkState(const LinkModel& m, int64_t idle_before_ns)
     : m_(m), channel_free_(m.channels(), 0) {
   conn_.resize(m.tcp.empty() ? 0 : static_cast<size_t>(m.ranks) * m.ranks);
   for (size_t i = 0; i < conn_.size(); ++i) {
-    const int64_t w = m.tcp[i].window_bytes;
+    const int64_t w = m.tcp[i].window_bytes * std::max(m.tcp[i].connections, 1);
     conn_[i].cwnd = w > 0 ? w : int64_t{1} << 40;
     conn_[i].last_send_ns = -idle_before_ns;
     conn_[i].stamp_ns = -idle_before_ns;

@@ -1,5 +1,6 @@
 #include "harness/sim/simulator.h"
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 
@@ -67,8 +68,14 @@ trace::Trace simulate(const sched::Schedule& s, const CostModel& costs, const Li
     if (a.kind == Kind::RECV_F) bytes = costs.activation_bytes[a.stage - 1];
     if (a.kind == Kind::RECV_B) bytes = costs.activation_bytes[a.stage];
     // Integer ns in, so every time is an integer below 2^53: the casts are exact.
+    int connections = 0;  // trace.h: a message's connections
+    if (a.peer >= 0) {
+      const bool send = sched::is_send(a.kind);
+      const size_t path = static_cast<size_t>(send ? r : a.peer) * s.ranks + (send ? a.peer : r);
+      connections = links.tcp.empty() ? 1 : std::max(links.tcp[path].connections, 1);
+    }
     t.events.push_back({r, a.kind, a.stage, a.microbatch, static_cast<int64_t>(rec.start),
-                        static_cast<int64_t>(rec.end), bytes, a.peer});
+                        static_cast<int64_t>(rec.end), bytes, a.peer, connections});
   }
   return t;
 }

@@ -28,7 +28,7 @@ void tcp_note_send(TcpConn& c, const TcpPath& p, int64_t rtt_ns, int64_t now_ns)
     const int64_t rto = rto_jiffies(p, rtt_ns);
     int64_t idle = (now_ns - c.last_send_ns) / kJiffyNs;
     if (idle > rto) {  // tcp_cwnd_restart
-      const int64_t restart = std::min(kTcpInitialWindow, c.cwnd);
+      const int64_t restart = std::min(kTcpInitialWindow * std::max(p.connections, 1), c.cwnd);
       int64_t cwnd = c.cwnd;
       while ((idle -= rto) > 0 && cwnd > restart) cwnd /= 2;
       c.cwnd = std::max(cwnd, restart);
@@ -44,17 +44,19 @@ int64_t tcp_transmit(TcpConn& c, const TcpPath& p, double bandwidth_bps, int64_t
     return bandwidth_bps <= 0 ? 0 : std::llround(static_cast<double>(b) * 8e9 / bandwidth_bps);
   };
   const int64_t rto_ns = rto_jiffies(p, rtt_ns) * kJiffyNs;
+  const int n = std::max(p.connections, 1);  // n connections: n windows (tcp_model.h)
+  const int64_t window = p.window_bytes * n;
   int64_t t = start_ns, left = std::max<int64_t>(bytes, 0);
   for (;;) {
     int64_t round = std::min(left, c.cwnd);
-    if (p.window_bytes > 0) round = std::min(round, p.window_bytes);
-    if (round == c.cwnd || round == p.window_bytes) {  // the window is full
+    if (window > 0) round = std::min(round, window);
+    if (round == c.cwnd || round == window) {  // the window is full
       c.used_bytes = 0;
       c.stamp_ns = t;
     } else {  // the application leaves the window part empty (tcp_cwnd_validate)
       c.used_bytes = std::max(c.used_bytes, round);
       if (p.slow_start_after_idle && t - c.stamp_ns >= rto_ns) {
-        const int64_t used = std::max(c.used_bytes, kTcpInitialWindow);
+        const int64_t used = std::max(c.used_bytes, kTcpInitialWindow * n);
         if (used < c.cwnd) c.cwnd = (c.cwnd + used) / 2;  // tcp_cwnd_application_limited
         c.used_bytes = 0;
         c.stamp_ns = t;

@@ -28,9 +28,18 @@
 // completed within 1 s of each other, 2.4 s after microbatch 0, where FIFO gives 0.65 s
 // apart), and overlaps a queued message's request/answer with the data before it (CrossPipe
 // 80 ms / 26 Mbit/s: 256 KiB messages arrive back to back at the link rate); the link
-// model keeps messages FIFO per channel, each paying its own round trip. Several
-// connections per peer (mpi.tcp_links > 1) are not modeled: measured, 2 links made 1 MiB
-// messages slower (370-450 ms instead of 30-160 ms).
+// model keeps messages FIFO per channel, each paying its own round trip. OpenMPI's
+// btl_tcp_links > 1 is not modeled: measured, it does not stripe one message
+// (workloads/worker/stripes.h), and 2 links made 1 MiB messages slower (370-450 ms
+// instead of 30-160 ms).
+// Several connections per transfer (mpi.connections, the workers' stripes): a message is
+// spread over `connections` connections with the same history (the stripes' pieces go to
+// whichever drains), so they act as one connection with `connections` x the window, the
+// initial and restart window and the bytes in flight: N window-limited flows carry N
+// windows per round trip, up to the link's rate. The stripes have no rendezvous
+// (eager_limit is set above any message). Not modeled: N flows leaving slow start
+// together overflow the queue (measured: hundreds of retransmissions per connection at
+// 80 ms, README "Several connections per transfer").
 // A message is sent in rounds of one round trip each: min(cwnd, window) bytes per round,
 // serialised at the link's rate; when a round's bytes take longer than the round trip the
 // link is the limit and rounds follow back to back.
@@ -53,7 +62,9 @@ struct TcpPath {
   int64_t window_bytes = 0;                  // most payload in flight; 0 = unlimited
   bool slow_start_after_idle = true;         // the sender's tcp_slow_start_after_idle
   int64_t rto_min_ns = 200'000'000;          // Linux's TCP_RTO_MIN (undilated time)
+  int connections = 1;                       // TCP connections one message is striped over
 };
+inline constexpr int64_t kNoRendezvous = int64_t{1} << 62;  // eager_limit of the stripes
 
 // Payload in flight allowed by the sender's send buffer and the receiver's receive
 // buffer (their autotuning maxima, bytes).
@@ -67,7 +78,8 @@ int64_t tcp_window_bytes(uint64_t sender_wmem_max, uint64_t receiver_rmem_max);
 // 0 loss: no limit (returns 0).
 int64_t tcp_loss_window_bytes(double loss);
 
-// State of one direction of a connection: its congestion window and when it last sent.
+// State of one direction of a connection (of all `connections` of a path together): its
+// congestion window and when it last sent.
 struct TcpConn {
   int64_t cwnd = kTcpInitialWindow;
   int64_t last_send_ns = std::numeric_limits<int64_t>::min();  // never sent

@@ -94,6 +94,10 @@ std::string to_chrome_json(const Trace& t) {
     if (sched::is_comm(e.kind)) {
       ev["args"]["bytes"] = e.bytes;
       ev["args"]["peer"] = e.peer;
+      if (e.connections > 0) {  // trace.h: striped over that many, bytes / N each
+        ev["args"]["connections"] = e.connections;
+        ev["args"]["bytes_per_connection"] = e.bytes / e.connections;
+      }
       if (flow_of[i]) {
         ev["bind_id"] = flow_of[i];
         ev[is_send(e.kind) ? "flow_out" : "flow_in"] = true;

@@ -7,6 +7,7 @@
 #include <regex>
 
 #include "common/input_error.h"
+#include "harness/run/environment.h"
 #include "harness/run/plan.h"
 #include "tests/network/leftovers.h"
 #include "workloads/model/stage_api.h"
@@ -31,7 +32,8 @@ TEST(Experiment, ShippedFilesLoad) {
   for (const char* f :
        {"experiments/two-dc.yaml", "experiments/two-dc-modeled.yaml", "tests/run/modeled-20ms.yaml",
         "tests/run/overlap.yaml", "tests/run/kill.yaml", "tests/run/bubble-0ms.yaml",
-        "tests/run/dp-real.yaml", "tests/run/dp-modeled.yaml"}) {
+        "tests/run/dp-real.yaml", "tests/run/dp-modeled.yaml",
+        "experiments/multi-connection.yaml"}) {
     SCOPED_TRACE(f);
     const auto e = xdc::run::load_experiment(f);
     EXPECT_EQ(e.world_size(), static_cast<int>(e.rank_hosts().size()));
@@ -122,6 +124,34 @@ TEST(Experiment, TimeDilationStretchesTheWorkersAndNotThePlan) {
   }
 }
 
+TEST(Experiment, ConnectionsPerPeerClassReachSpecSimulatorAndRecord) {
+  const auto plain = parse_experiment(kGood, kLabel);
+  EXPECT_EQ(plain.connections_wan, 0);
+  EXPECT_EQ(plain.connections_dc, 0);
+  EXPECT_TRUE(xdc::run::non_default_settings(plain).empty());
+  const auto e = parse_experiment(kGood + "mpi: {connections: {wan: 8}}\n", kLabel);
+  EXPECT_EQ(e.connections_wan, 8);
+  EXPECT_EQ(e.connections_dc, 0);
+  EXPECT_EQ(xdc::run::non_default_settings(e), (std::vector<std::string>{"mpi.connections.wan=8"}));
+  EXPECT_EQ(xdc::run::connections_json(e), (nlohmann::json{{"wan", 8}, {"dc", "openmpi"}}));
+  // The workers get the class of every rank's host and N per class.
+  const auto plan = xdc::run::make_plan(e);
+  const auto spec = xdc::run::run_spec(plan, plan.schedules[0], "/tmp/x", "/tmp/x/schedule.csv");
+  EXPECT_EQ(spec.connections_wan, 8);
+  EXPECT_EQ(spec.connections_dc, 0);
+  EXPECT_EQ(spec.rank_dcs, (std::vector<std::string>{"east", "east", "west", "west"}));
+  // The simulator stripes east -> west (8 connections, no rendezvous), not inside east.
+  const auto l = xdc::run::link_model(e);
+  EXPECT_EQ(l.tcp[1 * 4 + 2].connections, 8);
+  EXPECT_EQ(l.tcp[1 * 4 + 2].eager_limit, xdc::sim::kNoRendezvous);
+  EXPECT_EQ(l.tcp[0 * 4 + 1].connections, 1);
+  EXPECT_EQ(l.tcp[0 * 4 + 1].eager_limit, xdc::sim::kOpenMpiEagerLimit);
+  const auto both = parse_experiment(kGood + "mpi: {connections: {wan: 4, dc: 2}}\n", kLabel);
+  EXPECT_EQ(xdc::run::link_model(both).tcp[0 * 4 + 1].connections, 2);
+  EXPECT_EQ(xdc::run::non_default_settings(both),
+            (std::vector<std::string>{"mpi.connections.wan=4", "mpi.connections.dc=2"}));
+}
+
 struct Bad {
   std::string name, text;
   int line;              // where the message must point
@@ -203,6 +233,10 @@ INSTANTIATE_TEST_SUITE_P(
         Bad{"yaml_syntax", with("microbatches: 8", "microbatches: [8"), 6, "syntax"},
         Bad{"schedule_twice", with("crosspipe-greedy]", "1f1b]"), 7, "listed twice"},
         Bad{"tcp_links_zero", kGood + "mpi: {tcp_links: 0}\n", 8, "1..64"},
+        Bad{"connections_zero", kGood + "mpi: {connections: {wan: 0}}\n", 8, "1..64"},
+        Bad{"connections_not_a_map", kGood + "mpi: {connections: 8}\n", 8, "{wan: 8, dc: 1}"},
+        Bad{"connections_unknown_class", kGood + "mpi: {connections: {lan: 2}}\n", 8,
+            "unknown key"},
         Bad{"tcp_unknown_key", kGood + "tcp: {congestion_algo: bbr}\n", 8,
             "tcp.congestion_algo: unknown key"},
         Bad{"tcp_bad_ecn", kGood + "tcp: {ecn: maybe}\n", 8, "expected one of: off, on, server"},

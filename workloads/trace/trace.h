@@ -24,8 +24,11 @@ struct Event {
   int microbatch = 0;  // -1 for ALLREDUCE / OPT
   int64_t start_ns = 0;
   int64_t end_ns = 0;
-  int64_t bytes = 0;  // communication only
-  int peer = -1;      // communication only
+  int64_t bytes = 0;    // communication only
+  int peer = -1;        // communication only
+  int connections = 0;  // a message to/from a peer: the TCP connections it was striped
+                        // over (1: OpenMPI's one connection; N: the worker's stripes,
+                        // bytes / N each, workloads/worker/stripes.h); 0 otherwise
 };
 
 struct Trace {
@@ -35,7 +38,9 @@ struct Trace {
   std::vector<Event> events;
 };
 
-// CSV: rank,kind,stage,microbatch,start_ns,end_ns,bytes,peer (header line first).
+// CSV: rank,kind,stage,microbatch,start_ns,end_ns,bytes,peer,connections (header line
+// first); a file without the last column reads connections as 1 for a message with a
+// peer, 0 otherwise.
 std::string to_csv(const Trace& t);
 Trace from_csv(const std::string& text);
 

@@ -15,10 +15,11 @@ void write_file(const std::string& path, const std::string& content) {
 
 std::string to_csv(const Trace& t) {
   std::ostringstream out;
-  out << "rank,kind,stage,microbatch,start_ns,end_ns,bytes,peer\n";
+  out << "rank,kind,stage,microbatch,start_ns,end_ns,bytes,peer,connections\n";
   for (const Event& e : t.events)
     out << e.rank << ',' << sched::kind_name(e.kind) << ',' << e.stage << ',' << e.microbatch << ','
-        << e.start_ns << ',' << e.end_ns << ',' << e.bytes << ',' << e.peer << '\n';
+        << e.start_ns << ',' << e.end_ns << ',' << e.bytes << ',' << e.peer << ',' << e.connections
+        << '\n';
   return out.str();
 }
 
@@ -37,14 +38,21 @@ Trace from_csv(const std::string& text) {
     ++line_no;
     if (line.empty()) continue;
     std::istringstream ls(line);
-    std::string f[8];
+    std::string f[9];
     for (auto& x : f) std::getline(ls, x, ',');
     auto k = kinds.find(f[1]);
     if (k == kinds.end())
       throw std::invalid_argument("trace CSV line " + std::to_string(line_no) +
                                   ": unknown kind \"" + f[1] + "\"");
-    Event e{std::stoi(f[0]),  k->second,        std::stoi(f[2]),  std::stoi(f[3]),
-            std::stoll(f[4]), std::stoll(f[5]), std::stoll(f[6]), std::stoi(f[7])};
+    Event e{std::stoi(f[0]),
+            k->second,
+            std::stoi(f[2]),
+            std::stoi(f[3]),
+            std::stoll(f[4]),
+            std::stoll(f[5]),
+            std::stoll(f[6]),
+            std::stoi(f[7]),
+            f[8].empty() ? (std::stoi(f[7]) >= 0 ? 1 : 0) : std::stoi(f[8])};
     t.ranks = std::max(t.ranks, e.rank + 1);
     t.microbatches = std::max(t.microbatches, e.microbatch + 1);
     t.events.push_back(e);

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <climits>
 
+#include "workloads/worker/stripes.h"
+
 namespace xdc::worker {
 
 namespace {
@@ -89,7 +91,26 @@ void Comm::release(Request* r) {
   free_.push_back(r);
 }
 
+void Comm::attach_stripes(Stripes* s, MPI_Comm comm) {
+  stripes_ = s;
+  stripes_comm_ = comm;
+}
+
+void Comm::complete_external(Request* r) {
+  {
+    std::lock_guard lk(mu_);  // a waiter between its check and its sleep holds mu_
+    r->done.store(true, std::memory_order_release);
+  }
+  completed_.notify_all();
+}
+
 void Comm::issue(Request* r) {
+  if (stripes_ && r->comm == stripes_comm_ &&
+      (r->op == Request::Op::kSend || r->op == Request::Op::kRecv) &&
+      stripes_->connections(r->peer) > 0) {
+    r->op == Request::Op::kSend ? stripes_->send(r) : stripes_->recv(r);
+    return;
+  }
   const size_t elem = r->op == Request::Op::kAllreduceFloat    ? sizeof(float)
                       : r->op == Request::Op::kAllreduceDouble ? sizeof(double)
                                                                : 1;

@@ -19,6 +19,10 @@
 //
 // Requests are reusable slots: submit -> wait/test -> release. Sizes may exceed INT_MAX
 // (split into several MPI requests). Times are steady_clock ns of this process.
+//
+// With stripes attached (attach_stripes), sends and receives on that communicator to a
+// peer the stripes connect go over the worker's own sockets (stripes.h) instead of
+// OpenMPI; the comm thread hands them over and the stripes' I/O thread completes them.
 #include <mpi.h>
 
 #include <atomic>
@@ -32,6 +36,8 @@
 #include <vector>
 
 namespace xdc::worker {
+
+class Stripes;
 
 enum class Progress { kThread, kNone };
 
@@ -69,6 +75,12 @@ class Comm {
 
   int64_t polls() const { return polls_.load(std::memory_order_relaxed); }
 
+  // Point-to-point requests on `comm` to peers `s` connects go through `s` from now on.
+  // Call before the first submission; `s` outlives this Comm's use of it.
+  void attach_stripes(Stripes* s, MPI_Comm comm);
+  // Completion of a request finished outside MPI (the stripes' I/O thread); complete_ns set.
+  void complete_external(Request* r);
+
  private:
   Request* submit(Request::Op op, void* buf, int64_t count, int peer, int tag, MPI_Comm comm);
   void run();
@@ -88,6 +100,8 @@ class Comm {
   int waiting_ = 0;
   bool stop_ = false;
   std::atomic<int> sends_pending_{0};
+  Stripes* stripes_ = nullptr;
+  MPI_Comm stripes_comm_ = MPI_COMM_NULL;
 
   // Comm thread only.
   std::vector<MPI_Request> mpi_reqs_;

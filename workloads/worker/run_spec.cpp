@@ -49,6 +49,10 @@ void to_json(json& j, const RunSpec& s) {
            {"progress", s.progress},
            {"progress_poll_us", s.progress_poll_us},
            {"iteration_barrier", s.iteration_barrier},
+           {"rank_dcs", s.rank_dcs},
+           {"connections_wan", s.connections_wan},
+           {"connections_dc", s.connections_dc},
+           {"data_cidr", s.data_cidr},
            {"debug_exit_rank", s.debug_exit_rank},
            {"debug_exit_after_iteration", s.debug_exit_after_iteration}};
 }
@@ -79,9 +83,30 @@ void from_json(const json& j, RunSpec& s) {
   s.progress = j.value("progress", d.progress);
   s.progress_poll_us = j.value("progress_poll_us", d.progress_poll_us);
   s.iteration_barrier = j.value("iteration_barrier", d.iteration_barrier);
+  s.rank_dcs = j.value("rank_dcs", d.rank_dcs);
+  s.connections_wan = j.value("connections_wan", d.connections_wan);
+  s.connections_dc = j.value("connections_dc", d.connections_dc);
+  s.data_cidr = j.value("data_cidr", d.data_cidr);
   s.debug_exit_rank = j.value("debug_exit_rank", d.debug_exit_rank);
   s.debug_exit_after_iteration =
       j.value("debug_exit_after_iteration", d.debug_exit_after_iteration);
+}
+
+void to_json(json& j, const RankReport::Connection& c) {
+  j = json{{"peer", c.peer},
+           {"index", c.index},
+           {"bytes_sent", c.bytes_sent},
+           {"bytes_received", c.bytes_received},
+           {"kernel_bytes_acked", c.kernel_bytes_acked},
+           {"kernel_retransmits", c.kernel_retransmits}};
+}
+void from_json(const json& j, RankReport::Connection& c) {
+  c.peer = j.value("peer", -1);
+  c.index = j.value("index", 0);
+  c.bytes_sent = j.value("bytes_sent", int64_t{0});
+  c.bytes_received = j.value("bytes_received", int64_t{0});
+  c.kernel_bytes_acked = j.value("kernel_bytes_acked", int64_t{0});
+  c.kernel_retransmits = j.value("kernel_retransmits", int64_t{0});
 }
 
 void to_json(json& j, const RankReport& r) {
@@ -102,7 +127,8 @@ void to_json(json& j, const RankReport& r) {
            {"complete", r.complete},
            {"iterations_done", r.iterations_done},
            {"progress", r.progress},
-           {"mpi_thread_level", r.mpi_thread_level}};
+           {"mpi_thread_level", r.mpi_thread_level},
+           {"connections", r.connections}};
 }
 void from_json(const json& j, RankReport& r) {
   r.world_rank = j.at("world_rank");
@@ -123,6 +149,7 @@ void from_json(const json& j, RankReport& r) {
   r.iterations_done = j.value("iterations_done", 0);
   r.progress = j.value("progress", "");
   r.mpi_thread_level = j.value("mpi_thread_level", 0);
+  r.connections = j.value("connections", std::vector<RankReport::Connection>{});
 }
 
 RunSpec read_run_spec(const std::string& path) {

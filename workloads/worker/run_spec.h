@@ -54,19 +54,26 @@ struct RunSpec {
                                // the iteration times it prints by it
 
   // ---- added by the worker (xdc-worker reads them; all optional)
-  double grad_clip = 1.0;               // real: max global L2 grad norm over all stages (the
-                                        // single-process reference clips alike); <= 0 = off
-  std::string progress = "thread";      // "thread": a comm thread keeps MPI progressing while
-                                        // compute runs; "none": MPI progresses only inside the
-                                        // executor's waits or while an Isend is pending, so a
-                                        // computing receiver stalls a rendezvous (comm.h)
-  int progress_poll_us = 100;           // comm thread: MPI_Testsome period while requests pend
-  bool iteration_barrier = true;        // all ranks start each iteration together (an
-                                        // MPI_Ibarrier outside the iteration windows), as
-                                        // the simulator does; false: iterations run free
-                                        // and may overlap across ranks
-  int debug_exit_rank = -1;             // test only: this world rank exits (code 3, no MPI
-  int debug_exit_after_iteration = -1;  // finalize) after this many measured iterations
+  double grad_clip = 1.0;           // real: max global L2 grad norm over all stages (the
+                                    // single-process reference clips alike); <= 0 = off
+  std::string progress = "thread";  // "thread": a comm thread keeps MPI progressing while
+                                    // compute runs; "none": MPI progresses only inside the
+                                    // executor's waits or while an Isend is pending, so a
+                                    // computing receiver stalls a rendezvous (comm.h)
+  int progress_poll_us = 100;       // comm thread: MPI_Testsome period while requests pend
+  bool iteration_barrier = true;    // all ranks start each iteration together (an
+                                    // MPI_Ibarrier outside the iteration windows), as
+                                    // the simulator does; false: iterations run free
+                                    // and may overlap across ranks
+  // Point-to-point messages over the worker's own TCP connections (stripes.h), per peer
+  // class: a peer in another DC (rank_dcs) gets connections_wan sockets, one in this DC
+  // connections_dc; 0 = OpenMPI's btl/tcp as usual (the default).
+  std::vector<std::string> rank_dcs;  // world rank -> DC of its host
+  int connections_wan = 0;
+  int connections_dc = 0;
+  std::string data_cidr = "10.0.0.0/8";  // where the stripes listen (the shaped network)
+  int debug_exit_rank = -1;              // test only: this world rank exits (code 3, no MPI
+  int debug_exit_after_iteration = -1;   // finalize) after this many measured iterations
 
   int world_size() const { return pipeline_ranks * data_parallel; }
 };
@@ -92,12 +99,20 @@ struct RankReport {
   int iterations_done = 0;   // measured iterations finished
   std::string progress;      // "thread (poll 100 us)" or "none"
   int mpi_thread_level = 0;  // MPI_THREAD_* the library provided
+  struct Connection {        // one socket of the stripes (stripes.h), this rank's side
+    int peer = -1, index = 0;
+    int64_t bytes_sent = 0, bytes_received = 0;              // over the whole run, headers included
+    int64_t kernel_bytes_acked = 0, kernel_retransmits = 0;  // TCP_INFO at the end
+  };
+  std::vector<Connection> connections;  // empty without stripes
 };
 
 void to_json(nlohmann::json& j, const ModeledCosts& c);
 void from_json(const nlohmann::json& j, ModeledCosts& c);
 void to_json(nlohmann::json& j, const RunSpec& s);
 void from_json(const nlohmann::json& j, RunSpec& s);
+void to_json(nlohmann::json& j, const RankReport::Connection& c);
+void from_json(const nlohmann::json& j, RankReport::Connection& c);
 void to_json(nlohmann::json& j, const RankReport& r);
 void from_json(const nlohmann::json& j, RankReport& r);
 

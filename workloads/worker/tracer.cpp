@@ -18,7 +18,8 @@ void Tracer::record_send(sched::Kind kind, int stage, int mb, int64_t post_ns, i
   const int64_t start = std::max(post_ns, last);
   const int64_t end = std::max(done_ns, start);
   last = end;
-  events_.push_back(trace::Event{rank_, kind, stage, mb, start, end, bytes, peer});
+  events_.push_back(
+      trace::Event{rank_, kind, stage, mb, start, end, bytes, peer, connections(peer)});
 }
 
 namespace {

@@ -32,8 +32,12 @@ class Tracer {
   void record(sched::Kind kind, int stage, int mb, int64_t start_ns, int64_t end_ns,
               int64_t bytes = 0, int peer = -1) {
     if (!measuring_) return;
-    events_.push_back(trace::Event{rank_, kind, stage, mb, start_ns, end_ns, bytes, peer});
+    events_.push_back(
+        trace::Event{rank_, kind, stage, mb, start_ns, end_ns, bytes, peer, connections(peer)});
   }
+  // Peers whose messages go over the worker's stripes, and over how many connections;
+  // any other peer's messages take OpenMPI's one connection (trace.h: connections).
+  void set_connections(std::map<int, int> per_peer) { connections_ = std::move(per_peer); }
   // SEND from post to completion, serialised per peer (see above). Recorded whatever
   // measuring() is now: the caller knows whether the send was posted while measuring.
   void record_send(sched::Kind kind, int stage, int mb, int64_t post_ns, int64_t done_ns,
@@ -50,6 +54,12 @@ class Tracer {
   std::vector<trace::Event> events_;
   size_t flushed_ = 0;
   std::map<int, int64_t> last_send_end_;
+  std::map<int, int> connections_;
+  int connections(int peer) const {
+    if (peer < 0) return 0;
+    auto it = connections_.find(peer);
+    return it == connections_.end() ? 1 : it->second;
+  }
 };
 
 }  // namespace xdc::worker

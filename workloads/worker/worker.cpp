@@ -7,7 +7,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <optional>
+#include <set>
 
 #include "workloads/schedule/csv.h"
 #include "workloads/schedule/validate.h"
@@ -16,6 +18,7 @@
 #include "workloads/worker/compute.h"
 #include "workloads/worker/executor.h"
 #include "workloads/worker/run_spec.h"
+#include "workloads/worker/stripes.h"
 #include "workloads/worker/tracer.h"
 
 namespace xdc::worker {
@@ -37,6 +40,25 @@ void write_report(const std::string& path, const RankReport& r) {
   }
   if (std::rename(tmp.c_str(), path.c_str()) != 0)
     throw std::runtime_error("cannot rename " + tmp + " to " + path);
+}
+
+// The peers this rank exchanges point-to-point messages with that the spec stripes
+// (connections_wan / connections_dc > 0 for their class), and over how many connections.
+// Symmetric: the schedule's messages are matched, and both ends read the same spec.
+std::vector<Stripes::Peer> striped_peers(const RunSpec& spec, const sched::Schedule& schedule,
+                                         const Layout& L) {
+  std::set<int> peers;
+  for (const sched::Action& a : schedule.actions[L.pipeline_rank])
+    if (a.peer >= 0 && a.peer != L.pipeline_rank) peers.insert(L.world_of(a.peer));
+  std::vector<Stripes::Peer> out;
+  const auto dc = [&](int r) {
+    return r < static_cast<int>(spec.rank_dcs.size()) ? spec.rank_dcs[r] : std::string();
+  };
+  for (int p : peers) {
+    const int n = dc(p) == dc(L.world_rank) ? spec.connections_dc : spec.connections_wan;
+    if (n > 0) out.push_back({p, n});
+  }
+  return out;
 }
 
 [[noreturn]] void fail(int rank, const std::string& host, const std::string& what) {
@@ -119,6 +141,18 @@ void run(const RunSpec& spec, int rank, int thread_level, const std::string& hos
   MPI_Barrier(MPI_COMM_WORLD);
   {
     Comm comm(progress, spec.progress_poll_us);
+    std::unique_ptr<Stripes> stripes;
+    if (spec.connections_wan > 0 || spec.connections_dc > 0) {  // collective: every rank
+      const auto peers = striped_peers(spec, schedule, L);
+      stripes = std::make_unique<Stripes>(
+          MPI_COMM_WORLD, spec.data_cidr, peers,
+          [&comm](Comm::Request* r) { comm.complete_external(r); },
+          "rank " + std::to_string(rank) + " (host " + host + ")");
+      comm.attach_stripes(stripes.get(), MPI_COMM_WORLD);
+      std::map<int, int> per_peer;
+      for (auto& p : peers) per_peer[p.rank] = p.connections;
+      tracer.set_connections(per_peer);
+    }
     Executor ex(spec, schedule, L, *compute, comm, tracer);
     // Errors abort here, before unwinding: the comm thread may still be writing into the
     // executor's receive buffers.
@@ -160,6 +194,12 @@ void run(const RunSpec& spec, int rank, int thread_level, const std::string& hos
       }
       ex.drain_sends();
       report.waits = ex.waits();
+      if (stripes) {
+        stripes->finish();
+        for (const Stripes::ConnStats& c : stripes->stats())
+          report.connections.push_back({c.peer, c.index, c.bytes_sent, c.bytes_received,
+                                        c.kernel_bytes_acked, c.kernel_retransmits});
+      }
     } catch (const std::exception& e) {
       fail(rank, host, e.what());
     }
