@@ -43,6 +43,22 @@ const char* rate_qdisc_kind(uint64_t rate_bps) {
   return rate_bps / 8 <= static_cast<uint64_t>(std::numeric_limits<int>::max()) ? "tbf" : "htb";
 }
 
+// The htb class handle:1 under qdisc `handle`, carrying a 64-bit rate (ceil = rate), not
+// yet sent: added with NLM_F_CREATE to make it, with flags 0 to change it.
+static ClassPtr htb_class(int ifindex, uint32_t handle, uint64_t rate_Bps, uint32_t burst_bytes) {
+  ClassPtr c(rtnl_class_alloc());
+  if (!c) throw std::bad_alloc();
+  rtnl_tc_set_ifindex(TC_CAST(c.get()), ifindex);
+  rtnl_tc_set_parent(TC_CAST(c.get()), handle);
+  rtnl_tc_set_handle(TC_CAST(c.get()), handle | 1);
+  nl::check(rtnl_tc_set_kind(TC_CAST(c.get()), "htb"), "htb class kind");
+  nl::check(rtnl_htb_set_rate64(c.get(), rate_Bps), "htb rate64");
+  nl::check(rtnl_htb_set_ceil64(c.get(), rate_Bps), "htb ceil64");
+  nl::check(rtnl_htb_set_rbuffer(c.get(), burst_bytes), "htb buffer");
+  nl::check(rtnl_htb_set_cbuffer(c.get(), burst_bytes), "htb cbuffer");
+  return c;
+}
+
 std::string add_rate_qdisc(const nl::NlSocket& sock, int ifindex, uint32_t parent, uint32_t handle,
                            uint64_t rate_bps, uint64_t limit_bytes, uint32_t burst_bytes) {
   const uint64_t rate_Bps = rate_bps / 8;
@@ -59,16 +75,7 @@ std::string add_rate_qdisc(const nl::NlSocket& sock, int ifindex, uint32_t paren
   nl::check(rtnl_htb_set_defcls(q.get(), 1), "htb defcls");
   nl::check(rtnl_qdisc_add(sock.get(), q.get(), NLM_F_CREATE | NLM_F_EXCL),
             "add htb on " + where(sock, ifindex));
-  ClassPtr c(rtnl_class_alloc());
-  if (!c) throw std::bad_alloc();
-  rtnl_tc_set_ifindex(TC_CAST(c.get()), ifindex);
-  rtnl_tc_set_parent(TC_CAST(c.get()), handle);
-  rtnl_tc_set_handle(TC_CAST(c.get()), handle | 1);
-  nl::check(rtnl_tc_set_kind(TC_CAST(c.get()), "htb"), "htb class kind");
-  nl::check(rtnl_htb_set_rate64(c.get(), rate_Bps), "htb rate64");
-  nl::check(rtnl_htb_set_ceil64(c.get(), rate_Bps), "htb ceil64");
-  nl::check(rtnl_htb_set_rbuffer(c.get(), burst_bytes), "htb buffer");
-  nl::check(rtnl_htb_set_cbuffer(c.get(), burst_bytes), "htb cbuffer");
+  ClassPtr c = htb_class(ifindex, handle, rate_Bps, burst_bytes);
   nl::check(rtnl_class_add(sock.get(), c.get(), NLM_F_CREATE | NLM_F_EXCL),
             "add htb class rate " + std::to_string(rate_bps) + " bit/s on " + where(sock, ifindex));
   // The leaf queue is the bottleneck buffer: a bfifo of limit_bytes.
@@ -99,16 +106,7 @@ void change_rate_qdisc(const nl::NlSocket& sock, int ifindex, uint32_t parent, u
         "change tbf to rate " + std::to_string(rate_bps) + " bit/s on " + where(sock, ifindex));
     return;
   }
-  ClassPtr c(rtnl_class_alloc());
-  if (!c) throw std::bad_alloc();
-  rtnl_tc_set_ifindex(TC_CAST(c.get()), ifindex);
-  rtnl_tc_set_parent(TC_CAST(c.get()), handle);
-  rtnl_tc_set_handle(TC_CAST(c.get()), handle | 1);
-  nl::check(rtnl_tc_set_kind(TC_CAST(c.get()), "htb"), "htb class kind");
-  nl::check(rtnl_htb_set_rate64(c.get(), rate_Bps), "htb rate64");
-  nl::check(rtnl_htb_set_ceil64(c.get(), rate_Bps), "htb ceil64");
-  nl::check(rtnl_htb_set_rbuffer(c.get(), burst_bytes), "htb buffer");
-  nl::check(rtnl_htb_set_cbuffer(c.get(), burst_bytes), "htb cbuffer");
+  ClassPtr c = htb_class(ifindex, handle, rate_Bps, burst_bytes);
   nl::check(
       rtnl_class_add(sock.get(), c.get(), 0),  // an existing class: changed
       "change htb class to rate " + std::to_string(rate_bps) + " bit/s on " + where(sock, ifindex));
