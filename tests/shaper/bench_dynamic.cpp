@@ -49,6 +49,7 @@
 #include "harness/topology/topology.h"
 #include "netem/nl/netns.h"
 #include "netem/shaper/shaper.h"
+#include "tests/shaper/reshape.h"
 #include "tests/shaper/testbed.h"
 
 namespace xdc::testbed {
@@ -60,21 +61,10 @@ void sleep_s(double s) {
   std::this_thread::sleep_for(std::chrono::duration<double>(s));
 }
 
-struct Shaped {
-  Shaped(netem::Backend b, const Line& l, const LinkParams& p) : was(p) {
-    auto s = netem::shape_egress(b, {l.gw, Line::kGwToB, "gw->b"}, p);
-    s->detach();
-    r = s->record();
-  }
-  ~Shaped() { netem::undo_shape(r); }
-  int64_t change(const LinkParams& p) {
-    int64_t asked = realtime_ns();
-    netem::reshape_egress(r, was, p);
-    was = p;
-    return asked;
-  }
-  netem::ShapeRecord r;
-  LinkParams was;
+// ShapedDirection (reshape.h); the benchmark takes the time it was asked at.
+struct Shaped : ShapedDirection {
+  using ShapedDirection::ShapedDirection;
+  int64_t change(const LinkParams& p) { return ShapedDirection::change(p).first; }
 };
 
 double percentile(std::vector<double> v, double q) {
@@ -304,28 +294,15 @@ nlohmann::json delay_changes_under_tcp(netem::Backend b, const Line& l, int& reo
           {"tcp_error", tcp.error}};
 }
 
-nlohmann::json rate_decrease_under_tcp(netem::Backend b, const Line& l) {
-  LinkParams p;
-  p.delay_us = 10'000;
-  p.rate_bps = 50'000'000;
-  Shaped s(b, l, p);
-  big_tcp_buffers(l.a);
-  big_tcp_buffers(l.b);
-  IperfResult tcp;
-  std::thread flow([&] { tcp = iperf_tcp(l.a, l.b, l.b_ip, 3, 0); });
-  sleep_s(1.5);
-  netem::ShapeCounters before = netem::shape_counters(s.r);
-  LinkParams slow = p;
-  slow.rate_bps = 10'000'000;
-  s.change(slow);
-  flow.join();
-  netem::ShapeCounters c = netem::shape_counters(s.r);
+nlohmann::json rate_decrease_json(netem::Backend b, const Line& l) {
+  const RateDecrease r = rate_decrease_under_tcp(b, l);
+  const netem::ShapeCounters &before = r.before, &c = r.after;
   return {{"overflow_drops", c.rate_queue_drops - before.rate_queue_drops},
           {"other_drops",
            (c.loss_drops + c.delay_queue_drops) - (before.loss_drops + before.delay_queue_drops)},
-          {"tcp_retransmits", tcp.retransmits},
-          {"tcp_goodput_mbit", tcp.goodput_bps / 1e6},
-          {"tcp_error", tcp.error}};
+          {"tcp_retransmits", r.tcp.retransmits},
+          {"tcp_goodput_mbit", r.tcp.goodput_bps / 1e6},
+          {"tcp_error", r.tcp.error}};
 }
 
 }  // namespace
@@ -408,7 +385,7 @@ int main(int argc, char** argv) {
   auto delay_ms = testbed::delay_apply_ms(b, line, reorders);
   auto rate_ms = testbed::rate_apply_ms(b, line, reorders);
   auto tcp_delay = testbed::delay_changes_under_tcp(b, line, reorders);
-  auto tcp_rate = testbed::rate_decrease_under_tcp(b, line);
+  auto tcp_rate = testbed::rate_decrease_json(b, line);
   auto trace = testbed::trace_replay(b, line, reorders);
   nlohmann::json apply = {
       {"delay_p50", testbed::percentile(delay_ms, 0.5)},
