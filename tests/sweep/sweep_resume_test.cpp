@@ -36,7 +36,14 @@ TEST(SweepRun, InterruptedSweepLeavesNoNetworkAndResumesTheMissingPoint) {
     bool second_started = false;
     for (int i = 0; i < 1200 && !second_started; ++i) {
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
-      second_started = fs::exists(second / "experiment.yaml");
+      // The second point's job is running once the log says "launching" a second time
+      // (its experiment.yaml alone came too early or too late to be sure of landing the
+      // SIGINT inside the ~2 s point).
+      const std::string text = slurp(log);
+      const size_t first_launch = text.find("launching");
+      second_started = fs::exists(second / "experiment.yaml") &&
+                       first_launch != std::string::npos &&
+                       text.find("launching", first_launch + 1) != std::string::npos;
       if (!run.running()) break;
     }
     ASSERT_TRUE(second_started) << slurp(log);
