@@ -106,8 +106,13 @@ void add_address(const nl::NlSocket& sk, const std::string& ifname, const std::s
 void add_route(const nl::NlSocket& sk, const std::string& dst, const std::string& via,
                const std::string& ifname, bool onlink, uint32_t rto_min_ms) {
   std::unique_ptr<rtnl_route, void (*)(rtnl_route*)> route(rtnl_route_alloc(), rtnl_route_put);
-  if (rto_min_ms)
+  if (rto_min_ms) {
     nl::check(rtnl_route_set_metric(route.get(), RTAX_RTO_MIN, rto_min_ms), "route rto_min");
+    // TCP takes a route's rto_min only when the metric is locked (tcp_rto_min():
+    // dst_metric_locked), as `ip route ... rto_min` always sets it; unlocked it is ignored.
+    nl::check(rtnl_route_set_metric(route.get(), RTAX_LOCK, 1u << RTAX_RTO_MIN),
+              "route rto_min lock");
+  }
   AddrPtr d = parse_addr(dst);
   nl::check(rtnl_route_set_dst(route.get(), d.get()), "route dst " + dst);
   rtnl_nexthop* nh = rtnl_route_nh_alloc();
