@@ -9,6 +9,7 @@
 // socket-buffer window (tcp_model.h).
 // A plain record: the topology loader (or a CLI flag) fills it; no YAML here. LinkState
 // holds what the links remember while a run is simulated.
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -44,9 +45,11 @@ struct LinkModel {
 };
 
 // One message on the wire: its first byte starts serialising at start_ns, its last byte
-// at end_ns, and the receiver has all of it at arrival_ns.
+// at end_ns, and the receiver has all of it at arrival_ns. ticket >= 0: a later send may
+// still delay it (LinkState::current).
 struct Transfer {
   int64_t start_ns = 0, end_ns = 0, arrival_ns = 0;
+  int64_t ticket = -1;
 };
 
 // The links during one simulated run: when each channel is free again and, with a TCP
@@ -55,16 +58,55 @@ struct Transfer {
 // The run is one iteration of many: every connection starts warm, its window at the
 // socket-buffer limit, having last sent `idle_before_ns` before time 0 (0: the previous
 // iteration ended then; a connection used once per iteration passes its idle time).
+//
+// Without TCP paths a channel is a FIFO: a message holds it latency + bytes / bandwidth.
+// With them the messages on a channel share it as OpenMPI shares a connection: each
+// Isend goes out when issued (its rendezvous request with the first fragment, or the
+// whole eager message), and the data of every message in flight is interleaved fragment
+// by fragment (ob1 schedules each request's pipeline of fragments in turn onto the
+// endpoint's queue), so n messages in flight each get 1/n of what the connection
+// carries. Measured (geopipe 20 ms, `overlap`, 10 MiB activations sent while earlier ones
+// were in flight: 430-680 ms each instead of 210 alone). The channel runs in rounds of one
+// round trip: each connection with data ready sends what tcp_round allows, split evenly
+// among its messages (one with less left takes only that); a message's last byte leaves
+// when the round has serialised, for every message of the round, as many bytes as that
+// message sent (round robin). A message that becomes ready in the middle of a round (a
+// rendezvous answer back, a new Isend) joins at the next round. Because a new send slows
+// the messages it shares the channel with, send() answers with a provisional Transfer and
+// a ticket; current(ticket) gives the timing as known after every send so far, final
+// once the simulation has passed the message's arrival (the engine waits for that).
 class LinkState {
  public:
+  // Keeps a reference to `m`, which must outlive it.
   explicit LinkState(const LinkModel& m, int64_t idle_before_ns = 0);
+  LinkState(LinkModel&&, int64_t = 0) = delete;
   // A message of `bytes` from rank `from` to `to`, ready to go at ready_ns.
   Transfer send(int from, int to, int64_t bytes, int64_t ready_ns);
+  Transfer current(int64_t ticket) const { return result_.at(static_cast<size_t>(ticket)); }
 
  private:
+  struct Job {  // one message on a TCP channel
+    int from = 0, to = 0;
+    int64_t left = 0;    // bytes of its current phase still to send
+    int64_t rest = 0;    // rendezvous: the bytes that follow the answer
+    int64_t ready = 0;   // its current phase may send from then on
+    int64_t start = -1;  // first byte
+    bool done = false;
+  };
+  struct Channel {
+    int64_t t = 0;              // the next round may start then (rounds before it are final)
+    std::vector<int64_t> jobs;  // tickets of its messages not yet complete
+  };
+  // Runs `ch`'s rounds that start before `until` (final: they cannot change), or, with
+  // `commit` false, on copies until every message is complete, filling result_.
+  void run_channel(Channel& ch, int64_t until, bool commit);
+
   const LinkModel& m_;
   std::vector<int64_t> channel_free_;
   std::vector<TcpConn> conn_;  // [from * ranks + to]
+  std::vector<Channel> channels_;
+  std::vector<Job> jobs_;         // by ticket
+  std::vector<Transfer> result_;  // by ticket
 };
 
 // MPI_Iallreduce of `bytes` among the ranks of `m`, in place, as OpenMPI 4.1's coll/libnbc

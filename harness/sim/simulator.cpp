@@ -19,12 +19,15 @@ class LinkTiming : public sched::MessageTiming {
  public:
   explicit LinkTiming(const LinkModel& links) : wire_(links) {}
   sched::Transfer send(int from, int to, int64_t bytes, double ready, const Action&) override {
-    const Transfer x = wire_.send(from, to, bytes, static_cast<int64_t>(ready));
-    return {static_cast<double>(x.start_ns), static_cast<double>(x.end_ns),
-            static_cast<double>(x.arrival_ns)};
+    return convert(wire_.send(from, to, bytes, static_cast<int64_t>(ready)));
   }
+  sched::Transfer current(int64_t ticket) override { return convert(wire_.current(ticket)); }
 
  private:
+  static sched::Transfer convert(const Transfer& x) {
+    return {static_cast<double>(x.start_ns), static_cast<double>(x.end_ns),
+            static_cast<double>(x.arrival_ns), x.ticket};
+  }
   LinkState wire_;
 };
 }  // namespace

@@ -37,33 +37,38 @@ void tcp_note_send(TcpConn& c, const TcpPath& p, int64_t rtt_ns, int64_t now_ns)
   c.last_send_ns = std::max(c.last_send_ns, now_ns);
 }
 
-int64_t tcp_transmit(TcpConn& c, const TcpPath& p, double bandwidth_bps, int64_t rtt_ns,
-                     int64_t start_ns, int64_t bytes) {
-  tcp_note_send(c, p, rtt_ns, start_ns);
-  auto serialise = [&](int64_t b) -> int64_t {
-    return bandwidth_bps <= 0 ? 0 : std::llround(static_cast<double>(b) * 8e9 / bandwidth_bps);
-  };
+int64_t tcp_round(TcpConn& c, const TcpPath& p, int64_t rtt_ns, int64_t now_ns, int64_t offered) {
+  tcp_note_send(c, p, rtt_ns, now_ns);
   const int64_t rto_ns = rto_jiffies(p, rtt_ns) * kJiffyNs;
   const int n = std::max(p.connections, 1);  // n connections: n windows (tcp_model.h)
   const int64_t window = p.window_bytes * n;
+  int64_t round = std::min(std::max<int64_t>(offered, 0), c.cwnd);
+  if (window > 0) round = std::min(round, window);
+  if (round == c.cwnd || round == window) {  // the window is full
+    c.used_bytes = 0;
+    c.stamp_ns = now_ns;
+  } else {  // the application leaves the window part empty (tcp_cwnd_validate)
+    c.used_bytes = std::max(c.used_bytes, round);
+    if (p.slow_start_after_idle && now_ns - c.stamp_ns >= rto_ns) {
+      const int64_t used = std::max(c.used_bytes, kTcpInitialWindow * n);
+      if (used < c.cwnd) c.cwnd = (c.cwnd + used) / 2;  // tcp_cwnd_application_limited
+      c.used_bytes = 0;
+      c.stamp_ns = now_ns;
+    }
+  }
+  if (c.cwnd < 2 * round) c.cwnd += round;
+  return round;
+}
+
+int64_t tcp_transmit(TcpConn& c, const TcpPath& p, double bandwidth_bps, int64_t rtt_ns,
+                     int64_t start_ns, int64_t bytes) {
+  auto serialise = [&](int64_t b) -> int64_t {
+    return bandwidth_bps <= 0 ? 0 : std::llround(static_cast<double>(b) * 8e9 / bandwidth_bps);
+  };
   int64_t t = start_ns, left = std::max<int64_t>(bytes, 0);
   for (;;) {
-    int64_t round = std::min(left, c.cwnd);
-    if (window > 0) round = std::min(round, window);
-    if (round == c.cwnd || round == window) {  // the window is full
-      c.used_bytes = 0;
-      c.stamp_ns = t;
-    } else {  // the application leaves the window part empty (tcp_cwnd_validate)
-      c.used_bytes = std::max(c.used_bytes, round);
-      if (p.slow_start_after_idle && t - c.stamp_ns >= rto_ns) {
-        const int64_t used = std::max(c.used_bytes, kTcpInitialWindow * n);
-        if (used < c.cwnd) c.cwnd = (c.cwnd + used) / 2;  // tcp_cwnd_application_limited
-        c.used_bytes = 0;
-        c.stamp_ns = t;
-      }
-    }
+    const int64_t round = tcp_round(c, p, rtt_ns, t, left);
     left -= round;
-    if (c.cwnd < 2 * round) c.cwnd += round;
     if (left == 0) {
       t += serialise(round);
       break;

@@ -90,6 +90,11 @@ struct TcpConn {
 // Linux's cwnd restart for a send at `now_ns` (RTO = rtt + rto_min), and records the send.
 void tcp_note_send(TcpConn& c, const TcpPath& p, int64_t rtt_ns, int64_t now_ns);
 
+// One round trip's sending on `c` at `now_ns` with `offered` bytes waiting: restart after
+// idle, then min(offered, cwnd, the buffer window) go (returned); the window bookkeeping of
+// tcp_transmit below. The caller advances time (a round trip, or the bytes' serialisation).
+int64_t tcp_round(TcpConn& c, const TcpPath& p, int64_t rtt_ns, int64_t now_ns, int64_t offered);
+
 // Sends `bytes` from `start_ns` on `c` at `bandwidth_bps` (0 = infinite), restart after
 // idle included; returns when the last byte has been serialised. Grows the window as slow
 // start does: by the bytes acknowledged, while the window is at most twice what is in

@@ -102,6 +102,38 @@ TEST(Engine, FifoChannelSharedByTwoPairsServesThemInTurn) {
   EXPECT_THROW(FifoChannels(4, {0, 1}), std::invalid_argument);
 }
 
+// Every message takes 10; a send while earlier ones are still on their way delays each of
+// them by 10 more (as if they shared the channel), through tickets and current().
+struct Sharing : MessageTiming {
+  std::vector<Transfer> sent;
+  Transfer send(int, int, int64_t, double ready, const Action&) override {
+    for (Transfer& x : sent)
+      if (x.arrival > ready) x.arrival += 10;
+    sent.push_back({ready, ready, ready + 10, static_cast<int64_t>(sent.size())});
+    return sent.back();
+  }
+  Transfer current(int64_t ticket) override { return sent.at(static_cast<size_t>(ticket)); }
+};
+
+TEST(Engine, ARecvWaitsForTheArrivalLaterSendsRevised) {
+  // rank 0: F0 [0,1), SEND_F0 at 1 (arrives at 11), F1 [1,2), SEND_F1 at 2, which delays
+  // message 0 to 21. Rank 1 was woken for 11 but completes RECV_F0 at 21, not 11.
+  const Schedule s =
+      lower("t", 2, 2, plain_placement(2),
+            {{{Kind::F, 0, 0}, {Kind::F, 0, 1}}, {{Kind::F, 1, 0}, {Kind::F, 1, 1}}}, false);
+  Sharing t;
+  const Execution x = execute(s, costs(1, 1, 1), t);
+  ASSERT_TRUE(x.ok()) << x.deadlock_message();
+  ASSERT_EQ(s.actions[1][0].kind, Kind::RECV_F);
+  EXPECT_EQ(x.records[1][0].start, 0);
+  EXPECT_EQ(x.records[1][0].end, 21);
+  EXPECT_EQ(x.records[1][1].start, 21);  // F0 of stage 1
+  EXPECT_EQ(x.makespan, 23);
+  // A timing that gives no tickets is never asked, and says so if it is.
+  Timing fifo(2, 0, 0);
+  EXPECT_THROW(fifo.current(0), std::logic_error);
+}
+
 TEST(Engine, DeadlockNamesEveryStuckRankAndWhatItWaitsFor) {
   Schedule s = make("1f1b", 2, 1);
   std::swap(s.actions[0][1], s.actions[0][2]);  // RECV_B before the SEND_F it depends on

@@ -74,12 +74,38 @@ const std::vector<double> kEager = {
 
 TEST(TcpModel, EagerLimitAddsTheRendezvousRoundTrip) {
   // Measured warm, 50 ms apart: 65480 B in 20.2-22.9 ms, 65490 B in 56.8-66.2 ms.
-  LinkState wire(pair(xdc::sim::kOpenMpiEagerLimit));
+  const LinkModel m = pair(xdc::sim::kOpenMpiEagerLimit);  // LinkState keeps a reference
+  LinkState wire(m);
   wire.send(0, 1, kMiB, 0);  // the connection has carried data
   const auto eager = wire.send(0, 1, 65480, 1000 * kMs);
   const auto rndv = wire.send(0, 1, 65490, 1100 * kMs);
   EXPECT_NEAR(static_cast<double>(eager.arrival_ns - 1000 * kMs) / 1e6, 21, 2);
   EXPECT_NEAR(static_cast<double>(rndv.arrival_ns - 1100 * kMs) / 1e6, 61, 5);
+}
+
+TEST(TcpModel, MessagesInFlightOnAConnectionShareItRoundByRound) {
+  // 20 ms one way, 1 Gbit/s, a warm 1 MB window (one round trip carries 1 MB, serialised
+  // in 8 ms), no rendezvous. 4 MB alone: rounds at 0, 40, 80, 120 ms, the last byte out at
+  // 128, in at 148. A second 4 MB sent at 1 ms joins at the next round and they split the
+  // window: the first has 3 MB left at 0.5 MB a round (rounds 40..240, out at 240 + 8), the
+  // second sends 3 MB in those rounds and its last 1 MB alone at 280 (out at 288).
+  LinkModel m = LinkModel::uniform(2, {20 * kMs, 1e9});
+  xdc::sim::TcpPath p;
+  p.eager_limit = xdc::sim::kNoRendezvous;
+  p.window_bytes = 1'000'000;
+  m.tcp.assign(4, p);
+  LinkState alone(m);
+  EXPECT_EQ(alone.send(0, 1, 4'000'000, 0).arrival_ns, 148 * kMs);
+  LinkState wire(m);
+  const auto first = wire.send(0, 1, 4'000'000, 0);
+  EXPECT_EQ(first.arrival_ns, 148 * kMs) << "alone so far";
+  const auto second = wire.send(0, 1, 4'000'000, 1 * kMs);
+  EXPECT_EQ(wire.current(first.ticket).end_ns, 248 * kMs) << "revised by the second";
+  EXPECT_EQ(wire.current(first.ticket).arrival_ns, 268 * kMs);
+  EXPECT_EQ(second.start_ns, 40 * kMs);
+  EXPECT_EQ(second.arrival_ns, 308 * kMs);
+  // The other direction is another connection: not shared.
+  EXPECT_EQ(wire.send(1, 0, 4'000'000, 1 * kMs).arrival_ns, 149 * kMs);
 }
 
 TEST(TcpModel, IdleRestartHalvesTheWindowPerRto) {

@@ -66,6 +66,8 @@ Engine::Engine(int ranks, std::vector<int> stage_rank, int microbatches, Costs c
       got_b_(cells_, 0),
       posted_(2 * cells_, 0),
       arrival_(2 * cells_, kNever),
+      ticket_(2 * cells_, -1),
+      reached_(std::max(0, ranks), -1),
       weights_left_(stages_, microbatches) {
   if (ranks < 1 || microbatches < 1 || stages_ < 1)
     throw std::invalid_argument("engine: needs ranks, stages and microbatches >= 1");
@@ -114,6 +116,7 @@ void Engine::run(double horizon) {
   while (!heap_.empty() && heap_.front().first <= horizon) {
     std::pop_heap(heap_.begin(), heap_.end(), std::greater<>());
     const int r = heap_.back().second;
+    pop_time_ = heap_.back().first;
     heap_.pop_back();
     queued_[r] = 0;
     // A rank that would be popped next anyway goes on without the heap.
@@ -212,7 +215,18 @@ bool Engine::step(int r) {
   }
   Record rec{now_[r], now_[r]};
   if (is_recv(a.kind)) {
-    rec.end = now_[r] = std::max(now_[r], arrival_[message(is_grad(a.kind), st, mb)]);
+    const size_t k = message(is_grad(a.kind), st, mb);
+    if (ticket_[k] >= 0) {  // may still be delayed by sends issued before it arrives
+      arrival_[k] = timing_.current(ticket_[k]).arrival;
+      if (arrival_[k] > std::max(now_[r], pop_time_)) {
+        if (reached_[r] < 0) reached_[r] = now_[r];
+        push(r, arrival_[k]);
+        return false;
+      }
+      if (reached_[r] >= 0) rec.start = reached_[r];
+      reached_[r] = -1;
+    }
+    rec.end = now_[r] = std::max(now_[r], arrival_[k]);
     (a.kind == Kind::RECV_F ? got_f_ : got_b_)[cell(st, mb)] = 1;
   } else if (is_send(a.kind)) {
     const bool grad = a.kind == Kind::SEND_B;
@@ -222,6 +236,8 @@ bool Engine::step(int r) {
     rec = {x.start, x.end};
     const size_t k = message(grad, to_stage, mb);
     arrival_[k] = x.arrival;
+    ticket_[k] = x.ticket;
+    if (x.ticket >= 0) revisable_.push_back({order_.size(), x.ticket});
     ++sends_;
     if (waiting_[to] == static_cast<long>(k)) {
       waiting_[to] = -1;
@@ -251,6 +267,23 @@ bool Engine::step(int r) {
   order_.push_back({r, i});
   makespan_ = std::max(makespan_, rec.end);
   return i + 1 < row.size();
+}
+
+void Engine::settle() {
+  if (revisable_.empty()) return;
+  for (const auto& [at, ticket] : revisable_) {
+    const auto [r, i] = order_[at];
+    const Transfer x = timing_.current(ticket);
+    records_[r][i] = {x.start, x.end};
+  }
+  makespan_ = 0;
+  for (const auto& row : records_)
+    for (const Record& rec : row) makespan_ = std::max(makespan_, rec.end);
+}
+
+Transfer MessageTiming::current(int64_t ticket) {
+  throw std::logic_error("MessageTiming::current(" + std::to_string(ticket) +
+                         "): this timing gives no tickets");
 }
 
 Engine::Ready Engine::input_ready(int rank, const Action& a) const {
@@ -329,6 +362,7 @@ Execution execute(const Schedule& s, const Costs& costs, MessageTiming& timing,
   }
   e.order_.reserve(total);
   e.run();
+  e.settle();
   Execution x;
   x.stalls = e.stalls();
   x.records = std::move(e.records_);

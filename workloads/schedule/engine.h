@@ -38,10 +38,12 @@ constexpr double kNever = std::numeric_limits<double>::infinity();
 
 // One message's timing: the channel serialises it in [start, end) (the SEND's record);
 // it is complete at the receiver at `arrival`. ready <= start <= end <= arrival.
+// ticket >= 0: the timing may still revise it (MessageTiming::current).
 struct Transfer {
   double start = 0;
   double end = 0;
   double arrival = 0;
+  int64_t ticket = -1;
 };
 
 class MessageTiming {
@@ -50,6 +52,13 @@ class MessageTiming {
   // One SEND of `bytes` from rank `from` to rank `to`, issued at `ready` (when the sending
   // rank reaches it). Called once per SEND in non-decreasing `ready` order.
   virtual Transfer send(int from, int to, int64_t bytes, double ready, const Action& send) = 0;
+  // A timing whose later sends can delay messages already sent (messages that share a
+  // connection's bandwidth, harness/sim/link_model.h) gives those Transfers a ticket and
+  // answers current(ticket) with the message's timing as far as it knows now. A revision
+  // only moves a message later, and only while it is still on its way, so the engine lets
+  // a RECV of such a message complete only once the global time has reached its current
+  // arrival, and takes the SENDs' records from current() when the run ends.
+  virtual Transfer current(int64_t ticket);
 };
 
 // FIFO channels between `ranks` ranks, the state of the planner's and the simulator's
@@ -165,6 +174,7 @@ class Engine {
   Unmet first_unmet(int rank, const Action& a) const;
   static std::string describe(Unmet u, const Action& a);
   bool step(int rank);  // runs the rank's next action if it can; true: it has another
+  void settle();        // SEND records and makespan from MessageTiming::current
   void push(int rank, double t);
 
   int ranks_, stages_, m_;
@@ -181,8 +191,12 @@ class Engine {
   std::vector<std::pair<double, int>> heap_;  // (time, rank), min-heap
   // Per (stage, microbatch): what has run. Messages: [grad][to_stage][mb].
   std::vector<char> f_, b_, got_f_, got_b_, posted_;
-  std::vector<double> arrival_;    // kNever = not sent
-  std::vector<int> weights_left_;  // per stage: W / BW still to run
+  std::vector<double> arrival_;  // kNever = not sent
+  std::vector<int64_t> ticket_;  // per message: MessageTiming's ticket; -1 = final
+  std::vector<double> reached_;  // per rank: when it reached the RECV it waits at; -1 = none
+  std::vector<std::pair<size_t, int64_t>> revisable_;  // (order_ index, ticket) of SENDs
+  double pop_time_ = 0;                                // the global time of the rank being stepped
+  std::vector<int> weights_left_;                      // per stage: W / BW still to run
   size_t sends_ = 0;
   double makespan_ = 0;
   // The gate before each rank's first OPT (Iteration::gate); enter < 0: not reached yet.
