@@ -1,6 +1,6 @@
 #pragma once
 // Link model between ranks, per direction: latency and rate per ordered rank pair, and
-// messages queue FIFO on their channel. By default every ordered rank pair is its own
+// messages share their channel (FIFO without TCP; interleaved with it, LinkState). By default every ordered rank pair is its own
 // channel; pairs that cross one physical link (all traffic from DC A to DC B goes through
 // one WAN direction) share a channel id and so queue behind each other.
 // Without `tcp` a message takes latency + bytes / bandwidth. With it (one TcpPath per
@@ -26,7 +26,7 @@ struct Link {
 struct LinkModel {
   int ranks = 0;
   std::vector<Link> links;   // [from * ranks + to]
-  std::vector<int> channel;  // [from * ranks + to]: FIFO shared by equal ids; empty = per pair
+  std::vector<int> channel;  // [from * ranks + to]: shared by equal ids; empty = per pair
   std::vector<TcpPath> tcp;  // [from * ranks + to]; empty = latency + bytes / bandwidth
 
   const Link& at(int from, int to) const { return links[from * ranks + to]; }
@@ -37,8 +37,8 @@ struct LinkModel {
   int channels() const;  // 1 + the largest channel id
 
   static LinkModel uniform(int ranks, Link l);
-  // dc_of[r] = DC of rank r: `wan` between DCs, one shared FIFO per (DC, DC) direction;
-  // `lan` inside a DC, one FIFO per rank pair.
+  // dc_of[r] = DC of rank r: `wan` between DCs, one shared channel per (DC, DC)
+  // direction; `lan` inside a DC, one channel per rank pair.
   static LinkModel dcs(const std::vector<int>& dc_of, Link wan, Link lan = {});
   // Ranks [0, split) in DC A, the rest in DC B.
   static LinkModel two_dc(int ranks, int split, Link wan, Link lan = {});

@@ -2,8 +2,8 @@
 // Discrete-event simulator: runs a Schedule's per-rank action lists through the
 // dependency engine (workloads/schedule/engine.h, the rules the validator and the planner
 // use too), with the cost model's durations and the link model's messages (LinkState,
-// link_model.h: FIFO per channel, latency + bytes / bandwidth or OpenMPI over TCP; a
-// channel shared by several rank pairs serves them in send order). Output: the shared trace
+// link_model.h: latency + bytes / bandwidth FIFO per channel, or OpenMPI over TCP with the
+// messages in flight on a channel sharing it). Output: the shared trace
 // (workloads/trace), events in execution order. Throws std::invalid_argument naming the stuck ranks
 // on a deadlock.
 #include <functional>

@@ -23,15 +23,15 @@
 //   maximum carries payload: measured 0.66 of the send buffer (4 MiB: 40 MiB took 624-654 ms
 //   warm, 2.8 MB per 40 ms round trip) and 0.58 of the receive buffer (tcp_wmem raised to
 //   16 MiB, tcp_rmem 6 MiB: 478-518 ms).
-// Not modeled (measured, still off): OpenMPI interleaves the data of several rendezvous
-// messages queued on one connection (two-dc-modeled, `overlap`: microbatches 1-4 of 40 MiB
-// completed within 1 s of each other, 2.4 s after microbatch 0, where FIFO gives 0.65 s
-// apart), and overlaps a queued message's request/answer with the data before it (CrossPipe
-// 80 ms / 26 Mbit/s: 256 KiB messages arrive back to back at the link rate); the link
-// model keeps messages FIFO per channel, each paying its own round trip. OpenMPI's
-// btl_tcp_links > 1 is not modeled: measured, it does not stripe one message
-// (workloads/worker/stripes.h), and 2 links made 1 MiB messages slower (370-450 ms
-// instead of 30-160 ms).
+// Several messages on one connection (OpenMPI interleaves their fragments; each Isend's
+// request goes out when issued, so a queued message's request/answer overlaps the data
+// before it) are LinkState's (link_model.h): the window is shared round by round.
+// Not modeled (measured, still off): the losses a window-limited flow's bursts cause at a
+// bottleneck queue of 0.75 x BDP (geopipe 20 ms, 10 MiB messages: ~150-200 rate-queue
+// drops per iteration; CUBIC's backoff is averaged into kSendBufferPayload), and ACKs
+// queued behind data going the other way. OpenMPI's btl_tcp_links > 1 is not modeled:
+// measured, it does not stripe one message (workloads/worker/stripes.h), and 2 links made
+// 1 MiB messages slower (370-450 ms instead of 30-160 ms).
 // Several connections per transfer (mpi.connections, the workers' stripes): a message is
 // spread over `connections` connections with the same history (the stripes' pieces go to
 // whichever drains), so they act as one connection with `connections` x the window, the
