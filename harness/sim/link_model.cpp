@@ -57,6 +57,11 @@ LinkState::LinkState(const LinkModel& m, int64_t idle_before_ns)
 }
 
 Transfer LinkState::send(int from, int to, int64_t bytes, int64_t ready_ns) {
+  const Transfer x = post(from, to, bytes, ready_ns);
+  return x.ticket < 0 ? x : current(x.ticket);
+}
+
+Transfer LinkState::post(int from, int to, int64_t bytes, int64_t ready_ns) {
   const Link& l = m_.at(from, to);
   if (m_.tcp.empty()) {
     int64_t& free = channel_free_[m_.channel_of(from, to)];
@@ -68,7 +73,8 @@ Transfer LinkState::send(int from, int to, int64_t bytes, int64_t ready_ns) {
     return t;
   }
   if (bytes <= 0) return {ready_ns, ready_ns, ready_ns + l.latency_ns};
-  Channel& ch = channels_[m_.channel_of(from, to)];
+  const int c = m_.channel_of(from, to);
+  Channel& ch = channels_[c];
   run_channel(ch, ready_ns, true);  // what happened before this send cannot change
   const TcpPath& p = m_.tcp[static_cast<size_t>(from) * m_.ranks + to];
   // Rendezvous: the first fragment goes with the request; the receiver answers when it has
@@ -77,97 +83,138 @@ Transfer LinkState::send(int from, int to, int64_t bytes, int64_t ready_ns) {
   Job j;
   j.from = from;
   j.to = to;
+  j.channel = c;
   j.left = std::min(bytes, eager);
   j.rest = bytes - j.left;
   j.ready = ready_ns;
   const auto ticket = static_cast<int64_t>(jobs_.size());
   jobs_.push_back(j);
-  result_.push_back({});
   ch.jobs.push_back(ticket);
-  run_channel(ch, std::numeric_limits<int64_t>::max(), false);
-  return result_[static_cast<size_t>(ticket)];
+  ++ch.version;
+  const int64_t bound = ready_ns + l.transfer_ns(bytes) + l.latency_ns;
+  result_.push_back({ready_ns, ready_ns, bound, ticket});
+  known_.push_back(ch.version - 1);  // not known yet: a lower bound
+  return result_.back();
 }
 
-void LinkState::run_channel(Channel& ch, int64_t until, bool commit) {
+void LinkState::note_answer(size_t back, int64_t when) {
+  const auto a = static_cast<int>(back / m_.ranks), b = static_cast<int>(back % m_.ranks);
+  channels_[m_.channel_of(a, b)].settled = -1;  // its worked-out end did not know of this
+  tcp_note_send(conn_[back], m_.tcp[back], m_.at(a, b).latency_ns + m_.at(b, a).latency_ns, when);
+}
+
+Transfer LinkState::current(int64_t ticket) {
+  const auto k = static_cast<size_t>(ticket);
+  Channel& ch = channels_[jobs_.at(k).channel];
+  if (known_[k] >= 0 && known_[k] != ch.version)
+    run_channel(ch, std::numeric_limits<int64_t>::max(), false, ticket);
+  return result_[k];
+}
+
+void LinkState::run_channel(Channel& ch, int64_t until, bool commit, int64_t target) {
   constexpr int64_t kNone = std::numeric_limits<int64_t>::max();
   const size_t n = ch.jobs.size();
   if (n == 0) return;
-  std::vector<Job> jobs(n);
-  std::vector<size_t> conn_of(n);                 // index into conns
-  std::vector<std::pair<size_t, TcpConn>> conns;  // (from * ranks + to, state)
+  const int id = jobs_[static_cast<size_t>(ch.jobs[0])].channel;
+  if (commit && ch.settled == ch.version) {
+    const End& e = ends_[id];
+    if (until >= e.t) {  // every round ran before `until`: as worked out already
+      for (const auto& [i, c] : e.conns) conn_[i] = c;
+      for (const auto& [back, when] : e.answers) note_answer(back, when);
+      for (int64_t k : ch.jobs) {
+        jobs_[static_cast<size_t>(k)].done = true;
+        known_[static_cast<size_t>(k)] = -1;
+      }
+      ch.jobs.clear();
+      ch.t = e.t;
+      return;
+    }
+  }
+  std::vector<Job>& jobs = jobs_scratch_;
+  jobs.resize(n);
+  conn_of_.resize(n);
+  conns_.clear();
   for (size_t a = 0; a < n; ++a) {
     jobs[a] = jobs_[static_cast<size_t>(ch.jobs[a])];
     const size_t i = static_cast<size_t>(jobs[a].from) * m_.ranks + jobs[a].to;
     size_t c = 0;
-    while (c < conns.size() && conns[c].first != i) ++c;
-    if (c == conns.size()) conns.push_back({i, conn_[i]});
-    conn_of[a] = c;
+    while (c < conns_.size() && conns_[c].first != i) ++c;
+    if (c == conns_.size()) conns_.push_back({i, conn_[i]});
+    conn_of_[a] = c;
   }
   std::vector<std::pair<size_t, int64_t>> answers;  // (back connection, when it answered)
-  std::vector<int64_t> sent(n), offered(conns.size()), given(conns.size());
-  std::vector<size_t> ready;
+  sent_.assign(n, 0);
+  offered_.resize(conns_.size());
+  given_.assign(conns_.size(), 0);
   int64_t t = ch.t;
-  for (;;) {
-    ready.clear();
+  bool target_done = false;
+  while (!target_done) {
+    ready_.clear();
     int64_t next = kNone;
     for (size_t a = 0; a < n; ++a) {
       if (jobs[a].done) continue;
       if (jobs[a].ready <= t) {
-        ready.push_back(a);
+        ready_.push_back(a);
       } else {
         next = std::min(next, jobs[a].ready);
       }
     }
-    if (ready.empty()) {
+    if (ready_.empty()) {
       if (next == kNone || next >= until) break;
       t = next;
       continue;
     }
     if (t >= until) break;
-    // Each connection sends what its window allows, split evenly among its messages.
-    std::fill(offered.begin(), offered.end(), 0);
-    std::fill(sent.begin(), sent.end(), 0);
-    for (size_t a : ready) offered[conn_of[a]] += jobs[a].left;
+    // Each connection sends what its window allows, split evenly among its messages
+    // (water-filling: those with less left than an even share take what they have).
+    std::fill(offered_.begin(), offered_.end(), 0);
+    for (size_t a : ready_) offered_[conn_of_[a]] += jobs[a].left;
+    order_ = ready_;
+    if (order_.size() > 1)
+      std::sort(order_.begin(), order_.end(), [&](size_t x, size_t y) {
+        return conn_of_[x] != conn_of_[y] ? conn_of_[x] < conn_of_[y] : jobs[x].left < jobs[y].left;
+      });
     int64_t rtt = 0, total = 0;
     double bandwidth = 0;
-    for (size_t c = 0; c < conns.size(); ++c) {
-      given[c] = 0;
-      if (offered[c] == 0) continue;
-      const auto from = static_cast<int>(conns[c].first / m_.ranks);
-      const auto to = static_cast<int>(conns[c].first % m_.ranks);
+    for (size_t k = 0; k < order_.size();) {
+      const size_t c = conn_of_[order_[k]];
+      size_t e = k;
+      while (e < order_.size() && conn_of_[order_[e]] == c) ++e;
+      const auto from = static_cast<int>(conns_[c].first / m_.ranks);
+      const auto to = static_cast<int>(conns_[c].first % m_.ranks);
       const int64_t r = m_.at(from, to).latency_ns + m_.at(to, from).latency_ns;
       rtt = std::max(rtt, r);
       bandwidth = m_.at(from, to).bandwidth_bps;
-      given[c] = tcp_round(conns[c].second, m_.tcp[conns[c].first], r, t, offered[c]);
-      total += given[c];
-      // Water-filling: messages with less left than an even share take what they have.
-      std::vector<size_t> mine;
-      for (size_t a : ready)
-        if (conn_of[a] == c) mine.push_back(a);
-      std::sort(mine.begin(), mine.end(),
-                [&](size_t x, size_t y) { return jobs[x].left < jobs[y].left; });
-      int64_t budget = given[c];
-      for (size_t k = 0; k < mine.size(); ++k) {
-        const auto share = budget / static_cast<int64_t>(mine.size() - k);
-        sent[mine[k]] = std::min(jobs[mine[k]].left, std::max<int64_t>(share, 1));
-        budget -= sent[mine[k]];
+      given_[c] = tcp_round(conns_[c].second, m_.tcp[conns_[c].first], r, t, offered_[c]);
+      total += given_[c];
+      int64_t budget = given_[c];
+      for (size_t q = k; q < e; ++q) {
+        const auto share = budget / static_cast<int64_t>(e - q);
+        sent_[order_[q]] = std::min(jobs[order_[q]].left, std::max<int64_t>(share, 1));
+        budget -= sent_[order_[q]];
       }
+      k = e;
     }
     auto serialise = [&](int64_t b) -> int64_t {
       return bandwidth <= 0 ? 0 : std::llround(static_cast<double>(b) * 8e9 / bandwidth);
     };
+    // Round robin: a message's last byte leaves once every message of the round has sent as
+    // many bytes as it (or all of its own): in order of bytes sent, a running sum.
+    std::sort(order_.begin(), order_.end(),
+              [&](size_t x, size_t y) { return sent_[x] < sent_[y]; });
     bool more = false;
-    for (size_t a : ready) {
+    int64_t below = 0;  // bytes of the messages sending less than the current one
+    for (size_t q = 0; q < order_.size(); ++q) {
+      const size_t a = order_[q];
       Job& j = jobs[a];
-      if (sent[a] == 0) continue;
       if (j.start < 0) j.start = t;
-      j.left -= sent[a];
+      j.left -= sent_[a];
+      const int64_t upto = below + sent_[a] * static_cast<int64_t>(order_.size() - q);
+      below += sent_[a];
       if (j.left > 0) {
         more = true;
         continue;
       }
-      int64_t upto = 0;  // round robin: every message's bytes up to this one's
-      for (size_t b : ready) upto += std::min(sent[b], sent[a]);
       const int64_t finish = t + serialise(upto);
       const Link& l = m_.at(j.from, j.to);
       if (j.rest > 0) {  // the request is there: the receiver answers, the rest follows
@@ -178,29 +225,39 @@ void LinkState::run_channel(Channel& ch, int64_t until, bool commit) {
         j.rest = 0;
       } else {
         j.done = true;
-        const int64_t ticket = ch.jobs[a];
-        result_[static_cast<size_t>(ticket)] = {j.start, finish, finish + l.latency_ns, ticket};
+        const auto k = static_cast<size_t>(ch.jobs[a]);
+        result_[k] = {j.start, finish, finish + l.latency_ns, ch.jobs[a]};
+        known_[k] = commit ? -1 : ch.version;
+        if (ch.jobs[a] == target) target_done = true;
       }
     }
     const int64_t end = t + serialise(total);
-    for (size_t c = 0; c < conns.size(); ++c)
-      if (given[c] > 0) conns[c].second.last_send_ns = std::max(conns[c].second.last_send_ns, end);
+    for (size_t c = 0; c < conns_.size(); ++c)
+      if (given_[c] > 0) {
+        conns_[c].second.last_send_ns = std::max(conns_[c].second.last_send_ns, end);
+        given_[c] = 0;
+      }
     t = more ? t + std::max(rtt, serialise(total)) : end;
   }
-  if (!commit) return;
-  ch.t = t;
-  for (auto& [i, c] : conns) conn_[i] = c;
-  for (const auto& [back, when] : answers) {
-    const Link& l = m_.at(static_cast<int>(back / m_.ranks), static_cast<int>(back % m_.ranks));
-    const Link& r = m_.at(static_cast<int>(back % m_.ranks), static_cast<int>(back / m_.ranks));
-    tcp_note_send(conn_[back], m_.tcp[back], l.latency_ns + r.latency_ns, when);
+  if (!commit) {
+    if (std::all_of(jobs.begin(), jobs.end(), [](const Job& j) { return j.done; })) {
+      End& e = ends_[id];
+      e.t = t;
+      e.conns = conns_;
+      e.answers = std::move(answers);
+      ch.settled = ch.version;
+    }
+    return;
   }
-  std::vector<int64_t> still;
+  ch.t = t;
+  for (auto& [i, c] : conns_) conn_[i] = c;
+  for (const auto& [back, when] : answers) note_answer(back, when);
+  size_t w = 0;
   for (size_t a = 0; a < n; ++a) {
     jobs_[static_cast<size_t>(ch.jobs[a])] = jobs[a];
-    if (!jobs[a].done) still.push_back(ch.jobs[a]);
+    if (!jobs[a].done) ch.jobs[w++] = ch.jobs[a];
   }
-  ch.jobs.swap(still);
+  ch.jobs.resize(w);
 }
 
 int64_t allreduce_ns(const LinkModel& m, int64_t bytes, int64_t idle_before_ns) {

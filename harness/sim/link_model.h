@@ -1,8 +1,8 @@
 #pragma once
 // Link model between ranks, per direction: latency and rate per ordered rank pair, and
-// messages share their channel (FIFO without TCP; interleaved with it, LinkState). By default every ordered rank pair is its own
-// channel; pairs that cross one physical link (all traffic from DC A to DC B goes through
-// one WAN direction) share a channel id and so queue behind each other.
+// messages share their channel (FIFO without TCP; interleaved with it, LinkState). By default every
+// ordered rank pair is its own channel; pairs that cross one physical link (all traffic from DC A
+// to DC B goes through one WAN direction) share a channel id and so queue behind each other.
 // Without `tcp` a message takes latency + bytes / bandwidth. With it (one TcpPath per
 // ordered pair, as plan.cpp's link_model() fills it from the experiment) each pair is one
 // TCP connection carrying OpenMPI's protocol: rendezvous, slow start after idle and the
@@ -11,6 +11,7 @@
 // holds what the links remember while a run is simulated.
 #include <cstddef>
 #include <cstdint>
+#include <unordered_map>
 #include <vector>
 
 #include "harness/sim/tcp_model.h"
@@ -80,13 +81,21 @@ class LinkState {
   // Keeps a reference to `m`, which must outlive it.
   explicit LinkState(const LinkModel& m, int64_t idle_before_ns = 0);
   LinkState(LinkModel&&, int64_t = 0) = delete;
-  // A message of `bytes` from rank `from` to `to`, ready to go at ready_ns.
+  // A message of `bytes` from rank `from` to `to`, ready to go at ready_ns: its timing as
+  // far as the sends so far decide it (post() + current()).
   Transfer send(int from, int to, int64_t bytes, int64_t ready_ns);
-  Transfer current(int64_t ticket) const { return result_.at(static_cast<size_t>(ticket)); }
+  // The same message, answered with a lower bound of its timing (ready, and an arrival no
+  // later than the true one) and its ticket: the engine asks current() when it needs the
+  // arrival, so a channel is worked out once per query, not once per send.
+  Transfer post(int from, int to, int64_t bytes, int64_t ready_ns);
+  // The message's timing after every send so far (final once it is complete before the
+  // last send's ready time).
+  Transfer current(int64_t ticket);
 
  private:
   struct Job {  // one message on a TCP channel
     int from = 0, to = 0;
+    int channel = 0;
     int64_t left = 0;    // bytes of its current phase still to send
     int64_t rest = 0;    // rendezvous: the bytes that follow the answer
     int64_t ready = 0;   // its current phase may send from then on
@@ -96,17 +105,35 @@ class LinkState {
   struct Channel {
     int64_t t = 0;              // the next round may start then (rounds before it are final)
     std::vector<int64_t> jobs;  // tickets of its messages not yet complete
+    int64_t version = 0;        // sends posted on it so far
+    int64_t settled = -1;       // the version whose run to completion `end` holds
   };
-  // Runs `ch`'s rounds that start before `until` (final: they cannot change), or, with
-  // `commit` false, on copies until every message is complete, filling result_.
-  void run_channel(Channel& ch, int64_t until, bool commit);
+  // A channel's state once every message posted on it is complete (a run without commit
+  // that got there): a later commit past end.t takes it instead of running the rounds again.
+  struct End {
+    int64_t t = 0;
+    std::vector<std::pair<size_t, TcpConn>> conns;
+    std::vector<std::pair<size_t, int64_t>> answers;
+  };
+  // Runs `ch`'s rounds that start before `until` (final: they cannot change; commit), or,
+  // without commit, on copies until message `target` is complete, filling result_ (and
+  // known_) for every message complete by then.
+  void run_channel(Channel& ch, int64_t until, bool commit, int64_t target = -1);
+  void note_answer(size_t back, int64_t when);  // a rendezvous answer sent on `back`
 
   const LinkModel& m_;
   std::vector<int64_t> channel_free_;
   std::vector<TcpConn> conn_;  // [from * ranks + to]
   std::vector<Channel> channels_;
-  std::vector<Job> jobs_;         // by ticket
-  std::vector<Transfer> result_;  // by ticket
+  std::vector<Job> jobs_;              // by ticket
+  std::vector<Transfer> result_;       // by ticket
+  std::vector<int64_t> known_;         // by ticket: the channel version result_ holds; -1 final
+  std::unordered_map<int, End> ends_;  // by channel (Channel::settled)
+  // Scratch of run_channel.
+  std::vector<Job> jobs_scratch_;
+  std::vector<size_t> conn_of_, ready_, order_;
+  std::vector<std::pair<size_t, TcpConn>> conns_;
+  std::vector<int64_t> sent_, offered_, given_;
 };
 
 // MPI_Iallreduce of `bytes` among the ranks of `m`, in place, as OpenMPI 4.1's coll/libnbc

@@ -19,7 +19,7 @@ class LinkTiming : public sched::MessageTiming {
  public:
   explicit LinkTiming(const LinkModel& links) : wire_(links) {}
   sched::Transfer send(int from, int to, int64_t bytes, double ready, const Action&) override {
-    return convert(wire_.send(from, to, bytes, static_cast<int64_t>(ready)));
+    return convert(wire_.post(from, to, bytes, static_cast<int64_t>(ready)));
   }
   sched::Transfer current(int64_t ticket) override { return convert(wire_.current(ticket)); }
 
