@@ -200,14 +200,15 @@ void LinkState::run_channel(Channel& ch, int64_t until, bool commit, int64_t tar
     };
     // Round robin: a message's last byte leaves once every message of the round has sent as
     // many bytes as it (or all of its own): in order of bytes sent, a running sum.
-    std::sort(order_.begin(), order_.end(),
-              [&](size_t x, size_t y) { return sent_[x] < sent_[y]; });
+    if (order_.size() > 1)
+      std::sort(order_.begin(), order_.end(),
+                [&](size_t x, size_t y) { return sent_[x] < sent_[y]; });
     bool more = false;
     int64_t below = 0;  // bytes of the messages sending less than the current one
     for (size_t q = 0; q < order_.size(); ++q) {
       const size_t a = order_[q];
       Job& j = jobs[a];
-      if (j.start < 0) j.start = t;
+      if (sent_[a] > 0 && j.start < 0) j.start = t;
       j.left -= sent_[a];
       const int64_t upto = below + sent_[a] * static_cast<int64_t>(order_.size() - q);
       below += sent_[a];
