@@ -159,6 +159,24 @@ void LinkState::run_channel(Channel& ch, int64_t until, bool commit, int64_t tar
         next = std::min(next, jobs[a].ready);
       }
     }
+    {  // A message not started yet queues behind the data already queued on its connection
+       // beyond what the socket buffer holds (link_model.h).
+      offered_.assign(conns_.size(), 0);  // here: data queued ahead, per connection
+      blocked_.assign(conns_.size(), 0);
+      size_t w = 0;
+      for (size_t a : ready_) {
+        const size_t c = conn_of_[a];
+        const TcpPath& p = m_.tcp[conns_[c].first];
+        const int64_t room = p.window_bytes * std::max(p.connections, 1);
+        if (jobs[a].start < 0 && room > 0 && (blocked_[c] || offered_[c] > room)) {
+          blocked_[c] = 1;
+          continue;
+        }
+        if (jobs[a].rest == 0) offered_[c] += jobs[a].left;
+        ready_[w++] = a;
+      }
+      ready_.resize(w);
+    }
     if (ready_.empty()) {
       if (next == kNone || next >= until) break;
       t = next;

@@ -61,28 +61,29 @@ struct Transfer {
 // iteration ended then; a connection used once per iteration passes its idle time).
 //
 // Without TCP paths a channel is a FIFO: a message holds it latency + bytes / bandwidth.
-// With them the messages on a channel share it as OpenMPI shares a connection: each
-// Isend goes out when issued (its rendezvous request with the first fragment, or the
-// whole eager message), and the data of every message in flight is interleaved fragment
-// by fragment (ob1 schedules each request's pipeline of fragments in turn onto the
-// endpoint's queue), so n messages in flight each get 1/n of what the connection
-// carries. Measured (geopipe 20 ms, `overlap`, 10 MiB activations sent while earlier ones
-// were in flight: 430-680 ms each instead of 210 alone). The channel runs in rounds of one
-// round trip: each connection with data ready sends what tcp_round allows, split evenly
-// among its messages (one with less left takes only that); a message's last byte leaves
-// when the round has serialised, for every message of the round, as many bytes as that
-// message sent (round robin). A message that becomes ready in the middle of a round (a
-// rendezvous answer back, a new Isend) joins at the next round. Because a new send slows
-// the messages it shares the channel with, send() answers with a provisional Transfer and
-// a ticket; current(ticket) gives the timing as known after every send so far, final
-// once the simulation has passed the message's arrival (the engine waits for that).
-// Measured against: CrossPipe 80 ms / 26 Mbit/s (256 KiB messages back to back: the
-// requests overlap the data before them; FIFO with a round trip each over-predicted
-// crosspipe-greedy by 46%, this model is within 2%), GeoPipe 20 ms `overlap` (10 MiB
-// microbatches 1-4 arrived 0.98-1.22 s, compressed together: interleaved). Not what
-// Atlas PP 40 ms did (k = 20, 32 MiB, heavily window-limited): microbatches 0-3 arrived
-// at 2.06, 2.71, 3.93 and 4.0 s, mostly in order, where sharing gives 4.5-5.6 s and the
-// iteration 23.0 s against 13.6 measured; when OpenMPI keeps the order is not modeled.
+// With them the messages on a channel share it as OpenMPI shares a connection, in a rule
+// fitted to what was measured (below): a message issued while the data queued on its
+// connection exceeds what the socket buffer holds (the buffer window) waits behind that
+// data — ob1 queues a rendezvous message's fragments ahead of later requests — and goes
+// (its rendezvous request with the first fragment, or the whole eager message) once the
+// data ahead fits in the buffer; after that the data of every message in flight is
+// interleaved, so n messages sending together each get 1/n of what the connection
+// carries. The channel runs in rounds of one round trip: each connection with data ready
+// sends what tcp_round allows, split evenly among its messages (one with less left takes
+// only that); a message's last byte leaves when the round has serialised, for every
+// message of the round, as many bytes as that message sent (round robin). A message that
+// becomes ready in the middle of a round (a rendezvous answer back, a new Isend) joins at
+// the next round. Because a new send slows the messages it shares the channel with,
+// send() answers with a provisional Transfer and a ticket; current(ticket) gives the
+// timing as known after every send so far, final once the simulation has passed the
+// message's arrival (the engine waits for that).
+// Measured against: CrossPipe 80 ms / 26 Mbit/s (256 KiB messages back to back: each
+// request overlaps the data before it; FIFO with a round trip each over-predicted
+// crosspipe-greedy by 46%, this is within 2%); GeoPipe 20 ms `overlap` and two-dc-modeled
+// `overlap` (10 / 40 MiB microbatches: microbatch 0 arrived as if alone, 1-4 issued during
+// it arrived compressed together after it: 0.98-1.22 s; 3.75-4.74 s); Atlas PP 40 ms (k =
+// 20, 32 MiB; microbatches 0-3 at 2.06, 2.71, 3.93, 4.0 s: more in order than this rule
+// gives, +16% on the iteration, and +69% with every message interleaved from its issue).
 class LinkState {
  public:
   // Keeps a reference to `m`, which must outlive it.
@@ -141,6 +142,7 @@ class LinkState {
   std::vector<size_t> conn_of_, ready_, order_;
   std::vector<std::pair<size_t, TcpConn>> conns_;
   std::vector<int64_t> sent_, offered_, given_;
+  std::vector<char> blocked_;
 };
 
 // MPI_Iallreduce of `bytes` among the ranks of `m`, in place, as OpenMPI 4.1's coll/libnbc

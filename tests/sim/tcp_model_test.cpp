@@ -83,12 +83,13 @@ TEST(TcpModel, EagerLimitAddsTheRendezvousRoundTrip) {
   EXPECT_NEAR(static_cast<double>(rndv.arrival_ns - 1100 * kMs) / 1e6, 61, 5);
 }
 
-TEST(TcpModel, MessagesInFlightOnAConnectionShareItRoundByRound) {
+TEST(TcpModel, AMessageWaitsBehindTheDataQueuedBeyondTheSocketBuffer) {
   // 20 ms one way, 1 Gbit/s, a warm 1 MB window (one round trip carries 1 MB, serialised
-  // in 8 ms), no rendezvous. 4 MB alone: rounds at 0, 40, 80, 120 ms, the last byte out at
-  // 128, in at 148. A second 4 MB sent at 1 ms joins at the next round and they split the
-  // window: the first has 3 MB left at 0.5 MB a round (rounds 40..240, out at 240 + 8), the
-  // second sends 3 MB in those rounds and its last 1 MB alone at 280 (out at 288).
+  // in 8 ms), no rendezvous. 4 MB alone: rounds at 0, 40, 80, 120 ms, out at 128, in at
+  // 148. 4 MB queued at 0: a 4 MB message issued at 1 ms waits until the first has at most
+  // a window (1 MB) left, at 120; then they share: the first sends 0.5 + 0.5 MB in rounds
+  // 120 and 160 (out at 168, after both halves), the second 0.5, 0.5, then 1 MB a round
+  // alone in rounds 200, 240, 280 (out at 288).
   LinkModel m = LinkModel::uniform(2, {20 * kMs, 1e9});
   xdc::sim::TcpPath p;
   p.eager_limit = xdc::sim::kNoRendezvous;
@@ -100,12 +101,16 @@ TEST(TcpModel, MessagesInFlightOnAConnectionShareItRoundByRound) {
   const auto first = wire.send(0, 1, 4'000'000, 0);
   EXPECT_EQ(first.arrival_ns, 148 * kMs) << "alone so far";
   const auto second = wire.send(0, 1, 4'000'000, 1 * kMs);
-  EXPECT_EQ(wire.current(first.ticket).end_ns, 248 * kMs) << "revised by the second";
-  EXPECT_EQ(wire.current(first.ticket).arrival_ns, 268 * kMs);
-  EXPECT_EQ(second.start_ns, 40 * kMs);
-  EXPECT_EQ(second.arrival_ns, 308 * kMs);
+  EXPECT_EQ(second.start_ns, 120 * kMs);
+  EXPECT_EQ(wire.current(first.ticket).end_ns, 168 * kMs) << "revised by the second";
+  EXPECT_EQ(second.end_ns, 288 * kMs);
   // The other direction is another connection: not shared.
   EXPECT_EQ(wire.send(1, 0, 4'000'000, 1 * kMs).arrival_ns, 149 * kMs);
+  // A message that fits beside what is queued goes in the next round (CrossPipe's small
+  // messages): 0.8 MB at 0 is out at 6.4 ms, and one issued at 1 ms starts then.
+  LinkState small(m);
+  small.send(0, 1, 800'000, 0);
+  EXPECT_EQ(small.send(0, 1, 800'000, 1 * kMs).start_ns, 6'400'000);
 }
 
 TEST(TcpModel, IdleRestartHalvesTheWindowPerRto) {
