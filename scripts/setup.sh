@@ -3,6 +3,7 @@
 #   scripts/setup.sh            install (if missing) + configure + build
 #   XDC_SKIP_APT=1 scripts/setup.sh   build only
 #   XDC_TARGETS=xdc scripts/setup.sh  build only the CLI and the programs it runs
+#   XDC_TEST_TOOLS=1 scripts/setup.sh also the tools only tests use (scripts/test.sh sets it)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -16,8 +17,13 @@ APT_PACKAGES=(
   coinor-libcbc-dev
   iproute2 iptables iperf3 iputils-ping ethtool procps kmod bc
   user-mode-linux python3
+  mininet bridge-utils  # the Mininet network backend (harness/network/mininet.h)
   chromium zlib1g-dev
 )
+
+# Only for tests: `vagrant validate` of the Vagrantfile (Debian's vagrant, ~50 Ruby packages;
+# vagrant-libvirt, 17 more, lets it check the libvirt provider block too).
+[ "${XDC_TEST_TOOLS:-0}" = 1 ] && APT_PACKAGES+=(vagrant vagrant-libvirt)
 
 missing=()
 for p in "${APT_PACKAGES[@]}"; do

@@ -4,7 +4,7 @@
 #   scripts/test.sh [ctest args...]     e.g. scripts/test.sh -L unit
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/setup.sh
+XDC_TEST_TOOLS=1 scripts/setup.sh
 BUILD_DIR=${XDC_BUILD_DIR:-build}
 # Tests bring up networks under their own names and take them down again; they run
 # `xdc clean` only when no other xdc network is up, so yours survive a test run.

@@ -38,8 +38,8 @@ std::string fmt_params(const netem::LinkParams& p) {
 }
 
 void print_network(const net::NetworkState& s) {
-  std::cout << fmt::format("network {}  (management {}, root {})\n", s.name, s.mgmt_subnet,
-                           s.mgmt_root_ip);
+  std::cout << fmt::format("network {}  (management {}, root {}, built by {})\n", s.name,
+                           s.mgmt_subnet, s.mgmt_root_ip, s.backend);
   for (auto& h : s.hosts)
     std::cout << fmt::format("  host {:<16} dc {:<12} data {:<14} mgmt {}\n", h.name, h.dc,
                              h.data_ip, h.mgmt_ip);
@@ -91,11 +91,14 @@ std::string pick_network(const std::string& given) {
 void add_network_commands(CLI::App& app, Commands& out) {
   {
     auto* c = app.add_subcommand("up", "build the emulated network of a topology");
-    static std::string file, name, shaping;
+    static std::string file, name, shaping, backend;
     static double dilation = 1;
     c->add_option("topology", file, "topology YAML")->required();
     c->add_option("--name", name, "network name (default: the topology's name)");
     c->add_option("--shaping", shaping, "override the topology: auto | kernel | userspace");
+    c->add_option("--backend", backend,
+                  "override the topology's network.backend: native | mininet (what builds the "
+                  "namespaces, bridges and links)");
     c->add_option("--time-dilation", dilation,
                   "build the network K times slower than the topology (every delay and "
                   "jitter x K, every rate / K); xdc check reports it undilated")
@@ -106,6 +109,12 @@ void add_network_commands(CLI::App& app, Commands& out) {
                      net::BuildOptions opts;
                      opts.name = name;
                      if (!shaping.empty()) opts.shaping = parse_backend(shaping);
+                     if (backend == "mininet" || backend == "native")
+                       opts.backend = backend == "mininet" ? topo::NetworkBackend::kMininet
+                                                           : topo::NetworkBackend::kNative;
+                     else if (!backend.empty())
+                       throw InputError("--backend: expected native or mininet, got \"" + backend +
+                                        "\"");
                      opts.progress = [](const std::string& m) { spdlog::debug("up: {}", m); };
                      opts.time_dilation = dilation;
                      net::NetworkState s = net::build_network(t, opts);

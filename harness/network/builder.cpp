@@ -15,6 +15,7 @@
 #include <set>
 
 #include "harness/network/links.h"
+#include "harness/network/mininet.h"
 #include "harness/network/names.h"
 #include "harness/network/namespace.h"
 #include "harness/network/shaping.h"
@@ -94,6 +95,7 @@ class Builder {
   NetworkState run() {
     state_.name = net_;
     state_.topology_file = topo_.source_file;
+    state_.backend = topo::to_string(backend());
     state_.time_dilation = opts_.time_dilation;
     state_.slot = free_slot();
     state_.mgmt_subnet = mgmt_subnet(state_.slot);
@@ -103,12 +105,24 @@ class Builder {
     // The state directory exists from the start: `xdc ls` shows a build under way.
     make_shared_mount_dir(kStateRoot);  // UTS pins live below it
     fs::create_directories(state_dir(net_));
+    if (mininet()) {
+      phase(fmt::format("Mininet: {} hosts, {} DCs, {} WAN links", topo_.hosts().size(),
+                        topo_.dcs.size(), topo_.wan.size()));
+      mininet_ = std::make_unique<MininetNetwork>(topo_, net_, [] { InterruptScope::check(); });
+      state_.mininet_pid = mininet_->pid();
+      state_.mininet_nodes = mininet_->nodes();
+    } else {
+      phase("namespaces and links");
+      plumb_native();
+    }
     phase("management network " + state_.mgmt_subnet);
-    build_management();
+    auto& root = sock("");
+    add_address(root, root_link(net_), state_.mgmt_root_ip + "/24");
+    set_up(root, root_link(net_));
     phase(fmt::format("{} DCs", topo_.dcs.size()));
-    for (size_t d = 0; d < topo_.dcs.size(); ++d) build_dc(static_cast<int>(d));
+    for (size_t d = 0; d < topo_.dcs.size(); ++d) configure_dc(static_cast<int>(d));
     phase(fmt::format("{} WAN links", topo_.wan.size()));
-    for (size_t j = 0; j < topo_.wan.size(); ++j) build_wan(static_cast<int>(j));
+    for (size_t j = 0; j < topo_.wan.size(); ++j) configure_wan(static_cast<int>(j));
     build_routes();
     for (auto& h : state_.hosts) write_hosts_file(h.ns, state_.hosts);
     phase("WAN shaping");
@@ -118,6 +132,7 @@ class Builder {
     state_.root_tcp = read_root_tcp();
     save_state(state_);
     for (auto& s : shapers_) s->detach();
+    if (mininet_) mininet_->detach();
     return state_;
   }
 
@@ -133,29 +148,56 @@ class Builder {
     return *it->second;
   }
 
-  void build_management() {
-    std::string ns = mgmt_ns(net_);
-    create_netns(ns);
-    auto& sk = sock(ns);
-    mgmt_bridge_ = add_bridge(sk, "br0");
-    set_up(sk, "br0");
-    set_up(sk, "lo");
-    add_veth(sk, "root", root_link(net_), "", mgmt_bridge_);
-    set_up(sk, "root");
-    auto& root = sock("");
-    add_address(root, root_link(net_), state_.mgmt_root_ip + "/24");
-    set_up(root, root_link(net_));
+  topo::NetworkBackend backend() const { return opts_.backend.value_or(topo_.backend); }
+  bool mininet() const { return backend() == topo::NetworkBackend::kMininet; }
+
+  // The native layer 2 (names.h): namespaces, bridges and veths over netlink, every
+  // bridge port up; the Mininet backend makes the same through Mininet (mininet.h).
+  void plumb_native() {
+    const std::string mgmt = mgmt_ns(net_);
+    create_netns(mgmt);
+    int mgmt_br = add_bridge(sock(mgmt), "br0");
+    set_up(sock(mgmt), "br0");
+    set_up(sock(mgmt), "lo");
+    add_veth(sock(mgmt), "root", root_link(net_), "", mgmt_br);
+    set_up(sock(mgmt), "root");
+    for (const topo::Dc& dc : topo_.dcs) {
+      std::string gw = gateway_ns(net_, dc.name);
+      create_netns(gw);
+      auto& gsk = sock(gw);
+      int br = add_bridge(gsk, "br0");
+      for (const topo::Host& h : dc.hosts) {
+        InterruptScope::check();
+        std::string ns = host_ns(net_, h.name);
+        create_netns(ns, h.name, uts_path(net_, h.name));
+        add_veth(gsk, h.name, "eth0", ns, br);
+        set_up(gsk, h.name);
+        add_veth(sock(mgmt), h.name, "mgmt0", ns, mgmt_br);
+        set_up(sock(mgmt), h.name);
+      }
+      socks_.erase(gw);
+    }
+    for (const topo::WanLink& l : topo_.wan)
+      add_veth(sock(gateway_ns(net_, l.a)), wan_ifname(l.b), wan_ifname(l.a),
+               gateway_ns(net_, l.b));
   }
 
-  void build_dc(int d) {
+  // The gateway's interface on its DC's LAN, which holds the gateway address.
+  std::string gateway_lan() const { return mininet() ? kMininetGatewayLan : "br0"; }
+  // The DC's end of host `h`'s data link: its port on the DC bridge.
+  std::pair<std::string, std::string> host_port(int d, const topo::Host& h) const {
+    if (mininet()) return {switch_ns(net_, topo_.dcs[d].name), mininet_switch_port(d, h.index)};
+    return {gateway_ns(net_, topo_.dcs[d].name), h.name};
+  }
+
+  // Addresses, sysctls, TCP, intra-DC rate and routes of a DC, on either backend's layer 2.
+  void configure_dc(int d) {
     const topo::Dc& dc = topo_.dcs[d];
     std::string gw = gateway_ns(net_, dc.name);
-    create_netns(gw);
     tune_namespace(gw, true);
     auto& gsk = sock(gw);
-    int br = add_bridge(gsk, "br0");
-    add_address(gsk, "br0", gateway_ip(d) + "/24");
-    set_up(gsk, "br0");
+    add_address(gsk, gateway_lan(), gateway_ip(d) + "/24");
+    set_up(gsk, gateway_lan());
     set_up(gsk, "lo");
     for (const topo::Host& h : dc.hosts) {
       InterruptScope::check();
@@ -166,21 +208,16 @@ class Builder {
                    host_ip(d, h.index),
                    mgmt_ip(state_.slot, ordinal),
                    {}};
-      create_netns(hs.ns, h.name, uts_path(net_, h.name));
       tune_namespace(hs.ns, false);
       hs.tcp = apply_host_tcp(hs.ns, h.name, h.tcp, SourcePos{topo_.source_file, 0, 0},
                               &state_.tcp_allowed_added);
-      add_veth(gsk, h.name, "eth0", hs.ns, br);
-      set_up(gsk, h.name);
-      shape_intra_dc(gsk, h.name);
+      auto [port_ns, port] = host_port(d, h);
+      shape_intra_dc(sock(port_ns), port);
       shape_intra_dc(sock(hs.ns), "eth0");
-      auto& msk = sock(mgmt_ns(net_));
-      add_veth(msk, h.name, "mgmt0", hs.ns, mgmt_bridge_);
-      set_up(msk, h.name);
       auto& hsk = sock(hs.ns);
       set_up(hsk, "lo");
       // With intra-DC delay the DC's subnet is not on-link either: hosts of one DC reach
-      // each other through the gateway, whose bridge egress delays them (shape_fabric).
+      // each other through the gateway, whose LAN egress delays them (shape_fabric).
       const bool via_gateway = topo_.intra_dc.delay_us > 0;
       add_address(hsk, "eth0", hs.data_ip + "/24", !via_gateway);
       set_up(hsk, "eth0");
@@ -193,8 +230,10 @@ class Builder {
       add_route(hsk, "10.0.0.0/8", gateway_ip(d), "eth0", via_gateway, dilated_rto_min_ms());
       state_.hosts.push_back(hs);
       socks_.erase(hs.ns);  // one socket per host would exhaust fds on large topologies
+      socks_.erase(port_ns);
       socks_.erase("");
     }
+    socks_.erase(gw);
     state_.dcs.push_back(dc.name);
   }
 
@@ -219,12 +258,11 @@ class Builder {
     throw std::logic_error("unknown DC " + name);
   }
 
-  void build_wan(int j) {
+  void configure_wan(int j) {
     const topo::WanLink& l = topo_.wan[j];
     std::string ga = gateway_ns(net_, l.a), gb = gateway_ns(net_, l.b);
     auto& ska = sock(ga);
     auto& skb = sock(gb);
-    add_veth(ska, wan_ifname(l.b), wan_ifname(l.a), gb);
     add_address(ska, wan_ifname(l.b), wan_ip(j, false) + "/30");
     add_address(skb, wan_ifname(l.a), wan_ip(j, true) + "/30");
     set_up(ska, wan_ifname(l.b));
@@ -297,11 +335,11 @@ class Builder {
     netem::Backend backend = opts_.shaping.value_or(topo_.shaping);
     for (auto& dc : topo_.dcs) {
       std::string gw = gateway_ns(net_, dc.name);
-      // The gateway forwards between hosts on br0: no ICMP redirects telling them to
+      // The gateway forwards between hosts on its LAN: no ICMP redirects telling them to
       // talk directly, which would bypass the delay.
-      for (const char* conf : {"all", "default", "br0"})
+      for (const std::string& conf : {std::string("all"), std::string("default"), gateway_lan()})
         nl::write_sysctl(gw, fmt::format("net/ipv4/conf/{}/send_redirects", conf), "0");
-      ShapedLink sl{dc.name, dc.name, gw, "br0", "none", p, {}};
+      ShapedLink sl{dc.name, dc.name, gw, gateway_lan(), "none", p, {}};
       shapers_.push_back(shape_link(backend, sl));
       state_.fabric.push_back(sl);
     }
@@ -311,7 +349,7 @@ class Builder {
   const BuildOptions& opts_;
   std::string net_;
   NetworkState state_;
-  int mgmt_bridge_ = 0;
+  std::unique_ptr<MininetNetwork> mininet_;  // before shapers_: outlives them on failure
   std::map<std::string, std::unique_ptr<nl::NlSocket>> socks_;
   std::map<std::pair<std::string, std::string>, std::string> peer_ip_;
   std::vector<std::unique_ptr<ShapingHandle>> shapers_;

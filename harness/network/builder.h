@@ -1,6 +1,7 @@
 #pragma once
 // Builds the emulated network of a topology: host, gateway and management namespaces,
-// DC bridges, WAN veths between gateways, addresses, static routes along shortest
+// DC bridges, WAN veths between gateways (made over netlink, or by Mininet with
+// `network: {backend: mininet}`, mininet.h), addresses, static routes along shortest
 // paths, /etc/netns hosts files, and the WAN shaping on each gateway's egress.
 // All or nothing: on any failure (or SIGINT/SIGTERM during the build) what was made is
 // torn down before the error propagates. On success the state file is written and the
@@ -14,8 +15,9 @@
 namespace xdc::net {
 
 struct BuildOptions {
-  std::string name;  // network name; "" = the topology's
-  std::optional<netem::Backend> shaping;  // overrides the topology's `shaping`
+  std::string name;                                  // network name; "" = the topology's
+  std::optional<netem::Backend> shaping;             // overrides the topology's `shaping`
+  std::optional<topo::NetworkBackend> backend;       // overrides the topology's `network.backend`
   std::function<void(const std::string&)> progress;  // one line per phase; may be empty
   double time_dilation = 1;  // >= 1: build topo::time_dilated(topo, k), recorded in the state
 };

@@ -10,11 +10,24 @@ std::string host_ns(const std::string& net, const std::string& host) {
 std::string gateway_ns(const std::string& net, const std::string& dc) {
   return ns_prefix(net) + "gw." + dc;
 }
-std::string mgmt_ns(const std::string& net) { return ns_prefix(net) + "mgmt"; }
-std::string ns_prefix(const std::string& net) { return kPrefix + net + "."; }
-std::string root_link(const std::string& net) { return kPrefix + net; }
-std::string wan_ifname(const std::string& peer_dc) { return "wan-" + peer_dc; }
-std::string state_dir(const std::string& net) { return std::string(kStateRoot) + "/" + net; }
+std::string mgmt_ns(const std::string& net) {
+  return ns_prefix(net) + "mgmt";
+}
+std::string switch_ns(const std::string& net, const std::string& dc) {
+  return ns_prefix(net) + "sw." + dc;
+}
+std::string ns_prefix(const std::string& net) {
+  return kPrefix + net + ".";
+}
+std::string root_link(const std::string& net) {
+  return kPrefix + net;
+}
+std::string wan_ifname(const std::string& peer_dc) {
+  return "wan-" + peer_dc;
+}
+std::string state_dir(const std::string& net) {
+  return std::string(kStateRoot) + "/" + net;
+}
 std::string uts_path(const std::string& net, const std::string& host) {
   return state_dir(net) + "/uts/" + host;
 }
@@ -32,14 +45,26 @@ std::string net_of_root_link(const std::string& ifname) {
   return ifname.substr(p.size());
 }
 
-std::string host_ip(int dc, int host) { return fmt::format("10.1.{}.{}", dc, host + 1); }
-std::string gateway_ip(int dc) { return fmt::format("10.1.{}.254", dc); }
-std::string dc_subnet(int dc) { return fmt::format("10.1.{}.0/24", dc); }
+std::string host_ip(int dc, int host) {
+  return fmt::format("10.1.{}.{}", dc, host + 1);
+}
+std::string gateway_ip(int dc) {
+  return fmt::format("10.1.{}.254", dc);
+}
+std::string dc_subnet(int dc) {
+  return fmt::format("10.1.{}.0/24", dc);
+}
 std::string wan_ip(int link, bool side_b) {
   return fmt::format("10.2.{}.{}", link / 64, 4 * (link % 64) + (side_b ? 2 : 1));
 }
-std::string mgmt_ip(int slot, int k) { return fmt::format("198.18.{}.{}", slot, k + 1); }
-std::string mgmt_root_ip(int slot) { return fmt::format("198.18.{}.254", slot); }
-std::string mgmt_subnet(int slot) { return fmt::format("198.18.{}.0/24", slot); }
+std::string mgmt_ip(int slot, int k) {
+  return fmt::format("198.18.{}.{}", slot, k + 1);
+}
+std::string mgmt_root_ip(int slot) {
+  return fmt::format("198.18.{}.254", slot);
+}
+std::string mgmt_subnet(int slot) {
+  return fmt::format("198.18.{}.0/24", slot);
+}
 
 }  // namespace xdc::net

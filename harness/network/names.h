@@ -4,7 +4,8 @@
 //
 // Namespaces:  xdc-<net>.<host>      one per emulated host (own UTS name = <host>)
 //              xdc-<net>.gw.<dc>     the DC's gateway router, holds the DC bridge br0
-//              xdc-<net>.mgmt        the management switch (bridge br0)
+//              xdc-<net>.mgmt        the management switch (bridge br0; Mininet: "mgmt")
+//              xdc-<net>.sw.<dc>     Mininet backend only: the DC's switch (mininet.h)
 // Root links:  xdc-<net>             the root namespace's port on the management switch
 // Files:       /run/netns/<ns>, /run/xdc/<net>/{state.json,uts/<host>}, /etc/netns/<ns>/hosts
 // Network names never contain '.', so "xdc-<net>." prefixes never overlap.
@@ -28,9 +29,10 @@ inline constexpr int kMaxSlots = 256;
 std::string host_ns(const std::string& net, const std::string& host);
 std::string gateway_ns(const std::string& net, const std::string& dc);
 std::string mgmt_ns(const std::string& net);
-std::string ns_prefix(const std::string& net);  // "xdc-<net>."
-std::string root_link(const std::string& net);  // "xdc-<net>"
-std::string wan_ifname(const std::string& peer_dc);  // "wan-<peer>" in a gateway
+std::string switch_ns(const std::string& net, const std::string& dc);  // Mininet backend
+std::string ns_prefix(const std::string& net);                         // "xdc-<net>."
+std::string root_link(const std::string& net);                         // "xdc-<net>"
+std::string wan_ifname(const std::string& peer_dc);                    // "wan-<peer>" in a gateway
 std::string state_dir(const std::string& net);
 std::string uts_path(const std::string& net, const std::string& host);
 
@@ -40,10 +42,10 @@ std::string net_of_root_link(const std::string& ifname);
 
 std::string host_ip(int dc, int host);  // without prefix length
 std::string gateway_ip(int dc);
-std::string dc_subnet(int dc);           // "10.1.d.0/24"
+std::string dc_subnet(int dc);  // "10.1.d.0/24"
 std::string wan_ip(int link, bool side_b);
 std::string mgmt_ip(int slot, int host_ordinal);
 std::string mgmt_root_ip(int slot);
-std::string mgmt_subnet(int slot);       // "198.18.s.0/24"
+std::string mgmt_subnet(int slot);  // "198.18.s.0/24"
 
 }  // namespace xdc::net

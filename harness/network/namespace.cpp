@@ -45,12 +45,10 @@ void make_shared_mount_dir(const std::string& dir) {
   std::filesystem::create_directories(dir);
   if (mount("", dir.c_str(), "none", MS_SHARED | MS_REC, nullptr) == 0) return;
   if (errno != EINVAL) fail("make " + dir + " shared");
-  if (mount(dir.c_str(), dir.c_str(), "none", MS_BIND | MS_REC, nullptr) != 0)
-    fail("bind " + dir);
+  if (mount(dir.c_str(), dir.c_str(), "none", MS_BIND | MS_REC, nullptr) != 0) fail("bind " + dir);
   if (mount("", dir.c_str(), "none", MS_SHARED | MS_REC, nullptr) != 0)
     fail("make " + dir + " shared");
 }
-
 
 void unpin(const std::string& path) {
   if (umount2(path.c_str(), MNT_DETACH) != 0 && errno != EINVAL && errno != ENOENT)
@@ -58,41 +56,62 @@ void unpin(const std::string& path) {
   if (unlink(path.c_str()) != 0 && errno != ENOENT) fail("unlink " + path);
 }
 
+void create_uts_ns(const std::string& hostname, const std::string& uts_path) {
+  std::filesystem::create_directories(std::filesystem::path(uts_path).parent_path());
+  create_mount_target(uts_path);
+  int saved = open_self_ns("uts");
+  int err = 0;
+  std::string what;
+  if (unshare(CLONE_NEWUTS) != 0) {
+    err = errno, what = "unshare UTS for " + hostname;
+  } else if (sethostname(hostname.data(), hostname.size()) != 0) {
+    err = errno, what = "sethostname " + hostname;
+  } else if (mount("/proc/thread-self/ns/uts", uts_path.c_str(), "none", MS_BIND, nullptr) != 0) {
+    err = errno, what = "bind uts ns of " + hostname;
+  }
+  // A thread left in the new namespace would name the rest wrongly.
+  if (setns(saved, CLONE_NEWUTS) != 0) std::terminate();
+  close(saved);
+  if (err != 0) {
+    unpin(uts_path);
+    throw std::system_error(err, std::generic_category(), what);
+  }
+}
+
 void create_netns(const std::string& name, const std::string& hostname,
                   const std::string& uts_path) {
   const std::string path = nl::netns_path(name);
   make_shared_mount_dir("/run/netns");
   create_mount_target(path);
-  bool with_uts = !hostname.empty();
-  if (with_uts) {
-    std::filesystem::create_directories(std::filesystem::path(uts_path).parent_path());
-    create_mount_target(uts_path);
-  }
-  int saved_net = open_self_ns("net");
-  int saved_uts = with_uts ? open_self_ns("uts") : -1;
-  auto restore = [&] {
-    // A thread left in the new namespaces would build the rest in the wrong place.
-    if (setns(saved_net, CLONE_NEWNET) != 0) std::terminate();
-    if (with_uts && setns(saved_uts, CLONE_NEWUTS) != 0) std::terminate();
-    close(saved_net);
-    if (with_uts) close(saved_uts);
-  };
+  int saved = open_self_ns("net");
   int err = 0;
   std::string what;
-  if (unshare(CLONE_NEWNET | (with_uts ? CLONE_NEWUTS : 0)) != 0) {
+  if (unshare(CLONE_NEWNET) != 0) {
     err = errno, what = "unshare for " + name;
   } else if (mount("/proc/thread-self/ns/net", path.c_str(), "none", MS_BIND, nullptr) != 0) {
     err = errno, what = "bind netns " + name;
-  } else if (with_uts && sethostname(hostname.data(), hostname.size()) != 0) {
-    err = errno, what = "sethostname " + hostname;
-  } else if (with_uts &&
-             mount("/proc/thread-self/ns/uts", uts_path.c_str(), "none", MS_BIND, nullptr) != 0) {
-    err = errno, what = "bind uts ns of " + name;
   }
-  restore();
-  if (err != 0) {
-    delete_netns(name, with_uts ? uts_path : "");
-    throw std::system_error(err, std::generic_category(), what);
+  // A thread left in the new namespace would build the rest in the wrong place.
+  if (setns(saved, CLONE_NEWNET) != 0) std::terminate();
+  close(saved);
+  try {
+    if (err != 0) throw std::system_error(err, std::generic_category(), what);
+    if (!hostname.empty()) create_uts_ns(hostname, uts_path);
+  } catch (...) {
+    delete_netns(name);
+    throw;
+  }
+}
+
+void pin_netns(const std::string& name, pid_t pid) {
+  const std::string path = nl::netns_path(name);
+  make_shared_mount_dir("/run/netns");
+  create_mount_target(path);
+  std::string src = "/proc/" + std::to_string(pid) + "/ns/net";
+  if (mount(src.c_str(), path.c_str(), "none", MS_BIND, nullptr) != 0) {
+    int err = errno;
+    unpin(path);
+    throw std::system_error(err, std::generic_category(), "bind " + src + " as netns " + name);
   }
 }
 

@@ -10,9 +10,19 @@
 namespace xdc::net {
 
 // Creates netns `name`; with a non-empty `hostname`, also a UTS namespace set to it
-// and pinned at `uts_path` (whose directory must exist, under a shared mount). Throws std::system_error (EEXIST when it already exists).
+// and pinned at `uts_path` (whose directory must exist, under a shared mount). Throws
+// std::system_error (EEXIST when it already exists).
 void create_netns(const std::string& name, const std::string& hostname = "",
                   const std::string& uts_path = "");
+
+// Pins the network namespace of process `pid` as netns `name` (a bind mount of
+// /proc/<pid>/ns/net, as `ip netns attach` does): it then outlives the process. Throws
+// std::system_error (EEXIST when the name is taken).
+void pin_netns(const std::string& name, pid_t pid);
+
+// A new UTS namespace set to `hostname`, pinned at `uts_path` (whose directory must exist,
+// under a shared mount); this thread's own UTS namespace is unchanged. Throws std::system_error.
+void create_uts_ns(const std::string& hostname, const std::string& uts_path);
 
 // Unmounts and unlinks /run/netns/<name> (and `uts_path` if given). Idempotent.
 void delete_netns(const std::string& name, const std::string& uts_path = "");

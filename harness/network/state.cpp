@@ -131,7 +131,10 @@ void to_json(json& j, const NetworkState& s) {
            {"root_tcp", s.root_tcp},
            {"tcp_allowed_added", s.tcp_allowed_added},
            {"time_dilation", s.time_dilation},
-           {"shaping", s.shaping}};
+           {"shaping", s.shaping},
+           {"backend", s.backend}};
+  if (s.backend == "mininet")
+    j["mininet"] = json{{"pid", s.mininet_pid}, {"nodes", s.mininet_nodes}};
 }
 
 void from_json(const json& j, NetworkState& s) {
@@ -150,6 +153,11 @@ void from_json(const json& j, NetworkState& s) {
   s.notes = j.value("notes", std::vector<std::string>{});
   s.time_dilation = j.value("time_dilation", 1.0);
   s.shaping = j.value("shaping", "");
+  s.backend = j.value("backend", "native");
+  if (auto m = j.find("mininet"); m != j.end()) {
+    s.mininet_pid = m->value("pid", 0);
+    s.mininet_nodes = m->value("nodes", std::map<std::string, int>{});
+  }
   auto shaped = [&](const char* key, std::vector<ShapedLink>& out) {
     for (auto& l : j.value(key, json::array()))
       out.push_back(ShapedLink{l.at("from"), l.at("to"), l.at("netns"), l.at("ifname"),

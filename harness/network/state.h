@@ -2,6 +2,7 @@
 // What `xdc up` made, written to /run/xdc/<net>/state.json so that `xdc down`,
 // `xdc exec`, `xdc check` and the launcher can find it. Teardown does not rely on it:
 // names carry the network (names.h), so `xdc clean` works even when no state was written.
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -82,6 +83,13 @@ struct NetworkState {
   // The shaping backend asked for ("auto" | "kernel" | "userspace"): what shapes a link
   // that was unimpaired at `xdc up` when a change impairs it. "" in older states = auto.
   std::string shaping;
+  // What built the namespaces, bridges and veths: "native" (netlink, builder.cpp) or
+  // "mininet" (mininet.h). "" in older states = native.
+  std::string backend = "native";
+  // Mininet backend: the driver that owns the Mininet network (stopped by xdc down /
+  // clean), and the pid of each Mininet node's shell when the network came up.
+  int mininet_pid = 0;
+  std::map<std::string, int> mininet_nodes;
 
   const HostState* find_host(const std::string& name) const;
 };

@@ -10,6 +10,7 @@
 #include <set>
 
 #include "harness/network/links.h"
+#include "harness/network/mininet.h"
 #include "harness/network/names.h"
 #include "harness/network/namespace.h"
 #include "harness/network/state.h"
@@ -69,6 +70,9 @@ TeardownReport teardown_network(const std::string& net, bool take_lock) {
   std::vector<std::string> mine;
   for (auto& ns : list_netns())
     if (ns.rfind(prefix, 0) == 0) mine.push_back(ns);
+  // A Mininet-built network's driver first: Mininet stops its own nodes and links
+  // (mininet.h); what it leaves is removed below like a native network's.
+  r.processes += stop_mininet(net);
   // Processes first: a process inside a namespace keeps it (and its links) alive.
   for (auto& ns : mine) r.processes += kill_netns_processes(ns);
   r.processes += kill_orphan_helpers(net);

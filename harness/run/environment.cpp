@@ -111,6 +111,8 @@ std::vector<std::string> non_default_settings(const Experiment& e) {
       if (t.ecn != stock.ecn) tcp.insert("tcp.ecn=" + topo::ecn_word(t.ecn));
     }
   out.insert(out.end(), tcp.begin(), tcp.end());
+  if (e.topology.backend != topo::NetworkBackend::kNative)
+    out.push_back("network.backend=" + topo::to_string(e.topology.backend));
   return out;
 }
 
@@ -160,6 +162,7 @@ nlohmann::json environment_json(const Experiment& e, const net::NetworkState& ne
           {"network", net.name},
           {"network_reused", reused},
           {"management_subnet", net.mgmt_subnet},
+          {"network_backend", net.backend},
           {"shaping_backend", shaping_backend(net)},
           {"wan_links", links},
           {"notes", net.notes},

@@ -19,12 +19,12 @@ namespace xdc::run {
 namespace {
 
 const std::vector<std::string> kTopKeys = {
-    "name",          "description", "topology",  "shaping",      "wan",
-    "model",         "compute",     "pipeline",  "microbatches", "microbatch_size",
-    "iterations",    "warmup",      "schedules", "mpi",          "seed",
-    "learning_rate", "data",        "check",     "tcp",          "time_dilation"};
+    "name",   "description", "topology",     "shaping",      "network",         "wan",
+    "model",  "compute",     "pipeline",     "microbatches", "microbatch_size", "iterations",
+    "warmup", "schedules",   "mpi",          "seed",         "learning_rate",   "data",
+    "check",  "tcp",         "time_dilation"};
 const std::map<std::string, std::string> kSynonyms = {
-    {"schedule", "schedules"},     {"topo", "topology"},       {"network", "topology"},
+    {"schedule", "schedules"},     {"topo", "topology"},       {"backend", "network"},
     {"steps", "iterations"},       {"mbs", "microbatch_size"}, {"batch_size", "microbatch_size"},
     {"placements", "pipeline"},    {"stages", "pipeline"},     {"lr", "learning_rate"},
     {"dilation", "time_dilation"}, {"tdf", "time_dilation"},   {"message_scale", "time_dilation"}};
@@ -56,6 +56,7 @@ class Parser {
                    : b == "kernel" ? netem::Backend::kKernel
                                    : netem::Backend::kUserspace;
     }
+    if (auto n = top.get("network")) topo::read_network_block(*n, &e_.topology.backend);
     if (auto w = top.get("wan")) read_wan(*w);
     if (auto t = top.get("tcp")) read_tcp(*t);
     read_compute(top.get("compute"));

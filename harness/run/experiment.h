@@ -7,6 +7,8 @@
 //   name: two-dc-schedules            # required; names the results directory
 //   topology: ../topologies/two-dc.yaml   # relative to this file, or an inline topology map
 //   shaping: auto                     # optional: overrides the topology's backend
+//   network: {backend: mininet}       # optional: overrides the topology's `network:`
+//                                     # (native | mininet, topology.h's NetworkBackend)
 //   wan: {loss: 0%, jitter: 0ms}      # optional: WAN link keys applied to every WAN
 //                                     # direction (topology.h's keys, same units);
 //                                     # `changes: [{at: 5s, down: 2s}]` there replaces

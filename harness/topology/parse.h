@@ -36,5 +36,8 @@ extern const std::vector<std::string> kTcpKeys;
 // Reads the `tcp:` block `v` (checking its keys) and applies the keys present onto `s`,
 // leaving absent ones as they are: each level overrides the one outside it.
 void apply_tcp_block(const yaml::Value& v, TcpSettings* s);
+// A `network:` map ({backend: native | mininet}) into `backend`; InputError at the
+// offending key or value. Shared by topologies and experiments.
+void read_network_block(const yaml::Value& v, NetworkBackend* backend);
 
 }  // namespace xdc::topo

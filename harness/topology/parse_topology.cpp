@@ -12,8 +12,8 @@
 namespace xdc::topo {
 namespace {
 
-const std::vector<std::string> kTopKeys = {"name", "description", "shaping", "intra_dc",
-                                           "dcs",  "wan",         "tcp"};
+const std::vector<std::string> kTopKeys = {"name",     "description", "shaping", "network",
+                                           "intra_dc", "dcs",         "wan",     "tcp"};
 // Words people reach for, mapped to our keys, for "did you mean".
 const std::map<std::string, std::string> kSynonyms = {
     {"latency", "delay"}, {"bandwidth", "rate"},  {"bw", "rate"},         {"limit", "queue"},
@@ -63,6 +63,7 @@ class Parser {
                    : b == "kernel" ? netem::Backend::kKernel
                                    : netem::Backend::kUserspace;
     }
+    if (auto v = top.get("network")) read_network_block(*v, &t_.backend);
     if (auto v = top.get("intra_dc")) read_intra_dc(*v);
     if (auto v = top.get("tcp")) apply_tcp_block(*v, &t_.tcp);
     read_dcs(top.require("dcs"));
@@ -305,6 +306,17 @@ class Parser {
 };
 
 }  // namespace
+
+void read_network_block(const yaml::Value& v, NetworkBackend* backend) {
+  yaml::Map m = v.map({"backend"}, "a map like {backend: mininet}");
+  if (auto b = m.get("backend"))
+    *backend = b->choice({"native", "mininet"}) == "mininet" ? NetworkBackend::kMininet
+                                                             : NetworkBackend::kNative;
+}
+
+std::string to_string(NetworkBackend b) {
+  return b == NetworkBackend::kMininet ? "mininet" : "native";
+}
 
 Topology parse_topology_node(const yaml::Value& root) {
   return Parser(root).run();

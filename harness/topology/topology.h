@@ -8,6 +8,8 @@
 //   name: two-dc                    # required; see the name rules below
 //   description: free text          # optional
 //   shaping: auto                   # auto | kernel | userspace (default auto)
+//   network: {backend: native}      # native | mininet: what makes the namespaces, bridges
+//                                   # and veths (NetworkBackend below; default native)
 //   intra_dc: {rate: 10gbit, delay: 50us}      # optional; defaults 10gbit, 0us
 //   dcs:                            # required, at least one
 //     - {name: east, hosts: 2}      # a count generates east-h1, east-h2
@@ -176,11 +178,20 @@ struct WanLink {
   const std::string& peer(const std::string& dc) const { return dc == a ? b : a; }
 };
 
+// What builds a network's layer 2 (namespaces, bridges, veths): xdc itself over netlink
+// (native), or Mininet's Python API (harness/network/mininet.h). Addresses, routes, TCP
+// and the WAN shaping are xdc's in both, so `xdc run`, `check`, `link` work unchanged.
+// A topology's `network: {backend: mininet}`; an experiment's `network:` overrides it
+// (experiment.h), `xdc up --backend` too.
+enum class NetworkBackend { kNative, kMininet };
+std::string to_string(NetworkBackend b);  // "native" | "mininet"
+
 struct Topology {
   std::string name;         // network name (<= kMaxNetworkName), the default for `xdc up --name`
   std::string description;  // optional free text
   std::string source_file;
   netem::Backend shaping = netem::Backend::kAuto;
+  NetworkBackend backend = NetworkBackend::kNative;
   IntraDc intra_dc;
   TcpSettings tcp;  // the topology's `tcp:` over the stock defaults
   std::vector<Dc> dcs;

@@ -56,6 +56,23 @@ TEST(Experiment, LinksFollowTheTopologyAndTheWanOverride) {
   EXPECT_EQ(parse_experiment(kGood, kLabel).topology.wan[0].a_to_b.delay_us, 20000u);
 }
 
+TEST(Experiment, NetworkBackendOverridesTheTopologyAndIsRecorded) {
+  auto native = parse_experiment(kGood, kLabel);
+  EXPECT_EQ(native.topology.backend, xdc::topo::NetworkBackend::kNative);
+  auto e = parse_experiment(kGood + "network: {backend: mininet}\n", kLabel);
+  EXPECT_EQ(e.topology.backend, xdc::topo::NetworkBackend::kMininet);
+  auto settings = xdc::run::non_default_settings(e);
+  EXPECT_NE(std::find(settings.begin(), settings.end(), "network.backend=mininet"), settings.end());
+  try {
+    parse_experiment(kGood + "network: {backend: ovs}\n", kLabel);
+    FAIL() << "accepted backend ovs";
+  } catch (const xdc::InputError& ex) {
+    EXPECT_STREQ(ex.what(),
+                 "tests/run/bad.yaml:8:20: network.backend: expected one of: native, mininet, got "
+                 "\"ovs\"");
+  }
+}
+
 TEST(Experiment, WanChangesGoToEveryDirection) {
   auto e = parse_experiment(kGood + "wan: {changes: [{at: 5s, down: 2s}]}\n", kLabel);
   for (const auto& l : e.topology.wan)

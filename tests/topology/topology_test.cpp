@@ -246,6 +246,14 @@ TEST(Topology, ShapingAndDescription) {
   EXPECT_EQ(t.description, "a lab");
 }
 
+TEST(Topology, NetworkBackendDefaultsToNativeAndReadsMininet) {
+  const std::string dcs = "dcs: [{name: a, hosts: [x]}]\n";
+  EXPECT_EQ(parse_topology("name: t\n" + dcs, "n").backend, NetworkBackend::kNative);
+  Topology t = parse_topology("name: t\nnetwork: {backend: mininet}\n" + dcs, "n");
+  EXPECT_EQ(t.backend, NetworkBackend::kMininet);
+  EXPECT_EQ(to_string(t.backend), "mininet");
+}
+
 TEST(Topology, NameLimitsAreInclusive) {
   // 10-char network, 11-char DC whose generated names reach exactly 15 chars.
   Topology t = parse_topology(

@@ -1,0 +1,104 @@
+// Lab files (harness/lab/lab.h): what a lab.yaml says, the DC placement it gives a
+// topology, and bad input refused at FILE:LINE:COL. With XDC_LAB_FILE set (the vagrant
+// test, tests/lab/vagrant_test.sh), also that the file `vagrant up` writes loads.
+#include "harness/lab/lab.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+
+namespace xdc::lab {
+namespace {
+
+const std::string kLab = R"(name: bench
+machines:
+  - {name: lab1, ssh: 192.168.56.11, user: vagrant, key: keys/id, data_interface: eth1}
+  - {name: lab2, ssh: lab2.example, port: 2222, user: root, data_interface: ens5}
+)";
+
+topo::Topology three_dcs() {
+  return topo::parse_topology(
+      "name: t\ndcs: [{name: a, hosts: 1}, {name: b, hosts: 4}, {name: c, hosts: 2}]\n"
+      "wan: [{between: [a, b]}, {between: [b, c]}]\n",
+      "t.yaml");
+}
+
+std::string error_of(const std::string& text) {
+  try {
+    parse_lab(text, "labs/lab.yaml");
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "accepted";
+}
+
+TEST(Lab, ReadsMachinesWithKeysRelativeToTheFile) {
+  Lab lab = parse_lab(kLab, "labs/lab.yaml");
+  ASSERT_EQ(lab.machines.size(), 2u);
+  EXPECT_EQ(lab.name, "bench");
+  EXPECT_EQ(lab.machines[0].ssh, "192.168.56.11");
+  EXPECT_EQ(lab.machines[0].port, 22);
+  EXPECT_EQ(lab.machines[0].key, "labs/keys/id");
+  EXPECT_EQ(lab.machines[0].data_interface, "eth1");
+  EXPECT_EQ(lab.machines[1].port, 2222);
+  EXPECT_EQ(lab.machines[1].key, "");
+  EXPECT_TRUE(lab.auto_dcs);
+}
+
+TEST(Lab, AutoPutsTheLargestDcFirstOnTheLeastLoadedMachine) {
+  Lab lab = parse_lab(kLab + "dcs: auto\n", "labs/lab.yaml");
+  auto at = assign_dcs(lab, three_dcs());
+  // b (4 hosts) -> lab1; c (2) -> lab2; a (1) -> lab2 (2 hosts there against 4).
+  EXPECT_EQ(at, (std::map<std::string, std::string>{{"a", "lab2"}, {"b", "lab1"}, {"c", "lab2"}}));
+}
+
+TEST(Lab, ExplicitDcsMustCoverTheTopologyAndNameKnownMachines) {
+  Lab lab = parse_lab(kLab + "dcs: {a: lab1, b: lab2, c: lab2}\n", "labs/lab.yaml");
+  EXPECT_EQ(assign_dcs(lab, three_dcs()).at("a"), "lab1");
+  Lab partial = parse_lab(kLab + "dcs: {a: lab1, b: lab2}\n", "labs/lab.yaml");
+  EXPECT_THROW(assign_dcs(partial, three_dcs()), InputError);
+  Lab extra = parse_lab(kLab + "dcs: {a: lab1, b: lab2, c: lab1, zz: lab2}\n", "labs/lab.yaml");
+  try {
+    assign_dcs(extra, three_dcs());
+    FAIL() << "a DC the topology lacks was accepted";
+  } catch (const InputError& e) {
+    EXPECT_STREQ(e.what(), "labs/lab.yaml:5:34: dcs.zz: the topology t has no DC \"zz\"");
+  }
+}
+
+TEST(Lab, BadInputNamesFileLineAndColumn) {
+  EXPECT_EQ(error_of(kLab + "dcs: {a: lab9}\n"),
+            "labs/lab.yaml:5:10: dcs.a: expected one of the machines listed (lab1, lab2), got "
+            "\"lab9\"");
+  EXPECT_EQ(error_of(kLab + "dcs: balanced\n"),
+            "labs/lab.yaml:5:6: dcs: expected one of: auto, got \"balanced\"");
+  EXPECT_EQ(error_of("machines:\n  - {name: Lab1, ssh: x, user: u, data_interface: eth1}\n"),
+            "labs/lab.yaml:2:12: machines[0].name: expected a machine name of lowercase letters, "
+            "digits and '-', starting with a letter, at most 32 characters, got \"Lab1\"");
+  EXPECT_EQ(error_of("machines:\n  - {name: a, ssh: x, user: u}\n"),
+            "labs/lab.yaml:2:5: machines[0]: missing required key 'data_interface'");
+  EXPECT_EQ(error_of("machines:\n  - {name: a, ssh: x, user: u, data_interface: e, port: 0}\n"),
+            "labs/lab.yaml:2:57: machines[0].port: expected an integer in 1..65535, got \"0\"");
+  EXPECT_EQ(error_of("machines: []\n"),
+            "labs/lab.yaml:1:11: machines: expected at least one machine, got an empty list");
+}
+
+// The file `vagrant up` writes (tests/lab/vagrant_test.sh points here).
+TEST(Lab, VagrantWrittenFileLoads) {
+  const char* file = std::getenv("XDC_LAB_FILE");
+  if (!file) GTEST_SKIP() << "XDC_LAB_FILE not set (tests/lab/vagrant_test.sh sets it)";
+  Lab lab = load_lab(file);
+  const int n = std::atoi(std::getenv("XDC_LAB_MACHINES"));
+  ASSERT_EQ(static_cast<int>(lab.machines.size()), n);
+  for (int i = 0; i < n; ++i) {
+    EXPECT_EQ(lab.machines[i].name, "lab" + std::to_string(i + 1));
+    EXPECT_EQ(lab.machines[i].ssh, "192.168.56." + std::to_string(11 + i));
+    EXPECT_EQ(lab.machines[i].user, "vagrant");
+    EXPECT_EQ(lab.machines[i].data_interface, "eth1");
+    EXPECT_FALSE(lab.machines[i].key.empty());
+  }
+  EXPECT_TRUE(lab.auto_dcs);
+}
+
+}  // namespace
+}  // namespace xdc::lab
