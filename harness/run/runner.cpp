@@ -3,11 +3,14 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <climits>
 #include <cmath>
-#include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include "common/input_error.h"
 #include "harness/check/link_check.h"
@@ -365,11 +368,6 @@ RunOutcome run_experiment(const Experiment& e, const RunOptions& opts) {
       }
     };
     job.on_line = [&](int rank, const std::string& text) {
-      int started = 0;
-      if (std::sscanf(text.c_str(), "rank %*d starts iteration %d", &started) == 1) {
-        fire_events(started);
-        return;
-      }
       if (rank == report_rank && text.find("iteration") != std::string::npos)
         say(fmt::format("  [{}] {}", p.choice.name, text));
       else if (rank < 0 && text.find("xdc-worker") != std::string::npos)
@@ -385,7 +383,34 @@ RunOutcome run_experiment(const Experiment& e, const RunOptions& opts) {
     if (!e.events.empty())
       say(fmt::format("[{}] {} event(s) at iterations", p.choice.name, e.events.size()));
     if (!changes.empty() || !e.events.empty()) changes.start();
+    // The ranks' progress files (run_spec.h), read every 5 ms while events wait: the first
+    // rank to start an iteration fires the events at it.
+    std::atomic<bool> job_done{false};
+    std::thread progress;
+    if (!e.events.empty())
+      progress = std::thread([&] {
+        std::vector<std::ifstream> files(spec.rank_hosts.size());
+        std::vector<std::string> partial(files.size());
+        int latest = INT_MIN;
+        while (!job_done && next_event < e.events.size()) {
+          for (size_t q = 0; q < files.size(); ++q) {
+            if (!files[q].is_open())
+              files[q].open(dir / ("rank" + std::to_string(q) + ".progress"));
+            if (!files[q].is_open()) continue;
+            files[q].clear();
+            partial[q].append(std::istreambuf_iterator<char>(files[q]), {});
+            for (size_t nl; (nl = partial[q].find('\n')) != std::string::npos;) {
+              latest = std::max(latest, std::atoi(partial[q].substr(0, nl).c_str()));
+              partial[q].erase(0, nl + 1);
+            }
+          }
+          if (latest != INT_MIN) fire_events(latest);
+          std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        }
+      });
     const launch::Result res = launch::run_job(state, job);
+    job_done = true;
+    if (progress.joinable()) progress.join();
     const int64_t job_end_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
                                    std::chrono::system_clock::now().time_since_epoch())
                                    .count();

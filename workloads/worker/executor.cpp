@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <cstring>
 
 #include "workloads/model/optimizer.h"
@@ -279,10 +278,7 @@ Executor::Iteration Executor::run_iteration(int iteration, bool another_follows)
   }
   Iteration res;
   res.start_ns = now_ns();
-  // Progress for the harness (experiment events anchored to iterations): the iteration
-  // starts now, after the barrier; measured iterations from 0, warmup ones below 0.
-  std::printf("rank %d starts iteration %d\n", L_.world_rank, iteration - spec_.warmup);
-  std::fflush(stdout);
+  if (on_start) on_start(iteration);
   for (int i = 0; i < n; ++i) {
     const Action& a = actions_[i];
     const int s = a.stage, mb = a.microbatch;
