@@ -173,6 +173,15 @@ nlohmann::json transfers_json(const trace::Trace& t, const std::vector<std::stri
   return j;
 }
 
+namespace {
+nlohmann::json applied_json(const std::vector<RunPrediction::Applied>& changes) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& c : changes)
+    out.push_back({{"t_s", c.t_s}, {"what", c.what}, {"source", c.source}});
+  return out;
+}
+}  // namespace
+
 ScheduleResult::Point iteration_point(const trace::Trace& it,
                                       const std::vector<std::string>& rank_dcs) {
   ScheduleResult::Point p;
@@ -229,6 +238,7 @@ nlohmann::json summary_json(const ScheduleResult& r) {
         }
       j["series"] = {{"start_s", start}, {"wan_bytes", wan}, {"waits_s", waits}};
     }
+    if (!r.changes.empty()) j["changes"] = applied_json(r.changes);
     if (r.peak_flops_per_rank > 0)
       j["mfu"] = {{"value", r.mfu},
                   {"peak_flops_per_rank", r.peak_flops_per_rank},
@@ -236,12 +246,9 @@ nlohmann::json summary_json(const ScheduleResult& r) {
     j["tokens_per_s_basis"] = r.modeled_compute ? "modeled" : "measured";
   }
   if (r.simulated_series) {
-    nlohmann::json changes = nlohmann::json::array();
-    for (const auto& c : r.simulated_series->changes)
-      changes.push_back({{"t_s", c.t_s}, {"what", c.what}, {"source", c.source}});
     j["simulated_series"] = {{"iteration_s", r.simulated_series->iteration_s},
                              {"start_s", r.simulated_series->start_s},
-                             {"changes", changes}};
+                             {"changes", applied_json(r.simulated_series->changes)}};
     if (!r.simulated_series->ended.empty())
       j["simulated_series"]["ended"] = r.simulated_series->ended;
   }

@@ -61,6 +61,9 @@ struct ScheduleResult {
     std::map<std::string, double> waits_s;
   };
   std::vector<Point> series;
+  // The WAN changes applied during the run (events.json), t_s from measured iteration 0's
+  // start as series' start_s.
+  std::vector<RunPrediction::Applied> changes;
   // When the WAN changes under the run (plan.h's changes_over_time): the run predicted
   // with the same changes (predict_run), per iteration.
   std::optional<RunPrediction> simulated_series;

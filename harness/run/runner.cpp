@@ -175,6 +175,8 @@ ScheduleResult analyse(const Plan& plan, const SchedulePlan& p, const fs::path& 
   if (!r.series.empty()) {  // start_s from measured iteration 0's first event
     const double t0 = r.series.front().start_s;
     for (auto& pt : r.series) pt.start_s -= t0;
+    for (const trace::Marker& m : event_markers(events, to_mono_ns, e.time_dilation))
+      r.changes.push_back({static_cast<double>(m.t_ns) / 1e9 - t0, m.name, m.source});
   }
   for (auto& b : r.bubbles) {
     const double n = static_cast<double>(r.bubbles.size());
