@@ -536,8 +536,15 @@ RunPrediction predict_run(const Plan& p, const SchedulePlan& s, const sim::CostM
   for (double& x : out.start_s) x -= static_cast<double>(t0) / 1e9;
   std::stable_sort(changes.begin(), changes.end(),
                    [](const TimedChange& a, const TimedChange& b) { return a.at_ns < b.at_ns; });
+  // The changes made while the simulated run lasted (a looped trace goes on for an hour).
+  const int64_t end_ns = its.empty() ? 0 : [&] {
+    int64_t e = 0;
+    for (const auto& ev : its.back().events) e = std::max(e, ev.end_ns);
+    return e;
+  }();
   std::vector<RunPrediction::Applied> applied;
   for (const auto& c : changes) {
+    if (c.at_ns > end_ns) continue;
     const std::string kind =
         c.change.down ? (*c.change.down ? "link_down" : "link_up") : "link_set";
     applied.push_back(
