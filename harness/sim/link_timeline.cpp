@@ -41,7 +41,7 @@ int64_t LinkTimeline::next_up(int from, int to, int64_t t) const {
 }
 
 int64_t tcp_rto_ns(int64_t rtt_ns) {
-  return rtt_ns + kDelayedAckNs + 200'000'000;
+  return rtt_ns + kAckDelayNs + 200'000'000;
 }
 
 int64_t slow_start_ns(int64_t bytes, int64_t rtt_ns, double bandwidth_bps) {
@@ -89,7 +89,7 @@ Transfer TimedLinks::send(int from, int to, int64_t bytes, int64_t ready_ns) {
     cur_.links[back] = s->links[back];
   }
   Transfer x = wire_.send(from, to, bytes, ready_ns);
-  hold_up(from, to, x);
+  hold_up(from, to, bytes, x);
   return x;
 }
 
@@ -99,11 +99,11 @@ int64_t TimedLinks::arrival(int from, int to, int64_t bytes, int64_t ready_ns) {
   const Link& l = s ? s->links[static_cast<size_t>(from) * cur_.ranks + to] : cur_.at(from, to);
   Transfer x{ready_ns, ready_ns + l.transfer_ns(bytes),
              ready_ns + l.transfer_ns(bytes) + l.latency_ns};
-  hold_up(from, to, x);
+  hold_up(from, to, bytes, x);
   return x.arrival_ns;
 }
 
-void TimedLinks::hold_up(int from, int to, Transfer& x) {
+void TimedLinks::hold_up(int from, int to, int64_t bytes, Transfer& x) {
   const size_t i = static_cast<size_t>(from) * cur_.ranks + to;
   const int64_t a0 = x.start_ns + origin_;
   const int64_t serial = x.end_ns - x.start_ns;
@@ -123,10 +123,14 @@ void TimedLinks::hold_up(int from, int to, Transfer& x) {
     const int64_t retx = retransmit_after(cut, up, tcp_rto_ns(rtt));
     const LinkSnapshot* after = up < kNeverNs ? tl_.at(up) : nullptr;
     const int64_t lat = after ? after->links[i].latency_ns : latency;
-    const int64_t left = serial > 0 ? (x.end_ns - x.start_ns - sent) : 0;
+    // What the cut left of the message (its time on the wire can include a rendezvous
+    // round trip: the share of time, not time x rate, gives the bytes).
+    const int64_t left = serial - sent;
     const double rate = after ? after->links[i].bandwidth_bps : cur_.links[i].bandwidth_bps;
     const int64_t left_bytes =
-        rate > 0 ? static_cast<int64_t>(static_cast<double>(left) * rate / 8e9) : 0;
+        serial > 0 ? static_cast<int64_t>(static_cast<double>(bytes) * static_cast<double>(left) /
+                                          static_cast<double>(serial))
+                   : bytes;
     x.end_ns = retx - origin_ + std::max(left, slow_start_ns(left_bytes + kMss, rtt, rate));
     x.arrival_ns = x.end_ns + lat;
     recovered_[i] = std::max(recovered_[i], retx);

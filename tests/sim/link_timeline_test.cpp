@@ -43,7 +43,7 @@ TEST(LinkTimeline, RetransmissionsDoubleUntilOneGoesOutWithTheLinkUp) {
   EXPECT_EQ(retransmit_after(0, 1900 * kMs, 280 * kMs), 1960 * kMs);
   EXPECT_EQ(retransmit_after(0, 1961 * kMs, 280 * kMs), 4200 * kMs);
   EXPECT_EQ(retransmit_after(0, 100 * kMs, 280 * kMs), 280 * kMs);
-  EXPECT_EQ(tcp_rto_ns(40 * kMs), 280 * kMs);  // 40 ms round trip + delayed ACK + rto_min
+  EXPECT_EQ(tcp_rto_ns(40 * kMs), 300 * kMs);  // 40 ms round trip + ACK delay + rto_min
   EXPECT_EQ(retransmit_after(0, kNeverNs, 280 * kMs), kNeverNs);
 }
 
@@ -74,14 +74,14 @@ TEST(TimedLinks, ADelayChangeAppliesToMessagesSentAfterIt) {
 }
 
 TEST(TimedLinks, AMessageSentIntoAnOutageWaitsForTheRetransmissionAfterIt) {
-  const LinkModel m = pair(20, 0);  // 40 ms round trip: rto 280 ms
+  const LinkModel m = pair(20, 0);  // 40 ms round trip: rto 300 ms
   LinkTimeline t(2);
   t.add(snap(1000, 20, 0, true));
   t.add(snap(3000, 20, 0, false));
   TimedLinks timed(m, t, 0);
-  // Lost at 1100 ms; retransmitted at +280, +840, +1960 = 3060 ms (up at 3000): one segment.
+  // Lost at 1100 ms; retransmitted at +300, +900, +2100 = 3200 ms (up at 3000): one segment.
   const Transfer x = timed.send(0, 1, 100, 1100 * kMs);
-  EXPECT_EQ(x.arrival_ns, 3060 * kMs + 20 * kMs);
+  EXPECT_EQ(x.arrival_ns, 3200 * kMs + 20 * kMs);
   // The pair's next message waits for that recovery; the other direction is cut as well.
   EXPECT_GE(timed.send(0, 1, 100, 1200 * kMs).arrival_ns, x.arrival_ns);
   EXPECT_GT(timed.arrival(1, 0, 0, 2000 * kMs), 3000 * kMs);
