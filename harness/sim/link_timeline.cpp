@@ -131,7 +131,7 @@ void TimedLinks::hold_up(int from, int to, int64_t bytes, Transfer& x) {
         serial > 0 ? static_cast<int64_t>(static_cast<double>(bytes) * static_cast<double>(left) /
                                           static_cast<double>(serial))
                    : bytes;
-    x.end_ns = retx - origin_ + std::max(left, slow_start_ns(left_bytes + kMss, rtt, rate));
+    x.end_ns = retx - origin_ + std::max(left, slow_start_ns(left_bytes, rtt, rate));
     x.arrival_ns = x.end_ns + lat;
     recovered_[i] = std::max(recovered_[i], retx);
   }

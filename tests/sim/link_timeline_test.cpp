@@ -98,10 +98,15 @@ TEST(TimedLinks, TheRestOfAMessageCutOnTheWireFollowsInSlowStart) {
   t.add(snap(1500, 20, 1e9, false));
   TimedLinks timed(m, t, 0);
   const Transfer x = timed.send(0, 1, 1 << 20, 1000 * kMs);
-  // Lost at 1004 ms, retransmitted at 1284 (before the restore: lost again), 1844 ms; about
-  // half the message left, from one segment doubling every 40 ms: 9 round trips.
-  const int64_t left = (1 << 20) - 500'000;  // not sent in the 4 ms before the cut at 1 Gbit/s
-  EXPECT_EQ(x.end_ns, 1844 * kMs + slow_start_ns(left + kMss, 40 * kMs, 1e9)) << "end " << x.end_ns;
+  // Lost at 1004 ms, retransmitted at 1304 (before the restore: lost again), 1904 ms; what
+  // the 4 ms before the cut did not send (548576 of 1048576 bytes) follows from one
+  // segment doubling every 40 ms: 8 round trips, then its serialisation.
+  const int64_t serial = int64_t{1} << 23;  // 1 MiB at 1 Gbit/s, ns
+  const auto left = static_cast<int64_t>((1 << 20) * static_cast<double>(serial - 4 * kMs) /
+                                         static_cast<double>(serial));
+  EXPECT_EQ(left, 548'576);
+  EXPECT_EQ(slow_start_ns(left, 40 * kMs, 1e9), 8 * 40 * kMs + 4'388'608);
+  EXPECT_EQ(x.end_ns, 1904 * kMs + slow_start_ns(left, 40 * kMs, 1e9)) << "end " << x.end_ns;
   EXPECT_EQ(x.arrival_ns, x.end_ns + 20 * kMs);
   EXPECT_GT(slow_start_ns(1 << 20, 40 * kMs, 1e9), 9 * 40 * kMs);
 }
