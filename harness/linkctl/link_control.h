@@ -16,7 +16,8 @@
 //
 // Every applied change is appended to the network's events log, events_path(net), one
 // JSON object per line:
-//   {"t_ns": CLOCK_REALTIME ns at which it was in force (the traces' clock),
+//   {"t_ns": CLOCK_REALTIME ns at which it was in force (the ranks' traces run on rank 0's
+//            CLOCK_MONOTONIC: xdc run adds the difference, runner.cpp),
 //    "kind": "link_set" | "link_down" | "link_up" | "link_restore" (ChangeSchedule)
 //            | "dc_kill_ranks" (a run's event killed a DC's ranks: "dc", "ranks", no link),
 //    "link": "east->west", "from", "to",
