@@ -11,7 +11,9 @@
 # Then a 1 s WAN flap under a running job: `xdc run tests/run/flap.yaml` (its topology's
 # changes: down 1 s at 5 s), its exit code, iterations and stall ("flap"); and a partition
 # longer than mpi.timeout_s: `xdc run tests/run/partition.yaml`, its exit code and
-# message ("partition").
+# message ("partition"); the flap anchored to iteration 5 of experiments/flap.yaml, measured
+# beside the simulator's prediction ("flap_event"), and experiments/trace-wan.yaml
+# ("trace_wan", ~2 min).
 # Top-level keys: the userspace backend's; "backends" holds each backend's.
 # Needs root (namespaces, qdiscs, iptables) and iperf3. About 20 s per backend.
 set -euo pipefail
@@ -46,6 +48,16 @@ rc=0
 "$BUILD_DIR/harness/cli/xdc" run tests/run/flap.yaml -o "$FLAP_DIR" --name bflap >&2 || rc=$?
 "$BENCH" --flap "$FLAP_DIR" "$rc" "$OUT"
 rm -rf "$FLAP_DIR"
+EV_DIR=$(mktemp -d /tmp/xdc-bench-flap-event.XXXXXX)
+rc=0
+"$BUILD_DIR/harness/cli/xdc" run experiments/flap.yaml -o "$EV_DIR" --name bflapev >&2 || rc=$?
+"$BENCH" --flap-event "$EV_DIR" "$rc" "$OUT"
+rm -rf "$EV_DIR"
+TW_DIR=$(mktemp -d /tmp/xdc-bench-trace-wan.XXXXXX)
+rc=0
+"$BUILD_DIR/harness/cli/xdc" run experiments/trace-wan.yaml -o "$TW_DIR" --name btwan >&2 || rc=$?
+"$BENCH" --trace-wan "$TW_DIR" "$rc" "$OUT"
+rm -rf "$TW_DIR"
 PART_DIR=$(mktemp -d /tmp/xdc-bench-partition.XXXXXX)
 rc=0
 "$BUILD_DIR/harness/cli/xdc" run tests/run/partition.yaml -o "$PART_DIR" --name bpart >&2 || rc=$?

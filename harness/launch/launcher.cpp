@@ -51,12 +51,16 @@ std::string comm_of(pid_t pid) {
   return c;
 }
 
+// The job's program as the kernel names its processes (comm: 15 characters).
+std::string program_comm(const Job& job) {
+  return job.program.empty() ? "" : fs::path(job.program[0]).filename().string().substr(0, 15);
+}
+
 // orted and the program of this job still alive in the job's hosts (mpirun normally
 // takes them down; after a SIGKILL'd mpirun or a hung orted it may not).
 int kill_leftovers(const net::NetworkState& net, const Job& job) {
   std::set<std::string> names{"orted"};
-  if (!job.program.empty())
-    names.insert(fs::path(job.program[0]).filename().string().substr(0, 15));
+  if (!job.program.empty()) names.insert(program_comm(job));
   int killed = 0;
   for (int round = 0; round < 20; ++round) {
     int alive = 0;
@@ -72,6 +76,20 @@ int kill_leftovers(const net::NetworkState& net, const Job& job) {
   }
   return killed;
 }
+
+}  // namespace
+
+int kill_ranks_on(const net::NetworkState& net, const Job& job,
+                  const std::vector<std::string>& hosts) {
+  const std::string name = program_comm(job);
+  int killed = 0;
+  for (const std::string& h : hosts)
+    for (pid_t pid : net::netns_pids(net::host_ns(net.name, h)))
+      if (comm_of(pid) == name && ::kill(pid, SIGKILL) == 0) ++killed;
+  return killed;
+}
+
+namespace {
 
 // mpirun treats a hostfile name that resolves to one of the root namespace's own
 // addresses as local and never calls the agent: the rank would run outside the
@@ -254,6 +272,9 @@ Result run_job(const net::NetworkState& net, const Job& job) {
   const fs::path log = dir / "mpirun.log";
   Result r;
   const auto t0 = std::chrono::steady_clock::now();
+  // A log left by an earlier job in this directory would be tailed before mpirun
+  // truncates it: its lines would reach on_line again.
+  fs::remove(log);
   {
     proc::Background mpirun(argv, log.string());
     std::ifstream tail;
@@ -272,7 +293,7 @@ Result run_job(const net::NetworkState& net, const Job& job) {
       }
     };
     for (;;) {
-      int rc = mpirun.wait_for(std::chrono::milliseconds(200));
+      int rc = mpirun.wait_for(std::chrono::milliseconds(20));
       pump();
       if (rc != -1) {
         r.exit_code = rc;

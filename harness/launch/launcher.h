@@ -42,7 +42,8 @@ struct Job {
   std::vector<std::pair<std::string, std::string>> mca;  // more --mca KEY VALUE
   std::chrono::seconds timeout{600};
   const std::atomic<bool>* cancel = nullptr;  // set (e.g. by SIGINT) to stop the job
-  // Each new line of mpirun's output as {rank or -1, text without the tag}.
+  // Each new line of mpirun's output as {rank or -1, text without the tag}, within ~20 ms
+  // of mpirun writing it (run_job polls its log).
   std::function<void(int, const std::string&)> on_line;
 };
 
@@ -73,6 +74,11 @@ std::string agent_command(const std::string& net);
 // hosts are filled from `rank_hosts` when mpirun did not name them.
 std::vector<Failure> parse_failures(const std::string& output,
                                     const std::vector<std::string>& rank_hosts);
+
+// SIGKILLs the job's program (its ranks, not orted) in `hosts`; returns how many died.
+// For a run's event that fails a DC (experiment.h's kill_ranks) while run_job goes on.
+int kill_ranks_on(const net::NetworkState& net, const Job& job,
+                  const std::vector<std::string>& hosts);
 
 // Writes the files, runs mpirun to completion (or timeout/cancel), splits the log per
 // rank and kills whatever of this job is left in the hosts (orted, the program).

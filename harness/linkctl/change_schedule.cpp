@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <set>
 
 #include "harness/common/units.h"
 
@@ -13,49 +12,97 @@ ChangeSchedule::ChangeSchedule(std::string net, const topo::Topology& t, double 
   for (const auto& l : t.wan)
     for (int dir = 0; dir < 2; ++dir) {
       Direction d{dir ? l.b : l.a, dir ? l.a : l.b};
+      originals_[d.name()] = {d, dir ? l.b_to_a : l.a_to_b};
       const auto& changes = dir ? l.b_to_a_changes : l.a_to_b_changes;
-      if (changes.empty()) continue;
-      originals_.push_back({d, dir ? l.b_to_a : l.a_to_b});
-      for (const auto& c : changes) steps_.push_back({c.at_us, d, c});
+      for (const auto& c : changes)
+        initial_.push_back({c.at_us,
+                            {d, c,
+                             c.pos.file + ":" + std::to_string(c.pos.line) + " (at " +
+                                 format_duration(c.at_us) + ")"}});
     }
-  std::stable_sort(steps_.begin(), steps_.end(),
-                   [](const Step& a, const Step& b) { return a.at_us < b.at_us; });
+  scheduled_ = initial_.size();
+  std::stable_sort(initial_.begin(), initial_.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
 }
 
 ChangeSchedule::~ChangeSchedule() {
   stop();
 }
 
+std::string ChangeSchedule::error() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return error_;
+}
+
 void ChangeSchedule::start() {
-  if (steps_.empty() || thread_.joinable()) return;
+  if (thread_.joinable()) return;
+  std::lock_guard<std::mutex> lock(mu_);
   stopping_ = false;
+  const auto t0 = Clock::now();
+  for (const auto& [at_us, step] : initial_)
+    due_.emplace(
+        t0 + std::chrono::microseconds(static_cast<int64_t>(static_cast<double>(at_us) * k_)),
+        step);
   thread_ = std::thread([this] { loop(); });
 }
 
+void ChangeSchedule::apply(const Direction& d, const topo::WanChange& s,
+                           const std::string& source) {
+  LinkChange c;
+  c.delay_us = s.delay_us;
+  c.jitter_us = s.jitter_us;
+  c.loss_pct = s.loss_pct;
+  c.rate_bps = s.rate_bps;
+  c.down = s.down;
+  c.source = source;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    touched_.insert(d.name());
+  }
+  change_links(net_, {d}, c);
+  ++applied_;
+}
+
+void ChangeSchedule::apply_now(const std::vector<Direction>& dirs, const topo::WanChange& c,
+                               std::optional<uint64_t> down_for_us, const std::string& source) {
+  topo::WanChange now = c;
+  if (down_for_us) now.down = true;
+  for (const Direction& d : dirs) apply(d, now, source);
+  if (!down_for_us) return;
+  topo::WanChange up;
+  up.down = false;
+  const auto at = Clock::now() + std::chrono::microseconds(
+                                     static_cast<int64_t>(static_cast<double>(*down_for_us) * k_));
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const Direction& d : dirs)
+      due_.emplace(at, Step{d, up, source + " (up after " + format_duration(*down_for_us) + ")"});
+  }
+  cv_.notify_all();
+}
+
 void ChangeSchedule::loop() {
-  const auto t0 = std::chrono::steady_clock::now();
-  for (const Step& s : steps_) {
-    auto due =
-        t0 + std::chrono::microseconds(static_cast<int64_t>(static_cast<double>(s.at_us) * k_));
-    {
-      std::unique_lock<std::mutex> lock(mu_);
-      if (cv_.wait_until(lock, due, [this] { return stopping_; })) return;
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!stopping_) {
+    if (due_.empty()) {
+      cv_.wait(lock);
+      continue;
     }
-    LinkChange c;
-    c.delay_us = s.change.delay_us;
-    c.jitter_us = s.change.jitter_us;
-    c.loss_pct = s.change.loss_pct;
-    c.rate_bps = s.change.rate_bps;
-    c.down = s.change.down;
-    c.source = s.change.pos.file + ":" + std::to_string(s.change.pos.line) + " (at " +
-               format_duration(s.at_us) + ")";
+    const auto when = due_.begin()->first;
+    if (Clock::now() < when) {
+      cv_.wait_until(lock, when);
+      continue;  // woken early (stop, or an earlier step added): look again
+    }
+    const Step s = due_.begin()->second;
+    due_.erase(due_.begin());
+    lock.unlock();
     try {
-      change_links(net_, {s.dir}, c);
-      ++applied_;
+      apply(s.dir, s.change, s.source);
     } catch (const std::exception& e) {
-      std::lock_guard<std::mutex> lock(mu_);
+      std::lock_guard<std::mutex> l(mu_);
       if (error_.empty()) error_ = "change of " + s.dir.name() + ": " + e.what();
     }
+    lock.lock();
   }
 }
 
@@ -64,11 +111,12 @@ void ChangeSchedule::stop() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     stopping_ = true;
+    due_.clear();
   }
   cv_.notify_all();
   thread_.join();
-  if (applied_ == 0) return;
-  for (const auto& [d, params] : originals_) {
+  for (const std::string& name : touched_) {
+    const auto& [d, params] = originals_.at(name);
     LinkChange c;
     c.params = params;
     c.down = false;
@@ -79,6 +127,7 @@ void ChangeSchedule::stop() {
       if (error_.empty()) error_ = "restoring " + d.name() + ": " + e.what();
     }
   }
+  touched_.clear();
 }
 
 }  // namespace xdc::linkctl

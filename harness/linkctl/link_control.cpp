@@ -59,13 +59,13 @@ netem::LinkParams changed(netem::LinkParams p, const LinkChange& c, double k) {
   return p;
 }
 
+}  // namespace
+
 void append_event(const std::string& net, const nlohmann::json& line) {
   std::ofstream out(events_path(net), std::ios::app);
   out << line.dump() << "\n";
   if (!out) throw std::runtime_error("cannot append to " + events_path(net));
 }
-
-}  // namespace
 
 std::vector<Direction> link_directions(const net::NetworkState& s, const std::string& a,
                                        const std::string& b, const std::string& only) {

@@ -16,8 +16,10 @@
 //
 // Every applied change is appended to the network's events log, events_path(net), one
 // JSON object per line:
-//   {"t_ns": CLOCK_REALTIME ns at which it was in force (the traces' clock),
-//    "kind": "link_set" | "link_down" | "link_up" | "link_restore" (ChangeSchedule),
+//   {"t_ns": CLOCK_REALTIME ns at which it was in force (the ranks' traces run on rank 0's
+//            CLOCK_MONOTONIC: xdc run adds the difference, runner.cpp),
+//    "kind": "link_set" | "link_down" | "link_up" | "link_restore" (ChangeSchedule)
+//            | "dc_kill_ranks" (a run's event killed a DC's ranks: "dc", "ranks", no link),
 //    "link": "east->west", "from", "to",
 //    "changed": {the keys given, undilated: "delay_us", "jitter_us", "loss_pct", "rate_bps"},
 //    "params": {the direction's parameters after it, undilated (state.h's LinkParams JSON)},
@@ -93,6 +95,9 @@ struct LinkStatus {
 std::vector<LinkStatus> link_status(const net::NetworkState& s);
 
 std::string events_path(const std::string& net);
+// Appends one line to the events log (change_links does for each change; a run adds its
+// other events, e.g. {"t_ns", "kind": "dc_kill_ranks", "dc", "source"}).
+void append_event(const std::string& net, const nlohmann::json& line);
 // For a run that failed: the WAN directions that were down at `at_ns` by the events in
 // `events` (read_link_events), each with when and by what it was cut, in words ("" if none):
 // "WAN link east->west was down from 4.0 s into the run until it failed 9.0 s later, cut

@@ -12,6 +12,7 @@
 #include "harness/report/gantt_svg.h"
 #include "harness/report/html.h"
 #include "harness/report/loss_chart.h"
+#include "harness/report/series_svg.h"
 #include "harness/report/table.h"
 
 namespace xdc::report {
@@ -153,6 +154,20 @@ std::string render_html(const RunData& d) {
   std::string tl = gantt_legend_html();
   for (const auto& s : d.schedules) tl += timeline(s);
   page += section("timelines", "Timelines (one iteration, one row per rank)", tl);
+
+  std::string over_time;
+  for (const auto& s : d.schedules)
+    if (std::string chart = run_series_svg(s); !chart.empty())
+      over_time += fmt::format(
+          "<div class=\"series\" data-schedule=\"{}\"><h3>{}</h3><figure>{}</figure></div>",
+          escape(s.name), escape(s.name), chart);
+  if (!over_time.empty())
+    page += section("over-time", "Over the run: iteration time, WAN bytes, waits, WAN changes",
+                    "<p class=\"note\">Per measured iteration at its start; the dashed line is "
+                    "the simulator's prediction with the same WAN changes. Vertical marks: "
+                    "changes applied to the WAN (red cut, green restore, blue parameters; hover "
+                    "for what and who).</p>" +
+                        over_time);
 
   std::vector<LossSeries> series;
   for (const auto& s : d.schedules)

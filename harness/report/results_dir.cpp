@@ -131,6 +131,47 @@ void pick_measured(ScheduleData& s, const fs::path& dir, double time_dilation,
                                            std::to_string(its.size()) + " (median time)";
 }
 
+std::vector<double> numbers(const nlohmann::json& j, const char* key) {
+  std::vector<double> out;
+  if (j.contains(key) && j[key].is_array())
+    for (auto& v : j[key]) out.push_back(v.is_number() ? v.get<double>() : NAN);
+  return out;
+}
+
+std::vector<ScheduleData::Applied> applied(const nlohmann::json& j) {
+  std::vector<ScheduleData::Applied> out;
+  if (j.is_array())
+    for (auto& c : j)
+      if (c.is_object() && c.contains("t_s") && c["t_s"].is_number())
+        out.push_back({c["t_s"].get<double>(), c.value("what", std::string()),
+                       c.value("source", std::string())});
+  return out;
+}
+
+// The run's series (summary.json "series", "changes", "simulated_series").
+void read_series(const nlohmann::json& j, ScheduleData& s) {
+  s.iteration_s = numbers(j, "iteration_s");
+  if (j.contains("series") && j["series"].is_object()) {
+    const auto& se = j["series"];
+    s.start_s = numbers(se, "start_s");
+    s.wan_bytes = numbers(se, "wan_bytes");
+    if (se.contains("waits_s") && se["waits_s"].is_object())
+      for (auto& [cause, v] : se["waits_s"].items()) {
+        std::vector<double> vals;
+        if (v.is_array())
+          for (auto& x : v) vals.push_back(x.is_number() ? x.get<double>() : NAN);
+        s.waits_series.emplace_back(cause, vals);
+      }
+  }
+  if (j.contains("changes")) s.changes = applied(j["changes"]);
+  if (j.contains("simulated_series") && j["simulated_series"].is_object()) {
+    const auto& ss = j["simulated_series"];
+    s.simulated_series = numbers(ss, "iteration_s");
+    s.simulated_start_s = numbers(ss, "start_s");
+    if (ss.contains("changes")) s.simulated_changes = applied(ss["changes"]);
+  }
+}
+
 ScheduleData from_run_entry(const nlohmann::json& j, const fs::path& root, double time_dilation,
                             std::vector<std::string>& notes) {
   ScheduleData s;
@@ -164,6 +205,7 @@ ScheduleData from_run_entry(const nlohmann::json& j, const fs::path& root, doubl
   if (j.contains("waits_s_per_iteration") && j["waits_s_per_iteration"].is_object())
     for (auto& [cause, v] : j["waits_s_per_iteration"].items())
       if (v.is_number()) s.waits_s.emplace_back(cause, v.get<double>());
+  read_series(j, s);
   const fs::path dir = root / s.name;
   pick_measured(s, dir, time_dilation, notes);
   if (auto sim = read_trace(dir / "simulated.trace.csv", notes); sim && !sim->events.empty())

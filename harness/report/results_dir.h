@@ -42,6 +42,18 @@ struct ScheduleData {
   std::optional<trace::Trace> measured;
   std::string measured_label;  // which iteration: "iteration 7 of 20 (median time)"
   std::optional<trace::Trace> simulated;
+  // Over the run (summary.json "series", "changes", "simulated_series"; empty when absent):
+  // per measured iteration its time, start (s from iteration 0's), WAN bytes and waits by
+  // cause; the WAN changes applied (t_s on the same axis); the same predicted.
+  struct Applied {
+    double t_s = 0;
+    std::string what, source;
+  };
+  std::vector<double> iteration_s, start_s, wan_bytes;
+  std::vector<std::pair<std::string, std::vector<double>>> waits_series;
+  std::vector<Applied> changes;
+  std::vector<double> simulated_series, simulated_start_s;
+  std::vector<Applied> simulated_changes;
 };
 
 struct RunData {

@@ -19,10 +19,10 @@ namespace xdc::run {
 namespace {
 
 const std::vector<std::string> kTopKeys = {
-    "name",   "description", "topology",     "shaping",      "network",         "wan",
-    "model",  "compute",     "pipeline",     "microbatches", "microbatch_size", "iterations",
-    "warmup", "schedules",   "mpi",          "seed",         "learning_rate",   "data",
-    "check",  "tcp",         "time_dilation"};
+    "name",   "description", "topology",      "shaping",      "network",         "wan",
+    "model",  "compute",     "pipeline",      "microbatches", "microbatch_size", "iterations",
+    "warmup", "schedules",   "mpi",           "seed",         "learning_rate",   "data",
+    "check",  "tcp",         "time_dilation", "events"};
 const std::map<std::string, std::string> kSynonyms = {
     {"schedule", "schedules"},     {"topo", "topology"},       {"backend", "network"},
     {"steps", "iterations"},       {"mbs", "microbatch_size"}, {"batch_size", "microbatch_size"},
@@ -86,6 +86,7 @@ class Parser {
     if (auto v = top.get("data")) e_.data_glob = v->scalar("a file or glob of training text");
     if (auto v = top.get("check")) e_.link_check = v->boolean();
     if (auto v = top.get("time_dilation")) read_time_dilation(*v);
+    if (auto v = top.get("events")) read_events(*v);
     if (e_.compute.mode == Compute::Mode::kReal) check_real(top);
     const Compute& c = e_.compute;
     if (c.mode == Compute::Mode::kModeled && c.source != Compute::Source::kShape &&
@@ -322,6 +323,80 @@ class Parser {
     }
   }
 
+  void read_events(const yaml::Value& v) {
+    const std::string like =
+        "a list of events like [{at_iteration: 5, link: [east, west], down_for: 2s}, "
+        "{at_iteration: 8, dc: west, kill_ranks: true}]";
+    for (const yaml::Value& item : v.list(like)) {
+      yaml::Map m =
+          item.map({}, "an event like {at_iteration: 5, link: [east, west], down_for: 2s}");
+      m.check_keys({"at_iteration", "link", "direction", "dc", "down_for", "delay", "jitter",
+                    "loss", "rate", "kill_ranks"},
+                   {{"iteration", "at_iteration"},
+                    {"at", "at_iteration"},
+                    {"between", "link"},
+                    {"down", "down_for"},
+                    {"latency", "delay"},
+                    {"bandwidth", "rate"},
+                    {"kill", "kill_ranks"}});
+      ProgressEvent ev;
+      ev.change.pos = item.pos();
+      const yaml::Value at = m.require("at_iteration");
+      ev.at_iteration = static_cast<int>(at.integer(0, 100000));
+      if (ev.at_iteration >= e_.iterations)
+        at.fail(fmt::format("a measured iteration 0..{} (iterations: {})", e_.iterations - 1,
+                            e_.iterations));
+      const auto link = m.get("link");
+      const auto dc = m.get("dc");
+      if (link && dc) dc->error("an event names one target: link: [a, b] or dc: NAME, not both");
+      if (!link && !dc) item.error("expected a target in an event: link: [a, b] or dc: NAME");
+      if (link) {
+        const auto ends = link->list("a link as [a, b], two DC names");
+        if (ends.size() != 2) link->fail("a link as [a, b], two DC names");
+        ev.link_a = ends[0].scalar("a DC name");
+        ev.link_b = ends[1].scalar("a DC name");
+        if (!e_.topology.find_link(ev.link_a, ev.link_b))
+          link->fail("a WAN link of the topology (its wan: list); there is none between " +
+                     ev.link_a + " and " + ev.link_b);
+        if (auto d = m.get("direction")) {
+          ev.direction = d->scalar("a direction like " + ev.link_a + "->" + ev.link_b);
+          if (ev.direction != ev.link_a + "->" + ev.link_b &&
+              ev.direction != ev.link_b + "->" + ev.link_a)
+            d->fail(ev.link_a + "->" + ev.link_b + " or " + ev.link_b + "->" + ev.link_a);
+        }
+      } else {
+        ev.dc = dc->scalar("a DC name");
+        if (!e_.topology.find_dc(ev.dc)) dc->fail("a DC of the topology");
+        if (auto d = m.get("direction")) d->error("direction: goes with link:, not dc:");
+      }
+      if (auto d = m.get("down_for")) {
+        ev.down_for_us = d->duration_us();
+        if (*ev.down_for_us == 0) d->fail("a duration the link stays down, like \"2s\"");
+      }
+      if (auto d = m.get("delay")) ev.change.delay_us = d->duration_us();
+      if (auto d = m.get("jitter")) ev.change.jitter_us = d->duration_us();
+      if (auto d = m.get("loss")) ev.change.loss_pct = d->percent();
+      if (auto d = m.get("rate")) ev.change.rate_bps = d->rate_bps();
+      const bool params =
+          ev.change.delay_us || ev.change.jitter_us || ev.change.loss_pct || ev.change.rate_bps;
+      if (auto k = m.get("kill_ranks")) {
+        ev.kill_ranks = k->boolean();
+        if (ev.kill_ranks && link)
+          k->error("kill_ranks: goes with dc: (the DC whose ranks die), not with link:");
+      }
+      if (dc && params)
+        dc->error("a dc: event cuts (down_for) or kills (kill_ranks); change links with link:");
+      if (!ev.down_for_us && !params && !ev.kill_ranks)
+        item.error(link ? "expected down_for, delay, jitter, loss or rate in a link event"
+                        : "expected down_for or kill_ranks: true in a dc event");
+      e_.events.push_back(ev);
+    }
+    std::stable_sort(e_.events.begin(), e_.events.end(),
+                     [](const ProgressEvent& a, const ProgressEvent& b) {
+                       return a.at_iteration < b.at_iteration;
+                     });
+  }
+
   void read_time_dilation(const yaml::Value& v) {
     e_.time_dilation = v.number(1, topo::kMaxTimeDilation);
     if (e_.time_dilation != 1 && e_.compute.mode == Compute::Mode::kReal)
@@ -348,6 +423,11 @@ class Parser {
 };
 
 }  // namespace
+
+std::string ProgressEvent::source() const {
+  return fmt::format("{}:{}:{} (at_iteration {})", change.pos.file, change.pos.line, change.pos.col,
+                     at_iteration);
+}
 
 std::vector<std::string> Experiment::rank_hosts() const {
   std::vector<std::string> out;

@@ -45,6 +45,9 @@
 //   data: /usr/share/common-licenses/*   # real compute: training text (glob)
 //   check: false                      # quick link check before the workers start
 //   time_dilation: 1                  # k >= 1: run k times slower than real (below)
+//   events:                           # optional: WAN changes anchored to training progress
+//     - {at_iteration: 5, link: [east, west], down_for: 2s}   # ProgressEvent below
+//     - {at_iteration: 8, dc: west, kill_ranks: true}
 //
 // Connections per transfer (mpi.connections, Atlas): with `wan: N` every point-to-point
 // message between ranks in different DCs is striped over N TCP connections the workers
@@ -128,6 +131,30 @@ struct Compute {
   std::string costs_source() const;
 };
 
+// `events:`: a change made when measured iteration `at_iteration` (0-based, as
+// iterations.csv numbers them) starts, i.e. when the first rank reports starting it
+// (the workers print "rank R starts iteration N" before its barrier). One target:
+//   link: [a, b]  (+ optional direction: a->b)  with down_for: D (cut for D, then up) and/or
+//                 delay / jitter / loss / rate (topology.h's units; kept until the end of
+//                 the schedule's run, when every direction is put back);
+//   dc: NAME      with down_for: D (every WAN link of the DC cut for D: `xdc dc isolate`)
+//                 or kill_ranks: true (the DC's ranks are killed with SIGKILL: the run ends
+//                 with exit 1 naming the DC and this event).
+// Checked at load: the link / DC exists, at_iteration < iterations, something to do, no
+// kill_ranks on a link; InputError at the key. The simulator plays the same events
+// (plan.h's predict_run), anchored to its own iteration starts.
+struct ProgressEvent {
+  int at_iteration = 0;
+  std::string link_a, link_b;  // link: [a, b]
+  std::string direction;       // "" = both, else "a->b"
+  std::string dc;              // dc: NAME
+  std::optional<uint64_t> down_for_us;
+  topo::WanChange change;  // delay/jitter/loss/rate (at_us unused); pos: the event's item
+  bool kill_ranks = false;
+  // "FILE:LINE:COL (at_iteration 5)": names the event in events.json and in errors.
+  std::string source() const;
+};
+
 struct Experiment {
   std::string name;
   std::string source_file;    // as given
@@ -153,7 +180,8 @@ struct Experiment {
   double learning_rate = 3e-3;
   std::string data_glob = "/usr/share/common-licenses/*";
   bool link_check = false;
-  double time_dilation = 1;  // k: see above; 1 = off
+  double time_dilation = 1;           // k: see above; 1 = off
+  std::vector<ProgressEvent> events;  // in at_iteration order (stable)
 
   int world_size() const { return stages * data_parallel; }
   std::vector<std::string> rank_hosts() const;  // world rank -> host

@@ -5,9 +5,12 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
 
 #include "common/input_error.h"
+#include "harness/common/units.h"
 #include "harness/launch/launcher.h"
+#include "harness/sim/link_timeline.h"
 #include "harness/sim/setup.h"
 #include "workloads/schedule/csv.h"
 #include "workloads/schedule/generators.h"
@@ -373,6 +376,183 @@ Prediction predict(const Plan& p, const SchedulePlan& s, const sim::CostModel& c
   Prediction out;
   out.trace = sim::simulate_iteration(s.schedule, costs, p.links, p.worker);
   out.summary = trace::analyze(out.trace);
+  return out;
+}
+
+bool changes_over_time(const Experiment& e) {
+  if (!e.events.empty()) return true;
+  for (const auto& l : e.topology.wan)
+    if (!l.a_to_b_changes.empty() || !l.b_to_a_changes.empty()) return true;
+  return false;
+}
+
+namespace {
+
+// One change of one WAN direction at a time of the simulated run.
+struct TimedChange {
+  int64_t at_ns;
+  std::string from, to;
+  topo::WanChange change;
+  std::string source;
+};
+
+// The links of the run from each change's time on: the experiment's topology with every
+// change up to then applied, as link_model / world_link_model see it, and which rank
+// pairs' routes cross a down direction (routes as built: the topology's, fixed).
+void build_timelines(const Experiment& e, std::vector<TimedChange> changes, sim::RunTimeline& tl) {
+  std::stable_sort(changes.begin(), changes.end(),
+                   [](const TimedChange& a, const TimedChange& b) { return a.at_ns < b.at_ns; });
+  const topo::Routes routes = topo::compute_routes(e.topology);
+  const std::vector<std::string>& pipe_hosts = e.placement[0];
+  const std::vector<std::string> world_hosts = e.rank_hosts();
+  Experiment cur = e;
+  std::set<std::string> down;  // "a->b"
+  auto params_of = [&cur](const std::string& from, const std::string& to) -> netem::LinkParams& {
+    for (auto& l : cur.topology.wan) {
+      if (l.a == from && l.b == to) return l.a_to_b;
+      if (l.b == from && l.a == to) return l.b_to_a;
+    }
+    throw std::logic_error("no WAN direction " + from + "->" + to);
+  };
+  auto down_flags = [&](const std::vector<std::string>& hosts) {
+    const size_t n = hosts.size();
+    std::vector<char> out(n * n, 0);
+    for (size_t a = 0; a < n; ++a)
+      for (size_t b = 0; b < n; ++b) {
+        const std::string& da = e.topology.find_host(hosts[a])->dc;
+        const std::string& db = e.topology.find_host(hosts[b])->dc;
+        if (da == db) continue;
+        const auto path = routes.path(da, db);
+        for (size_t i = 0; i + 1 < path.size(); ++i)
+          if (down.count(path[i] + "->" + path[i + 1])) out[a * n + b] = 1;
+      }
+    return out;
+  };
+  tl.pipeline = sim::LinkTimeline(static_cast<int>(pipe_hosts.size()));
+  tl.world = sim::LinkTimeline(static_cast<int>(world_hosts.size()));
+  for (size_t i = 0; i < changes.size();) {
+    const int64_t at = changes[i].at_ns;
+    for (; i < changes.size() && changes[i].at_ns == at; ++i) {
+      const TimedChange& c = changes[i];
+      netem::LinkParams& p = params_of(c.from, c.to);
+      if (c.change.delay_us) p.delay_us = *c.change.delay_us;
+      if (c.change.jitter_us) p.jitter_us = *c.change.jitter_us;
+      if (c.change.rate_bps) p.rate_bps = *c.change.rate_bps;
+      if (c.change.loss_pct) {
+        p.loss = {};
+        if (*c.change.loss_pct > 0) {
+          p.loss.kind = netem::LossModel::Kind::kRandom;
+          p.loss.p_pct = *c.change.loss_pct;
+        }
+      }
+      if (c.change.down) {
+        if (*c.change.down)
+          down.insert(c.from + "->" + c.to);
+        else
+          down.erase(c.from + "->" + c.to);
+      }
+    }
+    tl.pipeline.add({at, link_model(cur).links, down_flags(pipe_hosts)});
+    tl.world.add({at, world_link_model(cur).links, down_flags(world_hosts)});
+  }
+}
+
+}  // namespace
+
+RunPrediction predict_run(const Plan& p, const SchedulePlan& s, const sim::CostModel& costs,
+                          int64_t launch_to_measured_ns) {
+  const Experiment& e = p.experiment;
+  RunPrediction out;
+  // The launch on the simulated clock: the warmup iterations at their steady-state time.
+  int64_t launch_ns = 0;
+  if (launch_to_measured_ns >= 0) {
+    const int64_t warm = e.warmup * predict(p, s, costs).summary.iteration_ns;
+    launch_ns = std::min<int64_t>(0, warm - launch_to_measured_ns);
+  }
+  std::vector<TimedChange> changes;
+  for (const auto& l : e.topology.wan)
+    for (int dir = 0; dir < 2; ++dir)
+      for (const auto& c : dir ? l.b_to_a_changes : l.a_to_b_changes)
+        changes.push_back({launch_ns + static_cast<int64_t>(c.at_us) * 1000, dir ? l.b : l.a,
+                           dir ? l.a : l.b, c,
+                           c.pos.file + ":" + std::to_string(c.pos.line) + " (at " +
+                               format_duration(c.at_us) + ")"});
+  sim::RunTimeline tl;
+  build_timelines(e, changes, tl);
+  size_t next_event = 0;
+  tl.on_start = [&](int iteration, int64_t start_ns, sim::RunTimeline& t) {
+    const int measured = iteration - e.warmup;
+    bool added = false;
+    for (; next_event < e.events.size() && e.events[next_event].at_iteration <= measured;
+         ++next_event) {
+      const ProgressEvent& ev = e.events[next_event];
+      if (ev.kill_ranks) {
+        out.ended = "DC " + ev.dc + "'s ranks killed by the event at " + ev.source();
+        out.changes.push_back(
+            {static_cast<double>(start_ns) / 1e9, "dc_kill_ranks " + ev.dc, ev.source()});
+        return false;
+      }
+      std::vector<std::pair<std::string, std::string>> dirs;
+      for (const auto& l : e.topology.wan)
+        for (int d = 0; d < 2; ++d) {
+          const std::string& from = d ? l.b : l.a;
+          const std::string& to = d ? l.a : l.b;
+          const bool hit = ev.dc.empty()
+                               ? l.joins(ev.link_a, ev.link_b) &&
+                                     (ev.direction.empty() || ev.direction == from + "->" + to)
+                               : (from == ev.dc || to == ev.dc);
+          if (hit) dirs.emplace_back(from, to);
+        }
+      for (const auto& [from, to] : dirs) {
+        topo::WanChange c = ev.change;
+        if (ev.down_for_us) c.down = true;
+        changes.push_back({start_ns, from, to, c, ev.source()});
+        if (ev.down_for_us) {
+          topo::WanChange up;
+          up.down = false;
+          changes.push_back({start_ns + static_cast<int64_t>(*ev.down_for_us) * 1000, from, to, up,
+                             ev.source() + " (up after " + format_duration(*ev.down_for_us) + ")"});
+        }
+      }
+      added = true;
+    }
+    if (added) build_timelines(e, changes, t);
+    return true;
+  };
+  const std::vector<trace::Trace> its =
+      sim::simulate_run(s.schedule, costs, p.links, p.worker, e.warmup + e.iterations, tl);
+  int64_t t0 = 0;
+  for (size_t i = 0; i < its.size(); ++i) {
+    const int64_t start = std::min_element(its[i].events.begin(), its[i].events.end(),
+                                           [](const trace::Event& a, const trace::Event& b) {
+                                             return a.start_ns < b.start_ns;
+                                           })
+                              ->start_ns;
+    if (static_cast<int>(i) == e.warmup) t0 = start;
+    if (static_cast<int>(i) < e.warmup) continue;
+    out.iteration_s.push_back(static_cast<double>(trace::analyze(its[i]).iteration_ns) / 1e9);
+    out.start_s.push_back(static_cast<double>(start) / 1e9);
+  }
+  for (double& x : out.start_s) x -= static_cast<double>(t0) / 1e9;
+  std::stable_sort(changes.begin(), changes.end(),
+                   [](const TimedChange& a, const TimedChange& b) { return a.at_ns < b.at_ns; });
+  // The changes made while the simulated run lasted (a looped trace goes on for an hour).
+  const int64_t end_ns = its.empty() ? 0 : [&] {
+    int64_t e = 0;
+    for (const auto& ev : its.back().events) e = std::max(e, ev.end_ns);
+    return e;
+  }();
+  std::vector<RunPrediction::Applied> applied;
+  for (const auto& c : changes) {
+    if (c.at_ns > end_ns) continue;
+    const std::string kind =
+        c.change.down ? (*c.change.down ? "link_down" : "link_up") : "link_set";
+    applied.push_back(
+        {static_cast<double>(c.at_ns - t0) / 1e9, kind + " " + c.from + "->" + c.to, c.source});
+  }
+  for (auto& k : out.changes) k.t_s -= static_cast<double>(t0) / 1e9;  // absolute before
+  applied.insert(applied.end(), out.changes.begin(), out.changes.end());
+  out.changes = std::move(applied);
   return out;
 }
 

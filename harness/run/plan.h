@@ -67,6 +67,30 @@ struct Prediction {
 };
 Prediction predict(const Plan& p, const SchedulePlan& s, const sim::CostModel& costs);
 
+// Whether the WAN changes while the experiment runs: the topology's `changes:` / `trace:`
+// (after the experiment's `wan:`) or the experiment's `events:`.
+bool changes_over_time(const Experiment& e);
+
+// The run as it goes with its WAN changing (issue 14): every iteration, warmup first,
+// back to back (sim::simulate_run), the topology's `changes:` / `trace:` in force at their
+// `at` from the launch and the experiment's `events:` applied when the simulated iteration
+// they name starts (a kill_ranks event ends the run there). The launch is
+// `launch_to_measured_ns` before measured iteration 0 starts, as a run measured it (the
+// simulator has no mpirun start-up: the warmup iterations take their steady-state time,
+// the rest is start-up); < 0: unknown, the first iteration starts at the launch.
+struct RunPrediction {
+  std::vector<double> iteration_s;  // per measured iteration simulated
+  std::vector<double> start_s;      // its start, from measured iteration 0's
+  struct Applied {
+    double t_s = 0;            // from measured iteration 0's start (< 0: before it)
+    std::string what, source;  // "link_down east->west", "FILE:LINE (at 5s)"
+  };
+  std::vector<Applied> changes;  // in time order
+  std::string ended;             // why it ended early ("" when it did not)
+};
+RunPrediction predict_run(const Plan& p, const SchedulePlan& s, const sim::CostModel& costs,
+                          int64_t launch_to_measured_ns = -1);
+
 // The worker's spec; schedule_csv and run_dir absolute.
 worker::RunSpec run_spec(const Plan& p, const SchedulePlan& s, const std::string& run_dir,
                          const std::string& schedule_csv);

@@ -173,6 +173,33 @@ nlohmann::json transfers_json(const trace::Trace& t, const std::vector<std::stri
   return j;
 }
 
+namespace {
+nlohmann::json applied_json(const std::vector<RunPrediction::Applied>& changes) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& c : changes)
+    out.push_back({{"t_s", c.t_s}, {"what", c.what}, {"source", c.source}});
+  return out;
+}
+}  // namespace
+
+ScheduleResult::Point iteration_point(const trace::Trace& it,
+                                      const std::vector<std::string>& rank_dcs) {
+  ScheduleResult::Point p;
+  int64_t first = INT64_MAX;
+  for (const auto& ev : it.events) {
+    first = std::min(first, ev.start_ns);
+    const double d = static_cast<double>(ev.end_ns - ev.start_ns) / 1e9;
+    if (sched::is_send(ev.kind) && ev.peer >= 0 && ev.rank < static_cast<int>(rank_dcs.size()) &&
+        ev.peer < static_cast<int>(rank_dcs.size()) && rank_dcs[ev.rank] != rank_dcs[ev.peer])
+      p.wan_bytes += ev.bytes;
+    if (ev.kind == sched::Kind::RECV_F || ev.kind == sched::Kind::RECV_B ||
+        ev.kind == sched::Kind::ALLREDUCE)
+      p.waits_s[std::string(sched::kind_name(ev.kind))] += d;
+  }
+  p.start_s = first == INT64_MAX ? 0 : static_cast<double>(first) / 1e9;
+  return p;
+}
+
 nlohmann::json summary_json(const ScheduleResult& r) {
   nlohmann::json j = {{"schedule", r.schedule},
                       {"ok", r.ok},
@@ -196,11 +223,34 @@ nlohmann::json summary_json(const ScheduleResult& r) {
          {"loss", loss},
          {"waits_s_per_iteration", r.waits_s}});
     if (!r.transfers.is_null()) j["transfers"] = r.transfers;
+    if (!r.series.empty()) {
+      nlohmann::json start = nlohmann::json::array(), wan = nlohmann::json::array();
+      nlohmann::json waits = nlohmann::json::object();
+      for (const auto& pt : r.series) {
+        start.push_back(pt.start_s);
+        wan.push_back(pt.wan_bytes);
+      }
+      for (size_t i = 0; i < r.series.size(); ++i)
+        for (const auto& [cause, s] : r.series[i].waits_s) {
+          if (!waits.contains(cause))
+            waits[cause] = nlohmann::json(std::vector<double>(r.series.size(), 0.0));
+          waits[cause][i] = s;
+        }
+      j["series"] = {{"start_s", start}, {"wan_bytes", wan}, {"waits_s", waits}};
+    }
+    if (!r.changes.empty()) j["changes"] = applied_json(r.changes);
     if (r.peak_flops_per_rank > 0)
       j["mfu"] = {{"value", r.mfu},
                   {"peak_flops_per_rank", r.peak_flops_per_rank},
                   {"basis", r.modeled_compute ? "modeled" : "measured"}};
     j["tokens_per_s_basis"] = r.modeled_compute ? "modeled" : "measured";
+  }
+  if (r.simulated_series) {
+    j["simulated_series"] = {{"iteration_s", r.simulated_series->iteration_s},
+                             {"start_s", r.simulated_series->start_s},
+                             {"changes", applied_json(r.simulated_series->changes)}};
+    if (!r.simulated_series->ended.empty())
+      j["simulated_series"]["ended"] = r.simulated_series->ended;
   }
   if (!r.ok) j["error"] = r.error;
   return j;
@@ -260,7 +310,8 @@ void set_throughput(ScheduleResult& r, const Plan& plan, const SchedulePlan& sp,
 }
 
 std::string iterations_csv_header() {
-  return "schedule,iteration,iteration_s,loss,megatron,zerobubble,crosspipe\n";
+  return "schedule,iteration,iteration_s,loss,megatron,zerobubble,crosspipe,start_s,wan_bytes,"
+         "wait_recv_f_s,wait_recv_b_s,wait_allreduce_s,simulated_s\n";
 }
 
 std::string iterations_csv_rows(const ScheduleResult& r) {
@@ -268,9 +319,22 @@ std::string iterations_csv_rows(const ScheduleResult& r) {
   for (size_t i = 0; i < r.iteration_s.size(); ++i) {
     const double loss = i < r.loss.size() ? r.loss[i] : NAN;
     const auto& b = i < r.bubbles.size() ? r.bubbles[i] : trace::BubbleRatios{};
-    out += fmt::format("{},{},{:.6f},{},{:.4f},{:.4f},{:.4f}\n", r.schedule, i, r.iteration_s[i],
+    out += fmt::format("{},{},{:.6f},{},{:.4f},{:.4f},{:.4f}", r.schedule, i, r.iteration_s[i],
                        std::isfinite(loss) ? fmt::format("{:.6f}", loss) : "", b.megatron,
                        b.zerobubble, b.crosspipe);
+    if (i < r.series.size()) {
+      const auto& pt = r.series[i];
+      auto wait = [&pt](const char* cause) {
+        auto it = pt.waits_s.find(cause);
+        return it == pt.waits_s.end() ? 0.0 : it->second;
+      };
+      out += fmt::format(",{:.6f},{},{:.6f},{:.6f},{:.6f}", pt.start_s, pt.wan_bytes,
+                         wait("RECV_F"), wait("RECV_B"), wait("ALLREDUCE"));
+    } else {
+      out += ",,,,,";
+    }
+    const auto* sim = r.simulated_series ? &r.simulated_series->iteration_s : nullptr;
+    out += sim && i < sim->size() ? fmt::format(",{:.6f}\n", (*sim)[i]) : ",\n";
   }
   return out;
 }

@@ -5,7 +5,9 @@
 // iteration time, the three bubble ratios, loss, waits by cause; beside it the
 // simulator's prediction of the same schedule. summary_json() is the contract of
 // issue 5's summary.json entry.
+#include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -50,6 +52,21 @@ struct ScheduleResult {
   nlohmann::json waits_s;              // per cause, seconds per iteration, all ranks summed
   nlohmann::json transfers;            // transfers_json of the measured run (null: none)
   nlohmann::json simulated_transfers;  // the same of the simulated trace
+  // Per measured iteration (the report's series): when it started (s from iteration 0's
+  // first event), the bytes its SENDs put on the WAN (between ranks of different DCs), and
+  // the ranks' waits by cause (RECV_F, RECV_B, ALLREDUCE: seconds, all ranks summed).
+  struct Point {
+    double start_s = 0;
+    int64_t wan_bytes = 0;
+    std::map<std::string, double> waits_s;
+  };
+  std::vector<Point> series;
+  // The WAN changes applied during the run (events.json), t_s from measured iteration 0's
+  // start as series' start_s.
+  std::vector<RunPrediction::Applied> changes;
+  // When the WAN changes under the run (plan.h's changes_over_time): the run predicted
+  // with the same changes (predict_run), per iteration.
+  std::optional<RunPrediction> simulated_series;
   double mean() const;
   double percentile(double p) const;  // nearest rank
 };
@@ -62,6 +79,10 @@ struct ScheduleResult {
 // Null when the trace has no such message.
 nlohmann::json transfers_json(const trace::Trace& t, const std::vector<std::string>& rank_dcs,
                               const std::vector<worker::RankReport>& reports = {});
+
+// One iteration's series point (start_s: its first event, s on the trace's clock).
+ScheduleResult::Point iteration_point(const trace::Trace& iteration,
+                                      const std::vector<std::string>& rank_dcs);
 
 // Per-iteration traces from the merged trace and the reports.
 std::vector<trace::Trace> split_iterations(const RankFiles& f);
@@ -81,7 +102,9 @@ std::string simulated_costs_label(const Plan& plan);
 // tokens/s and MFU (with its peak) for iterations of `iteration_s` (0: left at 0).
 void set_throughput(ScheduleResult& r, const Plan& plan, const SchedulePlan& sp,
                     double iteration_s);
-// One CSV row per measured iteration: schedule,iteration,iteration_s,loss,megatron,...
+// One CSV row per measured iteration: schedule,iteration,iteration_s,loss,megatron,...,
+// then the series (start_s, wan_bytes, wait_recv_f_s, wait_recv_b_s, wait_allreduce_s)
+// and simulated_s (predict_run's iteration; empty without WAN changes).
 std::string iterations_csv_header();
 std::string iterations_csv_rows(const ScheduleResult& r);
 // The comparison table printed at the end of `xdc run`.

@@ -3,13 +3,18 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <climits>
 #include <cmath>
+#include <cstdlib>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include "common/input_error.h"
 #include "harness/check/link_check.h"
+#include "harness/common/units.h"
 #include "harness/launch/launcher.h"
 #include "harness/linkctl/change_schedule.h"
 #include "harness/network/builder.h"
@@ -118,8 +123,31 @@ nlohmann::json waits_per_iteration(const RankFiles& f, size_t iterations) {
   return out;
 }
 
+// CLOCK_MONOTONIC - CLOCK_REALTIME now: the events log is stamped on the latter, the ranks'
+// traces on the former (rank 0's steady clock; one machine, one clock in every namespace).
+int64_t monotonic_minus_realtime() {
+  const auto real = std::chrono::system_clock::now().time_since_epoch();
+  const auto mono = std::chrono::steady_clock::now().time_since_epoch();
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(mono - real).count();
+}
+
+// The events of events.json (link_control.h's lines) as Chrome-trace markers, on the
+// traces' clock (monotonic, undilated).
+std::vector<trace::Marker> event_markers(const std::vector<nlohmann::json>& events,
+                                         int64_t to_mono_ns, double k) {
+  std::vector<trace::Marker> out;
+  for (const auto& e : events) {
+    const std::string what = e.contains("link") ? e.value("link", "") : e.value("dc", "");
+    out.push_back(
+        {static_cast<int64_t>(static_cast<double>(e.value("t_ns", int64_t{0}) + to_mono_ns) / k),
+         e.value("kind", "change") + " " + what, e.value("source", "")});
+  }
+  return out;
+}
+
 ScheduleResult analyse(const Plan& plan, const SchedulePlan& p, const fs::path& dir,
-                       const launch::Result& job) {
+                       const launch::Result& job, const std::vector<nlohmann::json>& events,
+                       int64_t launched_ns, int64_t to_mono_ns) {
   const Experiment& e = plan.experiment;
   ScheduleResult r;
   r.schedule = p.choice.name;
@@ -131,13 +159,24 @@ ScheduleResult analyse(const Plan& plan, const SchedulePlan& p, const fs::path& 
     r.error = fmt::format("{} rank(s) wrote no report (first: rank {})", files.missing.size(),
                           files.missing[0]);
   }
-  trace::write_file((dir / "trace.json").string(), trace::to_chrome_json(files.trace));
+  trace::write_file(
+      (dir / "trace.json").string(),
+      trace::to_chrome_json(files.trace, event_markers(events, to_mono_ns, e.time_dilation)));
   trace::write_file((dir / "trace.csv").string(), trace::to_csv(files.trace));
+  std::vector<std::string> rank_dcs;
+  for (const std::string& h : e.rank_hosts()) rank_dcs.push_back(e.topology.find_host(h)->dc);
   for (const auto& it : split_iterations(files)) {
     if (it.events.empty()) continue;
     const trace::Summary s = trace::analyze(it);
     r.iteration_s.push_back(static_cast<double>(s.iteration_ns) / 1e9);
     r.bubbles.push_back(s.bubble);
+    r.series.push_back(iteration_point(it, rank_dcs));
+  }
+  if (!r.series.empty()) {  // start_s from measured iteration 0's first event
+    const double t0 = r.series.front().start_s;
+    for (auto& pt : r.series) pt.start_s -= t0;
+    for (const trace::Marker& m : event_markers(events, to_mono_ns, e.time_dilation))
+      r.changes.push_back({static_cast<double>(m.t_ns) / 1e9 - t0, m.name, m.source});
   }
   for (auto& b : r.bubbles) {
     const double n = static_cast<double>(r.bubbles.size());
@@ -149,8 +188,6 @@ ScheduleResult analyse(const Plan& plan, const SchedulePlan& p, const fs::path& 
   for (auto& rep : files.reports)
     if (rep.world_rank == last_rank) r.loss = rep.loss;
   r.waits_s = waits_per_iteration(files, r.iteration_s.size());
-  std::vector<std::string> rank_dcs;
-  for (const std::string& h : e.rank_hosts()) rank_dcs.push_back(e.topology.find_host(h)->dc);
   r.transfers = transfers_json(files.trace, rank_dcs, files.reports);
 
   // The same schedule predicted (plan.h's predict, as `xdc simulate`): modeled costs as
@@ -164,6 +201,22 @@ ScheduleResult analyse(const Plan& plan, const SchedulePlan& p, const fs::path& 
   try {
     const Prediction pred = predict(plan, p, costs);
     set_simulated(r, pred);
+    if (changes_over_time(e)) {
+      // The run as it went, the WAN changing under it: the topology's changes from the
+      // launch, aligned on the measured first iteration (mpirun's start-up is not
+      // simulated), the events at the iterations they name.
+      int64_t first_ns = 0;
+      for (auto& rep : files.reports)
+        if (!rep.iteration_start_ns.empty() &&
+            (first_ns == 0 || rep.iteration_start_ns[0] < first_ns))
+          first_ns = rep.iteration_start_ns[0];
+      const double k = e.time_dilation;
+      const int64_t warm_ns =
+          first_ns > 0 ? static_cast<int64_t>(static_cast<double>(first_ns) -
+                                              static_cast<double>(launched_ns + to_mono_ns) / k)
+                       : -1;
+      r.simulated_series = predict_run(plan, p, costs, warm_ns);
+    }
     r.simulated_transfers = transfers_json(pred.trace, rank_dcs);
     trace::write_file((dir / "simulated.trace.json").string(), trace::to_chrome_json(pred.trace));
     trace::write_file((dir / "simulated.trace.csv").string(), trace::to_csv(pred.trace));
@@ -268,6 +321,54 @@ RunOutcome run_experiment(const Experiment& e, const RunOptions& opts) {
     job.timeout = std::chrono::seconds(spec.timeout_s + 60);  // timeout_s x time dilation
     job.cancel = opts.cancel;
     const int report_rank = p.schedule.stage_rank.back();
+    // The topology's `changes:` run against the WAN during each schedule, from its launch,
+    // and are undone after it: every schedule sees the same WAN timeline. The experiment's
+    // `events:` fire when the first rank starts the iteration they name. What was applied
+    // (and any `xdc link` change made meanwhile) goes to events.json.
+    linkctl::ChangeSchedule changes(state.name, e.topology, state.time_dilation);
+    size_t next_event = 0;
+    std::string killed;  // what a kill_ranks event did, for the error
+    auto fire_events = [&](int iteration) {
+      for (; next_event < e.events.size() && e.events[next_event].at_iteration <= iteration;
+           ++next_event) {
+        const ProgressEvent& ev = e.events[next_event];
+        try {
+          if (ev.kill_ranks) {
+            std::vector<std::string> hosts;
+            std::vector<int> ranks;
+            for (size_t q = 0; q < spec.rank_hosts.size(); ++q)
+              if (e.topology.find_host(spec.rank_hosts[q])->dc == ev.dc) {
+                hosts.push_back(spec.rank_hosts[q]);
+                ranks.push_back(static_cast<int>(q));
+              }
+            const int64_t t = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                  std::chrono::system_clock::now().time_since_epoch())
+                                  .count();
+            const int n = launch::kill_ranks_on(state, job, hosts);
+            linkctl::append_event(state.name, {{"t_ns", t},
+                                               {"kind", "dc_kill_ranks"},
+                                               {"dc", ev.dc},
+                                               {"ranks", ranks},
+                                               {"killed", n},
+                                               {"source", ev.source()}});
+            killed = fmt::format("DC {} failed: its rank(s) {} were killed by the event at {}",
+                                 ev.dc, fmt::join(ranks, ", "), ev.source());
+            say(fmt::format("[{}] event: {}", p.choice.name, killed));
+            continue;
+          }
+          const auto dirs =
+              ev.dc.empty() ? linkctl::link_directions(state, ev.link_a, ev.link_b, ev.direction)
+                            : linkctl::dc_directions(state, ev.dc);
+          changes.apply_now(dirs, ev.change, ev.down_for_us, ev.source());
+          say(fmt::format("[{}] event at iteration {}: {} {}", p.choice.name, iteration,
+                          ev.dc.empty() ? "link " + ev.link_a + "-" + ev.link_b : "dc " + ev.dc,
+                          ev.down_for_us ? "down for " + format_duration(*ev.down_for_us)
+                                         : std::string("changed")));
+        } catch (const std::exception& ex) {
+          say(fmt::format("[{}] event {}: {}", p.choice.name, ev.source(), ex.what()));
+        }
+      }
+    };
     job.on_line = [&](int rank, const std::string& text) {
       if (rank == report_rank && text.find("iteration") != std::string::npos)
         say(fmt::format("  [{}] {}", p.choice.name, text));
@@ -276,18 +377,42 @@ RunOutcome run_experiment(const Experiment& e, const RunOptions& opts) {
     };
     say(fmt::format("[{}] launching {} ranks on {}", p.choice.name, spec.rank_hosts.size(),
                     fmt::join(spec.rank_hosts, ",")));
-    // The topology's `changes:` run against the WAN during each schedule, from its launch,
-    // and are undone after it: every schedule sees the same WAN timeline. What was applied
-    // (and any `xdc link` change made meanwhile) goes to events.json.
-    linkctl::ChangeSchedule changes(state.name, e.topology, state.time_dilation);
     const int64_t launched_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
                                     std::chrono::system_clock::now().time_since_epoch())
                                     .count();
-    if (!changes.empty()) {
+    if (!changes.empty())
       say(fmt::format("[{}] {} scheduled WAN changes", p.choice.name, changes.size()));
-      changes.start();
-    }
+    if (!e.events.empty())
+      say(fmt::format("[{}] {} event(s) at iterations", p.choice.name, e.events.size()));
+    if (!changes.empty() || !e.events.empty()) changes.start();
+    // The ranks' progress files (run_spec.h), read every 5 ms while events wait: the first
+    // rank to start an iteration fires the events at it.
+    std::atomic<bool> job_done{false};
+    std::thread progress;
+    if (!e.events.empty())
+      progress = std::thread([&] {
+        std::vector<std::ifstream> files(spec.rank_hosts.size());
+        std::vector<std::string> partial(files.size());
+        int latest = INT_MIN;
+        while (!job_done && next_event < e.events.size()) {
+          for (size_t q = 0; q < files.size(); ++q) {
+            if (!files[q].is_open())
+              files[q].open(dir / ("rank" + std::to_string(q) + ".progress"));
+            if (!files[q].is_open()) continue;
+            files[q].clear();
+            partial[q].append(std::istreambuf_iterator<char>(files[q]), {});
+            for (size_t nl; (nl = partial[q].find('\n')) != std::string::npos;) {
+              latest = std::max(latest, std::atoi(partial[q].substr(0, nl).c_str()));
+              partial[q].erase(0, nl + 1);
+            }
+          }
+          if (latest != INT_MIN) fire_events(latest);
+          std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        }
+      });
     const launch::Result res = launch::run_job(state, job);
+    job_done = true;
+    if (progress.joinable()) progress.join();
     const int64_t job_end_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
                                    std::chrono::system_clock::now().time_since_epoch())
                                    .count();
@@ -297,11 +422,13 @@ RunOutcome run_experiment(const Experiment& e, const RunOptions& opts) {
                                  .count();
     if (!changes.error().empty())
       say(fmt::format("[{}] WAN changes: {}", p.choice.name, changes.error()));
-    if (fs::exists(linkctl::events_path(state.name)))
-      write(dir / "events.json",
-            nlohmann::json(linkctl::read_link_events(state.name, launched_ns, ended_ns)).dump(2) +
-                "\n");
-    ScheduleResult r = analyse(plan, p, dir, res);
+    std::vector<nlohmann::json> events;
+    if (fs::exists(linkctl::events_path(state.name))) {
+      events = linkctl::read_link_events(state.name, launched_ns, ended_ns);
+      write(dir / "events.json", nlohmann::json(events).dump(2) + "\n");
+    }
+    ScheduleResult r = analyse(plan, p, dir, res, events, launched_ns, monotonic_minus_realtime());
+    if (!r.ok && !killed.empty()) r.error = killed + "; " + r.error;
     if (!r.ok) {  // a WAN cut still in force when the job failed is the likely cause: name it
       std::string cut = linkctl::down_links_note(
           linkctl::read_link_events(state.name, launched_ns, ended_ns), launched_ns, job_end_ns);

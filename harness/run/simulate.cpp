@@ -43,6 +43,7 @@ std::vector<ScheduleResult> simulate_plan(const Plan& plan, const std::string& o
     try {
       const Prediction p = predict(plan, sp, costs[i]);
       set_simulated(r, p);
+      if (changes_over_time(plan.experiment)) r.simulated_series = predict_run(plan, sp, costs[i]);
       if (o.traces) {
         const fs::path dir = root / sp.choice.name;
         fs::create_directories(dir);

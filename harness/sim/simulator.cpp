@@ -34,6 +34,12 @@ class LinkTiming : public sched::MessageTiming {
 
 trace::Trace simulate(const sched::Schedule& s, const CostModel& costs, const LinkModel& links,
                       const IterationSetup& it) {
+  LinkTiming timing(links);
+  return simulate(s, costs, links, it, timing);
+}
+
+trace::Trace simulate(const sched::Schedule& s, const CostModel& costs, const LinkModel& links,
+                      const IterationSetup& it, sched::MessageTiming& timing) {
   if (costs.stages() != s.stages)
     throw std::invalid_argument("cost model has " + std::to_string(costs.stages()) +
                                 " stages, the schedule " + std::to_string(s.stages));
@@ -54,7 +60,6 @@ trace::Trace simulate(const sched::Schedule& s, const CostModel& costs, const Li
           it.grad_norm(std::vector<int64_t>(enter.begin(), enter.end()));
       return std::vector<double>(done.begin(), done.end());
     };
-  LinkTiming timing(links);
   const sched::Execution x = sched::execute(s, c, timing, iteration);
   if (!x.ok()) throw std::invalid_argument("simulate: " + x.deadlock_message());
 

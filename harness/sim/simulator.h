@@ -11,6 +11,7 @@
 
 #include "harness/sim/cost_model.h"
 #include "harness/sim/link_model.h"
+#include "workloads/schedule/engine.h"
 #include "workloads/schedule/schedule.h"
 #include "workloads/trace/trace.h"
 
@@ -28,5 +29,9 @@ struct IterationSetup {
 
 trace::Trace simulate(const sched::Schedule& s, const CostModel& costs, const LinkModel& links,
                       const IterationSetup& it = {});
+// The same with the messages timed by `timing` (link_timeline.h's TimedLinks: links that
+// change under the run); `links` still names each message's connections in the trace.
+trace::Trace simulate(const sched::Schedule& s, const CostModel& costs, const LinkModel& links,
+                      const IterationSetup& it, sched::MessageTiming& timing);
 
 }  // namespace xdc::sim

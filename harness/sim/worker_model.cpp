@@ -4,6 +4,7 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "harness/sim/link_timeline.h"
 #include "harness/sim/simulator.h"
 #include "harness/trace/analysis.h"
 
@@ -24,12 +25,20 @@ std::vector<int64_t> binomial_allreduce(const std::vector<int64_t>& enter, const
   if (links.ranks != p)
     throw std::invalid_argument("binomial_allreduce: " + std::to_string(p) + " ranks, links for " +
                                 std::to_string(links.ranks));
+  return binomial_allreduce(enter, bytes, [&links](int from, int to, int64_t b, int64_t at) {
+    return at + message_ns(links, from, to, b);
+  });
+}
+
+std::vector<int64_t> binomial_allreduce(const std::vector<int64_t>& enter, int64_t bytes,
+                                        const MessageArrival& message) {
+  const int p = static_cast<int>(enter.size());
   // Reduce: in round r (1-based) a rank at a multiple of 2^r receives the partial sum of
   // the rank 2^(r-1) above it; the others have sent theirs and left.
   std::vector<int64_t> have = enter;
   for (int half = 1; half < p; half *= 2)
     for (int v = 0; v + half < p; v += 2 * half)
-      have[v] = std::max(have[v], have[v + half] + message_ns(links, v + half, v, bytes));
+      have[v] = std::max(have[v], message(v + half, v, bytes, have[v + half]));
   // Broadcast: rank v != 0 receives from v minus its highest bit, which sends to all its
   // children at once when it has the result.
   std::vector<int64_t> done(p);
@@ -38,7 +47,7 @@ std::vector<int64_t> binomial_allreduce(const std::vector<int64_t>& enter, const
     int high = 1;
     while (high * 2 <= v) high *= 2;
     const int parent = v - high;
-    done[v] = std::max(have[v], done[parent] + message_ns(links, parent, v, bytes));
+    done[v] = std::max(have[v], message(parent, v, bytes, done[parent]));
   }
   return done;
 }
@@ -49,17 +58,46 @@ std::vector<int64_t> dissemination_barrier(const std::vector<int64_t>& enter,
   if (links.ranks != p)
     throw std::invalid_argument("dissemination_barrier: " + std::to_string(p) +
                                 " ranks, links for " + std::to_string(links.ranks));
+  return dissemination_barrier(enter, [&links](int from, int to, int64_t b, int64_t at) {
+    return at + message_ns(links, from, to, b);
+  });
+}
+
+std::vector<int64_t> dissemination_barrier(const std::vector<int64_t>& enter,
+                                           const MessageArrival& message) {
+  const int p = static_cast<int>(enter.size());
   std::vector<int64_t> t = enter;
   for (int step = 1; step < p; step *= 2) {
     std::vector<int64_t> next(p);
     for (int r = 0; r < p; ++r) {
       const int from = (r - step % p + p) % p;
-      next[r] = std::max(t[r], t[from] + message_ns(links, from, r, 0));
+      next[r] = std::max(t[r], from == r ? t[from] : message(from, r, 0, t[from]));
     }
     t = std::move(next);
   }
   return t;
 }
+
+namespace {
+
+// Where the barrier after an iteration (trace `t`, started from `start`) releases each
+// rank of replica 0, on the trace's clock: each rank enters it when its last action ends
+// (a SEND is posted and left to complete); replicas run alike.
+std::vector<int64_t> barrier_release(const trace::Trace& t, const std::vector<int64_t>& start,
+                                     int world, const MessageArrival& message) {
+  const int ranks = static_cast<int>(start.size());
+  std::vector<int64_t> end = start;
+  for (const auto& ev : t.events)
+    if (!sched::is_comm(ev.kind) || ev.kind == sched::Kind::RECV_F ||
+        ev.kind == sched::Kind::RECV_B)
+      end[ev.rank] = std::max(end[ev.rank], ev.end_ns);
+  std::vector<int64_t> enter(world);
+  for (int q = 0; q < world; ++q) enter[q] = end[q % ranks];
+  const std::vector<int64_t> out = dissemination_barrier(enter, message);
+  return std::vector<int64_t>(out.begin(), out.begin() + ranks);
+}
+
+}  // namespace
 
 trace::Trace simulate_iteration(const sched::Schedule& s, const CostModel& costs,
                                 const LinkModel& links, const WorkerModel& w) {
@@ -83,17 +121,11 @@ trace::Trace simulate_iteration(const sched::Schedule& s, const CostModel& costs
     starts.push_back(setup.start_ns);
     traces.push_back(simulate(s, costs, links, setup));
     if (!w.iteration_barrier) break;
-    // Each rank enters the barrier when its last action ends (a SEND is posted and left
-    // to complete); replicas run alike.
-    std::vector<int64_t> end = setup.start_ns;
-    for (const auto& ev : traces.back().events)
-      if (!sched::is_comm(ev.kind) || ev.kind == sched::Kind::RECV_F ||
-          ev.kind == sched::Kind::RECV_B)
-        end[ev.rank] = std::max(end[ev.rank], ev.end_ns);
-    std::vector<int64_t> enter(world);
-    for (int q = 0; q < world; ++q) enter[q] = end[q % s.ranks];
-    const std::vector<int64_t> out = dissemination_barrier(enter, world_links);
-    std::vector<int64_t> next(out.begin(), out.begin() + s.ranks);  // replica 0
+    std::vector<int64_t> next =
+        barrier_release(traces.back(), setup.start_ns, world,
+                        [&world_links](int from, int to, int64_t b, int64_t at) {
+                          return at + message_ns(world_links, from, to, b);
+                        });
     const int64_t first = *std::min_element(next.begin(), next.end());
     for (auto& x : next) x -= first;
     const auto again = std::find(starts.begin(), starts.end(), next);
@@ -113,6 +145,54 @@ trace::Trace simulate_iteration(const sched::Schedule& s, const CostModel& costs
     return traces[from + best];
   }
   return traces.back();
+}
+
+}  // namespace xdc::sim
+
+namespace xdc::sim {
+
+std::vector<trace::Trace> simulate_run(const sched::Schedule& s, const CostModel& costs,
+                                       const LinkModel& links, const WorkerModel& w, int iterations,
+                                       RunTimeline& tl) {
+  const int world = s.ranks * std::max(1, w.replicas);
+  const LinkModel& world_links = w.world.ranks ? w.world : links;
+  if (tl.pipeline.ranks() != s.ranks || tl.world.ranks() != world_links.ranks)
+    throw std::invalid_argument(
+        "simulate_run: timelines for " + std::to_string(tl.pipeline.ranks()) + " and " +
+        std::to_string(tl.world.ranks()) + " ranks, the run " + std::to_string(s.ranks) + " and " +
+        std::to_string(world_links.ranks));
+  std::vector<trace::Trace> out;
+  std::vector<int64_t> start(s.ranks, 0);  // absolute
+  for (int i = 0; i < iterations; ++i) {
+    const int64_t origin = *std::min_element(start.begin(), start.end());
+    if (tl.on_start && !tl.on_start(i, origin, tl)) break;
+    IterationSetup setup;
+    for (int64_t x : start) setup.start_ns.push_back(x - origin);
+    TimedLinks wire(links, tl.pipeline, origin);
+    TimedLinks small(links, tl.pipeline, origin);  // the gradient norm's few bytes
+    if (w.grad_norm && s.ranks > 1)
+      setup.grad_norm = [&small](const std::vector<int64_t>& enter) {
+        return binomial_allreduce(enter, sizeof(double),
+                                  [&small](int from, int to, int64_t b, int64_t at) {
+                                    return small.arrival(from, to, b, at);
+                                  });
+      };
+    trace::Trace t = simulate(s, costs, links, setup, wire);
+    for (auto& ev : t.events) ev.start_ns += origin, ev.end_ns += origin;
+    if (w.iteration_barrier) {
+      TimedLinks barrier(world_links, tl.world, 0);
+      start = barrier_release(t, start, world, [&barrier](int from, int to, int64_t b, int64_t at) {
+        return barrier.arrival(from, to, b, at);
+      });
+    } else {
+      std::vector<int64_t> end = start;
+      for (const auto& ev : t.events) end[ev.rank] = std::max(end[ev.rank], ev.end_ns);
+      const int64_t last = *std::max_element(end.begin(), end.end());
+      start.assign(s.ranks, last);
+    }
+    out.push_back(std::move(t));
+  }
+  return out;
 }
 
 }  // namespace xdc::sim

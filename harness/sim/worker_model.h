@@ -14,10 +14,12 @@
 // (a message takes the link's latency + bytes / rate, no queueing). The comm thread's
 // polling (<= 100 us per step while a rank waits) is not modelled.
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "harness/sim/cost_model.h"
 #include "harness/sim/link_model.h"
+#include "harness/sim/link_timeline.h"
 #include "workloads/schedule/schedule.h"
 #include "workloads/trace/trace.h"
 
@@ -29,6 +31,13 @@ namespace xdc::sim {
 // then binomial broadcast from it), one message of `bytes` per tree edge;
 std::vector<int64_t> binomial_allreduce(const std::vector<int64_t>& enter, const LinkModel& links,
                                         int64_t bytes);
+// The same two algorithms with each message's arrival from `message(from, to, bytes,
+// sent_at)` (links that change under the run: link_timeline.h's TimedLinks::arrival).
+using MessageArrival = std::function<int64_t(int from, int to, int64_t bytes, int64_t at)>;
+std::vector<int64_t> binomial_allreduce(const std::vector<int64_t>& enter, int64_t bytes,
+                                        const MessageArrival& message);
+std::vector<int64_t> dissemination_barrier(const std::vector<int64_t>& enter,
+                                           const MessageArrival& message);
 // libnbc's ibarrier (dissemination: in round k rank r sends to r + 2^k and receives from
 // r - 2^k, modulo n; ceil(log2 n) rounds of empty messages).
 std::vector<int64_t> dissemination_barrier(const std::vector<int64_t>& enter,
@@ -50,5 +59,23 @@ struct WorkerModel {
 // simulate() does.
 trace::Trace simulate_iteration(const sched::Schedule& s, const CostModel& costs,
                                 const LinkModel& links, const WorkerModel& w);
+
+// A run whose links change (link_timeline.h): the timelines of the schedule's ranks and of
+// the world's (WorkerModel::world, or the schedule's links), and `on_start`, called before
+// iteration i (0 = the first warmup one) starts at `start_ns` (its earliest rank, on the
+// timelines' clock): it may add snapshots from then on (events anchored to iterations)
+// and returns false to end the run there (a DC's ranks killed).
+struct RunTimeline {
+  LinkTimeline pipeline, world;
+  std::function<bool(int iteration, int64_t start_ns, RunTimeline& tl)> on_start;
+};
+// `iterations` iterations back to back from time 0 on the timelines' clock, as
+// simulate_iteration runs them (each starting where the barrier after the previous one
+// releases its ranks), every message (the barrier's and the gradient norm's too) timed on
+// the links in force (TimedLinks). Each iteration's trace, times on that clock; fewer when
+// on_start ends the run.
+std::vector<trace::Trace> simulate_run(const sched::Schedule& s, const CostModel& costs,
+                                       const LinkModel& links, const WorkerModel& w, int iterations,
+                                       RunTimeline& tl);
 
 }  // namespace xdc::sim

@@ -55,7 +55,9 @@ std::vector<std::string> metric_names() {
           "simulated_bubble.zerobubble",
           "simulated_bubble.crosspipe",
           "measured_over_simulated",
-          "tokens_per_s"};
+          "tokens_per_s",
+          "iteration_s_max",
+          "simulated_iteration_s_max"};
 }
 
 std::optional<double> numeric_value(const std::string& label, std::string* unit) {
@@ -160,9 +162,21 @@ std::vector<Row> read_rows(const Point& p, const std::string& dir) {
     put(r, "simulated_iteration_s", s.value("simulated_iteration_s", nlohmann::json()));
     put(r, "measured_over_simulated", s.value("measured_over_simulated", nlohmann::json()));
     put(r, "tokens_per_s", s.value("tokens_per_s", nlohmann::json()));
+    // The slowest iteration, measured and predicted with the WAN's changes (a flap's cost).
+    auto max_of = [](const nlohmann::json& a) {
+      nlohmann::json m;
+      if (a.is_array())
+        for (auto& v : a)
+          if (v.is_number() && (m.is_null() || v.get<double>() > m.get<double>())) m = v;
+      return m;
+    };
+    put(r, "iteration_s_max", max_of(s.value("iteration_s", nlohmann::json())));
+    if (s.contains("simulated_series"))
+      put(r, "simulated_iteration_s_max",
+          max_of(s["simulated_series"].value("iteration_s", nlohmann::json())));
     if (!ok) {  // a failed run's partial figures are not results
       for (const char* k :
-           {"iteration_s", "iteration_s_p50", "iteration_s_p95", "tokens_per_s",
+           {"iteration_s", "iteration_s_p50", "iteration_s_p95", "iteration_s_max", "tokens_per_s",
             "measured_over_simulated", "bubble.megatron", "bubble.zerobubble", "bubble.crosspipe"})
         r.m.erase(k);
     }

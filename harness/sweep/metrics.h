@@ -6,7 +6,9 @@
 //   iteration_s, iteration_s_p50, iteration_s_p95, slowdown, bubble.megatron,
 //   bubble.zerobubble, bubble.crosspipe, simulated_iteration_s, simulated_bubble.megatron,
 //   simulated_bubble.zerobubble, simulated_bubble.crosspipe, measured_over_simulated,
-//   tokens_per_s
+//   tokens_per_s, iteration_s_max (the slowest measured iteration), simulated_iteration_s_max
+//   (the slowest of the run predicted with its WAN changes, plan.h predict_run; absent
+//   without changes)
 // slowdown = iteration_s / iteration_s of the same schedule at the reference axis' first
 // value, everything else equal (the reference axis is a plot's x, or in the CSV the first
 // numeric axis).

@@ -85,10 +85,12 @@ std::string index_html(const Sweep& s, const std::vector<PointStatus>& points,
       if (r.point == ps.point.index) mine.push_back(&r);
     const size_t span = std::max<size_t>(1, mine.size());
     o += fmt::format("<tr><td rowspan=\"{}\">{}</td>", span,
-                     link.empty() ? escape(ps.point.id)
-                                  : "<a href=\"" + escape(link) + "\">" + escape(ps.point.id) + "</a>");
+                     link.empty()
+                         ? escape(ps.point.id)
+                         : "<a href=\"" + escape(link) + "\">" + escape(ps.point.id) + "</a>");
     for (size_t a = 0; a < s.axes.size(); ++a)
-      o += fmt::format("<td rowspan=\"{}\">{}</td>", span, escape(s.axes[a].labels[ps.point.at[a]]));
+      o +=
+          fmt::format("<td rowspan=\"{}\">{}</td>", span, escape(s.axes[a].labels[ps.point.at[a]]));
     o += fmt::format("<td rowspan=\"{}\" class=\"{}\">{}</td>", span, state_name(ps.state),
                      state_name(ps.state));
     if (mine.empty()) o += "<td colspan=\"7\"></td></tr>\n";

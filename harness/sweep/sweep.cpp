@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <optional>
 #include <set>
 #include <stdexcept>
 
@@ -267,18 +268,42 @@ std::vector<Point> expand(const Sweep& s) {
 
 void set_by_path(YAML::Node& root, const std::string& key, const YAML::Node& value) {
   const std::vector<std::string> parts = split_key(key);
+  // A part of digits indexes a list the base experiment has ("events.0.down_for").
+  auto index_of = [](const YAML::Node& node, const std::string& part) -> std::optional<size_t> {
+    if (!node.IsSequence() || part.empty() ||
+        part.find_first_not_of("0123456789") != std::string::npos)
+      return std::nullopt;
+    return std::stoul(part);
+  };
   YAML::Node node = root;
   std::string walked;
   for (size_t i = 0; i + 1 < parts.size(); ++i) {
     walked += (walked.empty() ? "" : ".") + parts[i];
-    YAML::Node next = node[parts[i]];
-    if (!next.IsDefined() || next.IsNull()) {
-      node[parts[i]] = YAML::Node(YAML::NodeType::Map);
+    YAML::Node next;
+    if (node.IsSequence()) {
+      const auto at = index_of(node, parts[i]);
+      if (!at || *at >= node.size())
+        throw std::invalid_argument("\"" + walked + "\": the base experiment's list has " +
+                                    std::to_string(node.size()) + " items (index them from 0)");
+      next = node[*at];
+    } else {
       next = node[parts[i]];
-    } else if (!next.IsMap()) {
-      throw std::invalid_argument("\"" + walked + "\" in the base experiment is not a map");
+      if (!next.IsDefined() || next.IsNull()) {
+        node[parts[i]] = YAML::Node(YAML::NodeType::Map);
+        next = node[parts[i]];
+      }
     }
+    if (!next.IsMap() && !next.IsSequence())
+      throw std::invalid_argument("\"" + walked + "\" in the base experiment is not a map");
     node.reset(next);
+  }
+  if (node.IsSequence()) {
+    const auto at = index_of(node, parts.back());
+    if (!at || *at >= node.size())
+      throw std::invalid_argument("\"" + key + "\": the base experiment's list has " +
+                                  std::to_string(node.size()) + " items (index them from 0)");
+    node[*at] = YAML::Clone(value);
+    return;
   }
   node[parts.back()] = YAML::Clone(value);
 }

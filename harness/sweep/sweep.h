@@ -9,7 +9,9 @@
 //   results/sweep-NAME description: ...                 # optional, shown on the index page
 //   experiment: atlas-base.yaml      # required; relative to this file
 //   grid:                            # axes of the cartesian product, first varies slowest
-//     wan.delay: [0ms, 5ms, 10ms]    # any experiment key by dotted path ("a.b.c");
+//     wan.delay: [0ms, 5ms, 10ms]    # any experiment key by dotted path ("a.b.c"; a number
+//                                    # indexes a list: events.0.down_for: [1s, 2s, 4s],
+//                                    # topology.wan.0.trace.file: [a.csv, b.csv]);
 //     schedules: [[1f1b], [overlap]] # a value replaces the key's whole value
 //   zip:                             # optional: keys that advance together, one axis each
 //     - name: parallelism            # optional (default: the first key)

@@ -31,7 +31,9 @@
 //         - {at: 40s, down: 2s}
 //       trace: traces/wan.csv       # or, instead of changes: a CSV of t_ms,delay_ms,
 //                                   # rate_mbit,loss_pct rows ({file: F, compress: 20}:
-//                                   # its time / 20); load_trace_csv below
+//                                   # its time / 20); load_trace_csv below; also
+//                                   # {file: F, format: mahimahi, window: 100ms} (rate from
+//                                   # Mahimahi's packet-delivery trace) and loop: true
 //   tcp:                            # optional: TCP of every host (TcpSettings below)
 //     congestion: cubic             # a congestion control the kernel has (default cubic)
 //     rmem_max: 6mib                # autotuning maxima: 3rd field of net.ipv4.tcp_rmem /
@@ -155,8 +157,22 @@ struct WanChange {
 // exactly those names first; blank lines and '#' comments skipped), each a change of
 // delay, rate and loss at t_ms / compress. Checked: 4 numeric columns, t_ms strictly
 // increasing, delay 0..60000 ms, rate > 0, loss 0..100; InputError "FILE:LINE:COL: ...".
-// Not read: Mahimahi's packet-delivery format; looping.
 std::vector<WanChange> load_trace_csv(const std::string& path, double compress = 1);
+// Mahimahi's packet-delivery trace (`trace: {file: F, format: mahimahi, window: 100ms}`):
+// one line per delivery opportunity of an MTU-sized packet (1500 bytes), its time in whole
+// ms, nondecreasing. Read as a rate per `window` (opportunities x 1500 x 8 / window; an
+// empty window keeps one packet's worth, a blackout of ~0.1 Mbit/s at 100 ms), one change
+// where the rate changes, times / compress. Delay and loss stay the link's. InputError
+// "FILE:LINE:COL: ..." for a line that is not whole ms or goes back in time.
+inline constexpr double kMahimahiPacketBytes = 1500;
+std::vector<WanChange> load_mahimahi_trace(const std::string& path, uint64_t window_us,
+                                           double compress = 1);
+// `loop: true`: the trace's changes repeated every `period_us` (Mahimahi: its last window's
+// end; CSV: the last row lasts as long as the interval before it) up to kLoopHorizonUs of
+// run or kLoopMaxSteps changes, whichever comes first.
+inline constexpr uint64_t kLoopHorizonUs = 3'600'000'000;
+inline constexpr size_t kLoopMaxSteps = 20000;
+std::vector<WanChange> loop_changes(std::vector<WanChange> one_period, uint64_t period_us);
 
 // A point-to-point link between two DC gateways. Each direction is shaped on the
 // sending gateway's egress. In YAML the shared keys apply to both directions and the

@@ -1,5 +1,6 @@
 // `trace:` of a WAN link or direction: a CSV of t_ms,delay_ms,rate_mbit,loss_pct rows ->
 // topo::WanChange steps (format and checks: topology.h).
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <fstream>
@@ -82,17 +83,102 @@ std::vector<WanChange> load_trace_csv(const std::string& path, double compress) 
   return out;
 }
 
+std::vector<WanChange> load_mahimahi_trace(const std::string& path, uint64_t window_us,
+                                           double compress) {
+  std::ifstream in(path);
+  if (!in) throw InputError({path, 0, 0}, "cannot read the trace file");
+  std::vector<uint64_t> per_window;  // delivery opportunities per window
+  std::string text;
+  int line = 0;
+  double last_ms = 0;
+  while (std::getline(in, text)) {
+    ++line;
+    if (!text.empty() && text.back() == '\r') text.pop_back();
+    if (text.find_first_not_of(" \t") == std::string::npos || text[0] == '#') continue;
+    const double ms = field(path, line, 1, text, "delivery time (ms)", 0, 1e9);
+    if (ms != std::floor(ms))
+      throw InputError(
+          {path, line, 1},
+          "delivery time (ms): expected whole milliseconds (Mahimahi's format), got \"" + text +
+              "\"");
+    if (ms < last_ms)
+      throw InputError({path, line, 1}, "delivery time (ms): expected nondecreasing times, after " +
+                                            std::to_string(static_cast<int64_t>(last_ms)) +
+                                            ", got " + text);
+    last_ms = ms;
+    const size_t w = static_cast<size_t>(ms * 1000 / static_cast<double>(window_us));
+    if (per_window.size() <= w) per_window.resize(w + 1, 0);
+    ++per_window[w];
+  }
+  if (per_window.empty())
+    throw InputError({path, line, 0}, "expected one delivery time (ms) per line, got none");
+  std::vector<WanChange> out;
+  for (size_t w = 0; w < per_window.size(); ++w) {
+    // MTU-sized packets per window; an empty window (a blackout) keeps one packet's worth.
+    const double bps = static_cast<double>(std::max<uint64_t>(per_window[w], 1)) *
+                       kMahimahiPacketBytes * 8 * 1e6 / static_cast<double>(window_us);
+    const auto rate = static_cast<uint64_t>(std::llround(bps));
+    if (!out.empty() && out.back().rate_bps == rate) continue;
+    WanChange c;
+    c.at_us = static_cast<uint64_t>(std::llround(static_cast<double>(w * window_us) / compress));
+    c.rate_bps = rate;
+    c.pos = {path, 1, 1};
+    out.push_back(c);
+  }
+  return out;
+}
+
+std::vector<WanChange> loop_changes(std::vector<WanChange> one, uint64_t period_us) {
+  if (one.empty() || period_us == 0) return one;
+  std::vector<WanChange> out;
+  for (uint64_t base = 0; base < kLoopHorizonUs && out.size() < kLoopMaxSteps; base += period_us)
+    for (const WanChange& c : one) {
+      if (c.at_us >= period_us) break;
+      WanChange x = c;
+      x.at_us += base;
+      out.push_back(x);
+    }
+  return out;
+}
+
 std::vector<WanChange> read_trace(const yaml::Value& v) {
-  std::string file;
+  std::string file, format = "csv";
   double compress = 1;
+  bool loop = false;
+  uint64_t window_us = 100'000;
   if (v.is_map()) {
-    yaml::Map m = v.map({"file", "compress"});
+    yaml::Map m = v.map({"file", "compress", "loop", "format", "window"});
     file = m.require("file").file_path();
     if (auto c = m.get("compress")) compress = c->number(1, 10000);
+    if (auto l = m.get("loop")) loop = l->boolean();
+    if (auto f = m.get("format")) format = f->choice({"csv", "mahimahi"});
+    if (auto w = m.get("window")) {
+      if (format != "mahimahi") w->error("window: goes with format: mahimahi");
+      window_us = w->duration_us();
+      if (window_us < 1000) w->fail("a window of at least 1ms");
+    }
   } else {
     file = v.file_path();
   }
-  return load_trace_csv(file, compress);
+  std::vector<WanChange> out = format == "mahimahi" ? load_mahimahi_trace(file, window_us, compress)
+                                                    : load_trace_csv(file, compress);
+  if (!loop) return out;
+  // One period: Mahimahi's trace ends at its last window; a CSV's last row lasts as long
+  // as the row before it (a one-row trace does not change: nothing to repeat).
+  uint64_t period = 0;
+  if (format == "mahimahi") {
+    std::ifstream in(file);
+    double last = 0;
+    for (std::string t; std::getline(in, t);)
+      if (!t.empty() && t[0] != '#' && t.find_first_not_of(" \t\r") != std::string::npos)
+        last = std::stod(t);
+    period =
+        static_cast<uint64_t>(std::llround(std::ceil(last * 1000 / static_cast<double>(window_us)) *
+                                           static_cast<double>(window_us) / compress));
+  } else if (out.size() > 1) {
+    period = out.back().at_us + (out.back().at_us - out[out.size() - 2].at_us);
+  }
+  return loop_changes(std::move(out), period);
 }
 
 }  // namespace xdc::topo

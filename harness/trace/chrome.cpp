@@ -31,7 +31,7 @@ std::tuple<int, int, int, int, int> key_of_recv(const Event& r) {
 }
 }  // namespace
 
-std::string to_chrome_json(const Trace& t) {
+std::string to_chrome_json(const Trace& t, const std::vector<Marker>& markers) {
   using nlohmann::json;
   json events = json::array();
   std::map<std::pair<int, int>, bool> tracks;
@@ -105,6 +105,15 @@ std::string to_chrome_json(const Trace& t) {
     }
     events.push_back(std::move(ev));
   }
+  for (const Marker& m : markers)
+    events.push_back({{"ph", "i"},
+                      {"s", "g"},
+                      {"name", m.name},
+                      {"cat", "wan"},
+                      {"pid", 0},
+                      {"tid", 0},
+                      {"ts", static_cast<double>(m.t_ns) / 1000.0},
+                      {"args", {{"source", m.source}}}});
   json doc = {{"traceEvents", std::move(events)},
               {"displayTimeUnit", "ns"},
               {"otherData", {{"name", t.name}, {"microbatches", t.microbatches}}}};

@@ -9,6 +9,7 @@
 #include "harness/report/html.h"
 #include "harness/report/loss_chart.h"
 #include "harness/report/report.h"
+#include "harness/report/series_svg.h"
 #include "harness/report/svg.h"
 #include "harness/report/table.h"
 
@@ -152,6 +153,37 @@ TEST(ReportGantt, RanksNameTheirStagesWhenTheyDifferFromTheRank) {
   EXPECT_NE(svg.find(">rank 0</text>"), std::string::npos);
   EXPECT_NE(svg.find(">rank 2 · s0</text>"), std::string::npos);
   EXPECT_NE(svg.find(">rank 3 · s1</text>"), std::string::npos);
+}
+
+TEST(ReportSeries, OnePointPerIterationABarEachAndAMarkPerChange) {
+  ScheduleData s;
+  s.name = "1f1b";
+  s.iteration_s = {1, 1, 4, 1};
+  s.start_s = {0, 1, 2, 6};
+  s.wan_bytes = {8 << 20, 8 << 20, 8 << 20, 8 << 20};
+  s.waits_series = {{"RECV_F", {0.5, 0.5, 3.5, 0.5}}, {"RECV_B", {1, 1, 4, 1}}};
+  s.simulated_series = {1, 1, 4.2, 1};
+  s.simulated_start_s = {0, 1, 2, 6.2};
+  s.changes = {{2.01, "link_down east->west", "flap.yaml:19:5 (at_iteration 2)"},
+               {4.01, "link_up east->west", "flap.yaml:19:5 (at_iteration 2) (up after 2s)"}};
+  const std::string svg = run_series_svg(s);
+  EXPECT_EQ(count(svg, "<circle"), 4u);        // measured iteration times
+  EXPECT_EQ(count(svg, "class=\"bar\""), 4u);  // WAN bytes
+  EXPECT_EQ(count(svg, "class=\"chg\""), 2u);  // the cut and the restore
+  EXPECT_NE(svg.find("2.010 s: link_down east-&gt;west (flap.yaml:19:5 (at_iteration 2))"),
+            std::string::npos)
+      << svg;
+  EXPECT_NE(svg.find("#c0392b"), std::string::npos);  // a cut is red
+  EXPECT_NE(svg.find("#27ae60"), std::string::npos);  // a restore green
+  EXPECT_NE(svg.find("RECV_F"), std::string::npos);
+  EXPECT_NE(svg.find("simulated"), std::string::npos);
+  // The page has the section when a schedule has a series, not otherwise.
+  RunData d;
+  d.schedules.push_back(s);
+  EXPECT_NE(render_html(d).find("id=\"over-time\""), std::string::npos);
+  d.schedules[0].start_s.clear();
+  EXPECT_EQ(run_series_svg(d.schedules[0]), "");
+  EXPECT_EQ(render_html(d).find("id=\"over-time\""), std::string::npos);
 }
 
 TEST(ReportGantt, EmptyTraceIsANote) {

@@ -85,3 +85,53 @@ TEST(Plan, ThePredictionIncludesTheGradNormAllreduceAcrossTheWan) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(Plan, TheRunPredictedWithItsEventsStallsTheIterationTheyName) {
+  const auto plan = make_plan(load_experiment("experiments/flap.yaml"));
+  ASSERT_TRUE(xdc::run::changes_over_time(plan.experiment));
+  const auto& sp = plan.schedules[0];
+  const double steady =
+      static_cast<double>(xdc::run::predict(plan, sp, sp.costs).summary.iteration_ns) / 1e9;
+  const auto run = xdc::run::predict_run(plan, sp, sp.costs);
+  ASSERT_EQ(run.iteration_s.size(), 10u);
+  for (int i = 0; i < 10; ++i) {
+    if (i == 5) continue;
+    EXPECT_NEAR(run.iteration_s[i], steady, 1e-6) << "iteration " << i << " is not the steady one";
+  }
+  // A 2 s cut at its start: the first message across waits for the retransmission after it.
+  EXPECT_GT(run.iteration_s[5], steady + 2.0);
+  EXPECT_LT(run.iteration_s[5], steady + 4.0);
+  ASSERT_EQ(run.changes.size(), 4u);  // both directions down, then up
+  EXPECT_NEAR(run.changes[0].t_s, run.start_s[5], 1e-9);
+  EXPECT_EQ(run.changes[0].what, "link_down east->west");
+  EXPECT_NEAR(run.changes[3].t_s - run.changes[0].t_s, 2.0, 1e-9);
+  EXPECT_NE(run.changes[0].source.find("experiments/flap.yaml:19:5 (at_iteration 5)"),
+            std::string::npos);
+}
+
+TEST(Plan, KillRanksEndsThePredictedRunAtItsIteration) {
+  const auto plan = make_plan(load_experiment("tests/run/kill-dc.yaml"));
+  const auto run = xdc::run::predict_run(plan, plan.schedules[0], plan.schedules[0].costs);
+  EXPECT_EQ(run.iteration_s.size(), 3u);
+  EXPECT_NE(run.ended.find("DC west"), std::string::npos) << run.ended;
+}
+
+TEST(Plan, TopologyChangesArePlayedFromTheLaunch) {
+  // tests/run/flap.yaml's topology: down 1 s at 5 s, 10 -> 30 ms one way at 8 s.
+  const auto plan = make_plan(load_experiment("tests/run/flap.yaml"));
+  const auto& sp = plan.schedules[0];
+  const double steady =
+      static_cast<double>(xdc::run::predict(plan, sp, sp.costs).summary.iteration_ns) / 1e9;
+  const auto run = xdc::run::predict_run(plan, sp, sp.costs);
+  ASSERT_EQ(run.iteration_s.size(), 8u);
+  int stalled = 0;
+  for (size_t i = 0; i < run.iteration_s.size(); ++i)
+    if (run.iteration_s[i] > steady + 0.9) ++stalled;
+  EXPECT_GE(stalled, 1) << "no iteration carries the 1 s cut";
+  // After 8 s the round trip is 40 ms longer: later iterations are slower than before.
+  EXPECT_GT(run.iteration_s.back(), steady + 0.01);
+}
+
+}  // namespace

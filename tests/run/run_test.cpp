@@ -318,6 +318,83 @@ TEST(Run, PartitionLongerThanTheTimeoutEndsTheRunNamingTheLinkAndTheChange) {
   EXPECT_EQ(job_processes(net, dir), std::vector<std::string>{});
 }
 
+// Issue 14 acceptance 3: experiments/flap.yaml cuts the WAN for 2 s when measured
+// iteration 5 starts (an event anchored to training progress).
+TEST(Run, FlapAtAnIterationIsSurvivedShownAndPredicted) {
+  const std::string net = "trevflap";
+  const fs::path dir = fresh_dir("evflap");
+  auto r = run_xdc({"run", "experiments/flap.yaml", "-o", dir.string(), "--name", net}, 180);
+  ASSERT_EQ(r.rc, 0) << r.out;
+  const auto sc = summary_of(dir)["schedules"][0];
+  const std::vector<double> measured = sc["iteration_s"];
+  ASSERT_EQ(measured.size(), 10u) << "every iteration";
+  const std::vector<double> simulated = sc["simulated_series"]["iteration_s"];
+  ASSERT_EQ(simulated.size(), 10u);
+  std::vector<double> sorted = measured;
+  std::sort(sorted.begin(), sorted.end());
+  std::printf("flap event: iteration 5 measured %.3f s, simulated %.3f s (median %.3f s)\n",
+              measured[5], simulated[5], sorted[5]);
+  EXPECT_GT(measured[5], sorted[4] + 1.5) << "iteration 5 does not carry the 2 s stall";
+  EXPECT_EQ(std::max_element(measured.begin(), measured.end()) - measured.begin(), 5);
+  EXPECT_NEAR(simulated[5] / measured[5], 1.0, 0.10) << "prediction of the flapped iteration";
+  // The series: every iteration's start, WAN bytes and waits; iteration 5 waited longest.
+  const auto series = sc["series"];
+  ASSERT_EQ(series["wan_bytes"].size(), 10u);
+  EXPECT_GT(series["wan_bytes"][5].get<int64_t>(), 0);
+  EXPECT_GT(series["waits_s"]["RECV_F"][5].get<double>(),
+            series["waits_s"]["RECV_F"][4].get<double>() + 1.5);
+  // events.json: both directions cut by the event, restored 2 s later.
+  auto events = nlohmann::json::parse(slurp(dir / "1f1b" / "events.json"));
+  int64_t down_ns = 0, up_ns = 0;
+  for (const auto& e : events) {
+    if (e["link"] != "east->west" || e["kind"] == "link_restore") continue;
+    if (e["kind"] == "link_down") down_ns = e["t_ns"];
+    if (e["kind"] == "link_up") up_ns = e["t_ns"];
+    EXPECT_NE(e["source"].get<std::string>().find("flap.yaml:19:5 (at_iteration 5)"),
+              std::string::npos)
+        << e.dump();
+  }
+  EXPECT_NEAR((up_ns - down_ns) / 1e9, 2.0, 0.05);
+  // The merged Chrome trace carries them as instant events, the cut within 100 ms of
+  // iteration 5's start (rank 0's bound, on the traces' clock).
+  const auto chrome = nlohmann::json::parse(slurp(dir / "1f1b" / "trace.json"));
+  double cut_us = -1;
+  for (const auto& e : chrome["traceEvents"])
+    if (e["ph"] == "i" && e["name"] == "link_down east->west") cut_us = e["ts"];
+  ASSERT_GT(cut_us, 0) << "no instant event for the cut";
+  const auto rank0 = nlohmann::json::parse(slurp(dir / "1f1b" / "rank0.json"));
+  const double start_us = rank0["iteration_start_ns"][5].get<double>() / 1000;
+  std::printf("flap event: cut %.1f ms after iteration 5 started on rank 0\n",
+              (cut_us - start_us) / 1000);
+  EXPECT_GE(cut_us - start_us, -1000);
+  EXPECT_LT(cut_us - start_us, 100'000);
+  EXPECT_EQ(leftovers(net), std::vector<std::string>{});
+  EXPECT_EQ(job_processes(net, dir), std::vector<std::string>{});
+}
+
+TEST(Run, KillRanksEventEndsTheRunNamingTheDcAndTheEvent) {
+  // tests/run/kill-dc.yaml kills DC west's ranks when iteration 3 starts.
+  const std::string net = "trkilldc";
+  const fs::path dir = fresh_dir("killdc");
+  auto r = run_xdc({"run", "tests/run/kill-dc.yaml", "-o", dir.string(), "--name", net}, 120);
+  EXPECT_EQ(r.rc, 1) << r.out;
+  EXPECT_NE(r.out.find("DC west failed: its rank(s) 1 were killed by the event at "
+                       "tests/run/kill-dc.yaml:15:5 (at_iteration 3)"),
+            std::string::npos)
+      << r.out;
+  const auto sc = summary_of(dir)["schedules"][0];
+  EXPECT_EQ(sc["iterations"], 3u) << "iterations 0-2 measured";
+  for (const char* f : {"rank0.trace.csv", "rank1.trace.csv", "trace.json", "events.json"})
+    EXPECT_GT(fs::file_size(dir / "1f1b" / f), 0u) << f << " not kept";
+  auto events = nlohmann::json::parse(slurp(dir / "1f1b" / "events.json"));
+  ASSERT_FALSE(events.empty());
+  EXPECT_EQ(events[0]["kind"], "dc_kill_ranks");
+  EXPECT_EQ(events[0]["dc"], "west");
+  EXPECT_EQ(sc["simulated_series"]["iteration_s"].size(), 3u);
+  EXPECT_EQ(leftovers(net), std::vector<std::string>{});
+  EXPECT_EQ(job_processes(net, dir), std::vector<std::string>{});
+}
+
 TEST(Run, OneFOneBBubbleAtZeroDelayMatchesTheFormula) {
   const std::string net = "trbub";
   const fs::path dir = fresh_dir("bubble");

@@ -31,6 +31,11 @@
 //   partition (bench_dynamic --partition RUN_DIR RC OUT.json) from an `xdc run` of
 //            tests/run/partition.yaml (cut 20 s, mpi.timeout_s 8) that exited RC: run_exit
 //            and the message (the schedule's error in summary.json).
+//   flap_event (bench_dynamic --flap-event RUN_DIR RC OUT.json) from an `xdc run` of
+//            experiments/flap.yaml (the WAN cut 2 s when iteration 5 starts): run_exit,
+//            iterations measured and simulated with the same event (summary.json's
+//            simulated_series), the slowest iteration and the prediction's error on it.
+//   trace_wan (bench_dynamic --trace-wan ...) the same of experiments/trace-wan.yaml.
 //   bench_dynamic --backend userspace|kernel OUT.json
 // OUT.json gets (or keeps) the figures of each backend under "backends"; the top-level
 // keys are the userspace backend's (the one every machine runs), or the kernel's when it
@@ -361,12 +366,56 @@ int partition_figures(const std::string& run_dir, int rc, const std::string& out
   return 0;
 }
 
+// experiments/flap.yaml (a 2 s cut when iteration 5 starts) or experiments/trace-wan.yaml:
+// the run's exit, its iterations measured and predicted with the same changes, and for
+// the flap the cut iteration's prediction error.
+int run_series_figures(const std::string& key, const std::string& experiment,
+                       const std::string& run_dir, int rc, const std::string& out) {
+  nlohmann::json summary = read_json(run_dir + "/summary.json");
+  nlohmann::json sc = summary.value("schedules", nlohmann::json::array()).empty()
+                          ? nlohmann::json::object()
+                          : summary["schedules"][0];
+  const std::vector<double> measured = sc.value("iteration_s", std::vector<double>{});
+  std::vector<double> simulated;
+  if (sc.contains("simulated_series"))
+    simulated = sc["simulated_series"].value("iteration_s", std::vector<double>{});
+  nlohmann::json f = {{"run_exit", rc},
+                      {"iterations_done", measured.size()},
+                      {"iteration_s", measured},
+                      {"simulated_iteration_s", simulated},
+                      {"changes_applied", sc.value("changes", nlohmann::json::array()).size()},
+                      {"experiment", experiment}};
+  if (!measured.empty() && measured.size() == simulated.size()) {
+    const size_t worst =
+        static_cast<size_t>(std::max_element(measured.begin(), measured.end()) - measured.begin());
+    f["slowest_iteration"] = worst;
+    f["slowest_measured_s"] = measured[worst];
+    f["slowest_simulated_s"] = simulated[worst];
+    f["slowest_error_pct"] = 100 * (simulated[worst] - measured[worst]) / measured[worst];
+    double m = 0, sm = 0;
+    for (size_t i = 0; i < measured.size(); ++i) m += measured[i], sm += simulated[i];
+    f["mean_measured_s"] = m / static_cast<double>(measured.size());
+    f["mean_simulated_s"] = sm / static_cast<double>(measured.size());
+  }
+  std::printf("  %-17s %s\n", key.c_str(), f.dump().c_str());
+  nlohmann::json j = read_json(out);
+  j[key] = f;
+  std::ofstream(out) << j.dump(2) << "\n";
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   using namespace xdc;
   if (argc == 5 && std::string(argv[1]) == "--flap")
     return flap_figures(argv[2], std::atoi(argv[3]), argv[4]);
+  if (argc == 5 && std::string(argv[1]) == "--flap-event")
+    return run_series_figures("flap_event", "experiments/flap.yaml", argv[2], std::atoi(argv[3]),
+                              argv[4]);
+  if (argc == 5 && std::string(argv[1]) == "--trace-wan")
+    return run_series_figures("trace_wan", "experiments/trace-wan.yaml", argv[2],
+                              std::atoi(argv[3]), argv[4]);
   if (argc == 5 && std::string(argv[1]) == "--partition")
     return partition_figures(argv[2], std::atoi(argv[3]), argv[4]);
   if (argc != 4 || std::string(argv[1]) != "--backend") {

@@ -91,6 +91,20 @@ TEST(Sweep, SetByPathCreatesMapsAndRefusesScalars) {
   EXPECT_THROW(set_by_path(root, "c.d", YAML::Node(1)), std::invalid_argument);
 }
 
+TEST(Sweep, SetByPathIndexesListsSoChangeParametersSweepLikeAnyKey) {
+  // A flap's length and a trace file, as a sweep over experiments/flap.yaml would set them.
+  YAML::Node root = YAML::Load(
+      "events: [{at_iteration: 5, link: [east, west], down_for: 2s}]\n"
+      "topology: {wan: [{between: [east, west], trace: a.csv}]}\n");
+  set_by_path(root, "events.0.down_for", YAML::Node("4s"));
+  set_by_path(root, "topology.wan.0.trace", YAML::Node("b.csv"));
+  EXPECT_EQ(root["events"][0]["down_for"].as<std::string>(), "4s");
+  EXPECT_EQ(root["events"][0]["at_iteration"].as<int>(), 5);
+  EXPECT_EQ(root["topology"]["wan"][0]["trace"].as<std::string>(), "b.csv");
+  EXPECT_THROW(set_by_path(root, "events.3.down_for", YAML::Node("1s")), std::invalid_argument);
+  EXPECT_THROW(set_by_path(root, "events.first.down_for", YAML::Node("1s")), std::invalid_argument);
+}
+
 TEST(Sweep, LabelsAndNumericAxes) {
   EXPECT_EQ(label_of(YAML::Load("[overlap]")), "overlap");
   EXPECT_EQ(label_of(YAML::Load("[1f1b, overlap]")), "[1f1b, overlap]");

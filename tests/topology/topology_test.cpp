@@ -99,6 +99,72 @@ TEST(Topology, TraceFileBecomesChanges) {
   fs::remove_all(dir);
 }
 
+TEST(Topology, MahimahiTraceBecomesRateChangesAndLoops) {
+  namespace fs = std::filesystem;
+  fs::path dir = fs::temp_directory_path() / ("xdc-mahi-" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  {
+    // 100 ms with one MTU packet per ms (12 Mbit/s), 100 ms with two (24 Mbit/s).
+    std::ofstream f(dir / "up.mahi");
+    for (int ms = 0; ms < 200; ++ms)
+      for (int k = 0; k < (ms < 100 ? 1 : 2); ++k) f << ms << "\n";
+  }
+  const auto one = load_mahimahi_trace((dir / "up.mahi").string(), 100'000);
+  ASSERT_EQ(one.size(), 2u);
+  EXPECT_EQ(one[0].at_us, 0u);
+  EXPECT_EQ(*one[0].rate_bps, 12'000'000u);
+  EXPECT_EQ(one[1].at_us, 100'000u);
+  EXPECT_EQ(*one[1].rate_bps, 24'000'000u);
+  EXPECT_FALSE(one[0].delay_us) << "Mahimahi gives the rate only";
+  std::ofstream(dir / "topo.yaml")
+      << "name: t\ndcs: [{name: east, hosts: 1}, {name: west, hosts: 1}]\nwan:\n"
+         "  - between: [east, west]\n"
+         "    east_to_west: {trace: {file: up.mahi, format: mahimahi, window: 100ms, loop: "
+         "true}}\n";
+  const auto looped = load_topology((dir / "topo.yaml").string()).wan.at(0).a_to_b_changes;
+  ASSERT_GE(looped.size(), 6u);
+  for (size_t i = 0; i < 6; ++i) {  // the 200 ms period again and again
+    EXPECT_EQ(looped[i].at_us, 100'000u * i);
+    EXPECT_EQ(*looped[i].rate_bps, i % 2 ? 24'000'000u : 12'000'000u);
+  }
+  EXPECT_LE(looped.back().at_us, kLoopHorizonUs);
+  EXPECT_LE(looped.size(), kLoopMaxSteps);
+  // A CSV loops with its last row lasting as long as the interval before it.
+  std::ofstream(dir / "wan.csv") << "0,20,100,0\n1000,30,50,0\n";
+  const auto csv = loop_changes(load_trace_csv((dir / "wan.csv").string()), 2'000'000);
+  EXPECT_EQ(csv[2].at_us, 2'000'000u);
+  EXPECT_EQ(*csv[3].delay_us, 30'000u);
+  // Bad files and keys: FILE:LINE:COL.
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {"0\n1.5\n", ":2:1: delivery time (ms): expected whole milliseconds"},
+      {"5\n3\n", ":2:1: delivery time (ms): expected nondecreasing times, after 5, got 3"},
+      {"0\nsoon\n", ":2:1: delivery time (ms): expected a number in 0..1e+09, got \"soon\""},
+      {"# empty\n", ":1: expected one delivery time (ms) per line, got none"},
+  };
+  for (const auto& [text, says] : bad) {
+    std::ofstream(dir / "bad.mahi") << text;
+    try {
+      load_mahimahi_trace((dir / "bad.mahi").string(), 100'000);
+      ADD_FAILURE() << text << " was accepted";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find((dir / "bad.mahi").string() + says), std::string::npos)
+          << e.what();
+    }
+  }
+  std::ofstream(dir / "win.yaml") << "name: t\ndcs: [{name: east, hosts: 1}, {name: west, "
+                                     "hosts: 1}]\nwan:\n  - between: [east, west]\n"
+                                     "    trace: {file: wan.csv, window: 100ms}\n";
+  try {
+    load_topology((dir / "win.yaml").string());
+    ADD_FAILURE() << "window: on a CSV trace was accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("win.yaml:5:"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("window: goes with format: mahimahi"), std::string::npos)
+        << e.what();
+  }
+  fs::remove_all(dir);
+}
+
 TEST(Topology, TwoDcSketchFromDesign) {
   Topology t = parse_topology(R"(
 name: two-dc

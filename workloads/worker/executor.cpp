@@ -278,6 +278,7 @@ Executor::Iteration Executor::run_iteration(int iteration, bool another_follows)
   }
   Iteration res;
   res.start_ns = now_ns();
+  if (on_start) on_start(iteration);
   for (int i = 0; i < n; ++i) {
     const Action& a = actions_[i];
     const int s = a.stage, mb = a.microbatch;

@@ -23,6 +23,7 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -75,6 +76,9 @@ class Executor {
   void drain_sends();  // waits for every outstanding Isend (end of run)
 
   const nlohmann::json& waits() const { return waits_; }
+  // Called when an iteration starts (after its barrier) with its number from 0 (warmup
+  // included): the worker's progress for the harness (run_spec.h's rank<r>.progress).
+  std::function<void(int iteration)> on_start;
   std::vector<int> stages() const;
 
  private:

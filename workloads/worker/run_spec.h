@@ -14,6 +14,9 @@
 //                       measured by ping-pong at start and end), `rank` = world rank
 //   rank<r>.json        RankReport below
 //   rank<r>.log         stdout/stderr of the rank (the launcher redirects)
+//   rank<r>.progress    one line per iteration as it starts (after its barrier): its
+//                       number, measured ones from 0, warmup ones below 0 (the harness
+//                       fires experiment events anchored to iterations from it)
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>

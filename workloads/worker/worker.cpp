@@ -154,6 +154,15 @@ void run(const RunSpec& spec, int rank, int thread_level, const std::string& hos
       tracer.set_connections(per_peer);
     }
     Executor ex(spec, schedule, L, *compute, comm, tracer);
+    // Progress for the harness (experiment events anchored to iterations): one line per
+    // iteration started, measured ones from 0, warmup ones below 0, written at once.
+    std::unique_ptr<std::FILE, int (*)(std::FILE*)> progress_file(
+        std::fopen((prefix + ".progress").c_str(), "w"), &std::fclose);
+    ex.on_start = [&](int it) {
+      if (!progress_file) return;
+      std::fprintf(progress_file.get(), "%d\n", it - spec.warmup);
+      std::fflush(progress_file.get());
+    };
     // Errors abort here, before unwinding: the comm thread may still be writing into the
     // executor's receive buffers.
     try {

@@ -1,0 +1,142 @@
+#include "harness/sim/link_timeline.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace xdc::sim {
+
+void LinkTimeline::add(LinkSnapshot s) {
+  if (!snaps_.empty() && snaps_.back().at_ns == s.at_ns) {
+    snaps_.back() = std::move(s);
+    return;
+  }
+  snaps_.push_back(std::move(s));
+}
+
+const LinkSnapshot* LinkTimeline::at(int64_t t) const {
+  auto it = std::upper_bound(snaps_.begin(), snaps_.end(), t,
+                             [](int64_t x, const LinkSnapshot& s) { return x < s.at_ns; });
+  return it == snaps_.begin() ? nullptr : &*(it - 1);
+}
+
+bool LinkTimeline::down(int from, int to, int64_t t) const {
+  const LinkSnapshot* s = at(t);
+  return s && s->down[static_cast<size_t>(from) * ranks_ + to];
+}
+
+int64_t LinkTimeline::next_down(int from, int to, int64_t t) const {
+  if (down(from, to, t)) return t;
+  const size_t i = static_cast<size_t>(from) * ranks_ + to;
+  for (const auto& s : snaps_)
+    if (s.at_ns > t && s.down[i]) return s.at_ns;
+  return kNeverNs;
+}
+
+int64_t LinkTimeline::next_up(int from, int to, int64_t t) const {
+  if (!down(from, to, t)) return t;
+  const size_t i = static_cast<size_t>(from) * ranks_ + to;
+  for (const auto& s : snaps_)
+    if (s.at_ns > t && !s.down[i]) return s.at_ns;
+  return kNeverNs;
+}
+
+int64_t tcp_rto_ns(int64_t rtt_ns) {
+  return rtt_ns + kAckDelayNs + 200'000'000;
+}
+
+int64_t slow_start_ns(int64_t bytes, int64_t rtt_ns, double bandwidth_bps) {
+  int64_t sent = 0, cwnd = kMss, rounds = 0;
+  while (sent + cwnd < bytes) {
+    sent += cwnd;
+    cwnd *= 2;
+    ++rounds;
+  }
+  const int64_t serial =
+      bandwidth_bps > 0 ? std::llround(static_cast<double>(bytes) * 8e9 / bandwidth_bps) : 0;
+  return rounds * rtt_ns + serial;
+}
+
+int64_t retransmit_after(int64_t lost_ns, int64_t up_ns, int64_t rto_ns) {
+  if (up_ns >= kNeverNs) return kNeverNs;
+  int64_t wait = rto_ns, at = lost_ns + rto_ns;
+  while (at < up_ns) {
+    wait *= 2;
+    at += wait;
+  }
+  return at;
+}
+
+TimedLinks::TimedLinks(const LinkModel& base, const LinkTimeline& timeline, int64_t origin_ns)
+    : cur_(base),
+      tl_(timeline),
+      origin_(origin_ns),
+      wire_(cur_),
+      recovered_(static_cast<size_t>(base.ranks) * base.ranks, 0),
+      last_arrival_(static_cast<size_t>(base.ranks) * base.ranks, 0) {}
+
+sched::Transfer TimedLinks::send(int from, int to, int64_t bytes, double ready,
+                                 const sched::Action&) {
+  const Transfer x = send(from, to, bytes, static_cast<int64_t>(ready));
+  return {static_cast<double>(x.start_ns), static_cast<double>(x.end_ns),
+          static_cast<double>(x.arrival_ns)};
+}
+
+Transfer TimedLinks::send(int from, int to, int64_t bytes, int64_t ready_ns) {
+  if (const LinkSnapshot* s = tl_.at(ready_ns + origin_)) {
+    const size_t i = static_cast<size_t>(from) * cur_.ranks + to;
+    const size_t back = static_cast<size_t>(to) * cur_.ranks + from;
+    cur_.links[i] = s->links[i];
+    cur_.links[back] = s->links[back];
+  }
+  Transfer x = wire_.send(from, to, bytes, ready_ns);
+  hold_up(from, to, bytes, x);
+  return x;
+}
+
+int64_t TimedLinks::arrival(int from, int to, int64_t bytes, int64_t ready_ns) {
+  if (from == to) return ready_ns;
+  const LinkSnapshot* s = tl_.at(ready_ns + origin_);
+  const Link& l = s ? s->links[static_cast<size_t>(from) * cur_.ranks + to] : cur_.at(from, to);
+  Transfer x{ready_ns, ready_ns + l.transfer_ns(bytes),
+             ready_ns + l.transfer_ns(bytes) + l.latency_ns};
+  hold_up(from, to, bytes, x);
+  return x.arrival_ns;
+}
+
+void TimedLinks::hold_up(int from, int to, int64_t bytes, Transfer& x) {
+  const size_t i = static_cast<size_t>(from) * cur_.ranks + to;
+  const int64_t a0 = x.start_ns + origin_;
+  const int64_t serial = x.end_ns - x.start_ns;
+  const int64_t latency = x.arrival_ns - x.end_ns;
+  // A connection still recovering from an outage: this message goes after the recovery.
+  if (recovered_[i] > a0) {
+    const int64_t shift = recovered_[i] - a0;
+    x.start_ns += shift, x.end_ns += shift, x.arrival_ns += shift;
+  }
+  const int64_t cut = tl_.next_down(from, to, x.start_ns + origin_);
+  if (cut < x.arrival_ns + origin_) {
+    const int64_t up = tl_.next_up(from, to, cut);
+    const LinkSnapshot* s = tl_.at(cut);
+    const size_t back = static_cast<size_t>(to) * cur_.ranks + from;
+    const int64_t rtt = s ? s->links[i].latency_ns + s->links[back].latency_ns : 2 * latency;
+    const int64_t sent = std::clamp<int64_t>(cut - (x.start_ns + origin_), 0, serial);
+    const int64_t retx = retransmit_after(cut, up, tcp_rto_ns(rtt));
+    const LinkSnapshot* after = up < kNeverNs ? tl_.at(up) : nullptr;
+    const int64_t lat = after ? after->links[i].latency_ns : latency;
+    // What the cut left of the message (its time on the wire can include a rendezvous
+    // round trip: the share of time, not time x rate, gives the bytes).
+    const int64_t left = serial - sent;
+    const double rate = after ? after->links[i].bandwidth_bps : cur_.links[i].bandwidth_bps;
+    const int64_t left_bytes =
+        serial > 0 ? static_cast<int64_t>(static_cast<double>(bytes) * static_cast<double>(left) /
+                                          static_cast<double>(serial))
+                   : bytes;
+    x.end_ns = retx - origin_ + std::max(left, slow_start_ns(left_bytes, rtt, rate));
+    x.arrival_ns = x.end_ns + lat;
+    recovered_[i] = std::max(recovered_[i], retx);
+  }
+  x.arrival_ns = std::max(x.arrival_ns, last_arrival_[i]);
+  last_arrival_[i] = x.arrival_ns;
+}
+
+}  // namespace xdc::sim
