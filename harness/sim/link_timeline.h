@@ -7,7 +7,9 @@
 // from its time until the next (before the first: the model's own links). plan.cpp builds
 // them from the topology's `changes:` / `trace:` and the experiment's `events:`.
 //
-// TimedLinks times a message as LinkState does on the links in force when it is ready.
+// TimedLinks times a message as LinkState does on the links in force when it is ready,
+// as LinkState knows it at the send: a later send that shares the channel does not revise
+// it here (no tickets; the unchanging-link prediction, simulate_iteration, does).
 // A message whose route is down while it is on the wire (from its first byte leaving to its
 // last arriving), or that is sent while it is down, is held up as Linux TCP holds it: what
 // was sent before the cut is delivered, the first segment lost at the cut (or at the send,
