@@ -15,6 +15,7 @@
 #include <system_error>
 #include <thread>
 
+#include "common/find_program.h"
 #include "harness/network/names.h"
 #include "harness/network/namespace.h"
 #include "harness/network/teardown.h"
@@ -27,10 +28,6 @@ namespace {
 using json = nlohmann::json;
 constexpr const char* kProgram = "xdc-mininet";
 constexpr auto kBuildTimeout = std::chrono::seconds(300);
-
-bool executable(const std::string& p) {
-  return !p.empty() && access(p.c_str(), X_OK) == 0;
-}
 
 std::string plan_path(const std::string& net) {
   return state_dir(net) + "/mininet-plan.json";
@@ -96,23 +93,7 @@ std::string mininet_switch_port(int dc_index, int host_index) {
 }
 
 std::string mininet_program() {
-  std::string tried;
-  auto consider = [&](const std::string& p) {
-    if (executable(p)) return true;
-    if (!p.empty()) tried += (tried.empty() ? "" : ", ") + p;
-    return false;
-  };
-  if (const char* env = std::getenv("XDC_MININET"); env && consider(env)) return env;
-  char self[4096];
-  ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-  if (n > 0) {
-    std::string exe(self, static_cast<size_t>(n));
-    std::string next = exe.substr(0, exe.rfind('/') + 1) + kProgram;
-    if (consider(next)) return next;
-  }
-  if (consider(XDC_SOURCE_MININET)) return XDC_SOURCE_MININET;
-  throw std::runtime_error(std::string(kProgram) + " not found (tried " + tried +
-                           "); set XDC_MININET");
+  return find_program(kProgram, "XDC_MININET", XDC_SOURCE_MININET);
 }
 
 MininetNetwork::MininetNetwork(const topo::Topology& t, const std::string& net,

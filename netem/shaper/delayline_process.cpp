@@ -18,6 +18,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "common/find_program.h"
 #include "netem/shaper/link_params_args.h"
 
 extern char** environ;
@@ -29,10 +30,6 @@ extern char** environ;
 namespace xdc::netem {
 
 namespace {
-
-bool executable(const std::string& path) {
-  return !path.empty() && access(path.c_str(), X_OK) == 0;
-}
 
 std::vector<std::string> cmdline(pid_t pid) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/cmdline", std::ios::binary);
@@ -68,23 +65,7 @@ void make_parent_dir(const std::string& path) {
 }  // namespace
 
 std::string delayline_program() {
-  std::string tried;
-  auto consider = [&](const std::string& p) {
-    if (executable(p)) return true;
-    if (!p.empty()) tried += (tried.empty() ? "" : ", ") + p;
-    return false;
-  };
-  if (const char* env = std::getenv("XDC_DELAYLINE"); env && consider(env)) return env;
-  char self[4096];
-  ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-  if (n > 0) {
-    std::string exe(self, static_cast<size_t>(n));
-    std::string next = exe.substr(0, exe.rfind('/') + 1) + "xdc-delayline";
-    if (consider(next)) return next;
-  }
-  if (consider(XDC_BUILD_DELAYLINE)) return XDC_BUILD_DELAYLINE;
-  throw std::runtime_error("xdc-delayline not found (tried " + tried +
-                           "); build it or set XDC_DELAYLINE");
+  return find_program("xdc-delayline", "XDC_DELAYLINE", XDC_BUILD_DELAYLINE);
 }
 
 std::vector<std::string> delayline_argv(const std::string& program, const DelaylineSpec& s) {
