@@ -4,7 +4,6 @@
 #include <fmt/format.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -16,11 +15,11 @@
 #include <thread>
 
 #include "common/find_program.h"
+#include "common/spawn_daemon.h"
 #include "harness/network/names.h"
 #include "harness/network/namespace.h"
 #include "harness/network/teardown.h"
 
-extern char** environ;
 
 namespace xdc::net {
 namespace {
@@ -107,34 +106,13 @@ MininetNetwork::MininetNetwork(const topo::Topology& t, const std::string& net,
   const std::string program = mininet_program();
   std::vector<std::string> argv = {program, "--plan=" + plan_path(net),
                                    "--prefix=" + ns_prefix(net), "--ready-fd=3", "--control-fd=4"};
-  std::vector<char*> args;
-  for (auto& a : argv) args.push_back(a.data());
-  args.push_back(nullptr);
   int ready[2], control[2];
   if (pipe2(ready, O_CLOEXEC) != 0 || pipe2(control, O_CLOEXEC) != 0)
     throw std::system_error(errno, std::generic_category(), "pipe");
   const std::string log = log_path(net);
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&fa, 1, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-  posix_spawn_file_actions_adddup2(&fa, 1, 2);
-  posix_spawn_file_actions_adddup2(&fa, ready[1], 3);  // dup2 clears FD_CLOEXEC
-  posix_spawn_file_actions_adddup2(&fa, control[0], 4);
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  sigset_t none, defaults;
-  sigemptyset(&none);
-  sigfillset(&defaults);
-  posix_spawnattr_setsigmask(&attr, &none);
-  posix_spawnattr_setsigdefault(&attr, &defaults);
   // Own session, as the delay lines: a Ctrl-C aimed at `xdc up` reaches xdc alone, which
   // tears the build down (and this driver with it).
-  posix_spawnattr_setflags(&attr,
-                           POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-  int rc = posix_spawn(&pid_, args[0], &fa, &attr, args.data(), environ);
-  posix_spawn_file_actions_destroy(&fa);
-  posix_spawnattr_destroy(&attr);
+  const int rc = spawn_daemon(argv, log, {{ready[1], 3}, {control[0], 4}}, &pid_);
   close(ready[1]);
   close(control[0]);
   control_fd_ = control[1];

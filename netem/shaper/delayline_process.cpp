@@ -4,7 +4,6 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -19,9 +18,9 @@
 #include <stdexcept>
 
 #include "common/find_program.h"
+#include "common/spawn_daemon.h"
 #include "netem/shaper/link_params_args.h"
 
-extern char** environ;
 
 #ifndef XDC_BUILD_DELAYLINE
 #define XDC_BUILD_DELAYLINE ""
@@ -85,36 +84,14 @@ std::vector<std::string> delayline_argv(const std::string& program, const Delayl
 pid_t start_delayline(const DelaylineSpec& spec) {
   std::vector<std::string> argv = delayline_argv(delayline_program(), spec);
   argv.push_back("--ready-fd=3");
-  std::vector<char*> args;
-  for (auto& a : argv) args.push_back(a.data());
-  args.push_back(nullptr);
-
   int ready[2];
   if (pipe2(ready, O_CLOEXEC) != 0) throw std::system_error(errno, std::generic_category(), "pipe");
   if (!spec.log_path.empty()) make_parent_dir(spec.log_path);
   if (!spec.stats_path.empty()) make_parent_dir(spec.stats_path);
   const std::string log = spec.log_path.empty() ? "/dev/null" : spec.log_path;
 
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&fa, 1, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-  posix_spawn_file_actions_adddup2(&fa, 1, 2);
-  posix_spawn_file_actions_adddup2(&fa, ready[1], 3);  // dup2 clears FD_CLOEXEC
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  sigset_t none, defaults;
-  sigemptyset(&none);
-  sigfillset(&defaults);
-  posix_spawnattr_setsigmask(&attr, &none);
-  posix_spawnattr_setsigdefault(&attr, &defaults);
-  // Own session: a Ctrl-C or hangup aimed at `xdc up`'s terminal does not reach it.
-  posix_spawnattr_setflags(&attr,
-                           POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
   pid_t pid = -1;
-  int rc = posix_spawn(&pid, args[0], &fa, &attr, args.data(), environ);
-  posix_spawn_file_actions_destroy(&fa);
-  posix_spawnattr_destroy(&attr);
+  const int rc = spawn_daemon(argv, log, {{ready[1], 3}}, &pid);
   close(ready[1]);
   if (rc != 0) {
     close(ready[0]);
