@@ -144,7 +144,6 @@ void LinkState::run_channel(Channel& ch, int64_t until, bool commit, int64_t tar
   }
   std::vector<std::pair<size_t, int64_t>> answers;  // (back connection, when it answered)
   sent_.assign(n, 0);
-  offered_.resize(conns_.size());
   given_.assign(conns_.size(), 0);
   int64_t t = ch.t;
   bool target_done = false;
@@ -161,18 +160,18 @@ void LinkState::run_channel(Channel& ch, int64_t until, bool commit, int64_t tar
     }
     {  // A message not started yet queues behind the data already queued on its connection
        // beyond what the socket buffer holds (link_model.h).
-      offered_.assign(conns_.size(), 0);  // here: data queued ahead, per connection
+      ahead_.assign(conns_.size(), 0);
       blocked_.assign(conns_.size(), 0);
       size_t w = 0;
       for (size_t a : ready_) {
         const size_t c = conn_of_[a];
         const TcpPath& p = m_.tcp[conns_[c].first];
         const int64_t room = p.window_bytes * std::max(p.connections, 1);
-        if (jobs[a].start < 0 && room > 0 && (blocked_[c] || offered_[c] > room)) {
+        if (jobs[a].start < 0 && room > 0 && (blocked_[c] || ahead_[c] > room)) {
           blocked_[c] = 1;
           continue;
         }
-        if (jobs[a].rest == 0) offered_[c] += jobs[a].left;
+        if (jobs[a].rest == 0) ahead_[c] += jobs[a].left;
         ready_[w++] = a;
       }
       ready_.resize(w);
@@ -185,7 +184,7 @@ void LinkState::run_channel(Channel& ch, int64_t until, bool commit, int64_t tar
     if (t >= until) break;
     // Each connection sends what its window allows, split evenly among its messages
     // (water-filling: those with less left than an even share take what they have).
-    std::fill(offered_.begin(), offered_.end(), 0);
+    offered_.assign(conns_.size(), 0);
     for (size_t a : ready_) offered_[conn_of_[a]] += jobs[a].left;
     order_ = ready_;
     if (order_.size() > 1)

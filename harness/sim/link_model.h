@@ -142,6 +142,7 @@ class LinkState {
   std::vector<size_t> conn_of_, ready_, order_;
   std::vector<std::pair<size_t, TcpConn>> conns_;
   std::vector<int64_t> sent_, offered_, given_;
+  std::vector<int64_t> ahead_;  // per connection: data queued ahead of a new message
   std::vector<char> blocked_;
 };
 
