@@ -1,6 +1,7 @@
 #include "tests/worker/mpirun.h"
 
 #include <unistd.h>
+#include <yaml-cpp/yaml.h>
 
 #include <chrono>
 #include <cstdlib>
@@ -9,6 +10,8 @@
 #include <sstream>
 
 #include "harness/process/process.h"
+#include "workloads/model/data.h"
+#include "workloads/model/local_model.h"
 #include "workloads/schedule/csv.h"
 
 namespace xdc::worker::test {
@@ -85,6 +88,25 @@ trace::Trace iteration_trace(const std::string& run_dir, int first, int count, i
     }
   }
   return t;
+}
+
+std::vector<double> reference_losses(const RunSpec& spec, int microbatches, int steps) {
+  model::set_compute_threads(1);
+  model::ModelConfig cfg = model::ModelConfig::from_yaml(YAML::Load(spec.model.dump()));
+  cfg.seed = spec.seed;
+  model::LocalModel local(cfg, 1, spec.microbatch_size);
+  const auto corpus = model::TextCorpus::load({model::kDefaultCorpus});
+  model::BatchLoader loader(corpus.train(), spec.microbatch_size, cfg.seq, spec.seed);
+  const size_t n = size_t(spec.microbatch_size) * cfg.seq;
+  std::vector<int32_t> tok(n * microbatches), tgt(tok.size());
+  model::AdamWConfig opt;
+  opt.grad_clip = spec.grad_clip;
+  std::vector<double> out;
+  for (int step = 0; step < steps; ++step) {
+    for (int mb = 0; mb < microbatches; ++mb) loader.next(&tok[mb * n], &tgt[mb * n]);
+    out.push_back(local.train_step(tok, tgt, microbatches, opt, spec.learning_rate));
+  }
+  return out;
 }
 
 }  // namespace xdc::worker::test

@@ -4,8 +4,8 @@
 #include <string>
 #include <vector>
 
-#include "workloads/trace/trace.h"
 #include "workloads/schedule/schedule.h"
+#include "workloads/trace/trace.h"
 #include "workloads/worker/run_spec.h"
 
 namespace xdc::worker::test {
@@ -29,5 +29,11 @@ trace::Trace read_trace(const std::string& run_dir, int world_rank);
 // iteration window, ranks renumbered from 0 (one replica's pipeline for analyze()).
 trace::Trace iteration_trace(const std::string& run_dir, int first, int count, int i,
                              int microbatches);
+
+// The same training in one process (model::LocalModel, the default corpus, the spec's
+// model, seed, microbatch size, learning rate and clipping): `microbatches` batches drawn
+// per step (for a DP run, the replicas' microbatches in replica order); the loss of each
+// of `steps` steps.
+std::vector<double> reference_losses(const RunSpec& spec, int microbatches, int steps);
 
 }  // namespace xdc::worker::test

@@ -38,25 +38,6 @@ RunSpec striped_spec(const std::string& name, int P, int m, int iterations, int 
   return s;
 }
 
-std::vector<double> reference_losses(const RunSpec& spec, int steps) {
-  model::set_compute_threads(1);
-  model::ModelConfig cfg = model::ModelConfig::from_yaml(YAML::Load(spec.model.dump()));
-  cfg.seed = spec.seed;
-  model::LocalModel local(cfg, 1, spec.microbatch_size);
-  const auto corpus = model::TextCorpus::load({model::kDefaultCorpus});
-  model::BatchLoader loader(corpus.train(), spec.microbatch_size, cfg.seq, spec.seed);
-  const size_t n = size_t(spec.microbatch_size) * cfg.seq;
-  std::vector<int32_t> tok(n * spec.microbatches), tgt(tok.size());
-  model::AdamWConfig opt;
-  opt.grad_clip = spec.grad_clip;
-  std::vector<double> out;
-  for (int step = 0; step < steps; ++step) {
-    for (int mb = 0; mb < spec.microbatches; ++mb) loader.next(&tok[mb * n], &tgt[mb * n]);
-    out.push_back(local.train_step(tok, tgt, spec.microbatches, opt, spec.learning_rate));
-  }
-  return out;
-}
-
 // 1F1B on 4 ranks (each pair one way per direction) and ZB-V on 2 ranks x 2 chunks (both
 // ranks send to each other in both directions, several messages in flight per pair, so
 // data often arrives before its receive is posted), 3 connections per peer.
@@ -75,7 +56,7 @@ TEST(WorkerStripes, StripedTrainingMatchesSingleProcess) {
     const int last_rank = s.stage_rank.back();
     const RankReport last = read_report(spec.run_dir, last_rank);
     ASSERT_EQ(last.loss.size(), size_t(iters)) << name;
-    const std::vector<double> ref = reference_losses(spec, iters);
+    const std::vector<double> ref = reference_losses(spec, spec.microbatches, iters);
     for (int i = 0; i < iters; ++i) {
       EXPECT_NEAR(last.loss[i], ref[i], 1e-5) << name << " iteration " << i;
       std::printf("%s striped over %d connections, iteration %d: loss %.6f reference %.6f\n",

@@ -39,27 +39,6 @@ RunSpec real_spec(const std::string& name, int P, int D, int m, int iterations) 
   return s;
 }
 
-// Single-process training: `microbatches` batches of b drawn per step (for a DP run,
-// the replicas' microbatches in replica order).
-std::vector<double> reference_losses(const RunSpec& spec, int microbatches, int steps) {
-  model::set_compute_threads(1);
-  model::ModelConfig cfg = model::ModelConfig::from_yaml(YAML::Load(spec.model.dump()));
-  cfg.seed = spec.seed;
-  model::LocalModel local(cfg, 1, spec.microbatch_size);
-  const auto corpus = model::TextCorpus::load({model::kDefaultCorpus});
-  model::BatchLoader loader(corpus.train(), spec.microbatch_size, cfg.seq, spec.seed);
-  const size_t n = size_t(spec.microbatch_size) * cfg.seq;
-  std::vector<int32_t> tok(n * microbatches), tgt(tok.size());
-  model::AdamWConfig opt;
-  opt.grad_clip = spec.grad_clip;
-  std::vector<double> out;
-  for (int step = 0; step < steps; ++step) {
-    for (int mb = 0; mb < microbatches; ++mb) loader.next(&tok[mb * n], &tgt[mb * n]);
-    out.push_back(local.train_step(tok, tgt, microbatches, opt, spec.learning_rate));
-  }
-  return out;
-}
-
 TEST(WorkerTraining, OneFOneBFourStagesMatchesSingleProcess) {
   const int P = 4, m = 8, iters = 20;
   RunSpec spec = real_spec("1f1b-real", P, 1, m, iters);
