@@ -360,6 +360,21 @@ Plan make_plan(const Experiment& e) {
   p.worker.iteration_barrier = defaults.iteration_barrier;
   p.worker.replicas = e.data_parallel;
   p.worker.world = world_link_model(e);
+  if (e.data_parallel > 1) {
+    // For each pair of replica 0, the replicas whose same pair takes the same channel
+    // (one WAN direction) as replica 0's: identical replicas send on it at once.
+    const sim::LinkModel world = links_between(e, e.rank_hosts(), true);
+    const int S = e.stages;
+    p.links.copies.assign(static_cast<size_t>(S) * S, 1);
+    for (int a = 0; a < S; ++a)
+      for (int b = 0; b < S; ++b) {
+        if (a == b) continue;
+        int k = 0;
+        for (int r = 0; r < e.data_parallel; ++r)
+          k += world.channel_of(r * S + a, r * S + b) == world.channel_of(a, b);
+        p.links.copies[static_cast<size_t>(a) * S + b] = std::max(k, 1);
+      }
+  }
   p.cpus = static_cast<int>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
   p.dp_groups.assign(e.stages, {});
   for (int r = 0; r < e.data_parallel; ++r)

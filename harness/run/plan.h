@@ -37,10 +37,16 @@ struct SchedulePlan {
 };
 
 struct Plan {
-  Experiment experiment;    // as loaded: topology, tcp, mpi (tcp_links, mca, progress),
-                            // time_dilation, model, text
-  sched::Params params;     // what the latency-aware generators planned with
-  sim::LinkModel links;     // between replica 0's pipeline ranks
+  Experiment experiment;  // as loaded: topology, tcp, mpi (tcp_links, mca, progress),
+                          // time_dilation, model, text
+  sched::Params params;   // what the latency-aware generators planned with
+  sim::LinkModel links;   // between replica 0's pipeline ranks
+  // Data-parallel replicas whose pipelines cross the same WAN direction (replicas_share_wan)
+  // are predicted together, as one schedule of every world rank (sched::replicated) over
+  // `world_links` (every world rank, one shared channel per WAN direction): their messages
+  // share the WAN as the replicas' connections do. Otherwise replica 0 stands for all.
+  bool replicas_share_wan = false;
+  sim::LinkModel world_links;
   sim::WorkerModel worker;  // iteration-level behaviour of the workers (worker_model.h),
                             // with the links between every world rank
   std::vector<std::vector<int>> dp_groups;  // [pipeline rank] -> world ranks holding it
