@@ -43,7 +43,8 @@ struct Plan {
   sim::LinkModel links;     // between replica 0's pipeline ranks
   sim::WorkerModel worker;  // iteration-level behaviour of the workers (worker_model.h),
                             // with the links between every world rank
-  std::vector<std::vector<int>> dp_groups;  // [pipeline rank] -> world ranks holding it
+  std::vector<std::vector<int>> dp_groups;  // [pipeline rank] -> world ranks holding it (TP
+                                            // rank 0's with tensor parallelism)
   std::vector<SchedulePlan> schedules;      // in the experiment's order
   // CPU sharing: every emulated host is a namespace of this machine, so all world ranks
   // (each with its comm thread) share its `cpus` (nproc). The simulator has no CPU-sharing

@@ -184,7 +184,8 @@ ScheduleResult analyse(const Plan& plan, const SchedulePlan& p, const fs::path& 
     r.bubble.zerobubble += b.zerobubble / n;
     r.bubble.crosspipe += b.crosspipe / n;
   }
-  const int last_rank = p.schedule.stage_rank.back();  // replica 0's last stage
+  // Replica 0's last stage (its TP rank 0: every TP rank computes the same loss).
+  const int last_rank = e.world_rank(0, p.schedule.stage_rank.back());
   for (auto& rep : files.reports)
     if (rep.world_rank == last_rank) r.loss = rep.loss;
   r.waits_s = waits_per_iteration(files, r.iteration_s.size());
