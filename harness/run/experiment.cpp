@@ -319,10 +319,10 @@ class Parser {
       const std::string& dc = e_.topology.find_host(group[0])->dc;
       for (const std::string& h : group)
         if (e_.topology.find_host(h)->dc != dc)
-          item.error("a TP group must stay inside one DC (tensor parallelism runs over the "
-                     "intra-DC network): " +
-                     group[0] + " is in " + dc + ", " + h + " in " +
-                     e_.topology.find_host(h)->dc);
+          item.error(
+              "a TP group must stay inside one DC (tensor parallelism runs over the "
+              "intra-DC network): " +
+              group[0] + " is in " + dc + ", " + h + " in " + e_.topology.find_host(h)->dc);
       out.push_back(std::move(group));
     }
     return out;

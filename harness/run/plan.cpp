@@ -51,8 +51,7 @@ std::vector<int64_t> shape_grad_bytes(const Experiment& e, int stages) {
   std::vector<int64_t> out;
   for (int st = 0; st < stages; ++st) {
     const int layers = m.layers / stages + (st < m.layers % stages ? 1 : 0);
-    out.push_back(
-        2 * shape_stage_params(m, layers, st == 0, st == stages - 1, e.tensor_parallel));
+    out.push_back(2 * shape_stage_params(m, layers, st == 0, st == stages - 1, e.tensor_parallel));
   }
   return out;
 }
@@ -164,8 +163,7 @@ std::vector<int64_t> grad_bytes(const Experiment& e, int stages) {
 // links (replica 0's; every group of a stage sits in one DC alike) as the workers run it
 // (MPI_Iallreduce in place: sim::allreduce_ns), after `idle_ns` without traffic (the
 // compute slice between two all-reduces); added to F and B.
-void add_tp_allreduces(const Experiment& e, const std::vector<int>& stage_rank,
-                       sim::CostModel& c) {
+void add_tp_allreduces(const Experiment& e, const std::vector<int>& stage_rank, sim::CostModel& c) {
   if (e.tensor_parallel <= 1) return;
   for (int st = 0; st < c.stages(); ++st) {
     const int n = c.tp_allreduces[st];

@@ -77,9 +77,9 @@ std::string to_chrome_json(const Trace& t, const std::vector<Marker>& markers) {
     const int track = tid(e);
     if (track != 0 && !tracks[{e.rank, track}]) {
       tracks[{e.rank, track}] = true;
-      const std::string label = track == kTpTrack ? std::string("tensor-parallel all-reduce")
-                                : (is_send(e.kind) ? "send -> " : "recv <- ") +
-                                      std::to_string(e.peer);
+      const std::string label =
+          track == kTpTrack ? std::string("tensor-parallel all-reduce")
+                            : (is_send(e.kind) ? "send -> " : "recv <- ") + std::to_string(e.peer);
       events.push_back({{"ph", "M"},
                         {"name", "thread_name"},
                         {"pid", e.rank},

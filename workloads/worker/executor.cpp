@@ -53,8 +53,7 @@ Executor::Executor(const RunSpec& spec, const sched::Schedule& schedule, Layout 
 
 void Executor::tp_allreduce(std::span<float> buf) {
   const int64_t t0 = now_ns();
-  Comm::Request* r =
-      comm_.iallreduce_sum(buf.data(), static_cast<int64_t>(buf.size()), L_.tensor);
+  Comm::Request* r = comm_.iallreduce_sum(buf.data(), static_cast<int64_t>(buf.size()), L_.tensor);
   wait_for(r, running_, iteration_, "TP_ALLREDUCE",
            "the TP group of rank " + std::to_string(L_.world_rank) + " (world ranks " +
                std::to_string(L_.world_rank - L_.tp_index) + ".." +

@@ -50,7 +50,7 @@ struct RunSpec {
   std::string schedule_csv;  // absolute path of the schedule all replicas run
   int pipeline_ranks = 1;
   int data_parallel = 1;
-  int tensor_parallel = 1;  // TP ranks per pipeline rank (layout above)
+  int tensor_parallel = 1;              // TP ranks per pipeline rank (layout above)
   std::vector<std::string> rank_hosts;  // world rank -> emulated host (for messages)
   int microbatches = 1;
   int microbatch_size = 1;
