@@ -259,9 +259,12 @@ RunOutcome run_experiment(const Experiment& e, const RunOptions& opts) {
   if (!e.topology_file.empty())
     fs::copy_file(e.topology_file, root / "topology.yaml", fs::copy_options::overwrite_existing);
 
-  say(fmt::format(
-      "{}: {} schedule(s), {} rank(s) ({} stages x {} replicas), {} compute; results in {}", e.name,
-      plans.size(), e.world_size(), e.stages, e.data_parallel, e.compute.name(), out.out_dir));
+  say(
+      fmt::format("{}: {} schedule(s), {} rank(s) ({} stages x {} replicas{}), {} compute; results "
+                  "in {}",
+                  e.name, plans.size(), e.world_size(), e.stages, e.data_parallel,
+                  e.tensor_parallel > 1 ? fmt::format(" x {} TP ranks", e.tensor_parallel) : "",
+                  e.compute.name(), out.out_dir));
   const auto t_up = std::chrono::steady_clock::now();
   RunNetwork network(e, opts);
   const net::NetworkState& state = network.state();

@@ -14,6 +14,7 @@
 
 #include "workloads/model/local_model.h"
 #include "workloads/model/stage.h"
+#include "workloads/model/stage_api.h"
 
 namespace xdc::model {
 namespace {
@@ -211,6 +212,25 @@ TEST(TensorParallel, ForwardWithoutAnAllReduceThrows) {
   in.tokens = tok;
   in.targets = tok;
   EXPECT_THROW(s.forward(0, in), std::logic_error);
+}
+
+TEST(TensorParallel, CheckpointsKeepTheirShard) {
+  const ModelConfig cfg = tp_config();
+  const std::string path = ::testing::TempDir() + "tp_ckpt";
+  StageT<float> r0(cfg, {0, cfg.layers}, 1, {2, 0}), r1(cfg, {0, cfg.layers}, 1, {2, 1}),
+      again(cfg, {0, cfg.layers}, 1, {2, 0});
+  r0.params()[5] = 42;
+  r0.save(path);
+  EXPECT_THROW(r1.load(path), std::runtime_error);  // same sizes, another shard
+  again.load(path);
+  EXPECT_EQ(again.params()[5], 42);
+  std::remove(path.c_str());
+}
+
+TEST(TensorParallel, TheCudaStageRefusesIt) {
+  const ModelConfig cfg = tp_config();
+  EXPECT_THROW(make_stage(cfg, {0, cfg.layers}, 1, Device::kCuda, nullptr, 0, {2, 0}),
+               std::invalid_argument);
 }
 
 }  // namespace

@@ -37,7 +37,7 @@ void copy(T* dst, const T* src, size_t n) {
   std::memcpy(dst, src, n * sizeof(T));
 }
 
-constexpr char kMagic[8] = {'X', 'D', 'C', 'M', 'O', 'D', 'L', '1'};
+constexpr char kMagic[8] = {'X', 'D', 'C', 'M', 'O', 'D', 'L', '2'};  // 2: with the TP shard
 
 }  // namespace
 
@@ -751,7 +751,7 @@ void AdamW<T>::load(std::istream& in) {
 namespace {
 struct CkptHeader {
   char magic[8];
-  int32_t scalar_bytes, vocab, dim, layers, heads, kv_heads, ffn, seq, begin, end;
+  int32_t scalar_bytes, vocab, dim, layers, heads, kv_heads, ffn, seq, begin, end, tp_size, tp_rank;
   double rope_theta, norm_eps;
   int64_t count;
 };
@@ -759,13 +759,14 @@ struct CkptHeader {
 
 template <typename T>
 void save_checkpoint(const std::string& path, const ModelConfig& cfg, StageRange range,
-                     std::span<const T> params, const AdamW<T>& adam) {
+                     std::span<const T> params, const AdamW<T>& adam, TensorParallel tp) {
   CkptHeader h{};
   std::memcpy(h.magic, kMagic, sizeof kMagic);
   h.scalar_bytes = sizeof(T);
   h.vocab = cfg.vocab, h.dim = cfg.dim, h.layers = cfg.layers, h.heads = cfg.heads;
   h.kv_heads = cfg.kv_heads, h.ffn = cfg.ffn, h.seq = cfg.seq;
   h.begin = range.begin, h.end = range.end;
+  h.tp_size = tp.size, h.tp_rank = tp.rank;
   h.rope_theta = cfg.rope_theta, h.norm_eps = cfg.norm_eps;
   h.count = int64_t(params.size());
   const std::string tmp = path + ".tmp";
@@ -785,7 +786,7 @@ void save_checkpoint(const std::string& path, const ModelConfig& cfg, StageRange
 
 template <typename T>
 void load_checkpoint(const std::string& path, const ModelConfig& cfg, StageRange range,
-                     std::span<T> params, AdamW<T>& adam) {
+                     std::span<T> params, AdamW<T>& adam, TensorParallel tp) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw std::runtime_error("checkpoint: cannot read " + path);
   CkptHeader h{};
@@ -794,11 +795,11 @@ void load_checkpoint(const std::string& path, const ModelConfig& cfg, StageRange
                     h.scalar_bytes == int32_t(sizeof(T)) && h.vocab == cfg.vocab &&
                     h.dim == cfg.dim && h.layers == cfg.layers && h.heads == cfg.heads &&
                     h.kv_heads == cfg.kv_heads && h.ffn == cfg.ffn && h.seq == cfg.seq &&
-                    h.begin == range.begin && h.end == range.end &&
-                    h.count == int64_t(params.size());
+                    h.begin == range.begin && h.end == range.end && h.tp_size == tp.size &&
+                    h.tp_rank == tp.rank && h.count == int64_t(params.size());
   if (!same) {
     throw std::runtime_error("checkpoint: " + path +
-                             " was saved from another model config or stage range");
+                             " was saved from another model config, stage range or TP shard");
   }
   in.read(reinterpret_cast<char*>(params.data()), std::streamsize(params.size() * sizeof(T)));
   adam.load(in);
@@ -807,22 +808,23 @@ void load_checkpoint(const std::string& path, const ModelConfig& cfg, StageRange
 
 template <typename T>
 void StageT<T>::save(const std::string& path) const {
-  save_checkpoint<T>(path, cfg_, range_, params_, adam_);
+  save_checkpoint<T>(path, cfg_, range_, params_, adam_, tp_);
 }
 
 template <typename T>
 void StageT<T>::load(const std::string& path) {
-  load_checkpoint<T>(path, cfg_, range_, params_, adam_);
+  load_checkpoint<T>(path, cfg_, range_, params_, adam_, tp_);
 }
 
 template void save_checkpoint<float>(const std::string&, const ModelConfig&, StageRange,
-                                     std::span<const float>, const AdamW<float>&);
+                                     std::span<const float>, const AdamW<float>&, TensorParallel);
 template void save_checkpoint<double>(const std::string&, const ModelConfig&, StageRange,
-                                      std::span<const double>, const AdamW<double>&);
+                                      std::span<const double>, const AdamW<double>&,
+                                      TensorParallel);
 template void load_checkpoint<float>(const std::string&, const ModelConfig&, StageRange,
-                                     std::span<float>, AdamW<float>&);
+                                     std::span<float>, AdamW<float>&, TensorParallel);
 template void load_checkpoint<double>(const std::string&, const ModelConfig&, StageRange,
-                                      std::span<double>, AdamW<double>&);
+                                      std::span<double>, AdamW<double>&, TensorParallel);
 template class AdamW<float>;
 template class AdamW<double>;
 template class StageT<float>;

@@ -73,14 +73,14 @@ size_t activation_bytes_after_forward(const ModelConfig& cfg, StageRange range, 
 size_t activation_bytes_after_backward_input(const ModelConfig& cfg, StageRange range, int B,
                                              size_t scalar_bytes, TensorParallel tp = {});
 
-// A stage's checkpoint: config and range (checked on load), parameters, AdamW state.
-// Written to PATH.tmp and renamed, so a crash never leaves a torn file.
+// A stage's checkpoint: config, range and TP shard (checked on load), parameters, AdamW
+// state. Written to PATH.tmp and renamed, so a crash never leaves a torn file.
 template <typename T>
 void save_checkpoint(const std::string& path, const ModelConfig& cfg, StageRange range,
-                     std::span<const T> params, const AdamW<T>& adam);
+                     std::span<const T> params, const AdamW<T>& adam, TensorParallel tp = {});
 template <typename T>
 void load_checkpoint(const std::string& path, const ModelConfig& cfg, StageRange range,
-                     std::span<T> params, AdamW<T>& adam);
+                     std::span<T> params, AdamW<T>& adam, TensorParallel tp = {});
 
 template <typename T>
 struct StageInput {
