@@ -413,10 +413,37 @@ Plan make_plan(const Experiment& e) {
   return p;
 }
 
+namespace {
+
+// The TP all-reduces inside each simulated F, B and BW, as the modeled worker runs them:
+// after each of tp_allreduces equal compute slices (its own trace lane, like the run's).
+void add_tp_records(const sim::CostModel& c, trace::Trace& t) {
+  if (c.tp_allreduces.empty()) return;
+  std::vector<trace::Event> tp;
+  for (const trace::Event& e : t.events) {
+    if (e.kind != sched::Kind::F && e.kind != sched::Kind::B && e.kind != sched::Kind::BW) continue;
+    const int n = c.tp_allreduces[e.stage];
+    const int64_t ar = c.tp_allreduce_ns[e.stage];
+    const int64_t compute = (e.kind == sched::Kind::F ? c.f_ns : c.b_ns)[e.stage] - n * ar;
+    for (int i = 0; i < n; ++i) {
+      trace::Event r = e;
+      r.kind = sched::Kind::TP_ALLREDUCE;
+      r.start_ns = e.start_ns + compute * (i + 1) / n + ar * i;
+      r.end_ns = r.start_ns + ar;
+      r.bytes = c.tp_allreduce_bytes[e.stage];
+      tp.push_back(r);
+    }
+  }
+  t.events.insert(t.events.end(), tp.begin(), tp.end());
+}
+
+}  // namespace
+
 Prediction predict(const Plan& p, const SchedulePlan& s, const sim::CostModel& costs) {
   Prediction out;
   out.trace = sim::simulate_iteration(s.schedule, costs, p.links, p.worker);
   out.summary = trace::analyze(out.trace);
+  add_tp_records(costs, out.trace);
   return out;
 }
 
