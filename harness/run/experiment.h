@@ -62,7 +62,10 @@
 // stage's compute by t (a shape: its layers' FLOPs, the LM head stays whole; constants
 // or a profile: the given TP-1 durations, the layers per stage from `model:`'s layers)
 // and adds 2 TP all-reduces per layer in F and 2 in B, each of the stage's activation
-// (hidden state) bytes, timed on the TP group's intra-DC links (plan.h).
+// (hidden state) bytes, timed on the TP group's intra-DC links (plan.h); a shape's
+// gradient bytes are per TP rank (its share of the layers), a constant `grad` is what each
+// TP rank all-reduces. The simulator runs one rank per TP group: each TP rank sends its
+// own copy of every pipeline message, which it counts once (as it counts one replica).
 //
 // Connections per transfer (mpi.connections, Atlas): with `wan: N` every point-to-point
 // message between ranks in different DCs is striped over N TCP connections the workers
