@@ -508,6 +508,29 @@ TEST(Run, TensorParallelTwoByTwoByTwoEqualsTensorParallelOne) {
               ref.size());
   EXPECT_LE(diff, 1e-5);
   EXPECT_EQ(leftovers(net), std::vector<std::string>{});
+
+  // Modeled: each TP rank sleeps its half and performs 2 + 2 TP all-reduces per layer (2
+  // layers per stage) and microbatch over MPI; the simulator predicts the iteration (the
+  // README gives the figures; the bound here only catches a model gone wrong).
+  const fs::path mod = dir / "modeled";
+  auto m = run_xdc({"run", "experiments/tp-two-dc-modeled.yaml", "-o", mod.string(), "--name", net},
+                   180);
+  ASSERT_EQ(m.rc, 0) << m.out;
+  const auto ms = summary_of(mod)["schedules"][0];
+  const double ratio =
+      ms["iteration_s_mean"].get<double>() / ms["simulated_iteration_s"].get<double>();
+  std::printf("TP 2 x PP 2 x DP 2 modeled: measured %.3f s, simulated %.3f s, ratio %.3f\n",
+              ms["iteration_s_mean"].get<double>(), ms["simulated_iteration_s"].get<double>(),
+              ratio);
+  EXPECT_NEAR(ratio, 1.0, 0.25);
+  std::map<int, int> modeled_records;
+  for (const auto& e : xdc::trace::from_csv(slurp(mod / "1f1b" / "trace.csv")).events)
+    if (e.kind == xdc::sched::Kind::TP_ALLREDUCE) {
+      ++modeled_records[e.rank];
+      EXPECT_EQ(e.bytes, 64 * 1024);
+    }
+  for (int w = 0; w < 8; ++w) EXPECT_EQ(modeled_records[w], 4 * 4 * (4 + 4)) << "rank " << w;
+  EXPECT_EQ(leftovers(net), std::vector<std::string>{});
 }
 
 }  // namespace
