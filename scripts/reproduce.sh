@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Paper reproductions as sweeps (experiments/repro/README.md):
-#   scripts/reproduce.sh [atlas|geopipe|crosspipe|all] [xdc sweep options...]
-# Each runs `xdc sweep experiments/repro/<name>.yaml -o results/repro/<name>` (resumable:
-# rerun to continue after Ctrl-C) and prints its headline numbers from sweep.csv.
+#   scripts/reproduce.sh [atlas|atlas-real|geopipe|crosspipe|all] [xdc sweep options...]
+# Each runs its sweeps (`xdc sweep experiments/repro/<name>.yaml -o results/repro/<name>`,
+# resumable: rerun to continue after Ctrl-C) and prints its headline numbers from
+# sweep.csv; atlas also runs experiments/multi-connection-sweep.yaml (into
+# results/repro/atlas-connections) and writes results/repro/atlas/headline.json.
 # Needs root (network namespaces) and a build (XDC_BUILD_DIR, default build).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -36,25 +38,78 @@ pivot() {
     }' "$1"
 }
 
-sweep() {  # sweep NAME: run experiments/repro/NAME.yaml into results/repro/NAME
-  local name=$1
-  shift
+sweep() {  # sweep NAME FILE: run sweep FILE into results/repro/NAME
+  local name=$1 file=$2
+  shift 2
   echo "== $name"
-  "$XDC" sweep "experiments/repro/$name.yaml" -o "results/repro/$name" "$@" || {
+  "$XDC" sweep "$file" -o "results/repro/$name" "$@" || {
     echo "$name: sweep did not finish (rerun to resume); figures so far:"
   }
 }
 
 atlas() {
-  sweep atlas "$@"
+  sweep atlas experiments/repro/atlas.yaml "$@"
   local csv=results/repro/atlas/sweep.csv
   echo "-- Atlas: slowdown vs one-way WAN latency (iteration time / at 0 ms)"
   pivot "$csv" wan.delay parallelism+schedule slowdown
-  echo "-- iteration time (s)"
+  echo "-- iteration time (s), measured"
   pivot "$csv" wan.delay parallelism+schedule iteration_s
-  echo "   paper: DP across DCs degrades far more with latency than a well-scheduled PP"
-  sweep atlas-real "$@"
-  csv=results/repro/atlas-real/sweep.csv
+  echo "-- iteration time (s), simulated"
+  pivot "$csv" wan.delay parallelism+schedule simulated_iteration_s
+  sweep atlas-connections experiments/multi-connection-sweep.yaml "$@"
+  python3 - results/repro/atlas results/repro/atlas-connections <<'PY'
+import csv, json, os, sys
+atlas, conns = sys.argv[1], sys.argv[2]
+rows = list(csv.DictReader(open(os.path.join(atlas, "sweep.csv"))))
+def cell(par, sched, delay, key):
+    for r in rows:
+        if (r["parallelism"], r["schedule"], r["wan.delay"], r["status"]) == (par, sched, delay, "ok"):
+            return float(r[key]) if r[key] else None
+    return None
+def slowdown(par, sched, key):
+    a, b = cell(par, sched, "80ms", key), cell(par, sched, "0ms", key)
+    return round(a / b, 3) if a and b else None
+def goodput(conns_value):
+    for d in sorted(os.listdir(conns)):
+        f = os.path.join(conns, d, "summary.json")
+        if d.endswith("-" + str(conns_value)) and os.path.exists(f):
+            for s in json.load(open(f))["schedules"]:
+                g = s.get("transfers", {}).get("goodput_mbit_p50")
+                if g: return round(g, 1)
+    return None
+h = {
+    "dp_slowdown_80ms": slowdown("dp", "1f1b", "iteration_s"),
+    "pp_slowdown_80ms": slowdown("pp", "1f1b", "iteration_s"),
+    "pp_overlap_slowdown_80ms": slowdown("pp", "overlap", "iteration_s"),
+    "simulated": {
+        "dp_slowdown_80ms": slowdown("dp", "1f1b", "simulated_iteration_s"),
+        "pp_slowdown_80ms": slowdown("pp", "1f1b", "simulated_iteration_s"),
+        "pp_overlap_slowdown_80ms": slowdown("pp", "overlap", "simulated_iteration_s"),
+    },
+    "single_conn_mbit_80ms": goodput(1),
+    "multi_conn_mbit_80ms": goodput(8),
+    "connections": 8,
+    # Temporal vs fair WAN sharing (issue 11 item 2) is not built: no figure.
+    "temporal_vs_fair_iteration_ratio": None,
+    "setup": "experiments/repro/atlas.yaml (3 DCs x 2 hosts, modeled compute, 64 MiB gradients, "
+             "1 MiB activations, 4 Gbit/s WAN under time dilation 4, stock TCP); "
+             "experiments/multi-connection-sweep.yaml (80 ms, 1 Gbit/s, 128 MiB messages)",
+}
+json.dump(h, open(os.path.join(atlas, "headline.json"), "w"), indent=2)
+print("-- headline (%s/headline.json)" % atlas)
+dp, pp = h["dp_slowdown_80ms"], h["pp_slowdown_80ms"]
+print("  at 80 ms: DP slowdown %s, PP 1F1B %s, PP overlap %s (simulated %s / %s / %s)" % (
+    dp, pp, h["pp_overlap_slowdown_80ms"], *h["simulated"].values()))
+if dp and pp: print("  DP / PP slowdown: %.2f (paper: DP degrades far more than PP)" % (dp / pp))
+print("  one connection %s Mbit/s, 8 connections %s Mbit/s at 80 ms (paper: one flow ~300 Mbit/s "
+      "at 160 ms RTT with 6 MiB buffers; several connections recover the bandwidth)" % (
+      h["single_conn_mbit_80ms"], h["multi_conn_mbit_80ms"]))
+PY
+}
+
+atlas_real() {
+  sweep atlas-real experiments/repro/atlas-real.yaml "$@"
+  local csv=results/repro/atlas-real/sweep.csv
   echo "-- Atlas, real compute and full-size messages: slowdown vs one-way WAN latency"
   pivot "$csv" wan.delay parallelism+schedule slowdown
   echo "-- iteration time (s)"
@@ -62,7 +117,7 @@ atlas() {
 }
 
 geopipe() {
-  sweep geopipe-latency "$@"
+  sweep geopipe-latency experiments/repro/geopipe-latency.yaml "$@"
   local csv=results/repro/geopipe-latency/sweep.csv
   echo "-- GeoPipe: iteration time (s) vs latency"
   pivot "$csv" wan.delay schedule iteration_s
@@ -77,7 +132,7 @@ geopipe() {
         printf "  %-6s overlap vs 1f1b: bubble %+.1f%%, iteration %+.1f%%\n", k,
           100 * (bz[k, "overlap"] / bz[k, "1f1b"] - 1), 100 * (it[k, "overlap"] / it[k, "1f1b"] - 1) } }' "$csv"
   echo "   paper: bubble -78.91%, iteration -9.1% vs 1F1B"
-  sweep geopipe-bandwidth "$@"
+  sweep geopipe-bandwidth experiments/repro/geopipe-bandwidth.yaml "$@"
   csv=results/repro/geopipe-bandwidth/sweep.csv
   echo "-- GeoPipe: iteration time (s) vs cross-DC rate at 20 ms"
   pivot "$csv" wan.rate schedule iteration_s
@@ -87,7 +142,7 @@ geopipe() {
 }
 
 crosspipe() {
-  sweep crosspipe "$@"
+  sweep crosspipe experiments/repro/crosspipe.yaml "$@"
   local csv=results/repro/crosspipe/sweep.csv
   echo "-- CrossPipe: iteration time (s) at L latency, D bandwidth-delay (in T_F)"
   pivot "$csv" delays schedule iteration_s
@@ -105,8 +160,9 @@ crosspipe() {
 
 case $which in
   atlas) atlas "$@" ;;
+  atlas-real) atlas_real "$@" ;;
   geopipe) geopipe "$@" ;;
   crosspipe) crosspipe "$@" ;;
   all) crosspipe "$@"; geopipe "$@"; atlas "$@" ;;
-  *) echo "usage: $0 [atlas|geopipe|crosspipe|all] [xdc sweep options]" >&2; exit 2 ;;
+  *) echo "usage: $0 [atlas|atlas-real|geopipe|crosspipe|all] [xdc sweep options]" >&2; exit 2 ;;
 esac

@@ -278,22 +278,4 @@ void LinkState::run_channel(Channel& ch, int64_t until, bool commit, int64_t tar
   ch.jobs.resize(w);
 }
 
-int64_t allreduce_ns(const LinkModel& m, int64_t bytes, int64_t idle_before_ns) {
-  const int p = m.ranks;
-  if (p < 2 || bytes <= 0) return 0;
-  int rounds = 0;
-  while ((1 << rounds) < p) ++rounds;
-  LinkState wire(m, idle_before_ns);
-  std::vector<int64_t> t(p, 0);      // when each rank holds its partial sum / the result
-  for (int r = 1; r <= rounds; ++r)  // reduce: rank v + 2^(r-1) sends to v
-    for (int v = 0; v + (1 << (r - 1)) < p; v += 1 << r) {
-      const int from = v + (1 << (r - 1));
-      t[v] = std::max(t[v], wire.send(from, v, bytes, t[from]).arrival_ns);
-    }
-  for (int r = 0; r < rounds; ++r)  // broadcast: v < 2^r sends to v + 2^r
-    for (int v = 0; v < (1 << r) && v + (1 << r) < p; ++v)
-      t[v + (1 << r)] = wire.send(v, v + (1 << r), bytes, t[v]).arrival_ns;
-  return *std::max_element(t.begin(), t.end());
-}
-
 }  // namespace xdc::sim

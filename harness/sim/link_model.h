@@ -146,13 +146,4 @@ class LinkState {
   std::vector<char> blocked_;
 };
 
-// MPI_Iallreduce of `bytes` among the ranks of `m`, in place, as OpenMPI 4.1's coll/libnbc
-// runs it (the worker's gradient all-reduce): libnbc takes its binomial algorithm for
-// every in-place call (nbc_iallreduce.c: `inplace` selects NBC_ARED_BINOMIAL whatever the
-// size), so the whole buffer goes up a binomial tree to rank 0 (ceil(log2 d) rounds) and
-// back down a binomial broadcast (as many rounds), every message a full-size transfer
-// over LinkState::send from connections idle for `idle_before_ns` (they carry one
-// all-reduce per iteration). Returns when the last rank has the sum.
-int64_t allreduce_ns(const LinkModel& m, int64_t bytes, int64_t idle_before_ns);
-
 }  // namespace xdc::sim

@@ -25,22 +25,24 @@ std::vector<int64_t> binomial_allreduce(const std::vector<int64_t>& enter, const
   if (links.ranks != p)
     throw std::invalid_argument("binomial_allreduce: " + std::to_string(p) + " ranks, links for " +
                                 std::to_string(links.ranks));
-  return binomial_allreduce(enter, bytes, [&links](int from, int to, int64_t b, int64_t at) {
+  return binomial_allreduce(enter, bytes, false, [&links](int from, int to, int64_t b, int64_t at) {
     return at + message_ns(links, from, to, b);
   });
 }
 
 std::vector<int64_t> binomial_allreduce(const std::vector<int64_t>& enter, int64_t bytes,
-                                        const MessageArrival& message) {
+                                        bool rendezvous, const MessageArrival& message) {
   const int p = static_cast<int>(enter.size());
   // Reduce: in round r (1-based) a rank at a multiple of 2^r receives the partial sum of
   // the rank 2^(r-1) above it; the others have sent theirs and left.
   std::vector<int64_t> have = enter;
   for (int half = 1; half < p; half *= 2)
-    for (int v = 0; v + half < p; v += 2 * half)
-      have[v] = std::max(have[v], message(v + half, v, bytes, have[v + half]));
+    for (int v = 0; v + half < p; v += 2 * half) {
+      const int64_t sent = rendezvous ? std::max(have[v + half], have[v]) : have[v + half];
+      have[v] = std::max(have[v], message(v + half, v, bytes, sent));
+    }
   // Broadcast: rank v != 0 receives from v minus its highest bit, which sends to all its
-  // children at once when it has the result.
+  // children at once when it has the result (its receive is posted from the start).
   std::vector<int64_t> done(p);
   done[0] = have[0];
   for (int v = 1; v < p; ++v) {
@@ -50,6 +52,18 @@ std::vector<int64_t> binomial_allreduce(const std::vector<int64_t>& enter, int64
     done[v] = std::max(have[v], message(parent, v, bytes, done[parent]));
   }
   return done;
+}
+
+int64_t allreduce_ns(const LinkModel& m, int64_t bytes, int64_t idle_before_ns) {
+  if (m.ranks < 2 || bytes <= 0) return 0;
+  const int64_t eager = m.tcp.empty() ? kOpenMpiEagerLimit : m.tcp.front().eager_limit;
+  LinkState wire(m, idle_before_ns);
+  const auto done = binomial_allreduce(std::vector<int64_t>(static_cast<size_t>(m.ranks), 0), bytes,
+                                       bytes > eager - kEagerHeaderBytes,
+                                       [&wire](int from, int to, int64_t b, int64_t at) {
+                                         return wire.send(from, to, b, at).arrival_ns;
+                                       });
+  return *std::max_element(done.begin(), done.end());
 }
 
 std::vector<int64_t> dissemination_barrier(const std::vector<int64_t>& enter,
@@ -172,7 +186,7 @@ std::vector<trace::Trace> simulate_run(const sched::Schedule& s, const CostModel
     TimedLinks small(links, tl.pipeline, origin);  // the gradient norm's few bytes
     if (w.grad_norm && s.ranks > 1)
       setup.grad_norm = [&small](const std::vector<int64_t>& enter) {
-        return binomial_allreduce(enter, sizeof(double),
+        return binomial_allreduce(enter, sizeof(double), false,
                                   [&small](int from, int to, int64_t b, int64_t at) {
                                     return small.arrival(from, to, b, at);
                                   });

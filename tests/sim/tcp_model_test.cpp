@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "harness/sim/link_model.h"
+#include "harness/sim/worker_model.h"
 
 namespace {
 
