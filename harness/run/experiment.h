@@ -65,7 +65,8 @@
 // (hidden state) bytes, timed on the TP group's intra-DC links (plan.h); a shape's
 // gradient bytes are per TP rank (its share of the layers), a constant `grad` is what each
 // TP rank all-reduces. The simulator runs one rank per TP group: each TP rank sends its
-// own copy of every pipeline message, which it counts once (as it counts one replica).
+// own copy of every pipeline message, which across DCs it counts t times on the WAN
+// direction (LinkModel::copies, as it counts the replicas that share one).
 //
 // Connections per transfer (mpi.connections, Atlas): with `wan: N` every point-to-point
 // message between ranks in different DCs is striped over N TCP connections the workers

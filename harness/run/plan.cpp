@@ -401,10 +401,12 @@ Plan make_plan(const Experiment& e) {
   p.worker.iteration_barrier = defaults.iteration_barrier;
   p.worker.replicas = e.data_parallel;
   p.worker.world = world_link_model(e);
-  if (e.data_parallel > 1) {
+  if (e.data_parallel > 1 || e.tensor_parallel > 1) {
     // For each pair of replica 0, the replicas whose same pair takes the same channel
-    // (one WAN direction) as replica 0's: identical replicas send on it at once.
-    const sim::LinkModel world = links_between(e, e.rank_hosts(), true);
+    // (one WAN direction) as replica 0's: identical replicas send on it at once; across
+    // DCs each of a stage's TP ranks sends its own copy to its peer TP rank, too.
+    const std::vector<std::string> hosts = e.pipeline_hosts();
+    const sim::LinkModel world = links_between(e, hosts, true);
     const int S = e.stages;
     p.links.copies.assign(static_cast<size_t>(S) * S, 1);
     for (int a = 0; a < S; ++a)
@@ -413,7 +415,9 @@ Plan make_plan(const Experiment& e) {
         int k = 0;
         for (int r = 0; r < e.data_parallel; ++r)
           k += world.channel_of(r * S + a, r * S + b) == world.channel_of(a, b);
-        p.links.copies[static_cast<size_t>(a) * S + b] = std::max(k, 1);
+        const bool wan = e.topology.find_host(hosts[a])->dc != e.topology.find_host(hosts[b])->dc;
+        p.links.copies[static_cast<size_t>(a) * S + b] =
+            std::max(k, 1) * (wan ? e.tensor_parallel : 1);
       }
   }
   p.cpus = static_cast<int>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
