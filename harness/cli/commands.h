@@ -22,5 +22,6 @@ void add_run_command(CLI::App& app, Commands& out);        // run, mpi-agent (cm
 void add_sweep_command(CLI::App& app, Commands& out);      // sweep (cmd_sweep.cpp)
 void add_report_command(CLI::App& app, Commands& out);     // report (cmd_report.cpp)
 void add_profile_command(CLI::App& app, Commands& out);    // profile (cmd_profile.cpp)
+void add_plan_command(CLI::App& app, Commands& out);       // plan (cmd_plan.cpp)
 
 }  // namespace xdc::cli

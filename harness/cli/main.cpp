@@ -28,6 +28,7 @@ int main(int argc, char** argv) {
   xdc::cli::add_sweep_command(app, commands);
   xdc::cli::add_report_command(app, commands);
   xdc::cli::add_profile_command(app, commands);
+  xdc::cli::add_plan_command(app, commands);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

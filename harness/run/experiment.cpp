@@ -573,6 +573,10 @@ Experiment parse_experiment(const std::string& text, const std::string& file_lab
   return Parser(yaml::parse(text, file_label), text).run();
 }
 
+Experiment parse_experiment_tree(const yaml::Value& root, const std::string& text) {
+  return Parser(root, text).run();
+}
+
 Experiment load_experiment(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw InputError(SourcePos{path, 0, 0}, "cannot read the experiment file");

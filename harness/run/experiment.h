@@ -113,6 +113,10 @@
 #include "harness/topology/topology.h"
 #include "workloads/model/config.h"
 
+namespace xdc::yaml {
+class Value;
+}
+
 namespace xdc::run {
 
 struct ScheduleChoice {
@@ -222,6 +226,10 @@ struct Experiment {
 };
 
 Experiment parse_experiment(const std::string& text, const std::string& file_label);
+// The same from a YAML tree already read (`text` is kept as Experiment::text): a tree
+// assembled from parts of another file (harness/placement/) keeps those parts' marks, so
+// errors point into that file.
+Experiment parse_experiment_tree(const yaml::Value& root, const std::string& text);
 Experiment load_experiment(const std::string& path);
 
 // The model's keys as the worker's RunSpec takes them (model::ModelConfig fields).
