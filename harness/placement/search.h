@@ -37,8 +37,9 @@
 //    one replica and takes the others as identical, sim/worker_model.h): replicas with the
 //    same segments (data parallelism within each DC), replicas each inside one DC (data
 //    parallelism across DCs), or pipelines over equal WAN links.
-// Not modelled (as in every prediction, plan.h): replicas sharing a WAN direction (their
-// activations, or several stages' all-reduces at once) do not slow each other down.
+// Replicas whose pipelines cross one WAN direction share it in the prediction (plan.h:
+// LinkModel::copies); several stages' data-parallel all-reduces at once do not slow each
+// other down (each is timed alone).
 #include <yaml-cpp/yaml.h>
 
 #include <cstdint>
