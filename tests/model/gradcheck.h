@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cmath>
 #include <functional>
 #include <random>
@@ -10,6 +11,13 @@
 #include <vector>
 
 namespace xdc::model::testing {
+
+// Token ids 0..vocab-1 in a fixed pattern that `salt` varies (inputs and targets).
+inline std::vector<int32_t> ids(size_t n, int vocab, int salt) {
+  std::vector<int32_t> v(n);
+  for (size_t i = 0; i < n; ++i) v[i] = int32_t((i * 7 + salt * 3 + (i * i) % 5) % vocab);
+  return v;
+}
 
 inline std::vector<double> randn(size_t n, unsigned seed, double scale = 1.0) {
   std::mt19937_64 rng(seed);

@@ -16,6 +16,8 @@
 namespace xdc::model {
 namespace {
 
+using testing::ids;
+
 // Small enough for finite differences over every parameter; GQA on (4 heads, 2 KV heads).
 ModelConfig check_config() {
   ModelConfig c;
@@ -28,12 +30,6 @@ ModelConfig check_config() {
   c.seq = 6;
   c.seed = 7;
   return c;
-}
-
-std::vector<int32_t> ids(size_t n, int vocab, int salt) {
-  std::vector<int32_t> v(n);
-  for (size_t i = 0; i < n; ++i) v[i] = int32_t((i * 7 + salt * 3 + (i * i) % 5) % vocab);
-  return v;
 }
 
 // Gradients of every stage gathered by tensor name.

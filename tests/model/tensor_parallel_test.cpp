@@ -12,12 +12,15 @@
 #include <thread>
 #include <vector>
 
+#include "tests/model/gradcheck.h"
 #include "workloads/model/local_model.h"
 #include "workloads/model/stage.h"
 #include "workloads/model/stage_api.h"
 
 namespace xdc::model {
 namespace {
+
+using testing::ids;
 
 ModelConfig tp_config() {
   ModelConfig c;
@@ -30,12 +33,6 @@ ModelConfig tp_config() {
   c.seq = 16;
   c.seed = 11;
   return c;
-}
-
-std::vector<int32_t> ids(size_t n, int vocab, int salt) {
-  std::vector<int32_t> v(n);
-  for (size_t i = 0; i < n; ++i) v[i] = int32_t((i * 7 + salt * 3 + (i * i) % 5) % vocab);
-  return v;
 }
 
 // The TP group's sum for `size` threads: every rank posts its buffer, each sums all of
