@@ -43,7 +43,7 @@ svg.gantt,svg.chart{width:100%;height:auto;display:block}svg.chart{max-width:820
 svg text{font-family:system-ui,Helvetica,Arial,sans-serif}.rl{font-size:11px;fill:var(--mute)}
 .tl{font-size:11px;fill:var(--mute)}.grid{stroke:#e3e7ea;stroke-width:1}
 .tick,.axis{stroke:#8a959c;stroke-width:1}.idle{fill:#eceff1}.blk.F{fill:#4e79a7}
-.blk.B{fill:#59a14f}.blk.W{fill:#e9c13b}.blk.BW{fill:#2e7d57}.blk.odd{fill-opacity:.62}
+.blk.PREFILL{fill:#b07aa1}.blk.B{fill:#59a14f}.blk.W{fill:#e9c13b}.blk.BW{fill:#2e7d57}.blk.odd{fill-opacity:.62}
 .opt{fill:#79706e}.send{fill:#e15759}.recv{fill:#f4a7a6}.ar{fill:#9467bd}
 rect.blk,rect.opt{stroke:#fff;stroke-width:.35}.dense rect.blk,.dense rect.opt{stroke:none}
 .mb{font-size:10px;fill:#fff;pointer-events:none}.mb.dark{fill:#3b3000}

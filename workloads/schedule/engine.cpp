@@ -156,6 +156,8 @@ Engine::Unmet Engine::first_unmet(int rank, const Action& a) const {
     case Kind::ALLREDUCE:
     case Kind::OPT:
       return weights_left_[st] == 0 ? Unmet::kNone : Unmet::kWeights;
+    case Kind::PREFILL:  // a trace kind; validate() rejects it in a schedule
+      return Unmet::kNone;
   }
   return Unmet::kNone;
 }

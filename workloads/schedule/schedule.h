@@ -23,7 +23,9 @@
 
 namespace xdc::sched {
 
-enum class Kind { F, B, W, BW, SEND_F, RECV_F, SEND_B, RECV_B, ALLREDUCE, OPT };
+// PREFILL is a trace kind only (workloads/worker/prefill.h: an inference prefill run in a
+// bubble), never an action of a schedule: schedules and the simulator reject it.
+enum class Kind { F, B, W, BW, SEND_F, RECV_F, SEND_B, RECV_B, ALLREDUCE, OPT, PREFILL };
 
 struct Action {
   Kind kind = Kind::F;

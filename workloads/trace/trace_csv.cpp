@@ -24,11 +24,17 @@ std::string to_csv(const Trace& t) {
 }
 
 Trace from_csv(const std::string& text) {
-  static const std::map<std::string, Kind> kinds = {
-      {"F", Kind::F},           {"B", Kind::B},           {"W", Kind::W},
-      {"BW", Kind::BW},         {"SEND_F", Kind::SEND_F}, {"RECV_F", Kind::RECV_F},
-      {"SEND_B", Kind::SEND_B}, {"RECV_B", Kind::RECV_B}, {"ALLREDUCE", Kind::ALLREDUCE},
-      {"OPT", Kind::OPT}};
+  static const std::map<std::string, Kind> kinds = {{"F", Kind::F},
+                                                    {"B", Kind::B},
+                                                    {"W", Kind::W},
+                                                    {"BW", Kind::BW},
+                                                    {"SEND_F", Kind::SEND_F},
+                                                    {"RECV_F", Kind::RECV_F},
+                                                    {"SEND_B", Kind::SEND_B},
+                                                    {"RECV_B", Kind::RECV_B},
+                                                    {"ALLREDUCE", Kind::ALLREDUCE},
+                                                    {"OPT", Kind::OPT},
+                                                    {"PREFILL", Kind::PREFILL}};
   Trace t;
   std::istringstream in(text);
   std::string line;

@@ -36,6 +36,7 @@
 #include "workloads/schedule/schedule.h"
 #include "workloads/worker/comm.h"
 #include "workloads/worker/compute.h"
+#include "workloads/worker/prefill.h"
 #include "workloads/worker/run_spec.h"
 #include "workloads/worker/tracer.h"
 
@@ -80,6 +81,10 @@ class Executor {
   // included): the worker's progress for the harness (run_spec.h's rank<r>.progress).
   std::function<void(int iteration)> on_start;
   std::vector<int> stages() const;
+  // With prefill on (run_spec.h PrefillSpec): the requests' outcome for the rank report,
+  // after finish_prefill(end of the last measured iteration); null otherwise.
+  void finish_prefill(int64_t end_ns);
+  nlohmann::json prefill_report() const;
 
  private:
   using Key = std::tuple<int, int, int>;  // direction (0 F, 1 B), consumer stage, mb
@@ -104,6 +109,7 @@ class Executor {
   void wait_for(Comm::Request* r, const sched::Action& a, int iteration, const char* cause,
                 const std::string& what);
   void add_wait(const char* cause, int64_t ns);
+  std::function<bool(int64_t)> until(Comm::Request* r);  // prefill: wait on r until t_ns
   void reap_sends();
   void handle_output(const sched::Action& a, std::span<const std::byte> out);
   Buffer take_input(int direction, int stage, int mb, const sched::Action& a);
@@ -138,6 +144,10 @@ class Executor {
   double scale_ = 1.0;
   double norm_sq_ = 0;
   nlohmann::json waits_ = nlohmann::json::object();
+  // Prefill in bubbles (prefill.h): served while the rank waits for a RECV's data or the
+  // iteration barrier, never past the predicted start of its next training action.
+  std::unique_ptr<PrefillServer> prefill_;
+  std::vector<int> next_compute_;  // per action index: the next compute action's index
 };
 
 }  // namespace xdc::worker
