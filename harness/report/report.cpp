@@ -151,6 +151,39 @@ std::string render_html(const RunData& d) {
     cmp += "<h3>Waiting time per iteration, summed over ranks, by cause</h3>" + w;
   page += section("comparison", "Schedules compared", cmp);
 
+  std::string prefill;  // BubbleTea: inference prefill in the bubbles
+  for (const auto& s : d.schedules) {
+    const nlohmann::json& p = s.prefill;
+    if (!p.is_object()) continue;
+    auto pct = [&p](const char* k) {
+      return p.contains(k) ? fmt::format("{:.1f}%", 100 * p.value(k, 0.0)) : std::string("?");
+    };
+    auto ms = [&p](const char* k) {
+      return p.contains(k) ? fmt::format("{:.0f} ms", p.value(k, 0.0)) : std::string("-");
+    };
+    prefill += fmt::format(
+        "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
+        "<td>{}</td><td>{}</td></tr>",
+        escape(s.name), pct("utilisation_without"), pct("utilisation_with"),
+        p.contains("training_slowdown_pct")
+            ? fmt::format("{:+.2f}%", p.value("training_slowdown_pct", 0.0))
+            : std::string("?"),
+        p.value("served", 0), p.value("rejected", 0), p.value("unfinished", 0), ms("ttft_ms_p50"),
+        ms("ttft_ms_p99"));
+  }
+  if (!prefill.empty())
+    page += section(
+        "prefill", "Inference prefill in the bubbles",
+        "<table><tr><th>run</th><th>utilisation without</th><th>with prefill</th>"
+        "<th>training iteration vs without</th><th>served</th><th>rejected</th>"
+        "<th>unfinished</th><th>TTFT p50</th><th>TTFT p99</th></tr>" +
+            prefill +
+            "</table><p class=\"note\">Utilisation: each rank's compute busy time (training, "
+            "and PREFILL blocks where served) over the measured span, mean over ranks; "
+            "without: the same schedule run without prefill. TTFT: a request's arrival to "
+            "its prefill's end. Unfinished: queued when the run ended, within their "
+            "deadline.</p>");
+
   std::string tl = gantt_legend_html();
   for (const auto& s : d.schedules) tl += timeline(s);
   page += section("timelines", "Timelines (one iteration, one row per rank)", tl);

@@ -16,7 +16,8 @@
 // (outside the iteration window), so iteration windows line up across ranks as in the
 // simulator.
 // Waits are timed by cause (RECV_F, RECV_B, ALLREDUCE, GRAD_NORM, SEND_DRAIN,
-// ITERATION_BARRIER); a wait
+// ITERATION_BARRIER; with prefill (prefill.h) the PREFILL jobs run inside the RECV and
+// barrier waits, which still cover the whole time the training waited); a wait
 // longer than timeout_s throws WaitTimeout naming the action, peer rank and host
 // (the caller prefixes this rank and host).
 // Messages between consecutive stages on one rank are handed over in memory.

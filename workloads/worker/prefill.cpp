@@ -45,7 +45,6 @@ PrefillServer::PrefillServer(const PrefillSpec& spec, int world_rank, int pipeli
 }
 
 void PrefillServer::begin_iteration(int64_t start_ns, bool measured) {
-  previous_start_ns_ = iteration_start_ns_ > 0 ? iteration_start_ns_ : -1;
   iteration_start_ns_ = start_ns;
   if (measured && !started_) {
     started_ = true;
@@ -116,12 +115,11 @@ void PrefillServer::observe_barrier(int64_t done_ns) {
   remember(barrier_errors_, done_ns - (iteration_start_ns_ + spec_.iteration_ns));
 }
 
-int64_t PrefillServer::fill(int64_t ready_ns, const std::function<bool(int64_t)>& wait_until) {
-  int64_t idle = 0;
-  if (!started_ || finished_ || ready_ns == INT64_MIN) return idle;
+void PrefillServer::fill(int64_t ready_ns, const std::function<bool(int64_t)>& wait_until) {
+  if (!started_ || finished_ || ready_ns == INT64_MIN) return;
   for (;;) {
     const int64_t now = now_ns();
-    if (wait_until(now)) return idle;  // the training's input is there: its turn
+    if (wait_until(now)) return;  // the training's input is there: its turn
     admit(now);
     const Placement p = place(queue_, now, ready_ns, spec_.guard_ns, spec_.deadline_ns);
     int start = p.start;
@@ -143,11 +141,8 @@ int64_t PrefillServer::fill(int64_t ready_ns, const std::function<bool(int64_t)>
       continue;
     }
     // Nothing fits now: wait for the next arrival while the gap lasts.
-    if (next_arrival_ns_ >= ready_ns - spec_.guard_ns) return idle;
-    const int64_t w0 = now_ns();
-    const bool done = wait_until(next_arrival_ns_);
-    idle += now_ns() - w0;
-    if (done) return idle;
+    if (next_arrival_ns_ >= ready_ns - spec_.guard_ns) return;
+    if (wait_until(next_arrival_ns_)) return;
   }
 }
 

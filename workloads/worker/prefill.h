@@ -75,8 +75,8 @@ class PrefillServer {
   void observe_barrier(int64_t done_ns);
   // Serves requests until `ready_ns` (see place()); `wait_until(t)` blocks until the
   // training's awaited request completes (true) or t passes (false); it ends the filling
-  // as soon as it returns true. Returns the ns spent blocked in wait_until (idle).
-  int64_t fill(int64_t ready_ns, const std::function<bool(int64_t)>& wait_until);
+  // as soon as it returns true.
+  void fill(int64_t ready_ns, const std::function<bool(int64_t)>& wait_until);
   // End of the run at `end_ns`: queued requests past their deadline count as rejected,
   // the others as unfinished.
   void finish(int64_t end_ns);
@@ -98,7 +98,7 @@ class PrefillServer {
   int64_t next_arrival_ns_ = INT64_MAX;
   int next_id_ = 0;
   std::deque<PrefillRequest> queue_;
-  int64_t iteration_start_ns_ = 0, previous_start_ns_ = -1;
+  int64_t iteration_start_ns_ = 0;
   std::map<int, std::deque<int64_t>> errors_;  // wait action -> last measured errors
   std::deque<int64_t> barrier_errors_;
   int arrived_ = 0, served_ = 0, rejected_ = 0, unfinished_ = 0;
