@@ -33,8 +33,8 @@ TEST(Experiment, ShippedFilesLoad) {
        {"experiments/two-dc.yaml", "experiments/two-dc-modeled.yaml", "tests/run/modeled-20ms.yaml",
         "tests/run/overlap.yaml", "tests/run/kill.yaml", "tests/run/bubble-0ms.yaml",
         "tests/run/dp-real.yaml", "tests/run/dp-modeled.yaml", "experiments/multi-connection.yaml",
-        "experiments/flap.yaml", "tests/run/kill-dc.yaml",
-        "experiments/repro/bubbletea-base.yaml", "tests/run/prefill.yaml"}) {
+        "experiments/flap.yaml", "tests/run/kill-dc.yaml", "experiments/repro/bubbletea-base.yaml",
+        "tests/run/prefill.yaml"}) {
     SCOPED_TRACE(f);
     const auto e = xdc::run::load_experiment(f);
     EXPECT_EQ(e.world_size(), static_cast<int>(e.rank_hosts().size()));
@@ -175,8 +175,9 @@ TEST(Experiment, ConnectionsPerPeerClassReachSpecSimulatorAndRecord) {
 // start of every compute action; the setting is recorded as non-default.
 TEST(Experiment, PrefillRunsEachScheduleTwiceAndTellsTheWorkersTheBubbles) {
   const auto e = parse_experiment(
-      kGood + "prefill: {rate_rps: 40, prompt_tokens: {dist: uniform, mean: 256, max: 1024}, "
-              "deadline: 500ms}\n",
+      kGood +
+          "prefill: {rate_rps: 40, prompt_tokens: {dist: uniform, mean: 256, max: 1024}, "
+          "deadline: 500ms}\n",
       kLabel);
   ASSERT_TRUE(e.prefill.on);
   EXPECT_EQ(e.prefill.deadline_us, 500000u);
@@ -207,8 +208,8 @@ TEST(Experiment, PrefillRunsEachScheduleTwiceAndTellsTheWorkersTheBubbles) {
     ASSERT_EQ(w.action_start_ns[r].size(), actions.size());
     int64_t last = -1;
     for (size_t i = 0; i < actions.size(); ++i) {
-      const bool compute = xdc::sched::is_compute(actions[i].kind) ||
-                           actions[i].kind == xdc::sched::Kind::OPT;
+      const bool compute =
+          xdc::sched::is_compute(actions[i].kind) || actions[i].kind == xdc::sched::Kind::OPT;
       if (!compute) {
         EXPECT_EQ(w.action_start_ns[r][i], -1);
         continue;

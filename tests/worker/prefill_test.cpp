@@ -2,11 +2,11 @@
 // a job starts only when it ends by the predicted start of the next training action minus
 // the guard and by its own deadline; the oldest such request goes first; a request that
 // can no longer end by its deadline is rejected.
+#include "workloads/worker/prefill.h"
+
 #include <gtest/gtest.h>
 
 #include <deque>
-
-#include "workloads/worker/prefill.h"
 
 namespace {
 
