@@ -186,6 +186,7 @@ for rate in sorted(points):
         rate, 100 * p["utilisation_without"], 100 * p["utilisation_with"],
         p["training_slowdown_pct"], p["served"], p["rejected"],
         p.get("ttft_ms_p50", 0), p.get("ttft_ms_p99", 0)))
+    overruns, overrun_ms = p.get("overruns", 0), p.get("overrun_ms", 0.0)
     headline = {"utilisation_without": p["utilisation_without"],
                 "utilisation_with": p["utilisation_with"],
                 "training_slowdown_pct": p["training_slowdown_pct"],
@@ -201,6 +202,8 @@ if headline:  # the highest rate run: bubbletea.yaml's headline point
     print("  TTFT p50 %.0f ms, p99 %.0f ms; %d served, %d rejected" % (
         headline["ttft_p50_ms"] or 0, headline["ttft_p99_ms"] or 0, headline["served"],
         headline["rejected"]))
+    print("  prefill overran %d of the training's waits, by %.1f ms in all" % (
+        overruns, overrun_ms))
 PY
 }
 

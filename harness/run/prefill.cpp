@@ -106,7 +106,8 @@ std::vector<double> utilisation(const RankFiles& f, bool with_prefill) {
 }
 
 nlohmann::json prefill_json(const RankFiles& f) {
-  int64_t arrived = 0, served = 0, rejected = 0, unfinished = 0;
+  int64_t arrived = 0, served = 0, rejected = 0, unfinished = 0, overruns = 0;
+  double overrun_ms = 0;
   std::vector<double> ttft_ms;
   for (const auto& r : f.reports) {
     if (!r.prefill.is_object()) continue;
@@ -114,6 +115,8 @@ nlohmann::json prefill_json(const RankFiles& f) {
     served += r.prefill.value("served", int64_t{0});
     rejected += r.prefill.value("rejected", int64_t{0});
     unfinished += r.prefill.value("unfinished", int64_t{0});
+    overruns += r.prefill.value("overruns", int64_t{0});
+    overrun_ms += r.prefill.value("overrun_ns", 0.0) / 1e6;
     for (const auto& t : r.prefill.value("ttft_ns", nlohmann::json::array()))
       ttft_ms.push_back(t.get<double>() / 1e6);
   }
@@ -122,6 +125,8 @@ nlohmann::json prefill_json(const RankFiles& f) {
                       {"served", served},
                       {"rejected", rejected},
                       {"unfinished", unfinished},
+                      {"overruns", overruns},
+                      {"overrun_ms", overrun_ms},
                       {"utilisation_with_per_rank", with},
                       {"utilisation_with", mean_of(with)},
                       {"utilisation_training_per_rank", training},

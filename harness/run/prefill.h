@@ -34,7 +34,8 @@ std::vector<double> utilisation(const RankFiles& f, bool with_prefill);
 
 // The prefill fields of a run with prefill from its ranks' files: requests (arrived,
 // served, rejected, unfinished), ttft_ms p50/p99/max, utilisation per rank with prefill
-// and of the training alone.
+// and of the training alone, overruns (waits whose data arrived while a prefill job still
+// ran, all ranks) and overrun_ms (the training's delay they caused, summed).
 nlohmann::json prefill_json(const RankFiles& f);
 
 // For every run with prefill in `rs`, its baseline (the same schedule without): adds to

@@ -30,6 +30,7 @@ void undilate(RankFiles& f, double k) {
     if (rep.prefill.is_object()) {
       for (auto& t : rep.prefill["ttft_ns"]) t = ns(t.get<int64_t>());
       rep.prefill["busy_ns"] = ns(rep.prefill.value("busy_ns", int64_t{0}));
+      rep.prefill["overrun_ns"] = ns(rep.prefill.value("overrun_ns", int64_t{0}));
     }
     if (rep.waits.is_object())
       for (auto& [cause, v] : rep.waits.items())

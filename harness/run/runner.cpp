@@ -453,12 +453,13 @@ RunOutcome run_experiment(const Experiment& e, const RunOptions& opts) {
       say(fmt::format(
           "[{}] prefill: {} served, {} rejected, {} unfinished; utilisation {:.1f}% "
           "(without prefill {:.1f}%), training {:+.2f}%, TTFT p50 {:.1f} ms p99 "
-          "{:.1f} ms",
+          "{:.1f} ms; {} wait(s) overran by {:.1f} ms in all",
           r.schedule, r.prefill.value("served", 0), r.prefill.value("rejected", 0),
           r.prefill.value("unfinished", 0), 100 * r.prefill.value("utilisation_with", 0.0),
           100 * r.prefill.value("utilisation_without", 0.0),
           r.prefill.value("training_slowdown_pct", 0.0), r.prefill.value("ttft_ms_p50", 0.0),
-          r.prefill.value("ttft_ms_p99", 0.0)));
+          r.prefill.value("ttft_ms_p99", 0.0), r.prefill.value("overruns", 0),
+          r.prefill.value("overrun_ms", 0.0)));
 
   const nlohmann::json summary =
       run_summary_json(plan, out.schedules, shaping_backend(state), state.name, cancelled());

@@ -93,7 +93,16 @@ int64_t PrefillServer::predicted_ready(int wait_action, int compute_action) cons
   return iteration_start_ns_ + starts[compute_action] + correction(errors_, wait_action);
 }
 
+void PrefillServer::check_overrun(int64_t arrival_ns) {
+  if (last_job_end_ns_ != INT64_MIN && arrival_ns < last_job_end_ns_) {
+    ++overruns_;
+    overrun_ns_ += last_job_end_ns_ - arrival_ns;
+  }
+  last_job_end_ns_ = INT64_MIN;
+}
+
 void PrefillServer::observe(int wait_action, int compute_action, int64_t arrival_ns) {
+  check_overrun(arrival_ns);
   if (pipeline_rank_ >= static_cast<int>(spec_.action_start_ns.size())) return;
   const auto& starts = spec_.action_start_ns[pipeline_rank_];
   if (compute_action < 0 || compute_action >= static_cast<int>(starts.size()) ||
@@ -111,11 +120,13 @@ int64_t PrefillServer::predicted_barrier() const {
 }
 
 void PrefillServer::observe_barrier(int64_t done_ns) {
+  check_overrun(done_ns);
   if (spec_.iteration_ns <= 0 || iteration_start_ns_ <= 0) return;
   remember(barrier_errors_, done_ns - (iteration_start_ns_ + spec_.iteration_ns));
 }
 
 void PrefillServer::fill(int64_t ready_ns, const std::function<bool(int64_t)>& wait_until) {
+  last_job_end_ns_ = INT64_MIN;
   if (!started_ || finished_ || ready_ns == INT64_MIN) return;
   for (;;) {
     const int64_t now = now_ns();
@@ -137,6 +148,7 @@ void PrefillServer::fill(int64_t ready_ns, const std::function<bool(int64_t)>& w
       tracer_.record(sched::Kind::PREFILL, -1, -1, t0, t1, r.tokens);
       ++served_;
       busy_ns_ += t1 - t0;
+      last_job_end_ns_ = t1;
       ttft_ns_.push_back(t1 - r.arrival_ns);
       continue;
     }
@@ -160,8 +172,9 @@ void PrefillServer::finish(int64_t end_ns) {
 }
 
 nlohmann::json PrefillServer::report() const {
-  return {{"arrived", arrived_},       {"served", served_},   {"rejected", rejected_},
-          {"unfinished", unfinished_}, {"busy_ns", busy_ns_}, {"ttft_ns", ttft_ns_}};
+  return {{"arrived", arrived_},       {"served", served_},        {"rejected", rejected_},
+          {"unfinished", unfinished_}, {"busy_ns", busy_ns_},      {"ttft_ns", ttft_ns_},
+          {"overruns", overruns_},     {"overrun_ns", overrun_ns_}};
 }
 
 }  // namespace xdc::worker

@@ -68,7 +68,9 @@ class PrefillServer {
   // The ready time predicted for the compute action after the wait at action index
   // `wait_action` (that compute's index is `compute_action`); INT64_MIN when unknown.
   int64_t predicted_ready(int wait_action, int compute_action) const;
-  // The awaited message of `wait_action` arrived at `arrival_ns`.
+  // The awaited message of `wait_action` arrived at `arrival_ns`. Here and at the barrier,
+  // data that arrived while a job of the fill before still ran counts as an overrun (the
+  // training was delayed by the job's end - arrival; report's overruns, overrun_ns).
   void observe(int wait_action, int compute_action, int64_t arrival_ns);
   // The barrier before the next iteration: predicted completion; observed completion.
   int64_t predicted_barrier() const;
@@ -84,6 +86,7 @@ class PrefillServer {
 
  private:
   void admit(int64_t now_ns);
+  void check_overrun(int64_t arrival_ns);  // the awaited data came while a job ran
   int64_t correction(const std::map<int, std::deque<int64_t>>& errors, int key) const;
   static void remember(std::deque<int64_t>& errors, int64_t e);
 
@@ -103,6 +106,9 @@ class PrefillServer {
   std::deque<int64_t> barrier_errors_;
   int arrived_ = 0, served_ = 0, rejected_ = 0, unfinished_ = 0;
   int64_t busy_ns_ = 0;
+  int64_t last_job_end_ns_ = INT64_MIN;  // of the current fill's last job
+  int overruns_ = 0;                     // waits whose data arrived while a job still ran
+  int64_t overrun_ns_ = 0;               // the training's delay they caused, summed
   std::vector<int64_t> ttft_ns_;
 };
 

@@ -131,7 +131,8 @@ struct RankReport {
   };
   std::vector<Connection> connections;  // empty without stripes
   // With prefill (PrefillSpec.on): {"arrived", "served", "rejected", "unfinished" (queued
-  // at the end), "busy_ns", "ttft_ns": [per served request, arrival to prefill end]}.
+  // at the end), "busy_ns", "ttft_ns": [per served request, arrival to prefill end],
+  // "overruns", "overrun_ns" (waits whose data arrived while a job ran; the delay)}.
   nlohmann::json prefill;
 };
 
