@@ -5,7 +5,7 @@
 #   scripts/bench_prediction.sh [--quick] [OUT.json]   (default results/bench/prediction.json)
 # Points: experiments/two-dc.yaml (the demo, real compute), experiments/two-dc-modeled.yaml
 # (--quick: at time dilation 1 instead of its 5), CrossPipe at (latency, bandwidth-delay)
-# = (2, 2) T_F, GeoPipe at 20 ms, Atlas PP at 40 ms one way.
+# = (2, 2) T_F, GeoPipe at 20 ms, Atlas PP and DP at 80 ms one way (atlas.yaml's points).
 # Writes {"points": [{"experiment", "point", "schedule", "compute", "measured_s",
 # "simulated_s", "err_pct"}...], "stock_settings", "overrides": [{"experiment", "setting"}],
 # "load_before", "quick"} and prints a table. err_pct = (simulated - measured) / measured.
@@ -29,7 +29,13 @@ points=(
   "crosspipe-L2-D2|experiments/repro/crosspipe-base.yaml|  wan.delay: [80ms]
   wan.rate: [26214kbit]"
   "geopipe-20ms|experiments/repro/geopipe-base.yaml|  wan.delay: [20ms]"
-  "atlas-pp-40ms|experiments/repro/atlas-base.yaml|  wan.delay: [40ms]"
+  "atlas-pp-80ms|experiments/repro/atlas-base.yaml|  wan.delay: [80ms]"
+  "atlas-dp-80ms|experiments/repro/atlas-base.yaml|  wan.delay: [80ms]
+  pipeline.stages: [1]
+  pipeline.data_parallel: [6]
+  microbatches: [1]
+  compute: [{modeled: {f: 480ms, b: 960ms, w: 432ms, activation: 1mib, grad: 64mib}}]
+  pipeline.placement: [[[useast-h1], [useast-h2], [uswest-h1], [uswest-h2], [europe-h1], [europe-h2]]]"
 )
 for p in "${points[@]}"; do
   IFS='|' read -r name exp grid <<<"$p"

@@ -26,6 +26,8 @@ std::string kind_class(Kind k) {
       return "recv";
     case Kind::ALLREDUCE:
       return "ar";
+    case Kind::TP_ALLREDUCE:  // inside an F or B: drawn in the communication lane
+      return "ar tp";
     case Kind::OPT:
       return "opt";
     default:

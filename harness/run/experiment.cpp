@@ -91,6 +91,18 @@ class Parser {
     if (e_.compute.mode == Compute::Mode::kReal) check_real(top);
     const Compute& c = e_.compute;
     if (c.mode == Compute::Mode::kModeled && c.source != Compute::Source::kShape &&
+        e_.tensor_parallel > 1) {
+      if (!top.get("model"))
+        throw InputError(tp_pos_,
+                         "pipeline.tensor_parallel: modeled tensor parallelism with constants or "
+                         "a profile takes each stage's layer count from `model:` (e.g. model: "
+                         "{layers: 8}); give it, or use a model shape");
+      if (e_.model.layers < e_.stages)
+        throw InputError(tp_pos_, "pipeline.tensor_parallel: model.layers (" +
+                                      std::to_string(e_.model.layers) +
+                                      ") must give every pipeline rank a layer");
+    }
+    if (c.mode == Compute::Mode::kModeled && c.source != Compute::Source::kShape &&
         e_.data_parallel > 1 && c.grad_bytes == 0)
       top.require("compute").error(
           "modeled data parallelism all-reduces each stage's gradients: give their size "
@@ -232,20 +244,40 @@ class Parser {
 
   void read_pipeline(const yaml::Value& v) {
     yaml::Map m = v.map({}, "a map like {stages: 4, placement: [h1, h2, h3, h4]}");
-    m.check_keys({"stages", "placement", "data_parallel"},
-                 {{"replicas", "data_parallel"}, {"dp", "data_parallel"}, {"hosts", "placement"}});
+    m.check_keys({"stages", "placement", "data_parallel", "tensor_parallel"},
+                 {{"replicas", "data_parallel"},
+                  {"dp", "data_parallel"},
+                  {"hosts", "placement"},
+                  {"tp", "tensor_parallel"}});
     yaml::Value pl = m.require("placement");
     if (auto d = m.get("data_parallel")) e_.data_parallel = static_cast<int>(d->integer(1, 256));
+    if (auto t = m.get("tensor_parallel")) {
+      e_.tensor_parallel = static_cast<int>(t->integer(1, 64));
+      tp_pos_ = t->pos();
+    }
+    const int T = e_.tensor_parallel;
     std::vector<yaml::Value> items = pl.list("a list of hosts, one per pipeline rank");
     if (items.empty()) pl.fail("at least one host");
-    if (items[0].is_list()) {
+    // Per replica: a list of stage entries. With TP 1 a stage entry is a host; with TP > 1
+    // a host (all its TP ranks there) or a list of tensor_parallel hosts of one DC.
+    const bool per_replica =
+        items[0].is_list() && (T == 1 || (!items[0].node().IsNull() && items[0].node().size() > 0 &&
+                                          items[0].node()[0].IsSequence()));
+    std::vector<yaml::Value> replicas;
+    if (per_replica) {
       if (static_cast<int>(items.size()) != e_.data_parallel)
         pl.error("expected one host list per data-parallel replica (" +
                  std::to_string(e_.data_parallel) + "), got " + std::to_string(items.size()));
-      for (auto& r : items) e_.placement.push_back(read_hosts(r));
+      replicas = items;
     } else {
-      auto hosts = read_hosts(pl);
-      for (int r = 0; r < e_.data_parallel; ++r) e_.placement.push_back(hosts);
+      replicas.assign(e_.data_parallel, pl);
+    }
+    for (auto& r : replicas) {
+      std::vector<std::vector<std::string>> groups = read_stage_hosts(r);
+      std::vector<std::string> first;
+      for (auto& g : groups) first.push_back(g[0]);
+      e_.placement.push_back(first);
+      e_.tp_placement.push_back(std::move(groups));
     }
     e_.stages = static_cast<int>(e_.placement[0].size());
     for (size_t r = 1; r < e_.placement.size(); ++r)
@@ -259,18 +291,42 @@ class Parser {
     }
   }
 
-  std::vector<std::string> read_hosts(const yaml::Value& v) {
-    std::vector<std::string> hosts;
-    for (auto& h : v.list("a list of hosts of the topology")) {
-      std::string name = h.scalar("a host name");
-      if (!e_.topology.find_host(name)) {
-        std::vector<std::string> all;
-        for (auto* x : e_.topology.hosts()) all.push_back(x->name);
-        h.fail("a host of topology '" + e_.topology.name + "' (" + yaml::join(all) + ")");
-      }
-      hosts.push_back(name);
+  std::string read_host(const yaml::Value& h) {
+    std::string name = h.scalar("a host name");
+    if (!e_.topology.find_host(name)) {
+      std::vector<std::string> all;
+      for (auto* x : e_.topology.hosts()) all.push_back(x->name);
+      h.fail("a host of topology '" + e_.topology.name + "' (" + yaml::join(all) + ")");
     }
-    return hosts;
+    return name;
+  }
+
+  // One replica's stage entries -> per stage, the host of each TP rank. A TP group stays
+  // inside a DC: a list spanning DCs is refused at its key.
+  std::vector<std::vector<std::string>> read_stage_hosts(const yaml::Value& v) {
+    const int T = e_.tensor_parallel;
+    std::vector<std::vector<std::string>> out;
+    for (auto& item : v.list("a list of hosts of the topology")) {
+      if (!item.is_list()) {
+        out.emplace_back(T, read_host(item));
+        continue;
+      }
+      if (T == 1) item.fail("a host name");
+      std::vector<std::string> group;
+      for (auto& h : item.list("a list of hosts, one per TP rank")) group.push_back(read_host(h));
+      if (static_cast<int>(group.size()) != T)
+        item.error("expected one host per TP rank (tensor_parallel " + std::to_string(T) +
+                   "), got " + std::to_string(group.size()));
+      const std::string& dc = e_.topology.find_host(group[0])->dc;
+      for (const std::string& h : group)
+        if (e_.topology.find_host(h)->dc != dc)
+          item.error(
+              "a TP group must stay inside one DC (tensor parallelism runs over the "
+              "intra-DC network): " +
+              group[0] + " is in " + dc + ", " + h + " in " + e_.topology.find_host(h)->dc);
+      out.push_back(std::move(group));
+    }
+    return out;
   }
 
   void read_schedules(const yaml::Value& v) {
@@ -428,6 +484,10 @@ class Parser {
       if (p.deadline_us == 0) d->fail("a deadline longer than 0, like \"2s\"");
     }
     if (auto x = m.get("seed")) p.seed = static_cast<uint64_t>(x->integer(0, INT64_MAX));
+    if (e_.tensor_parallel > 1)
+      v.error(
+          "prefill with tensor_parallel > 1 is not built (a TP group would serve each request "
+          "together); use tensor_parallel: 1");
     if (e_.compute.mode == Compute::Mode::kReal)
       v.error(
           "prefill needs modeled compute (a cost per prompt token from the stage's forward); "
@@ -447,6 +507,17 @@ class Parser {
 
   void check_real(const yaml::Map& top) {
     const int layers = e_.model.layers;
+    if (e_.tensor_parallel > 1) {
+      if (e_.compute.real_device == "cuda")
+        throw InputError(tp_pos_,
+                         "pipeline.tensor_parallel: tensor parallelism runs on the CPU stage "
+                         "only (the CUDA stage has none)");
+      try {
+        model::TensorParallel{e_.tensor_parallel, 0}.validate(e_.model);
+      } catch (const std::invalid_argument& err) {
+        throw InputError(tp_pos_, std::string("pipeline.tensor_parallel: ") + err.what());
+      }
+    }
     if (e_.stages > layers)
       top.require("pipeline")
           .error("real compute needs a layer per pipeline rank at least: " +
@@ -457,6 +528,7 @@ class Parser {
   const yaml::Value& root_;
   Experiment e_;
   bool model_seed_given_ = false;
+  SourcePos tp_pos_;  // pipeline.tensor_parallel
 };
 
 }  // namespace
@@ -475,6 +547,13 @@ std::string Prefill::describe() const {
 }
 
 std::vector<std::string> Experiment::rank_hosts() const {
+  std::vector<std::string> out;
+  for (auto& replica : tp_placement)
+    for (auto& group : replica) out.insert(out.end(), group.begin(), group.end());
+  return out;
+}
+
+std::vector<std::string> Experiment::pipeline_hosts() const {
   std::vector<std::string> out;
   for (auto& replica : placement) out.insert(out.end(), replica.begin(), replica.end());
   return out;

@@ -31,6 +31,7 @@
 //     placement: [east-h1, east-h2, w1, w2]   # rank i on host i; with data_parallel d:
 //                                     # one list per replica, or one list for all
 //     data_parallel: 1
+//     tensor_parallel: 1              # TP ranks per pipeline rank (below)
 //   microbatches: 8
 //   microbatch_size: 4
 //   iterations: 20                    # measured
@@ -53,6 +54,23 @@
 //   events:                           # optional: WAN changes anchored to training progress
 //     - {at_iteration: 5, link: [east, west], down_for: 2s}   # ProgressEvent below
 //     - {at_iteration: 8, dc: west, kill_ranks: true}
+//
+// Tensor parallelism (tensor_parallel: t > 1; Megatron-style, workloads/model/stage.h):
+// each pipeline rank of each replica is a TP group of t ranks, world size = stages x t x
+// data_parallel (world layout: workloads/worker/run_spec.h). A stage entry of `placement`
+// is then either a host (all t TP ranks of that stage on it) or a list of t hosts, one per
+// TP rank, all in one DC: a TP group spanning DCs is refused (InputError at the list), as
+// TP all-reduces run over the intra-DC network. With t > 1, a list of such entries is one
+// placement for every replica; per-replica placements nest one level deeper
+// ([[[e1, e2], [w1, w2]], [[e3, e4], [w3, w4]]]). Real compute needs t to divide the
+// model's heads, kv_heads and ffn, and the CPU stage. Modeled compute divides each
+// stage's compute by t (a shape: its layers' FLOPs, the LM head stays whole; constants
+// or a profile: the given TP-1 durations, the layers per stage from `model:`'s layers)
+// and adds 2 TP all-reduces per layer in F and 2 in B, each of the stage's activation
+// (hidden state) bytes, timed on the TP group's intra-DC links (plan.h); a shape's
+// gradient bytes are per TP rank (its share of the layers), a constant `grad` is what each
+// TP rank all-reduces. The simulator runs one rank per TP group: each TP rank sends its
+// own copy of every pipeline message, which it counts once (as it counts one replica).
 //
 // Connections per transfer (mpi.connections, Atlas): with `wan: N` every point-to-point
 // message between ranks in different DCs is striped over N TCP connections the workers
@@ -77,8 +95,9 @@
 // training model (one GPU's, as in BubbleTea), modeled as a cost per prompt token derived
 // from the rank's forward: f_ns x prompt_tokens / (seq x microbatch_size) summed over its
 // stages (seq: compute.modeled.seq for a model shape, model.seq otherwise). Modeled compute
-// only: with real compute the job would run the stage's forward over the prompt, which is
-// not built (InputError at the block). With the block every schedule runs twice, without
+// only, and without tensor parallelism: with real compute the job would run the stage's
+// forward over the prompt, and with TP the group would serve each request together;
+// neither is built (InputError at the block). With the block every schedule runs twice, without
 // prefill then with it (named SCHEDULE+prefill), so the training slowdown is measured
 // against the same schedule; a non-default setting, recorded and shown in the report.
 //
@@ -199,7 +218,12 @@ struct Experiment {
   Compute compute;
   int stages = 0;  // pipeline ranks
   int data_parallel = 1;
-  std::vector<std::vector<std::string>> placement;  // [replica][pipeline rank] -> host
+  int tensor_parallel = 1;
+  // [replica][pipeline rank] -> host of its TP rank 0 (the pipeline's view: TP rank i of
+  // every stage is in the same DC as TP rank 0, so the links between stages are these).
+  std::vector<std::vector<std::string>> placement;
+  // [replica][pipeline rank][tp index] -> host
+  std::vector<std::vector<std::vector<std::string>>> tp_placement;
   int microbatches = 8, microbatch_size = 1, iterations = 10, warmup = 1;
   std::vector<ScheduleChoice> schedules;
   int tcp_links = 0;                            // 0: OpenMPI's default (1)
@@ -215,8 +239,15 @@ struct Experiment {
   std::vector<ProgressEvent> events;  // in at_iteration order (stable)
   Prefill prefill;                    // `prefill:`; off by default
 
-  int world_size() const { return stages * data_parallel; }
+  int world_size() const { return stages * data_parallel * tensor_parallel; }
+  // World rank (run_spec.h's layout) of a TP rank of a pipeline rank of a replica.
+  int world_rank(int replica, int pipeline_rank, int tp_index = 0) const {
+    return (replica * stages + pipeline_rank) * tensor_parallel + tp_index;
+  }
   std::vector<std::string> rank_hosts() const;  // world rank -> host
+  // (replica * stages + pipeline rank) -> host of its TP rank 0: the world as the
+  // simulator sees it (one rank per TP group; TP lives inside F and B).
+  std::vector<std::string> pipeline_hosts() const;
   // Real compute on cuda: world rank -> GPU number (each host's ranks take compute.gpus
   // round-robin in rank order); empty for cpu or modeled compute.
   std::vector<int> rank_gpus() const;

@@ -38,9 +38,10 @@ sim::Link wan_between(const topo::Topology& t, const topo::Routes& routes, const
   return l;
 }
 
-int64_t shape_stage_params(const sim::ModelShape& m, int layers, bool first, bool last) {
+// Of one TP rank of t: its share of the layers' matrices, the norms, embedding and head whole.
+int64_t shape_stage_params(const sim::ModelShape& m, int layers, bool first, bool last, int t) {
   const int64_t h = m.hidden, kv = static_cast<int64_t>(m.hidden) / m.heads * m.kv_heads;
-  const int64_t per_layer = 2 * h * h + 2 * h * kv + 3 * h * m.ffn + 2 * h;
+  const int64_t per_layer = (2 * h * h + 2 * h * kv + 3 * h * m.ffn) / t + 2 * h;
   return per_layer * layers + (first ? int64_t{m.vocab} * h : 0) +
          (last ? int64_t{m.vocab} * h : 0);
 }
@@ -51,7 +52,7 @@ std::vector<int64_t> shape_grad_bytes(const Experiment& e, int stages) {
   std::vector<int64_t> out;
   for (int st = 0; st < stages; ++st) {
     const int layers = m.layers / stages + (st < m.layers % stages ? 1 : 0);
-    out.push_back(2 * shape_stage_params(m, layers, st == 0, st == stages - 1));
+    out.push_back(2 * shape_stage_params(m, layers, st == 0, st == stages - 1, e.tensor_parallel));
   }
   return out;
 }
@@ -159,6 +160,23 @@ std::vector<int64_t> grad_bytes(const Experiment& e, int stages) {
   return std::vector<int64_t>(stages, e.compute.grad_bytes);
 }
 
+// Tensor parallelism: the time of one TP all-reduce of each stage, from its TP group's
+// links (replica 0's; every group of a stage sits in one DC alike) as the workers run it
+// (MPI_Iallreduce in place: sim::allreduce_ns), after `idle_ns` without traffic (the
+// compute slice between two all-reduces); added to F and B.
+void add_tp_allreduces(const Experiment& e, const std::vector<int>& stage_rank, sim::CostModel& c) {
+  if (e.tensor_parallel <= 1) return;
+  for (int st = 0; st < c.stages(); ++st) {
+    const int n = c.tp_allreduces[st];
+    const int64_t idle = n > 0 ? c.f_ns[st] / n : 0;
+    const int64_t ns = sim::allreduce_ns(links_between(e, e.tp_placement[0][stage_rank[st]], false),
+                                         c.tp_allreduce_bytes[st], idle);
+    c.tp_allreduce_ns[st] = ns;
+    c.f_ns[st] += n * ns;
+    c.b_ns[st] += n * ns;
+  }
+}
+
 }  // namespace
 
 sim::LinkModel link_model(const Experiment& e) {
@@ -175,7 +193,7 @@ sim::CostModel planned_costs(const Experiment& e, const std::vector<int>& stage_
         spec.source = sim::CostSpec::Source::kShape;
         spec.model = c.shape;
         spec.device = c.device;
-        spec.workload = {c.seq, e.microbatch_size, c.efficiency, 2};
+        spec.workload = {c.seq, e.microbatch_size, c.efficiency, 2, e.tensor_parallel};
         break;
       case Compute::Source::kConstant:
         spec.source = sim::CostSpec::Source::kConstant;
@@ -191,6 +209,19 @@ sim::CostModel planned_costs(const Experiment& e, const std::vector<int>& stage_
         break;
     }
     sim::CostModel costs = sim::make_costs(spec, e.stages, stage_rank);
+    if (e.tensor_parallel > 1 && c.source != Compute::Source::kShape) {
+      // TP-1 durations: each TP rank computes 1/t; the layers per stage from `model:`.
+      const auto ranges = model::split_layers(e.model, stages);
+      for (int st = 0; st < stages; ++st) {
+        costs.f_ns[st] /= e.tensor_parallel;
+        costs.b_ns[st] /= e.tensor_parallel;
+        costs.w_ns[st] /= e.tensor_parallel;
+        costs.tp_allreduces.push_back(2 * (ranges[st].end - ranges[st].begin));
+        costs.tp_allreduce_bytes.push_back(costs.activation_bytes[st]);
+        costs.tp_allreduce_ns.push_back(0);
+      }
+    }
+    add_tp_allreduces(e, stage_rank, costs);
     if (e.data_parallel > 1) {
       const auto grads = grad_bytes(e, stages);
       for (int st = 0; st < stages; ++st) {
@@ -206,20 +237,27 @@ sim::CostModel planned_costs(const Experiment& e, const std::vector<int>& stage_
     }
     return costs;
   }
-  // Real compute, planned from FLOPs.
+  // Real compute, planned from FLOPs (a TP rank computes 1/t of them).
   const model::ModelConfig& m = e.model;
   const auto ranges = model::split_layers(m, stages);
   const double tokens = static_cast<double>(e.microbatch_size) * m.seq;
   sim::CostModel costs;
   for (int s = 0; s < stages; ++s) {
-    const double frac = static_cast<double>(ranges[s].end - ranges[s].begin) / m.layers;
+    const int layers = ranges[s].end - ranges[s].begin;
+    const double frac = static_cast<double>(layers) / m.layers / e.tensor_parallel;
     const double f_s = m.train_flops_per_token() / 3 * tokens * frac / (c.real_gflops * 1e9);
     const auto f_ns = static_cast<int64_t>(std::llround(f_s * 1e9));
     costs.f_ns.push_back(f_ns);
     costs.b_ns.push_back(f_ns);
     costs.w_ns.push_back(f_ns);
     costs.activation_bytes.push_back(static_cast<int64_t>(tokens * m.dim * 4));  // float32
+    if (e.tensor_parallel > 1) {
+      costs.tp_allreduces.push_back(2 * layers);
+      costs.tp_allreduce_bytes.push_back(costs.activation_bytes.back());
+      costs.tp_allreduce_ns.push_back(0);
+    }
   }
+  add_tp_allreduces(e, stage_rank, costs);
   return costs;
 }
 
@@ -249,7 +287,7 @@ sched::Params schedule_params(const Experiment& e) {
 }
 
 sim::LinkModel world_link_model(const Experiment& e) {
-  const std::vector<std::string> hosts = e.rank_hosts();
+  const std::vector<std::string> hosts = e.pipeline_hosts();
   const int n = static_cast<int>(hosts.size());
   sim::LinkModel m = sim::LinkModel::uniform(n, {});
   const topo::Routes routes = topo::compute_routes(e.topology);
@@ -287,7 +325,10 @@ sched::Schedule make_schedule(const Experiment& e, const sched::Params& params,
   if (!rep.ok())
     throw InputError(SourcePos{e.source_file, 0, 0},
                      "schedule " + c.name + " is not valid:\n" + rep.message());
-  if (e.compute.mode == Compute::Mode::kReal && s.stages > e.model.layers)
+  const bool layers_matter =  // real compute, or modeled TP taking its layers from `model:`
+      e.compute.mode == Compute::Mode::kReal ||
+      (e.tensor_parallel > 1 && e.compute.source != Compute::Source::kShape);
+  if (layers_matter && s.stages > e.model.layers)
     throw InputError(SourcePos{e.source_file, 0, 0},
                      "schedule " + c.name + " has " + std::to_string(s.stages) +
                          " stages; the model has only " + std::to_string(e.model.layers) +
@@ -361,10 +402,25 @@ Plan make_plan(const Experiment& e) {
   p.worker.iteration_barrier = defaults.iteration_barrier;
   p.worker.replicas = e.data_parallel;
   p.worker.world = world_link_model(e);
+  if (e.data_parallel > 1) {
+    // For each pair of replica 0, the replicas whose same pair takes the same channel
+    // (one WAN direction) as replica 0's: identical replicas send on it at once.
+    const sim::LinkModel world = links_between(e, e.rank_hosts(), true);
+    const int S = e.stages;
+    p.links.copies.assign(static_cast<size_t>(S) * S, 1);
+    for (int a = 0; a < S; ++a)
+      for (int b = 0; b < S; ++b) {
+        if (a == b) continue;
+        int k = 0;
+        for (int r = 0; r < e.data_parallel; ++r)
+          k += world.channel_of(r * S + a, r * S + b) == world.channel_of(a, b);
+        p.links.copies[static_cast<size_t>(a) * S + b] = std::max(k, 1);
+      }
+  }
   p.cpus = static_cast<int>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
   p.dp_groups.assign(e.stages, {});
   for (int r = 0; r < e.data_parallel; ++r)
-    for (int st = 0; st < e.stages; ++st) p.dp_groups[st].push_back(r * e.stages + st);
+    for (int st = 0; st < e.stages; ++st) p.dp_groups[st].push_back(e.world_rank(r, st));
   for (const auto& c : e.schedules) {
     SchedulePlan sp{c, make_schedule(e, p.params, c), {}};
     sp.costs = planned_costs(e, sp.schedule.stage_rank);
@@ -379,10 +435,37 @@ Plan make_plan(const Experiment& e) {
   return p;
 }
 
+namespace {
+
+// The TP all-reduces inside each simulated F, B and BW, as the modeled worker runs them:
+// after each of tp_allreduces equal compute slices (its own trace lane, like the run's).
+void add_tp_records(const sim::CostModel& c, trace::Trace& t) {
+  if (c.tp_allreduces.empty()) return;
+  std::vector<trace::Event> tp;
+  for (const trace::Event& e : t.events) {
+    if (e.kind != sched::Kind::F && e.kind != sched::Kind::B && e.kind != sched::Kind::BW) continue;
+    const int n = c.tp_allreduces[e.stage];
+    const int64_t ar = c.tp_allreduce_ns[e.stage];
+    const int64_t compute = (e.kind == sched::Kind::F ? c.f_ns : c.b_ns)[e.stage] - n * ar;
+    for (int i = 0; i < n; ++i) {
+      trace::Event r = e;
+      r.kind = sched::Kind::TP_ALLREDUCE;
+      r.start_ns = e.start_ns + compute * (i + 1) / n + ar * i;
+      r.end_ns = r.start_ns + ar;
+      r.bytes = c.tp_allreduce_bytes[e.stage];
+      tp.push_back(r);
+    }
+  }
+  t.events.insert(t.events.end(), tp.begin(), tp.end());
+}
+
+}  // namespace
+
 Prediction predict(const Plan& p, const SchedulePlan& s, const sim::CostModel& costs) {
   Prediction out;
   out.trace = sim::simulate_iteration(s.schedule, costs, p.links, p.worker);
   out.summary = trace::analyze(out.trace);
+  add_tp_records(costs, out.trace);
   return out;
 }
 
@@ -411,7 +494,7 @@ void build_timelines(const Experiment& e, std::vector<TimedChange> changes, sim:
                    [](const TimedChange& a, const TimedChange& b) { return a.at_ns < b.at_ns; });
   const topo::Routes routes = topo::compute_routes(e.topology);
   const std::vector<std::string>& pipe_hosts = e.placement[0];
-  const std::vector<std::string> world_hosts = e.rank_hosts();
+  const std::vector<std::string> world_hosts = e.pipeline_hosts();
   Experiment cur = e;
   std::set<std::string> down;  // "a->b"
   auto params_of = [&cur](const std::string& from, const std::string& to) -> netem::LinkParams& {
@@ -574,6 +657,7 @@ worker::RunSpec run_spec(const Plan& p, const SchedulePlan& sp, const std::strin
   r.schedule_csv = schedule_csv;
   r.pipeline_ranks = e.stages;
   r.data_parallel = e.data_parallel;
+  r.tensor_parallel = e.tensor_parallel;
   r.rank_hosts = e.rank_hosts();
   r.microbatches = e.microbatches;
   r.microbatch_size = e.microbatch_size;
@@ -604,8 +688,16 @@ worker::RunSpec run_spec(const Plan& p, const SchedulePlan& sp, const std::strin
       for (auto& ns : v) ns = dilate(ns);
       return v;
     };
-    r.modeled.f_ns = dilate_all(costs.f_ns);
-    r.modeled.b_ns = dilate_all(costs.b_ns);
+    // The workers sleep the compute and perform the TP all-reduces (cost_model.h).
+    std::vector<int64_t> f = costs.f_ns, b = costs.b_ns;
+    for (int st = 0; st < costs.stages(); ++st) {
+      f[st] -= costs.tp_comm_ns(st);
+      b[st] -= costs.tp_comm_ns(st);
+    }
+    r.modeled.f_ns = dilate_all(f);
+    r.modeled.b_ns = dilate_all(b);
+    r.modeled.tp_allreduces = costs.tp_allreduces;
+    r.modeled.tp_allreduce_bytes = costs.tp_allreduce_bytes;
     r.modeled.w_ns = dilate_all(costs.w_ns);
     r.modeled.activation_bytes = costs.activation_bytes;
     r.modeled.opt_ns = dilate(costs.opt_ns);
@@ -635,10 +727,12 @@ double iteration_flops(const Experiment& e, const sim::CostModel& costs) {
   if (e.compute.source != Compute::Source::kShape) return 0;
   // The cost model's durations are FLOPs / (peak x efficiency).
   const double rate = sim::find_device(e.compute.device).peak_flops * e.compute.efficiency;
+  // A TP rank computes 1/t of its stage's layers, and its F and B include its all-reduces.
   double ns = 0;
   for (int s = 0; s < costs.stages(); ++s)
-    ns += static_cast<double>(costs.f_ns[s] + costs.b_ns[s] + costs.w_ns[s]);
-  return ns * 1e-9 * rate * e.microbatches * e.data_parallel;
+    ns += static_cast<double>(costs.f_ns[s] + costs.b_ns[s] + costs.w_ns[s] -
+                              2 * costs.tp_comm_ns(s));
+  return ns * 1e-9 * rate * e.microbatches * e.data_parallel * e.tensor_parallel;
 }
 
 }  // namespace xdc::run

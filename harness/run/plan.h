@@ -9,7 +9,8 @@
 // Links come from the topology as run: between the DCs of two ranks, the one-way delays
 // along the route add up and the slowest rate counts; inside a DC, intra_dc. Jitter and
 // loss are not modelled. Costs: modeled compute uses exactly the durations the worker
-// sleeps; real compute plans with FLOPs / compute.real.gflops (F = 1/3 of the training
+// sleeps (with tensor parallelism, plus its TP all-reduces as modeled: cost_model.h);
+// real compute plans with FLOPs / compute.real.gflops (F = 1/3 of the training
 // FLOPs of the stage's layers, B = W = F) until measured costs replace them
 // (measured_costs, for the prediction beside a real run).
 #include <algorithm>
@@ -40,13 +41,20 @@ struct SchedulePlan {
 };
 
 struct Plan {
-  Experiment experiment;    // as loaded: topology, tcp, mpi (tcp_links, mca, progress),
-                            // time_dilation, model, text
-  sched::Params params;     // what the latency-aware generators planned with
-  sim::LinkModel links;     // between replica 0's pipeline ranks
+  Experiment experiment;  // as loaded: topology, tcp, mpi (tcp_links, mca, progress),
+                          // time_dilation, model, text
+  sched::Params params;   // what the latency-aware generators planned with
+  sim::LinkModel links;   // between replica 0's pipeline ranks
+  // Data-parallel replicas whose pipelines cross the same WAN direction (replicas_share_wan)
+  // are predicted together, as one schedule of every world rank (sched::replicated) over
+  // `world_links` (every world rank, one shared channel per WAN direction): their messages
+  // share the WAN as the replicas' connections do. Otherwise replica 0 stands for all.
+  bool replicas_share_wan = false;
+  sim::LinkModel world_links;
   sim::WorkerModel worker;  // iteration-level behaviour of the workers (worker_model.h),
                             // with the links between every world rank
-  std::vector<std::vector<int>> dp_groups;  // [pipeline rank] -> world ranks holding it
+  std::vector<std::vector<int>> dp_groups;  // [pipeline rank] -> world ranks holding it (TP
+                                            // rank 0's with tensor parallelism)
   std::vector<SchedulePlan> schedules;      // in the experiment's order
   // CPU sharing: every emulated host is a namespace of this machine, so all world ranks
   // (each with its comm thread) share its `cpus` (nproc). The simulator has no CPU-sharing

@@ -283,6 +283,7 @@ nlohmann::json run_summary_json(const Plan& plan, const std::vector<ScheduleResu
                       {"world_size", e.world_size()},
                       {"stages", e.stages},
                       {"data_parallel", e.data_parallel},
+                      {"tensor_parallel", e.tensor_parallel},
                       {"microbatches", e.microbatches},
                       {"microbatch_size", e.microbatch_size},
                       {"mpi_tcp_links", e.tcp_links == 0 ? 1 : e.tcp_links},

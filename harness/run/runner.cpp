@@ -185,7 +185,8 @@ ScheduleResult analyse(const Plan& plan, const SchedulePlan& p, const fs::path& 
     r.bubble.zerobubble += b.zerobubble / n;
     r.bubble.crosspipe += b.crosspipe / n;
   }
-  const int last_rank = p.schedule.stage_rank.back();  // replica 0's last stage
+  // Replica 0's last stage (its TP rank 0: every TP rank computes the same loss).
+  const int last_rank = e.world_rank(0, p.schedule.stage_rank.back());
   for (auto& rep : files.reports)
     if (rep.world_rank == last_rank) r.loss = rep.loss;
   r.waits_s = waits_per_iteration(files, r.iteration_s.size());
@@ -261,9 +262,12 @@ RunOutcome run_experiment(const Experiment& e, const RunOptions& opts) {
   if (!e.topology_file.empty())
     fs::copy_file(e.topology_file, root / "topology.yaml", fs::copy_options::overwrite_existing);
 
-  say(fmt::format(
-      "{}: {} schedule(s), {} rank(s) ({} stages x {} replicas), {} compute; results in {}", e.name,
-      plans.size(), e.world_size(), e.stages, e.data_parallel, e.compute.name(), out.out_dir));
+  say(
+      fmt::format("{}: {} schedule(s), {} rank(s) ({} stages x {} replicas{}), {} compute; results "
+                  "in {}",
+                  e.name, plans.size(), e.world_size(), e.stages, e.data_parallel,
+                  e.tensor_parallel > 1 ? fmt::format(" x {} TP ranks", e.tensor_parallel) : "",
+                  e.compute.name(), out.out_dir));
   const auto t_up = std::chrono::steady_clock::now();
   RunNetwork network(e, opts);
   const net::NetworkState& state = network.state();

@@ -122,14 +122,20 @@ CostModel shape_costs(const ModelShape& m, const Device& d, const ShapeWorkload&
   const double w_layer = tokens * 2 * params;
   const double head = tokens * 2 * h * m.vocab;
   const double rate = d.peak_flops * w.efficiency;
+  const double t = w.tensor_parallel;
   CostModel c;
   for (int st = 0; st < stages; ++st) {
     const int layers = m.layers / stages + (st < m.layers % stages ? 1 : 0);
     const double extra = st == stages - 1 ? head : 0;
-    c.f_ns.push_back(std::llround((layers * f_layer + extra) / rate * 1e9));
-    c.b_ns.push_back(std::llround((layers * b_layer + extra) / rate * 1e9));
-    c.w_ns.push_back(std::llround((layers * w_layer + extra) / rate * 1e9));
+    c.f_ns.push_back(std::llround((layers * f_layer / t + extra) / rate * 1e9));
+    c.b_ns.push_back(std::llround((layers * b_layer / t + extra) / rate * 1e9));
+    c.w_ns.push_back(std::llround((layers * w_layer / t + extra) / rate * 1e9));
     c.activation_bytes.push_back(static_cast<int64_t>(tokens * h * w.bytes_per_element));
+    if (w.tensor_parallel > 1) {
+      c.tp_allreduces.push_back(2 * layers);
+      c.tp_allreduce_bytes.push_back(c.activation_bytes.back());
+      c.tp_allreduce_ns.push_back(0);
+    }
   }
   return c;
 }

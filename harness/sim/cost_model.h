@@ -16,6 +16,15 @@ struct CostModel {
   std::vector<int64_t> activation_bytes;  // per stage: its output (and input-grad) message
   int64_t allreduce_ns = 0;               // per stage per iteration (0 with no data parallel)
   int64_t opt_ns = 0;                     // per stage per iteration
+  // Tensor parallelism, per stage (empty without): the TP all-reduces inside each F and
+  // each B (2 per layer, workloads/model/stage.h), the bytes of one (a microbatch's hidden
+  // state) and the time of one. f_ns and b_ns include tp_allreduces x tp_allreduce_ns; the
+  // modeled worker sleeps the rest and performs the all-reduces over MPI.
+  std::vector<int> tp_allreduces;
+  std::vector<int64_t> tp_allreduce_bytes, tp_allreduce_ns;
+  int64_t tp_comm_ns(int stage) const {  // TP all-reduce time inside one F (= one B)
+    return tp_allreduces.empty() ? 0 : tp_allreduces[stage] * tp_allreduce_ns[stage];
+  }
 
   int stages() const { return static_cast<int>(f_ns.size()); }
   int64_t duration_ns(const sched::Action& a) const;
@@ -47,10 +56,14 @@ struct ShapeWorkload {
   int microbatch_size = 1;
   double efficiency = 0.5;  // achieved / peak FLOP/s
   int bytes_per_element = 2;
+  int tensor_parallel = 1;  // t: each rank computes 1/t of every layer (heads, SwiGLU units)
 };
 // Layers split evenly over `stages` (the first stages take the remainder), LM head on
 // the last stage. Per layer and token: F = 2P + 4sh, B = 2P + 8sh, W = 2P FLOPs, P the
-// layer's linear weights (Zero Bubble's sbh(24h+4s) etc. for P = 12h^2).
+// layer's linear weights (Zero Bubble's sbh(24h+4s) etc. for P = 12h^2). With tensor
+// parallelism t > 1 a layer's FLOPs are / t (the LM head is replicated, whole), and
+// tp_allreduces / tp_allreduce_bytes are set (2 per layer of the hidden state,
+// tokens x h x bytes_per_element); tp_allreduce_ns is the caller's (it knows the links).
 CostModel shape_costs(const ModelShape& m, const Device& d, const ShapeWorkload& w, int stages);
 
 }  // namespace xdc::sim

@@ -17,7 +17,7 @@ int LinkModel::channels() const {
 }
 
 LinkModel LinkModel::uniform(int ranks, Link l) {
-  return LinkModel{ranks, std::vector<Link>(static_cast<size_t>(ranks) * ranks, l), {}, {}};
+  return LinkModel{ranks, std::vector<Link>(static_cast<size_t>(ranks) * ranks, l), {}, {}, {}};
 }
 
 LinkModel LinkModel::dcs(const std::vector<int>& dc_of, Link wan, Link lan) {
@@ -46,14 +46,33 @@ LinkModel LinkModel::two_dc(int ranks, int split, Link wan, Link lan) {
 
 LinkState::LinkState(const LinkModel& m, int64_t idle_before_ns)
     : m_(m), channel_free_(m.channels(), 0) {
-  conn_.resize(m.tcp.empty() ? 0 : static_cast<size_t>(m.ranks) * m.ranks);
+  tcp_ = m.tcp;
+  for (size_t i = 0; i < tcp_.size() && !m.copies.empty(); ++i)
+    tcp_[i].connections = std::max(tcp_[i].connections, 1) * m.copies[i];
+  conn_.resize(tcp_.size());
   for (size_t i = 0; i < conn_.size(); ++i) {
-    const int64_t w = m.tcp[i].window_bytes * std::max(m.tcp[i].connections, 1);
+    const int64_t w = tcp_[i].window_bytes * std::max(tcp_[i].connections, 1);
     conn_[i].cwnd = w > 0 ? w : int64_t{1} << 40;
     conn_[i].last_send_ns = -idle_before_ns;
     conn_[i].stamp_ns = -idle_before_ns;
   }
   if (!m.tcp.empty()) channels_.resize(m.channels());
+}
+
+LinkState::LinkState(const LinkModel& m, const std::vector<TcpConn>& history) : LinkState(m, 0) {
+  if (history.size() == conn_.size()) conn_ = history;
+}
+
+std::vector<TcpConn> LinkState::history() {
+  for (Channel& ch : channels_) run_channel(ch, std::numeric_limits<int64_t>::max(), true);
+  return conn_;
+}
+
+void shift_history(std::vector<TcpConn>& h, int64_t origin_ns) {
+  for (TcpConn& c : h) {
+    if (c.last_send_ns != std::numeric_limits<int64_t>::min()) c.last_send_ns -= origin_ns;
+    c.stamp_ns -= origin_ns;
+  }
 }
 
 Transfer LinkState::send(int from, int to, int64_t bytes, int64_t ready_ns) {
@@ -63,6 +82,8 @@ Transfer LinkState::send(int from, int to, int64_t bytes, int64_t ready_ns) {
 
 Transfer LinkState::post(int from, int to, int64_t bytes, int64_t ready_ns) {
   const Link& l = m_.at(from, to);
+  const int copies = m_.copies_of(from, to);
+  bytes *= copies;
   if (m_.tcp.empty()) {
     int64_t& free = channel_free_[m_.channel_of(from, to)];
     Transfer t;
@@ -76,10 +97,12 @@ Transfer LinkState::post(int from, int to, int64_t bytes, int64_t ready_ns) {
   const int c = m_.channel_of(from, to);
   Channel& ch = channels_[c];
   run_channel(ch, ready_ns, true);  // what happened before this send cannot change
-  const TcpPath& p = m_.tcp[static_cast<size_t>(from) * m_.ranks + to];
+  const TcpPath& p = tcp_[static_cast<size_t>(from) * m_.ranks + to];
   // Rendezvous: the first fragment goes with the request; the receiver answers when it has
   // arrived (its receive is posted), and the rest goes when the answer is back.
-  const int64_t eager = std::max<int64_t>(p.eager_limit - kEagerHeaderBytes, 1);
+  const int64_t one = std::max<int64_t>(p.eager_limit - kEagerHeaderBytes, 1);
+  const int64_t eager =  // a request with its first fragment per copy
+      one > std::numeric_limits<int64_t>::max() / copies ? one : one * copies;
   Job j;
   j.from = from;
   j.to = to;
@@ -100,7 +123,7 @@ Transfer LinkState::post(int from, int to, int64_t bytes, int64_t ready_ns) {
 void LinkState::note_answer(size_t back, int64_t when) {
   const auto a = static_cast<int>(back / m_.ranks), b = static_cast<int>(back % m_.ranks);
   channels_[m_.channel_of(a, b)].settled = -1;  // its worked-out end did not know of this
-  tcp_note_send(conn_[back], m_.tcp[back], m_.at(a, b).latency_ns + m_.at(b, a).latency_ns, when);
+  tcp_note_send(conn_[back], tcp_[back], m_.at(a, b).latency_ns + m_.at(b, a).latency_ns, when);
 }
 
 Transfer LinkState::current(int64_t ticket) {
@@ -165,7 +188,7 @@ void LinkState::run_channel(Channel& ch, int64_t until, bool commit, int64_t tar
       size_t w = 0;
       for (size_t a : ready_) {
         const size_t c = conn_of_[a];
-        const TcpPath& p = m_.tcp[conns_[c].first];
+        const TcpPath& p = tcp_[conns_[c].first];
         const int64_t room = p.window_bytes * std::max(p.connections, 1);
         if (jobs[a].start < 0 && room > 0 && (blocked_[c] || ahead_[c] > room)) {
           blocked_[c] = 1;
@@ -202,7 +225,7 @@ void LinkState::run_channel(Channel& ch, int64_t until, bool commit, int64_t tar
       const int64_t r = m_.at(from, to).latency_ns + m_.at(to, from).latency_ns;
       rtt = std::max(rtt, r);
       bandwidth = m_.at(from, to).bandwidth_bps;
-      given_[c] = tcp_round(conns_[c].second, m_.tcp[conns_[c].first], r, t, offered_[c]);
+      given_[c] = tcp_round(conns_[c].second, tcp_[conns_[c].first], r, t, offered_[c]);
       total += given_[c];
       int64_t budget = given_[c];
       for (size_t q = k; q < e; ++q) {

@@ -29,12 +29,19 @@ struct LinkModel {
   std::vector<Link> links;   // [from * ranks + to]
   std::vector<int> channel;  // [from * ranks + to]: shared by equal ids; empty = per pair
   std::vector<TcpPath> tcp;  // [from * ranks + to]; empty = latency + bytes / bandwidth
+  // [from * ranks + to]: how many identical messages one send on the pair stands for, each
+  // on its own connection (the data-parallel replicas, simulated as one, whose own pairs
+  // share this pair's channel and send in lockstep); empty = 1. LinkState sends
+  // copies x the bytes over copies x the connections, so k replicas crossing one WAN
+  // direction share its rate and each keeps its window.
+  std::vector<int> copies;
 
   const Link& at(int from, int to) const { return links[from * ranks + to]; }
   Link& at(int from, int to) { return links[from * ranks + to]; }
   int channel_of(int from, int to) const {
     return channel.empty() ? from * ranks + to : channel[from * ranks + to];
   }
+  int copies_of(int from, int to) const { return copies.empty() ? 1 : copies[from * ranks + to]; }
   int channels() const;  // 1 + the largest channel id
 
   static LinkModel uniform(int ranks, Link l);
@@ -84,11 +91,21 @@ struct Transfer {
 // it arrived compressed together after it: 0.98-1.22 s; 3.75-4.74 s); Atlas PP 40 ms (k =
 // 20, 32 MiB; microbatches 0-3 at 2.06, 2.71, 3.93, 4.0 s: more in order than this rule
 // gives, +16% on the iteration, and +69% with every message interleaved from its issue).
+// Moves connection states onto a clock whose 0 is `origin_ns` of theirs.
+void shift_history(std::vector<TcpConn>& h, int64_t origin_ns);
+
 class LinkState {
  public:
   // Keeps a reference to `m`, which must outlive it.
   explicit LinkState(const LinkModel& m, int64_t idle_before_ns = 0);
   LinkState(LinkModel&&, int64_t = 0) = delete;
+  // Connections as an earlier run left them (history(), [from * ranks + to]; empty: as
+  // above, warm and just used): a connection idle since the previous iteration restarts
+  // its window as Linux does.
+  LinkState(const LinkModel& m, const std::vector<TcpConn>& history);
+  // Every message sent to completion, each connection's state (on this run's clock;
+  // shift_history moves it onto the next's); empty without TCP paths.
+  std::vector<TcpConn> history();
   // A message of `bytes` from rank `from` to `to`, ready to go at ready_ns: its timing as
   // far as the sends so far decide it (post() + current()).
   Transfer send(int from, int to, int64_t bytes, int64_t ready_ns);
@@ -130,6 +147,7 @@ class LinkState {
   void note_answer(size_t back, int64_t when);  // a rendezvous answer sent on `back`
 
   const LinkModel& m_;
+  std::vector<TcpPath> tcp_;  // m_.tcp with each pair's connections x its copies
   std::vector<int64_t> channel_free_;
   std::vector<TcpConn> conn_;  // [from * ranks + to]
   std::vector<Channel> channels_;

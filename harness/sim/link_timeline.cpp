@@ -66,11 +66,12 @@ int64_t retransmit_after(int64_t lost_ns, int64_t up_ns, int64_t rto_ns) {
   return at;
 }
 
-TimedLinks::TimedLinks(const LinkModel& base, const LinkTimeline& timeline, int64_t origin_ns)
+TimedLinks::TimedLinks(const LinkModel& base, const LinkTimeline& timeline, int64_t origin_ns,
+                       const std::vector<TcpConn>& history)
     : cur_(base),
       tl_(timeline),
       origin_(origin_ns),
-      wire_(cur_),
+      wire_(cur_, history),
       recovered_(static_cast<size_t>(base.ranks) * base.ranks, 0),
       last_arrival_(static_cast<size_t>(base.ranks) * base.ranks, 0) {}
 

@@ -77,9 +77,10 @@ int64_t retransmit_after(int64_t lost_ns, int64_t up_ns, int64_t rto_ns);
 class TimedLinks : public sched::MessageTiming {
  public:
   // Times relative to `origin_ns` on the timeline's clock (an iteration's start):
-  // LinkState runs in the iteration's own time, so its connections stay warm as in
-  // simulate_iteration.
-  TimedLinks(const LinkModel& base, const LinkTimeline& timeline, int64_t origin_ns);
+  // LinkState runs in the iteration's own time.
+  // `history`: the connections as the previous iteration left them (LinkState).
+  TimedLinks(const LinkModel& base, const LinkTimeline& timeline, int64_t origin_ns,
+             const std::vector<TcpConn>& history = {});
   TimedLinks(const TimedLinks&) = delete;
   TimedLinks& operator=(const TimedLinks&) = delete;
   sched::Transfer send(int from, int to, int64_t bytes, double ready,
@@ -88,6 +89,8 @@ class TimedLinks : public sched::MessageTiming {
   // A small message of a collective (barrier, gradient norm): latency in force + bytes at
   // the rate, held up by an outage as above; no channel.
   int64_t arrival(int from, int to, int64_t bytes, int64_t ready_ns);
+  // The connections after every message sent (LinkState::history, relative times).
+  std::vector<TcpConn> history() { return wire_.history(); }
 
  private:
   // Moves `x` (relative times) past an outage of the pair's route, if any.

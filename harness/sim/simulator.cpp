@@ -17,7 +17,8 @@ namespace {
 // one TCP connection per pair when the model has TCP paths).
 class LinkTiming : public sched::MessageTiming {
  public:
-  explicit LinkTiming(const LinkModel& links) : wire_(links) {}
+  LinkTiming(const LinkModel& links, const std::vector<TcpConn>& history) : wire_(links, history) {}
+  std::vector<TcpConn> history() { return wire_.history(); }
   sched::Transfer send(int from, int to, int64_t bytes, double ready, const Action&) override {
     return convert(wire_.post(from, to, bytes, static_cast<int64_t>(ready)));
   }
@@ -34,8 +35,10 @@ class LinkTiming : public sched::MessageTiming {
 
 trace::Trace simulate(const sched::Schedule& s, const CostModel& costs, const LinkModel& links,
                       const IterationSetup& it) {
-  LinkTiming timing(links);
-  return simulate(s, costs, links, it, timing);
+  LinkTiming timing(links, it.tcp_history);
+  trace::Trace t = simulate(s, costs, links, it, timing);
+  if (it.tcp_after) *it.tcp_after = timing.history();
+  return t;
 }
 
 trace::Trace simulate(const sched::Schedule& s, const CostModel& costs, const LinkModel& links,

@@ -24,6 +24,11 @@ namespace xdc::sim {
 // times); unset, or when a rank has no OPT, there is none.
 struct IterationSetup {
   std::vector<int64_t> start_ns;
+  // TCP connections as the previous iteration left them (LinkState::history, on this
+  // iteration's clock; empty: warm, just used); `tcp_after`, when set, receives their state
+  // at the end of this one (on its clock: the caller shifts it to the next's).
+  std::vector<TcpConn> tcp_history;
+  std::vector<TcpConn>* tcp_after = nullptr;
   std::function<std::vector<int64_t>(const std::vector<int64_t>& enter)> grad_norm;
 };
 

@@ -127,21 +127,38 @@ trace::Trace simulate_iteration(const sched::Schedule& s, const CostModel& costs
                                 std::to_string(world_links.ranks) + " ranks, the run " +
                                 std::to_string(world));
   // Iterate until the start offsets repeat; when they cycle through several (they can
-  // alternate), the member of the cycle closest to the cycle's mean time.
+  // alternate), the member of the cycle closest to the cycle's mean time. Each iteration's
+  // TCP connections start as the previous one left them (a direction idle since then
+  // restarts its window: tcp_model.h); the first iteration, from warm connections, only
+  // provides that history and is not a candidate.
   setup.start_ns.assign(s.ranks, 0);
+  std::vector<TcpConn> after;
+  setup.tcp_after = &after;
   std::vector<std::vector<int64_t>> starts;  // [k]: the offsets traces[k] started from
   std::vector<trace::Trace> traces;
-  for (int i = 0; i < 16; ++i) {
+  for (int i = 0; i < 17; ++i) {
+    trace::Trace t = simulate(s, costs, links, setup);
+    std::vector<int64_t> next(s.ranks, 0);
+    int64_t first = 0;           // where the next iteration's clock starts on this one's
+    if (!w.iteration_barrier) {  // every rank starts the next when the last one ends
+      for (const auto& ev : t.events) first = std::max(first, ev.end_ns);
+    } else {
+      next = barrier_release(t, setup.start_ns, world,
+                             [&world_links](int from, int to, int64_t b, int64_t at) {
+                               return at + message_ns(world_links, from, to, b);
+                             });
+      first = *std::min_element(next.begin(), next.end());
+      for (auto& x : next) x -= first;
+    }
+    shift_history(after, first);
+    setup.tcp_history = after;
+    if (i == 0) {
+      setup.start_ns = std::move(next);
+      continue;
+    }
     starts.push_back(setup.start_ns);
-    traces.push_back(simulate(s, costs, links, setup));
+    traces.push_back(std::move(t));
     if (!w.iteration_barrier) break;
-    std::vector<int64_t> next =
-        barrier_release(traces.back(), setup.start_ns, world,
-                        [&world_links](int from, int to, int64_t b, int64_t at) {
-                          return at + message_ns(world_links, from, to, b);
-                        });
-    const int64_t first = *std::min_element(next.begin(), next.end());
-    for (auto& x : next) x -= first;
     const auto again = std::find(starts.begin(), starts.end(), next);
     if (again == starts.end()) {
       setup.start_ns = std::move(next);
@@ -177,12 +194,13 @@ std::vector<trace::Trace> simulate_run(const sched::Schedule& s, const CostModel
         std::to_string(world_links.ranks));
   std::vector<trace::Trace> out;
   std::vector<int64_t> start(s.ranks, 0);  // absolute
+  std::vector<TcpConn> history;            // as the previous iteration left them
   for (int i = 0; i < iterations; ++i) {
     const int64_t origin = *std::min_element(start.begin(), start.end());
     if (tl.on_start && !tl.on_start(i, origin, tl)) break;
     IterationSetup setup;
     for (int64_t x : start) setup.start_ns.push_back(x - origin);
-    TimedLinks wire(links, tl.pipeline, origin);
+    TimedLinks wire(links, tl.pipeline, origin, history);
     TimedLinks small(links, tl.pipeline, origin);  // the gradient norm's few bytes
     if (w.grad_norm && s.ranks > 1)
       setup.grad_norm = [&small](const std::vector<int64_t>& enter) {
@@ -192,6 +210,7 @@ std::vector<trace::Trace> simulate_run(const sched::Schedule& s, const CostModel
                                   });
       };
     trace::Trace t = simulate(s, costs, links, setup, wire);
+    history = wire.history();
     for (auto& ev : t.events) ev.start_ns += origin, ev.end_ns += origin;
     if (w.iteration_barrier) {
       TimedLinks barrier(world_links, tl.world, 0);
@@ -204,6 +223,7 @@ std::vector<trace::Trace> simulate_run(const sched::Schedule& s, const CostModel
       const int64_t last = *std::max_element(end.begin(), end.end());
       start.assign(s.ranks, last);
     }
+    shift_history(history, *std::min_element(start.begin(), start.end()) - origin);
     out.push_back(std::move(t));
   }
   return out;

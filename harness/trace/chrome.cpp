@@ -13,10 +13,13 @@ namespace {
 using sched::is_recv;
 using sched::is_send;
 
-// Track of an event on its rank: 0 compute, 1 + 2*peer send, 2 + 2*peer recv.
+// Track of an event on its rank: 0 compute, 1 + 2*peer send, 2 + 2*peer recv, and the
+// tensor-parallel all-reduces (inside F and B) on their own lane, kTpTrack.
+constexpr int kTpTrack = 1 << 20;
 int tid(const Event& e) {
   if (is_send(e.kind)) return 1 + 2 * e.peer;
   if (is_recv(e.kind)) return 2 + 2 * e.peer;
+  if (e.kind == Kind::TP_ALLREDUCE) return kTpTrack;
   return 0;
 }
 
@@ -75,7 +78,8 @@ std::string to_chrome_json(const Trace& t, const std::vector<Marker>& markers) {
     if (track != 0 && !tracks[{e.rank, track}]) {
       tracks[{e.rank, track}] = true;
       const std::string label =
-          (is_send(e.kind) ? "send -> " : "recv <- ") + std::to_string(e.peer);
+          track == kTpTrack ? std::string("tensor-parallel all-reduce")
+                            : (is_send(e.kind) ? "send -> " : "recv <- ") + std::to_string(e.peer);
       events.push_back({{"ph", "M"},
                         {"name", "thread_name"},
                         {"pid", e.rank},
@@ -93,6 +97,7 @@ std::string to_chrome_json(const Trace& t, const std::vector<Marker>& markers) {
                {"ts", static_cast<double>(e.start_ns) / 1000.0},
                {"dur", static_cast<double>(e.end_ns - e.start_ns) / 1000.0},
                {"args", {{"stage", e.stage}, {"microbatch", e.microbatch}}}};
+    if (e.kind == Kind::TP_ALLREDUCE) ev["args"]["bytes"] = e.bytes;
     if (sched::is_comm(e.kind)) {
       ev["args"]["bytes"] = e.bytes;
       ev["args"]["peer"] = e.peer;

@@ -33,8 +33,9 @@ TEST(Experiment, ShippedFilesLoad) {
        {"experiments/two-dc.yaml", "experiments/two-dc-modeled.yaml", "tests/run/modeled-20ms.yaml",
         "tests/run/overlap.yaml", "tests/run/kill.yaml", "tests/run/bubble-0ms.yaml",
         "tests/run/dp-real.yaml", "tests/run/dp-modeled.yaml", "experiments/multi-connection.yaml",
-        "experiments/flap.yaml", "tests/run/kill-dc.yaml", "experiments/repro/bubbletea-base.yaml",
-        "tests/run/prefill.yaml"}) {
+        "experiments/flap.yaml", "tests/run/kill-dc.yaml", "experiments/tp-two-dc.yaml",
+        "experiments/tp-two-dc-modeled.yaml", "tests/run/tp-real.yaml",
+        "experiments/repro/bubbletea-base.yaml", "tests/run/prefill.yaml"}) {
     SCOPED_TRACE(f);
     const auto e = xdc::run::load_experiment(f);
     EXPECT_EQ(e.world_size(), static_cast<int>(e.rank_hosts().size()));
@@ -238,6 +239,41 @@ std::string with(const std::string& from, const std::string& to) {
 
 // compute.real.device: cuda gives each host's ranks the listed GPUs round-robin; where
 // the build or the machine has none, `xdc run`'s check refuses with the key's position.
+// Tensor parallelism: world rank = (replica * stages + stage) * t + TP index (run_spec.h);
+// the spec, the simulator's world (one rank per TP group) and the planned costs follow.
+TEST(Experiment, TensorParallelGroupsLayOutTheWorld) {
+  const auto e = xdc::run::load_experiment("experiments/tp-two-dc.yaml");
+  EXPECT_EQ(e.tensor_parallel, 2);
+  EXPECT_EQ(e.world_size(), 8);
+  EXPECT_EQ(e.rank_hosts(), (std::vector<std::string>{"east-h1", "east-h2", "w1", "w2", "east-h1",
+                                                      "east-h2", "w1", "w2"}));
+  EXPECT_EQ(e.pipeline_hosts(), (std::vector<std::string>{"east-h1", "w1", "east-h1", "w1"}));
+  EXPECT_EQ(e.world_rank(1, 1, 1), 7);
+  const auto p = xdc::run::make_plan(e);
+  EXPECT_EQ(p.worker.world.ranks, 4);
+  EXPECT_EQ(p.dp_groups, (std::vector<std::vector<int>>{{0, 4}, {2, 6}}));
+  const auto spec = xdc::run::run_spec(p, p.schedules[0], "/tmp/x", "/tmp/x/s.csv");
+  EXPECT_EQ(spec.tensor_parallel, 2);
+  EXPECT_EQ(spec.world_size(), 8);
+  // One host per TP group: all TP ranks of a stage on it.
+  const auto one =
+      parse_experiment(with("pipeline: {stages: 4, placement: [east-h1, east-h2, w1, w2]}",
+                            "pipeline: {stages: 2, tensor_parallel: 2, placement: [east-h1, w1]}"),
+                       kLabel);
+  EXPECT_EQ(one.rank_hosts(), (std::vector<std::string>{"east-h1", "east-h1", "w1", "w1"}));
+  // Modeled: per TP rank half the compute of TP 1, plus 2 all-reduces per layer in F and B.
+  const auto m = xdc::run::load_experiment("experiments/tp-two-dc-modeled.yaml");
+  const auto c = xdc::run::planned_costs(m, {0, 1});
+  ASSERT_EQ(c.tp_allreduces, (std::vector<int>{4, 4}));
+  EXPECT_EQ(c.tp_allreduce_bytes[0], 64 * 1024);
+  EXPECT_GT(c.tp_allreduce_ns[0], 0);
+  EXPECT_EQ(c.f_ns[0], 40'000'000 + 4 * c.tp_allreduce_ns[0]);
+  const auto ms = xdc::run::run_spec(xdc::run::make_plan(m), xdc::run::make_plan(m).schedules[0],
+                                     "/tmp/x", "/tmp/x/s.csv");
+  EXPECT_EQ(ms.modeled.f_ns[0], 40'000'000);  // the workers sleep the compute only
+  EXPECT_EQ(ms.modeled.tp_allreduces, (std::vector<int>{4, 4}));
+}
+
 TEST(Experiment, CudaRanksTakeTheirHostsGpusRoundRobin) {
   const std::string real = with("compute: {modeled: {model: llama2-13b, device: a100, seq: 1024}}",
                                 "compute: {real: {device: cuda, gpus: [0, 1]}}\n"
@@ -365,6 +401,27 @@ INSTANTIATE_TEST_SUITE_P(
             with("compute: {modeled: {model: llama2-13b, device: a100, seq: 1024}}",
                  "compute: {real: {device: cuda, gpus: [-1]}}\nmodel: {preset: tiny, layers: 4}"),
             3, "0..1023"},
+        Bad{"tp_group_spans_dcs",
+            with("pipeline: {stages: 4, placement: [east-h1, east-h2, w1, w2]}",
+                 "pipeline: {stages: 2, tensor_parallel: 2,\n  placement: [[east-h1, w1], [w1, "
+                 "w2]]}"),
+            5, "a TP group must stay inside one DC"},
+        Bad{"tp_group_wrong_size",
+            with("pipeline: {stages: 4, placement: [east-h1, east-h2, w1, w2]}",
+                 "pipeline: {stages: 2, tensor_parallel: 2, placement: [[east-h1], [w1, w2]]}"),
+            4, "one host per TP rank"},
+        Bad{"tp_does_not_divide_heads",
+            with("compute: {modeled: {model: llama2-13b, device: a100, seq: 1024}}\npipeline: "
+                 "{stages: 4, placement: [east-h1, east-h2, w1, w2]}",
+                 "compute: real\nmodel: {preset: tiny}\npipeline: {stages: 2, tensor_parallel: 3, "
+                 "placement: [east-h1, w1]}"),
+            5, "divisor of heads"},
+        Bad{"tp_constants_without_model",
+            with("compute: {modeled: {model: llama2-13b, device: a100, seq: 1024}}\npipeline: "
+                 "{stages: 4, placement: [east-h1, east-h2, w1, w2]}",
+                 "compute: {modeled: {f: 1ms, b: 2ms}}\npipeline: {stages: 2, tensor_parallel: "
+                 "2, placement: [east-h1, w1]}"),
+            4, "layer count from `model:`"},
         Bad{"event_unknown_link",
             kGood + "events: [{at_iteration: 1, link: [east, mars], down_for: 1s}]\n", 8,
             "there is none between east and mars"},
@@ -415,6 +472,11 @@ INSTANTIATE_TEST_SUITE_P(
             "a deadline longer than 0"},
         Bad{"prefill_model", kGood + "prefill: {rate_rps: 10, model: llama2-7b}\n", 8,
             "no separate model"},
+        Bad{"prefill_tensor_parallel",
+            with("placement: [east-h1, east-h2, w1, w2]}",
+                 "placement: [east-h1, east-h2, w1, w2], tensor_parallel: 2}") +
+                "prefill: {rate_rps: 10}\n",
+            8, "prefill with tensor_parallel > 1 is not built"},
         Bad{"prefill_real_compute",
             with("compute: {modeled: {model: llama2-13b, device: a100, seq: 1024}}",
                  "compute: real\nmodel: {preset: tiny, layers: 4}") +

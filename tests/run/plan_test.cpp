@@ -77,11 +77,23 @@ TEST(Plan, ThePredictionIncludesTheGradNormAllreduceAcrossTheWan) {
       xdc::trace::analyze(xdc::sim::simulate(sp.schedule, sp.costs, plan.links)).iteration_ns;
   const int64_t with = xdc::run::predict(plan, sp, sp.costs).summary.iteration_ns;
   EXPECT_GE(with, plain + 20 * kMs) << "plain " << plain << " with " << with;
-  // Without the worker's extras the prediction is the plain simulation.
+  // Without the worker's extras the prediction is the plain simulation of an iteration
+  // whose connections start as the one before it left them (idle since, back to back).
   auto bare = plan;
   bare.worker.grad_norm = false;
   bare.worker.iteration_barrier = false;
-  EXPECT_EQ(xdc::run::predict(bare, sp, sp.costs).summary.iteration_ns, plain);
+  std::vector<xdc::sim::TcpConn> after;
+  xdc::sim::IterationSetup first;
+  first.tcp_after = &after;
+  int64_t end = 0;
+  for (const auto& ev : xdc::sim::simulate(sp.schedule, sp.costs, plan.links, first).events)
+    end = std::max(end, ev.end_ns);
+  xdc::sim::shift_history(after, end);
+  xdc::sim::IterationSetup second;
+  second.tcp_history = after;
+  EXPECT_EQ(xdc::run::predict(bare, sp, sp.costs).summary.iteration_ns,
+            xdc::trace::analyze(xdc::sim::simulate(sp.schedule, sp.costs, plan.links, second))
+                .iteration_ns);
 }
 
 }  // namespace
@@ -96,9 +108,13 @@ TEST(Plan, TheRunPredictedWithItsEventsStallsTheIterationTheyName) {
       static_cast<double>(xdc::run::predict(plan, sp, sp.costs).summary.iteration_ns) / 1e9;
   const auto run = xdc::run::predict_run(plan, sp, sp.costs);
   ASSERT_EQ(run.iteration_s.size(), 10u);
+  // Away from the cut every iteration is the steady one (to 0.1%: each starts from the TCP
+  // state the one before left); next to it (4, 6) the connections idle across the cut and
+  // restart their windows, a few percent.
   for (int i = 0; i < 10; ++i) {
     if (i == 5) continue;
-    EXPECT_NEAR(run.iteration_s[i], steady, 1e-6) << "iteration " << i << " is not the steady one";
+    const double tol = (i == 4 || i == 6 ? 0.05 : 0.001) * steady;
+    EXPECT_NEAR(run.iteration_s[i], steady, tol) << "iteration " << i << " is not the steady one";
   }
   // A 2 s cut at its start: the first message across waits for the retransmission after it.
   EXPECT_GT(run.iteration_s[5], steady + 2.0);

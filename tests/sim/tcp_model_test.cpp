@@ -235,3 +235,49 @@ TEST(TcpModel, SeveralConnectionsCarrySeveralWindowsUpToTheLinkRate) {
   xdc::sim::tcp_note_send(c, path(8).tcp[0], 160 * kMs, 10000 * kMs);
   EXPECT_EQ(c.cwnd, 8 * xdc::sim::kTcpInitialWindow);
 }
+
+TEST(TcpModel, ReplicasSharingADirectionShareItsRateEachWithItsWindow) {
+  // 20 ms, 1 Gbit/s, 8 MiB windows (eager, warm): 64 MiB alone is rate-limited, ~0.56 s.
+  // Two identical replicas crossing the same direction at once (copies = 2) move twice
+  // the bytes through it: about twice as long. At 80 ms with stock buffers one connection
+  // is window-limited (2.77 MB per round trip, ~140 Mbit/s): two replicas then each keep
+  // their own window and the pair takes about as long as one.
+  auto model = [](int64_t one_way_ms, uint64_t buf, int copies) {
+    LinkModel m = LinkModel::uniform(2, {one_way_ms * kMs, 1e9});
+    xdc::sim::TcpPath p;
+    p.eager_limit = xdc::sim::kNoRendezvous;
+    p.window_bytes = xdc::sim::tcp_window_bytes(buf, buf);
+    m.tcp.assign(4, p);
+    m.copies.assign(4, copies);
+    return m;
+  };
+  auto seconds = [](const LinkModel& m) {
+    LinkState wire(m);
+    return static_cast<double>(wire.send(0, 1, 64 * kMiB, 0).arrival_ns) / 1e9;
+  };
+  const double one = seconds(model(20, 64 << 20, 1)), two = seconds(model(20, 64 << 20, 2));
+  std::printf("20 ms, rate-limited: one %.3f s, two replicas %.3f s\n", one, two);
+  EXPECT_NEAR(two / one, 2.0, 0.1);
+  const double w1 = seconds(model(80, 4 << 20, 1)), w2 = seconds(model(80, 4 << 20, 2));
+  std::printf("80 ms, window-limited: one %.3f s, two replicas %.3f s\n", w1, w2);
+  EXPECT_NEAR(w2 / w1, 1.0, 0.1);
+}
+
+TEST(TcpModel, AConnectionIdleSinceThePreviousIterationRestartsItsWindow) {
+  // A warm connection (history: last sent just before time 0) sends 4 MiB in a few round
+  // trips; the same connection idle for 3 s (history shifted onto a clock 3 s later)
+  // starts again from the initial window, as Linux's slow start after idle does.
+  const LinkModel m = pair(xdc::sim::kOpenMpiEagerLimit);
+  LinkState first(m);
+  const int64_t end = first.send(0, 1, 4 * kMiB, 0).arrival_ns;
+  const std::vector<xdc::sim::TcpConn> h = first.history();
+  std::vector<xdc::sim::TcpConn> soon = h, late = h;
+  xdc::sim::shift_history(soon, end);
+  xdc::sim::shift_history(late, end + 3000 * kMs);
+  LinkState warm(m, soon), idle(m, late);
+  const int64_t w = warm.send(0, 1, 4 * kMiB, 0).arrival_ns;
+  const int64_t i = idle.send(0, 1, 4 * kMiB, 0).arrival_ns;
+  std::printf("4 MiB after the previous iteration: at once %.0f ms, after 3 s idle %.0f ms\n",
+              static_cast<double>(w) / 1e6, static_cast<double>(i) / 1e6);
+  EXPECT_GT(i, w + 3 * 40 * kMs);  // at least three more round trips of slow start
+}

@@ -41,6 +41,19 @@ void ModelConfig::validate() const {
   need(norm_eps > 0, "norm_eps: expected > 0");
 }
 
+void TensorParallel::validate(const ModelConfig& cfg) const {
+  auto need = [&](bool ok, const std::string& what) {
+    if (!ok)
+      throw std::invalid_argument("tensor parallel size " + std::to_string(size) + ": " + what);
+  };
+  need(size >= 1, "expected >= 1");
+  need(rank >= 0 && rank < size, "rank " + std::to_string(rank) + " out of range");
+  need(cfg.heads % size == 0, "expected a divisor of heads (" + std::to_string(cfg.heads) + ")");
+  need(cfg.kv_heads % size == 0,
+       "expected a divisor of kv_heads (" + std::to_string(cfg.kv_heads) + ")");
+  need(cfg.ffn % size == 0, "expected a divisor of ffn (" + std::to_string(cfg.ffn) + ")");
+}
+
 ModelConfig ModelConfig::preset(const std::string& name) {
   ModelConfig c;
   if (name == "small") return c;

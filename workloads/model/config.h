@@ -64,6 +64,21 @@ struct StageRange {
   bool last(const ModelConfig& c) const { return end == c.layers; }
 };
 
+// Tensor parallelism (Megatron-LM, no sequence parallelism) of one stage: this rank is
+// `rank` of `size` ranks that hold the same layers. The attention heads (and their KV heads)
+// and the SwiGLU hidden units are split into `size` contiguous shares: wqkv and w13 are
+// column-parallel (each rank holds its heads' / units' rows), wo and w2 row-parallel (each
+// rank holds their columns). Everything else (norms, embedding, final norm, LM head) is
+// replicated; activations between the blocks are whole on every rank. stage.h says where
+// the all-reduces go.
+struct TensorParallel {
+  int size = 1;
+  int rank = 0;
+  // Throws std::invalid_argument unless 0 <= rank < size and size divides heads, kv_heads
+  // and ffn.
+  void validate(const ModelConfig& cfg) const;
+};
+
 // Cut the layers into `stages` contiguous ranges as evenly as possible (earlier stages
 // take the remainder). Throws if stages < 1 or stages > layers.
 std::vector<StageRange> split_layers(const ModelConfig& cfg, int stages);

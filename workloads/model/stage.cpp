@@ -37,17 +37,21 @@ void copy(T* dst, const T* src, size_t n) {
   std::memcpy(dst, src, n * sizeof(T));
 }
 
-constexpr char kMagic[8] = {'X', 'D', 'C', 'M', 'O', 'D', 'L', '1'};
+constexpr char kMagic[8] = {'X', 'D', 'C', 'M', 'O', 'D', 'L', '2'};  // 2: with the TP shard
 
 }  // namespace
 
-std::vector<ParamTensor> stage_tensors(const ModelConfig& cfg, StageRange range) {
-  const int64_t C = cfg.dim, V = cfg.vocab, F = cfg.ffn, Cq = cfg.qkv_dim();
+std::vector<ParamTensor> stage_tensors(const ModelConfig& cfg, StageRange range,
+                                       TensorParallel tp) {
+  tp.validate(cfg);
+  const int64_t C = cfg.dim, V = cfg.vocab, F = cfg.ffn / tp.size, Cq = cfg.qkv_dim() / tp.size,
+                Cl = C / tp.size;
+  const bool split = tp.size > 1;
   const int per_block = 6;
   std::vector<ParamTensor> out;
   int64_t off = 0;
-  auto add = [&](std::string name, int id, int64_t size, bool decay) {
-    out.push_back({std::move(name), id, off, size, decay});
+  auto add = [&](std::string name, int id, int64_t size, bool decay, bool sharded = false) {
+    out.push_back({std::move(name), id, off, size, decay, sharded});
     off += size;
   };
   if (range.first()) add("embedding", 0, V * C, true);
@@ -55,11 +59,11 @@ std::vector<ParamTensor> stage_tensors(const ModelConfig& cfg, StageRange range)
     const std::string p = "layers." + std::to_string(l) + ".";
     const int id = 1 + l * per_block;
     add(p + "attn_norm", id, C, false);
-    add(p + "wqkv", id + 1, Cq * C, true);
-    add(p + "wo", id + 2, C * C, true);
+    add(p + "wqkv", id + 1, Cq * C, true, split);
+    add(p + "wo", id + 2, C * Cl, true, split);
     add(p + "mlp_norm", id + 3, C, false);
-    add(p + "w13", id + 4, 2 * F * C, true);
-    add(p + "w2", id + 5, C * F, true);
+    add(p + "w13", id + 4, 2 * F * C, true, split);
+    add(p + "w2", id + 5, C * F, true, split);
   }
   if (range.last(cfg)) {
     add("final_norm", 1 + cfg.layers * per_block, C, false);
@@ -68,8 +72,40 @@ std::vector<ParamTensor> stage_tensors(const ModelConfig& cfg, StageRange range)
   return out;
 }
 
-void init_params(const ModelConfig& cfg, const std::vector<ParamTensor>& tensors, double* params) {
+std::vector<int64_t> shard_indices(const ModelConfig& cfg, const ParamTensor& t,
+                                   TensorParallel tp) {
+  if (!t.sharded) return {};
+  const int64_t C = cfg.dim, F = cfg.ffn, KV = cfg.kv_dim(), r = tp.rank;
+  const int64_t Cl = C / tp.size, KVl = KV / tp.size, Fl = F / tp.size;
+  // The shard is some row blocks {first row, rows} x the columns [c0, c0 + nc) of the uncut
+  // (rows, K) matrix: column-parallel tensors take rows, row-parallel ones columns.
+  std::vector<std::pair<int64_t, int64_t>> rows;
+  int64_t K = C, c0 = 0, nc = C;
+  if (t.name.ends_with(".wqkv")) {  // q | k | v rows of this rank's heads
+    rows = {{r * Cl, Cl}, {C + r * KVl, KVl}, {C + KV + r * KVl, KVl}};
+  } else if (t.name.ends_with(".w13")) {  // gate | up rows of this rank's units
+    rows = {{r * Fl, Fl}, {F + r * Fl, Fl}};
+  } else if (t.name.ends_with(".wo")) {  // columns of this rank's heads
+    rows = {{0, C}};
+    c0 = r * Cl, nc = Cl;
+  } else if (t.name.ends_with(".w2")) {  // columns of this rank's units
+    rows = {{0, C}};
+    K = F, c0 = r * Fl, nc = Fl;
+  } else {
+    throw std::logic_error("shard_indices: " + t.name + " is not a sharded tensor");
+  }
+  std::vector<int64_t> out;
+  out.reserve(size_t(t.size));
+  for (auto [first, n] : rows)
+    for (int64_t i = first; i < first + n; ++i)
+      for (int64_t c = c0; c < c0 + nc; ++c) out.push_back(i * K + c);
+  return out;
+}
+
+void init_params(const ModelConfig& cfg, const std::vector<ParamTensor>& tensors, double* params,
+                 TensorParallel tp) {
   // Norms 1; matrices N(0, 0.02), output projections (wo, w2) scaled by 1/sqrt(2L).
+  std::vector<double> full;
   for (const auto& t : tensors) {
     double* p = params + t.offset;
     if (!t.decay) {
@@ -79,25 +115,35 @@ void init_params(const ModelConfig& cfg, const std::vector<ParamTensor>& tensors
     const bool out_proj = t.name.ends_with(".wo") || t.name.ends_with(".w2");
     const double std = 0.02 / (out_proj ? std::sqrt(2.0 * cfg.layers) : 1.0);
     Rng rng{cfg.seed * 0x100000001B3ull + uint64_t(t.global_id) * 0x9E3779B97F4A7C15ull};
-    for (int64_t i = 0; i < t.size; ++i) p[i] = std * rng.normal();
+    const std::vector<int64_t> idx = shard_indices(cfg, t, tp);
+    if (idx.empty()) {
+      for (int64_t i = 0; i < t.size; ++i) p[i] = std * rng.normal();
+      continue;
+    }
+    full.resize(size_t(*std::max_element(idx.begin(), idx.end()) + 1));
+    for (double& x : full) x = std * rng.normal();
+    for (int64_t i = 0; i < t.size; ++i) p[i] = full[size_t(idx[size_t(i)])];
   }
 }
 
 size_t activation_bytes_after_forward(const ModelConfig& cfg, StageRange range, int B,
-                                      size_t scalar_bytes) {
-  const size_t C = cfg.dim, Cq = cfg.qkv_dim(), F = cfg.ffn, V = cfg.vocab;
+                                      size_t scalar_bytes, TensorParallel tp) {
+  const size_t t = size_t(tp.size), C = cfg.dim, Cq = cfg.qkv_dim() / t, F = cfg.ffn / t,
+               V = cfg.vocab;
   const size_t nL = range.end - range.begin;
-  const size_t per_layer = 5 * C + 2 + Cq + size_t(cfg.heads) * cfg.seq + 3 * F;
+  // x_in, ln1, x_mid, ln2 whole; att, qkv, scores, h13, g this rank's share.
+  const size_t per_layer = 4 * C + C / t + 2 + Cq + size_t(cfg.heads) / t * cfg.seq + 3 * F;
   size_t per_token = nL * per_layer + C;  // + stage output / final hidden
   if (range.last(cfg)) per_token += 1 + C + V;
   return per_token * size_t(B) * cfg.seq * scalar_bytes;
 }
 
 size_t activation_bytes_after_backward_input(const ModelConfig& cfg, StageRange range, int B,
-                                             size_t scalar_bytes) {
-  const size_t C = cfg.dim, Cq = cfg.qkv_dim(), F = cfg.ffn, V = cfg.vocab;
+                                             size_t scalar_bytes, TensorParallel tp) {
+  const size_t t = size_t(tp.size), C = cfg.dim, Cq = cfg.qkv_dim() / t, F = cfg.ffn / t,
+               V = cfg.vocab;
   const size_t nL = range.end - range.begin;
-  const size_t per_layer = 5 * C + 2 + F  // kept activations: X of the linears, norm inputs
+  const size_t per_layer = 4 * C + C / t + 2 + F        // kept: X of the linears, norm inputs
                            + Cq + C + 2 * F + 2 * C;    // dY of the linears and norms
   size_t per_token = nL * per_layer + (nL + 1) * C;     // residual gradients
   if (range.last(cfg)) per_token += C + 1 + C + V + C;  // final hidden, rstd, lnf, dlogits, dlnf
@@ -173,9 +219,15 @@ struct StageT<T>::Micro {
 };
 
 template <typename T>
-StageT<T>::StageT(const ModelConfig& cfg, StageRange range, int microbatch_size)
-    : cfg_(cfg), range_(range), B_(microbatch_size) {
+StageT<T>::StageT(const ModelConfig& cfg, StageRange range, int microbatch_size, TensorParallel tp)
+    : cfg_(cfg), range_(range), tp_(tp), B_(microbatch_size) {
   cfg_.validate();
+  tp_.validate(cfg_);
+  Hl_ = cfg_.heads / tp_.size;
+  KVHl_ = cfg_.kv_heads / tp_.size;
+  Cl_ = cfg_.dim / tp_.size;
+  Cql_ = cfg_.qkv_dim() / tp_.size;
+  Fl_ = cfg_.ffn / tp_.size;
   if (range.begin < 0 || range.end > cfg.layers || range.begin >= range.end) {
     throw std::invalid_argument("stage range: expected 0 <= begin < end <= layers");
   }
@@ -186,13 +238,12 @@ StageT<T>::StageT(const ModelConfig& cfg, StageRange range, int microbatch_size)
   BT_ = B_ * cfg_.seq;
   nL_ = range.end - range.begin;
   loss_scale_ = T(1.0 / BT_);
-  const int64_t C = cfg_.dim, F = cfg_.ffn;
-  tensors_ = stage_tensors(cfg_, range_);
+  tensors_ = stage_tensors(cfg_, range_, tp_);
   const int64_t count = tensors_.back().offset + tensors_.back().size;
   params_.resize(count);
   grads_.assign(count, T(0));
   std::vector<double> init(count);
-  init_params(cfg_, tensors_, init.data());
+  init_params(cfg_, tensors_, init.data(), tp_);
   std::copy(init.begin(), init.end(), params_.begin());
   std::vector<uint8_t> decay(count, 0);
   for (const auto& t : tensors_)
@@ -204,8 +255,8 @@ StageT<T>::StageT(const ModelConfig& cfg, StageRange range, int microbatch_size)
   rope_cos_.resize(size_t(cfg_.seq) * hd / 2);
   rope_sin_.resize(size_t(cfg_.seq) * hd / 2);
   rope_tables(rope_cos_.data(), rope_sin_.data(), cfg_.seq, hd, cfg_.rope_theta);
-  ws_dg_.resize(size_t(BT_) * F);
-  ws_datt_.resize(size_t(BT_) * C);
+  ws_dg_.resize(size_t(BT_) * Fl_);
+  ws_datt_.resize(size_t(BT_) * Cl_);
   ws_dp_.resize(size_t(cfg_.seq) * cfg_.seq);
 }
 
@@ -217,17 +268,17 @@ double StageT<T>::flops_per_token() const {
   double n = 0;
   for (const auto& t : tensors_)
     if (t.name != "embedding") n += double(t.size);
-  return 6.0 * n + 12.0 * nL_ * cfg_.dim * double(cfg_.seq);
+  return 6.0 * n + 12.0 * nL_ * Cl_ * double(cfg_.seq);
 }
 
 template <typename T>
 size_t StageT<T>::activation_bytes_after_forward() const {
-  return model::activation_bytes_after_forward(cfg_, range_, B_, sizeof(T));
+  return model::activation_bytes_after_forward(cfg_, range_, B_, sizeof(T), tp_);
 }
 
 template <typename T>
 size_t StageT<T>::activation_bytes_after_backward_input() const {
-  return model::activation_bytes_after_backward_input(cfg_, range_, B_, sizeof(T));
+  return model::activation_bytes_after_backward_input(cfg_, range_, B_, sizeof(T), tp_);
 }
 
 template <typename T>
@@ -307,47 +358,61 @@ void StageT<T>::discard(int mb) {
   if (lookup(mb)) finish(mb);
 }
 
-// One block: x_in -> out (both (BT,C)).
-// One block on sequences [b0, b1): x_in -> out (both (BT,C); out points at the full buffer).
 template <typename T>
-void StageT<T>::layer_forward(int l, Micro& m, T* out, int b0, int b1) {
-  const int C = cfg_.dim, Cq = cfg_.qkv_dim(), F = cfg_.ffn, H = cfg_.heads, KVH = cfg_.kv_heads,
-            hd = cfg_.head_dim(), Tn = cfg_.seq;
+void StageT<T>::tp_sum(T* data, size_t n) {
+  if (!tp_allreduce_)
+    throw std::logic_error("stage: tensor parallel size " + std::to_string(tp_.size) +
+                           " without an all-reduce (set_tp_allreduce)");
+  tp_allreduce_(std::span<T>(data, n));
+}
+
+// One block on sequences [b0, b1): x_in -> out (both (BT,C); out points at the full buffer).
+// Part 0: attention -> x_mid; part 1: MLP -> out. With TP each part leaves this rank's
+// share of the row-parallel output (rank 0's with the residual) for the all-reduce.
+template <typename T>
+void StageT<T>::layer_forward(int l, Micro& m, T* out, int b0, int b1, int part) {
+  const int C = cfg_.dim, Cl = Cl_, Cq = Cql_, F = Fl_, H = Hl_, KVH = KVHl_, hd = cfg_.head_dim(),
+            Tn = cfg_.seq;
   const int Bc = b1 - b0, n = Bc * Tn;  // sequences and rows of this part
   const int64_t r0 = int64_t(b0) * Tn;
   const T eps = T(cfg_.norm_eps);
+  const T residual = tp_.rank == 0 ? T(1) : T(0);
   const auto& w = w_->blocks[l];
   Layer& L = m.layers[l];
   T* x_in = L.x_in.data() + r0 * C;
-  T* rstd1 = L.rstd1.data() + r0;
-  T* ln1 = L.ln1.data() + r0 * C;
-  T* qkv = L.qkv.data() + r0 * Cq;
-  T* probs = L.probs.data() + int64_t(b0) * H * Tn * Tn;
-  T* att = L.att.data() + r0 * C;
   T* x_mid = L.x_mid.data() + r0 * C;
   T* rstd2 = L.rstd2.data() + r0;
   T* ln2 = L.ln2.data() + r0 * C;
-  T* h13 = L.h13.data() + r0 * 2 * F;
-  T* g = L.g.data() + r0 * F;
-  out += r0 * C;
-  rmsnorm_forward(ln1, rstd1, x_in, w.attn_norm, n, C, eps);
-  linear_forward(qkv, ln1, w.wqkv, n, C, Cq);
-  rope_apply(qkv, Cq, 0, H + KVH, rope_cos_.data(), rope_sin_.data(), Bc, Tn, hd, T(1));
-  attention_forward(att, probs, qkv, Bc, Tn, H, KVH, hd);
-  // x_mid = x_in + att wo^T (residual folded into the GEMM's beta)
-  copy(x_mid, x_in, size_t(n) * C);
-  gemm(false, true, n, C, C, T(1), att, C, w.wo, C, T(1), x_mid, C);
-  rmsnorm_forward(ln2, rstd2, x_mid, w.mlp_norm, n, C, eps);
-  linear_forward(h13, ln2, w.w13, n, C, 2 * F);
-  swiglu_forward(g, h13, n, F);
-  // out = x_mid + g w2^T
-  copy(out, x_mid, size_t(n) * C);
-  gemm(false, true, n, C, F, T(1), g, F, w.w2, F, T(1), out, C);
+  if (part != 1) {
+    T* rstd1 = L.rstd1.data() + r0;
+    T* ln1 = L.ln1.data() + r0 * C;
+    T* qkv = L.qkv.data() + r0 * Cq;
+    T* probs = L.probs.data() + int64_t(b0) * H * Tn * Tn;
+    T* att = L.att.data() + r0 * Cl;
+    rmsnorm_forward(ln1, rstd1, x_in, w.attn_norm, n, C, eps);
+    linear_forward(qkv, ln1, w.wqkv, n, C, Cq);
+    rope_apply(qkv, Cq, 0, H + KVH, rope_cos_.data(), rope_sin_.data(), Bc, Tn, hd, T(1));
+    attention_forward(att, probs, qkv, Bc, Tn, H, KVH, hd);
+    // x_mid = x_in + att wo^T (residual folded into the GEMM's beta)
+    if (tp_.rank == 0) copy(x_mid, x_in, size_t(n) * C);
+    gemm(false, true, n, C, Cl, T(1), att, Cl, w.wo, Cl, residual, x_mid, C);
+  }
+  if (part != 0) {
+    T* h13 = L.h13.data() + r0 * 2 * F;
+    T* g = L.g.data() + r0 * F;
+    out += r0 * C;
+    rmsnorm_forward(ln2, rstd2, x_mid, w.mlp_norm, n, C, eps);
+    linear_forward(h13, ln2, w.w13, n, C, 2 * F);
+    swiglu_forward(g, h13, n, F);
+    // out = x_mid + g w2^T
+    if (tp_.rank == 0) copy(out, x_mid, size_t(n) * C);
+    gemm(false, true, n, C, F, T(1), g, F, w.w2, F, residual, out, C);
+  }
 }
 
 template <typename T>
 StageOutput<T> StageT<T>::forward(int mb, const StageInput<T>& in) {
-  const size_t BT = BT_, C = cfg_.dim, Cq = cfg_.qkv_dim(), F = cfg_.ffn, V = cfg_.vocab;
+  const size_t BT = BT_, C = cfg_.dim, V = cfg_.vocab;
   const int Tn = cfg_.seq;
   if (is_first() && in.tokens.size() != BT) {
     throw std::invalid_argument("stage forward: first stage expects B*T token ids");
@@ -369,14 +434,14 @@ StageOutput<T> StageT<T>::forward(int mb, const StageInput<T>& in) {
     Layer& L = m.layers[l];
     L.rstd1 = pool_.acquire(BT);
     L.ln1 = pool_.acquire(BT * C);
-    L.qkv = pool_.acquire(BT * Cq);
-    L.probs = pool_.acquire(size_t(B_) * cfg_.heads * Tn * Tn);
-    L.att = pool_.acquire(BT * C);
+    L.qkv = pool_.acquire(BT * Cql_);
+    L.probs = pool_.acquire(size_t(B_) * Hl_ * Tn * Tn);
+    L.att = pool_.acquire(BT * Cl_);
     L.x_mid = pool_.acquire(BT * C);
     L.rstd2 = pool_.acquire(BT);
     L.ln2 = pool_.acquire(BT * C);
-    L.h13 = pool_.acquire(BT * 2 * F);
-    L.g = pool_.acquire(BT * F);
+    L.h13 = pool_.acquire(BT * 2 * Fl_);
+    L.g = pool_.acquire(BT * Fl_);
     if (l + 1 < nL_) m.layers[l + 1].x_in = pool_.acquire(BT * C);
   }
   m.x_out = pool_.acquire(BT * C);
@@ -389,9 +454,10 @@ StageOutput<T> StageT<T>::forward(int mb, const StageInput<T>& in) {
   }
   const int units = work_units();
   ws_part_.assign(units, 0.0);
-  parallel_tasks(units, [&](int u, int) {
-    const auto [b0, b1] = split_range(B_, u, units);
-    if (b0 == b1) return;
+  auto block_out = [&](int l) {
+    return l + 1 < nL_ ? m.layers[l + 1].x_in.data() : m.x_out.data();
+  };
+  auto input = [&](int64_t b0, int64_t b1) {
     const int64_t r0 = b0 * Tn;
     const int n = int(b1 - b0) * Tn;
     T* x0 = m.layers[0].x_in.data() + r0 * C;
@@ -400,19 +466,43 @@ StageOutput<T> StageT<T>::forward(int mb, const StageInput<T>& in) {
     } else {
       copy(x0, in.acts.data() + r0 * C, size_t(n) * C);
     }
+  };
+  auto head = [&](int u, int64_t b0, int64_t b1) {
+    if (!is_last()) return;
+    const int64_t r0 = b0 * Tn;
+    const int n = int(b1 - b0) * Tn;
+    T* lnf = m.lnf.data() + r0 * C;
+    T* probs = m.probs.data() + r0 * V;
+    rmsnorm_forward(lnf, m.rstdf.data() + r0, m.x_out.data() + r0 * C, w_->final_norm, n, int(C),
+                    T(cfg_.norm_eps));
+    linear_forward(probs, lnf, w_->lm_head, n, int(C), int(V));
+    ws_part_[u] = crossentropy_forward(probs, m.targets.data() + r0, n, int(V)) * n;
+  };
+  // Runs fn(u, b0, b1) on every non-empty piece of the microbatch.
+  auto pieces = [&](auto&& fn) {
+    parallel_tasks(units, [&](int u, int) {
+      const auto [b0, b1] = split_range(B_, u, units);
+      if (b0 < b1) fn(u, b0, b1);
+    });
+  };
+  if (tp_.size == 1) {  // no communication: each piece goes through every block at once
+    pieces([&](int u, int64_t b0, int64_t b1) {
+      input(b0, b1);
+      for (int l = 0; l < nL_; ++l) layer_forward(l, m, block_out(l), int(b0), int(b1));
+      head(u, b0, b1);
+    });
+  } else {  // block by block: the all-reduces need the whole microbatch's share
+    pieces([&](int, int64_t b0, int64_t b1) { input(b0, b1); });
     for (int l = 0; l < nL_; ++l) {
-      T* out = l + 1 < nL_ ? m.layers[l + 1].x_in.data() : m.x_out.data();
-      layer_forward(l, m, out, int(b0), int(b1));
+      for (int part = 0; part < 2; ++part) {
+        pieces([&](int, int64_t b0, int64_t b1) {
+          layer_forward(l, m, block_out(l), int(b0), int(b1), part);
+        });
+        tp_sum(part == 0 ? m.layers[l].x_mid.data() : block_out(l), BT * C);
+      }
     }
-    if (is_last()) {
-      T* lnf = m.lnf.data() + r0 * C;
-      T* probs = m.probs.data() + r0 * V;
-      rmsnorm_forward(lnf, m.rstdf.data() + r0, m.x_out.data() + r0 * C, w_->final_norm, n, int(C),
-                      T(cfg_.norm_eps));
-      linear_forward(probs, lnf, w_->lm_head, n, int(C), int(V));
-      ws_part_[u] = crossentropy_forward(probs, m.targets.data() + r0, n, int(V)) * n;
-    }
-  });
+    pieces(head);
+  }
   m.phase = 1;
   StageOutput<T> res;
   if (!is_last()) {
@@ -427,44 +517,53 @@ StageOutput<T> StageT<T>::forward(int mb, const StageInput<T>& in) {
 }
 
 // dres[l+1] -> dres[l] on sequences [b0, b1), keeping each linear's dY for the W pass.
+// Part 0: MLP down to dln2; part 1: through the norm and attention down to dln1; part 2:
+// the attention norm into dres. With TP, dln2 and dln1 (input gradients of the
+// column-parallel w13 and wqkv) are this rank's share until the all-reduce after the part.
 template <typename T>
-void StageT<T>::layer_backward_input(int l, Micro& m, int b0, int b1, T* scratch) {
-  const int C = cfg_.dim, Cq = cfg_.qkv_dim(), F = cfg_.ffn, H = cfg_.heads, KVH = cfg_.kv_heads,
-            hd = cfg_.head_dim(), Tn = cfg_.seq;
+void StageT<T>::layer_backward_input(int l, Micro& m, int b0, int b1, T* scratch, int part) {
+  const int C = cfg_.dim, Cl = Cl_, Cq = Cql_, F = Fl_, H = Hl_, KVH = KVHl_, hd = cfg_.head_dim(),
+            Tn = cfg_.seq;
   const int Bc = b1 - b0, n = Bc * Tn;
   const int64_t r0 = int64_t(b0) * Tn;
   const auto& w = w_->blocks[l];
   Layer& L = m.layers[l];
   const T* dout = m.dres[l + 1].data() + r0 * C;
-  T* dres = m.dres[l].data() + r0 * C;
-  T* dh13 = L.dh13.data() + r0 * 2 * F;
   T* dln2 = L.dln2.data() + r0 * C;
   T* dx_mid = L.dx_mid.data() + r0 * C;
-  T* dqkv = L.dqkv.data() + r0 * Cq;
   T* dln1 = L.dln1.data() + r0 * C;
-  T* dg = ws_dg_.data() + r0 * F;
-  T* datt = ws_datt_.data() + r0 * C;
-  // MLP: out = x_mid + swiglu(ln2 w13^T) w2^T
-  linear_backward_input(dg, dout, w.w2, n, F, C, false);
-  swiglu_backward(dh13, dg, L.h13.data() + r0 * 2 * F, n, F);
-  linear_backward_input(dln2, dh13, w.w13, n, C, 2 * F, false);
-  // dx_mid = dout (residual) + RMSNorm input gradient, one pass
-  rmsnorm_backward_input(dx_mid, dln2, L.x_mid.data() + r0 * C, L.rstd2.data() + r0, w.mlp_norm, n,
-                         C, dout);
-  // Attention: x_mid = x_in + attention(rope(ln1 wqkv^T)) wo^T
-  linear_backward_input(datt, dx_mid, w.wo, n, C, C, false);
-  attention_backward(dqkv, scratch, datt, L.probs.data() + int64_t(b0) * H * Tn * Tn,
-                     L.qkv.data() + r0 * Cq, Bc, Tn, H, KVH, hd);
-  rope_apply(dqkv, Cq, 0, H + KVH, rope_cos_.data(), rope_sin_.data(), Bc, Tn, hd, T(-1));
-  linear_backward_input(dln1, dqkv, w.wqkv, n, C, Cq, false);
-  rmsnorm_backward_input(dres, dln1, L.x_in.data() + r0 * C, L.rstd1.data() + r0, w.attn_norm, n, C,
-                         dx_mid);
+  if (part < 0 || part == 0) {
+    T* dh13 = L.dh13.data() + r0 * 2 * F;
+    T* dg = ws_dg_.data() + r0 * F;
+    // MLP: out = x_mid + swiglu(ln2 w13^T) w2^T
+    linear_backward_input(dg, dout, w.w2, n, F, C, false);
+    swiglu_backward(dh13, dg, L.h13.data() + r0 * 2 * F, n, F);
+    linear_backward_input(dln2, dh13, w.w13, n, C, 2 * F, false);
+  }
+  if (part < 0 || part == 1) {
+    T* dqkv = L.dqkv.data() + r0 * Cq;
+    T* datt = ws_datt_.data() + r0 * Cl;
+    // dx_mid = dout (residual) + RMSNorm input gradient, one pass
+    rmsnorm_backward_input(dx_mid, dln2, L.x_mid.data() + r0 * C, L.rstd2.data() + r0, w.mlp_norm,
+                           n, C, dout);
+    // Attention: x_mid = x_in + attention(rope(ln1 wqkv^T)) wo^T
+    linear_backward_input(datt, dx_mid, w.wo, n, Cl, C, false);
+    attention_backward(dqkv, scratch, datt, L.probs.data() + int64_t(b0) * H * Tn * Tn,
+                       L.qkv.data() + r0 * Cq, Bc, Tn, H, KVH, hd);
+    rope_apply(dqkv, Cq, 0, H + KVH, rope_cos_.data(), rope_sin_.data(), Bc, Tn, hd, T(-1));
+    linear_backward_input(dln1, dqkv, w.wqkv, n, C, Cq, false);
+  }
+  if (part < 0 || part == 2) {
+    T* dres = m.dres[l].data() + r0 * C;
+    rmsnorm_backward_input(dres, dln1, L.x_in.data() + r0 * C, L.rstd1.data() + r0, w.attn_norm, n,
+                           C, dx_mid);
+  }
 }
 
 template <typename T>
 std::span<const T> StageT<T>::backward_input(int mb, std::span<const T> grad_out) {
   Micro& m = find(mb, 1, "backward_input");
-  const size_t BT = BT_, C = cfg_.dim, Cq = cfg_.qkv_dim(), F = cfg_.ffn;
+  const size_t BT = BT_, C = cfg_.dim, Cq = Cql_, F = Fl_;
   const int Tn = cfg_.seq, V = cfg_.vocab;
   if (!is_last() && grad_out.size() != BT * C) {
     throw std::invalid_argument("stage backward_input: expects (B,T,C) output gradients");
@@ -503,12 +602,16 @@ std::span<const T> StageT<T>::backward_input(int mb, std::span<const T> grad_out
     L.dqkv = pool_.acquire(BT * Cq);
     L.dln1 = pool_.acquire(BT * C);
     m.dres[l] = pool_.acquire(BT * C);
-    parallel_tasks(units, [&](int u, int t) {
-      const auto [b0, b1] = split_range(B_, u, units);
-      if (b0 < b1) {
-        layer_backward_input(l, m, int(b0), int(b1), ws_dp_.data() + size_t(t) * Tn * Tn);
-      }
-    });
+    // TP 1: the three parts at once; else part by part, each followed by its all-reduce.
+    for (int part = tp_.size == 1 ? -1 : 0; part < (tp_.size == 1 ? 0 : 3); ++part) {
+      parallel_tasks(units, [&](int u, int t) {
+        const auto [b0, b1] = split_range(B_, u, units);
+        if (b0 < b1) {
+          layer_backward_input(l, m, int(b0), int(b1), ws_dp_.data() + size_t(t) * Tn * Tn, part);
+        }
+      });
+      if (part == 0 || part == 1) tp_sum(part == 0 ? L.dln2.data() : L.dln1.data(), BT * C);
+    }
     L.qkv.reset();  // only the B pass needed these
     L.probs.reset();
     L.h13.reset();
@@ -520,7 +623,7 @@ std::span<const T> StageT<T>::backward_input(int mb, std::span<const T> grad_out
 
 template <typename T>
 void StageT<T>::layer_backward_weight(int l, Micro& m, int t, int nt) {
-  const int C = cfg_.dim, Cq = cfg_.qkv_dim(), F = cfg_.ffn;
+  const int C = cfg_.dim, Cl = Cl_, Cq = Cql_, F = Fl_;
   const auto& dw = dw_->blocks[l];
   const Layer& L = m.layers[l];
   auto part = [&](int total) { return split_range(total, t, nt); };
@@ -530,7 +633,7 @@ void StageT<T>::layer_backward_weight(int l, Micro& m, int t, int nt) {
   linear_backward_weight(dw.w13, L.dh13.data(), L.ln2.data(), BT_, C, 2 * F, int(b0), int(b1));
   rmsnorm_backward_weight(dw.mlp_norm, L.dln2.data(), L.x_mid.data(), L.rstd2.data(), BT_, C,
                           int(a0), int(a1));
-  linear_backward_weight(dw.wo, L.dx_mid.data(), L.att.data(), BT_, C, C, int(a0), int(a1));
+  linear_backward_weight(dw.wo, L.dx_mid.data(), L.att.data(), BT_, Cl, C, int(a0), int(a1));
   auto [q0, q1] = part(Cq);
   linear_backward_weight(dw.wqkv, L.dqkv.data(), L.ln1.data(), BT_, C, Cq, int(q0), int(q1));
   rmsnorm_backward_weight(dw.attn_norm, L.dln1.data(), L.x_in.data(), L.rstd1.data(), BT_, C,
@@ -590,10 +693,22 @@ void StageT<T>::zero_grad() {
 
 template <typename T>
 double StageT<T>::grad_sq_norm() const {
+  if (tp_.size > 1) {  // this rank's share: replicated tensors count 1/TP
+    double s = 0;
+    for (const auto& t : tensors_)
+      s += sq_norm(t.offset, t.offset + t.size) / (t.sharded ? 1 : tp_.size);
+    return s;
+  }
+  return sq_norm(0, int64_t(grads_.size()));
+}
+
+template <typename T>
+double StageT<T>::sq_norm(int64_t begin, int64_t end) const {
   std::vector<double>& part = ws_norm_;
   part.assign(compute_threads(), 0.0);
   parallel_run([&](int t, int nt) {
-    const auto [i0, i1] = split_range(int64_t(grads_.size()), t, nt);
+    auto [i0, i1] = split_range(end - begin, t, nt);
+    i0 += begin, i1 += begin;
     double s = 0;
     for (int64_t i = i0; i < i1; i += 4096) {  // vectorised blocks in T, summed in double
       T blk = 0;
@@ -636,7 +751,7 @@ void AdamW<T>::load(std::istream& in) {
 namespace {
 struct CkptHeader {
   char magic[8];
-  int32_t scalar_bytes, vocab, dim, layers, heads, kv_heads, ffn, seq, begin, end;
+  int32_t scalar_bytes, vocab, dim, layers, heads, kv_heads, ffn, seq, begin, end, tp_size, tp_rank;
   double rope_theta, norm_eps;
   int64_t count;
 };
@@ -644,13 +759,14 @@ struct CkptHeader {
 
 template <typename T>
 void save_checkpoint(const std::string& path, const ModelConfig& cfg, StageRange range,
-                     std::span<const T> params, const AdamW<T>& adam) {
+                     std::span<const T> params, const AdamW<T>& adam, TensorParallel tp) {
   CkptHeader h{};
   std::memcpy(h.magic, kMagic, sizeof kMagic);
   h.scalar_bytes = sizeof(T);
   h.vocab = cfg.vocab, h.dim = cfg.dim, h.layers = cfg.layers, h.heads = cfg.heads;
   h.kv_heads = cfg.kv_heads, h.ffn = cfg.ffn, h.seq = cfg.seq;
   h.begin = range.begin, h.end = range.end;
+  h.tp_size = tp.size, h.tp_rank = tp.rank;
   h.rope_theta = cfg.rope_theta, h.norm_eps = cfg.norm_eps;
   h.count = int64_t(params.size());
   const std::string tmp = path + ".tmp";
@@ -670,7 +786,7 @@ void save_checkpoint(const std::string& path, const ModelConfig& cfg, StageRange
 
 template <typename T>
 void load_checkpoint(const std::string& path, const ModelConfig& cfg, StageRange range,
-                     std::span<T> params, AdamW<T>& adam) {
+                     std::span<T> params, AdamW<T>& adam, TensorParallel tp) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw std::runtime_error("checkpoint: cannot read " + path);
   CkptHeader h{};
@@ -679,11 +795,11 @@ void load_checkpoint(const std::string& path, const ModelConfig& cfg, StageRange
                     h.scalar_bytes == int32_t(sizeof(T)) && h.vocab == cfg.vocab &&
                     h.dim == cfg.dim && h.layers == cfg.layers && h.heads == cfg.heads &&
                     h.kv_heads == cfg.kv_heads && h.ffn == cfg.ffn && h.seq == cfg.seq &&
-                    h.begin == range.begin && h.end == range.end &&
-                    h.count == int64_t(params.size());
+                    h.begin == range.begin && h.end == range.end && h.tp_size == tp.size &&
+                    h.tp_rank == tp.rank && h.count == int64_t(params.size());
   if (!same) {
     throw std::runtime_error("checkpoint: " + path +
-                             " was saved from another model config or stage range");
+                             " was saved from another model config, stage range or TP shard");
   }
   in.read(reinterpret_cast<char*>(params.data()), std::streamsize(params.size() * sizeof(T)));
   adam.load(in);
@@ -692,22 +808,23 @@ void load_checkpoint(const std::string& path, const ModelConfig& cfg, StageRange
 
 template <typename T>
 void StageT<T>::save(const std::string& path) const {
-  save_checkpoint<T>(path, cfg_, range_, params_, adam_);
+  save_checkpoint<T>(path, cfg_, range_, params_, adam_, tp_);
 }
 
 template <typename T>
 void StageT<T>::load(const std::string& path) {
-  load_checkpoint<T>(path, cfg_, range_, params_, adam_);
+  load_checkpoint<T>(path, cfg_, range_, params_, adam_, tp_);
 }
 
 template void save_checkpoint<float>(const std::string&, const ModelConfig&, StageRange,
-                                     std::span<const float>, const AdamW<float>&);
+                                     std::span<const float>, const AdamW<float>&, TensorParallel);
 template void save_checkpoint<double>(const std::string&, const ModelConfig&, StageRange,
-                                      std::span<const double>, const AdamW<double>&);
+                                      std::span<const double>, const AdamW<double>&,
+                                      TensorParallel);
 template void load_checkpoint<float>(const std::string&, const ModelConfig&, StageRange,
-                                     std::span<float>, AdamW<float>&);
+                                     std::span<float>, AdamW<float>&, TensorParallel);
 template void load_checkpoint<double>(const std::string&, const ModelConfig&, StageRange,
-                                      std::span<double>, AdamW<double>&);
+                                      std::span<double>, AdamW<double>&, TensorParallel);
 template class AdamW<float>;
 template class AdamW<double>;
 template class StageT<float>;

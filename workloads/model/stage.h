@@ -16,8 +16,23 @@
 // Gradients accumulate across microbatches. With set_microbatches(m), m microbatches of
 // size b give exactly the gradient of one batch of m*b (the loss is the mean over tokens).
 // Parameters and gradients are each one flat buffer (one allreduce per stage).
+//
+// Tensor parallelism (config.h's TensorParallel, Megatron-LM without sequence
+// parallelism): a stage built with tp = {size t, rank r} holds r's share of every block's
+// heads (wqkv rows, wo columns) and SwiGLU units (w13 rows, w2 columns); the norms, the
+// embedding and the final norm + LM head are replicated (every TP rank computes them in
+// full, on the same data, and gets the same gradients). Activations and the gradients
+// crossing the stage boundary are whole on every TP rank. Per block the stage calls the
+// all-reduce hook (set_tp_allreduce: a sum over the TP group, in place, on the calling
+// thread; the caller owns the communication) on a (B,T,C) buffer four times:
+//   F: after the attention's wo (x_mid), after the MLP's w2 (block output);
+//   B: on the input gradient of w13 (dln2) and of wqkv (dln1), the column-parallel layers.
+// TP rank 0 adds the residual before the sums, so the sum is the block's output. W needs
+// no communication. With t ranks the loss and every gradient equal the uncut stage's
+// (shard_indices maps a sharded tensor back), up to the order of float sums.
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -37,28 +52,35 @@ struct ParamTensor {
   int global_id = 0;   // position in the uncut model: its init stream and its identity
   int64_t offset = 0;  // in elements, into params() / grads()
   int64_t size = 0;
-  bool decay = false;  // matrices are weight-decayed, norm weights are not
+  bool decay = false;    // matrices are weight-decayed, norm weights are not
+  bool sharded = false;  // split across the TP ranks (wqkv, wo, w13, w2 when TP > 1)
 };
 
 // The tensors of a stage, in flat-buffer order (shared by the CPU and CUDA stages).
-std::vector<ParamTensor> stage_tensors(const ModelConfig& cfg, StageRange range);
+std::vector<ParamTensor> stage_tensors(const ModelConfig& cfg, StageRange range,
+                                       TensorParallel tp = {});
+// For a sharded tensor of TP rank tp.rank: each local element's index in the uncut tensor
+// (row-major, as stage_tensors with TP 1 lays it out); empty for a tensor not sharded.
+std::vector<int64_t> shard_indices(const ModelConfig& cfg, const ParamTensor& t, TensorParallel tp);
 // Deterministic init of those tensors from cfg.seed: each tensor draws from its own stream
-// keyed by its global id, so the weights are the same however the model is cut.
-void init_params(const ModelConfig& cfg, const std::vector<ParamTensor>& tensors, double* params);
+// keyed by its global id, so the weights are the same however the model is cut (into
+// stages, or across TP ranks: a shard takes its elements of the uncut tensor's draw).
+void init_params(const ModelConfig& cfg, const std::vector<ParamTensor>& tensors, double* params,
+                 TensorParallel tp = {});
 // Activation bytes one microbatch of B sequences holds from F until B, and from B until W.
 size_t activation_bytes_after_forward(const ModelConfig& cfg, StageRange range, int B,
-                                      size_t scalar_bytes);
+                                      size_t scalar_bytes, TensorParallel tp = {});
 size_t activation_bytes_after_backward_input(const ModelConfig& cfg, StageRange range, int B,
-                                             size_t scalar_bytes);
+                                             size_t scalar_bytes, TensorParallel tp = {});
 
-// A stage's checkpoint: config and range (checked on load), parameters, AdamW state.
-// Written to PATH.tmp and renamed, so a crash never leaves a torn file.
+// A stage's checkpoint: config, range and TP shard (checked on load), parameters, AdamW
+// state. Written to PATH.tmp and renamed, so a crash never leaves a torn file.
 template <typename T>
 void save_checkpoint(const std::string& path, const ModelConfig& cfg, StageRange range,
-                     std::span<const T> params, const AdamW<T>& adam);
+                     std::span<const T> params, const AdamW<T>& adam, TensorParallel tp = {});
 template <typename T>
 void load_checkpoint(const std::string& path, const ModelConfig& cfg, StageRange range,
-                     std::span<T> params, AdamW<T>& adam);
+                     std::span<T> params, AdamW<T>& adam, TensorParallel tp = {});
 
 template <typename T>
 struct StageInput {
@@ -77,7 +99,7 @@ struct StageOutput {
 template <typename T>
 class StageT {
  public:
-  StageT(const ModelConfig& cfg, StageRange range, int microbatch_size);
+  StageT(const ModelConfig& cfg, StageRange range, int microbatch_size, TensorParallel tp = {});
   ~StageT();
   StageT(const StageT&) = delete;
   StageT& operator=(const StageT&) = delete;
@@ -87,6 +109,11 @@ class StageT {
   bool is_first() const { return range_.first(); }
   bool is_last() const { return range_.last(cfg_); }
   int microbatch_size() const { return B_; }
+  TensorParallel tensor_parallel() const { return tp_; }
+  // TP > 1: the sum over the TP group (see the header comment); required before F/B run.
+  void set_tp_allreduce(std::function<void(std::span<T>)> allreduce) {
+    tp_allreduce_ = std::move(allreduce);
+  }
 
   // ---- sizes the executor and the simulator need
   int64_t param_count() const { return int64_t(params_.size()); }
@@ -125,7 +152,9 @@ class StageT {
   std::span<const T> grads() const { return grads_; }
   const std::vector<ParamTensor>& tensors() const { return tensors_; }
   void zero_grad();  // free right after optimizer_step(), which leaves the gradients zero
-  double grad_sq_norm() const;  // local; the executor sums it over stages
+  // Local; the executor sums it over stages. With TP, this rank's share: sharded tensors in
+  // full, replicated ones / TP size, so the sum over the TP group is the uncut norm.
+  double grad_sq_norm() const;
   // AdamW with every gradient multiplied by grad_scale (clip_scale() of the global norm,
   // times 1/replicas if the allreduce summed rather than averaged). Zeroes the gradients.
   void optimizer_step(const AdamWConfig& opt, double lr, double grad_scale = 1.0);
@@ -144,15 +173,22 @@ class StageT {
   Micro& find(int mb, int phase, const char* what);
   void finish(int mb);
   int work_units() const;
-  // Sequences [b0, b1) of the microbatch (F and B are independent per sequence).
-  void layer_forward(int l, Micro& m, T* out, int b0, int b1);
-  void layer_backward_input(int l, Micro& m, int b0, int b1, T* scratch);
+  // Sequences [b0, b1) of the microbatch (F and B are independent per sequence). A block's
+  // F is two parts (attention, MLP) and its B three (MLP to dln2, to dln1, to dres), each
+  // followed by a TP all-reduce when TP > 1 (part -1: all of them, TP 1).
+  void layer_forward(int l, Micro& m, T* out, int b0, int b1, int part = -1);
+  void layer_backward_input(int l, Micro& m, int b0, int b1, T* scratch, int part = -1);
+  void tp_sum(T* data, size_t n);
+  double sq_norm(int64_t begin, int64_t end) const;  // of grads_[begin, end)
   // Part t of n of every weight gradient of layer l (W splits gradient rows or columns).
   void layer_backward_weight(int l, Micro& m, int t, int n);
 
   ModelConfig cfg_;
   StageRange range_;
+  TensorParallel tp_;
+  std::function<void(std::span<T>)> tp_allreduce_;
   int B_, BT_, nL_;
+  int Hl_, KVHl_, Cl_, Cql_, Fl_;  // this TP rank's heads, KV heads, head columns, qkv, ffn
   T loss_scale_;
   std::vector<T> params_, grads_;
   bool grads_zero_ = true;  // nothing accumulated since the last zeroing

@@ -1,6 +1,7 @@
 #include "workloads/model/stage_api.h"
 
 #include <cstdio>
+#include <stdexcept>
 
 #ifdef XDC_MODEL_CUDA
 #include "workloads/model/cuda/cuda_stage.h"
@@ -16,7 +17,8 @@ namespace {
 // The CPU stage behind the interface: plain forwarding.
 class CpuStage final : public StageApi {
  public:
-  CpuStage(const ModelConfig& cfg, StageRange range, int b) : s_(cfg, range, b) {}
+  CpuStage(const ModelConfig& cfg, StageRange range, int b, TensorParallel tp)
+      : s_(cfg, range, b, tp) {}
 
   std::string device() const override {
     return "cpu (" + std::to_string(compute_threads()) + " threads)";
@@ -56,12 +58,19 @@ class CpuStage final : public StageApi {
   }
   void save(const std::string& path) override { s_.save(path); }
   void load(const std::string& path) override { s_.load(path); }
+  void set_tp_allreduce(std::function<void(std::span<float>)> allreduce) override {
+    s_.set_tp_allreduce(std::move(allreduce));
+  }
 
  private:
   Stage s_;
 };
 
 }  // namespace
+
+void StageApi::set_tp_allreduce(std::function<void(std::span<float>)>) {
+  throw std::invalid_argument("stage on " + device() + ": no tensor parallelism");
+}
 
 bool cuda_built() {
 #ifdef XDC_MODEL_CUDA
@@ -83,8 +92,12 @@ std::vector<std::string> cuda_gpus(std::string* why) {
 }
 
 std::unique_ptr<StageApi> make_stage(const ModelConfig& cfg, StageRange range, int microbatch_size,
-                                     Device want, std::string* fallback_reason, int gpu) {
+                                     Device want, std::string* fallback_reason, int gpu,
+                                     TensorParallel tp) {
   std::string why;
+  if (want == Device::kCuda && tp.size > 1)
+    throw std::invalid_argument("tensor parallel size " + std::to_string(tp.size) +
+                                ": the CUDA stage has no tensor parallelism (use the CPU stage)");
   if (want == Device::kCuda) {
 #ifdef XDC_MODEL_CUDA
     if (auto s = make_cuda_stage(cfg, range, microbatch_size, gpu, &why)) {
@@ -104,7 +117,7 @@ std::unique_ptr<StageApi> make_stage(const ModelConfig& cfg, StageRange range, i
                                 ": the CPU stage computes in fp32 only" +
                                 (why.empty() ? std::string() : " (CUDA stage: " + why + ")"));
   }
-  return std::make_unique<CpuStage>(cfg, range, microbatch_size);
+  return std::make_unique<CpuStage>(cfg, range, microbatch_size, tp);
 }
 
 }  // namespace xdc::model

@@ -6,6 +6,7 @@
 // grads()), so a device stage copies at its boundary. Every call returns with its device
 // work finished, so the time a caller measures around it is the action's time, host
 // staging copies included.
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -50,6 +51,10 @@ class StageApi {
   virtual void optimizer_step(const AdamWConfig& opt, double lr, double grad_scale) = 0;
   virtual void save(const std::string& path) = 0;
   virtual void load(const std::string& path) = 0;
+
+  // Tensor parallelism (stage.h): the TP group's sum, in place, on the calling thread.
+  // Only the CPU stage has TP > 1; the default refuses.
+  virtual void set_tp_allreduce(std::function<void(std::span<float>)> allreduce);
 };
 
 enum class Device { kCpu, kCuda };
@@ -65,8 +70,10 @@ std::vector<std::string> cuda_gpus(std::string* why = nullptr);
 // has no CUDA stage or that GPU is not usable; the reason is stored in *fallback_reason if
 // given (empty when no fallback happened), else printed to stderr ("xdc model: ...").
 // Callers that must not fall back (an experiment that asked for a GPU) check it.
+// `tp`: this stage's share of a tensor-parallel group (stage.h); the CUDA stage has no
+// tensor parallelism, so TP > 1 on kCuda throws std::invalid_argument.
 std::unique_ptr<StageApi> make_stage(const ModelConfig& cfg, StageRange range, int microbatch_size,
                                      Device want, std::string* fallback_reason = nullptr,
-                                     int gpu = 0);
+                                     int gpu = 0, TensorParallel tp = {});
 
 }  // namespace xdc::model

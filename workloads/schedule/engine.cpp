@@ -156,8 +156,10 @@ Engine::Unmet Engine::first_unmet(int rank, const Action& a) const {
     case Kind::ALLREDUCE:
     case Kind::OPT:
       return weights_left_[st] == 0 ? Unmet::kNone : Unmet::kWeights;
-    case Kind::PREFILL:  // a trace kind; validate() rejects it in a schedule
-      return Unmet::kNone;
+    case Kind::TP_ALLREDUCE:  // the validator refuses it in a schedule (schedule.h)
+      throw std::logic_error("schedule engine: TP_ALLREDUCE is a trace record, not an action");
+    case Kind::PREFILL:  // a trace kind; the validator refuses it in a schedule
+      throw std::logic_error("schedule engine: PREFILL is a trace record, not an action");
   }
   return Unmet::kNone;
 }

@@ -42,6 +42,8 @@ std::string_view kind_name(Kind k) {
       return "ALLREDUCE";
     case Kind::OPT:
       return "OPT";
+    case Kind::TP_ALLREDUCE:
+      return "TP_ALLREDUCE";
     case Kind::PREFILL:
       return "PREFILL";
   }

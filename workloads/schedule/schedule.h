@@ -17,15 +17,31 @@
 //    data-parallel group is not part of the schedule (ranks here are the pipeline ranks
 //    of one replica; the executor maps them onto replicas).
 //  - Activation memory: F of (stage, mb) holds one stage-unit until its W or BW ends.
+//  - TP_ALLREDUCE is a trace record only, never a schedule action: a tensor-parallel
+//    all-reduce inside an F or B (workloads/model/stage.h), traced on its own lane with
+//    that action's stage and microbatch. The validator refuses it in a schedule.
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace xdc::sched {
 
-// PREFILL is a trace kind only (workloads/worker/prefill.h: an inference prefill run in a
-// bubble), never an action of a schedule: schedules and the simulator reject it.
-enum class Kind { F, B, W, BW, SEND_F, RECV_F, SEND_B, RECV_B, ALLREDUCE, OPT, PREFILL };
+// PREFILL is a trace kind only too (workloads/worker/prefill.h: an inference prefill run
+// in a bubble), never an action of a schedule: the validator refuses it.
+enum class Kind {
+  F,
+  B,
+  W,
+  BW,
+  SEND_F,
+  RECV_F,
+  SEND_B,
+  RECV_B,
+  ALLREDUCE,
+  OPT,
+  TP_ALLREDUCE,
+  PREFILL
+};
 
 struct Action {
   Kind kind = Kind::F;

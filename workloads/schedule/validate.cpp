@@ -57,6 +57,10 @@ class Checker {
           err(where(r, i, a) + "stage out of range");
           continue;
         }
+        if (a.kind == Kind::TP_ALLREDUCE) {
+          err(where(r, i, a) + "TP_ALLREDUCE is a trace record, not a schedule action");
+          continue;
+        }
         const bool per_iter = a.kind == Kind::ALLREDUCE || a.kind == Kind::OPT;
         if (per_iter ? a.microbatch != -1 : (a.microbatch < 0 || a.microbatch >= s_.microbatches)) {
           err(where(r, i, a) + "microbatch out of range");

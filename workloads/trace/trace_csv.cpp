@@ -34,6 +34,7 @@ Trace from_csv(const std::string& text) {
                                                     {"RECV_B", Kind::RECV_B},
                                                     {"ALLREDUCE", Kind::ALLREDUCE},
                                                     {"OPT", Kind::OPT},
+                                                    {"TP_ALLREDUCE", Kind::TP_ALLREDUCE},
                                                     {"PREFILL", Kind::PREFILL}};
   Trace t;
   std::istringstream in(text);

@@ -60,11 +60,19 @@ class ModeledCompute final : public StageCompute {
     check(c_.w_ns, "w_ns");
     check(c_.activation_bytes, "activation_bytes");
     if (!c_.grad_bytes.empty()) check(c_.grad_bytes, "grad_bytes");
-    int64_t out = 0, grad = 0;
+    if (!c_.tp_allreduces.empty()) {
+      if (static_cast<int>(c_.tp_allreduces.size()) != S_)
+        throw std::runtime_error("run spec modeled.tp_allreduces: expected " + std::to_string(S_) +
+                                 " values (one per stage), got " +
+                                 std::to_string(c_.tp_allreduces.size()));
+      check(c_.tp_allreduce_bytes, "tp_allreduce_bytes");
+    }
+    int64_t out = 0, grad = 0, tp = 0;
     for (int s : stages) {
       out = std::max(out, boundary_bytes(s));
       if (s > 0) out = std::max(out, boundary_bytes(s - 1));
       if (!c_.grad_bytes.empty()) grad = std::max(grad, c_.grad_bytes[s]);
+      if (tp_allreduces(s) > 0) tp = std::max(tp, c_.tp_allreduce_bytes[s]);
     }
     constexpr int64_t kMaxScratch = int64_t{4} << 30;
     if (grad > kMaxScratch)
@@ -72,23 +80,31 @@ class ModeledCompute final : public StageCompute {
                                " bytes per stage: more than 4 GiB of allreduce scratch");
     zeros_.assign(static_cast<size_t>(out), std::byte{0});
     grads_.assign(static_cast<size_t>(grad / 4), 0.0f);
+    tp_buf_.assign(static_cast<size_t>(tp / 4), 0.0f);
   }
   std::string description() const override { return "modeled"; }
   bool real() const override { return false; }
   int64_t boundary_bytes(int s) const override { return c_.activation_bytes[s]; }
   void begin_iteration(int) override {}
   std::span<const std::byte> forward(int s, int, std::span<const std::byte>) override {
-    sleep_ns(c_.f_ns[s]);
+    compute(s, c_.f_ns[s]);
     return s + 1 < S_ ? out(boundary_bytes(s)) : std::span<const std::byte>{};
   }
   std::span<const std::byte> backward_input(int s, int, std::span<const std::byte>) override {
-    sleep_ns(c_.b_ns[s]);
+    compute(s, c_.b_ns[s]);
     return s > 0 ? out(boundary_bytes(s - 1)) : std::span<const std::byte>{};
   }
   void backward_weight(int s, int) override { sleep_ns(c_.w_ns[s]); }
   std::span<const std::byte> backward(int s, int, std::span<const std::byte>) override {
-    sleep_ns(c_.b_ns[s] + c_.w_ns[s]);
+    compute(s, c_.b_ns[s]);
+    sleep_ns(c_.w_ns[s]);
     return s > 0 ? out(boundary_bytes(s - 1)) : std::span<const std::byte>{};
+  }
+  void set_tp_allreduce(std::function<void(std::span<float>)> allreduce) override {
+    tp_allreduce_ = std::move(allreduce);
+  }
+  int tp_allreduces(int s) const override {
+    return c_.tp_allreduces.empty() ? 0 : c_.tp_allreduces[s];
   }
   std::span<float> grads(int) override { return grads_; }
   double grad_sq_norm(int) override { return 0; }
@@ -101,10 +117,24 @@ class ModeledCompute final : public StageCompute {
   std::span<const std::byte> out(int64_t bytes) const {
     return {zeros_.data(), static_cast<size_t>(bytes)};
   }
+  // An F or B of stage s: its compute in n equal slices, each followed by a TP all-reduce
+  // of tp_allreduce_bytes (a layer's attention or MPI half, as the real stage does).
+  void compute(int s, int64_t ns) {
+    const int n = tp_allreduces(s);
+    if (n == 0) return sleep_ns(ns);
+    if (!tp_allreduce_) throw std::logic_error("modeled compute: TP without an all-reduce");
+    const std::span<float> buf(tp_buf_.data(), static_cast<size_t>(c_.tp_allreduce_bytes[s] / 4));
+    for (int i = 0; i < n; ++i) {
+      sleep_ns(ns * (i + 1) / n - ns * i / n);
+      tp_allreduce_(buf);
+    }
+  }
   ModeledCosts c_;
   int S_;
   std::vector<std::byte> zeros_;
   std::vector<float> grads_;
+  std::vector<float> tp_buf_;  // TP all-reduce scratch (zeros stay zeros)
+  std::function<void(std::span<float>)> tp_allreduce_;
 };
 
 // ---------------------------------------------------------------- real
@@ -133,7 +163,7 @@ class RealCompute final : public StageCompute {
  public:
   // gpu < 0: the CPU stage; else the CUDA stage on that GPU.
   RealCompute(const RunSpec& spec, int stage_count, const std::vector<int>& stages, int replica,
-              int gpu)
+              int gpu, int tp_index)
       : cfg_(model_config(spec)),
         m_(spec.microbatches),
         b_(spec.microbatch_size),
@@ -168,7 +198,8 @@ class RealCompute final : public StageCompute {
       std::string why;
       stages_[s] = model::make_stage(cfg_, ranges[s], b_,
                                      gpu < 0 ? model::Device::kCpu : model::Device::kCuda, &why,
-                                     std::max(gpu, 0));
+                                     std::max(gpu, 0), {spec.tensor_parallel, tp_index});
+      if (spec.tensor_parallel > 1) tp_allreduces_[s] = 2 * (ranges[s].end - ranges[s].begin);
       if (!why.empty())  // the harness checked the GPUs (check_gpus_here); this one failed
         throw std::runtime_error("GPU " + std::to_string(gpu) + " asked, not usable: " + why);
       device_ = stages_[s]->device();
@@ -235,6 +266,13 @@ class RealCompute final : public StageCompute {
   }
   std::span<float> grads(int s) override { return stage(s).grads(); }
   double grad_sq_norm(int s) override { return stage(s).grad_sq_norm(); }
+  void set_tp_allreduce(std::function<void(std::span<float>)> allreduce) override {
+    for (auto& [s, st] : stages_) st->set_tp_allreduce(allreduce);
+  }
+  int tp_allreduces(int s) const override {
+    auto it = tp_allreduces_.find(s);
+    return it == tp_allreduces_.end() ? 0 : it->second;
+  }
   void optimizer_step(int s, double grad_scale) override {
     stage(s).optimizer_step(opt_, lr_, grad_scale);
   }
@@ -279,6 +317,7 @@ class RealCompute final : public StageCompute {
   double lr_;
   model::AdamWConfig opt_;  // clipping is the executor's (global norm across ranks)
   std::map<int, std::unique_ptr<model::StageApi>> stages_;
+  std::map<int, int> tp_allreduces_;  // stage -> TP all-reduces per F (and per B)
   std::string device_ = "cpu";
   bool has_loss_ = false;
   std::unique_ptr<model::TextCorpus> corpus_;
@@ -292,7 +331,7 @@ class RealCompute final : public StageCompute {
 
 std::unique_ptr<StageCompute> make_compute(const RunSpec& spec, int stage_count,
                                            const std::vector<int>& stages, int replica,
-                                           int world_rank) {
+                                           int world_rank, int tp_index) {
   if (spec.compute == "modeled") return std::make_unique<ModeledCompute>(spec, stage_count, stages);
   if (spec.compute == "real") {
     int gpu = -1;
@@ -302,7 +341,7 @@ std::unique_ptr<StageCompute> make_compute(const RunSpec& spec, int stage_count,
                                  std::to_string(world_rank));
       gpu = spec.rank_gpus[world_rank];
     }
-    return std::make_unique<RealCompute>(spec, stage_count, stages, replica, gpu);
+    return std::make_unique<RealCompute>(spec, stage_count, stages, replica, gpu, tp_index);
   }
   throw std::runtime_error("run spec compute: expected \"real\" or \"modeled\", got \"" +
                            spec.compute + "\"");

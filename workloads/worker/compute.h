@@ -9,10 +9,15 @@
 //    single pipeline with data_parallel*m microbatches.
 //  - modeled: each action sleeps (clock_nanosleep, no CPU) for ModeledCosts' ns; outputs
 //    are a shared zero buffer of activation_bytes.
+// Tensor parallelism (RunSpec::tensor_parallel > 1): real compute holds this TP rank's
+// share of each stage (workloads/model/stage.h), modeled compute sleeps its F and B in
+// tp_allreduces equal slices; both call the TP all-reduce (set_tp_allreduce, the
+// executor's: MPI on the TP group) inside F and B, 2 per layer each.
 // Activations and gradients cross the interface as bytes (what MPI sends). Spans returned
 // are valid until the next call on this object.
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -44,6 +49,11 @@ class StageCompute {
   virtual double grad_sq_norm(int stage) = 0;  // modeled: 0
   virtual void optimizer_step(int stage, double grad_scale) = 0;
 
+  // The TP group's in-place sum (TP > 1; required before the first F).
+  virtual void set_tp_allreduce(std::function<void(std::span<float>)> allreduce) = 0;
+  // TP all-reduces inside one F (and inside one B) of `stage`: 0 without TP.
+  virtual int tp_allreduces(int stage) const = 0;
+
   virtual double iteration_loss() const = 0;  // mean over microbatches; NaN without loss
   virtual std::string param_checksum() = 0;   // hex hash of the held parameters; "" modeled
   virtual int64_t peak_activation_bytes() const = 0;
@@ -53,10 +63,11 @@ class StageCompute {
 void sleep_ns(int64_t ns);
 
 // `stages`: the schedule stages this rank holds; `stage_count` of the whole pipeline;
-// `world_rank` picks the rank's GPU (RunSpec::rank_gpus). Real compute asked on a GPU
-// that cannot be used throws (no silent fall back to the CPU).
+// `world_rank` picks the rank's GPU (RunSpec::rank_gpus); `tp_index`: this rank's place in
+// its TP group. Real compute asked on a GPU that cannot be used throws (no silent fall
+// back to the CPU).
 std::unique_ptr<StageCompute> make_compute(const RunSpec& spec, int stage_count,
                                            const std::vector<int>& stages, int replica,
-                                           int world_rank);
+                                           int world_rank, int tp_index = 0);
 
 }  // namespace xdc::worker

@@ -47,6 +47,8 @@ Executor::Executor(const RunSpec& spec, const sched::Schedule& schedule, Layout 
                              " has compute after its first OPT; gradient clipping needs the "
                              "global norm first (set grad_clip 0 in the run spec)");
   if (!compute_.real()) sink_.assign(sink, std::byte{0});
+  if (L_.tensor_parallel > 1)
+    compute_.set_tp_allreduce([this](std::span<float> buf) { tp_allreduce(buf); });
   if (spec_.prefill.on) {
     if (compute_.real())
       throw std::runtime_error("prefill in bubbles needs modeled compute (PrefillSpec)");
@@ -66,6 +68,20 @@ void Executor::finish_prefill(int64_t end_ns) {
 
 nlohmann::json Executor::prefill_report() const {
   return prefill_ ? prefill_->report() : nlohmann::json();
+}
+
+void Executor::tp_allreduce(std::span<float> buf) {
+  const int64_t t0 = now_ns();
+  Comm::Request* r = comm_.iallreduce_sum(buf.data(), static_cast<int64_t>(buf.size()), L_.tensor);
+  wait_for(r, running_, iteration_, "TP_ALLREDUCE",
+           "the TP group of rank " + std::to_string(L_.world_rank) + " (world ranks " +
+               std::to_string(L_.world_rank - L_.tp_index) + ".." +
+               std::to_string(L_.world_rank - L_.tp_index + L_.tensor_parallel - 1) + ")");
+  comm_.release(r);
+  const int64_t t1 = now_ns();
+  tracer_.record(Kind::TP_ALLREDUCE, running_.stage, running_.microbatch, t0, t1,
+                 static_cast<int64_t>(buf.size_bytes()));
+  add_wait("TP_ALLREDUCE", t1 - t0);
 }
 
 Executor::~Executor() {
@@ -243,7 +259,7 @@ double Executor::grad_scale(int iteration) {
     }
     sq += compute_.grad_sq_norm(s);
   }
-  if (L_.pipeline_ranks > 1) {
+  if (L_.pipeline_ranks * L_.tensor_parallel > 1) {
     norm_sq_ = sq;
     Comm::Request* r = comm_.iallreduce_sum(&norm_sq_, 1, L_.pipeline);
     const int64_t t0 = now_ns();
@@ -306,12 +322,14 @@ Executor::Iteration Executor::run_iteration(int iteration, bool another_follows)
     add_wait("ITERATION_BARRIER", now_ns() - t0);
   }
   Iteration res;
+  iteration_ = iteration;
   res.start_ns = now_ns();
   if (prefill_) prefill_->begin_iteration(res.start_ns, tracer_.measuring());
   if (on_start) on_start(iteration);
   for (int i = 0; i < n; ++i) {
     const Action& a = actions_[i];
     const int s = a.stage, mb = a.microbatch;
+    running_ = a;
     switch (a.kind) {
       case Kind::RECV_F:
       case Kind::RECV_B: {
@@ -403,6 +421,8 @@ Executor::Iteration Executor::run_iteration(int iteration, bool another_follows)
         tracer_.record(a.kind, s, -1, t0, now_ns());
         break;
       }
+      case Kind::TP_ALLREDUCE:  // never in a schedule (the validator refuses it)
+        throw std::runtime_error("schedule " + sched_.name + ": TP_ALLREDUCE is not an action");
       case Kind::PREFILL:  // a trace kind: validate() keeps it out of schedules
         throw std::runtime_error("schedule " + sched_.name + ": PREFILL is not an action");
     }

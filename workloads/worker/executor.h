@@ -21,6 +21,10 @@
 // longer than timeout_s throws WaitTimeout naming the action, peer rank and host
 // (the caller prefixes this rank and host).
 // Messages between consecutive stages on one rank are handed over in memory.
+// Tensor parallelism (run_spec.h's layout): the compute's TP all-reduces (compute.h) are
+// MPI_Iallreduce on the TP group's communicator through the comm thread, waited for on
+// the compute thread (they sit inside an F or B: the layer needs the sum), each traced as
+// a TP_ALLREDUCE record with that action's stage and microbatch and counted in waits.
 #include <mpi.h>
 
 #include <cstdint>
@@ -48,15 +52,19 @@ struct WaitTimeout : std::runtime_error {
 };
 
 struct Layout {
-  int world_rank = 0, replica = 0, pipeline_rank = 0;
-  int pipeline_ranks = 1, data_parallel = 1;
+  int world_rank = 0, replica = 0, pipeline_rank = 0, tp_index = 0;
+  int pipeline_ranks = 1, data_parallel = 1, tensor_parallel = 1;
   MPI_Comm world = MPI_COMM_NULL;
-  MPI_Comm replicas = MPI_COMM_NULL;  // the ranks holding this rank's stages, one per replica
-  MPI_Comm pipeline = MPI_COMM_NULL;  // this replica's pipeline ranks
+  MPI_Comm replicas = MPI_COMM_NULL;  // the ranks holding this rank's stages and TP index, one
+                                      // per replica
+  MPI_Comm pipeline = MPI_COMM_NULL;  // this replica's ranks (every pipeline and TP rank):
+                                      // the gradient norm's sum
+  MPI_Comm tensor = MPI_COMM_NULL;    // this rank's TP group (TP > 1)
   std::vector<std::string> hosts;     // world rank -> host
 
+  // The rank of this TP index on a pipeline rank of this replica (run_spec.h's layout).
   int world_of(int pipeline_rank_of_peer) const {
-    return replica * pipeline_ranks + pipeline_rank_of_peer;
+    return (replica * pipeline_ranks + pipeline_rank_of_peer) * tensor_parallel + tp_index;
   }
   std::string host(int world_rank_of) const;
 };
@@ -115,6 +123,7 @@ class Executor {
   void handle_output(const sched::Action& a, std::span<const std::byte> out);
   Buffer take_input(int direction, int stage, int mb, const sched::Action& a);
   void start_allreduce(int stage);
+  void tp_allreduce(std::span<float> buf);
   double grad_scale(int iteration);
 
   const RunSpec& spec_;
@@ -145,6 +154,8 @@ class Executor {
   double scale_ = 1.0;
   double norm_sq_ = 0;
   nlohmann::json waits_ = nlohmann::json::object();
+  sched::Action running_;  // the compute action running (for the TP all-reduces inside it)
+  int iteration_ = 0;
   // Prefill in bubbles (prefill.h): served while the rank waits for a RECV's data or the
   // iteration barrier, never past the predicted start of its next training action.
   std::unique_ptr<PrefillServer> prefill_;

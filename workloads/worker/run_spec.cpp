@@ -12,7 +12,9 @@ void to_json(json& j, const ModeledCosts& c) {
            {"w_ns", c.w_ns},
            {"activation_bytes", c.activation_bytes},
            {"grad_bytes", c.grad_bytes},
-           {"opt_ns", c.opt_ns}};
+           {"opt_ns", c.opt_ns},
+           {"tp_allreduces", c.tp_allreduces},
+           {"tp_allreduce_bytes", c.tp_allreduce_bytes}};
 }
 void from_json(const json& j, ModeledCosts& c) {
   c.f_ns = j.value("f_ns", std::vector<int64_t>{});
@@ -21,6 +23,8 @@ void from_json(const json& j, ModeledCosts& c) {
   c.activation_bytes = j.value("activation_bytes", std::vector<int64_t>{});
   c.grad_bytes = j.value("grad_bytes", std::vector<int64_t>{});
   c.opt_ns = j.value("opt_ns", int64_t{0});
+  c.tp_allreduces = j.value("tp_allreduces", std::vector<int>{});
+  c.tp_allreduce_bytes = j.value("tp_allreduce_bytes", std::vector<int64_t>{});
 }
 
 void to_json(json& j, const PrefillSpec& p) {
@@ -57,6 +61,7 @@ void to_json(json& j, const RunSpec& s) {
            {"schedule_csv", s.schedule_csv},
            {"pipeline_ranks", s.pipeline_ranks},
            {"data_parallel", s.data_parallel},
+           {"tensor_parallel", s.tensor_parallel},
            {"rank_hosts", s.rank_hosts},
            {"microbatches", s.microbatches},
            {"microbatch_size", s.microbatch_size},
@@ -92,6 +97,7 @@ void from_json(const json& j, RunSpec& s) {
   s.schedule_csv = j.at("schedule_csv");
   s.pipeline_ranks = j.value("pipeline_ranks", d.pipeline_ranks);
   s.data_parallel = j.value("data_parallel", d.data_parallel);
+  s.tensor_parallel = j.value("tensor_parallel", d.tensor_parallel);
   s.rank_hosts = j.value("rank_hosts", d.rank_hosts);
   s.microbatches = j.value("microbatches", d.microbatches);
   s.microbatch_size = j.value("microbatch_size", d.microbatch_size);
@@ -143,6 +149,7 @@ void to_json(json& j, const RankReport& r) {
   j = json{{"world_rank", r.world_rank},
            {"replica", r.replica},
            {"pipeline_rank", r.pipeline_rank},
+           {"tp_index", r.tp_index},
            {"host", r.host},
            {"stages", r.stages},
            {"iteration_start_ns", r.iteration_start_ns},
@@ -165,6 +172,7 @@ void from_json(const json& j, RankReport& r) {
   r.world_rank = j.at("world_rank");
   r.replica = j.value("replica", 0);
   r.pipeline_rank = j.value("pipeline_rank", 0);
+  r.tp_index = j.value("tp_index", 0);
   r.host = j.value("host", "");
   r.stages = j.value("stages", std::vector<int>{});
   r.iteration_start_ns = j.value("iteration_start_ns", std::vector<int64_t>{});

@@ -3,10 +3,17 @@
 // per run, written by the launcher into the run directory, read by every rank; and the
 // files every rank writes back there.
 //
-// World layout: world size = pipeline_ranks * data_parallel; world rank
-// r = replica * pipeline_ranks + pipeline_rank. Every replica runs the same schedule
-// (schedule_csv, PyTorch's cell form, workloads/schedule/csv.h) on its own pipeline
-// ranks; ALLREDUCE of stage s reduces across the replicas' ranks holding s.
+// World layout: world size = pipeline_ranks * data_parallel * tensor_parallel; world rank
+// r = (replica * pipeline_ranks + pipeline_rank) * tensor_parallel + tp_index, so a TP
+// group (the tensor_parallel ranks holding the same stages of one replica) is a run of
+// consecutive world ranks. Every replica runs the same schedule (schedule_csv, PyTorch's
+// cell form, workloads/schedule/csv.h) on its own pipeline ranks; every TP rank of a
+// pipeline rank runs that rank's action list and exchanges its point-to-point messages
+// with the peer pipeline rank's TP rank of the same tp_index (activations are whole on
+// every TP rank, Megatron without sequence parallelism: no broadcast inside the group,
+// each TP rank sends its own copy). ALLREDUCE of stage s reduces across the replicas'
+// ranks holding s with the same tp_index; the TP all-reduces inside F and B
+// (workloads/model/stage.h) run on the TP group's communicator.
 //
 // Outputs, per world rank r, in run_dir:
 //   rank<r>.trace.csv   trace::Event CSV (workloads/trace/trace.h) of every measured
@@ -29,6 +36,12 @@ struct ModeledCosts {                     // compute = "modeled": sleep, do not 
   std::vector<int64_t> activation_bytes;  // per stage: its output message (and input grad)
   std::vector<int64_t> grad_bytes;        // per stage: the ALLREDUCE message
   int64_t opt_ns = 0;
+  // Tensor parallelism: per stage, the TP all-reduces inside each F and each B (2 per
+  // layer; empty or 0: none) and the bytes of each. f_ns and b_ns are the compute only:
+  // the worker sleeps them in equal slices between the all-reduces, which it performs
+  // over MPI on the TP group (real bytes over the network).
+  std::vector<int> tp_allreduces;
+  std::vector<int64_t> tp_allreduce_bytes;
 };
 
 // Inference prefill in pipeline bubbles (BubbleTea; workloads/worker/prefill.h), filled in
@@ -58,6 +71,7 @@ struct RunSpec {
   std::string schedule_csv;  // absolute path of the schedule all replicas run
   int pipeline_ranks = 1;
   int data_parallel = 1;
+  int tensor_parallel = 1;              // TP ranks per pipeline rank (layout above)
   std::vector<std::string> rank_hosts;  // world rank -> emulated host (for messages)
   int microbatches = 1;
   int microbatch_size = 1;
@@ -100,11 +114,11 @@ struct RunSpec {
   int debug_exit_rank = -1;              // test only: this world rank exits (code 3, no MPI
   int debug_exit_after_iteration = -1;   // finalize) after this many measured iterations
 
-  int world_size() const { return pipeline_ranks * data_parallel; }
+  int world_size() const { return pipeline_ranks * data_parallel * tensor_parallel; }
 };
 
 struct RankReport {
-  int world_rank = 0, replica = 0, pipeline_rank = 0;
+  int world_rank = 0, replica = 0, pipeline_rank = 0, tp_index = 0;
   std::string host;
   std::vector<int> stages;                  // the stages this rank holds
   std::vector<int64_t> iteration_start_ns;  // per measured iteration, common clock

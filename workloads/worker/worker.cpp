@@ -69,12 +69,14 @@ std::vector<Stripes::Peer> striped_peers(const RunSpec& spec, const sched::Sched
 }
 
 void run(const RunSpec& spec, int rank, int thread_level, const std::string& host) {
-  const int P = spec.pipeline_ranks, D = spec.data_parallel;
+  const int P = spec.pipeline_ranks, D = spec.data_parallel, T = spec.tensor_parallel;
   int size = 0;
   MPI_Comm_size(MPI_COMM_WORLD, &size);
+  if (T < 1) throw std::runtime_error("run spec tensor_parallel: expected >= 1");
   if (size != spec.world_size())
     throw std::runtime_error("world size " + std::to_string(size) + " != pipeline_ranks " +
-                             std::to_string(P) + " x data_parallel " + std::to_string(D));
+                             std::to_string(P) + " x data_parallel " + std::to_string(D) +
+                             " x tensor_parallel " + std::to_string(T));
   if (thread_level < MPI_THREAD_SERIALIZED)
     throw std::runtime_error("MPI provides thread level " + std::to_string(thread_level) +
                              "; the comm thread needs MPI_THREAD_SERIALIZED or better");
@@ -100,14 +102,17 @@ void run(const RunSpec& spec, int rank, int thread_level, const std::string& hos
                              spec.progress + "\"");
 
   Layout L;
-  L.world_rank = rank;
-  L.replica = rank / P;
-  L.pipeline_rank = rank % P;
+  L.world_rank = rank;  // (replica * P + pipeline rank) * T + tp index (run_spec.h)
+  L.replica = rank / (P * T);
+  L.pipeline_rank = rank / T % P;
+  L.tp_index = rank % T;
   L.pipeline_ranks = P;
   L.data_parallel = D;
+  L.tensor_parallel = T;
   L.world = MPI_COMM_WORLD;
-  MPI_Comm_split(MPI_COMM_WORLD, L.pipeline_rank, L.replica, &L.replicas);
-  MPI_Comm_split(MPI_COMM_WORLD, L.replica, L.pipeline_rank, &L.pipeline);
+  MPI_Comm_split(MPI_COMM_WORLD, L.pipeline_rank * T + L.tp_index, L.replica, &L.replicas);
+  MPI_Comm_split(MPI_COMM_WORLD, L.replica, rank, &L.pipeline);
+  MPI_Comm_split(MPI_COMM_WORLD, L.replica * P + L.pipeline_rank, L.tp_index, &L.tensor);
   L.hosts = spec.rank_hosts;
   L.hosts.resize(size);
   for (int r = 0; r < size; ++r)
@@ -117,13 +122,14 @@ void run(const RunSpec& spec, int rank, int thread_level, const std::string& hos
   for (int s = 0; s < schedule.stages; ++s)
     if (schedule.stage_rank[s] == L.pipeline_rank) stages.push_back(s);
   std::unique_ptr<StageCompute> compute =
-      make_compute(spec, schedule.stages, stages, L.replica, rank);
+      make_compute(spec, schedule.stages, stages, L.replica, rank, L.tp_index);
 
   const std::string prefix = spec.run_dir + "/rank" + std::to_string(rank);
   RankReport report;
   report.world_rank = rank;
   report.replica = L.replica;
   report.pipeline_rank = L.pipeline_rank;
+  report.tp_index = L.tp_index;
   report.host = host;
   report.stages = stages;
   report.compute = compute->description();
@@ -132,7 +138,10 @@ void run(const RunSpec& spec, int rank, int thread_level, const std::string& hos
   report.progress = progress == Progress::kNone
                         ? "none"
                         : "thread (poll " + std::to_string(spec.progress_poll_us) + " us)";
-  const size_t per_iteration = schedule.actions[L.pipeline_rank].size();
+  size_t per_iteration = schedule.actions[L.pipeline_rank].size();
+  for (const sched::Action& a : schedule.actions[L.pipeline_rank])  // TP_ALLREDUCE records
+    if (a.kind == sched::Kind::F || a.kind == sched::Kind::B || a.kind == sched::Kind::BW)
+      per_iteration += static_cast<size_t>(compute->tp_allreduces(a.stage));
   Tracer tracer(rank, prefix + ".trace.csv", per_iteration * (spec.iterations + 1) + 64);
 
   const ClockSample c0 = measure_clock_offset(MPI_COMM_WORLD);
@@ -227,6 +236,7 @@ void run(const RunSpec& spec, int rank, int thread_level, const std::string& hos
   write_report(prefix + ".json", report);
   MPI_Comm_free(&L.replicas);
   MPI_Comm_free(&L.pipeline);
+  MPI_Comm_free(&L.tensor);
 }
 
 }  // namespace
