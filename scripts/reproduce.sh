@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Paper reproductions as sweeps (experiments/repro/README.md):
-#   scripts/reproduce.sh [atlas|atlas-real|geopipe|crosspipe|all] [xdc sweep options...]
+#   scripts/reproduce.sh [atlas|atlas-real|geopipe|crosspipe|bubbletea|all] [xdc sweep options...]
 # Each runs its sweeps (`xdc sweep experiments/repro/<name>.yaml -o results/repro/<name>`,
 # resumable: rerun to continue after Ctrl-C) and prints its headline numbers from
 # sweep.csv; atlas also runs experiments/multi-connection-sweep.yaml (into
-# results/repro/atlas-connections) and writes results/repro/atlas/headline.json.
+# results/repro/atlas-connections) and writes results/repro/atlas/headline.json; bubbletea
+# writes results/repro/bubbletea/headline.json (its highest-rate point).
 # Needs root (network namespaces) and a build (XDC_BUILD_DIR, default build).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -174,11 +175,60 @@ crosspipe() {
   echo "   paper (Table 5): CrossUD/1F1B at (2,2) = .196/.321 = 0.61"
 }
 
+bubbletea() {
+  sweep bubbletea experiments/repro/bubbletea.yaml "$@"
+  python3 - results/repro/bubbletea <<'PY'
+import csv, json, os, sys
+out = sys.argv[1]
+rows = list(csv.DictReader(open(os.path.join(out, "sweep.csv"))))
+points = {}  # rate -> point id
+for r in rows:
+    points[float(r["prefill.rate_rps"])] = r["id"]
+print("-- BubbleTea: prefill in the bubbles of 1F1B over a 40 ms WAN (4 stages, 2 DCs)")
+print("  %-9s %9s %9s %10s %8s %8s %9s %9s" % ("rate/s", "util w/o", "util with",
+      "slowdown", "served", "rejected", "TTFT p50", "TTFT p99"))
+headline = None
+for rate in sorted(points):
+    path = os.path.join(out, points[rate], "summary.json")
+    if not os.path.exists(path):
+        print("  %-9g (not run)" % rate)
+        continue
+    p = next((s.get("prefill") for s in json.load(open(path))["schedules"]
+              if s["schedule"].endswith("+prefill")), None)
+    if not p or "utilisation_without" not in p:
+        print("  %-9g (no prefill result)" % rate)
+        continue
+    print("  %-9g %8.1f%% %8.1f%% %+9.2f%% %8d %8d %7.0f ms %7.0f ms" % (
+        rate, 100 * p["utilisation_without"], 100 * p["utilisation_with"],
+        p["training_slowdown_pct"], p["served"], p["rejected"],
+        p.get("ttft_ms_p50", 0), p.get("ttft_ms_p99", 0)))
+    overruns, overrun_ms = p.get("overruns", 0), p.get("overrun_ms", 0.0)
+    headline = {"utilisation_without": p["utilisation_without"],
+                "utilisation_with": p["utilisation_with"],
+                "training_slowdown_pct": p["training_slowdown_pct"],
+                "ttft_p50_ms": p.get("ttft_ms_p50"), "ttft_p99_ms": p.get("ttft_ms_p99"),
+                "served": p["served"], "rejected": p["rejected"]}
+if headline:  # the highest rate run: bubbletea.yaml's headline point
+    json.dump(headline, open(os.path.join(out, "headline.json"), "w"), indent=2)
+    print("-- headline (%s):" % os.path.join(out, "headline.json"))
+    print("  utilisation %.1f%% -> %.1f%% with prefill (paper: up to 94%%)" % (
+        100 * headline["utilisation_without"], 100 * headline["utilisation_with"]))
+    print("  training iteration %+.2f%% vs without prefill (paper: no harm to training)" %
+          headline["training_slowdown_pct"])
+    print("  TTFT p50 %.0f ms, p99 %.0f ms; %d served, %d rejected" % (
+        headline["ttft_p50_ms"] or 0, headline["ttft_p99_ms"] or 0, headline["served"],
+        headline["rejected"]))
+    print("  prefill overran %d of the training's waits, by %.1f ms in all" % (
+        overruns, overrun_ms))
+PY
+}
+
 case $which in
   atlas) atlas "$@" ;;
   atlas-real) atlas_real "$@" ;;
   geopipe) geopipe "$@" ;;
   crosspipe) crosspipe "$@" ;;
-  all) crosspipe "$@"; geopipe "$@"; atlas "$@" ;;
-  *) echo "usage: $0 [atlas|atlas-real|geopipe|crosspipe|all] [xdc sweep options]" >&2; exit 2 ;;
+  bubbletea) bubbletea "$@" ;;
+  all) crosspipe "$@"; geopipe "$@"; atlas "$@"; bubbletea "$@" ;;
+  *) echo "usage: $0 [atlas|atlas-real|geopipe|crosspipe|bubbletea|all] [xdc sweep options]" >&2; exit 2 ;;
 esac

@@ -130,16 +130,21 @@ std::string gantt_svg(const trace::Trace& t, const GanttOptions& o) {
     if (e.rank < 0) continue;
     const double y = top + e.rank * row_h;
     const double x0 = x_of(e.start_ns), x1 = x_of(e.end_ns);
-    const bool compute = sched::is_compute(e.kind) || e.kind == Kind::OPT;
+    const bool compute =
+        sched::is_compute(e.kind) || e.kind == Kind::OPT || e.kind == Kind::PREFILL;
     const double dur_s = static_cast<double>(e.end_ns - e.start_ns) / 1e9;
     if (!compute && e.end_ns <= e.start_ns) continue;  // a receive that did not wait
     std::string title;
     if (tooltips) {
       title = std::string(sched::kind_name(e.kind));
       if (e.microbatch >= 0) title += " mb " + std::to_string(e.microbatch);
-      title += " stage " + std::to_string(e.stage) + ", rank " + std::to_string(e.rank);
+      if (e.kind == Kind::PREFILL)  // bytes: the prompt's tokens
+        title += " rank " + std::to_string(e.rank) + ", " + std::to_string(e.bytes) + " tokens";
+      else
+        title += " stage " + std::to_string(e.stage) + ", rank " + std::to_string(e.rank);
       if (e.peer >= 0) title += ", peer " + std::to_string(e.peer);
-      if (e.bytes > 0) title += ", " + si_text(static_cast<double>(e.bytes)) + "B";
+      if (e.bytes > 0 && e.kind != Kind::PREFILL)
+        title += ", " + si_text(static_cast<double>(e.bytes)) + "B";
       title += ": " + seconds_text(dur_s);
     }
     std::string cls = kind_class(e.kind);
@@ -165,9 +170,11 @@ std::string gantt_svg(const trace::Trace& t, const GanttOptions& o) {
 
 std::string gantt_legend_html() {
   const std::pair<const char*, const char*> keys[] = {
-      {"blk F", "F forward"},         {"blk B", "B input grad"},         {"blk W", "W weight grad"},
-      {"blk BW", "BW full backward"}, {"blk F odd", "second chunk"},     {"opt", "OPT optimizer"},
-      {"send", "SEND on the wire"},   {"recv", "RECV waiting for data"}, {"ar", "ALLREDUCE"},
+      {"blk F", "F forward"},        {"blk B", "B input grad"},
+      {"blk W", "W weight grad"},    {"blk BW", "BW full backward"},
+      {"blk F odd", "second chunk"}, {"opt", "OPT optimizer"},
+      {"send", "SEND on the wire"},  {"recv", "RECV waiting for data"},
+      {"ar", "ALLREDUCE"},           {"blk PREFILL", "PREFILL inference in a bubble"},
       {"idle", "idle (bubble)"}};
   std::string out = "<div class=\"legend\">";
   for (auto& [cls, text] : keys)

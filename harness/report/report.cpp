@@ -43,7 +43,7 @@ svg.gantt,svg.chart{width:100%;height:auto;display:block}svg.chart{max-width:820
 svg text{font-family:system-ui,Helvetica,Arial,sans-serif}.rl{font-size:11px;fill:var(--mute)}
 .tl{font-size:11px;fill:var(--mute)}.grid{stroke:#e3e7ea;stroke-width:1}
 .tick,.axis{stroke:#8a959c;stroke-width:1}.idle{fill:#eceff1}.blk.F{fill:#4e79a7}
-.blk.B{fill:#59a14f}.blk.W{fill:#e9c13b}.blk.BW{fill:#2e7d57}.blk.odd{fill-opacity:.62}
+.blk.PREFILL{fill:#b07aa1}.blk.B{fill:#59a14f}.blk.W{fill:#e9c13b}.blk.BW{fill:#2e7d57}.blk.odd{fill-opacity:.62}
 .opt{fill:#79706e}.send{fill:#e15759}.recv{fill:#f4a7a6}.ar{fill:#9467bd}
 rect.blk,rect.opt{stroke:#fff;stroke-width:.35}.dense rect.blk,.dense rect.opt{stroke:none}
 .mb{font-size:10px;fill:#fff;pointer-events:none}.mb.dark{fill:#3b3000}
@@ -150,6 +150,39 @@ std::string render_html(const RunData& d) {
   if (std::string w = waits_table_html(d); !w.empty())
     cmp += "<h3>Waiting time per iteration, summed over ranks, by cause</h3>" + w;
   page += section("comparison", "Schedules compared", cmp);
+
+  std::string prefill;  // BubbleTea: inference prefill in the bubbles
+  for (const auto& s : d.schedules) {
+    const nlohmann::json& p = s.prefill;
+    if (!p.is_object()) continue;
+    auto pct = [&p](const char* k) {
+      return p.contains(k) ? fmt::format("{:.1f}%", 100 * p.value(k, 0.0)) : std::string("?");
+    };
+    auto ms = [&p](const char* k) {
+      return p.contains(k) ? fmt::format("{:.0f} ms", p.value(k, 0.0)) : std::string("-");
+    };
+    prefill += fmt::format(
+        "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
+        "<td>{}</td><td>{}</td></tr>",
+        escape(s.name), pct("utilisation_without"), pct("utilisation_with"),
+        p.contains("training_slowdown_pct")
+            ? fmt::format("{:+.2f}%", p.value("training_slowdown_pct", 0.0))
+            : std::string("?"),
+        p.value("served", 0), p.value("rejected", 0), p.value("unfinished", 0), ms("ttft_ms_p50"),
+        ms("ttft_ms_p99"));
+  }
+  if (!prefill.empty())
+    page += section(
+        "prefill", "Inference prefill in the bubbles",
+        "<table><tr><th>run</th><th>utilisation without</th><th>with prefill</th>"
+        "<th>training iteration vs without</th><th>served</th><th>rejected</th>"
+        "<th>unfinished</th><th>TTFT p50</th><th>TTFT p99</th></tr>" +
+            prefill +
+            "</table><p class=\"note\">Utilisation: each rank's compute busy time (training, "
+            "and PREFILL blocks where served) over the measured span, mean over ranks; "
+            "without: the same schedule run without prefill. TTFT: a request's arrival to "
+            "its prefill's end. Unfinished: queued when the run ended, within their "
+            "deadline.</p>");
 
   std::string tl = gantt_legend_html();
   for (const auto& s : d.schedules) tl += timeline(s);

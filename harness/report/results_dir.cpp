@@ -193,6 +193,7 @@ ScheduleData from_run_entry(const nlohmann::json& j, const fs::path& root, doubl
   s.simulated_bubble = bubbles(j, "simulated_bubble_ratio");
   if (!s.simulated_iteration_s) s.simulated_bubble = std::nullopt;
   s.simulated_costs = j.value("simulated_costs", std::string());
+  s.prefill = j.value("prefill", nlohmann::json());
   s.tokens_per_s = number(j, "tokens_per_s");
   if (s.tokens_per_s.value_or(0) <= 0) s.tokens_per_s = std::nullopt;
   if (j.contains("mfu") && j["mfu"].is_object()) {

@@ -32,6 +32,7 @@ struct ScheduleData {
   std::optional<trace::BubbleRatios> simulated_bubble;
   std::string simulated_costs;  // how the simulator's costs were chosen, when said
   std::optional<double> tokens_per_s;
+  nlohmann::json prefill;  // summary.json's `prefill` of a run with prefill (run/prefill.h)
   std::optional<double> mfu, peak_flops_per_rank;
   bool modeled = false;      // tokens/s and MFU rest on modeled compute (summary.json "basis")
   std::vector<double> loss;  // per measured iteration; NaN where a value was missing

@@ -111,6 +111,7 @@ std::vector<std::string> non_default_settings(const Experiment& e) {
       if (t.ecn != stock.ecn) tcp.insert("tcp.ecn=" + topo::ecn_word(t.ecn));
     }
   out.insert(out.end(), tcp.begin(), tcp.end());
+  if (e.prefill.on) out.push_back("prefill: " + e.prefill.describe());
   if (e.topology.backend != topo::NetworkBackend::kNative)
     out.push_back("network.backend=" + topo::to_string(e.topology.backend));
   return out;

@@ -22,7 +22,7 @@ const std::vector<std::string> kTopKeys = {
     "name",   "description", "topology",      "shaping",      "network",         "wan",
     "model",  "compute",     "pipeline",      "microbatches", "microbatch_size", "iterations",
     "warmup", "schedules",   "mpi",           "seed",         "learning_rate",   "data",
-    "check",  "tcp",         "time_dilation", "events"};
+    "check",  "tcp",         "time_dilation", "events",       "prefill"};
 const std::map<std::string, std::string> kSynonyms = {
     {"schedule", "schedules"},     {"topo", "topology"},       {"backend", "network"},
     {"steps", "iterations"},       {"mbs", "microbatch_size"}, {"batch_size", "microbatch_size"},
@@ -87,6 +87,7 @@ class Parser {
     if (auto v = top.get("check")) e_.link_check = v->boolean();
     if (auto v = top.get("time_dilation")) read_time_dilation(*v);
     if (auto v = top.get("events")) read_events(*v);
+    if (auto v = top.get("prefill")) read_prefill(*v);
     if (e_.compute.mode == Compute::Mode::kReal) check_real(top);
     const Compute& c = e_.compute;
     if (c.mode == Compute::Mode::kModeled && c.source != Compute::Source::kShape &&
@@ -453,6 +454,46 @@ class Parser {
                      });
   }
 
+  void read_prefill(const yaml::Value& v) {
+    yaml::Map m = v.map({},
+                        "a map like {rate_rps: 200, prompt_tokens: {dist: uniform, mean: 512, "
+                        "max: 2048}, deadline: 2s}");
+    if (auto x = m.get("model"))
+      x->error(
+          "prefill runs on the training model's stages (the rank's share of it, one GPU's); "
+          "there is no separate model to name: drop `model`");
+    m.check_keys({"rate_rps", "prompt_tokens", "deadline", "seed"},
+                 {{"rate", "rate_rps"}, {"rps", "rate_rps"}, {"tokens", "prompt_tokens"}});
+    Prefill& p = e_.prefill;
+    p.on = true;
+    p.seed = e_.seed;
+    p.rate_rps = m.require("rate_rps").number(1e-3, 1e6);
+    if (auto t = m.get("prompt_tokens")) {
+      yaml::Map tm = t->map({}, "a map like {dist: uniform, mean: 512, max: 2048}");
+      tm.check_keys({"dist", "mean", "max"}, {{"distribution", "dist"}});
+      if (auto d = tm.get("dist")) p.dist = d->choice({"fixed", "uniform", "exponential"});
+      if (auto x = tm.get("max")) p.max_tokens = static_cast<int>(x->integer(1, 1 << 20));
+      if (auto x = tm.get("mean")) {
+        p.mean_tokens = x->number(1, 1 << 20);
+        if (p.mean_tokens > p.max_tokens)
+          x->fail("a mean of at most max (" + std::to_string(p.max_tokens) + ")");
+      }
+    }
+    if (auto d = m.get("deadline")) {
+      p.deadline_us = d->duration_us();
+      if (p.deadline_us == 0) d->fail("a deadline longer than 0, like \"2s\"");
+    }
+    if (auto x = m.get("seed")) p.seed = static_cast<uint64_t>(x->integer(0, INT64_MAX));
+    if (e_.tensor_parallel > 1)
+      v.error(
+          "prefill with tensor_parallel > 1 is not built (a TP group would serve each request "
+          "together); use tensor_parallel: 1");
+    if (e_.compute.mode == Compute::Mode::kReal)
+      v.error(
+          "prefill needs modeled compute (a cost per prompt token from the stage's forward); "
+          "running the real stage forward over prompts is not built");
+  }
+
   void read_time_dilation(const yaml::Value& v) {
     e_.time_dilation = v.number(1, topo::kMaxTimeDilation);
     if (e_.time_dilation != 1 && e_.compute.mode == Compute::Mode::kReal)
@@ -495,6 +536,14 @@ class Parser {
 std::string ProgressEvent::source() const {
   return fmt::format("{}:{}:{} (at_iteration {})", change.pos.file, change.pos.line, change.pos.col,
                      at_iteration);
+}
+
+std::string Prefill::describe() const {
+  std::string tokens = dist == "fixed"
+                           ? fmt::format("fixed({:g})", mean_tokens)
+                           : fmt::format("{}(mean {:g}, max {})", dist, mean_tokens, max_tokens);
+  return fmt::format("rate_rps={:g} tokens={} deadline={:g}s seed={}", rate_rps, tokens,
+                     static_cast<double>(deadline_us) / 1e6, seed);
 }
 
 std::vector<std::string> Experiment::rank_hosts() const {

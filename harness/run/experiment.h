@@ -46,6 +46,11 @@
 //   data: /usr/share/common-licenses/*   # real compute: training text (glob)
 //   check: false                      # quick link check before the workers start
 //   time_dilation: 1                  # k >= 1: run k times slower than real (below)
+//   prefill:                          # optional: inference prefill in pipeline bubbles
+//     rate_rps: 200                   # (BubbleTea, below); off without the block
+//     prompt_tokens: {dist: uniform, mean: 512, max: 2048}   # fixed | uniform | exponential
+//     deadline: 2s                    # not served by arrival + deadline: rejected
+//     seed: 1                         # default: the experiment's seed
 //   events:                           # optional: WAN changes anchored to training progress
 //     - {at_iteration: 5, link: [east, west], down_for: 2s}   # ProgressEvent below
 //     - {at_iteration: 8, dc: west, kill_ranks: true}
@@ -80,6 +85,22 @@
 // `tcp_links` is OpenMPI's btl_tcp_links only: measured, it does not stripe one message
 // (stripes.h has the figures). Both are non-default settings, recorded in
 // environment.json's non_default_settings and shown in the report.
+//
+// Prefill in bubbles (BubbleTea, Palak et al.; workloads/worker/prefill.h): an inference
+// request stream (Poisson, rate_rps over the whole run, each world rank drawing rate_rps /
+// world_size), each request a prefill job on one rank placed only into that rank's idle
+// time where it ends before the rank's next training action is predicted to start (the
+// plan's simulation of the schedule, corrected online by the measured arrivals), so the
+// training is not delayed; requests that fit no bubble wait, and those that cannot end by
+// arrival + deadline are rejected. Cost: the inference model is one rank's share of the
+// training model (one GPU's, as in BubbleTea), modeled as a cost per prompt token derived
+// from the rank's forward: f_ns x prompt_tokens / (seq x microbatch_size) summed over its
+// stages (seq: compute.modeled.seq for a model shape, model.seq otherwise). Modeled compute
+// only, and without tensor parallelism: with real compute the job would run the stage's
+// forward over the prompt, and with TP the group would serve each request together;
+// neither is built (InputError at the block). With the block every schedule runs twice, without
+// prefill then with it (named SCHEDULE+prefill), so the training slowdown is measured
+// against the same schedule; a non-default setting, recorded and shown in the report.
 //
 // Time dilation (Gupta et al., NSDI'06; DieCast, NSDI'08) emulates links faster than this
 // machine carries: the network is built with every WAN delay and jitter and the intra-DC
@@ -178,6 +199,17 @@ struct ProgressEvent {
   std::string source() const;
 };
 
+struct Prefill {
+  bool on = false;
+  double rate_rps = 0;
+  std::string dist = "fixed";  // prompt tokens: fixed | uniform | exponential
+  double mean_tokens = 512;
+  int max_tokens = 2048;
+  uint64_t deadline_us = 2000000;
+  uint64_t seed = 1;
+  std::string describe() const;  // "rate_rps=200 tokens=uniform(512, max 2048) deadline=2s"
+};
+
 struct Experiment {
   std::string name;
   std::string source_file;    // as given
@@ -210,6 +242,7 @@ struct Experiment {
   bool link_check = false;
   double time_dilation = 1;           // k: see above; 1 = off
   std::vector<ProgressEvent> events;  // in at_iteration order (stable)
+  Prefill prefill;                    // `prefill:`; off by default
 
   int world_size() const { return stages * data_parallel * tensor_parallel; }
   // World rank (run_spec.h's layout) of a TP rank of a pipeline rank of a replica.

@@ -10,6 +10,7 @@
 #include "common/input_error.h"
 #include "harness/common/units.h"
 #include "harness/launch/launcher.h"
+#include "harness/run/prefill.h"
 #include "harness/sim/link_timeline.h"
 #include "harness/sim/setup.h"
 #include "workloads/schedule/csv.h"
@@ -428,6 +429,12 @@ Plan make_plan(const Experiment& e) {
     SchedulePlan sp{c, make_schedule(e, p.params, c), {}};
     sp.costs = planned_costs(e, sp.schedule.stage_rank);
     p.schedules.push_back(std::move(sp));
+    if (e.prefill.on) {  // the same schedule again, with prefill in its bubbles
+      SchedulePlan with = p.schedules.back();
+      with.choice.name = prefill_run_name(with.choice.name);
+      with.prefill = true;
+      p.schedules.push_back(std::move(with));
+    }
   }
   return p;
 }
@@ -700,6 +707,7 @@ worker::RunSpec run_spec(const Plan& p, const SchedulePlan& sp, const std::strin
     r.modeled.opt_ns = dilate(costs.opt_ns);
     if (e.data_parallel > 1) r.modeled.grad_bytes = grad_bytes(e, s.stages);
   }
+  if (sp.prefill) r.prefill = prefill_spec(p, sp);
   return r;
 }
 

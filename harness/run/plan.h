@@ -35,6 +35,9 @@ struct SchedulePlan {
   sched::Schedule schedule;  // generated (or read) and validated
   sim::CostModel costs;      // planned: modeled compute as the workers sleep it; real
                              // compute from FLOPs / compute.real.gflops
+  bool prefill = false;      // the run with prefill in bubbles (experiment.h `prefill:`):
+                             // make_plan lists each schedule without, then with it, the
+                             // latter named SCHEDULE+prefill (prefill.h)
 };
 
 struct Plan {

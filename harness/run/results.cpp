@@ -27,6 +27,11 @@ void undilate(RankFiles& f, double k) {
   for (auto& rep : f.reports) {
     for (auto& t : rep.iteration_start_ns) t = ns(t);
     for (auto& t : rep.iteration_end_ns) t = ns(t);
+    if (rep.prefill.is_object()) {
+      for (auto& t : rep.prefill["ttft_ns"]) t = ns(t.get<int64_t>());
+      rep.prefill["busy_ns"] = ns(rep.prefill.value("busy_ns", int64_t{0}));
+      rep.prefill["overrun_ns"] = ns(rep.prefill.value("overrun_ns", int64_t{0}));
+    }
     if (rep.waits.is_object())
       for (auto& [cause, v] : rep.waits.items())
         if (v.is_number()) v = v.get<double>() / k;
@@ -85,8 +90,11 @@ std::vector<trace::Trace> split_iterations(const RankFiles& f) {
     t.microbatches = f.trace.microbatches;
     for (const auto& ev : f.trace.events) {
       const auto& rep = f.reports[ev.rank];
-      if (ev.start_ns >= rep.iteration_start_ns[i] && ev.start_ns < rep.iteration_end_ns[i])
-        t.events.push_back(ev);
+      // Prefill in the barrier's wait after the iteration belongs to it (prefill.h).
+      const int64_t end = ev.kind == sched::Kind::PREFILL && i + 1 < n
+                              ? rep.iteration_start_ns[i + 1]
+                              : rep.iteration_end_ns[i];
+      if (ev.start_ns >= rep.iteration_start_ns[i] && ev.start_ns < end) t.events.push_back(ev);
     }
     out.push_back(std::move(t));
   }
@@ -239,6 +247,12 @@ nlohmann::json summary_json(const ScheduleResult& r) {
       j["series"] = {{"start_s", start}, {"wan_bytes", wan}, {"waits_s", waits}};
     }
     if (!r.changes.empty()) j["changes"] = applied_json(r.changes);
+    if (!r.utilisation.empty()) {
+      double mean = 0;
+      for (double u : r.utilisation) mean += u / static_cast<double>(r.utilisation.size());
+      j["utilisation"] = {{"per_rank", r.utilisation}, {"mean", mean}};
+    }
+    if (!r.prefill.is_null()) j["prefill"] = r.prefill;
     if (r.peak_flops_per_rank > 0)
       j["mfu"] = {{"value", r.mfu},
                   {"peak_flops_per_rank", r.peak_flops_per_rank},

@@ -67,6 +67,9 @@ struct ScheduleResult {
   // When the WAN changes under the run (plan.h's changes_over_time): the run predicted
   // with the same changes (predict_run), per iteration.
   std::optional<RunPrediction> simulated_series;
+  // Per world rank: compute busy (PREFILL included) / the measured span (prefill.h).
+  std::vector<double> utilisation;
+  nlohmann::json prefill;  // a run with prefill: prefill.h's prefill_json (+ baseline)
   double mean() const;
   double percentile(double p) const;  // nearest rank
 };

@@ -24,6 +24,7 @@
 #include "harness/process/process.h"
 #include "harness/run/environment.h"
 #include "harness/run/plan.h"
+#include "harness/run/prefill.h"
 #include "harness/sim/simulator.h"
 #include "harness/trace/chrome.h"
 #include "workloads/schedule/csv.h"
@@ -190,6 +191,8 @@ ScheduleResult analyse(const Plan& plan, const SchedulePlan& p, const fs::path& 
     if (rep.world_rank == last_rank) r.loss = rep.loss;
   r.waits_s = waits_per_iteration(files, r.iteration_s.size());
   r.transfers = transfers_json(files.trace, rank_dcs, files.reports);
+  r.utilisation = utilisation(files, true);
+  if (p.prefill) r.prefill = prefill_json(files);
 
   // The same schedule predicted (plan.h's predict, as `xdc simulate`): modeled costs as
   // slept; real compute as measured in this run, under the same CPU sharing.
@@ -448,6 +451,19 @@ RunOutcome run_experiment(const Experiment& e, const RunOptions& opts) {
     out.schedules.push_back(std::move(r));
   }
   if (cancelled()) say("interrupted: stopping, tearing the network down");
+  compare_with_baselines(out.schedules);
+  for (const auto& r : out.schedules)
+    if (r.prefill.is_object())
+      say(fmt::format(
+          "[{}] prefill: {} served, {} rejected, {} unfinished; utilisation {:.1f}% "
+          "(without prefill {:.1f}%), training {:+.2f}%, TTFT p50 {:.1f} ms p99 "
+          "{:.1f} ms; {} wait(s) overran by {:.1f} ms in all",
+          r.schedule, r.prefill.value("served", 0), r.prefill.value("rejected", 0),
+          r.prefill.value("unfinished", 0), 100 * r.prefill.value("utilisation_with", 0.0),
+          100 * r.prefill.value("utilisation_without", 0.0),
+          r.prefill.value("training_slowdown_pct", 0.0), r.prefill.value("ttft_ms_p50", 0.0),
+          r.prefill.value("ttft_ms_p99", 0.0), r.prefill.value("overruns", 0),
+          r.prefill.value("overrun_ms", 0.0)));
 
   const nlohmann::json summary =
       run_summary_json(plan, out.schedules, shaping_backend(state), state.name, cancelled());

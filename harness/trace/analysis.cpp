@@ -14,6 +14,7 @@ Summary analyze(const Trace& t) {
   std::vector<int64_t> c_first(R, kMax), c_last(R, 0), busy_from_f0(R, 0);
   s.compute_ns.assign(R, 0);
   for (const Event& e : t.events) {
+    if (e.kind == Kind::PREFILL) continue;  // not the training's (prefill in bubbles)
     first = std::min(first, e.start_ns);
     last = std::max(last, e.end_ns);
     if (e.kind == Kind::F && e.stage == 0) first_f0 = std::min(first_f0, e.start_ns);

@@ -29,6 +29,8 @@ struct Summary {
   int64_t comm_bytes = 0;           // sum over SEND events
 };
 
+// PREFILL events (prefill in bubbles, workloads/worker/prefill.h) are not the training's:
+// analyze() ignores them.
 Summary analyze(const Trace& t);
 
 }  // namespace xdc::trace

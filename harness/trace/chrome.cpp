@@ -86,7 +86,9 @@ std::string to_chrome_json(const Trace& t, const std::vector<Marker>& markers) {
                         {"tid", track},
                         {"args", {{"name", label}}}});
     }
-    std::string name = sched::to_string({e.kind, e.stage, e.microbatch, e.peer});
+    std::string name = e.kind == Kind::PREFILL  // bytes: the prompt's tokens
+                           ? "PREFILL " + std::to_string(e.bytes) + " tokens"
+                           : sched::to_string({e.kind, e.stage, e.microbatch, e.peer});
     json ev = {{"ph", "X"},
                {"name", name},
                {"cat", std::string(sched::kind_name(e.kind))},

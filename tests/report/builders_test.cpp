@@ -289,7 +289,9 @@ TEST(ReportPage, SelfContainedWithEverySection) {
   EXPECT_NE(html.find("<h1>two-dc &lt;&amp;&gt;</h1>"), std::string::npos);
   EXPECT_NE(html.find("backend: userspace · compute: real"), std::string::npos);
   EXPECT_EQ(count(html, "<svg xmlns"), 3u);  // measured + simulated timeline, loss chart
-  EXPECT_EQ(count(html, "class=\"blk "), 2 * compute_events(s.measured.value()) + 5);  // + legend
+  // + the legend's F, B, W, BW, second chunk, PREFILL
+  EXPECT_EQ(count(html, "class=\"blk "), 2 * compute_events(s.measured.value()) + 6);
+  EXPECT_EQ(html.find("<section id=\"prefill\">"), std::string::npos);  // no prefill run
   EXPECT_NE(html.find("x/trace.csv: &lt;bad&gt;"), std::string::npos);
   // Nothing is fetched: no scripts, no external resources.
   EXPECT_EQ(html.find("<script"), std::string::npos);
@@ -309,6 +311,30 @@ TEST(ReportPage, IdenticalLossesSaidSo) {
   EXPECT_NE(render_html(d).find("the lines lie on each other"), std::string::npos);
   d.schedules[1].loss[2] = 3.9;
   EXPECT_EQ(render_html(d).find("the lines lie on each other"), std::string::npos);
+}
+
+// A run with prefill in bubbles gets its table: utilisation without and with, the
+// training's iteration against the run without, requests, TTFT.
+TEST(ReportPage, PrefillRunGetsItsTable) {
+  RunData d;
+  ScheduleData a, b;
+  a.name = "1f1b";
+  b.name = "1f1b+prefill";
+  b.prefill = {{"utilisation_without", 0.276},
+               {"utilisation_with", 0.966},
+               {"training_slowdown_pct", 0.27},
+               {"served", 9569},
+               {"rejected", 0},
+               {"unfinished", 243},
+               {"ttft_ms_p50", 560.2},
+               {"ttft_ms_p99", 1568.4}};
+  d.schedules = {a, b};
+  const std::string html = render_html(d);
+  ASSERT_NE(html.find("<section id=\"prefill\">"), std::string::npos);
+  EXPECT_NE(html.find("<td>1f1b+prefill</td><td>27.6%</td><td>96.6%</td><td>+0.27%</td>"
+                      "<td>9569</td><td>0</td><td>243</td><td>560 ms</td><td>1568 ms</td>"),
+            std::string::npos)
+      << html.substr(html.find("<section id=\"prefill\">"), 900);
 }
 
 }  // namespace

@@ -34,7 +34,8 @@ TEST(Experiment, ShippedFilesLoad) {
         "tests/run/overlap.yaml", "tests/run/kill.yaml", "tests/run/bubble-0ms.yaml",
         "tests/run/dp-real.yaml", "tests/run/dp-modeled.yaml", "experiments/multi-connection.yaml",
         "experiments/flap.yaml", "tests/run/kill-dc.yaml", "experiments/tp-two-dc.yaml",
-        "experiments/tp-two-dc-modeled.yaml", "tests/run/tp-real.yaml"}) {
+        "experiments/tp-two-dc-modeled.yaml", "tests/run/tp-real.yaml",
+        "experiments/repro/bubbletea-base.yaml", "tests/run/prefill.yaml"}) {
     SCOPED_TRACE(f);
     const auto e = xdc::run::load_experiment(f);
     EXPECT_EQ(e.world_size(), static_cast<int>(e.rank_hosts().size()));
@@ -168,6 +169,59 @@ TEST(Experiment, ConnectionsPerPeerClassReachSpecSimulatorAndRecord) {
   EXPECT_EQ(xdc::run::link_model(both).tcp[0 * 4 + 1].connections, 2);
   EXPECT_EQ(xdc::run::non_default_settings(both),
             (std::vector<std::string>{"mpi.connections.wan=4", "mpi.connections.dc=2"}));
+}
+
+// prefill: each schedule runs without, then with prefill; the workers get the stream, a
+// cost per prompt token from the stage's F (f / (seq x microbatch_size)) and the simulated
+// start of every compute action; the setting is recorded as non-default.
+TEST(Experiment, PrefillRunsEachScheduleTwiceAndTellsTheWorkersTheBubbles) {
+  const auto e = parse_experiment(
+      kGood +
+          "prefill: {rate_rps: 40, prompt_tokens: {dist: uniform, mean: 256, max: 1024}, "
+          "deadline: 500ms}\n",
+      kLabel);
+  ASSERT_TRUE(e.prefill.on);
+  EXPECT_EQ(e.prefill.deadline_us, 500000u);
+  EXPECT_EQ(xdc::run::non_default_settings(e),
+            (std::vector<std::string>{"prefill: rate_rps=40 tokens=uniform(mean 256, max 1024) "
+                                      "deadline=0.5s seed=1"}));
+  const auto plan = xdc::run::make_plan(e);
+  ASSERT_EQ(plan.schedules.size(), 4u);
+  EXPECT_EQ(plan.schedules[0].choice.name, "1f1b");
+  EXPECT_FALSE(plan.schedules[0].prefill);
+  EXPECT_EQ(plan.schedules[1].choice.name, "1f1b+prefill");
+  EXPECT_TRUE(plan.schedules[1].prefill);
+  EXPECT_EQ(plan.schedules[3].choice.name, "crosspipe-greedy+prefill");
+  EXPECT_FALSE(xdc::run::run_spec(plan, plan.schedules[0], "/tmp/x", "/tmp/x/s.csv").prefill.on);
+  const auto sp = plan.schedules[1];
+  const auto w = xdc::run::run_spec(plan, sp, "/tmp/x", "/tmp/x/s.csv").prefill;
+  ASSERT_TRUE(w.on);
+  EXPECT_EQ(w.rate_rps, 40);
+  EXPECT_EQ(w.dist, "uniform");
+  EXPECT_EQ(w.deadline_ns, 500000000);
+  ASSERT_EQ(w.ns_per_token.size(), 4u);
+  EXPECT_DOUBLE_EQ(w.ns_per_token[0], static_cast<double>(sp.costs.f_ns[0]) / 1024.0);
+  const auto pred = xdc::run::predict(plan, sp, sp.costs);
+  EXPECT_EQ(w.iteration_ns, pred.summary.iteration_ns);
+  ASSERT_EQ(w.action_start_ns.size(), 4u);
+  for (int r = 0; r < 4; ++r) {
+    const auto& actions = sp.schedule.actions[r];
+    ASSERT_EQ(w.action_start_ns[r].size(), actions.size());
+    int64_t last = -1;
+    for (size_t i = 0; i < actions.size(); ++i) {
+      const bool compute =
+          xdc::sched::is_compute(actions[i].kind) || actions[i].kind == xdc::sched::Kind::OPT;
+      if (!compute) {
+        EXPECT_EQ(w.action_start_ns[r][i], -1);
+        continue;
+      }
+      EXPECT_GE(w.action_start_ns[r][i], last) << "rank " << r << " action " << i;
+      last = w.action_start_ns[r][i];
+    }
+  }
+  // Stage 0 starts at once; the last stage waits for its first input (a bubble).
+  EXPECT_EQ(w.action_start_ns[0][0], 0);
+  EXPECT_GT(w.action_start_ns[3][1], 3 * sp.costs.f_ns[0]);
 }
 
 struct Bad {
@@ -404,6 +458,30 @@ INSTANTIATE_TEST_SUITE_P(
             "missing required key 'at_iteration'"},
         Bad{"event_dc_with_delay", kGood + "events: [{at_iteration: 1, dc: west, delay: 5ms}]\n", 8,
             "a dc: event cuts"},
+        Bad{"prefill_unknown_key", kGood + "prefill: {rate_rps: 10, burst: 3}\n", 8,
+            "prefill.burst: unknown key"},
+        Bad{"prefill_missing_rate", kGood + "prefill: {deadline: 2s}\n", 8,
+            "missing required key 'rate_rps'"},
+        Bad{"prefill_bad_dist",
+            kGood + "prefill: {rate_rps: 10, prompt_tokens: {dist: zipf, mean: 10}}\n", 8,
+            "expected one of: fixed, uniform, exponential"},
+        Bad{"prefill_mean_over_max",
+            kGood + "prefill: {rate_rps: 10, prompt_tokens: {mean: 900, max: 100}}\n", 8,
+            "a mean of at most max (100)"},
+        Bad{"prefill_zero_deadline", kGood + "prefill: {rate_rps: 10, deadline: 0s}\n", 8,
+            "a deadline longer than 0"},
+        Bad{"prefill_model", kGood + "prefill: {rate_rps: 10, model: llama2-7b}\n", 8,
+            "no separate model"},
+        Bad{"prefill_tensor_parallel",
+            with("placement: [east-h1, east-h2, w1, w2]}",
+                 "placement: [east-h1, east-h2, w1, w2], tensor_parallel: 2}") +
+                "prefill: {rate_rps: 10}\n",
+            8, "prefill with tensor_parallel > 1 is not built"},
+        Bad{"prefill_real_compute",
+            with("compute: {modeled: {model: llama2-13b, device: a100, seq: 1024}}",
+                 "compute: real\nmodel: {preset: tiny, layers: 4}") +
+                "prefill: {rate_rps: 10}\n",
+            9, "prefill needs modeled compute"},
         Bad{"time_dilation_real_compute",
             with("compute: {modeled: {model: llama2-13b, device: a100, seq: 1024}}",
                  "compute: real\nmodel: {preset: tiny, layers: 4}") +

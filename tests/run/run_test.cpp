@@ -103,6 +103,42 @@ TEST(Run, ModeledIterationWithinTenPercentOfTheSimulation) {
   }
 }
 
+// Issue 11 acceptance 4 (BubbleTea), short: prefill requests are served in the bubbles of
+// a 1F1B pipeline across a 40 ms WAN, the ranks' utilisation rises well above the
+// training's alone, and the training's iteration stays within 10% of the same schedule run
+// without prefill (the bound the other run tests use; scripts/reproduce.sh bubbletea
+// measures the 2% acceptance on the full experiment).
+TEST(Run, PrefillFillsBubblesWithoutSlowingTraining) {
+  const std::string net = "trpre";
+  const fs::path dir = fresh_dir("prefill");
+  auto r = run_xdc({"run", "tests/run/prefill.yaml", "-o", dir.string(), "--name", net}, 240);
+  ASSERT_EQ(r.rc, 0) << r.out;
+  const auto s = summary_of(dir);
+  ASSERT_EQ(s["schedules"].size(), 2u);
+  EXPECT_EQ(s["schedules"][0]["schedule"], "1f1b");
+  const auto& with = s["schedules"][1];
+  ASSERT_EQ(with["schedule"], "1f1b+prefill");
+  const auto& p = with["prefill"];
+  std::printf("%s\n", p.dump(2).c_str());
+  EXPECT_GT(p["served"].get<int>(), 0);
+  EXPECT_GT(p["utilisation_with"].get<double>(), p["utilisation_without"].get<double>() + 0.3);
+  EXPECT_LT(std::fabs(p["training_slowdown_pct"].get<double>()), 10.0);
+  EXPECT_LE(p["ttft_ms_p99"].get<double>(), 2000.0);  // served within the deadline
+  // The PREFILL blocks are in the trace, prompt tokens as bytes, on the ranks' idle time.
+  const auto t = xdc::trace::from_csv(slurp(dir / "1f1b+prefill" / "trace.csv"));
+  int prefills = 0;
+  for (const auto& e : t.events)
+    if (e.kind == xdc::sched::Kind::PREFILL) {
+      ++prefills;
+      EXPECT_GT(e.bytes, 0);
+    }
+  EXPECT_EQ(prefills, p["served"].get<int>());
+  const auto env = nlohmann::json::parse(slurp(dir / "environment.json"));
+  EXPECT_NE(env["non_default_settings"].dump().find("prefill: rate_rps=200"), std::string::npos);
+  EXPECT_EQ(leftovers(net), std::vector<std::string>{});
+  EXPECT_EQ(job_processes(net, dir), std::vector<std::string>{});
+}
+
 // Per measured iteration: {standalone transfer of microbatch 0, rank 1's wait for 1}.
 std::vector<std::pair<double, double>> overlap_figures(const fs::path& run) {
   const auto t = xdc::trace::from_csv(slurp(run / "trace.csv"));

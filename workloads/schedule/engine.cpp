@@ -158,6 +158,8 @@ Engine::Unmet Engine::first_unmet(int rank, const Action& a) const {
       return weights_left_[st] == 0 ? Unmet::kNone : Unmet::kWeights;
     case Kind::TP_ALLREDUCE:  // the validator refuses it in a schedule (schedule.h)
       throw std::logic_error("schedule engine: TP_ALLREDUCE is a trace record, not an action");
+    case Kind::PREFILL:  // a trace kind; the validator refuses it in a schedule
+      throw std::logic_error("schedule engine: PREFILL is a trace record, not an action");
   }
   return Unmet::kNone;
 }

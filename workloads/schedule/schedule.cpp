@@ -44,6 +44,8 @@ std::string_view kind_name(Kind k) {
       return "OPT";
     case Kind::TP_ALLREDUCE:
       return "TP_ALLREDUCE";
+    case Kind::PREFILL:
+      return "PREFILL";
   }
   return "?";
 }

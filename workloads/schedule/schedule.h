@@ -26,7 +26,22 @@
 
 namespace xdc::sched {
 
-enum class Kind { F, B, W, BW, SEND_F, RECV_F, SEND_B, RECV_B, ALLREDUCE, OPT, TP_ALLREDUCE };
+// PREFILL is a trace kind only too (workloads/worker/prefill.h: an inference prefill run
+// in a bubble), never an action of a schedule: the validator refuses it.
+enum class Kind {
+  F,
+  B,
+  W,
+  BW,
+  SEND_F,
+  RECV_F,
+  SEND_B,
+  RECV_B,
+  ALLREDUCE,
+  OPT,
+  TP_ALLREDUCE,
+  PREFILL
+};
 
 struct Action {
   Kind kind = Kind::F;

@@ -71,6 +71,10 @@ class Checker {
               std::to_string(s_.stage_rank[a.stage]));
           continue;
         }
+        if (a.kind == Kind::PREFILL) {
+          err(where(r, i, a) + "PREFILL is a trace kind (prefill in bubbles), not an action");
+          continue;
+        }
         if (is_comm(a.kind)) {
           check_peer(r, i, a);
           const int k = static_cast<int>(a.kind) - static_cast<int>(Kind::SEND_F);

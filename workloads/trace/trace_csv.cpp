@@ -34,7 +34,8 @@ Trace from_csv(const std::string& text) {
                                                     {"RECV_B", Kind::RECV_B},
                                                     {"ALLREDUCE", Kind::ALLREDUCE},
                                                     {"OPT", Kind::OPT},
-                                                    {"TP_ALLREDUCE", Kind::TP_ALLREDUCE}};
+                                                    {"TP_ALLREDUCE", Kind::TP_ALLREDUCE},
+                                                    {"PREFILL", Kind::PREFILL}};
   Trace t;
   std::istringstream in(text);
   std::string line;

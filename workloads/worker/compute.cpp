@@ -17,16 +17,6 @@
 
 namespace xdc::worker {
 
-namespace {
-
-template <typename T>
-std::span<const std::byte> as_bytes(std::span<const T> s) {
-  return std::as_bytes(s);
-}
-std::span<const float> as_floats(std::span<const std::byte> b) {
-  return {reinterpret_cast<const float*>(b.data()), b.size() / sizeof(float)};
-}
-
 void sleep_ns(int64_t ns) {
   if (ns <= 0) return;
   timespec t;
@@ -36,6 +26,16 @@ void sleep_ns(int64_t ns) {
   t.tv_nsec = total % 1000000000;
   while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &t, nullptr) == EINTR) {
   }
+}
+
+namespace {
+
+template <typename T>
+std::span<const std::byte> as_bytes(std::span<const T> s) {
+  return std::as_bytes(s);
+}
+std::span<const float> as_floats(std::span<const std::byte> b) {
+  return {reinterpret_cast<const float*>(b.data()), b.size() / sizeof(float)};
 }
 
 std::string hex64(uint64_t h) {

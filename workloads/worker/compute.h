@@ -59,6 +59,9 @@ class StageCompute {
   virtual int64_t peak_activation_bytes() const = 0;
 };
 
+// Sleeps `ns` on CLOCK_MONOTONIC (absolute deadline, no CPU): what modeled compute does.
+void sleep_ns(int64_t ns);
+
 // `stages`: the schedule stages this rank holds; `stage_count` of the whole pipeline;
 // `world_rank` picks the rank's GPU (RunSpec::rank_gpus); `tp_index`: this rank's place in
 // its TP group. Real compute asked on a GPU that cannot be used throws (no silent fall

@@ -49,6 +49,25 @@ Executor::Executor(const RunSpec& spec, const sched::Schedule& schedule, Layout 
   if (!compute_.real()) sink_.assign(sink, std::byte{0});
   if (L_.tensor_parallel > 1)
     compute_.set_tp_allreduce([this](std::span<float> buf) { tp_allreduce(buf); });
+  if (spec_.prefill.on) {
+    if (compute_.real())
+      throw std::runtime_error("prefill in bubbles needs modeled compute (PrefillSpec)");
+    prefill_ = std::make_unique<PrefillServer>(spec_.prefill, L_.world_rank, L_.pipeline_rank,
+                                               spec_.world_size(), tracer_, sleep_ns);
+    next_compute_.assign(actions_.size(), -1);
+    for (int i = static_cast<int>(actions_.size()) - 1, next = -1; i >= 0; --i) {
+      next_compute_[i] = next;
+      if (sched::is_compute(actions_[i].kind) || actions_[i].kind == Kind::OPT) next = i;
+    }
+  }
+}
+
+void Executor::finish_prefill(int64_t end_ns) {
+  if (prefill_) prefill_->finish(end_ns);
+}
+
+nlohmann::json Executor::prefill_report() const {
+  return prefill_ ? prefill_->report() : nlohmann::json();
 }
 
 void Executor::tp_allreduce(std::span<float> buf) {
@@ -148,6 +167,13 @@ void Executor::wait_for(Comm::Request* r, const Action& a, int iteration, const 
   // worker.cpp prefixes "xdc-worker: rank R (host H): ".
   throw WaitTimeout("waited " + std::to_string(spec_.timeout_s) + " s (timeout_s) at " + at +
                     " of iteration " + std::to_string(iteration) + " for " + what);
+}
+
+std::function<bool(int64_t)> Executor::until(Comm::Request* r) {
+  return [this, r](int64_t t_ns) {
+    const auto tp = std::chrono::steady_clock::time_point(std::chrono::nanoseconds(t_ns));
+    return comm_.wait(r, tp);
+  };
 }
 
 void Executor::reap_sends() {
@@ -287,14 +313,18 @@ Executor::Iteration Executor::run_iteration(int iteration, bool another_follows)
     // Not part of the iteration: its wait is reported, not traced.
     const int64_t t0 = now_ns();
     Comm::Request* r = comm_.ibarrier(L_.world);
+    // Prefill in the wait (prefill.h) counts as waiting: the training waited as long.
+    if (prefill_) prefill_->fill(prefill_->predicted_barrier(), until(r));
     wait_for(r, Action{Kind::OPT, -1, -1, -1}, iteration, "ITERATION_BARRIER",
              "every rank to finish the previous iteration");
+    if (prefill_) prefill_->observe_barrier(r->complete_ns > 0 ? r->complete_ns : now_ns());
     comm_.release(r);
     add_wait("ITERATION_BARRIER", now_ns() - t0);
   }
   Iteration res;
   iteration_ = iteration;
   res.start_ns = now_ns();
+  if (prefill_) prefill_->begin_iteration(res.start_ns, tracer_.measuring());
   if (on_start) on_start(iteration);
   for (int i = 0; i < n; ++i) {
     const Action& a = actions_[i];
@@ -305,9 +335,16 @@ Executor::Iteration Executor::run_iteration(int iteration, bool another_follows)
       case Kind::RECV_B: {
         const int peer = L_.world_of(a.peer);
         const int64_t t0 = now_ns();
+        // Prefill while the data is on its way (prefill.h): within the RECV's wait, as the
+        // training waited as long.
+        if (prefill_)
+          prefill_->fill(prefill_->predicted_ready(i, next_compute_[i]), until(cur_.req[i]));
         wait_for(cur_.req[i], a, iteration, sched::kind_name(a.kind).data(),
                  "rank " + std::to_string(peer) + " (host " + L_.host(peer) + ")");
         const int64_t t1 = now_ns();
+        if (prefill_)
+          prefill_->observe(i, next_compute_[i],
+                            cur_.req[i]->complete_ns > 0 ? cur_.req[i]->complete_ns : t1);
         tracer_.record(a.kind, s, mb, t0, t1, message_bytes(a), peer);
         add_wait(a.kind == Kind::RECV_F ? "RECV_F" : "RECV_B", t1 - t0);
         comm_.release(cur_.req[i]);
@@ -386,6 +423,8 @@ Executor::Iteration Executor::run_iteration(int iteration, bool another_follows)
       }
       case Kind::TP_ALLREDUCE:  // never in a schedule (the validator refuses it)
         throw std::runtime_error("schedule " + sched_.name + ": TP_ALLREDUCE is not an action");
+      case Kind::PREFILL:  // a trace kind: validate() keeps it out of schedules
+        throw std::runtime_error("schedule " + sched_.name + ": PREFILL is not an action");
     }
     // A stage's gradients are final after its last W/BW: reduce them while the rank
     // goes on with the other stages' work.

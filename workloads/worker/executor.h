@@ -16,7 +16,8 @@
 // (outside the iteration window), so iteration windows line up across ranks as in the
 // simulator.
 // Waits are timed by cause (RECV_F, RECV_B, ALLREDUCE, GRAD_NORM, SEND_DRAIN,
-// ITERATION_BARRIER); a wait
+// ITERATION_BARRIER; with prefill (prefill.h) the PREFILL jobs run inside the RECV and
+// barrier waits, which still cover the whole time the training waited); a wait
 // longer than timeout_s throws WaitTimeout naming the action, peer rank and host
 // (the caller prefixes this rank and host).
 // Messages between consecutive stages on one rank are handed over in memory.
@@ -40,6 +41,7 @@
 #include "workloads/schedule/schedule.h"
 #include "workloads/worker/comm.h"
 #include "workloads/worker/compute.h"
+#include "workloads/worker/prefill.h"
 #include "workloads/worker/run_spec.h"
 #include "workloads/worker/tracer.h"
 
@@ -88,6 +90,10 @@ class Executor {
   // included): the worker's progress for the harness (run_spec.h's rank<r>.progress).
   std::function<void(int iteration)> on_start;
   std::vector<int> stages() const;
+  // With prefill on (run_spec.h PrefillSpec): the requests' outcome for the rank report,
+  // after finish_prefill(end of the last measured iteration); null otherwise.
+  void finish_prefill(int64_t end_ns);
+  nlohmann::json prefill_report() const;
 
  private:
   using Key = std::tuple<int, int, int>;  // direction (0 F, 1 B), consumer stage, mb
@@ -112,6 +118,7 @@ class Executor {
   void wait_for(Comm::Request* r, const sched::Action& a, int iteration, const char* cause,
                 const std::string& what);
   void add_wait(const char* cause, int64_t ns);
+  std::function<bool(int64_t)> until(Comm::Request* r);  // prefill: wait on r until t_ns
   void reap_sends();
   void handle_output(const sched::Action& a, std::span<const std::byte> out);
   Buffer take_input(int direction, int stage, int mb, const sched::Action& a);
@@ -149,6 +156,10 @@ class Executor {
   nlohmann::json waits_ = nlohmann::json::object();
   sched::Action running_;  // the compute action running (for the TP all-reduces inside it)
   int iteration_ = 0;
+  // Prefill in bubbles (prefill.h): served while the rank waits for a RECV's data or the
+  // iteration barrier, never past the predicted start of its next training action.
+  std::unique_ptr<PrefillServer> prefill_;
+  std::vector<int> next_compute_;  // per action index: the next compute action's index
 };
 
 }  // namespace xdc::worker

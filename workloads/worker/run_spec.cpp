@@ -27,6 +27,34 @@ void from_json(const json& j, ModeledCosts& c) {
   c.tp_allreduce_bytes = j.value("tp_allreduce_bytes", std::vector<int64_t>{});
 }
 
+void to_json(json& j, const PrefillSpec& p) {
+  j = json{{"on", p.on},
+           {"rate_rps", p.rate_rps},
+           {"dist", p.dist},
+           {"mean_tokens", p.mean_tokens},
+           {"max_tokens", p.max_tokens},
+           {"deadline_ns", p.deadline_ns},
+           {"seed", p.seed},
+           {"ns_per_token", p.ns_per_token},
+           {"action_start_ns", p.action_start_ns},
+           {"iteration_ns", p.iteration_ns},
+           {"guard_ns", p.guard_ns}};
+}
+void from_json(const json& j, PrefillSpec& p) {
+  PrefillSpec d;
+  p.on = j.value("on", d.on);
+  p.rate_rps = j.value("rate_rps", d.rate_rps);
+  p.dist = j.value("dist", d.dist);
+  p.mean_tokens = j.value("mean_tokens", d.mean_tokens);
+  p.max_tokens = j.value("max_tokens", d.max_tokens);
+  p.deadline_ns = j.value("deadline_ns", d.deadline_ns);
+  p.seed = j.value("seed", d.seed);
+  p.ns_per_token = j.value("ns_per_token", d.ns_per_token);
+  p.action_start_ns = j.value("action_start_ns", d.action_start_ns);
+  p.iteration_ns = j.value("iteration_ns", d.iteration_ns);
+  p.guard_ns = j.value("guard_ns", d.guard_ns);
+}
+
 void to_json(json& j, const RunSpec& s) {
   j = json{{"run_dir", s.run_dir},
            {"schedule_name", s.schedule_name},
@@ -58,6 +86,7 @@ void to_json(json& j, const RunSpec& s) {
            {"connections_wan", s.connections_wan},
            {"connections_dc", s.connections_dc},
            {"data_cidr", s.data_cidr},
+           {"prefill", s.prefill},
            {"debug_exit_rank", s.debug_exit_rank},
            {"debug_exit_after_iteration", s.debug_exit_after_iteration}};
 }
@@ -93,6 +122,7 @@ void from_json(const json& j, RunSpec& s) {
   s.connections_wan = j.value("connections_wan", d.connections_wan);
   s.connections_dc = j.value("connections_dc", d.connections_dc);
   s.data_cidr = j.value("data_cidr", d.data_cidr);
+  s.prefill = j.value("prefill", PrefillSpec{});
   s.debug_exit_rank = j.value("debug_exit_rank", d.debug_exit_rank);
   s.debug_exit_after_iteration =
       j.value("debug_exit_after_iteration", d.debug_exit_after_iteration);
@@ -136,6 +166,7 @@ void to_json(json& j, const RankReport& r) {
            {"progress", r.progress},
            {"mpi_thread_level", r.mpi_thread_level},
            {"connections", r.connections}};
+  if (!r.prefill.is_null()) j["prefill"] = r.prefill;
 }
 void from_json(const json& j, RankReport& r) {
   r.world_rank = j.at("world_rank");
@@ -158,6 +189,7 @@ void from_json(const json& j, RankReport& r) {
   r.progress = j.value("progress", "");
   r.mpi_thread_level = j.value("mpi_thread_level", 0);
   r.connections = j.value("connections", std::vector<RankReport::Connection>{});
+  r.prefill = j.value("prefill", json());
 }
 
 RunSpec read_run_spec(const std::string& path) {

@@ -44,6 +44,27 @@ struct ModeledCosts {                     // compute = "modeled": sleep, do not 
   std::vector<int64_t> tp_allreduce_bytes;
 };
 
+// Inference prefill in pipeline bubbles (BubbleTea; workloads/worker/prefill.h), filled in
+// by the harness from the experiment's `prefill:` block (harness/run/experiment.h) and the
+// simulator's prediction of the schedule. Every duration here is already x time_dilation
+// and the rate / time_dilation, as the modeled costs.
+struct PrefillSpec {
+  bool on = false;
+  double rate_rps = 0;               // requests per second, the whole run: each world rank
+                                     // draws its own Poisson stream of rate_rps / world_size
+  std::string dist = "fixed";        // prompt tokens: fixed | uniform | exponential
+  double mean_tokens = 512;          // fixed: every prompt; uniform: [1, 2 mean - 1];
+  int max_tokens = 2048;             // exponential: mean; all capped at max_tokens
+  int64_t deadline_ns = 2000000000;  // a request not served by arrival + deadline is rejected
+  uint64_t seed = 1;                 // each world rank's stream: seed and the rank
+  std::vector<double> ns_per_token;  // per pipeline rank: its stages' F per token
+  // Per pipeline rank, per action index of its action list: the predicted start of that
+  // compute action (F, B, W, BW, OPT) from the iteration's start; -1 for other actions.
+  std::vector<std::vector<int64_t>> action_start_ns;
+  int64_t iteration_ns = 0;    // predicted iteration span (start to the last rank's end)
+  int64_t guard_ns = 1000000;  // a job must end this long before the predicted start
+};
+
 struct RunSpec {
   std::string run_dir;  // absolute; every rank writes its files here
   std::string schedule_name;
@@ -89,6 +110,7 @@ struct RunSpec {
   int connections_wan = 0;
   int connections_dc = 0;
   std::string data_cidr = "10.0.0.0/8";  // where the stripes listen (the shaped network)
+  PrefillSpec prefill;                   // off unless the experiment has `prefill:`
   int debug_exit_rank = -1;              // test only: this world rank exits (code 3, no MPI
   int debug_exit_after_iteration = -1;   // finalize) after this many measured iterations
 
@@ -122,10 +144,16 @@ struct RankReport {
     int64_t kernel_bytes_acked = 0, kernel_retransmits = 0;  // TCP_INFO at the end
   };
   std::vector<Connection> connections;  // empty without stripes
+  // With prefill (PrefillSpec.on): {"arrived", "served", "rejected", "unfinished" (queued
+  // at the end), "busy_ns", "ttft_ns": [per served request, arrival to prefill end],
+  // "overruns", "overrun_ns" (waits whose data arrived while a job ran; the delay)}.
+  nlohmann::json prefill;
 };
 
 void to_json(nlohmann::json& j, const ModeledCosts& c);
 void from_json(const nlohmann::json& j, ModeledCosts& c);
+void to_json(nlohmann::json& j, const PrefillSpec& p);
+void from_json(const nlohmann::json& j, PrefillSpec& p);
 void to_json(nlohmann::json& j, const RunSpec& s);
 void from_json(const nlohmann::json& j, RunSpec& s);
 void to_json(nlohmann::json& j, const RankReport::Connection& c);

@@ -212,6 +212,8 @@ void run(const RunSpec& spec, int rank, int thread_level, const std::string& hos
       }
       ex.drain_sends();
       report.waits = ex.waits();
+      if (!end_local.empty()) ex.finish_prefill(end_local.back());
+      report.prefill = ex.prefill_report();
       if (stripes) {
         stripes->finish();
         for (const Stripes::ConnStats& c : stripes->stats())
