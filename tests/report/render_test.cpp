@@ -124,9 +124,10 @@ TEST_F(ReportRender, SmallSimulatedRunDrawsTimelinesAndTable) {
                            "--dcs", "2", "--latency", "20ms", "--bandwidth", "1gbit", "--tf",
                            "20ms", "--tb", "40ms", "--activation", "4mb"});
   ASSERT_GT(r.compute_events, 0u);
-  // After rendering: both timelines, every compute block (+5 legend swatches), the table.
+  // After rendering: both timelines, every compute block (+6 legend swatches: F, B, W,
+  // BW, second chunk, PREFILL), the table.
   EXPECT_EQ(count(r.dom, "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"gantt"), 2u);
-  EXPECT_EQ(count(r.dom, "class=\"blk "), r.compute_events + 5);
+  EXPECT_EQ(count(r.dom, "class=\"blk "), r.compute_events + 6);
   EXPECT_EQ(count(r.dom, "<div class=\"timeline\""), 2u);
   EXPECT_NE(r.dom.find("<section id=\"comparison\">"), std::string::npos);
   EXPECT_NE(r.dom.find(">bubble ZeroBubble</th>"), std::string::npos);
@@ -179,7 +180,7 @@ TEST_F(ReportRender, SixtyFourRanksFiveHundredTwelveMicrobatches) {
   const Rendered r = simulate_and_render({"--schedule", "1f1b", "--stages", "64", "--microbatches",
                                           "512", "--tf", "1ms", "--tb", "2ms"});
   EXPECT_EQ(r.compute_events, 2u * 64 * 512);
-  EXPECT_EQ(count(r.dom, "class=\"blk "), r.compute_events + 5);
+  EXPECT_EQ(count(r.dom, "class=\"blk "), r.compute_events + 6);
   EXPECT_EQ(count(r.dom, ">rank 0</text>"), 1u);
   EXPECT_LT(fs::file_size(r.dir / "report.html"), 16u << 20);
 }
