@@ -39,7 +39,7 @@ ModelConfig tp_config() {
 // them in rank order into its scratch, then each copies its sum back.
 class InProcessGroup {
  public:
-  explicit InProcessGroup(int size) : bufs_(size), sync_(size) {}
+  explicit InProcessGroup(int size) : bufs_(size), sync_(size), calls_(size, 0) {}
   void allreduce(int rank, std::span<float> buf) {
     bufs_[rank] = buf;
     sync_.arrive_and_wait();
@@ -48,14 +48,16 @@ class InProcessGroup {
       for (size_t i = 0; i < b.size(); ++i) sum[i] += b[i];
     sync_.arrive_and_wait();  // every rank has read every buffer
     for (size_t i = 0; i < buf.size(); ++i) buf[i] = float(sum[i]);
-    ++calls_[rank];
+    ++calls_[size_t(rank)];
   }
-  int calls(int rank) const { return calls_.at(rank); }
+  int calls(int rank) const { return calls_.at(size_t(rank)); }
 
  private:
   std::vector<std::span<float>> bufs_;
   std::barrier<> sync_;
-  std::map<int, int> calls_;  // written by each rank's thread at its own key, read after join
+  // One counter per rank, each written only by its rank's thread, read after join. (A
+  // std::map here had every thread insert its key concurrently: a data race that CI hit.)
+  std::vector<int> calls_;
 };
 
 struct RankResult {
