@@ -96,6 +96,7 @@ std::vector<std::string> non_default_settings(const Experiment& e) {
   if (e.connections_wan > 0)
     out.push_back("mpi.connections.wan=" + std::to_string(e.connections_wan));
   if (e.connections_dc > 0) out.push_back("mpi.connections.dc=" + std::to_string(e.connections_dc));
+  if (e.wan_temporal) out.push_back("mpi.wan_sharing=temporal");
   const topo::TcpSettings stock;
   std::set<std::string> tcp;
   for (auto& dc : e.topology.dcs)
@@ -175,6 +176,7 @@ nlohmann::json environment_json(const Experiment& e, const net::NetworkState& ne
           {"time_dilation", time_dilation_json(k)},
           {"mpi_tcp_links", e.tcp_links == 0 ? 1 : e.tcp_links},
           {"mpi_connections", connections_json(e)},
+          {"wan_sharing", e.wan_temporal ? "temporal" : "fair"},
           {"mpi_progress", e.progress},
           {"mpi_mca", mca},
           {"non_default_settings", non_default_settings(e)}};

@@ -102,6 +102,10 @@ class Parser {
                                       std::to_string(e_.model.layers) +
                                       ") must give every pipeline rank a layer");
     }
+    if (e_.wan_temporal && e_.tensor_parallel > 1)
+      throw InputError(wan_sharing_pos_,
+                       "mpi.wan_sharing: temporal sharing is built for tensor_parallel 1 (each "
+                       "TP rank's own copy of a message would need the grant too); use fair");
     if (c.mode == Compute::Mode::kModeled && c.source != Compute::Source::kShape &&
         e_.data_parallel > 1 && c.grad_bytes == 0)
       top.require("compute").error(
@@ -354,11 +358,16 @@ class Parser {
 
   void read_mpi(const yaml::Value& v) {
     yaml::Map m = v.map({}, "a map like {tcp_links: 1, timeout_s: 600}");
-    m.check_keys({"tcp_links", "connections", "timeout_s", "progress", "mca"},
+    m.check_keys({"tcp_links", "connections", "timeout_s", "progress", "mca", "wan_sharing"},
                  {{"links", "tcp_links"},
                   {"timeout", "timeout_s"},
                   {"conns", "connections"},
-                  {"stripes", "connections"}});
+                  {"stripes", "connections"},
+                  {"sharing", "wan_sharing"}});
+    if (auto w = m.get("wan_sharing")) {
+      e_.wan_temporal = w->choice({"fair", "temporal"}) == "temporal";
+      wan_sharing_pos_ = w->pos();
+    }
     if (auto l = m.get("tcp_links")) e_.tcp_links = static_cast<int>(l->integer(1, 64));
     if (auto c = m.get("connections")) {
       yaml::Map cm = c->map({}, "a map like {wan: 8, dc: 1} (TCP connections per transfer)");
@@ -528,7 +537,8 @@ class Parser {
   const yaml::Value& root_;
   Experiment e_;
   bool model_seed_given_ = false;
-  SourcePos tp_pos_;  // pipeline.tensor_parallel
+  SourcePos tp_pos_;           // pipeline.tensor_parallel
+  SourcePos wan_sharing_pos_;  // mpi.wan_sharing
 };
 
 }  // namespace

@@ -40,6 +40,7 @@
 //                                     # {csv: file.csv} (PyTorch's form, csv.h)
 //   mpi: {tcp_links: 1, timeout_s: 600, progress: thread,
 //         connections: {wan: 8, dc: 1},         # optional, below
+//         wan_sharing: fair,                    # fair | temporal, below
 //         mca: {btl_tcp_eager_limit: 65536}}   # extra OpenMPI MCA parameters
 //   seed: 1
 //   learning_rate: 0.003              # real compute
@@ -85,6 +86,16 @@
 // `tcp_links` is OpenMPI's btl_tcp_links only: measured, it does not stripe one message
 // (stripes.h has the figures). Both are non-default settings, recorded in
 // environment.json's non_default_settings and shown in the report.
+//
+// WAN sharing (mpi.wan_sharing, Atlas): `fair` (the default, stock) lets every transfer
+// that crosses a WAN direction go at once, TCP sharing the link between their connections;
+// `temporal` gives each WAN direction to one point-to-point transfer at a time: the
+// workers' arbiter (workloads/worker/arbiter.h, one per source DC) grants it in the order
+// the schedule needs the transfers (each SEND's predicted start in the plan's simulation
+// of one replica, then the replica), the next when the holder's send completes. Gradient
+// all-reduces stay on OpenMPI's collectives, outside the arbiter. The simulator predicts a
+// temporal run with every replica simulated (sched::replicated) and the WAN directions
+// granted alike (LinkModel::exclusive). Needs tensor_parallel 1. A non-default setting.
 //
 // Prefill in bubbles (BubbleTea, Palak et al.; workloads/worker/prefill.h): an inference
 // request stream (Poisson, rate_rps over the whole run, each world rank drawing rate_rps /
@@ -233,6 +244,7 @@ struct Experiment {
   std::vector<ScheduleChoice> schedules;
   int tcp_links = 0;                            // 0: OpenMPI's default (1)
   int connections_wan = 0, connections_dc = 0;  // mpi.connections; 0: OpenMPI (default)
+  bool wan_temporal = false;                    // mpi.wan_sharing: temporal (default fair)
   int timeout_s = 600;
   std::string progress = "thread";
   std::vector<std::pair<std::string, std::string>> mca;  // extra --mca KEY VALUE

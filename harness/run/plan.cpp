@@ -6,6 +6,7 @@
 #include <cmath>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include "common/input_error.h"
 #include "harness/common/units.h"
@@ -421,6 +422,15 @@ Plan make_plan(const Experiment& e) {
             std::max(k, 1) * (wan ? e.tensor_parallel : 1);
       }
   }
+  if (e.wan_temporal) {
+    p.all_replicas = true;
+    p.world_links = links_between(e, e.pipeline_hosts(), true);
+    const int n = p.world_links.ranks;
+    p.world_links.exclusive.assign(static_cast<size_t>(p.world_links.channels()), 0);
+    for (int a = 0; a < n; ++a)  // the WAN directions' channels (LinkModel::dcs)
+      for (int b = 0; b < n; ++b)
+        if (p.world_links.channel_of(a, b) >= n * n) p.world_links.exclusive[p.world_links.channel_of(a, b)] = 1;
+  }
   p.cpus = static_cast<int>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
   p.dp_groups.assign(e.stages, {});
   for (int r = 0; r < e.data_parallel; ++r)
@@ -465,9 +475,45 @@ void add_tp_records(const sim::CostModel& c, trace::Trace& t) {
 
 }  // namespace
 
+std::vector<std::vector<int64_t>> send_order(const Plan& p, const SchedulePlan& s) {
+  const trace::Trace t = sim::simulate_iteration(s.schedule, s.costs, p.links, p.worker);
+  std::map<std::tuple<int, int, int, int>, int64_t> start;  // rank, kind, stage, mb
+  for (const auto& ev : t.events)
+    if (sched::is_send(ev.kind))
+      start[{ev.rank, static_cast<int>(ev.kind), ev.stage, ev.microbatch}] = ev.start_ns;
+  std::vector<std::vector<int64_t>> out(s.schedule.ranks);
+  for (int r = 0; r < s.schedule.ranks; ++r)
+    for (const sched::Action& a : s.schedule.actions[r]) {
+      const auto it = start.find({r, static_cast<int>(a.kind), a.stage, a.microbatch});
+      out[r].push_back(sched::is_send(a.kind) && it != start.end() ? it->second : -1);
+    }
+  return out;
+}
+
 Prediction predict(const Plan& p, const SchedulePlan& s, const sim::CostModel& costs) {
   Prediction out;
-  out.trace = sim::simulate_iteration(s.schedule, costs, p.links, p.worker);
+  if (!p.all_replicas) {
+    out.trace = sim::simulate_iteration(s.schedule, costs, p.links, p.worker);
+  } else {
+    // Every replica, the WAN directions granted in send_order (then by replica).
+    const int D = p.experiment.data_parallel, P = s.schedule.ranks, S = s.schedule.stages;
+    std::map<std::tuple<int, int, int>, int64_t> key;  // kind, stage, mb (one replica)
+    const std::vector<std::vector<int64_t>> order = send_order(p, s);
+    for (int r = 0; r < P; ++r)
+      for (size_t i = 0; i < order[r].size(); ++i) {
+        const sched::Action& a = s.schedule.actions[r][i];
+        if (order[r][i] >= 0) key[{static_cast<int>(a.kind), a.stage, a.microbatch}] = order[r][i];
+      }
+    sim::WorkerModel w = p.worker;
+    w.replicas = 1;
+    w.send_priority = [&key, D, P, S](int rank, const sched::Action& a) -> int64_t {
+      const auto it = key.find({static_cast<int>(a.kind), a.stage % S, a.microbatch});
+      return (it == key.end() ? 0 : it->second) * D + rank / P;
+    };
+    out.trace = sim::simulate_iteration(sched::replicated(s.schedule, D), sim::replicated(costs, D),
+                                        p.world_links, w);
+    for (trace::Event& ev : out.trace.events) ev.stage %= S;  // as the workers trace it
+  }
   out.summary = trace::analyze(out.trace);
   add_tp_records(costs, out.trace);
   return out;
@@ -677,6 +723,7 @@ worker::RunSpec run_spec(const Plan& p, const SchedulePlan& sp, const std::strin
   r.progress = e.progress;
   r.connections_wan = e.connections_wan;
   r.connections_dc = e.connections_dc;
+  if (e.wan_temporal) r.wan_send_order_ns = send_order(p, sp);
   r.data_cidr = launch::kDataCidr;
   for (const std::string& h : r.rank_hosts) r.rank_dcs.push_back(e.topology.find_host(h)->dc);
   if (e.compute.mode == Compute::Mode::kReal) {

@@ -45,11 +45,12 @@ struct Plan {
                           // time_dilation, model, text
   sched::Params params;   // what the latency-aware generators planned with
   sim::LinkModel links;   // between replica 0's pipeline ranks
-  // Data-parallel replicas whose pipelines cross the same WAN direction (replicas_share_wan)
-  // are predicted together, as one schedule of every world rank (sched::replicated) over
-  // `world_links` (every world rank, one shared channel per WAN direction): their messages
-  // share the WAN as the replicas' connections do. Otherwise replica 0 stands for all.
-  bool replicas_share_wan = false;
+  // mpi.wan_sharing: temporal (experiment.h): every replica is predicted, as one schedule
+  // of every world rank (sched::replicated) over `world_links` (every world rank, their own
+  // connections, one channel per WAN direction, each exclusive: granted to one message at
+  // a time in send_order()'s order, as the workers' arbiter grants it), since the replicas
+  // stop moving in lockstep. Otherwise (fair) replica 0 stands for all (links.copies).
+  bool all_replicas = false;
   sim::LinkModel world_links;
   sim::WorkerModel worker;  // iteration-level behaviour of the workers (worker_model.h),
                             // with the links between every world rank
@@ -77,6 +78,12 @@ struct Prediction {
   trace::Summary summary;
 };
 Prediction predict(const Plan& p, const SchedulePlan& s, const sim::CostModel& costs);
+
+// The order in which temporal WAN sharing grants transfers: per pipeline rank, per action
+// index of its list, the predicted start of that SEND in one replica's iteration (the
+// schedule's planned costs, the WAN shared: links.copies), -1 for other actions. The
+// workers' arbiter and the simulator order by it, then by replica.
+std::vector<std::vector<int64_t>> send_order(const Plan& p, const SchedulePlan& s);
 
 // Whether the WAN changes while the experiment runs: the topology's `changes:` / `trace:`
 // (after the experiment's `wan:`) or the experiment's `events:`.

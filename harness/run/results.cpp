@@ -288,6 +288,7 @@ nlohmann::json run_summary_json(const Plan& plan, const std::vector<ScheduleResu
                       {"microbatch_size", e.microbatch_size},
                       {"mpi_tcp_links", e.tcp_links == 0 ? 1 : e.tcp_links},
                       {"mpi_connections", connections_json(e)},
+                      {"wan_sharing", e.wan_temporal ? "temporal" : "fair"},
                       {"interrupted", interrupted},
                       {"simulation",
                        {{"grad_norm_allreduce", plan.worker.grad_norm},

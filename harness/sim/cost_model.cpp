@@ -140,4 +140,20 @@ CostModel shape_costs(const ModelShape& m, const Device& d, const ShapeWorkload&
   return c;
 }
 
+CostModel replicated(const CostModel& c, int replicas) {
+  CostModel out = c;
+  auto tile = [replicas](auto& v) {
+    const auto one = v;
+    for (int q = 1; q < replicas; ++q) v.insert(v.end(), one.begin(), one.end());
+  };
+  tile(out.f_ns);
+  tile(out.b_ns);
+  tile(out.w_ns);
+  tile(out.activation_bytes);
+  tile(out.tp_allreduces);
+  tile(out.tp_allreduce_bytes);
+  tile(out.tp_allreduce_ns);
+  return out;
+}
+
 }  // namespace xdc::sim

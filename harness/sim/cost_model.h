@@ -31,6 +31,10 @@ struct CostModel {
   int64_t message_bytes(const sched::Action& a) const;  // SEND_F/SEND_B, else 0
 };
 
+// The costs of sched::replicated(s, replicas) from those of s: every per-stage entry
+// repeated for each replica's stages.
+CostModel replicated(const CostModel& c, int replicas);
+
 CostModel constant_costs(int stages, int64_t f_ns, int64_t b_ns, int64_t w_ns,
                          int64_t activation_bytes);
 

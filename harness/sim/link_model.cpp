@@ -17,7 +17,7 @@ int LinkModel::channels() const {
 }
 
 LinkModel LinkModel::uniform(int ranks, Link l) {
-  return LinkModel{ranks, std::vector<Link>(static_cast<size_t>(ranks) * ranks, l), {}, {}, {}};
+  return LinkModel{ranks, std::vector<Link>(static_cast<size_t>(ranks) * ranks, l), {}, {}, {}, {}};
 }
 
 LinkModel LinkModel::dcs(const std::vector<int>& dc_of, Link wan, Link lan) {
@@ -75,12 +75,12 @@ void shift_history(std::vector<TcpConn>& h, int64_t origin_ns) {
   }
 }
 
-Transfer LinkState::send(int from, int to, int64_t bytes, int64_t ready_ns) {
-  const Transfer x = post(from, to, bytes, ready_ns);
+Transfer LinkState::send(int from, int to, int64_t bytes, int64_t ready_ns, int64_t priority) {
+  const Transfer x = post(from, to, bytes, ready_ns, priority);
   return x.ticket < 0 ? x : current(x.ticket);
 }
 
-Transfer LinkState::post(int from, int to, int64_t bytes, int64_t ready_ns) {
+Transfer LinkState::post(int from, int to, int64_t bytes, int64_t ready_ns, int64_t priority) {
   const Link& l = m_.at(from, to);
   const int copies = m_.copies_of(from, to);
   bytes *= copies;
@@ -110,6 +110,7 @@ Transfer LinkState::post(int from, int to, int64_t bytes, int64_t ready_ns) {
   j.left = std::min(bytes, eager);
   j.rest = bytes - j.left;
   j.ready = ready_ns;
+  j.priority = priority < 0 ? ready_ns : priority;
   const auto ticket = static_cast<int64_t>(jobs_.size());
   jobs_.push_back(j);
   ch.jobs.push_back(ticket);
@@ -150,6 +151,7 @@ void LinkState::run_channel(Channel& ch, int64_t until, bool commit, int64_t tar
       }
       ch.jobs.clear();
       ch.t = e.t;
+      ch.free_at = e.free_at;
       return;
     }
   }
@@ -165,6 +167,8 @@ void LinkState::run_channel(Channel& ch, int64_t until, bool commit, int64_t tar
     if (c == conns_.size()) conns_.push_back({i, conn_[i]});
     conn_of_[a] = c;
   }
+  const bool exclusive = m_.exclusive_channel(id);
+  int64_t free_at = ch.free_at;  // exclusive: the last holder's release
   std::vector<std::pair<size_t, int64_t>> answers;  // (back connection, when it answered)
   sent_.assign(n, 0);
   given_.assign(conns_.size(), 0);
@@ -180,6 +184,25 @@ void LinkState::run_channel(Channel& ch, int64_t until, bool commit, int64_t tar
       } else {
         next = std::min(next, jobs[a].ready);
       }
+    }
+    if (exclusive) {  // the holder alone, or the first in priority order takes the channel
+      size_t holder = n;
+      for (size_t a = 0; a < n && holder == n; ++a)
+        if (jobs[a].granted && !jobs[a].done) holder = a;
+      if (holder == n && !ready_.empty() && t < free_at) {  // wait for the release
+        next = std::min(next, free_at);
+        ready_.clear();
+      }
+      if (holder == n && !ready_.empty() && t >= until) break;  // decided with later posts
+      if (holder == n && !ready_.empty()) {
+        holder = ready_[0];
+        for (size_t a : ready_)
+          if (jobs[a].priority < jobs[holder].priority) holder = a;  // ties: posted first
+        jobs[holder].granted = true;
+      }
+      const bool go = holder < n && jobs[holder].ready <= t;
+      ready_.assign(go ? 1 : 0, holder);
+      if (!go && holder < n) next = jobs[holder].ready;  // its rendezvous answer
     }
     {  // A message not started yet queues behind the data already queued on its connection
        // beyond what the socket buffer holds (link_model.h).
@@ -266,6 +289,8 @@ void LinkState::run_channel(Channel& ch, int64_t until, bool commit, int64_t tar
         j.rest = 0;
       } else {
         j.done = true;
+        if (exclusive && j.granted)  // the receiver's release arrives back then
+          free_at = finish + l.latency_ns + m_.at(j.to, j.from).latency_ns;
         const auto k = static_cast<size_t>(ch.jobs[a]);
         result_[k] = {j.start, finish, finish + l.latency_ns, ch.jobs[a]};
         known_[k] = commit ? -1 : ch.version;
@@ -284,6 +309,7 @@ void LinkState::run_channel(Channel& ch, int64_t until, bool commit, int64_t tar
     if (std::all_of(jobs.begin(), jobs.end(), [](const Job& j) { return j.done; })) {
       End& e = ends_[id];
       e.t = t;
+      e.free_at = free_at;
       e.conns = conns_;
       e.answers = std::move(answers);
       ch.settled = ch.version;
@@ -291,6 +317,7 @@ void LinkState::run_channel(Channel& ch, int64_t until, bool commit, int64_t tar
     return;
   }
   ch.t = t;
+  ch.free_at = free_at;
   for (auto& [i, c] : conns_) conn_[i] = c;
   for (const auto& [back, when] : answers) note_answer(back, when);
   size_t w = 0;

@@ -35,7 +35,15 @@ struct LinkModel {
   // copies x the bytes over copies x the connections, so k replicas crossing one WAN
   // direction share its rate and each keeps its window.
   std::vector<int> copies;
+  // [channel id] (channels()): 1 = the channel carries one message at a time, granted in
+  // priority order (LinkState::post's priority; the workers' WAN arbiter under
+  // mpi.wan_sharing: temporal, workloads/worker/arbiter.h); empty or 0 = shared (above).
+  // Only with TCP paths: without them every channel is a FIFO already.
+  std::vector<char> exclusive;
 
+  bool exclusive_channel(int c) const {
+    return !exclusive.empty() && exclusive[static_cast<size_t>(c)] != 0;
+  }
   const Link& at(int from, int to) const { return links[from * ranks + to]; }
   Link& at(int from, int to) { return links[from * ranks + to]; }
   int channel_of(int from, int to) const {
@@ -84,6 +92,11 @@ struct Transfer {
 // send() answers with a provisional Transfer and a ticket; current(ticket) gives the
 // timing as known after every send so far, final once the simulation has passed the
 // message's arrival (the engine waits for that).
+// An exclusive channel (LinkModel::exclusive) grants itself to one message at a time: the
+// holder keeps it from its first byte through a rendezvous round trip to its arrival and
+// the receiver's release back (one more one-way latency, as the workers' arbiter frees
+// it); then the ready message of the smallest priority (then the earliest post) takes it
+// at the next round. The holder's connection sends what its own window allows.
 // Measured against: CrossPipe 80 ms / 26 Mbit/s (256 KiB messages back to back: each
 // request overlaps the data before it; FIFO with a round trip each over-predicted
 // crosspipe-greedy by 46%, this is within 2%); GeoPipe 20 ms `overlap` and two-dc-modeled
@@ -108,11 +121,12 @@ class LinkState {
   std::vector<TcpConn> history();
   // A message of `bytes` from rank `from` to `to`, ready to go at ready_ns: its timing as
   // far as the sends so far decide it (post() + current()).
-  Transfer send(int from, int to, int64_t bytes, int64_t ready_ns);
+  // `priority` orders messages on an exclusive channel (smaller first; < 0: ready_ns).
+  Transfer send(int from, int to, int64_t bytes, int64_t ready_ns, int64_t priority = -1);
   // The same message, answered with a lower bound of its timing (ready, and an arrival no
   // later than the true one) and its ticket: the engine asks current() when it needs the
   // arrival, so a channel is worked out once per query, not once per send.
-  Transfer post(int from, int to, int64_t bytes, int64_t ready_ns);
+  Transfer post(int from, int to, int64_t bytes, int64_t ready_ns, int64_t priority = -1);
   // The message's timing after every send so far (final once it is complete before the
   // last send's ready time).
   Transfer current(int64_t ticket);
@@ -125,6 +139,8 @@ class LinkState {
     int64_t rest = 0;    // rendezvous: the bytes that follow the answer
     int64_t ready = 0;   // its current phase may send from then on
     int64_t start = -1;  // first byte
+    int64_t priority = 0;  // exclusive channels: grant order
+    bool granted = false;  // exclusive channels: holds the channel until done
     bool done = false;
   };
   struct Channel {
@@ -132,11 +148,12 @@ class LinkState {
     std::vector<int64_t> jobs;  // tickets of its messages not yet complete
     int64_t version = 0;        // sends posted on it so far
     int64_t settled = -1;       // the version whose run to completion `end` holds
+    int64_t free_at = 0;        // exclusive: no new grant before then (the last release)
   };
   // A channel's state once every message posted on it is complete (a run without commit
   // that got there): a later commit past end.t takes it instead of running the rounds again.
   struct End {
-    int64_t t = 0;
+    int64_t t = 0, free_at = 0;
     std::vector<std::pair<size_t, TcpConn>> conns;
     std::vector<std::pair<size_t, int64_t>> answers;
   };

@@ -17,10 +17,12 @@ namespace {
 // one TCP connection per pair when the model has TCP paths).
 class LinkTiming : public sched::MessageTiming {
  public:
-  LinkTiming(const LinkModel& links, const std::vector<TcpConn>& history) : wire_(links, history) {}
+  LinkTiming(const LinkModel& links, const IterationSetup& it)
+      : wire_(links, it.tcp_history), priority_(it.send_priority) {}
   std::vector<TcpConn> history() { return wire_.history(); }
-  sched::Transfer send(int from, int to, int64_t bytes, double ready, const Action&) override {
-    return convert(wire_.post(from, to, bytes, static_cast<int64_t>(ready)));
+  sched::Transfer send(int from, int to, int64_t bytes, double ready, const Action& a) override {
+    return convert(wire_.post(from, to, bytes, static_cast<int64_t>(ready),
+                              priority_ ? priority_(from, a) : -1));
   }
   sched::Transfer current(int64_t ticket) override { return convert(wire_.current(ticket)); }
 
@@ -30,12 +32,13 @@ class LinkTiming : public sched::MessageTiming {
             static_cast<double>(x.arrival_ns), x.ticket};
   }
   LinkState wire_;
+  std::function<int64_t(int, const Action&)> priority_;
 };
 }  // namespace
 
 trace::Trace simulate(const sched::Schedule& s, const CostModel& costs, const LinkModel& links,
                       const IterationSetup& it) {
-  LinkTiming timing(links, it.tcp_history);
+  LinkTiming timing(links, it);
   trace::Trace t = simulate(s, costs, links, it, timing);
   if (it.tcp_after) *it.tcp_after = timing.history();
   return t;

@@ -30,6 +30,9 @@ struct IterationSetup {
   std::vector<TcpConn> tcp_history;
   std::vector<TcpConn>* tcp_after = nullptr;
   std::function<std::vector<int64_t>(const std::vector<int64_t>& enter)> grad_norm;
+  // A SEND's place in the grant order of an exclusive channel (LinkModel::exclusive;
+  // smaller first); unset: its ready time (first come, first served).
+  std::function<int64_t(int rank, const sched::Action& send)> send_priority;
 };
 
 trace::Trace simulate(const sched::Schedule& s, const CostModel& costs, const LinkModel& links,

@@ -116,9 +116,27 @@ std::vector<int64_t> barrier_release(const trace::Trace& t, const std::vector<in
 trace::Trace simulate_iteration(const sched::Schedule& s, const CostModel& costs,
                                 const LinkModel& links, const WorkerModel& w) {
   IterationSetup setup;
-  if (w.grad_norm && s.ranks > 1)
-    setup.grad_norm = [&links](const std::vector<int64_t>& enter) {
-      return binomial_allreduce(enter, links, sizeof(double));
+  setup.send_priority = w.send_priority;
+  const int per_replica = s.ranks / std::max(1, s.replicas);
+  if (w.grad_norm && per_replica > 1)
+    setup.grad_norm = [&links, per_replica](const std::vector<int64_t>& enter) {
+      if (static_cast<int>(enter.size()) == per_replica)
+        return binomial_allreduce(enter, links, sizeof(double));
+      // Replicated: each replica's ranks among themselves (their links: the model's
+      // between replica q's ranks, which are q * per_replica + r).
+      std::vector<int64_t> done(enter.size());
+      for (size_t q = 0; q < enter.size() / per_replica; ++q) {
+        LinkModel sub = LinkModel::uniform(per_replica, {});
+        for (int a = 0; a < per_replica; ++a)
+          for (int b = 0; b < per_replica; ++b)
+            sub.at(a, b) = links.at(static_cast<int>(q) * per_replica + a,
+                                    static_cast<int>(q) * per_replica + b);
+        const auto first = enter.begin() + static_cast<std::ptrdiff_t>(q * per_replica);
+        const std::vector<int64_t> part = binomial_allreduce(
+            std::vector<int64_t>(first, first + per_replica), sub, sizeof(double));
+        std::copy(part.begin(), part.end(), done.begin() + static_cast<std::ptrdiff_t>(q * per_replica));
+      }
+      return done;
     };
   const int world = s.ranks * std::max(1, w.replicas);
   const LinkModel& world_links = w.world.ranks ? w.world : links;

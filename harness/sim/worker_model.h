@@ -64,6 +64,10 @@ struct WorkerModel {
   int replicas = 1;               // data-parallel replicas (identical: one is simulated)
   LinkModel world;                // between world ranks (replica * ranks + pipeline rank),
                                   // for the barrier; empty: the schedule's links, one replica
+  // A schedule of every replica (sched::replicated, its Schedule::replicas; `replicas`
+  // then 1): each replica's pipeline ranks run their own gradient-norm all-reduce.
+  // send_priority: IterationSetup's, for exclusive channels.
+  std::function<int64_t(int rank, const sched::Action& send)> send_priority;
 };
 
 // Iterations back to back as the workers run them, each rank starting where the barrier

@@ -278,3 +278,55 @@ TEST(Engine, GreedyPlansWithTheEvaluatorsTiming) {
             }
   EXPECT_EQ(checked, 144);
 }
+
+// Data-parallel replicas simulated together (Schedule::replicas): each replica runs its own
+// pipeline exactly as the schedule alone would with its costs, and a stage's ALLREDUCE
+// waits for that stage of every replica: it ends at the latest arrival + its duration on
+// every replica, its record starting where that replica reached it.
+TEST(Engine, ReplicasRunTheirPipelinesAndMeetAtEachAllReduce) {
+  Params x;
+  x.ranks = 2;
+  x.microbatches = 4;
+  const Schedule one = generate("1f1b", x);  // with REDUCE_GRAD and OPT
+  const Schedule two = replicated(one, 2);
+  ASSERT_EQ(two.ranks, 4);
+  ASSERT_EQ(two.stages, 4);
+  ASSERT_EQ(two.replicas, 2);
+  EXPECT_EQ(two.stage_rank, (std::vector<int>{0, 1, 2, 3}));
+  EXPECT_THROW(replicated(two, 2), std::invalid_argument);
+  // Replica 1 computes 1.5 x slower; an all-reduce takes 2.
+  auto timed = [](double scale) {
+    Costs c = costs(1, 2, 0);
+    const auto base = c.duration;
+    c.duration = [=](int rank, const Action& a) {
+      if (a.kind == Kind::ALLREDUCE) return 2.0;
+      return base(rank, a) * (rank >= 2 ? scale : 1.0);
+    };
+    return c;
+  };
+  Timing t1(2, 3, 1), t2(4, 3, 1);
+  const Execution a = execute(one, timed(1.0), t1);
+  ASSERT_TRUE(a.ok()) << a.deadlock_message();
+  Timing t1s(2, 3, 1);
+  Costs slow = timed(1.5);
+  const auto slow_dur = slow.duration;
+  slow.duration = [=](int rank, const Action& act) { return slow_dur(rank + 2, act); };
+  const Execution b = execute(one, slow, t1s);
+  const Execution both = execute(two, timed(1.5), t2);
+  ASSERT_TRUE(both.ok()) << both.deadlock_message();
+  for (int r = 0; r < 2; ++r)
+    for (size_t i = 0; i < one.actions[r].size(); ++i) {
+      const Action& act = one.actions[r][i];
+      if (act.kind == Kind::ALLREDUCE) {
+        const double enter0 = a.records[r][i].start, enter1 = b.records[r][i].start;
+        EXPECT_EQ(both.records[r][i].start, enter0);
+        EXPECT_EQ(both.records[r + 2][i].start, enter1);
+        EXPECT_EQ(both.records[r][i].end, std::max(enter0, enter1) + 2);
+        EXPECT_EQ(both.records[r + 2][i].end, std::max(enter0, enter1) + 2);
+        break;  // what follows starts later on the faster replica
+      }
+      EXPECT_EQ(both.records[r][i].start, a.records[r][i].start) << r << " " << to_string(act);
+      EXPECT_EQ(both.records[r + 2][i].start, b.records[r][i].start) << r << " " << to_string(act);
+    }
+  EXPECT_GT(both.makespan, a.makespan);
+}

@@ -281,3 +281,33 @@ TEST(TcpModel, AConnectionIdleSinceThePreviousIterationRestartsItsWindow) {
               static_cast<double>(w) / 1e6, static_cast<double>(i) / 1e6);
   EXPECT_GT(i, w + 3 * 40 * kMs);  // at least three more round trips of slow start
 }
+
+// Temporal WAN sharing (LinkModel::exclusive): two pairs crossing one WAN direction, 4 MB
+// each at 0 over warm 1 MB windows (20 ms one way, 1 Gbit/s). Shared, each connection
+// sends its window every round and both arrive together. Exclusive, the smaller priority
+// goes alone (out at 128 ms, in at 148 as in the test above) and holds the direction until
+// the receiver's release is back (148 + 20 = 168 ms); the other then goes alone from 168.
+TEST(TcpModel, AnExclusiveChannelGrantsOneMessageAtATimeInPriorityOrder) {
+  LinkModel m = LinkModel::dcs({0, 0, 1, 1}, {20 * kMs, 1e9}, {});
+  xdc::sim::TcpPath p;
+  p.eager_limit = xdc::sim::kNoRendezvous;
+  p.window_bytes = 1'000'000;
+  m.tcp.assign(16, p);
+  LinkState shared(m);
+  const auto a = shared.post(0, 2, 4'000'000, 0, 1);
+  const auto b = shared.post(1, 3, 4'000'000, 0, 0);
+  EXPECT_EQ(shared.current(a.ticket).arrival_ns, shared.current(b.ticket).arrival_ns);
+  EXPECT_GT(shared.current(a.ticket).arrival_ns, 148 * kMs);
+  m.exclusive.assign(static_cast<size_t>(m.channels()), 0);
+  m.exclusive[static_cast<size_t>(m.channel_of(0, 2))] = 1;
+  ASSERT_EQ(m.channel_of(0, 2), m.channel_of(1, 3));
+  LinkState wire(m);
+  const auto second = wire.post(0, 2, 4'000'000, 0, 1);
+  const auto first = wire.post(1, 3, 4'000'000, 0, 0);
+  EXPECT_EQ(wire.current(first.ticket).start_ns, 0);
+  EXPECT_EQ(wire.current(first.ticket).arrival_ns, 148 * kMs);
+  EXPECT_EQ(wire.current(second.ticket).start_ns, 168 * kMs);
+  EXPECT_EQ(wire.current(second.ticket).end_ns, (168 + 128) * kMs);
+  // The other direction is not exclusive: a message there goes at once.
+  EXPECT_EQ(wire.send(2, 0, 1'000'000, 0).start_ns, 0);
+}

@@ -47,10 +47,12 @@ std::string Execution::deadlock_message() const {
 }
 
 Engine::Engine(int ranks, std::vector<int> stage_rank, int microbatches, Costs costs,
-               MessageTiming& timing)
+               MessageTiming& timing, int replicas)
     : ranks_(ranks),
       stages_(static_cast<int>(stage_rank.size())),
       m_(microbatches),
+      replicas_(replicas),
+      local_(replicas > 0 ? stages_ / replicas : 0),
       cells_(static_cast<size_t>(stages_) * std::max(0, microbatches)),
       stage_rank_(std::move(stage_rank)),
       costs_(std::move(costs)),
@@ -68,9 +70,16 @@ Engine::Engine(int ranks, std::vector<int> stage_rank, int microbatches, Costs c
       arrival_(2 * cells_, kNever),
       ticket_(2 * cells_, -1),
       reached_(std::max(0, ranks), -1),
-      weights_left_(stages_, microbatches) {
+      weights_left_(stages_, microbatches),
+      ar_enter_(stages_, -1),
+      ar_released_(stages_, 0),
+      ar_reached_(std::max(local_, 0), 0) {
   if (ranks < 1 || microbatches < 1 || stages_ < 1)
     throw std::invalid_argument("engine: needs ranks, stages and microbatches >= 1");
+  if (replicas < 1 || stages_ % replicas != 0)
+    throw std::invalid_argument("engine: " + std::to_string(stages_) +
+                                " stages do not split into " + std::to_string(replicas) +
+                                " replicas");
   for (int st = 0; st < stages_; ++st)
     if (stage_rank_[st] < 0 || stage_rank_[st] >= ranks)
       throw std::invalid_argument("engine: stage " + std::to_string(st) + " is placed on rank " +
@@ -94,7 +103,7 @@ void Engine::append(int rank, const Action& a) {
   const bool up = a.kind == Kind::SEND_F || a.kind == Kind::RECV_B;  // talks to stage + 1
   if (is_comm(a.kind)) {
     const int other = up ? a.stage + 1 : a.stage - 1;
-    if (other < 0 || other >= stages_) bad("has no neighbouring stage to talk to");
+    if (up ? last_stage(a.stage) : first_stage(a.stage)) bad("has no neighbouring stage to talk to");
     if (stage_rank_[other] == rank) bad("stage " + std::to_string(other) + " is on the same rank");
   }
   if (is_send(a.kind))
@@ -135,13 +144,13 @@ Engine::Unmet Engine::first_unmet(int rank, const Action& a) const {
   auto same = [&](int other) { return stage_rank_[other] == rank; };
   switch (a.kind) {
     case Kind::F:
-      if (st == 0) return Unmet::kNone;
+      if (first_stage(st)) return Unmet::kNone;
       if (!same(st - 1)) return got_f_[cell(st, mb)] ? Unmet::kNone : Unmet::kRecvF;
       return f_[cell(st - 1, mb)] ? Unmet::kNone : Unmet::kPrevF;
     case Kind::B:
     case Kind::BW:
       if (!f_[cell(st, mb)]) return Unmet::kOwnF;
-      if (st == stages_ - 1) return Unmet::kNone;
+      if (last_stage(st)) return Unmet::kNone;
       if (!same(st + 1)) return got_b_[cell(st, mb)] ? Unmet::kNone : Unmet::kRecvB;
       return b_[cell(st + 1, mb)] ? Unmet::kNone : Unmet::kNextB;
     case Kind::W:
@@ -217,7 +226,23 @@ bool Engine::step(int r) {
     }
     return false;  // this rank goes on when the gate releases it (pushed above)
   }
+  if (a.kind == Kind::ALLREDUCE && replicas_ > 1 && !ar_released_[st]) {
+    // The replicas' collective: wait until the same stage of every replica has reached it.
+    ar_enter_[st] = now_[r];
+    const int local = st % local_;
+    if (++ar_reached_[local] == replicas_) {
+      double start = 0;
+      for (int q = 0; q < replicas_; ++q) start = std::max(start, ar_enter_[q * local_ + local]);
+      for (int q = 0; q < replicas_; ++q) {
+        const int g = q * local_ + local, owner = stage_rank_[g];
+        ar_released_[g] = 1;
+        push(owner, now_[owner] = std::max(now_[owner], start));
+      }
+    }
+    return false;  // this rank goes on when the last replica arrives (pushed above)
+  }
   Record rec{now_[r], now_[r]};
+  if (a.kind == Kind::ALLREDUCE && replicas_ > 1) rec.start = ar_enter_[st];
   if (is_recv(a.kind)) {
     const size_t k = message(is_grad(a.kind), st, mb);
     if (ticket_[k] >= 0) {  // may still be delayed by sends issued before it arrives
@@ -324,8 +349,12 @@ std::vector<Stall> Engine::stalls() const {
     if (i >= actions_[r].size()) continue;
     const Action& a = actions_[r][i];
     const bool at_gate = a.kind == Kind::OPT && gate_ && gate_enter_[r] >= 0;
+    const bool at_ar = a.kind == Kind::ALLREDUCE && replicas_ > 1 && ar_enter_[a.stage] >= 0 &&
+                       !ar_released_[a.stage];
     out.push_back({r, i, a,
                    at_gate ? "the other ranks' first OPT (the iteration's collective)"
+                   : at_ar ? "the other replicas' ALLREDUCE of stage " +
+                                 std::to_string(a.stage % local_)
                            : describe(first_unmet(r, a), a)});
   }
   return out;
@@ -351,7 +380,7 @@ Execution execute(const Schedule& s, const Costs& costs, MessageTiming& timing,
   if (static_cast<int>(s.actions.size()) != s.ranks)
     throw std::invalid_argument("engine: action lists for " + std::to_string(s.actions.size()) +
                                 " ranks, expected " + std::to_string(s.ranks));
-  Engine e(s.ranks, s.stage_rank, s.microbatches, costs, timing);
+  Engine e(s.ranks, s.stage_rank, s.microbatches, costs, timing, s.replicas);
   Iteration iteration = it;
   // A gate that some rank never reaches would hold the others forever: none then.
   for (const auto& row : s.actions)

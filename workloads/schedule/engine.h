@@ -17,6 +17,12 @@
 //    the compute that produced its data; ALLREDUCE / OPT need every W / BW of their stage.
 //    One not met when the rank reaches the action can never be met (it is a later action
 //    of the same rank, or missing): the rank is stuck (a deadlock).
+//  - data-parallel replicas simulated together (Schedule::replicas = D > 1, replicated()):
+//    each replica's stages form their own pipeline (first and last stage, neighbours,
+//    inside the replica), and a stage's ALLREDUCE is a collective: it starts when the
+//    same stage of every replica has reached its ALLREDUCE (the latest arrival), lasts its
+//    duration from then, and its record starts when this rank reached it (the worker's
+//    ALLREDUCE record is its wait for the collective too).
 // Ranks advance in global time order (ties: lower rank first), so the hook sees the SENDs
 // in the order they are issued and may keep channel state (FifoChannels). A caller that
 // appends while it runs (the list scheduler) gets the timing a run of the finished lists
@@ -115,8 +121,9 @@ struct Execution;
 class Engine {
  public:
   // Throws std::invalid_argument on an inconsistent placement.
+  // replicas: Schedule::replicas (the stages are that many pipelines of stages / replicas).
   Engine(int ranks, std::vector<int> stage_rank, int microbatches, Costs costs,
-         MessageTiming& timing);
+         MessageTiming& timing, int replicas = 1);
 
   // Adds `a` at the end of `rank`'s list. Throws std::invalid_argument (naming the rank,
   // the index and the action) for an action the rules cannot place: stage or microbatch
@@ -177,7 +184,11 @@ class Engine {
   void settle();        // SEND records and makespan from MessageTiming::current
   void push(int rank, double t);
 
+  bool first_stage(int st) const { return st % local_ == 0; }
+  bool last_stage(int st) const { return st % local_ == local_ - 1; }
+
   int ranks_, stages_, m_;
+  int replicas_, local_;  // replicas, stages per replica
   size_t cells_;
   std::vector<int> stage_rank_;
   Costs costs_;
@@ -203,6 +214,11 @@ class Engine {
   std::function<std::vector<double>(const std::vector<double>&)> gate_;
   std::vector<double> gate_enter_;
   int gate_entered_ = 0;
+  // Replicas' ALLREDUCE collectives: per stage, when its rank reached it (-1: not yet) and
+  // whether it may run; per stage of one replica, how many replicas have reached it.
+  std::vector<double> ar_enter_;
+  std::vector<char> ar_released_;
+  std::vector<int> ar_reached_;
 
   friend Execution execute(const Schedule&, const Costs&, MessageTiming&, const Iteration&);
 };

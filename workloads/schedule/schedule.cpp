@@ -118,3 +118,30 @@ Schedule lower(std::string name, int ranks, int microbatches, std::vector<int> s
 }
 
 }  // namespace xdc::sched
+
+namespace xdc::sched {
+
+Schedule replicated(const Schedule& s, int replicas) {
+  if (replicas < 1) throw std::invalid_argument("replicated: replicas must be >= 1");
+  if (s.replicas != 1) throw std::invalid_argument("replicated: " + s.name + " is replicated already");
+  Schedule out = s;
+  out.replicas = replicas;
+  out.ranks = s.ranks * replicas;
+  out.stages = s.stages * replicas;
+  out.stage_rank.clear();
+  out.actions.clear();
+  for (int q = 0; q < replicas; ++q) {
+    for (int r : s.stage_rank) out.stage_rank.push_back(q * s.ranks + r);
+    for (const auto& row : s.actions) {
+      std::vector<Action> copy = row;
+      for (Action& a : copy) {
+        a.stage += q * s.stages;
+        if (a.peer >= 0) a.peer += q * s.ranks;
+      }
+      out.actions.push_back(std::move(copy));
+    }
+  }
+  return out;
+}
+
+}  // namespace xdc::sched

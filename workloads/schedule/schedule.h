@@ -60,13 +60,24 @@ struct Schedule {
   std::vector<int> stage_rank;                            // stage -> rank
   std::vector<std::vector<Action>> actions;               // per rank, in execution order
   std::vector<std::pair<std::string, std::string>> info;  // generator notes (e.g. MILP gap)
+  // 1, or the schedule is `replicas` data-parallel copies of one pipeline (replicated()):
+  // stages [q * S, (q + 1) * S) are replica q's S stages, messages stay inside a replica and
+  // a stage's ALLREDUCE is one collective with the same stage of every replica.
+  int replicas = 1;
 
   int chunks() const { return ranks > 0 ? stages / ranks : 0; }
   bool operator==(const Schedule& o) const {
     return ranks == o.ranks && stages == o.stages && microbatches == o.microbatches &&
-           stage_rank == o.stage_rank && actions == o.actions;
+           replicas == o.replicas && stage_rank == o.stage_rank && actions == o.actions;
   }
 };
+
+// `replicas` data-parallel copies of `s` as one schedule of replicas x s.ranks ranks
+// (rank q * s.ranks + r is replica q's rank r; stage q * s.stages + t its stage t), so
+// that the replicas can be simulated together: their messages on links they share, each
+// replica's gradient all-reduce waiting for the slowest (engine.h). Throws
+// std::invalid_argument for replicas < 1 or a schedule that is already replicated.
+Schedule replicated(const Schedule& s, int replicas);
 
 bool is_compute(Kind k);
 bool is_comm(Kind k);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <climits>
 
+#include "workloads/worker/arbiter.h"
 #include "workloads/worker/stripes.h"
 
 namespace xdc::worker {
@@ -34,7 +35,7 @@ Comm::~Comm() {
 }
 
 Comm::Request* Comm::submit(Request::Op op, void* buf, int64_t count, int peer, int tag,
-                            MPI_Comm comm) {
+                            MPI_Comm comm, SendOrder order) {
   Request* r;
   {
     std::lock_guard lk(mu_);
@@ -54,14 +55,20 @@ Comm::Request* Comm::submit(Request::Op op, void* buf, int64_t count, int peer, 
     r->submit_ns = now_ns();
     r->complete_ns = 0;
     r->done.store(false, std::memory_order_relaxed);
+    r->order_iteration = order.iteration;
+    r->order_key = order.key;
+    r->wan_ticket = -1;
+    r->wan_dc = -1;
+    r->wan_release = false;
     queue_.push_back(r);
   }
   wake_.notify_one();
   return r;
 }
 
-Comm::Request* Comm::isend(const void* buf, int64_t bytes, int peer, int tag, MPI_Comm comm) {
-  return submit(Request::Op::kSend, const_cast<void*>(buf), bytes, peer, tag, comm);
+Comm::Request* Comm::isend(const void* buf, int64_t bytes, int peer, int tag, MPI_Comm comm,
+                           SendOrder order) {
+  return submit(Request::Op::kSend, const_cast<void*>(buf), bytes, peer, tag, comm, order);
 }
 Comm::Request* Comm::irecv(void* buf, int64_t bytes, int peer, int tag, MPI_Comm comm) {
   return submit(Request::Op::kRecv, buf, bytes, peer, tag, comm);
@@ -97,14 +104,70 @@ void Comm::attach_stripes(Stripes* s, MPI_Comm comm) {
 }
 
 void Comm::complete_external(Request* r) {
+  bool release = false;
   {
     std::lock_guard lk(mu_);  // a waiter between its check and its sleep holds mu_
+    if (r->wan_release) {  // the comm thread frees the WAN direction it came over
+      released_.push_back(r->wan_dc);
+      release = true;
+    }
     r->done.store(true, std::memory_order_release);
   }
   completed_.notify_all();
+  if (release) wake_.notify_one();
+}
+
+void Comm::attach_arbiter(WanArbiter* a, MPI_Comm comm) {
+  arbiter_ = a;
+  arbiter_comm_ = comm;
+}
+
+void Comm::detach_arbiter() {
+  std::unique_lock lk(mu_);
+  if (!arbiter_) return;
+  detach_ = true;
+  wake_.notify_one();
+  detached_.wait(lk, [this] { return !detach_; });
+}
+
+bool Comm::arbiter_pending() const {
+  return arbiter_ && (arbiter_->pending() || !held_.empty());
+}
+
+void Comm::poll_arbiter() {
+  if (!arbiter_) return;
+  std::vector<int> released;
+  {
+    std::lock_guard lk(mu_);
+    released.swap(released_);
+  }
+  for (int dc : released) arbiter_->release(dc);
+  for (int64_t ticket : arbiter_->poll()) {
+    const auto it = held_.find(ticket);
+    if (it == held_.end()) continue;
+    Request* r = it->second;
+    held_.erase(it);
+    issue_now(r);
+  }
 }
 
 void Comm::issue(Request* r) {
+  if (arbiter_ && r->comm == arbiter_comm_ && r->peer >= 0 && arbiter_->crosses_wan(r->peer)) {
+    if (r->op == Request::Op::kSend && r->order_key >= 0) {  // wait for the direction's grant
+      r->wan_dc = arbiter_->dc_of(r->peer);
+      r->wan_ticket = arbiter_->request(r->peer, r->order_iteration, r->order_key);
+      held_[r->wan_ticket] = r;
+      return;
+    }
+    if (r->op == Request::Op::kRecv) {  // its arrival frees the direction it came over
+      r->wan_dc = arbiter_->dc_of(r->peer);
+      r->wan_release = true;
+    }
+  }
+  issue_now(r);
+}
+
+void Comm::issue_now(Request* r) {
   if (stripes_ && r->comm == stripes_comm_ &&
       (r->op == Request::Op::kSend || r->op == Request::Op::kRecv) &&
       stripes_->connections(r->peer) > 0) {
@@ -164,6 +227,7 @@ void Comm::poll_once() {
     Request* r = owners_[done_idx_[k]];
     if (--r->parts_left == 0) {
       if (r->op == Request::Op::kSend) sends_pending_.fetch_sub(1, std::memory_order_relaxed);
+      if (r->wan_release) arbiter_->release(r->wan_dc);
       r->complete_ns = t;
       r->done.store(true, std::memory_order_release);
       any = true;
@@ -191,24 +255,34 @@ void Comm::run() {
     {
       std::unique_lock lk(mu_);
       for (;;) {
-        if (!queue_.empty()) break;
+        if (!queue_.empty() || !released_.empty() || detach_) break;
         if (stop_) return;
-        const bool poll = !owners_.empty() && (progress_ == Progress::kThread || waiting_ > 0 ||
-                                               sends_pending_.load() > 0);
+        const bool poll = (!owners_.empty() || arbiter_pending()) &&
+                          (progress_ == Progress::kThread || waiting_ > 0 ||
+                           sends_pending_.load() > 0);
         if (poll) break;
         wake_.wait(lk);
       }
       batch.swap(queue_);
+      if (detach_) {  // every rank is past its last ordered send (the caller's barrier)
+        arbiter_->shutdown();
+        arbiter_ = nullptr;
+        detach_ = false;
+        detached_.notify_all();
+      }
     }
     if (!batch.empty()) interval_ = poll_;
     for (Request* r : batch) issue(r);
     batch.clear();
+    poll_arbiter();
     poll_once();
-    if (!owners_.empty()) {
+    if (!owners_.empty() || arbiter_pending()) {
       std::unique_lock lk(mu_);
       const auto period = waiting_ > 0 ? poll_ : interval_;
       const int waiters = waiting_;  // a new waiter ends a long quiet period at once
-      wake_.wait_for(lk, period, [&] { return !queue_.empty() || stop_ || waiting_ > waiters; });
+      wake_.wait_for(lk, period, [&] {
+        return !queue_.empty() || stop_ || waiting_ > waiters || !released_.empty() || detach_;
+      });
     }
   }
 }

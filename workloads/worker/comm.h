@@ -23,6 +23,11 @@
 // With stripes attached (attach_stripes), sends and receives on that communicator to a
 // peer the stripes connect go over the worker's own sockets (stripes.h) instead of
 // OpenMPI; the comm thread hands them over and the stripes' I/O thread completes them.
+//
+// With a WAN arbiter attached (attach_arbiter; mpi.wan_sharing: temporal, arbiter.h), a
+// send submitted with an order key (isend's `order`) to a peer in another DC is issued only
+// once the arbiter grants its direction, and the receiver's comm thread releases the
+// direction when the message has arrived (a receive from a peer in another DC).
 #include <mpi.h>
 
 #include <atomic>
@@ -30,6 +35,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -38,8 +44,13 @@
 namespace xdc::worker {
 
 class Stripes;
+class WanArbiter;
 
 enum class Progress { kThread, kNone };
+
+struct SendOrder {  // a send's place in temporal WAN sharing (arbiter.h); key < 0: none
+  int64_t iteration = 0, key = -1;
+};
 
 class Comm {
  public:
@@ -55,14 +66,21 @@ class Comm {
     int64_t complete_ns = 0;  // when the comm thread saw it complete
     std::atomic<bool> done{false};
     int parts_left = 0;  // comm thread only
+    // Temporal WAN sharing (attach_arbiter): the send's order (iteration, key; key < 0:
+    // not ordered) and, once requested, its ticket and destination DC.
+    int64_t order_iteration = 0, order_key = -1, wan_ticket = -1;
+    int wan_dc = -1;           // send: the destination's DC; receive: the source's
+    bool wan_release = false;  // a receive over the WAN: its completion frees the direction
   };
+
 
   Comm(Progress progress, int poll_us);
   ~Comm();  // finishes pending requests' bookkeeping and joins the thread
   Comm(const Comm&) = delete;
   Comm& operator=(const Comm&) = delete;
 
-  Request* isend(const void* buf, int64_t bytes, int peer, int tag, MPI_Comm comm);
+  Request* isend(const void* buf, int64_t bytes, int peer, int tag, MPI_Comm comm,
+                 SendOrder order = {});
   Request* irecv(void* buf, int64_t bytes, int peer, int tag, MPI_Comm comm);
   Request* iallreduce_sum(float* buf, int64_t n, MPI_Comm comm);  // in place
   Request* iallreduce_sum(double* buf, int64_t n, MPI_Comm comm);
@@ -80,12 +98,22 @@ class Comm {
   void attach_stripes(Stripes* s, MPI_Comm comm);
   // Completion of a request finished outside MPI (the stripes' I/O thread); complete_ns set.
   void complete_external(Request* r);
+  // Ordered sends on `comm` (the world `a` was built on) to peers in other DCs wait for
+  // `a`'s grant from now on, receives from them release it (call before the
+  // first submission; `a` outlives this Comm's use of it). detach_arbiter() (the executor's
+  // thread, every send complete) has the comm thread shut `a` down and stop using it.
+  void attach_arbiter(WanArbiter* a, MPI_Comm comm);
+  void detach_arbiter();
 
  private:
-  Request* submit(Request::Op op, void* buf, int64_t count, int peer, int tag, MPI_Comm comm);
+  Request* submit(Request::Op op, void* buf, int64_t count, int peer, int tag, MPI_Comm comm,
+                  SendOrder order = {});
   void run();
   void issue(Request* r);
+  void issue_now(Request* r);  // past the arbiter
   void poll_once();
+  void poll_arbiter();
+  bool arbiter_pending() const;
 
   const Progress progress_;
   const std::chrono::microseconds poll_;
@@ -102,11 +130,18 @@ class Comm {
   std::atomic<int> sends_pending_{0};
   Stripes* stripes_ = nullptr;
   MPI_Comm stripes_comm_ = MPI_COMM_NULL;
+  WanArbiter* arbiter_ = nullptr;
+  MPI_Comm arbiter_comm_ = MPI_COMM_NULL;
+  bool detach_ = false;  // guarded by mu_: the comm thread shuts the arbiter down
+  std::condition_variable detached_;
+  // Guarded by mu_: source DCs of WAN receives the stripes completed, to release.
+  std::vector<int> released_;
 
   // Comm thread only.
   std::vector<MPI_Request> mpi_reqs_;
   std::vector<Request*> owners_;
   std::vector<int> done_idx_;
+  std::map<int64_t, Request*> held_;  // ordered sends awaiting their grant, by ticket
   std::atomic<int64_t> polls_{0};
 
   std::thread thread_;

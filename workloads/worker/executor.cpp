@@ -390,8 +390,12 @@ Executor::Iteration Executor::run_iteration(int iteration, bool another_follows)
         Buffer b = std::move(it->second);
         outbox_.erase(it);
         const int64_t bytes = static_cast<int64_t>(b.size);
+        SendOrder order;  // temporal WAN sharing: the arbiter's order (arbiter.h)
+        if (!spec_.wan_send_order_ns.empty())
+          order = {iteration, spec_.wan_send_order_ns.at(L_.pipeline_rank).at(i)};
         Comm::Request* r = comm_.isend(b.data, bytes, L_.world_of(a.peer),
-                                       tag(std::get<0>(key), std::get<1>(key), mb), L_.world);
+                                       tag(std::get<0>(key), std::get<1>(key), mb), L_.world,
+                                       order);
         sends_.push_back(PendingSend{r, std::move(b), a, bytes, tracer_.measuring()});
         break;
       }

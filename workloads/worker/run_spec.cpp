@@ -84,6 +84,7 @@ void to_json(json& j, const RunSpec& s) {
            {"iteration_barrier", s.iteration_barrier},
            {"rank_dcs", s.rank_dcs},
            {"connections_wan", s.connections_wan},
+           {"wan_send_order_ns", s.wan_send_order_ns},
            {"connections_dc", s.connections_dc},
            {"data_cidr", s.data_cidr},
            {"prefill", s.prefill},
@@ -120,6 +121,7 @@ void from_json(const json& j, RunSpec& s) {
   s.iteration_barrier = j.value("iteration_barrier", d.iteration_barrier);
   s.rank_dcs = j.value("rank_dcs", d.rank_dcs);
   s.connections_wan = j.value("connections_wan", d.connections_wan);
+  s.wan_send_order_ns = j.value("wan_send_order_ns", d.wan_send_order_ns);
   s.connections_dc = j.value("connections_dc", d.connections_dc);
   s.data_cidr = j.value("data_cidr", d.data_cidr);
   s.prefill = j.value("prefill", PrefillSpec{});
@@ -167,6 +169,7 @@ void to_json(json& j, const RankReport& r) {
            {"mpi_thread_level", r.mpi_thread_level},
            {"connections", r.connections}};
   if (!r.prefill.is_null()) j["prefill"] = r.prefill;
+  if (r.wan_grants_served > 0) j["wan_grants_served"] = r.wan_grants_served;
 }
 void from_json(const json& j, RankReport& r) {
   r.world_rank = j.at("world_rank");
@@ -190,6 +193,7 @@ void from_json(const json& j, RankReport& r) {
   r.mpi_thread_level = j.value("mpi_thread_level", 0);
   r.connections = j.value("connections", std::vector<RankReport::Connection>{});
   r.prefill = j.value("prefill", json());
+  r.wan_grants_served = j.value("wan_grants_served", int64_t{0});
 }
 
 RunSpec read_run_spec(const std::string& path) {

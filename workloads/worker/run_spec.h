@@ -110,6 +110,10 @@ struct RunSpec {
   int connections_wan = 0;
   int connections_dc = 0;
   std::string data_cidr = "10.0.0.0/8";  // where the stripes listen (the shaped network)
+  // Temporal WAN sharing (arbiter.h; empty: fair, the default): per pipeline rank, per
+  // action index of its list, the order key of that SEND (its predicted start in ns in
+  // one replica's simulated iteration), -1 for other actions. Needs progress "thread".
+  std::vector<std::vector<int64_t>> wan_send_order_ns;
   PrefillSpec prefill;                   // off unless the experiment has `prefill:`
   int debug_exit_rank = -1;              // test only: this world rank exits (code 3, no MPI
   int debug_exit_after_iteration = -1;   // finalize) after this many measured iterations
@@ -144,6 +148,8 @@ struct RankReport {
     int64_t kernel_bytes_acked = 0, kernel_retransmits = 0;  // TCP_INFO at the end
   };
   std::vector<Connection> connections;  // empty without stripes
+  int64_t wan_grants_served = 0;         // temporal WAN sharing: grants this rank's arbiter
+                                         // gave (0 on ranks that are no DC's arbiter)
   // With prefill (PrefillSpec.on): {"arrived", "served", "rejected", "unfinished" (queued
   // at the end), "busy_ns", "ttft_ns": [per served request, arrival to prefill end],
   // "overruns", "overrun_ns" (waits whose data arrived while a job ran; the delay)}.

@@ -13,6 +13,7 @@
 
 #include "workloads/schedule/csv.h"
 #include "workloads/schedule/validate.h"
+#include "workloads/worker/arbiter.h"
 #include "workloads/worker/clock_sync.h"
 #include "workloads/worker/comm.h"
 #include "workloads/worker/compute.h"
@@ -162,6 +163,16 @@ void run(const RunSpec& spec, int rank, int thread_level, const std::string& hos
       for (auto& p : peers) per_peer[p.rank] = p.connections;
       tracer.set_connections(per_peer);
     }
+    std::unique_ptr<WanArbiter> arbiter;
+    if (!spec.wan_send_order_ns.empty()) {  // temporal WAN sharing; collective: every rank
+      if (progress != Progress::kThread)
+        throw std::runtime_error("temporal WAN sharing needs progress \"thread\" (the comm "
+                                 "thread serves the arbiter)");
+      if (static_cast<int>(spec.wan_send_order_ns.size()) != P)
+        throw std::runtime_error("run spec wan_send_order_ns: expected one list per pipeline rank");
+      arbiter = std::make_unique<WanArbiter>(MPI_COMM_WORLD, spec.rank_dcs);
+      comm.attach_arbiter(arbiter.get(), MPI_COMM_WORLD);
+    }
     Executor ex(spec, schedule, L, *compute, comm, tracer);
     // Progress for the harness (experiment events anchored to iterations): one line per
     // iteration started, measured ones from 0, warmup ones below 0, written at once.
@@ -211,6 +222,14 @@ void run(const RunSpec& spec, int rank, int thread_level, const std::string& hos
         }
       }
       ex.drain_sends();
+      if (arbiter) {  // every rank past its last ordered send: the arbiters may stop
+        Comm::Request* r = comm.ibarrier(MPI_COMM_WORLD);
+        if (!comm.wait(r, std::chrono::steady_clock::now() + std::chrono::seconds(spec.timeout_s)))
+          throw std::runtime_error("temporal WAN sharing: the closing barrier timed out");
+        comm.release(r);
+        comm.detach_arbiter();
+        report.wan_grants_served = arbiter->grants_served();
+      }
       report.waits = ex.waits();
       if (!end_local.empty()) ex.finish_prefill(end_local.back());
       report.prefill = ex.prefill_report();
