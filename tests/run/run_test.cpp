@@ -570,3 +570,36 @@ TEST(Run, TensorParallelTwoByTwoByTwoEqualsTensorParallelOne) {
 }
 
 }  // namespace
+
+namespace {
+// Temporal WAN sharing (issue 11 item 2, experiments/wan-sharing.yaml): the run completes
+// with every cross-DC transfer granted by its DC's arbiter (east-h1 serves east->west,
+// west-h1 west->east: 2 replicas x 8 microbatches x 5 iterations each), the setting is
+// recorded as non-default, and the simulator predicts the run with both replicas.
+TEST(Run, TemporalWanSharingGrantsEveryCrossDcTransfer) {
+  const std::string net = "trtemp";
+  const fs::path dir = fresh_dir("temporal");
+  auto r = run_xdc({"run", "experiments/wan-sharing.yaml", "-o", dir.string(), "--name", net}, 240);
+  ASSERT_EQ(r.rc, 0) << r.out;
+  const auto s = summary_of(dir);
+  EXPECT_EQ(s["wan_sharing"], "temporal");
+  const auto env = nlohmann::json::parse(slurp(dir / "environment.json"));
+  EXPECT_EQ(env["non_default_settings"], nlohmann::json::array({"mpi.wan_sharing=temporal"}));
+  for (int rank : {0, 1}) {  // world ranks 0 (east-h1) and 1 (west-h1): their DC's arbiter
+    const auto rep =
+        nlohmann::json::parse(slurp(dir / "1f1b" / ("rank" + std::to_string(rank) + ".json")));
+    EXPECT_EQ(rep.value("wan_grants_served", 0), 2 * 8 * 5) << "rank " << rank;
+  }
+  for (int rank : {2, 3}) {
+    const auto rep =
+        nlohmann::json::parse(slurp(dir / "1f1b" / ("rank" + std::to_string(rank) + ".json")));
+    EXPECT_EQ(rep.value("wan_grants_served", 0), 0) << "rank " << rank;
+  }
+  const auto& sc = s["schedules"][0];
+  const double measured = sc["iteration_s_mean"], simulated = sc["simulated_iteration_s"];
+  std::printf("temporal: measured %.3f s, simulated %.3f s (both replicas)\n", measured, simulated);
+  EXPECT_GT(simulated, 0);
+  EXPECT_EQ(leftovers(net), std::vector<std::string>{});
+  EXPECT_EQ(job_processes(net, dir), std::vector<std::string>{});
+}
+}  // namespace
