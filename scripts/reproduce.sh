@@ -92,7 +92,9 @@ h = {
     "single_conn_mbit_80ms": goodput(1),
     "multi_conn_mbit_80ms": goodput(8),
     "connections": 8,
-    # Temporal vs fair WAN sharing (issue 11 item 2) is not built: no figure.
+    # Temporal vs fair WAN sharing (mpi.wan_sharing, experiments/wan-sharing.yaml) is built,
+    # but measured it does not beat fair sharing (README, "Temporal vs fair WAN sharing"):
+    # no headline figure.
     "temporal_vs_fair_iteration_ratio": None,
     "setup": "experiments/repro/atlas.yaml (3 DCs x 2 hosts, modeled compute, 64 MiB gradients, "
              "1 MiB activations, 4 Gbit/s WAN under time dilation 4, stock TCP); "
