@@ -429,7 +429,8 @@ Plan make_plan(const Experiment& e) {
     p.world_links.exclusive.assign(static_cast<size_t>(p.world_links.channels()), 0);
     for (int a = 0; a < n; ++a)  // the WAN directions' channels (LinkModel::dcs)
       for (int b = 0; b < n; ++b)
-        if (p.world_links.channel_of(a, b) >= n * n) p.world_links.exclusive[p.world_links.channel_of(a, b)] = 1;
+        if (p.world_links.channel_of(a, b) >= n * n)
+          p.world_links.exclusive[p.world_links.channel_of(a, b)] = 1;
   }
   p.cpus = static_cast<int>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
   p.dp_groups.assign(e.stages, {});

@@ -168,7 +168,7 @@ void LinkState::run_channel(Channel& ch, int64_t until, bool commit, int64_t tar
     conn_of_[a] = c;
   }
   const bool exclusive = m_.exclusive_channel(id);
-  int64_t free_at = ch.free_at;  // exclusive: the last holder's release
+  int64_t free_at = ch.free_at;                     // exclusive: the last holder's release
   std::vector<std::pair<size_t, int64_t>> answers;  // (back connection, when it answered)
   sent_.assign(n, 0);
   given_.assign(conns_.size(), 0);

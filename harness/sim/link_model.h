@@ -135,10 +135,10 @@ class LinkState {
   struct Job {  // one message on a TCP channel
     int from = 0, to = 0;
     int channel = 0;
-    int64_t left = 0;    // bytes of its current phase still to send
-    int64_t rest = 0;    // rendezvous: the bytes that follow the answer
-    int64_t ready = 0;   // its current phase may send from then on
-    int64_t start = -1;  // first byte
+    int64_t left = 0;      // bytes of its current phase still to send
+    int64_t rest = 0;      // rendezvous: the bytes that follow the answer
+    int64_t ready = 0;     // its current phase may send from then on
+    int64_t start = -1;    // first byte
     int64_t priority = 0;  // exclusive channels: grant order
     bool granted = false;  // exclusive channels: holds the channel until done
     bool done = false;

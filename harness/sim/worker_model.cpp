@@ -134,7 +134,8 @@ trace::Trace simulate_iteration(const sched::Schedule& s, const CostModel& costs
         const auto first = enter.begin() + static_cast<std::ptrdiff_t>(q * per_replica);
         const std::vector<int64_t> part = binomial_allreduce(
             std::vector<int64_t>(first, first + per_replica), sub, sizeof(double));
-        std::copy(part.begin(), part.end(), done.begin() + static_cast<std::ptrdiff_t>(q * per_replica));
+        std::copy(part.begin(), part.end(),
+                  done.begin() + static_cast<std::ptrdiff_t>(q * per_replica));
       }
       return done;
     };

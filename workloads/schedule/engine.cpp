@@ -103,7 +103,8 @@ void Engine::append(int rank, const Action& a) {
   const bool up = a.kind == Kind::SEND_F || a.kind == Kind::RECV_B;  // talks to stage + 1
   if (is_comm(a.kind)) {
     const int other = up ? a.stage + 1 : a.stage - 1;
-    if (up ? last_stage(a.stage) : first_stage(a.stage)) bad("has no neighbouring stage to talk to");
+    if (up ? last_stage(a.stage) : first_stage(a.stage))
+      bad("has no neighbouring stage to talk to");
     if (stage_rank_[other] == rank) bad("stage " + std::to_string(other) + " is on the same rank");
   }
   if (is_send(a.kind))
@@ -351,11 +352,11 @@ std::vector<Stall> Engine::stalls() const {
     const bool at_gate = a.kind == Kind::OPT && gate_ && gate_enter_[r] >= 0;
     const bool at_ar = a.kind == Kind::ALLREDUCE && replicas_ > 1 && ar_enter_[a.stage] >= 0 &&
                        !ar_released_[a.stage];
-    out.push_back({r, i, a,
-                   at_gate ? "the other ranks' first OPT (the iteration's collective)"
-                   : at_ar ? "the other replicas' ALLREDUCE of stage " +
-                                 std::to_string(a.stage % local_)
-                           : describe(first_unmet(r, a), a)});
+    out.push_back(
+        {r, i, a,
+         at_gate ? "the other ranks' first OPT (the iteration's collective)"
+         : at_ar ? "the other replicas' ALLREDUCE of stage " + std::to_string(a.stage % local_)
+                 : describe(first_unmet(r, a), a)});
   }
   return out;
 }

@@ -123,7 +123,8 @@ namespace xdc::sched {
 
 Schedule replicated(const Schedule& s, int replicas) {
   if (replicas < 1) throw std::invalid_argument("replicated: replicas must be >= 1");
-  if (s.replicas != 1) throw std::invalid_argument("replicated: " + s.name + " is replicated already");
+  if (s.replicas != 1)
+    throw std::invalid_argument("replicated: " + s.name + " is replicated already");
   Schedule out = s;
   out.replicas = replicas;
   out.ranks = s.ranks * replicas;

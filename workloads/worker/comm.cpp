@@ -107,7 +107,7 @@ void Comm::complete_external(Request* r) {
   bool release = false;
   {
     std::lock_guard lk(mu_);  // a waiter between its check and its sleep holds mu_
-    if (r->wan_release) {  // the comm thread frees the WAN direction it came over
+    if (r->wan_release) {     // the comm thread frees the WAN direction it came over
       released_.push_back(r->wan_dc);
       release = true;
     }
@@ -257,9 +257,9 @@ void Comm::run() {
       for (;;) {
         if (!queue_.empty() || !released_.empty() || detach_) break;
         if (stop_) return;
-        const bool poll = (!owners_.empty() || arbiter_pending()) &&
-                          (progress_ == Progress::kThread || waiting_ > 0 ||
-                           sends_pending_.load() > 0);
+        const bool poll =
+            (!owners_.empty() || arbiter_pending()) &&
+            (progress_ == Progress::kThread || waiting_ > 0 || sends_pending_.load() > 0);
         if (poll) break;
         wake_.wait(lk);
       }

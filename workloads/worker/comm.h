@@ -73,7 +73,6 @@ class Comm {
     bool wan_release = false;  // a receive over the WAN: its completion frees the direction
   };
 
-
   Comm(Progress progress, int poll_us);
   ~Comm();  // finishes pending requests' bookkeeping and joins the thread
   Comm(const Comm&) = delete;

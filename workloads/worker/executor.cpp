@@ -393,9 +393,9 @@ Executor::Iteration Executor::run_iteration(int iteration, bool another_follows)
         SendOrder order;  // temporal WAN sharing: the arbiter's order (arbiter.h)
         if (!spec_.wan_send_order_ns.empty())
           order = {iteration, spec_.wan_send_order_ns.at(L_.pipeline_rank).at(i)};
-        Comm::Request* r = comm_.isend(b.data, bytes, L_.world_of(a.peer),
-                                       tag(std::get<0>(key), std::get<1>(key), mb), L_.world,
-                                       order);
+        Comm::Request* r =
+            comm_.isend(b.data, bytes, L_.world_of(a.peer),
+                        tag(std::get<0>(key), std::get<1>(key), mb), L_.world, order);
         sends_.push_back(PendingSend{r, std::move(b), a, bytes, tracer_.measuring()});
         break;
       }

@@ -114,9 +114,9 @@ struct RunSpec {
   // action index of its list, the order key of that SEND (its predicted start in ns in
   // one replica's simulated iteration), -1 for other actions. Needs progress "thread".
   std::vector<std::vector<int64_t>> wan_send_order_ns;
-  PrefillSpec prefill;                   // off unless the experiment has `prefill:`
-  int debug_exit_rank = -1;              // test only: this world rank exits (code 3, no MPI
-  int debug_exit_after_iteration = -1;   // finalize) after this many measured iterations
+  PrefillSpec prefill;                  // off unless the experiment has `prefill:`
+  int debug_exit_rank = -1;             // test only: this world rank exits (code 3, no MPI
+  int debug_exit_after_iteration = -1;  // finalize) after this many measured iterations
 
   int world_size() const { return pipeline_ranks * data_parallel * tensor_parallel; }
 };
@@ -148,8 +148,8 @@ struct RankReport {
     int64_t kernel_bytes_acked = 0, kernel_retransmits = 0;  // TCP_INFO at the end
   };
   std::vector<Connection> connections;  // empty without stripes
-  int64_t wan_grants_served = 0;         // temporal WAN sharing: grants this rank's arbiter
-                                         // gave (0 on ranks that are no DC's arbiter)
+  int64_t wan_grants_served = 0;        // temporal WAN sharing: grants this rank's arbiter
+                                        // gave (0 on ranks that are no DC's arbiter)
   // With prefill (PrefillSpec.on): {"arrived", "served", "rejected", "unfinished" (queued
   // at the end), "busy_ns", "ttft_ns": [per served request, arrival to prefill end],
   // "overruns", "overrun_ns" (waits whose data arrived while a job ran; the delay)}.

@@ -166,8 +166,9 @@ void run(const RunSpec& spec, int rank, int thread_level, const std::string& hos
     std::unique_ptr<WanArbiter> arbiter;
     if (!spec.wan_send_order_ns.empty()) {  // temporal WAN sharing; collective: every rank
       if (progress != Progress::kThread)
-        throw std::runtime_error("temporal WAN sharing needs progress \"thread\" (the comm "
-                                 "thread serves the arbiter)");
+        throw std::runtime_error(
+            "temporal WAN sharing needs progress \"thread\" (the comm "
+            "thread serves the arbiter)");
       if (static_cast<int>(spec.wan_send_order_ns.size()) != P)
         throw std::runtime_error("run spec wan_send_order_ns: expected one list per pipeline rank");
       arbiter = std::make_unique<WanArbiter>(MPI_COMM_WORLD, spec.rank_dcs);
