@@ -56,11 +56,14 @@ atlas() {
   echo "-- iteration time (s), measured"
   pivot "$csv" wan.delay parallelism+schedule iteration_s
   sweep atlas-connections experiments/multi-connection-sweep.yaml "$@"
+  sweep atlas-wan-sharing experiments/wan-sharing-sweep.yaml "$@"
   # The prediction of every point by the current simulator (no namespaces, seconds).
   "$XDC" simulate experiments/repro/atlas.yaml -o results/repro/atlas-simulated >/dev/null
-  python3 - results/repro/atlas results/repro/atlas-connections results/repro/atlas-simulated <<'PY'
+  "$XDC" simulate experiments/wan-sharing-sweep.yaml -o results/repro/atlas-wan-sharing-simulated >/dev/null
+  python3 - results/repro/atlas results/repro/atlas-connections results/repro/atlas-simulated \
+    results/repro/atlas-wan-sharing results/repro/atlas-wan-sharing-simulated <<'PY'
 import csv, json, os, sys
-atlas, conns, simulated = sys.argv[1], sys.argv[2], sys.argv[3]
+atlas, conns, simulated, sharing, sharing_sim = sys.argv[1:6]
 rows = list(csv.DictReader(open(os.path.join(atlas, "sweep.csv"))))
 sim_rows = list(csv.DictReader(open(os.path.join(simulated, "sweep.csv"))))
 def cell(par, sched, delay, key):
@@ -92,10 +95,10 @@ h = {
     "single_conn_mbit_80ms": goodput(1),
     "multi_conn_mbit_80ms": goodput(8),
     "connections": 8,
-    # Temporal vs fair WAN sharing (mpi.wan_sharing, experiments/wan-sharing.yaml) is built,
-    # but measured it does not beat fair sharing (README, "Temporal vs fair WAN sharing"):
-    # no headline figure.
+    # iteration(temporal) / iteration(fair), experiments/wan-sharing-sweep.yaml, per
+    # congestion control (the headline: BBR; under stock CUBIC temporal loses, README).
     "temporal_vs_fair_iteration_ratio": None,
+    "temporal_vs_fair": {},
     "setup": "experiments/repro/atlas.yaml (3 DCs x 2 hosts, modeled compute, 64 MiB gradients, "
              "1 MiB activations, 4 Gbit/s WAN under time dilation 4, stock TCP); "
              "experiments/multi-connection-sweep.yaml (80 ms, 1 Gbit/s, 128 MiB messages)",
@@ -104,6 +107,21 @@ if h["dp_slowdown_80ms"] and h["pp_overlap_slowdown_80ms"]:
     h["dp_over_pp_slowdown_80ms"] = {
         "1f1b": round(h["dp_slowdown_80ms"] / h["pp_slowdown_80ms"], 2),
         "overlap": round(h["dp_slowdown_80ms"] / h["pp_overlap_slowdown_80ms"], 2)}
+def sharing_ratio(path, cc, key):
+    f = os.path.join(path, "sweep.csv")
+    if not os.path.exists(f): return None
+    it = {r["mpi.wan_sharing"]: r[key] for r in csv.DictReader(open(f))
+          if r["tcp.congestion"] == cc and r["status"] == "ok" and r[key]}
+    if "fair" in it and "temporal" in it:
+        return round(float(it["temporal"]) / float(it["fair"]), 3)
+    return None
+for cc in ("cubic", "bbr"):
+    h["temporal_vs_fair"][cc] = {
+        "measured": sharing_ratio(sharing, cc, "iteration_s"),
+        "simulated": sharing_ratio(sharing_sim, cc, "simulated_iteration_s")}
+h["temporal_vs_fair_iteration_ratio"] = h["temporal_vs_fair"]["bbr"]["measured"]
+h["setup"] += ("; experiments/wan-sharing-sweep.yaml (2 replicas x 2 stages over two DCs, 200 "
+               "Mbit/s, 20 ms, 4 connections per transfer, CUBIC and BBR)")
 json.dump(h, open(os.path.join(atlas, "headline.json"), "w"), indent=2)
 print("-- headline (%s/headline.json)" % atlas)
 dp, pp = h["dp_slowdown_80ms"], h["pp_slowdown_80ms"]
@@ -123,6 +141,9 @@ if dp and pp and ov:
 print("  one connection %s Mbit/s, 8 connections %s Mbit/s at 80 ms (paper: one flow ~300 Mbit/s "
       "at 160 ms RTT with 6 MiB buffers; several connections recover the bandwidth)" % (
       h["single_conn_mbit_80ms"], h["multi_conn_mbit_80ms"]))
+for cc, v in h["temporal_vs_fair"].items():
+    print("  temporal / fair WAN sharing, %s: %s measured, %s simulated (paper: temporal "
+          "sharing beats fair sharing)" % (cc, v["measured"], v["simulated"]))
 PY
 }
 

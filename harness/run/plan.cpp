@@ -112,6 +112,7 @@ std::vector<sim::TcpPath> tcp_paths(const Experiment& e, const std::vector<std::
       if (const int n = wan ? e.connections_wan : e.connections_dc; striped && n > 0) {
         p.connections = n;
         p.eager_limit = sim::kNoRendezvous;
+        p.early_release = true;
       }
     }
   return out;
@@ -724,7 +725,23 @@ worker::RunSpec run_spec(const Plan& p, const SchedulePlan& sp, const std::strin
   r.progress = e.progress;
   r.connections_wan = e.connections_wan;
   r.connections_dc = e.connections_dc;
-  if (e.wan_temporal) r.wan_send_order_ns = send_order(p, sp);
+  if (e.wan_temporal) {
+    r.wan_send_order_ns = send_order(p, sp);
+    // Per WAN direction, the bytes it carries in one round trip (invariant under dilation).
+    const std::vector<std::string> hosts = e.pipeline_hosts();
+    const sim::LinkModel& w = p.world_links;
+    for (size_t a = 0; a < hosts.size(); ++a)
+      for (size_t b = 0; b < hosts.size(); ++b) {
+        const std::string& da = e.topology.find_host(hosts[a])->dc;
+        const std::string& db = e.topology.find_host(hosts[b])->dc;
+        if (da == db) continue;
+        const int x = static_cast<int>(a), y = static_cast<int>(b);
+        const double rtt_s = 1e-9 * static_cast<double>(w.at(x, y).latency_ns + w.at(y, x).latency_ns);
+        const auto bytes = static_cast<int64_t>(w.at(x, y).bandwidth_bps / 8 * rtt_s);
+        int64_t& v = r.wan_release_ahead_bytes[da + "->" + db];
+        v = std::max(v, bytes);
+      }
+  }
   r.data_cidr = launch::kDataCidr;
   for (const std::string& h : r.rank_hosts) r.rank_dcs.push_back(e.topology.find_host(h)->dc);
   if (e.compute.mode == Compute::Mode::kReal) {

@@ -111,6 +111,7 @@ Transfer LinkState::post(int from, int to, int64_t bytes, int64_t ready_ns, int6
   j.rest = bytes - j.left;
   j.ready = ready_ns;
   j.priority = priority < 0 ? ready_ns : priority;
+  j.bytes = bytes;
   const auto ticket = static_cast<int64_t>(jobs_.size());
   jobs_.push_back(j);
   ch.jobs.push_back(ticket);
@@ -289,8 +290,14 @@ void LinkState::run_channel(Channel& ch, int64_t until, bool commit, int64_t tar
         j.rest = 0;
       } else {
         j.done = true;
-        if (exclusive && j.granted)  // the receiver's release arrives back then
-          free_at = finish + l.latency_ns + m_.at(j.to, j.from).latency_ns;
+        if (exclusive && j.granted) {  // the receiver's release arrives back then
+          const int64_t rtt = l.latency_ns + m_.at(j.to, j.from).latency_ns;
+          const TcpPath& p = tcp_[static_cast<size_t>(j.from) * m_.ranks + j.to];
+          // Early: the byte a round trip of bytes before the end arrives (at the link's
+          // rate, as the holder leaves it) a one-way delay before `finish`, or the first
+          // piece when the whole message is shorter; the release takes one back.
+          free_at = p.early_release ? std::max(j.start + rtt, finish) : finish + rtt;
+        }
         const auto k = static_cast<size_t>(ch.jobs[a]);
         result_[k] = {j.start, finish, finish + l.latency_ns, ch.jobs[a]};
         known_[k] = commit ? -1 : ch.version;

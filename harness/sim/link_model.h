@@ -95,8 +95,11 @@ struct Transfer {
 // An exclusive channel (LinkModel::exclusive) grants itself to one message at a time: the
 // holder keeps it from its first byte through a rendezvous round trip to its arrival and
 // the receiver's release back (one more one-way latency, as the workers' arbiter frees
-// it); then the ready message of the smallest priority (then the earliest post) takes it
-// at the next round. The holder's connection sends what its own window allows.
+// it; over the stripes, TcpPath::early_release, the receiver releases when a round trip
+// of bytes is left, so the next may start as the holder's last byte leaves, or a round
+// trip after its first byte when it is shorter than that); then the
+// ready message of the smallest priority (then the earliest post) takes it at the next
+// round. The holder's connection sends what its own window allows.
 // Measured against: CrossPipe 80 ms / 26 Mbit/s (256 KiB messages back to back: each
 // request overlaps the data before it; FIFO with a round trip each over-predicted
 // crosspipe-greedy by 46%, this is within 2%); GeoPipe 20 ms `overlap` and two-dc-modeled
@@ -139,6 +142,7 @@ class LinkState {
     int64_t rest = 0;      // rendezvous: the bytes that follow the answer
     int64_t ready = 0;     // its current phase may send from then on
     int64_t start = -1;    // first byte
+    int64_t bytes = 0;     // the whole message
     int64_t priority = 0;  // exclusive channels: grant order
     bool granted = false;  // exclusive channels: holds the channel until done
     bool done = false;

@@ -63,6 +63,10 @@ struct TcpPath {
   bool slow_start_after_idle = true;         // the sender's tcp_slow_start_after_idle
   int64_t rto_min_ns = 200'000'000;          // Linux's TCP_RTO_MIN (undilated time)
   int connections = 1;                       // TCP connections one message is striped over
+  // The workers' stripes (no rendezvous, the receiver sees the pieces arrive): under
+  // temporal WAN sharing the receiver releases the direction a round trip of bytes before
+  // a message's end (link_model.h, workloads/worker/stripes.h).
+  bool early_release = false;
 };
 inline constexpr int64_t kNoRendezvous = int64_t{1} << 62;  // eager_limit of the stripes
 

@@ -311,3 +311,28 @@ TEST(TcpModel, AnExclusiveChannelGrantsOneMessageAtATimeInPriorityOrder) {
   // The other direction is not exclusive: a message there goes at once.
   EXPECT_EQ(wire.send(2, 0, 1'000'000, 0).start_ns, 0);
 }
+
+// Over the workers' stripes (TcpPath::early_release) the receiver releases the exclusive
+// direction when a round trip of bytes (40 ms at 1 Gbit/s: 5 MB) is left: the second
+// message may start as the first's last byte leaves (128 ms), not after the release's way
+// back (168 ms); one shorter than that releases a round trip after its first byte.
+TEST(TcpModel, StripesReleaseTheExclusiveChannelARoundTripOfBytesEarly) {
+  LinkModel m = LinkModel::dcs({0, 0, 1, 1}, {20 * kMs, 1e9}, {});
+  xdc::sim::TcpPath p;
+  p.eager_limit = xdc::sim::kNoRendezvous;
+  p.window_bytes = 1'000'000;
+  p.early_release = true;
+  m.tcp.assign(16, p);
+  m.exclusive.assign(static_cast<size_t>(m.channels()), 0);
+  m.exclusive[static_cast<size_t>(m.channel_of(0, 2))] = 1;
+  LinkState wire(m);
+  const auto first = wire.post(0, 2, 4'000'000, 0, 0);
+  const auto second = wire.post(1, 3, 4'000'000, 0, 1);
+  EXPECT_EQ(wire.current(first.ticket).end_ns, 128 * kMs);
+  EXPECT_EQ(wire.current(second.ticket).start_ns, 128 * kMs);
+  LinkState small(m);
+  const auto a = small.post(0, 2, 1'000'000, 0, 0);  // out at 8 ms
+  const auto b = small.post(1, 3, 1'000'000, 0, 1);
+  EXPECT_EQ(small.current(a.ticket).end_ns, 8 * kMs);
+  EXPECT_EQ(small.current(b.ticket).start_ns, 40 * kMs);
+}

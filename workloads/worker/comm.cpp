@@ -130,6 +130,14 @@ void Comm::detach_arbiter() {
   detached_.wait(lk, [this] { return !detach_; });
 }
 
+void Comm::release_wan_from(int peer) {
+  {
+    std::lock_guard lk(mu_);
+    released_.push_back(arbiter_->dc_of(peer));
+  }
+  wake_.notify_one();
+}
+
 bool Comm::arbiter_pending() const {
   return arbiter_ && (arbiter_->pending() || !held_.empty());
 }
@@ -159,7 +167,9 @@ void Comm::issue(Request* r) {
       held_[r->wan_ticket] = r;
       return;
     }
-    if (r->op == Request::Op::kRecv) {  // its arrival frees the direction it came over
+    // Its arrival frees the direction it came over; over the stripes, they release it
+    // a round trip of bytes earlier (release_wan_from).
+    if (r->op == Request::Op::kRecv && !(stripes_ && stripes_->connections(r->peer) > 0)) {
       r->wan_dc = arbiter_->dc_of(r->peer);
       r->wan_release = true;
     }

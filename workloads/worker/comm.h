@@ -27,7 +27,8 @@
 // With a WAN arbiter attached (attach_arbiter; mpi.wan_sharing: temporal, arbiter.h), a
 // send submitted with an order key (isend's `order`) to a peer in another DC is issued only
 // once the arbiter grants its direction, and the receiver's comm thread releases the
-// direction when the message has arrived (a receive from a peer in another DC).
+// direction when the message has arrived (a receive from a peer in another DC), or, over
+// the stripes, when its last round trip of bytes is on the way (release_wan_from).
 #include <mpi.h>
 
 #include <atomic>
@@ -102,6 +103,9 @@ class Comm {
   // first submission; `a` outlives this Comm's use of it). detach_arbiter() (the executor's
   // thread, every send complete) has the comm thread shut `a` down and stop using it.
   void attach_arbiter(WanArbiter* a, MPI_Comm comm);
+  // A message from world rank `peer` (another DC) has nearly arrived over the stripes: its
+  // direction goes to the next transfer (any thread; the stripes' nearly_arrived).
+  void release_wan_from(int peer);
   void detach_arbiter();
 
  private:

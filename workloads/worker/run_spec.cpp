@@ -85,6 +85,7 @@ void to_json(json& j, const RunSpec& s) {
            {"rank_dcs", s.rank_dcs},
            {"connections_wan", s.connections_wan},
            {"wan_send_order_ns", s.wan_send_order_ns},
+           {"wan_release_ahead_bytes", s.wan_release_ahead_bytes},
            {"connections_dc", s.connections_dc},
            {"data_cidr", s.data_cidr},
            {"prefill", s.prefill},
@@ -122,6 +123,7 @@ void from_json(const json& j, RunSpec& s) {
   s.rank_dcs = j.value("rank_dcs", d.rank_dcs);
   s.connections_wan = j.value("connections_wan", d.connections_wan);
   s.wan_send_order_ns = j.value("wan_send_order_ns", d.wan_send_order_ns);
+  s.wan_release_ahead_bytes = j.value("wan_release_ahead_bytes", d.wan_release_ahead_bytes);
   s.connections_dc = j.value("connections_dc", d.connections_dc);
   s.data_cidr = j.value("data_cidr", d.data_cidr);
   s.prefill = j.value("prefill", PrefillSpec{});

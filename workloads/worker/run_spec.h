@@ -25,6 +25,7 @@
 //                       number, measured ones from 0, warmup ones below 0 (the harness
 //                       fires experiment events anchored to iterations from it)
 #include <cstdint>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -114,6 +115,10 @@ struct RunSpec {
   // action index of its list, the order key of that SEND (its predicted start in ns in
   // one replica's simulated iteration), -1 for other actions. Needs progress "thread".
   std::vector<std::vector<int64_t>> wan_send_order_ns;
+  // With it and stripes: per WAN direction ("east->west"), the bytes it carries in one
+  // round trip (rate x 2 x one-way delay, as built): a receiver over the stripes releases
+  // the direction when a message has that many bytes left to arrive (stripes.h).
+  std::map<std::string, int64_t> wan_release_ahead_bytes;
   PrefillSpec prefill;                  // off unless the experiment has `prefill:`
   int debug_exit_rank = -1;             // test only: this world rank exits (code 3, no MPI
   int debug_exit_after_iteration = -1;  // finalize) after this many measured iterations

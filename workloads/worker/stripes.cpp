@@ -123,6 +123,7 @@ struct Stripes::PeerLink {
     char* dst = nullptr;
     int64_t left = 0;   // bytes not yet arrived
     bool seen = false;  // a piece arrived (an empty message has one empty piece)
+    bool nearly = false;  // nearly_arrived called for it
   };
   struct Socket {
     int fd = -1;
@@ -140,6 +141,8 @@ struct Stripes::PeerLink {
   int peer;
   std::string who;
   std::function<void(Comm::Request*)> done;
+  std::function<void(int)> nearly_arrived;  // set with release_ahead > 0
+  int64_t release_ahead = 0;
   std::vector<Socket> sockets;
   int wake_fd = -1;
   std::mutex mu;
@@ -253,6 +256,10 @@ struct Stripes::PeerLink {
   void piece_arrived(int i) {
     Socket& s = sockets[i];
     s.in->left -= s.hdr.length;
+    if (release_ahead > 0 && !s.in->nearly && s.in->left <= release_ahead) {
+      s.in->nearly = true;
+      nearly_arrived(peer);
+    }
     s.in = nullptr;
     s.hdr_got = 0;
     try_finish(in_msgs.find(Key{s.hdr.tag, s.hdr.index}));
@@ -396,7 +403,8 @@ struct Stripes::PeerLink {
 };
 
 Stripes::Stripes(MPI_Comm world, const std::string& data_cidr, const std::vector<Peer>& peers,
-                 std::function<void(Comm::Request*)> done, std::string who) {
+                 std::function<void(Comm::Request*)> done, std::string who,
+                 std::function<void(int peer)> nearly_arrived) {
   int me = 0, size = 0;
   MPI_Comm_rank(world, &me);
   MPI_Comm_size(world, &size);
@@ -429,6 +437,10 @@ Stripes::Stripes(MPI_Comm world, const std::string& data_cidr, const std::vector
     link->peer = p.rank;
     link->who = who;
     link->done = done;
+    if (nearly_arrived && p.release_ahead_bytes > 0) {
+      link->nearly_arrived = nearly_arrived;
+      link->release_ahead = p.release_ahead_bytes;
+    }
     link->sockets.resize(static_cast<size_t>(p.connections));
     links_[p.rank] = std::move(link);
   }

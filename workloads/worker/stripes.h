@@ -54,6 +54,11 @@ class Stripes {
   struct Peer {
     int rank = -1;        // world rank
     int connections = 1;  // sockets to it
+    // Temporal WAN sharing (arbiter.h): > 0: `nearly_arrived(rank)` is called once per
+    // message from this peer, when at most this many of its bytes are still to arrive (the
+    // direction's bytes in flight over one round trip, so the next transfer's first bytes
+    // reach the link as this one's last leave it); 0: never.
+    int64_t release_ahead_bytes = 0;
   };
   struct ConnStats {  // one socket
     int peer = -1, index = 0;
@@ -65,7 +70,8 @@ class Stripes {
   // `done` is called from an I/O thread with each request that completed (complete_ns set).
   // `who` prefixes fatal errors ("rank 3 (host w1)").
   Stripes(MPI_Comm world, const std::string& data_cidr, const std::vector<Peer>& peers,
-          std::function<void(Comm::Request*)> done, std::string who);
+          std::function<void(Comm::Request*)> done, std::string who,
+          std::function<void(int peer)> nearly_arrived = nullptr);
   ~Stripes();  // finish(), then closes the sockets (the kernel still delivers what it holds)
   Stripes(const Stripes&) = delete;
   Stripes& operator=(const Stripes&) = delete;

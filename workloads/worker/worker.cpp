@@ -3,6 +3,7 @@
 #include <mpi.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -57,7 +58,13 @@ std::vector<Stripes::Peer> striped_peers(const RunSpec& spec, const sched::Sched
   };
   for (int p : peers) {
     const int n = dc(p) == dc(L.world_rank) ? spec.connections_dc : spec.connections_wan;
-    if (n > 0) out.push_back({p, n});
+    if (n <= 0) continue;
+    int64_t ahead = 0;  // temporal WAN sharing: the receiver's early release (arbiter.h)
+    if (!spec.wan_send_order_ns.empty() && dc(p) != dc(L.world_rank)) {
+      const auto it = spec.wan_release_ahead_bytes.find(dc(p) + "->" + dc(L.world_rank));
+      ahead = it != spec.wan_release_ahead_bytes.end() ? std::max<int64_t>(it->second, 1) : 1;
+    }
+    out.push_back({p, n, ahead});
   }
   return out;
 }
@@ -157,7 +164,8 @@ void run(const RunSpec& spec, int rank, int thread_level, const std::string& hos
       stripes = std::make_unique<Stripes>(
           MPI_COMM_WORLD, spec.data_cidr, peers,
           [&comm](Comm::Request* r) { comm.complete_external(r); },
-          "rank " + std::to_string(rank) + " (host " + host + ")");
+          "rank " + std::to_string(rank) + " (host " + host + ")",
+          [&comm](int peer) { comm.release_wan_from(peer); });
       comm.attach_stripes(stripes.get(), MPI_COMM_WORLD);
       std::map<int, int> per_peer;
       for (auto& p : peers) per_peer[p.rank] = p.connections;
