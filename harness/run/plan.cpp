@@ -736,7 +736,8 @@ worker::RunSpec run_spec(const Plan& p, const SchedulePlan& sp, const std::strin
         const std::string& db = e.topology.find_host(hosts[b])->dc;
         if (da == db) continue;
         const int x = static_cast<int>(a), y = static_cast<int>(b);
-        const double rtt_s = 1e-9 * static_cast<double>(w.at(x, y).latency_ns + w.at(y, x).latency_ns);
+        const double rtt_s =
+            1e-9 * static_cast<double>(w.at(x, y).latency_ns + w.at(y, x).latency_ns);
         const auto bytes = static_cast<int64_t>(w.at(x, y).bandwidth_bps / 8 * rtt_s);
         int64_t& v = r.wan_release_ahead_bytes[da + "->" + db];
         v = std::max(v, bytes);

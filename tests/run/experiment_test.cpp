@@ -35,7 +35,8 @@ TEST(Experiment, ShippedFilesLoad) {
         "tests/run/dp-real.yaml", "tests/run/dp-modeled.yaml", "experiments/multi-connection.yaml",
         "experiments/flap.yaml", "tests/run/kill-dc.yaml", "experiments/tp-two-dc.yaml",
         "experiments/tp-two-dc-modeled.yaml", "tests/run/tp-real.yaml",
-        "experiments/repro/bubbletea-base.yaml", "tests/run/prefill.yaml"}) {
+        "experiments/repro/bubbletea-base.yaml", "tests/run/prefill.yaml",
+        "experiments/wan-sharing.yaml"}) {
     SCOPED_TRACE(f);
     const auto e = xdc::run::load_experiment(f);
     EXPECT_EQ(e.world_size(), static_cast<int>(e.rank_hosts().size()));
@@ -539,3 +540,45 @@ TEST(Experiment, CliRefusesCudaWithoutAGpuWithExit2AndBuildsNothing) {
 }
 
 }  // namespace
+
+// mpi.wan_sharing: temporal reaches the plan (every replica predicted over exclusive WAN
+// channels), the workers (an order key per SEND, each direction's round trip of bytes)
+// and the record; a bad value is refused at its position.
+TEST(Experiment, TemporalWanSharingReachesPlanSpecAndRecord) {
+  EXPECT_FALSE(parse_experiment(kGood, kLabel).wan_temporal);
+  const auto e = parse_experiment(kGood + "mpi: {wan_sharing: temporal}\n", kLabel);
+  ASSERT_TRUE(e.wan_temporal);
+  EXPECT_EQ(xdc::run::non_default_settings(e),
+            (std::vector<std::string>{"mpi.wan_sharing=temporal"}));
+  const auto plan = xdc::run::make_plan(e);
+  ASSERT_TRUE(plan.all_replicas);
+  const auto& w = plan.world_links;
+  EXPECT_TRUE(w.exclusive_channel(w.channel_of(1, 2)));  // east-h2 -> w1: the WAN
+  EXPECT_TRUE(w.exclusive_channel(w.channel_of(2, 1)));
+  EXPECT_FALSE(w.exclusive_channel(w.channel_of(0, 1)));  // inside east
+  const auto spec = xdc::run::run_spec(plan, plan.schedules[0], "/tmp/x", "/tmp/x/s.csv");
+  ASSERT_EQ(spec.wan_send_order_ns.size(), 4u);
+  for (int r = 0; r < 4; ++r) {
+    const auto& acts = plan.schedules[0].schedule.actions[r];
+    ASSERT_EQ(spec.wan_send_order_ns[r].size(), acts.size());
+    for (size_t i = 0; i < acts.size(); ++i)
+      EXPECT_EQ(spec.wan_send_order_ns[r][i] >= 0, xdc::sched::is_send(acts[i].kind));
+  }
+  // 1 Gbit/s, 20 ms each way (and 50 us in each DC): 5 MB in flight over a round trip.
+  EXPECT_NEAR(static_cast<double>(spec.wan_release_ahead_bytes.at("east->west")), 5.0125e6, 1e3);
+  try {
+    parse_experiment(kGood + "mpi: {wan_sharing: sometimes}\n", kLabel);
+    FAIL() << "wan_sharing: sometimes accepted";
+  } catch (const xdc::InputError& err) {
+    EXPECT_NE(std::string(err.what()).find("temporal"), std::string::npos) << err.what();
+    EXPECT_NE(std::string(err.what()).find(":8:20:"), std::string::npos) << err.what();
+  }
+  // Two replicas sharing the WAN are predicted together: a trace of every world rank with
+  // the stages as the workers trace them.
+  const auto two = xdc::run::load_experiment("experiments/wan-sharing.yaml");
+  const auto p2 = xdc::run::make_plan(two);
+  const auto pred = xdc::run::predict(p2, p2.schedules[0], p2.schedules[0].costs);
+  EXPECT_EQ(pred.trace.ranks, 4);
+  for (const auto& ev : pred.trace.events) EXPECT_LT(ev.stage, 2);
+  EXPECT_GT(pred.summary.iteration_ns, 0);
+}

@@ -121,8 +121,8 @@ struct Stripes::PeerLink {
     int64_t bytes = 0;
     std::vector<char> early;  // the data, while no receive is posted when it arrives
     char* dst = nullptr;
-    int64_t left = 0;   // bytes not yet arrived
-    bool seen = false;  // a piece arrived (an empty message has one empty piece)
+    int64_t left = 0;     // bytes not yet arrived
+    bool seen = false;    // a piece arrived (an empty message has one empty piece)
     bool nearly = false;  // nearly_arrived called for it
   };
   struct Socket {
