@@ -102,6 +102,10 @@ class Parser {
                                       std::to_string(e_.model.layers) +
                                       ") must give every pipeline rank a layer");
     }
+    if (e_.wan_temporal && e_.progress == "none")
+      throw InputError(wan_sharing_pos_,
+                       "mpi.wan_sharing: temporal sharing needs mpi.progress: thread (the comm "
+                       "thread serves the arbiter)");
     if (e_.wan_temporal && e_.tensor_parallel > 1)
       throw InputError(wan_sharing_pos_,
                        "mpi.wan_sharing: temporal sharing is built for tensor_parallel 1 (each "
@@ -497,10 +501,6 @@ class Parser {
       v.error(
           "prefill with tensor_parallel > 1 is not built (a TP group would serve each request "
           "together); use tensor_parallel: 1");
-    if (e_.compute.mode == Compute::Mode::kReal)
-      v.error(
-          "prefill needs modeled compute (a cost per prompt token from the stage's forward); "
-          "running the real stage forward over prompts is not built");
   }
 
   void read_time_dilation(const yaml::Value& v) {

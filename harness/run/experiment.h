@@ -104,14 +104,16 @@
 // plan's simulation of the schedule, corrected online by the measured arrivals), so the
 // training is not delayed; requests that fit no bubble wait, and those that cannot end by
 // arrival + deadline are rejected. Cost: the inference model is one rank's share of the
-// training model (one GPU's, as in BubbleTea), modeled as a cost per prompt token derived
-// from the rank's forward: f_ns x prompt_tokens / (seq x microbatch_size) summed over its
-// stages (seq: compute.modeled.seq for a model shape, model.seq otherwise). Modeled compute
-// only, and without tensor parallelism: with real compute the job would run the stage's
-// forward over the prompt, and with TP the group would serve each request together;
-// neither is built (InputError at the block). With the block every schedule runs twice, without
-// prefill then with it (named SCHEDULE+prefill), so the training slowdown is measured
-// against the same schedule; a non-default setting, recorded and shown in the report.
+// training model (one GPU's, as in BubbleTea). Modeled compute: a cost per prompt token
+// derived from the rank's forward, f_ns x prompt_tokens / (seq x microbatch_size) summed
+// over its stages (seq: compute.modeled.seq for a model shape, model.seq otherwise), slept.
+// Real compute: the job runs the rank's stages' forward over the prompt (whole microbatch
+// passes of microbatch_size x model.seq tokens, the last padded; the training's state
+// untouched), placed with a cost per token measured from the jobs already run (the
+// planned one, from FLOPs, until the first). Not with tensor parallelism (the TP group
+// would serve each request together; InputError at the block). With the block every schedule runs
+// twice, without prefill then with it (named SCHEDULE+prefill), so the training slowdown is
+// measured against the same schedule; a non-default setting, recorded and shown in the report.
 //
 // Time dilation (Gupta et al., NSDI'06; DieCast, NSDI'08) emulates links faster than this
 // machine carries: the network is built with every WAN delay and jitter and the intra-DC

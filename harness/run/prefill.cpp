@@ -58,6 +58,10 @@ worker::PrefillSpec prefill_spec(const Plan& p, const SchedulePlan& s) {
   w.ns_per_token.assign(P, 0.0);
   for (int st = 0; st < s.schedule.stages; ++st)
     w.ns_per_token[s.schedule.stage_rank[st]] += static_cast<double>(s.costs.f_ns[st]) * k / tokens;
+  if (e.compute.mode == Compute::Mode::kReal) {  // the stage's forward, measured as it runs
+    w.pass_tokens = static_cast<int>(tokens);
+    w.calibrate = true;
+  }
 
   // The predicted steady-state iteration: each compute action's start, from the start.
   const Prediction pred = predict(p, s, s.costs);

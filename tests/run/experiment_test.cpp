@@ -473,16 +473,13 @@ INSTANTIATE_TEST_SUITE_P(
             "a deadline longer than 0"},
         Bad{"prefill_model", kGood + "prefill: {rate_rps: 10, model: llama2-7b}\n", 8,
             "no separate model"},
+        Bad{"wan_sharing_progress_none", kGood + "mpi: {progress: none, wan_sharing: temporal}\n",
+            8, "temporal sharing needs mpi.progress: thread"},
         Bad{"prefill_tensor_parallel",
             with("placement: [east-h1, east-h2, w1, w2]}",
                  "placement: [east-h1, east-h2, w1, w2], tensor_parallel: 2}") +
                 "prefill: {rate_rps: 10}\n",
             8, "prefill with tensor_parallel > 1 is not built"},
-        Bad{"prefill_real_compute",
-            with("compute: {modeled: {model: llama2-13b, device: a100, seq: 1024}}",
-                 "compute: real\nmodel: {preset: tiny, layers: 4}") +
-                "prefill: {rate_rps: 10}\n",
-            9, "prefill needs modeled compute"},
         Bad{"time_dilation_real_compute",
             with("compute: {modeled: {model: llama2-13b, device: a100, seq: 1024}}",
                  "compute: real\nmodel: {preset: tiny, layers: 4}") +

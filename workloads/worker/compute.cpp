@@ -109,6 +109,9 @@ class ModeledCompute final : public StageCompute {
   std::span<float> grads(int) override { return grads_; }
   double grad_sq_norm(int) override { return 0; }
   void optimizer_step(int, double) override { sleep_ns(c_.opt_ns); }
+  void prefill(int) override {
+    throw std::logic_error("modeled compute has no prefill forward (the executor sleeps it)");
+  }
   double iteration_loss() const override { return std::numeric_limits<double>::quiet_NaN(); }
   std::string param_checksum() override { return ""; }
   int64_t peak_activation_bytes() const override { return 0; }
@@ -276,6 +279,29 @@ class RealCompute final : public StageCompute {
   void optimizer_step(int s, double grad_scale) override {
     stage(s).optimizer_step(opt_, lr_, grad_scale);
   }
+  void prefill(int tokens) override {
+    const size_t n = static_cast<size_t>(b_) * cfg_.seq;
+    const int passes = std::max(1, static_cast<int>((static_cast<size_t>(tokens) + n - 1) / n));
+    for (int pass = 0; pass < passes; ++pass) {
+      std::span<const float> acts;
+      int prev = -2;
+      for (auto& [s, st] : stages_) {
+        model::StageInput<float> x;
+        if (st->is_first()) {
+          x.tokens = tokens_[0];
+        } else if (prev == s - 1) {
+          x.acts = acts;
+        } else {
+          zeros_.assign(n * static_cast<size_t>(cfg_.dim), 0.0f);
+          x.acts = zeros_;
+        }
+        if (st->is_last()) x.targets = targets_[0];
+        acts = st->forward(kPrefillSlot, x).acts;
+        prev = s;
+      }
+      for (auto& [s, st] : stages_) st->discard(kPrefillSlot);
+    }
+  }
   double iteration_loss() const override {
     return has_loss_ && loss_count_ > 0 ? loss_sum_ / loss_count_
                                         : std::numeric_limits<double>::quiet_NaN();
@@ -323,6 +349,8 @@ class RealCompute final : public StageCompute {
   std::unique_ptr<model::TextCorpus> corpus_;
   std::unique_ptr<model::BatchLoader> loader_;
   std::vector<std::vector<int32_t>> tokens_, targets_;
+  std::vector<float> zeros_;                    // prefill: the input of a stage not chained
+  static constexpr int kPrefillSlot = 1 << 30;  // prefill's microbatch id, never training's
   double loss_sum_ = 0;
   int loss_count_ = 0;
 };

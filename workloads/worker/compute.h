@@ -54,6 +54,15 @@ class StageCompute {
   // TP all-reduces inside one F (and inside one B) of `stage`: 0 without TP.
   virtual int tp_allreduces(int stage) const = 0;
 
+  // Inference prefill of a prompt of `tokens` tokens (prefill.h) on this rank's share of
+  // the model: real compute runs every held stage's forward (in stage order, consecutive
+  // stages chained; the first stage reads this iteration's training text, the others a
+  // zero hidden state) over ceil(tokens / (B x seq)) microbatches, in a microbatch slot of
+  // its own that is discarded after each pass: parameters, gradients, the training's
+  // activations and its loss are untouched. Modeled compute has none (the executor
+  // sleeps the job).
+  virtual void prefill(int tokens) = 0;
+
   virtual double iteration_loss() const = 0;  // mean over microbatches; NaN without loss
   virtual std::string param_checksum() = 0;   // hex hash of the held parameters; "" modeled
   virtual int64_t peak_activation_bytes() const = 0;

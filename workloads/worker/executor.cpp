@@ -50,10 +50,12 @@ Executor::Executor(const RunSpec& spec, const sched::Schedule& schedule, Layout 
   if (L_.tensor_parallel > 1)
     compute_.set_tp_allreduce([this](std::span<float> buf) { tp_allreduce(buf); });
   if (spec_.prefill.on) {
-    if (compute_.real())
-      throw std::runtime_error("prefill in bubbles needs modeled compute (PrefillSpec)");
+    std::function<void(const PrefillRequest&)> job = [](const PrefillRequest& r) {
+      sleep_ns(r.duration_ns);
+    };
+    if (compute_.real()) job = [this](const PrefillRequest& r) { compute_.prefill(r.tokens); };
     prefill_ = std::make_unique<PrefillServer>(spec_.prefill, L_.world_rank, L_.pipeline_rank,
-                                               spec_.world_size(), tracer_, sleep_ns);
+                                               spec_.world_size(), tracer_, std::move(job));
     next_compute_.assign(actions_.size(), -1);
     for (int i = static_cast<int>(actions_.size()) - 1, next = -1; i >= 0; --i) {
       next_compute_[i] = next;

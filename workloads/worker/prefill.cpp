@@ -29,7 +29,8 @@ Placement place(const std::deque<PrefillRequest>& queue, int64_t now_ns, int64_t
 }
 
 PrefillServer::PrefillServer(const PrefillSpec& spec, int world_rank, int pipeline_rank,
-                             int world_size, Tracer& tracer, std::function<void(int64_t)> run_job)
+                             int world_size, Tracer& tracer,
+                             std::function<void(const PrefillRequest&)> run_job)
     : spec_(spec),
       pipeline_rank_(pipeline_rank),
       tracer_(tracer),
@@ -65,12 +66,27 @@ void PrefillServer::admit(int64_t now_ns) {
     else if (spec_.dist == "exponential")
       t = std::exponential_distribution<double>(1.0 / spec_.mean_tokens)(rng_);
     r.tokens = std::clamp(static_cast<int>(t), 1, std::max(1, spec_.max_tokens));
-    r.duration_ns = static_cast<int64_t>(std::llround(r.tokens * ns_per_token_));
+    r.duration_ns = static_cast<int64_t>(std::llround(cost_tokens(r.tokens) * ns_per_token_));
     queue_.push_back(r);
     ++arrived_;
     next_arrival_ns_ +=
         static_cast<int64_t>(std::exponential_distribution<double>(1.0)(rng_) * mean_gap_ns_);
   }
+}
+
+int64_t PrefillServer::cost_tokens(int tokens) const {
+  if (spec_.pass_tokens <= 0) return tokens;
+  const int64_t pass = spec_.pass_tokens;
+  return (tokens + pass - 1) / pass * pass;
+}
+
+void PrefillServer::learn(const PrefillRequest& r, int64_t took_ns) {
+  measured_ns_per_token_.push_back(static_cast<double>(took_ns) /
+                                   static_cast<double>(cost_tokens(r.tokens)));
+  if (measured_ns_per_token_.size() > 8) measured_ns_per_token_.pop_front();
+  ns_per_token_ = *std::max_element(measured_ns_per_token_.begin(), measured_ns_per_token_.end());
+  for (PrefillRequest& q : queue_)
+    q.duration_ns = static_cast<int64_t>(std::llround(cost_tokens(q.tokens) * ns_per_token_));
 }
 
 int64_t PrefillServer::correction(const std::map<int, std::deque<int64_t>>& errors, int key) const {
@@ -143,8 +159,9 @@ void PrefillServer::fill(int64_t ready_ns, const std::function<bool(int64_t)>& w
       const PrefillRequest r = queue_[start];
       queue_.erase(queue_.begin() + start);
       const int64_t t0 = now_ns();
-      run_job_(r.duration_ns);
+      run_job_(r);
       const int64_t t1 = now_ns();
+      if (spec_.calibrate) learn(r, t1 - t0);
       tracer_.record(sched::Kind::PREFILL, -1, -1, t0, t1, r.tokens);
       ++served_;
       busy_ns_ += t1 - t0;

@@ -12,6 +12,10 @@
 // prefill of its prompt on one rank, at the cost of that rank's stages' forward per token
 // (ns_per_token: the inference model is one GPU's share of the training model, as in
 // BubbleTea where the inference model fits one GPU). Modeled compute: the job sleeps.
+// Real compute: the job runs the rank's stages' forward over the prompt (whole passes of
+// the stage's microbatch shape, the last padded; nothing kept, the training's state
+// untouched: compute.h StageCompute::prefill), and the cost per token is measured from the
+// jobs run (PrefillSpec::calibrate).
 //
 // Placement (place() below): at a moment the rank waits, with the training's next action
 // predicted ready at R: the oldest queued request whose job ends by R - guard and by its
@@ -58,9 +62,10 @@ Placement place(const std::deque<PrefillRequest>& queue, int64_t now_ns, int64_t
 
 class PrefillServer {
  public:
-  // `run_job(ns)` performs a job of that duration (modeled: a sleep).
+  // `run_job(r)` performs request r's job (modeled: a sleep of r.duration_ns; real: the
+  // forward over r.tokens).
   PrefillServer(const PrefillSpec& spec, int world_rank, int pipeline_rank, int world_size,
-                Tracer& tracer, std::function<void(int64_t)> run_job);
+                Tracer& tracer, std::function<void(const PrefillRequest&)> run_job);
 
   // The iteration starts at `start_ns` (after its barrier); the request stream starts with
   // the first measured one.
@@ -93,8 +98,11 @@ class PrefillServer {
   const PrefillSpec& spec_;
   const int pipeline_rank_;
   Tracer& tracer_;
-  std::function<void(int64_t)> run_job_;
+  std::function<void(const PrefillRequest&)> run_job_;
   double ns_per_token_ = 0;
+  std::deque<double> measured_ns_per_token_;  // calibrate: the last jobs'
+  int64_t cost_tokens(int tokens) const;      // tokens a job computes (pass_tokens)
+  void learn(const PrefillRequest& r, int64_t took_ns);
   double mean_gap_ns_ = 0;  // between arrivals
   std::mt19937_64 rng_;
   bool started_ = false, finished_ = false;

@@ -36,6 +36,8 @@ void to_json(json& j, const PrefillSpec& p) {
            {"deadline_ns", p.deadline_ns},
            {"seed", p.seed},
            {"ns_per_token", p.ns_per_token},
+           {"pass_tokens", p.pass_tokens},
+           {"calibrate", p.calibrate},
            {"action_start_ns", p.action_start_ns},
            {"iteration_ns", p.iteration_ns},
            {"guard_ns", p.guard_ns}};
@@ -50,6 +52,8 @@ void from_json(const json& j, PrefillSpec& p) {
   p.deadline_ns = j.value("deadline_ns", d.deadline_ns);
   p.seed = j.value("seed", d.seed);
   p.ns_per_token = j.value("ns_per_token", d.ns_per_token);
+  p.pass_tokens = j.value("pass_tokens", d.pass_tokens);
+  p.calibrate = j.value("calibrate", d.calibrate);
   p.action_start_ns = j.value("action_start_ns", d.action_start_ns);
   p.iteration_ns = j.value("iteration_ns", d.iteration_ns);
   p.guard_ns = j.value("guard_ns", d.guard_ns);

@@ -59,6 +59,13 @@ struct PrefillSpec {
   int64_t deadline_ns = 2000000000;  // a request not served by arrival + deadline is rejected
   uint64_t seed = 1;                 // each world rank's stream: seed and the rank
   std::vector<double> ns_per_token;  // per pipeline rank: its stages' F per token
+  // Real compute: a prompt runs as whole forward passes of pass_tokens tokens (the stage's
+  // microbatch, B x seq; the last one padded), so a job costs its tokens rounded up to a
+  // multiple; and ns_per_token is measured from the jobs run (the largest of the last 8:
+  // a job overestimated only loses a bubble, one underestimated would delay training),
+  // the planned value above until the first. 0 / false: modeled (a sleep per token).
+  int pass_tokens = 0;
+  bool calibrate = false;
   // Per pipeline rank, per action index of its action list: the predicted start of that
   // compute action (F, B, W, BW, OPT) from the iteration's start; -1 for other actions.
   std::vector<std::vector<int64_t>> action_start_ns;
