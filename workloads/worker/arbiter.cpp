@@ -1,7 +1,10 @@
 #include "workloads/worker/arbiter.h"
 
+#include <chrono>
+#include <cstdio>
 #include <map>
 #include <stdexcept>
+#include <thread>
 
 namespace xdc::worker {
 
@@ -78,6 +81,7 @@ void WanArbiter::serve(const Msg& m, int tag) {
     waiting_[dst].insert({m[1], m[2], m[3], m[4]});
   } else {
     busy_[dst] = false;
+    ++released_;
   }
   grant_next(dst);
 }
@@ -118,6 +122,17 @@ bool WanArbiter::pending() const {
 void WanArbiter::shutdown() {
   for (auto& o : out_) MPI_Wait(&o.first, MPI_STATUS_IGNORE);
   out_.clear();
+  // Every grant's release is on its way (each receiver sent it before the closing barrier,
+  // on another communicator, so it may still be in flight): take them all before the
+  // standing receive goes, so that none is left unmatched.
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (serving_ && released_ < served_ && std::chrono::steady_clock::now() < give_up) {
+    poll();
+    if (released_ < served_) std::this_thread::sleep_for(std::chrono::microseconds(100));
+  }
+  if (released_ < served_)
+    std::fprintf(stderr, "xdc-worker: WAN arbiter: %lld of %lld releases never arrived\n",
+                 static_cast<long long>(served_ - released_), static_cast<long long>(served_));
   if (standing_ != MPI_REQUEST_NULL) {
     MPI_Cancel(&standing_);
     MPI_Wait(&standing_, MPI_STATUS_IGNORE);

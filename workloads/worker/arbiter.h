@@ -83,7 +83,7 @@ class WanArbiter {
   Msg in_{};
   std::map<int, std::set<std::tuple<int64_t, int64_t, int64_t, int64_t>>> waiting_;
   std::map<int, bool> busy_;
-  int64_t served_ = 0;
+  int64_t served_ = 0, released_ = 0;
 };
 
 }  // namespace xdc::worker
