@@ -162,7 +162,6 @@ void Comm::poll_arbiter() {
 void Comm::issue(Request* r) {
   if (arbiter_ && r->comm == arbiter_comm_ && r->peer >= 0 && arbiter_->crosses_wan(r->peer)) {
     if (r->op == Request::Op::kSend && r->order_key >= 0) {  // wait for the direction's grant
-      r->wan_dc = arbiter_->dc_of(r->peer);
       r->wan_ticket = arbiter_->request(r->peer, r->order_iteration, r->order_key);
       held_[r->wan_ticket] = r;
       return;

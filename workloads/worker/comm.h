@@ -67,11 +67,12 @@ class Comm {
     int64_t complete_ns = 0;  // when the comm thread saw it complete
     std::atomic<bool> done{false};
     int parts_left = 0;  // comm thread only
-    // Temporal WAN sharing (attach_arbiter): the send's order (iteration, key; key < 0:
-    // not ordered) and, once requested, its ticket and destination DC.
+    // Temporal WAN sharing (attach_arbiter): a send's order (iteration, key; key < 0: not
+    // ordered) and, once requested, its ticket; a receive over the WAN on OpenMPI frees
+    // the direction from its source's DC when it completes.
     int64_t order_iteration = 0, order_key = -1, wan_ticket = -1;
-    int wan_dc = -1;           // send: the destination's DC; receive: the source's
-    bool wan_release = false;  // a receive over the WAN: its completion frees the direction
+    int wan_dc = -1;
+    bool wan_release = false;
   };
 
   Comm(Progress progress, int poll_us);
