@@ -477,18 +477,26 @@ void add_tp_records(const sim::CostModel& c, trace::Trace& t) {
 
 }  // namespace
 
-std::vector<std::vector<int64_t>> send_order(const Plan& p, const SchedulePlan& s) {
-  const trace::Trace t = sim::simulate_iteration(s.schedule, s.costs, p.links, p.worker);
+std::vector<std::vector<int64_t>> action_starts(const trace::Trace& t, const sched::Schedule& s) {
   std::map<std::tuple<int, int, int, int>, int64_t> start;  // rank, kind, stage, mb
   for (const auto& ev : t.events)
-    if (sched::is_send(ev.kind))
+    if (ev.rank < s.ranks)
       start[{ev.rank, static_cast<int>(ev.kind), ev.stage, ev.microbatch}] = ev.start_ns;
-  std::vector<std::vector<int64_t>> out(s.schedule.ranks);
-  for (int r = 0; r < s.schedule.ranks; ++r)
-    for (const sched::Action& a : s.schedule.actions[r]) {
+  std::vector<std::vector<int64_t>> out(s.ranks);
+  for (int r = 0; r < s.ranks; ++r)
+    for (const sched::Action& a : s.actions[r]) {
       const auto it = start.find({r, static_cast<int>(a.kind), a.stage, a.microbatch});
-      out[r].push_back(sched::is_send(a.kind) && it != start.end() ? it->second : -1);
+      out[r].push_back(it == start.end() ? -1 : it->second);
     }
+  return out;
+}
+
+std::vector<std::vector<int64_t>> send_order(const Plan& p, const SchedulePlan& s) {
+  std::vector<std::vector<int64_t>> out =
+      action_starts(sim::simulate_iteration(s.schedule, s.costs, p.links, p.worker), s.schedule);
+  for (int r = 0; r < s.schedule.ranks; ++r)
+    for (size_t i = 0; i < out[r].size(); ++i)
+      if (!sched::is_send(s.schedule.actions[r][i].kind)) out[r][i] = -1;
   return out;
 }
 

@@ -85,6 +85,11 @@ Prediction predict(const Plan& p, const SchedulePlan& s, const sim::CostModel& c
 // workers' arbiter and the simulator order by it, then by replica.
 std::vector<std::vector<int64_t>> send_order(const Plan& p, const SchedulePlan& s);
 
+// Each action's start in trace `t` of schedule `s` (a prediction: the trace's ranks
+// 0..s.ranks-1 are s's), per rank, per index of its action list; -1 for an action the
+// trace does not have.
+std::vector<std::vector<int64_t>> action_starts(const trace::Trace& t, const sched::Schedule& s);
+
 // Whether the WAN changes while the experiment runs: the topology's `changes:` / `trace:`
 // (after the experiment's `wan:`) or the experiment's `events:`.
 bool changes_over_time(const Experiment& e);

@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <climits>
 #include <cmath>
-#include <map>
-#include <tuple>
 
 namespace xdc::run {
 
@@ -68,18 +66,14 @@ worker::PrefillSpec prefill_spec(const Plan& p, const SchedulePlan& s) {
   int64_t origin = INT64_MAX;
   for (const auto& ev : pred.trace.events) origin = std::min(origin, ev.start_ns);
   if (origin == INT64_MAX) origin = 0;
-  std::map<std::tuple<int, int, int, int>, int64_t> start;  // rank, kind, stage, mb
-  for (const auto& ev : pred.trace.events)
-    if (ev.rank < P && (sched::is_compute(ev.kind) || ev.kind == sched::Kind::OPT))
-      start[{ev.rank, static_cast<int>(ev.kind), ev.stage, ev.microbatch}] = ev.start_ns - origin;
-  w.action_start_ns.assign(P, {});
-  for (int r = 0; r < P; ++r) {
-    for (const sched::Action& a : s.schedule.actions[r]) {
-      auto it = start.find({r, static_cast<int>(a.kind), a.stage, a.microbatch});
-      w.action_start_ns[r].push_back(it == start.end() ? -1
-                                                       : dilate(static_cast<double>(it->second)));
+  w.action_start_ns = action_starts(pred.trace, s.schedule);
+  for (int r = 0; r < P; ++r)
+    for (size_t i = 0; i < w.action_start_ns[r].size(); ++i) {
+      const sched::Kind kind = s.schedule.actions[r][i].kind;
+      int64_t& t = w.action_start_ns[r][i];
+      const bool compute = sched::is_compute(kind) || kind == sched::Kind::OPT;
+      t = compute && t >= 0 ? dilate(static_cast<double>(t - origin)) : -1;
     }
-  }
   w.iteration_ns = dilate(static_cast<double>(pred.summary.iteration_ns));
   return w;
 }
