@@ -36,6 +36,12 @@ std::string ChangeSchedule::error() const {
 
 void ChangeSchedule::start() {
   if (thread_.joinable()) return;
+  {
+    std::vector<Direction> dirs;
+    for (const auto& [name, d] : originals_) dirs.push_back(d.first);
+    std::lock_guard<std::mutex> lock(ready_mu_);
+    prepare_links(net_, dirs, ready_);
+  }
   std::lock_guard<std::mutex> lock(mu_);
   stopping_ = false;
   const auto t0 = Clock::now();
@@ -59,7 +65,10 @@ void ChangeSchedule::apply(const Direction& d, const topo::WanChange& s,
     std::lock_guard<std::mutex> lock(mu_);
     touched_.insert(d.name());
   }
-  change_links(net_, {d}, c);
+  {
+    std::lock_guard<std::mutex> lock(ready_mu_);
+    change_links(net_, {d}, c, &ready_);
+  }
   ++applied_;
 }
 
@@ -122,12 +131,15 @@ void ChangeSchedule::stop() {
     c.down = false;
     c.source = "the end of the schedule's run";
     try {
-      change_links(net_, {d}, c);
+      std::lock_guard<std::mutex> lock(ready_mu_);
+      change_links(net_, {d}, c, &ready_);
     } catch (const std::exception& e) {
       if (error_.empty()) error_ = "restoring " + d.name() + ": " + e.what();
     }
   }
   touched_.clear();
+  std::lock_guard<std::mutex> lock(ready_mu_);
+  ready_.clear();  // the sockets would keep the namespaces alive
 }
 
 }  // namespace xdc::linkctl

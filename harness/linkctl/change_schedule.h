@@ -68,6 +68,10 @@ class ChangeSchedule {
   bool stopping_ = false;
   std::atomic<int> applied_{0};
   std::string error_;
+  // Each direction's netlink socket and interface, found at its first change and kept
+  // until stop() (shaper.h, ReshapeHandle); one change at a time uses them.
+  std::mutex ready_mu_;
+  std::map<std::string, netem::ReshapeHandle> ready_;
 };
 
 }  // namespace xdc::linkctl

@@ -123,7 +123,8 @@ nlohmann::json AppliedChange::to_json(const LinkChange& c) const {
 }
 
 std::vector<AppliedChange> change_links(const std::string& net, const std::vector<Direction>& dirs,
-                                        const LinkChange& c) {
+                                        const LinkChange& c,
+                                        std::map<std::string, netem::ReshapeHandle>* ready) {
   if (c.empty()) throw InputError("nothing to change: give --delay, --jitter, --loss or --rate");
   net::StateLock lock;
   net::NetworkState s = load_network(net);
@@ -145,7 +146,8 @@ std::vector<AppliedChange> change_links(const std::string& net, const std::vecto
     else
       r.netns = l.netns, r.ifname = l.ifname, r.tag = d.name();
     AppliedChange a;
-    a.t_ns = netem::reshape_egress(r, was, running_params(next), backend, net::shape_options(l));
+    a.t_ns = netem::reshape_egress(r, was, running_params(next), backend, net::shape_options(l),
+                                   ready ? &(*ready)[d.name()] : nullptr);
     next.record = r.to_json();
     next.backend = r.active ? netem::to_string(r.backend) : "none";
     l = next;
@@ -163,6 +165,24 @@ std::vector<AppliedChange> change_links(const std::string& net, const std::vecto
     out.push_back(a);
   }
   return out;
+}
+
+void prepare_links(const std::string& net, const std::vector<Direction>& dirs,
+                   std::map<std::string, netem::ReshapeHandle>& ready) {
+  net::StateLock lock;
+  net::NetworkState s;
+  try {
+    s = load_network(net);
+  } catch (const std::exception&) {
+    return;  // no network: change_links will say so
+  }
+  for (const Direction& d : dirs) try {
+      const net::ShapedLink& l = find_link(s, d);
+      if (l.record.is_object() && !l.record.empty())
+        netem::prepare_reshape(netem::ShapeRecord::from_json(l.record), ready[d.name()]);
+    } catch (const std::exception&) {
+      ready.erase(d.name());
+    }
 }
 
 std::vector<LinkStatus> link_status(const net::NetworkState& s) {

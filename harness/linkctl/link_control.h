@@ -28,6 +28,7 @@
 // A run reads the lines whose t_ns falls within its span (read_link_events) into its
 // events.json. The log lives in the state directory, so `xdc down`/`xdc clean` remove it.
 #include <cstdint>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -80,12 +81,20 @@ struct AppliedChange {
 // Applies `c` to each direction of `net` in turn (holding the StateLock), saving the
 // state and appending to the events log after each. Throws InputError for an empty
 // change, std::runtime_error when a backend fails (the directions changed before stay
-// changed, and recorded).
-std::vector<AppliedChange> change_links(const std::string& net, const std::vector<Direction>& dirs,
-                                        const LinkChange& c);
+// changed, and recorded). `ready`: the caller's handles by direction name (filled on first
+// use), so that repeated changes skip finding the interface (shaper.h, ReshapeHandle).
+std::vector<AppliedChange> change_links(
+    const std::string& net, const std::vector<Direction>& dirs, const LinkChange& c,
+    std::map<std::string, netem::ReshapeHandle>* ready = nullptr);
 
 // The parameters a direction runs now (down: loss 100%), as built (dilated).
 netem::LinkParams running_params(const net::ShapedLink& l);
+
+// Fills `ready` for each direction of `net` that has something installed, ahead of its
+// first change_links (a direction that cannot be prepared is left for change_links,
+// which reports it).
+void prepare_links(const std::string& net, const std::vector<Direction>& dirs,
+                   std::map<std::string, netem::ReshapeHandle>& ready);
 
 struct LinkStatus {
   const net::ShapedLink* link;  // into the state it was read from

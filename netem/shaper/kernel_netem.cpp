@@ -61,7 +61,10 @@ NetemRequest netem_request(int ifindex, const LinkParams& params,
   LinkParams p = params;
   if (p.loss.kind == LossModel::Kind::kRandom && p.loss.correlation_pct > 0)
     p.loss = correlated_loss_model(p.loss);
-  NetemRequest msg(nlmsg_alloc_size(256 * 1024));
+  // Room for the delay distribution when there is one; else a page (a change is timed:
+  // in a UML guest every page touched is a fault the host serves).
+  const size_t room = (p.jitter_us ? dist_table.size() * sizeof(int16_t) : 0) + 4096;
+  NetemRequest msg(nlmsg_alloc_size(room));
   if (!msg) throw std::bad_alloc();
   if (!nlmsg_put(msg.get(), NL_AUTO_PORT, NL_AUTO_SEQ, RTM_NEWQDISC, 0,
                  change ? 0 : NLM_F_CREATE | NLM_F_EXCL))

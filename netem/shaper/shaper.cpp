@@ -113,9 +113,19 @@ void reshape_rate(const nl::NlSocket& sock, int ifindex, uint32_t parent, uint32
                       tbf_burst_bytes(p.rate_bps));
 }
 
-void reshape_kernel(ShapeRecord& r, const LinkParams& was, const LinkParams& p) {
-  nl::NlSocket sock(r.netns);
-  int ifindex = sock.ifindex(r.ifname);
+// The direction's socket and index: `ready`'s, found once.
+ReshapeHandle& opened(const ShapeRecord& r, ReshapeHandle& ready) {
+  if (!ready.sock) {
+    ready.sock = std::make_unique<nl::NlSocket>(r.netns);
+    ready.ifindex = ready.sock->ifindex(r.ifname);
+  }
+  return ready;
+}
+
+void reshape_kernel(ShapeRecord& r, const LinkParams& was, const LinkParams& p,
+                    ReshapeHandle& ready) {
+  const nl::NlSocket& sock = *opened(r, ready).sock;
+  const int ifindex = ready.ifindex;
   if (acts_per_packet(p) && !drops_everything(p) && r.feeders.empty())
     r.feeders = segment_feeders(sock, ifindex);
   std::vector<int16_t> table =
@@ -131,7 +141,7 @@ void reshape_kernel(ShapeRecord& r, const LinkParams& was, const LinkParams& p) 
 }
 
 void reshape_userspace(ShapeRecord& r, const LinkParams& was, const LinkParams& p,
-                       const ShapeOptions& o) {
+                       const ShapeOptions& o, ReshapeHandle& ready) {
   if (was.rate_bps && !p.rate_bps) throw std::runtime_error("a rate cannot be removed in place");
   if (r.delayline_pid > 0) {
     if (r.ctl_path.empty())
@@ -143,8 +153,8 @@ void reshape_userspace(ShapeRecord& r, const LinkParams& was, const LinkParams& 
                                    changed_rate_queue_bytes(was, p) != rate_queue_bytes(was));
   bool start = r.delayline_pid <= 0 && needs_delay_stage(p);
   if (!rate_stage && !start) return;  // the delay line alone: no netlink round trips
-  nl::NlSocket sock(r.netns);
-  int ifindex = sock.ifindex(r.ifname);
+  const nl::NlSocket& sock = *opened(r, ready).sock;
+  const int ifindex = ready.ifindex;
   if (start) start_delay_stage({r.netns, r.ifname, r.tag}, ifindex, p, o, r);
   if (p.rate_bps && !was.rate_bps) r.root_handle = kRootHandle;
   if (rate_stage) reshape_rate(sock, ifindex, TC_H_ROOT, kRootHandle, was, p, r);
@@ -232,9 +242,15 @@ std::unique_ptr<LinkShaper> shape_egress(Backend backend, const ShapeTarget& t, 
   return shaper;
 }
 
+void prepare_reshape(const ShapeRecord& r, ReshapeHandle& ready) {
+  if (r.active) opened(r, ready);
+}
+
 int64_t reshape_egress(ShapeRecord& r, const LinkParams& was, const LinkParams& p, Backend backend,
-                       const ShapeOptions& o) {
+                       const ShapeOptions& o, ReshapeHandle* ready) {
   ShapeTarget t{r.netns, r.ifname, r.tag};
+  ReshapeHandle own;
+  ReshapeHandle& handle = ready ? *ready : own;
   try {
     if (!r.active) {
       if (p.impaired()) {
@@ -245,10 +261,11 @@ int64_t reshape_egress(ShapeRecord& r, const LinkParams& was, const LinkParams& 
       return realtime_ns();
     }
     if (r.backend == Backend::kKernel)
-      reshape_kernel(r, was, p);
+      reshape_kernel(r, was, p, handle);
     else
-      reshape_userspace(r, was, p, o);
+      reshape_userspace(r, was, p, o, handle);
   } catch (const std::exception& e) {
+    handle = ReshapeHandle{};
     throw std::runtime_error("changing " + link_name(t) + " in place: " + e.what());
   }
   return realtime_ns();

@@ -35,6 +35,7 @@
 #include <string>
 #include <vector>
 
+#include "netem/nl/socket.h"
 #include "netem/shaper/delayline_process.h"
 #include "netem/shaper/kernel_netem.h"
 #include "netem/shaper/link_params.h"
@@ -106,6 +107,17 @@ Backend resolve_backend(Backend requested);
 std::unique_ptr<LinkShaper> shape_egress(Backend backend, const ShapeTarget& target,
                                          const LinkParams& p, const ShapeOptions& opts = {});
 
+// A shaped direction's netlink socket (opened in its namespace) and its interface's index,
+// kept by a caller that changes the direction often (a change schedule, a benchmark), so
+// that a change costs its qdisc requests only: in a UML guest, opening the socket and
+// finding the index were most of a change's 1.2 ms (and, with the socket's setns, some of
+// its outliers). reshape_egress fills it on first use. It keeps the namespace alive: drop
+// it before the network is taken down.
+struct ReshapeHandle {
+  std::unique_ptr<nl::NlSocket> sock;
+  int ifindex = 0;
+};
+
 // Changes the shaped direction `r` from `was` (what it runs now) to `p`, in place (see
 // the top of this file), and updates `r` with what it had to add: a rate stage when
 // `was` had no rate, a delay line (userspace) when `was` needed none, feeders sending
@@ -116,8 +128,14 @@ std::unique_ptr<LinkShaper> shape_egress(Backend backend, const ShapeTarget& tar
 // A rate cannot be removed in place (p.rate_bps 0 after a rate) nor cross the tbf/htb
 // boundary. Returns the CLOCK_REALTIME ns at which all of it was in force. Throws
 // std::runtime_error / nl::NlError naming the link; what was applied before stays.
+// `ready`: the direction's handle, reused (and filled when empty); a failed change empties
+// it, so the next one starts afresh.
+// Fills `ready` for `r` ahead of its first change (nothing when `r` is inactive). Throws
+// nl::NlError when the namespace or interface is gone.
+void prepare_reshape(const ShapeRecord& r, ReshapeHandle& ready);
 int64_t reshape_egress(ShapeRecord& r, const LinkParams& was, const LinkParams& p,
-                       Backend backend = Backend::kAuto, const ShapeOptions& opts = {});
+                       Backend backend = Backend::kAuto, const ShapeOptions& opts = {},
+                       ReshapeHandle* ready = nullptr);
 
 // A shaped direction's counters (kernel: the qdiscs' own; userspace: the delay line's
 // stats plus the rate stage's qdisc).

@@ -136,8 +136,9 @@ std::vector<double> rate_apply_ms(netem::Backend b, const Line& l, int& reorders
   const double wire_bits = (payload + 8 + 20 + 14) * 8.0;
   OneWayResult res;
   int count = static_cast<int>((0.4 + changes * 0.2) / (payload * 8 / 30e6));
-  std::thread stream(
-      [&] { res = one_way_stream(l.a, l.b, l.b_ip, count, payload * 8 / 30e6, payload, 0.3); });
+  std::thread stream([&] {
+    res = one_way_stream(l.a, l.b, l.b_ip, count, payload * 8 / 30e6, payload, 0.3, 0.001);
+  });
   std::vector<std::pair<int64_t, std::pair<double, double>>> asked;  // t, {old, new} bit/s
   sleep_s(0.3);
   for (int i = 0; i < changes; ++i) {
@@ -242,7 +243,7 @@ nlohmann::json trace_replay(netem::Backend b, const Line& l, int& reorders) {
   const int payload = 1400;
   const double interval = payload * 8 / 50e6, wire_bits = (payload + 8 + 20 + 14) * 8.0;
   auto [r_starts, r_res] = replay([&] {
-    return one_way_stream(l.a, l.b, l.b_ip, int(total_s / interval), interval, payload, 0.3);
+    return one_way_stream(l.a, l.b, l.b_ip, int(total_s / interval), interval, payload, 0.3, 0.001);
   });
   double r_sq = 0;
   int r_n = 0;
@@ -451,6 +452,7 @@ int main(int argc, char** argv) {
   getloadavg(load, 3);
   nlohmann::json figures = {{"change_apply_ms", apply},
                             {"change_artefacts", artefacts},
+                            {"trace_replay", trace},
                             {"detail",
                              {{"delay_apply_ms", testbed::apply_summary(delay_ms)},
                               {"rate_apply_ms", testbed::apply_summary(rate_ms)},

@@ -10,6 +10,7 @@ ShapedDirection::ShapedDirection(netem::Backend backend, const Line& l, const ne
   auto s = netem::shape_egress(backend, {l.gw, Line::kGwToB, "gw->b"}, p);
   s->detach();
   r = s->record();
+  netem::prepare_reshape(r, ready);
 }
 
 ShapedDirection::~ShapedDirection() {
@@ -18,7 +19,7 @@ ShapedDirection::~ShapedDirection() {
 
 std::pair<int64_t, int64_t> ShapedDirection::change(const netem::LinkParams& p) {
   const int64_t asked = realtime_ns();
-  const int64_t done = netem::reshape_egress(r, was, p);
+  const int64_t done = netem::reshape_egress(r, was, p, netem::Backend::kAuto, {}, &ready);
   was = p;
   return {asked, done};
 }

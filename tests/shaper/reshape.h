@@ -22,6 +22,7 @@ struct ShapedDirection {
 
   netem::ShapeRecord r;
   netem::LinkParams was;
+  netem::ReshapeHandle ready;  // the direction's socket and index, kept between changes
 };
 
 // One TCP flow for 3 s over 10 ms at 50 Mbit/s; after 1.5 s the rate drops to 10 Mbit/s.

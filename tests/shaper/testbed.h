@@ -56,6 +56,10 @@ PingResult udp_probe(const std::string& client_ns, const std::string& server_ns,
 // each carrying its sequence number. Send and arrival (the kernel's receive stamp) are
 // CLOCK_REALTIME, the clock reshape_egress answers in; both ends run on this machine, so
 // one-way delay = arrival - send. The receiver waits `linger_s` after the last one.
+// `batch_s` > 0: the sender wakes every batch_s and sends what is due in one call
+// (sendmmsg), each packet stamped with the call's time: for a load whose rate matters
+// more than each packet's moment (a kernel with few system calls to spare, a UML guest,
+// cannot send 50 Mbit/s of 1400-byte datagrams one call each).
 struct OneWayPacket {
   int64_t sent_ns = 0, arrived_ns = -1;  // -1: lost
   uint32_t bytes = 0;                    // UDP payload
@@ -68,7 +72,7 @@ struct OneWayResult {
 };
 OneWayResult one_way_stream(const std::string& client_ns, const std::string& server_ns,
                             const std::string& server_ip, int count, double interval_s,
-                            int payload_bytes = 32, double linger_s = 0.5);
+                            int payload_bytes = 32, double linger_s = 0.5, double batch_s = 0);
 int64_t realtime_ns();
 
 struct IperfResult {
