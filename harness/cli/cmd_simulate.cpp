@@ -48,6 +48,7 @@ struct SimArgs {
   std::string profile, model, device = "a100";
   int seq = 4096, mbs = 1;
   double efficiency = 0.5, memory_cap = 0, milp_seconds = 10;
+  int node_tp = 1;
 };
 
 double duration_ms(const std::string& flag, const std::string& text) {
@@ -119,7 +120,7 @@ int run(const SimArgs& a) {
     spec.source = sim::CostSpec::Source::kShape;
     spec.model = a.model;
     spec.device = a.device;
-    spec.workload = {a.seq, a.mbs, a.efficiency, 2};
+    spec.workload = {a.seq, a.mbs, a.efficiency, 2, 1, a.node_tp};
   } else if (!a.profile.empty()) {
     spec.source = sim::CostSpec::Source::kProfile;
     std::ifstream in(a.profile);
@@ -232,7 +233,12 @@ void add_simulate_command(CLI::App& app, Commands& out) {
       ->capture_default_str();
   c->add_option("--profile", a.profile,
                 "per-rank or per-stage cost CSV (stage,f_ms,b_ms,w_ms[,bytes])");
-  c->add_option("--model", a.model, "cost from a model shape: llama2-7b, llama2-13b, llama2-70b");
+  c->add_option("--model", a.model,
+                "cost from a model shape: llama2-7b, llama2-13b, llama2-70b, llama-72b");
+  c->add_option("--node-tp", a.node_tp,
+                "with --model: each rank is a node of this many devices in tensor parallel "
+                "(their all-reduces at the device's node bandwidth, inside F and B)")
+      ->check(CLI::Range(1, 64));
   c->add_option("--device", a.device, "device for --model: a100, h100, 910b")
       ->capture_default_str();
   c->add_option("--seq", a.seq, "sequence length for --model")->capture_default_str();

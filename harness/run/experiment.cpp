@@ -102,6 +102,11 @@ class Parser {
                                       std::to_string(e_.model.layers) +
                                       ") must give every pipeline rank a layer");
     }
+    if (c.mode == Compute::Mode::kModeled && c.node_tp > 1 && e_.tensor_parallel > 1)
+      throw InputError(c.node_tp_pos,
+                       "compute.modeled.tensor_parallel models TP inside each rank's node (one "
+                       "process per node); pipeline.tensor_parallel launches a process per TP "
+                       "rank: use one of them");
     if (e_.wan_temporal && e_.progress == "none")
       throw InputError(wan_sharing_pos_,
                        "mpi.wan_sharing: temporal sharing needs mpi.progress: thread (the comm "
@@ -199,14 +204,16 @@ class Parser {
     c.mode = Compute::Mode::kModeled;
     yaml::Value mv = *m.get("modeled");
     if (mv.is_null()) return;
-    yaml::Map mm = mv.map({"model", "device", "seq", "efficiency", "message_scale", "f", "b", "w",
-                           "activation", "grad", "profile"});
+    yaml::Map mm =
+        mv.map({"model", "device", "seq", "efficiency", "tensor_parallel", "tp_bandwidth",
+                "message_scale", "f", "b", "w", "activation", "grad", "profile"});
     const bool constant = mm.has("f") || mm.has("b") || mm.has("w") || mm.has("activation");
-    const bool shape = mm.has("model") || mm.has("device") || mm.has("seq") || mm.has("efficiency");
+    const bool shape = mm.has("model") || mm.has("device") || mm.has("seq") ||
+                       mm.has("efficiency") || mm.has("tensor_parallel") || mm.has("tp_bandwidth");
     if ((constant + shape + mm.has("profile")) > 1)
       mv.fail(
-          "one cost source: a model shape (model, device, seq, efficiency), constants "
-          "(f, b, w, activation) or a profile");
+          "one cost source: a model shape (model, device, seq, efficiency, tensor_parallel, "
+          "tp_bandwidth), constants (f, b, w, activation) or a profile");
     if (auto s = mm.get("message_scale"))
       s->error(
           "message_scale was removed: shrinking messages and rates alike keeps transfer times "
@@ -248,6 +255,15 @@ class Parser {
     }
     if (auto s = mm.get("seq")) c.seq = static_cast<int>(s->integer(1, 1 << 20));
     if (auto s = mm.get("efficiency")) c.efficiency = s->number(1e-3, 1);
+    if (auto s = mm.get("tensor_parallel")) {
+      c.node_tp = static_cast<int>(s->integer(1, 64));
+      c.node_tp_pos = s->pos();
+    }
+    if (auto s = mm.get("tp_bandwidth")) {
+      if (c.node_tp <= 1)
+        s->error("tp_bandwidth is the node's TP all-reduce bandwidth: give tensor_parallel > 1");
+      c.node_busbw = static_cast<double>(s->rate_bps()) / 8;
+    }
   }
 
   void read_pipeline(const yaml::Value& v) {
@@ -576,6 +592,13 @@ std::string Compute::costs_source() const {
   }
   switch (source) {
     case Source::kShape:
+      if (node_tp > 1)
+        return fmt::format(
+            "modeled: {} on {}, seq {}, efficiency {:g} (assumed), TP {} inside each rank's node "
+            "at {:g} GB/s bus bandwidth ({})",
+            shape, device, seq, efficiency, node_tp,
+            (node_busbw > 0 ? node_busbw : sim::find_device(device).node_busbw) / 1e9,
+            node_busbw > 0 ? "given" : "assumed");
       return fmt::format("modeled: {} on {}, seq {}, efficiency {:g} (assumed)", shape, device, seq,
                          efficiency);
     case Source::kConstant:

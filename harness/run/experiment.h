@@ -19,7 +19,9 @@
 //   compute: real                     # real | {real: {gflops: 20, peak_gflops: 95,
 //                                     #     device: cpu | cuda, gpus: [0, 1]}}
 //                                     # | {modeled: {model: llama2-13b, device: a100,
-//                                     #     seq: 1024, efficiency: 0.5}}
+//                                     #     seq: 1024, efficiency: 0.5,
+//                                     #     tensor_parallel: 8, tp_bandwidth: 1600gbit}}
+//                                     #     (TP inside each rank's node: Compute below)
 //                                     # | {modeled: {f: 300ms, b: 300ms, w: 150ms,
 //                                     #     activation: 4mib}}   (w: part of b)
 //                                     # | {modeled: {profile: costs.csv}}  (cost_model.h)
@@ -180,6 +182,13 @@ struct Compute {
   int64_t activation_bytes = 0;
   int64_t grad_bytes = 0;  // constants / profile: all-reduced per stage (`grad`)
   std::string profile_file, profile_text;
+  // model shape: `tensor_parallel: n` -- each pipeline rank stands for a node of n devices
+  // splitting every layer (Megatron TP over the node's interconnect, not emulated): one
+  // process per node, compute / n, the TP all-reduces timed at the node's bus bandwidth
+  // (`tp_bandwidth`, default the device's: cost_model.h) and slept inside F and B.
+  int node_tp = 1;
+  double node_busbw = 0;  // bytes/s; 0 = the device's
+  SourcePos node_tp_pos;
   std::string name() const { return mode == Mode::kReal ? "real" : "modeled"; }
   // Where the compute costs come from, for summaries and reports: "real on cpu", "real on
   // cuda (GPUs 0, 1)", "modeled: llama2-13b on a100, efficiency 0.5 (assumed)",

@@ -195,7 +195,8 @@ sim::CostModel planned_costs(const Experiment& e, const std::vector<int>& stage_
         spec.source = sim::CostSpec::Source::kShape;
         spec.model = c.shape;
         spec.device = c.device;
-        spec.workload = {c.seq, e.microbatch_size, c.efficiency, 2, e.tensor_parallel};
+        spec.workload = {c.seq,     e.microbatch_size, c.efficiency, 2, e.tensor_parallel,
+                         c.node_tp, c.node_busbw};
         break;
       case Compute::Source::kConstant:
         spec.source = sim::CostSpec::Source::kConstant;
@@ -766,7 +767,8 @@ worker::RunSpec run_spec(const Plan& p, const SchedulePlan& sp, const std::strin
       for (auto& ns : v) ns = dilate(ns);
       return v;
     };
-    // The workers sleep the compute and perform the TP all-reduces (cost_model.h).
+    // The workers sleep the compute (with a node's folded TP all-reduces) and perform the
+    // launched TP ranks' all-reduces (cost_model.h).
     std::vector<int64_t> f = costs.f_ns, b = costs.b_ns;
     for (int st = 0; st < costs.stages(); ++st) {
       f[st] -= costs.tp_comm_ns(st);
@@ -787,8 +789,8 @@ worker::RunSpec run_spec(const Plan& p, const SchedulePlan& sp, const std::strin
 
 double peak_flops_per_rank(const Experiment& e) {
   if (e.compute.mode == Compute::Mode::kReal) return e.compute.real_peak_gflops * 1e9;
-  if (e.compute.source == Compute::Source::kShape)
-    return sim::find_device(e.compute.device).peak_flops;
+  if (e.compute.source == Compute::Source::kShape)  // a rank stands for node_tp devices
+    return sim::find_device(e.compute.device).peak_flops * e.compute.node_tp;
   return 0;  // constants and profiles carry no FLOPs
 }
 
@@ -809,8 +811,9 @@ double iteration_flops(const Experiment& e, const sim::CostModel& costs) {
   double ns = 0;
   for (int s = 0; s < costs.stages(); ++s)
     ns += static_cast<double>(costs.f_ns[s] + costs.b_ns[s] + costs.w_ns[s] -
-                              2 * costs.tp_comm_ns(s));
-  return ns * 1e-9 * rate * e.microbatches * e.data_parallel * e.tensor_parallel;
+                              2 * costs.tp_time_ns(s));
+  return ns * 1e-9 * rate * e.microbatches * e.data_parallel * e.tensor_parallel *
+         e.compute.node_tp;
 }
 
 }  // namespace xdc::run

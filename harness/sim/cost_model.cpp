@@ -80,15 +80,21 @@ const std::vector<ModelShape>& model_presets() {
       {"llama2-7b", 32, 4096, 11008, 32, 32, 32000},
       {"llama2-13b", 40, 5120, 13824, 40, 40, 32000},
       {"llama2-70b", 80, 8192, 28672, 64, 8, 32000},
+      // GeoPipe trains a "72B" Llama-2-style model without giving its shape; this is the
+      // Llama architecture at 72B as Qwen2-72B has it (72.7B parameters).
+      {"llama-72b", 80, 8192, 29568, 64, 8, 152064},
   };
   return m;
 }
 
 const std::vector<Device>& device_presets() {
   static const std::vector<Device> d = {
-      {"a100", 312e12},  // A100 SXM dense bf16
-      {"h100", 989e12},  // H100 SXM dense bf16
-      {"910b", 313e12},  // Ascend 910B fp16 (vendor figure, approx.)
+      // Node interconnects (assumed, for TP inside a node): all-reduce bus bandwidth as
+      // nccl-tests report it on 8-GPU NVLink nodes (A100 NVLink3 ~230 GB/s, H100 NVLink4
+      // ~450 GB/s), and for the 910B half of its 7 x 56 GB/s HCCS full mesh; 10 us a step.
+      {"a100", 312e12, 230e9, 10e-6},  // A100 SXM dense bf16
+      {"h100", 989e12, 450e9, 10e-6},  // H100 SXM dense bf16
+      {"910b", 313e12, 196e9, 10e-6},  // Ascend 910B fp16 (vendor figure, approx.)
   };
   return d;
 }
@@ -112,6 +118,13 @@ const Device& find_device(const std::string& name) {
   return find_named(device_presets(), name, "device");
 }
 
+int64_t node_allreduce_ns(int devices, int64_t bytes, double busbw, double step_s) {
+  if (devices <= 1) return 0;
+  const double d = devices;
+  return std::llround(
+      (2 * (d - 1) / d * static_cast<double>(bytes) / busbw + 2 * (d - 1) * step_s) * 1e9);
+}
+
 CostModel shape_costs(const ModelShape& m, const Device& d, const ShapeWorkload& w, int stages) {
   const double h = m.hidden, s = w.seq;
   const double kv = static_cast<double>(m.hidden) / m.heads * m.kv_heads;
@@ -122,11 +135,14 @@ CostModel shape_costs(const ModelShape& m, const Device& d, const ShapeWorkload&
   const double w_layer = tokens * 2 * params;
   const double head = tokens * 2 * h * m.vocab;
   const double rate = d.peak_flops * w.efficiency;
-  const double t = w.tensor_parallel;
+  const double t = static_cast<double>(w.tensor_parallel) * w.node_tp;
+  const double busbw = w.node_busbw > 0 ? w.node_busbw : d.node_busbw;
   CostModel c;
   for (int st = 0; st < stages; ++st) {
     const int layers = m.layers / stages + (st < m.layers % stages ? 1 : 0);
-    const double extra = st == stages - 1 ? head : 0;
+    // The LM head: whole on each launched TP rank (the model replicates it); split by
+    // vocabulary across a node's TP devices (Megatron's vocab-parallel output layer).
+    const double extra = st == stages - 1 ? head / w.node_tp : 0;
     c.f_ns.push_back(std::llround((layers * f_layer / t + extra) / rate * 1e9));
     c.b_ns.push_back(std::llround((layers * b_layer / t + extra) / rate * 1e9));
     c.w_ns.push_back(std::llround((layers * w_layer / t + extra) / rate * 1e9));
@@ -135,6 +151,14 @@ CostModel shape_costs(const ModelShape& m, const Device& d, const ShapeWorkload&
       c.tp_allreduces.push_back(2 * layers);
       c.tp_allreduce_bytes.push_back(c.activation_bytes.back());
       c.tp_allreduce_ns.push_back(0);
+    }
+    if (w.node_tp > 1) {
+      const int64_t in_f =
+          2 * layers *
+          node_allreduce_ns(w.node_tp, c.activation_bytes.back(), busbw, d.node_step_s);
+      c.node_tp_ns.push_back(in_f);
+      c.f_ns.back() += in_f;
+      c.b_ns.back() += in_f;
     }
   }
   return c;
@@ -153,6 +177,7 @@ CostModel replicated(const CostModel& c, int replicas) {
   tile(out.tp_allreduces);
   tile(out.tp_allreduce_bytes);
   tile(out.tp_allreduce_ns);
+  tile(out.node_tp_ns);
   return out;
 }
 

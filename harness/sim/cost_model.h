@@ -22,8 +22,17 @@ struct CostModel {
   // modeled worker sleeps the rest and performs the all-reduces over MPI.
   std::vector<int> tp_allreduces;
   std::vector<int64_t> tp_allreduce_bytes, tp_allreduce_ns;
-  int64_t tp_comm_ns(int stage) const {  // TP all-reduce time inside one F (= one B)
+  // A TP group inside one node (ShapeWorkload::node_tp): per stage, the node's TP
+  // all-reduce time inside each F and each B, folded into f_ns and b_ns (one process
+  // stands for the node; nobody performs them). Empty otherwise.
+  std::vector<int64_t> node_tp_ns;
+  // The launched TP ranks' all-reduce time inside one F (= one B): what they perform.
+  int64_t tp_comm_ns(int stage) const {
     return tp_allreduces.empty() ? 0 : tp_allreduces[stage] * tp_allreduce_ns[stage];
+  }
+  // All TP all-reduce time inside one F (= one B), performed or folded: not computing.
+  int64_t tp_time_ns(int stage) const {
+    return tp_comm_ns(stage) + (node_tp_ns.empty() ? 0 : node_tp_ns[stage]);
   }
 
   int stages() const { return static_cast<int>(f_ns.size()); }
@@ -49,8 +58,13 @@ struct ModelShape {
 struct Device {
   std::string name;
   double peak_flops = 0;  // dense bf16/fp16 FLOP/s
+  // The node's interconnect as an all-reduce among its devices sees it: NCCL-style bus
+  // bandwidth (a ring all-reduce of S bytes over t devices takes 2(t-1)/t x S / busbw)
+  // and the latency of one of its 2(t-1) steps. Assumed figures, see device_presets().
+  double node_busbw = 0;  // bytes/s
+  double node_step_s = 0;
 };
-const std::vector<ModelShape>& model_presets();         // llama2-7b, llama2-13b, llama2-70b
+const std::vector<ModelShape>& model_presets();         // llama2-7b/13b/70b, llama-72b
 const std::vector<Device>& device_presets();            // a100, h100, 910b
 const ModelShape& find_model(const std::string& name);  // throws InputError listing names
 const Device& find_device(const std::string& name);
@@ -61,13 +75,24 @@ struct ShapeWorkload {
   double efficiency = 0.5;  // achieved / peak FLOP/s
   int bytes_per_element = 2;
   int tensor_parallel = 1;  // t: each rank computes 1/t of every layer (heads, SwiGLU units)
+  // node_tp n > 1: each rank stands for a node of n devices that split every layer the
+  // same way (Megatron TP over the node's interconnect, Device::node_busbw unless
+  // node_busbw is given): FLOPs / n, and the 2 all-reduces per layer in F and in B take
+  // node_allreduce_ns each, folded into f_ns and b_ns (CostModel::node_tp_ns).
+  int node_tp = 1;
+  double node_busbw = 0;  // bytes/s; 0 = the device's
 };
+// A ring all-reduce of `bytes` among `devices` devices of one node: 2(d-1) steps of
+// bytes/d each at the node's bus bandwidth, each step also paying `step_s`.
+int64_t node_allreduce_ns(int devices, int64_t bytes, double busbw, double step_s);
 // Layers split evenly over `stages` (the first stages take the remainder), LM head on
 // the last stage. Per layer and token: F = 2P + 4sh, B = 2P + 8sh, W = 2P FLOPs, P the
 // layer's linear weights (Zero Bubble's sbh(24h+4s) etc. for P = 12h^2). With tensor
 // parallelism t > 1 a layer's FLOPs are / t (the LM head is replicated, whole), and
 // tp_allreduces / tp_allreduce_bytes are set (2 per layer of the hidden state,
 // tokens x h x bytes_per_element); tp_allreduce_ns is the caller's (it knows the links).
+// With node_tp n > 1 the layer FLOPs and the LM head's are / n as well (the head split
+// by vocabulary, as Megatron does) and node_tp_ns is set (above).
 CostModel shape_costs(const ModelShape& m, const Device& d, const ShapeWorkload& w, int stages);
 
 }  // namespace xdc::sim

@@ -36,7 +36,7 @@ TEST(Experiment, ShippedFilesLoad) {
         "experiments/flap.yaml", "tests/run/kill-dc.yaml", "experiments/tp-two-dc.yaml",
         "experiments/tp-two-dc-modeled.yaml", "tests/run/tp-real.yaml",
         "experiments/repro/bubbletea-base.yaml", "tests/run/prefill.yaml",
-        "experiments/wan-sharing.yaml"}) {
+        "experiments/wan-sharing.yaml", "experiments/repro/geopipe-paper-base.yaml"}) {
     SCOPED_TRACE(f);
     const auto e = xdc::run::load_experiment(f);
     EXPECT_EQ(e.world_size(), static_cast<int>(e.rank_hosts().size()));
@@ -275,6 +275,33 @@ TEST(Experiment, TensorParallelGroupsLayOutTheWorld) {
   EXPECT_EQ(ms.modeled.tp_allreduces, (std::vector<int>{4, 4}));
 }
 
+// compute.modeled.tensor_parallel: each rank is a node of n devices in TP; one process per
+// node (world = stages), compute / n and the node's all-reduces inside F and B, nothing
+// for the workers to perform; the peak a rank is measured against is the node's.
+TEST(Experiment, NodeTensorParallelIsOneProcessPerNodeWithItsAllReducesInside) {
+  const auto e = xdc::run::load_experiment("experiments/repro/geopipe-paper-base.yaml");
+  EXPECT_EQ(e.compute.node_tp, 8);
+  EXPECT_EQ(e.tensor_parallel, 1);
+  EXPECT_EQ(e.world_size(), 8);
+  EXPECT_NE(e.compute.costs_source().find("TP 8 inside each rank's node"), std::string::npos)
+      << e.compute.costs_source();
+  const auto c = xdc::run::planned_costs(e, {0, 1, 2, 3, 4, 5, 6, 7});
+  ASSERT_EQ(c.node_tp_ns.size(), 8u);
+  EXPECT_GT(c.node_tp_ns[0], 0);
+  const auto p = xdc::run::make_plan(e);
+  const auto spec = xdc::run::run_spec(p, p.schedules[0], "/tmp/x", "/tmp/x/s.csv");
+  EXPECT_TRUE(spec.modeled.tp_allreduces.empty());
+  EXPECT_NEAR(static_cast<double>(spec.modeled.f_ns[0]), c.f_ns[0] * e.time_dilation, 1);  // slept
+  EXPECT_DOUBLE_EQ(xdc::run::peak_flops_per_rank(e), 8 * 313e12);
+  const auto given = parse_experiment(
+      with("compute: {modeled: {model: llama2-13b, device: a100, seq: 1024}}",
+           "compute: {modeled: {model: llama2-13b, device: a100, seq: 1024, tensor_parallel: 4, "
+           "tp_bandwidth: 800gbit}}"),
+      kLabel);
+  EXPECT_EQ(given.compute.node_tp, 4);
+  EXPECT_DOUBLE_EQ(given.compute.node_busbw, 100e9);
+}
+
 TEST(Experiment, CudaRanksTakeTheirHostsGpusRoundRobin) {
   const std::string real = with("compute: {modeled: {model: llama2-13b, device: a100, seq: 1024}}",
                                 "compute: {real: {device: cuda, gpus: [0, 1]}}\n"
@@ -423,6 +450,18 @@ INSTANTIATE_TEST_SUITE_P(
                  "compute: {modeled: {f: 1ms, b: 2ms}}\npipeline: {stages: 2, tensor_parallel: "
                  "2, placement: [east-h1, w1]}"),
             4, "layer count from `model:`"},
+        Bad{"node_tp_with_launched_tp",
+            with("compute: {modeled: {model: llama2-13b, device: a100, seq: 1024}}\npipeline: "
+                 "{stages: 4, placement: [east-h1, east-h2, w1, w2]}",
+                 "compute: {modeled: {model: llama2-13b, tensor_parallel: 8}}\npipeline: {stages: "
+                 "2, tensor_parallel: 2, placement: [east-h1, w1]}"),
+            3, "use one of them"},
+        Bad{"node_tp_bandwidth_without_tp", with("seq: 1024}}", "seq: 1024, tp_bandwidth: 1tbit}}"),
+            3, "give tensor_parallel > 1"},
+        Bad{"node_tp_with_constants",
+            with("compute: {modeled: {model: llama2-13b, device: a100, seq: 1024}}",
+                 "compute: {modeled: {f: 1ms, b: 2ms, tensor_parallel: 8}}"),
+            3, "one cost source"},
         Bad{"event_unknown_link",
             kGood + "events: [{at_iteration: 1, link: [east, mars], down_for: 1s}]\n", 8,
             "there is none between east and mars"},

@@ -39,3 +39,35 @@ TEST(CostModel, Presets) {
   EXPECT_EQ(c.stages(), 8);
   EXPECT_GT(c.f_ns[7], c.f_ns[0]);  // LM head on the last stage
 }
+
+// A TP group inside a node (ShapeWorkload::node_tp): every layer's FLOPs and the LM head's
+// split n ways, and 2 ring all-reduces of the hidden state per layer in F and in B at the
+// node's bus bandwidth, folded into F and B (nothing for W).
+TEST(CostModel, NodeTensorParallelSplitsFlopsAndFoldsItsAllReduces) {
+  // 2(d-1)/d x S / busbw + 2(d-1) steps: 8 devices, 1 MB at 100 GB/s, 10 us a step.
+  EXPECT_EQ(node_allreduce_ns(8, 1'000'000, 100e9, 10e-6), 17'500 + 140'000);
+  EXPECT_EQ(node_allreduce_ns(1, 1'000'000, 100e9, 10e-6), 0);
+  const ModelShape& m = find_model("llama2-13b");
+  const Device& d = find_device("910b");
+  ShapeWorkload one{4096, 1, 0.5, 2};
+  ShapeWorkload node = one;
+  node.node_tp = 8;
+  const auto a = shape_costs(m, d, one, 8), b = shape_costs(m, d, node, 8);
+  ASSERT_EQ(b.node_tp_ns.size(), 8u);
+  EXPECT_TRUE(b.tp_allreduces.empty());  // nothing for the workers to perform
+  const int64_t bytes = 4096 * 5120 * 2;
+  EXPECT_EQ(b.activation_bytes[0], bytes);
+  const int64_t ar = node_allreduce_ns(8, bytes, d.node_busbw, d.node_step_s);
+  EXPECT_EQ(b.node_tp_ns[0], 2 * 5 * ar);  // 5 layers a stage
+  EXPECT_EQ(b.tp_comm_ns(0), 0);           // nothing performed
+  EXPECT_EQ(b.tp_time_ns(0), b.node_tp_ns[0]);
+  EXPECT_NEAR(b.f_ns[0] - b.node_tp_ns[0], a.f_ns[0] / 8.0, 1);
+  EXPECT_NEAR(b.b_ns[0] - b.node_tp_ns[0], a.b_ns[0] / 8.0, 1);
+  EXPECT_NEAR(b.w_ns[0], a.w_ns[0] / 8.0, 1);
+  EXPECT_NEAR(b.w_ns[7], a.w_ns[7] / 8.0, 1);  // the LM head split by vocabulary too
+  // The node's bandwidth may be given instead of the device's.
+  node.node_busbw = d.node_busbw / 2;
+  const auto slow = shape_costs(m, d, node, 8);
+  EXPECT_GT(slow.node_tp_ns[0], b.node_tp_ns[0]);
+  EXPECT_EQ(find_model("llama-72b").layers, 80);
+}
