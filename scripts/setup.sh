@@ -17,6 +17,7 @@ APT_PACKAGES=(
   coinor-libcbc-dev
   iproute2 iptables iperf3 iputils-ping ethtool procps kmod bc
   user-mode-linux python3
+  openssh-client  # xdc drives a lab's machines over ssh (harness/lab/remote.h)
   mininet bridge-utils  # the Mininet network backend (harness/network/mininet.h)
   chromium zlib1g-dev
 )
@@ -24,6 +25,9 @@ APT_PACKAGES=(
 # Only for tests: `vagrant validate` of the Vagrantfile (Debian's vagrant, ~50 Ruby packages;
 # vagrant-libvirt, 17 more, lets it check the libvirt provider block too).
 [ "${XDC_TEST_TOOLS:-0}" = 1 ] && APT_PACKAGES+=(vagrant vagrant-libvirt)
+# Only for tests: the sshd each User-Mode Linux lab machine runs (tests/lab/uml_lab_test.sh;
+# on a host with systemd the package also enables the host's own ssh service).
+[ "${XDC_TEST_TOOLS:-0}" = 1 ] && APT_PACKAGES+=(openssh-server)
 
 missing=()
 for p in "${APT_PACKAGES[@]}"; do

@@ -8,6 +8,7 @@
 
 #include "commands.h"
 #include "common/input_error.h"
+#include "harness/lab/remote.h"
 #include "harness/network/builder.h"
 #include "harness/network/enter.h"
 #include "harness/network/names.h"
@@ -143,7 +144,22 @@ void add_network_commands(CLI::App& app, Commands& out) {
   }
   {
     auto* c = app.add_subcommand("clean", "remove everything xdc created, even after a crash");
+    static std::string lab_file;
+    c->add_option("--lab", lab_file,
+                  "lab.yaml: run `xdc clean` on every machine of the lab instead (over ssh)");
     out.push_back({c, [] {
+                     if (!lab_file.empty()) {
+                       const lab::Lab l = lab::load_lab(lab_file);
+                       int failed = 0;
+                       for (const auto& o : lab::clean_lab(l)) {
+                         if (o.ok)
+                           spdlog::info("{}: {}", o.machine, o.message);
+                         else
+                           spdlog::error("{}: not cleaned: {}", o.machine, o.message);
+                         failed += !o.ok;
+                       }
+                       return failed ? 1 : 0;
+                     }
                      auto nets = net::networks_present();
                      auto r = net::clean_all();
                      spdlog::info(

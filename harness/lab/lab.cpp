@@ -53,11 +53,17 @@ const Machine* Lab::find(const std::string& n) const {
 
 static Lab parse_lab_node(const yaml::Value& root) {
   const std::string file_label = root.file();
-  yaml::Map top = root.map({"name", "machines", "dcs"}, "a lab map with keys name, machines, dcs");
+  yaml::Map top =
+      root.map({"name", "machines", "dcs", "xdc"}, "a lab map with keys name, machines, dcs, xdc");
   Lab lab;
   lab.source_file = file_label;
   const std::string dir = std::filesystem::path(file_label).parent_path().string();
   if (auto n = top.get("name")) lab.name = n->scalar();
+  if (auto x = top.get("xdc")) {
+    lab.xdc = x->scalar("the xdc program's path on the machines");
+    if (lab.xdc.empty() || lab.xdc.find_first_of(" \t\n'\"") != std::string::npos)
+      x->fail("a path without white space or quotes");
+  }
   yaml::Value machines = top.require("machines");
   auto list = machines.list("a list of machines");
   if (list.empty()) machines.fail("at least one machine");

@@ -20,6 +20,8 @@
 //                                 #   (ties: the earlier machine)
 //   dcs: {east: lab1, west: lab2} #   or explicit: every DC of the topology named, each
 //                                 #   to a listed machine (checked by assign_dcs)
+//   xdc: /vagrant/build/harness/cli/xdc   # optional: the xdc program on every machine
+//                                 #   (default: `xdc` on the remote PATH)
 //
 // Names: a machine's name labels it in reports and messages; its `ssh` address is what
 // is dialled. Decisions: one user and key per machine (no per-DC credentials); several DCs
@@ -54,6 +56,7 @@ struct Lab {
   bool auto_dcs = true;
   std::map<std::string, std::string> dcs;              // explicit: DC -> machine name
   std::map<std::string, SourcePos> dc_pos;             // where each explicit DC was written
+  std::string xdc = "xdc";                             // the program on the machines
   const Machine* find(const std::string& name) const;  // nullptr if absent
 };
 

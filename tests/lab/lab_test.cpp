@@ -5,7 +5,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
+
+#include "harness/lab/remote.h"
 
 namespace xdc::lab {
 namespace {
@@ -102,3 +105,41 @@ TEST(Lab, VagrantWrittenFileLoads) {
 
 }  // namespace
 }  // namespace xdc::lab
+
+// Commands on lab machines go over ssh as one quoted string (remote.h): a word from input
+// stays one word on the remote side, whatever it contains.
+TEST(LabRemote, QuotesEveryWordForTheRemoteShell) {
+  using xdc::lab::shell_quote;
+  EXPECT_EQ(shell_quote("/vagrant/build/harness/cli/xdc"), "/vagrant/build/harness/cli/xdc");
+  EXPECT_EQ(shell_quote("clean"), "clean");
+  EXPECT_EQ(shell_quote(""), "''");
+  EXPECT_EQ(shell_quote("a b"), "'a b'");
+  EXPECT_EQ(shell_quote("x; rm -rf /"), "'x; rm -rf /'");
+  EXPECT_EQ(shell_quote("it's"), "'it'\\''s'");
+  EXPECT_EQ(shell_quote("$(id)`id`"), "'$(id)`id`'");
+  xdc::lab::Machine m;
+  m.name = "lab1";
+  m.ssh = "192.168.56.11";
+  m.port = 2222;
+  m.user = "vagrant";
+  m.key = "/keys/id";
+  const auto argv = xdc::lab::ssh_argv(m, {"/opt/xdc", "up", "topo file.yaml"});
+  ASSERT_GE(argv.size(), 4u);
+  EXPECT_EQ(argv.front(), "ssh");
+  EXPECT_EQ(argv[argv.size() - 3], "vagrant@192.168.56.11");
+  EXPECT_EQ(argv[argv.size() - 2], "--");
+  EXPECT_EQ(argv.back(), "sudo -n /opt/xdc up 'topo file.yaml'");  // not root: sudo
+  EXPECT_NE(std::find(argv.begin(), argv.end(), "2222"), argv.end());
+  EXPECT_NE(std::find(argv.begin(), argv.end(), "/keys/id"), argv.end());
+  m.user = "root";
+  EXPECT_EQ(xdc::lab::ssh_argv(m, {"xdc", "clean"}).back(), "xdc clean");
+}
+
+TEST(LabFile, NamesTheXdcProgramOnTheMachines) {
+  const std::string text =
+      "machines:\n  - {name: lab1, ssh: 10.0.0.1, user: root, data_interface: eth0}\n";
+  EXPECT_EQ(xdc::lab::parse_lab(text, "l.yaml").xdc, "xdc");
+  EXPECT_EQ(xdc::lab::parse_lab(text + "xdc: /opt/xdc/bin/xdc\n", "l.yaml").xdc,
+            "/opt/xdc/bin/xdc");
+  EXPECT_THROW(xdc::lab::parse_lab(text + "xdc: \"/opt/my xdc\"\n", "l.yaml"), xdc::InputError);
+}
