@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include <chrono>
+#include <filesystem>
 #include <iostream>
 
 #include "commands.h"
@@ -92,8 +93,14 @@ std::string pick_network(const std::string& given) {
 void add_network_commands(CLI::App& app, Commands& out) {
   {
     auto* c = app.add_subcommand("up", "build the emulated network of a topology");
-    static std::string file, name, shaping, backend;
+    static std::string file, name, shaping, backend, lab_file, lab_part;
     static double dilation = 1;
+    c->add_option("--lab", lab_file,
+                  "lab.yaml: build the network across the lab's machines over ssh (each DC on "
+                  "its machine, WAN links between machines as VXLAN tunnels); the topology "
+                  "file must be at the same path on every machine");
+    c->add_option("--lab-part", lab_part, "(used by --lab) this machine's part, as JSON")
+        ->group("");
     c->add_option("topology", file, "topology YAML")->required();
     c->add_option("--name", name, "network name (default: the topology's name)");
     c->add_option("--shaping", shaping, "override the topology: auto | kernel | userspace");
@@ -104,32 +111,68 @@ void add_network_commands(CLI::App& app, Commands& out) {
                   "build the network K times slower than the topology (every delay and "
                   "jitter x K, every rate / K); xdc check reports it undilated")
         ->capture_default_str();
-    out.push_back({c, [] {
-                     auto t0 = std::chrono::steady_clock::now();
-                     topo::Topology t = topo::load_topology(file);
-                     net::BuildOptions opts;
-                     opts.name = name;
-                     if (!shaping.empty()) opts.shaping = parse_backend(shaping);
-                     if (backend == "mininet" || backend == "native")
-                       opts.backend = backend == "mininet" ? topo::NetworkBackend::kMininet
-                                                           : topo::NetworkBackend::kNative;
-                     else if (!backend.empty())
-                       throw InputError("--backend: expected native or mininet, got \"" + backend +
-                                        "\"");
-                     opts.progress = [](const std::string& m) { spdlog::debug("up: {}", m); };
-                     opts.time_dilation = dilation;
-                     net::NetworkState s = net::build_network(t, opts);
-                     print_network(s);
-                     spdlog::info("up {}: {} hosts in {} DCs, {} WAN links, {:.2f} s", s.name,
-                                  s.hosts.size(), s.dcs.size(), t.wan.size(), seconds_since(t0));
-                     return 0;
-                   }});
+    out.push_back(
+        {c, [] {
+           auto t0 = std::chrono::steady_clock::now();
+           topo::Topology t = topo::load_topology(file);
+           if (!lab_file.empty()) {
+             const lab::Lab l = lab::load_lab(lab_file);
+             std::vector<std::string> extra;
+             if (!shaping.empty()) extra.insert(extra.end(), {"--shaping", shaping});
+             if (dilation != 1)
+               extra.insert(extra.end(), {"--time-dilation", fmt::format("{}", dilation)});
+             const std::string net = name.empty() ? t.name : name;
+             const auto outcomes =
+                 lab::up_lab(l, t, std::filesystem::absolute(file).string(), net, extra);
+             for (const auto& o : outcomes)
+               if (o.ok)
+                 spdlog::info("{}:\n{}", o.machine, o.message);
+               else
+                 spdlog::error(
+                     "{}: xdc up failed (the machines before it were taken "
+                     "down again): {}",
+                     o.machine, o.message);
+             if (!outcomes.empty() && !outcomes.back().ok) return 1;
+             spdlog::info("up {} across {} machines of lab {}, {:.2f} s", net, outcomes.size(),
+                          l.name, seconds_since(t0));
+             return 0;
+           }
+           net::BuildOptions opts;
+           if (!lab_part.empty()) opts.lab = net::LabPart::from_json(lab_part);
+           opts.name = name;
+           if (!shaping.empty()) opts.shaping = parse_backend(shaping);
+           if (backend == "mininet" || backend == "native")
+             opts.backend = backend == "mininet" ? topo::NetworkBackend::kMininet
+                                                 : topo::NetworkBackend::kNative;
+           else if (!backend.empty())
+             throw InputError("--backend: expected native or mininet, got \"" + backend + "\"");
+           opts.progress = [](const std::string& m) { spdlog::debug("up: {}", m); };
+           opts.time_dilation = dilation;
+           net::NetworkState s = net::build_network(t, opts);
+           print_network(s);
+           spdlog::info("up {}: {} hosts in {} DCs, {} WAN links, {:.2f} s", s.name, s.hosts.size(),
+                        s.dcs.size(), t.wan.size(), seconds_since(t0));
+           return 0;
+         }});
   }
   {
     auto* c = app.add_subcommand("down", "remove one network (the only one if none named)");
-    static std::string name;
+    static std::string name, lab_file;
     c->add_option("name", name, "network name");
+    c->add_option("--lab", lab_file, "lab.yaml: take the network down on every machine of the lab");
     out.push_back({c, [] {
+                     if (!lab_file.empty()) {
+                       if (name.empty()) throw InputError("down --lab: name the network");
+                       int failed = 0;
+                       for (const auto& o : lab::down_lab(lab::load_lab(lab_file), name)) {
+                         if (o.ok)
+                           spdlog::info("{}: {}", o.machine, o.message);
+                         else
+                           spdlog::error("{}: not taken down: {}", o.machine, o.message);
+                         failed += !o.ok;
+                       }
+                       return failed ? 1 : 0;
+                     }
                      auto t0 = std::chrono::steady_clock::now();
                      std::string n = pick_network(name);
                      auto present = net::networks_present();

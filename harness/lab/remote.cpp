@@ -1,15 +1,18 @@
 #include "harness/lab/remote.h"
 
 #include <algorithm>
+#include <functional>
+#include <map>
+
+#include "harness/network/builder.h"
 
 namespace xdc::lab {
 
 std::string shell_quote(const std::string& word) {
-  const bool safe =
-      !word.empty() && std::all_of(word.begin(), word.end(), [](unsigned char c) {
-        return std::isalnum(c) || std::string_view("@%+=:,./-_").find(static_cast<char>(c)) !=
-                                      std::string_view::npos;
-      });
+  const bool safe = !word.empty() && std::all_of(word.begin(), word.end(), [](unsigned char c) {
+    return std::isalnum(c) ||
+           std::string_view("@%+=:,./-_").find(static_cast<char>(c)) != std::string_view::npos;
+  });
   if (safe) return word;
   std::string out = "'";
   for (char c : word) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
@@ -18,12 +21,18 @@ std::string shell_quote(const std::string& word) {
 
 std::vector<std::string> ssh_argv(const Machine& m, const std::vector<std::string>& remote_argv) {
   std::vector<std::string> argv = {"ssh",
-                                   "-o", "BatchMode=yes",
-                                   "-o", "ConnectTimeout=10",
-                                   "-o", "StrictHostKeyChecking=no",
-                                   "-o", "UserKnownHostsFile=/dev/null",
-                                   "-o", "LogLevel=ERROR",
-                                   "-p", std::to_string(m.port)};
+                                   "-o",
+                                   "BatchMode=yes",
+                                   "-o",
+                                   "ConnectTimeout=10",
+                                   "-o",
+                                   "StrictHostKeyChecking=no",
+                                   "-o",
+                                   "UserKnownHostsFile=/dev/null",
+                                   "-o",
+                                   "LogLevel=ERROR",
+                                   "-p",
+                                   std::to_string(m.port)};
   if (!m.key.empty()) argv.insert(argv.end(), {"-i", m.key, "-o", "IdentitiesOnly=yes"});
   argv.push_back(m.user + "@" + m.ssh);
   argv.push_back("--");
@@ -38,21 +47,93 @@ proc::Result run_on(const Machine& m, const std::vector<std::string>& remote_arg
   return proc::run(ssh_argv(m, remote_argv), timeout);
 }
 
+namespace {
+
+std::string said(const proc::Result& r) {
+  std::string s = r.err + r.out;
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+  return s;
+}
+
+MachineOutcome outcome(const Machine& m, const proc::Result& r) {
+  MachineOutcome o{m.name, r.exit_code == 0, said(r)};
+  if (r.timed_out)
+    o.message = "no answer within the timeout";
+  else if (r.exit_code == 255)
+    o.message = "ssh to " + m.user + "@" + m.ssh + " failed: " + o.message;
+  return o;
+}
+
+// The IPv4 address on `m`'s data interface (`ip -4 -o addr show dev IFACE` there).
+std::string data_address(const Machine& m) {
+  proc::Result r = run_on(m, {"ip", "-4", "-o", "addr", "show", "dev", m.data_interface},
+                          std::chrono::seconds(60));
+  if (r.exit_code != 0)
+    throw std::runtime_error(m.name + ": cannot read the address of " + m.data_interface + ": " +
+                             outcome(m, r).message);
+  const auto at = r.out.find(" inet ");
+  if (at == std::string::npos)
+    throw std::runtime_error(m.name + ": " + m.data_interface + " has no IPv4 address");
+  const auto begin = at + 6, end = r.out.find('/', begin);
+  return r.out.substr(begin, end - begin);
+}
+
+// A management slot from the network's name, the same on every machine (each checks it
+// is free there: builder.cpp).
+int lab_slot(const std::string& net) {
+  return static_cast<int>(std::hash<std::string>{}(net) % 200) + 50;
+}
+
+}  // namespace
+
 std::vector<MachineOutcome> clean_lab(const Lab& lab) {
   std::vector<MachineOutcome> out;
-  for (const Machine& m : lab.machines) {
-    MachineOutcome o{m.name, false, ""};
-    try {
-      proc::Result r = run_on(m, {lab.xdc, "clean"}, std::chrono::minutes(2));
-      std::string said = r.err + r.out;
-      while (!said.empty() && (said.back() == '\n' || said.back() == ' ')) said.pop_back();
-      o.ok = r.exit_code == 0;
-      o.message = r.timed_out          ? "no answer within 2 min"
-                  : r.exit_code == 255 ? "ssh to " + m.user + "@" + m.ssh + " failed: " + said
-                                       : said;
+  for (const Machine& m : lab.machines) try {
+      out.push_back(outcome(m, run_on(m, {lab.xdc, "clean"}, std::chrono::minutes(2))));
     } catch (const std::exception& e) {
-      o.message = e.what();
+      out.push_back({m.name, false, e.what()});
     }
+  return out;
+}
+
+std::vector<MachineOutcome> up_lab(const Lab& lab, const topo::Topology& t,
+                                   const std::string& topology_path, const std::string& net,
+                                   const std::vector<std::string>& extra) {
+  const std::map<std::string, std::string> where = assign_dcs(lab, t);  // DC -> machine
+  std::map<std::string, std::string> address;                           // machine -> data
+  for (const Machine& m : lab.machines) address[m.name] = data_address(m);
+  std::vector<MachineOutcome> out;
+  std::vector<const Machine*> built;
+  for (const Machine& m : lab.machines) {
+    net::LabPart part;
+    for (const auto& [dc, machine] : where) {
+      part.dc_address[dc] = address.at(machine);
+      if (machine == m.name) part.dcs.insert(dc);
+    }
+    if (part.dcs.empty()) continue;
+    part.local_address = address.at(m.name);
+    part.data_interface = m.data_interface;
+    part.slot = lab_slot(net);
+    std::vector<std::string> argv = {lab.xdc, "up",         topology_path, "--name",
+                                     net,     "--lab-part", part.to_json()};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    out.push_back(outcome(m, run_on(m, argv, std::chrono::minutes(10))));
+    if (!out.back().ok) {
+      for (const Machine* b : built) run_on(*b, {lab.xdc, "down", net}, std::chrono::minutes(2));
+      return out;
+    }
+    built.push_back(&m);
+  }
+  return out;
+}
+
+std::vector<MachineOutcome> down_lab(const Lab& lab, const std::string& net) {
+  std::vector<MachineOutcome> out;
+  for (const Machine& m : lab.machines) {
+    proc::Result r = run_on(m, {lab.xdc, "down", net}, std::chrono::minutes(2));
+    MachineOutcome o = outcome(m, r);
+    if (r.exit_code == 2 && o.message.find("no network named") != std::string::npos)
+      o = {m.name, true, "no network " + net + " here"};
     out.push_back(std::move(o));
   }
   return out;

@@ -40,4 +40,17 @@ struct MachineOutcome {
 };
 std::vector<MachineOutcome> clean_lab(const Lab& lab);
 
+// `xdc up` of topology `t` (its file at `topology_path` on every machine: a shared or
+// synced checkout) across the lab: each machine that holds DCs (assign_dcs) builds its part
+// (`xdc up --lab-part`, net/builder.h: its DCs, VXLAN tunnels for the WAN links to other
+// machines' DCs between their data addresses, found on each machine's data_interface).
+// `extra` is passed on to every machine's `xdc up` (--shaping, --time-dilation). When a
+// machine fails, the machines already built are taken down again and the outcome names
+// it. One outcome per machine that holds DCs, in the lab's order.
+std::vector<MachineOutcome> up_lab(const Lab& lab, const topo::Topology& t,
+                                   const std::string& topology_path, const std::string& net,
+                                   const std::vector<std::string>& extra = {});
+// `xdc down NET` on every machine (a machine without that network counts as done).
+std::vector<MachineOutcome> down_lab(const Lab& lab, const std::string& net);
+
 }  // namespace xdc::lab

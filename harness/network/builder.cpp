@@ -12,8 +12,10 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <set>
 
+#include "common/input_error.h"
 #include "harness/network/links.h"
 #include "harness/network/mininet.h"
 #include "harness/network/names.h"
@@ -97,7 +99,10 @@ class Builder {
     state_.topology_file = topo_.source_file;
     state_.backend = topo::to_string(backend());
     state_.time_dilation = opts_.time_dilation;
-    state_.slot = free_slot();
+    if (opts_.lab && mininet())
+      throw InputError("a lab's network is built by the native backend (not Mininet)");
+    state_.slot = opts_.lab ? lab_slot(opts_.lab->slot) : free_slot();
+    all_hosts_ = whole_network_hosts();
     state_.mgmt_subnet = mgmt_subnet(state_.slot);
     state_.mgmt_root_ip = mgmt_root_ip(state_.slot);
     state_.created_unix =
@@ -124,7 +129,7 @@ class Builder {
     phase(fmt::format("{} WAN links", topo_.wan.size()));
     for (size_t j = 0; j < topo_.wan.size(); ++j) configure_wan(static_cast<int>(j));
     build_routes();
-    for (auto& h : state_.hosts) write_hosts_file(h.ns, state_.hosts);
+    for (auto& h : state_.hosts) write_hosts_file(h.ns, all_hosts_);
     phase("WAN shaping");
     shape_wan();
     shape_fabric();
@@ -149,6 +154,36 @@ class Builder {
   }
 
   topo::NetworkBackend backend() const { return opts_.backend.value_or(topo_.backend); }
+  // Built on this machine: every DC, or a lab part's.
+  bool local(const std::string& dc) const { return !opts_.lab || opts_.lab->dcs.count(dc) > 0; }
+
+  static int lab_slot(int slot) {
+    for (auto& n : list_state_dirs())
+      if (auto st = load_state(n); st && st->slot == slot)
+        throw std::runtime_error(fmt::format(
+            "management slot {} is taken on this machine by network {} (xdc down it)", slot, n));
+    return slot;
+  }
+
+  // Every host of the topology with its addresses, wherever it is built (a lab's machines
+  // agree on them): data by DC and index, management by ordinal in topology order.
+  std::vector<HostState> whole_network_hosts() const {
+    std::vector<HostState> out;
+    for (size_t d = 0; d < topo_.dcs.size(); ++d)
+      for (const topo::Host& h : topo_.dcs[d].hosts)
+        out.push_back({h.name,
+                       topo_.dcs[d].name,
+                       host_ns(net_, h.name),
+                       host_ip(static_cast<int>(d), h.index),
+                       mgmt_ip(state_.slot, static_cast<int>(out.size())),
+                       {}});
+    return out;
+  }
+  const HostState& whole(const std::string& host) const {
+    for (auto& h : all_hosts_)
+      if (h.name == host) return h;
+    throw std::logic_error("unknown host " + host);
+  }
   bool mininet() const { return backend() == topo::NetworkBackend::kMininet; }
 
   // The native layer 2 (names.h): namespaces, bridges and veths over netlink, every
@@ -162,6 +197,7 @@ class Builder {
     add_veth(sock(mgmt), "root", root_link(net_), "", mgmt_br);
     set_up(sock(mgmt), "root");
     for (const topo::Dc& dc : topo_.dcs) {
+      if (!local(dc.name)) continue;
       std::string gw = gateway_ns(net_, dc.name);
       create_netns(gw);
       auto& gsk = sock(gw);
@@ -177,9 +213,28 @@ class Builder {
       }
       socks_.erase(gw);
     }
-    for (const topo::WanLink& l : topo_.wan)
-      add_veth(sock(gateway_ns(net_, l.a)), wan_ifname(l.b), wan_ifname(l.a),
-               gateway_ns(net_, l.b));
+    for (size_t j = 0; j < topo_.wan.size(); ++j) {
+      const topo::WanLink& l = topo_.wan[j];
+      if (local(l.a) && local(l.b))
+        add_veth(sock(gateway_ns(net_, l.a)), wan_ifname(l.b), wan_ifname(l.a),
+                 gateway_ns(net_, l.b));
+      else if (local(l.a) || local(l.b))
+        add_tunnel(static_cast<int>(j));
+    }
+  }
+
+  // A WAN link whose other DC is on another machine of the lab: a VXLAN tunnel from this
+  // machine's data address to that machine's, its end in the local gateway under the name
+  // a veth would have (wan_ifname), so addresses, routes and shaping are as for a veth.
+  void add_tunnel(int j) {
+    const topo::WanLink& l = topo_.wan[j];
+    const LabPart& lab = *opts_.lab;
+    const std::string& here = local(l.a) ? l.a : l.b;
+    const std::string& there = local(l.a) ? l.b : l.a;
+    const uint32_t vni = 4096 + static_cast<uint32_t>(state_.slot) * 256 + static_cast<uint32_t>(j);
+    auto& root = sock("");
+    add_vxlan(root, wan_ifname(there), vni, lab.local_address, lab.dc_address.at(there),
+              root.ifindex(lab.data_interface), gateway_ns(net_, here));
   }
 
   // The gateway's interface on its DC's LAN, which holds the gateway address.
@@ -193,6 +248,7 @@ class Builder {
   // Addresses, sysctls, TCP, intra-DC rate and routes of a DC, on either backend's layer 2.
   void configure_dc(int d) {
     const topo::Dc& dc = topo_.dcs[d];
+    if (!local(dc.name)) return;
     std::string gw = gateway_ns(net_, dc.name);
     tune_namespace(gw, true);
     auto& gsk = sock(gw);
@@ -201,17 +257,15 @@ class Builder {
     set_up(gsk, "lo");
     for (const topo::Host& h : dc.hosts) {
       InterruptScope::check();
-      int ordinal = static_cast<int>(state_.hosts.size());
-      HostState hs{h.name,
-                   dc.name,
-                   host_ns(net_, h.name),
-                   host_ip(d, h.index),
-                   mgmt_ip(state_.slot, ordinal),
-                   {}};
+      HostState hs = whole(h.name);
       tune_namespace(hs.ns, false);
       hs.tcp = apply_host_tcp(hs.ns, h.name, h.tcp, SourcePos{topo_.source_file, 0, 0},
                               &state_.tcp_allowed_added);
       auto [port_ns, port] = host_port(d, h);
+      if (opts_.lab) {  // room for the tunnels' 50 bytes on the way to other machines
+        set_mtu(sock(port_ns), port, static_cast<unsigned>(opts_.lab->mtu));
+        set_mtu(sock(hs.ns), "eth0", static_cast<unsigned>(opts_.lab->mtu));
+      }
       shape_intra_dc(sock(port_ns), port);
       shape_intra_dc(sock(hs.ns), "eth0");
       auto& hsk = sock(hs.ns);
@@ -260,13 +314,16 @@ class Builder {
 
   void configure_wan(int j) {
     const topo::WanLink& l = topo_.wan[j];
-    std::string ga = gateway_ns(net_, l.a), gb = gateway_ns(net_, l.b);
-    auto& ska = sock(ga);
-    auto& skb = sock(gb);
-    add_address(ska, wan_ifname(l.b), wan_ip(j, false) + "/30");
-    add_address(skb, wan_ifname(l.a), wan_ip(j, true) + "/30");
-    set_up(ska, wan_ifname(l.b));
-    set_up(skb, wan_ifname(l.a));
+    if (local(l.a)) {
+      auto& ska = sock(gateway_ns(net_, l.a));
+      add_address(ska, wan_ifname(l.b), wan_ip(j, false) + "/30");
+      set_up(ska, wan_ifname(l.b));
+    }
+    if (local(l.b)) {
+      auto& skb = sock(gateway_ns(net_, l.b));
+      add_address(skb, wan_ifname(l.a), wan_ip(j, true) + "/30");
+      set_up(skb, wan_ifname(l.a));
+    }
     peer_ip_[{l.a, l.b}] = wan_ip(j, true);
     peer_ip_[{l.b, l.a}] = wan_ip(j, false);
   }
@@ -301,7 +358,7 @@ class Builder {
     topo::Routes routes = topo::compute_routes(topo_);
     for (auto& from : topo_.dcs)
       for (auto& to : topo_.dcs) {
-        if (from.name == to.name) continue;
+        if (from.name == to.name || !local(from.name)) continue;
         const std::string& next = routes.next_hop(from.name, to.name);
         add_route(sock(gateway_ns(net_, from.name)), dc_subnet(dc_index(to.name)),
                   peer_ip_.at({from.name, next}), wan_ifname(next));
@@ -315,6 +372,7 @@ class Builder {
       for (int dir = 0; dir < 2; ++dir) {
         const std::string& from = dir ? l.b : l.a;
         const std::string& to = dir ? l.a : l.b;
+        if (!local(from)) continue;  // shaped on its own machine
         ShapedLink sl{
             from, to, gateway_ns(net_, from), wan_ifname(to), "none", dir ? l.b_to_a : l.a_to_b,
             {}};
@@ -334,6 +392,7 @@ class Builder {
     p.delay_us = topo_.intra_dc.delay_us;
     netem::Backend backend = opts_.shaping.value_or(topo_.shaping);
     for (auto& dc : topo_.dcs) {
+      if (!local(dc.name)) continue;
       std::string gw = gateway_ns(net_, dc.name);
       // The gateway forwards between hosts on its LAN: no ICMP redirects telling them to
       // talk directly, which would bypass the delay.
@@ -352,10 +411,39 @@ class Builder {
   std::unique_ptr<MininetNetwork> mininet_;  // before shapers_: outlives them on failure
   std::map<std::string, std::unique_ptr<nl::NlSocket>> socks_;
   std::map<std::pair<std::string, std::string>, std::string> peer_ip_;
+  std::vector<HostState> all_hosts_;  // the whole network's, wherever built
   std::vector<std::unique_ptr<ShapingHandle>> shapers_;
 };
 
 }  // namespace
+
+LabPart LabPart::from_json(const std::string& text) {
+  try {
+    const nlohmann::json j = nlohmann::json::parse(text);
+    LabPart p;
+    for (const auto& d : j.at("dcs")) p.dcs.insert(d.get<std::string>());
+    p.dc_address = j.at("dc_address").get<std::map<std::string, std::string>>();
+    p.local_address = j.at("local_address").get<std::string>();
+    p.data_interface = j.at("data_interface").get<std::string>();
+    p.slot = j.at("slot").get<int>();
+    p.mtu = j.value("mtu", 1450);
+    if (p.slot < 0 || p.slot >= kMaxSlots) throw std::out_of_range("slot");
+    return p;
+  } catch (const std::exception& e) {
+    throw InputError(std::string("--lab-part: expected the JSON of a lab part (builder.h): ") +
+                     e.what());
+  }
+}
+
+std::string LabPart::to_json() const {
+  return nlohmann::json{{"dcs", dcs},
+                        {"dc_address", dc_address},
+                        {"local_address", local_address},
+                        {"data_interface", data_interface},
+                        {"slot", slot},
+                        {"mtu", mtu}}
+      .dump();
+}
 
 std::string check_network_name(const std::string& name) {
   if (name.empty()) return "network name is empty";

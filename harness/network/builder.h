@@ -7,6 +7,9 @@
 // torn down before the error propagates. On success the state file is written and the
 // shapers are left running until `xdc down`.
 #include <functional>
+#include <map>
+#include <optional>
+#include <set>
 #include <string>
 
 #include "harness/network/state.h"
@@ -14,12 +17,29 @@
 
 namespace xdc::net {
 
+// One machine's part of a network spread over a lab (issue 13; harness/lab/): only `dcs`
+// are built here; a WAN link to a DC on another machine is a VXLAN tunnel between the two
+// machines' data addresses (on `data_interface`) ending in this DC's gateway, and the
+// hosts' data MTU leaves room for its 50 bytes. Host addresses, management addresses and
+// hosts files are those of the whole network (every machine agrees on them). The
+// management network stays per machine (MPI across machines is not built yet).
+struct LabPart {
+  std::set<std::string> dcs;                          // built on this machine
+  std::map<std::string, std::string> dc_address;      // every DC -> its machine's data address
+  std::string local_address, data_interface;          // this machine's
+  int slot = 0;                                       // the network's, the same everywhere
+  int mtu = 1450;                                     // hosts' data links (underlay 1500 - 50)
+  static LabPart from_json(const std::string& text);  // InputError on bad input
+  std::string to_json() const;
+};
+
 struct BuildOptions {
   std::string name;                                  // network name; "" = the topology's
   std::optional<netem::Backend> shaping;             // overrides the topology's `shaping`
   std::optional<topo::NetworkBackend> backend;       // overrides the topology's `network.backend`
   std::function<void(const std::string&)> progress;  // one line per phase; may be empty
-  double time_dilation = 1;  // >= 1: build topo::time_dilated(topo, k), recorded in the state
+  double time_dilation = 1;    // >= 1: build topo::time_dilated(topo, k), recorded in the state
+  std::optional<LabPart> lab;  // this machine's part of a lab's network (native backend)
 };
 
 NetworkState build_network(const topo::Topology& topo, const BuildOptions& opts);

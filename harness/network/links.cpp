@@ -8,6 +8,7 @@
 #include <netlink/route/link.h>
 #include <netlink/route/link/bridge.h>
 #include <netlink/route/link/veth.h>
+#include <netlink/route/link/vxlan.h>
 #include <netlink/route/route.h>
 #include <unistd.h>
 
@@ -61,6 +62,27 @@ void add_veth(const nl::NlSocket& sk, const std::string& name, const std::string
   close(fd);
   rtnl_link_put(p);
   nl::check(rc, "add veth " + name + " <-> " + peer_netns + ":" + peer + where(sk));
+}
+
+void add_vxlan(const nl::NlSocket& sk, const std::string& name, uint32_t vni,
+               const std::string& local_ip, const std::string& remote_ip, int underlay_ifindex,
+               const std::string& dest_netns) {
+  LinkPtr link(rtnl_link_vxlan_alloc());
+  if (!link) throw std::bad_alloc();
+  rtnl_link_set_name(link.get(), name.c_str());
+  AddrPtr local = parse_addr(local_ip), remote = parse_addr(remote_ip);
+  const std::string what = "add vxlan " + name + " " + local_ip + " -> " + remote_ip + where(sk);
+  nl::check(rtnl_link_vxlan_set_id(link.get(), vni), what);
+  nl::check(rtnl_link_vxlan_set_group(link.get(), remote.get()), what);  // unicast: the remote
+  nl::check(rtnl_link_vxlan_set_local(link.get(), local.get()), what);
+  nl::check(rtnl_link_vxlan_set_link(link.get(), static_cast<uint32_t>(underlay_ifindex)), what);
+  nl::check(rtnl_link_vxlan_set_port(link.get(), 4789), what);
+  int fd = open(nl::netns_path(dest_netns).c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw std::system_error(errno, std::generic_category(), "open netns " + dest_netns);
+  rtnl_link_set_ns_fd(link.get(), fd);
+  int rc = rtnl_link_add(sk.get(), link.get(), NLM_F_CREATE | NLM_F_EXCL);
+  close(fd);
+  nl::check(rc, what);
 }
 
 int add_bridge(const nl::NlSocket& sk, const std::string& name) {

@@ -1,6 +1,7 @@
 #pragma once
 // The few rtnetlink operations the builder needs, through libnl, each on a socket bound
 // to one namespace. Every call throws nl::NlError naming the object on failure.
+#include <cstdint>
 #include <string>
 
 #include "netem/nl/socket.h"
@@ -24,6 +25,12 @@ void add_address(const nl::NlSocket& sk, const std::string& ifname, const std::s
 // dst "10.1.2.0/24" via gateway "10.2.0.2" on `ifname`; `onlink`: the gateway is taken to
 // be on the link even though no route says so (RTNH_F_ONLINK); rto_min_ms > 0 sets the
 // route's minimum TCP retransmission timeout (`ip route ... rto_min`), 0 keeps 200 ms.
+// A VXLAN tunnel end (id `vni`, UDP 4789) from `local_ip` to `remote_ip` over the interface
+// `underlay_ifindex` of sk's namespace, created as `name` inside netns `dest_netns`: its
+// socket stays in sk's namespace (the machine's), the device lives in the gateway's.
+void add_vxlan(const nl::NlSocket& sk, const std::string& name, uint32_t vni,
+               const std::string& local_ip, const std::string& remote_ip, int underlay_ifindex,
+               const std::string& dest_netns);
 void add_route(const nl::NlSocket& sk, const std::string& dst, const std::string& via,
                const std::string& ifname, bool onlink = false, uint32_t rto_min_ms = 0);
 

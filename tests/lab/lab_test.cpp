@@ -9,6 +9,7 @@
 #include <cstdlib>
 
 #include "harness/lab/remote.h"
+#include "harness/network/builder.h"
 
 namespace xdc::lab {
 namespace {
@@ -142,4 +143,23 @@ TEST(LabFile, NamesTheXdcProgramOnTheMachines) {
   EXPECT_EQ(xdc::lab::parse_lab(text + "xdc: /opt/xdc/bin/xdc\n", "l.yaml").xdc,
             "/opt/xdc/bin/xdc");
   EXPECT_THROW(xdc::lab::parse_lab(text + "xdc: \"/opt/my xdc\"\n", "l.yaml"), xdc::InputError);
+}
+
+// A machine's part of a lab network travels as JSON on `xdc up --lab-part` (builder.h).
+TEST(LabPart, RoundTripsAndRefusesBadInput) {
+  xdc::net::LabPart p;
+  p.dcs = {"east"};
+  p.dc_address = {{"east", "10.99.0.11"}, {"west", "10.99.0.12"}};
+  p.local_address = "10.99.0.11";
+  p.data_interface = "eth0";
+  p.slot = 77;
+  const auto q = xdc::net::LabPart::from_json(p.to_json());
+  EXPECT_EQ(q.dcs, p.dcs);
+  EXPECT_EQ(q.dc_address, p.dc_address);
+  EXPECT_EQ(q.local_address, "10.99.0.11");
+  EXPECT_EQ(q.data_interface, "eth0");
+  EXPECT_EQ(q.slot, 77);
+  EXPECT_EQ(q.mtu, 1450);
+  EXPECT_THROW(xdc::net::LabPart::from_json("{}"), xdc::InputError);
+  EXPECT_THROW(xdc::net::LabPart::from_json("not json"), xdc::InputError);
 }

@@ -4,9 +4,11 @@
 # over ssh as xdc drives a lab (harness/lab/remote.h):
 #  - each machine answers over ssh, runs a kernel other than this machine's, and reaches
 #    the others;
-#  - an xdc network built on lab2 (`xdc up topologies/two-dc.yaml` there: namespaces, veths,
-#    netem) is lab2's alone (lab1 sees none of it) and all gone after `xdc clean --lab lab.yaml` run from the controller, on every
-#    machine: no namespace, no xdc process;
+#  - `xdc up --lab lab.yaml topologies/three-dc.yaml` builds a DC on each machine, the WAN
+#    links between them VXLAN tunnels: host-to-host round trips across machines within 3%
+#    of the configured ones (median of 21 pings), each machine holding only its DC;
+#  - `xdc down --lab` leaves nothing on any machine (namespaces, vxlan devices, xdc
+#    processes), nor does `xdc clean --lab` after a kill -9 of the controller mid-build;
 #  - `xdc clean --lab` with a machine that does not answer exits 1 naming it.
 #   tests/lab/uml_lab_test.sh XDC [DIR]   (root; DIR default build/uml-lab)
 set -euo pipefail
@@ -31,23 +33,52 @@ for i in 1 2 3; do
 done
 $LAB ssh "$DIR" lab1 ping -c 1 -W 5 10.99.0.13 >/dev/null || fail "lab1 does not reach lab3"
 
-$LAB ssh "$DIR" lab2 "$XDC" up "$PWD/topologies/two-dc.yaml" ||
-  fail "xdc up on lab2 failed"
-left=$($LAB ssh "$DIR" lab2 ip netns list | wc -l)
-[ "$left" -gt 0 ] || fail "xdc up on lab2 made no namespace"
-echo "uml_lab_test: lab2 holds $left namespaces of two-dc"
-# Another machine sees none of it (each guest's /run and /etc/netns are its own).
-seen=$($LAB ssh "$DIR" lab1 sh -c 'ls /run/netns /etc/netns 2>/dev/null | grep -c xdc-' || true)
-[ "${seen:-0}" -eq 0 ] || fail "lab1 sees $seen of lab2's namespace entries"
-
-ip netns exec xdclab "$XDC" clean --lab "$DIR/lab.yaml" || fail "xdc clean --lab exited $?"
-for i in 1 2 3; do
-  ns=$($LAB ssh "$DIR" "lab$i" ip netns list | wc -l)
-  procs=$($LAB ssh "$DIR" "lab$i" pgrep -c '^xdc-' || true)
-  [ "$ns" -eq 0 ] || fail "lab$i keeps $ns namespaces after xdc clean --lab"
-  [ "${procs:-0}" -eq 0 ] || fail "lab$i keeps $procs xdc processes after xdc clean --lab"
+# One network across the three machines: topologies/three-dc.yaml, a DC on each, its WAN
+# links VXLAN tunnels between the machines, shaped where they leave.
+on() { ip netns exec xdclab "$@"; }
+t0=$(date +%s.%N)
+on "$XDC" up --lab "$DIR/lab.yaml" topologies/three-dc.yaml >"$DIR/up.log" 2>&1 ||
+  fail "xdc up --lab exited $?: $(tail -5 "$DIR/up.log")"
+echo "uml_lab_test: xdc up --lab three-dc in $(echo "$(date +%s.%N) - $t0" | bc) s"
+for pair in "lab1 useast-h1 uswest-h1 64.1" "lab1 useast-h1 europe-h1 76.1" \
+  "lab2 uswest-h2 europe-h2 130.1"; do
+  set -- $pair
+  median=$($LAB ssh "$DIR" "$1" "$XDC" exec "$2" -- ping -c 21 -i 0.1 "$3" |
+    awk -F'time=' '/time=/ { split($2, a, " "); print a[1] }' | sort -n |
+    awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')
+  err=$(echo "scale=2; 100 * ($median - $4) / $4" | bc)
+  echo "uml_lab_test: $2 ($1) -> $3: RTT median $median ms, configured $4 ms ($err%)"
+  within=$(echo "$median > 0.97 * $4 && $median < 1.03 * $4" | bc)
+  [ "$within" = 1 ] || fail "$2 -> $3: RTT $median ms against $4 ms configured"
 done
-echo "uml_lab_test: nothing left on lab1..lab3 after xdc clean --lab"
+seen=$($LAB ssh "$DIR" lab1 ip netns list | grep -c 'europe\|uswest' || true)
+[ "${seen:-0}" -eq 0 ] || fail "lab1 holds namespaces of other machines' DCs"
+on "$XDC" down --lab "$DIR/lab.yaml" three-dc || fail "xdc down --lab exited $?"
+nothing_left() {
+  for i in 1 2 3; do
+    ns=$($LAB ssh "$DIR" "lab$i" ip netns list | wc -l)
+    vx=$($LAB ssh "$DIR" "lab$i" ip -o link show type vxlan | wc -l)
+    procs=$($LAB ssh "$DIR" "lab$i" pgrep -c '^xdc-' || true)
+    [ "$ns" -eq 0 ] && [ "$vx" -eq 0 ] && [ "${procs:-0}" -eq 0 ] ||
+      fail "$1: lab$i keeps $ns namespaces, $vx vxlan devices, ${procs:-0} xdc processes"
+  done
+  echo "uml_lab_test: nothing left on lab1..lab3 after $1"
+}
+nothing_left "xdc down --lab"
+
+# The controller killed (-9) once a machine has its part (the others may be building or
+# done): xdc clean --lab removes every machine's part.
+on "$XDC" up --lab "$DIR/lab.yaml" topologies/three-dc.yaml >"$DIR/up-killed.log" 2>&1 &
+controller=$!
+for _ in $(seq 120); do
+  [ "$($LAB ssh "$DIR" lab1 ip netns list | wc -l)" -gt 0 ] && break
+  sleep 0.5
+done
+kill -9 "$controller" 2>/dev/null || true
+wait "$controller" 2>/dev/null || true
+sleep 1
+on "$XDC" clean --lab "$DIR/lab.yaml" || fail "xdc clean --lab exited $?"
+nothing_left "kill -9 of the controller during xdc up --lab, then xdc clean --lab"
 
 # A machine that does not answer: clean says which and exits 1.
 sed 's/ssh: 10.99.0.13/ssh: 10.99.0.99/' "$DIR/lab.yaml" >"$DIR/lab-bad.yaml"
