@@ -112,6 +112,9 @@ std::vector<MachineOutcome> up_lab(const Lab& lab, const topo::Topology& t,
     }
     if (part.dcs.empty()) continue;
     part.local_address = address.at(m.name);
+    for (const Machine& o : lab.machines)
+      if (o.name != m.name) part.peers.push_back(address.at(o.name));
+    part.machine = static_cast<int>(&m - lab.machines.data());
     part.data_interface = m.data_interface;
     part.slot = lab_slot(net);
     std::vector<std::string> argv = {lab.xdc, "up",         topology_path, "--name",

@@ -105,6 +105,8 @@ class Builder {
     all_hosts_ = whole_network_hosts();
     state_.mgmt_subnet = mgmt_subnet(state_.slot);
     state_.mgmt_root_ip = mgmt_root_ip(state_.slot);
+    if (opts_.lab)  // one management switch across the lab: a root address per machine
+      state_.mgmt_root_ip = fmt::format("198.18.{}.{}", state_.slot, 254 - opts_.lab->machine);
     state_.created_unix =
         std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
     // The state directory exists from the start: `xdc ls` shows a build under way.
@@ -196,6 +198,7 @@ class Builder {
     set_up(sock(mgmt), "lo");
     add_veth(sock(mgmt), "root", root_link(net_), "", mgmt_br);
     set_up(sock(mgmt), "root");
+    if (opts_.lab && !opts_.lab->peers.empty()) join_lab_management(mgmt_br);
     for (const topo::Dc& dc : topo_.dcs) {
       if (!local(dc.name)) continue;
       std::string gw = gateway_ns(net_, dc.name);
@@ -221,6 +224,21 @@ class Builder {
       else if (local(l.a) || local(l.b))
         add_tunnel(static_cast<int>(j));
     }
+  }
+
+  // The lab's machines share one management switch: a VXLAN port on this one (id from the
+  // slot) flooding to every other machine, and room for its 50 bytes on every port.
+  void join_lab_management(int mgmt_br) {
+    const LabPart& lab = *opts_.lab;
+    const std::string mgmt = mgmt_ns(net_);
+    auto& root = sock("");
+    const uint32_t vni = 4096 + static_cast<uint32_t>(state_.slot) * 256 + 255;
+    add_vxlan(root, "lab0", vni, lab.local_address, "", root.ifindex(lab.data_interface), mgmt);
+    for (const std::string& peer : lab.peers) add_vxlan_flood(sock(mgmt), "lab0", peer);
+    set_master(sock(mgmt), "lab0", mgmt_br);
+    set_up(sock(mgmt), "lab0");
+    set_mtu(sock(mgmt), "root", static_cast<unsigned>(lab.mtu));
+    set_mtu(root, root_link(net_), static_cast<unsigned>(lab.mtu));
   }
 
   // A WAN link whose other DC is on another machine of the lab: a VXLAN tunnel from this
@@ -263,8 +281,11 @@ class Builder {
                               &state_.tcp_allowed_added);
       auto [port_ns, port] = host_port(d, h);
       if (opts_.lab) {  // room for the tunnels' 50 bytes on the way to other machines
-        set_mtu(sock(port_ns), port, static_cast<unsigned>(opts_.lab->mtu));
-        set_mtu(sock(hs.ns), "eth0", static_cast<unsigned>(opts_.lab->mtu));
+        const auto mtu = static_cast<unsigned>(opts_.lab->mtu);
+        set_mtu(sock(port_ns), port, mtu);
+        set_mtu(sock(hs.ns), "eth0", mtu);
+        set_mtu(sock(mgmt_ns(net_)), h.name, mtu);
+        set_mtu(sock(hs.ns), "mgmt0", mtu);
       }
       shape_intra_dc(sock(port_ns), port);
       shape_intra_dc(sock(hs.ns), "eth0");
@@ -426,6 +447,9 @@ LabPart LabPart::from_json(const std::string& text) {
     p.local_address = j.at("local_address").get<std::string>();
     p.data_interface = j.at("data_interface").get<std::string>();
     p.slot = j.at("slot").get<int>();
+    p.peers = j.value("peers", std::vector<std::string>{});
+    p.machine = j.value("machine", 0);
+    if (p.machine < 0 || p.machine > 100) throw std::out_of_range("machine");
     p.mtu = j.value("mtu", 1450);
     if (p.slot < 0 || p.slot >= kMaxSlots) throw std::out_of_range("slot");
     return p;
@@ -441,6 +465,8 @@ std::string LabPart::to_json() const {
                         {"local_address", local_address},
                         {"data_interface", data_interface},
                         {"slot", slot},
+                        {"peers", peers},
+                        {"machine", machine},
                         {"mtu", mtu}}
       .dump();
 }

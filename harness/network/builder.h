@@ -11,6 +11,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "harness/network/state.h"
 #include "harness/topology/topology.h"
@@ -22,11 +23,15 @@ namespace xdc::net {
 // machines' data addresses (on `data_interface`) ending in this DC's gateway, and the
 // hosts' data MTU leaves room for its 50 bytes. Host addresses, management addresses and
 // hosts files are those of the whole network (every machine agrees on them). The
-// management network stays per machine (MPI across machines is not built yet).
+// management switches of the machines are one: a VXLAN port on each floods to every other
+// machine in `peers`; each machine's root address on it is .254 minus its index `machine`.
+// (MPI across the machines, `xdc run --lab`, is not built yet.)
 struct LabPart {
   std::set<std::string> dcs;                          // built on this machine
   std::map<std::string, std::string> dc_address;      // every DC -> its machine's data address
   std::string local_address, data_interface;          // this machine's
+  std::vector<std::string> peers;                     // the other machines' data addresses
+  int machine = 0;                                    // this machine's index in the lab
   int slot = 0;                                       // the network's, the same everywhere
   int mtu = 1450;                                     // hosts' data links (underlay 1500 - 50)
   static LabPart from_json(const std::string& text);  // InputError on bad input

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <linux/if_addr.h>
+#include <linux/neighbour.h>
 #include <linux/rtnetlink.h>
 #include <net/if.h>
 #include <netlink/route/addr.h>
@@ -9,6 +10,7 @@
 #include <netlink/route/link/bridge.h>
 #include <netlink/route/link/veth.h>
 #include <netlink/route/link/vxlan.h>
+#include <netlink/route/neighbour.h>
 #include <netlink/route/route.h>
 #include <unistd.h>
 
@@ -70,10 +72,13 @@ void add_vxlan(const nl::NlSocket& sk, const std::string& name, uint32_t vni,
   LinkPtr link(rtnl_link_vxlan_alloc());
   if (!link) throw std::bad_alloc();
   rtnl_link_set_name(link.get(), name.c_str());
-  AddrPtr local = parse_addr(local_ip), remote = parse_addr(remote_ip);
+  AddrPtr local = parse_addr(local_ip);
   const std::string what = "add vxlan " + name + " " + local_ip + " -> " + remote_ip + where(sk);
   nl::check(rtnl_link_vxlan_set_id(link.get(), vni), what);
-  nl::check(rtnl_link_vxlan_set_group(link.get(), remote.get()), what);  // unicast: the remote
+  if (!remote_ip.empty()) {  // unicast: the remote
+    AddrPtr remote = parse_addr(remote_ip);
+    nl::check(rtnl_link_vxlan_set_group(link.get(), remote.get()), what);
+  }
   nl::check(rtnl_link_vxlan_set_local(link.get(), local.get()), what);
   nl::check(rtnl_link_vxlan_set_link(link.get(), static_cast<uint32_t>(underlay_ifindex)), what);
   nl::check(rtnl_link_vxlan_set_port(link.get(), 4789), what);
@@ -83,6 +88,41 @@ void add_vxlan(const nl::NlSocket& sk, const std::string& name, uint32_t vni,
   int rc = rtnl_link_add(sk.get(), link.get(), NLM_F_CREATE | NLM_F_EXCL);
   close(fd);
   nl::check(rc, what);
+}
+
+void add_vxlan_flood(const nl::NlSocket& sk, const std::string& name,
+                     const std::string& remote_ip) {
+  struct NeighDel {
+    void operator()(rtnl_neigh* n) const { rtnl_neigh_put(n); }
+  };
+  std::unique_ptr<rtnl_neigh, NeighDel> n(rtnl_neigh_alloc());
+  if (!n) throw std::bad_alloc();
+  const std::string what = "flood " + name + " to " + remote_ip + where(sk);
+  AddrPtr zero;
+  {
+    nl_addr* a = nullptr;
+    nl::check(nl_addr_parse("00:00:00:00:00:00", AF_LLC, &a), what);
+    zero.reset(a);
+  }
+  AddrPtr dst = parse_addr(remote_ip);
+  rtnl_neigh_set_ifindex(n.get(), sk.ifindex(name));
+  rtnl_neigh_set_lladdr(n.get(), zero.get());
+  // The remote before the family: libnl refuses a dst whose family is not the entry's.
+  nl::check(rtnl_neigh_set_dst(n.get(), dst.get()), what);
+  rtnl_neigh_set_family(n.get(), AF_BRIDGE);
+  rtnl_neigh_set_state(n.get(), NUD_PERMANENT | NUD_NOARP);
+  rtnl_neigh_set_flags(n.get(), NTF_SELF);
+  nl::check(rtnl_neigh_add(sk.get(), n.get(), NLM_F_CREATE | NLM_F_APPEND), what);
+}
+
+void set_master(const nl::NlSocket& sk, const std::string& name, int master_ifindex) {
+  LinkPtr change(rtnl_link_alloc());
+  if (!change) throw std::bad_alloc();
+  rtnl_link_set_master(change.get(), master_ifindex);
+  rtnl_link* cur = nullptr;
+  nl::check(rtnl_link_get_kernel(sk.get(), 0, name.c_str(), &cur), "find " + name + where(sk));
+  LinkPtr hold(cur);
+  nl::check(rtnl_link_change(sk.get(), cur, change.get(), 0), "enslave " + name + where(sk));
 }
 
 int add_bridge(const nl::NlSocket& sk, const std::string& name) {

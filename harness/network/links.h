@@ -13,6 +13,8 @@ namespace xdc::net {
 // With master_ifindex > 0, `name` is enslaved to that bridge at creation.
 void add_veth(const nl::NlSocket& sk, const std::string& name, const std::string& peer,
               const std::string& peer_netns, int master_ifindex = 0);
+// Enslaves `name` to the bridge `master_ifindex` of sk's namespace.
+void set_master(const nl::NlSocket& sk, const std::string& name, int master_ifindex);
 // A bridge with STP off (ports forward at once); returns its ifindex.
 int add_bridge(const nl::NlSocket& sk, const std::string& name);
 void delete_link(const nl::NlSocket& sk, const std::string& name);  // ignores "no such link"
@@ -28,9 +30,14 @@ void add_address(const nl::NlSocket& sk, const std::string& ifname, const std::s
 // A VXLAN tunnel end (id `vni`, UDP 4789) from `local_ip` to `remote_ip` over the interface
 // `underlay_ifindex` of sk's namespace, created as `name` inside netns `dest_netns`: its
 // socket stays in sk's namespace (the machine's), the device lives in the gateway's.
+// remote_ip "": no default remote (add_vxlan_flood names them).
 void add_vxlan(const nl::NlSocket& sk, const std::string& name, uint32_t vni,
                const std::string& local_ip, const std::string& remote_ip, int underlay_ifindex,
                const std::string& dest_netns);
+// Head-end replication on a VXLAN device of sk's namespace made without a remote: every
+// broadcast and unknown-unicast frame also goes to `remote_ip` (`bridge fdb append
+// 00:00:00:00:00:00 dev NAME dst REMOTE`).
+void add_vxlan_flood(const nl::NlSocket& sk, const std::string& name, const std::string& remote_ip);
 void add_route(const nl::NlSocket& sk, const std::string& dst, const std::string& via,
                const std::string& ifname, bool onlink = false, uint32_t rto_min_ms = 0);
 

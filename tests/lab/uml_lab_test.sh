@@ -6,7 +6,8 @@
 #    the others;
 #  - `xdc up --lab lab.yaml topologies/three-dc.yaml` builds a DC on each machine, the WAN
 #    links between them VXLAN tunnels: host-to-host round trips across machines within 3%
-#    of the configured ones (median of 21 pings), each machine holding only its DC;
+#    of the configured ones (median of 21 pings), each machine holding only its DC, and
+#    one management switch across them (a host reaches another machine's hosts on it);
 #  - `xdc down --lab` leaves nothing on any machine (namespaces, vxlan devices, xdc
 #    processes), nor does `xdc clean --lab` after a kill -9 of the controller mid-build;
 #  - `xdc clean --lab` with a machine that does not answer exits 1 naming it.
@@ -55,6 +56,16 @@ for pair in "lab1 useast-h1 uswest-h1 64.1" "lab1 useast-h1 europe-h1 76.1" \
   within=$(echo "$median > 0.97 * $4 && $median < 1.03 * $4" | bc)
   [ "$within" = 1 ] || fail "$2 -> $3: RTT $median ms against $4 ms configured"
 done
+# One management switch across the machines (MPI's control channel): a host on lab1
+# reaches europe-h1's management address on lab3, with 1400-byte unfragmented packets, and
+# lab3's root namespace reaches lab1's (198.18.S.254; lab3's own is .252).
+slot=$(grep -o 'management 198\.18\.[0-9]*' "$DIR/up.log" | head -1 | cut -d. -f3)
+[ -n "$slot" ] || fail "xdc up --lab printed no management subnet"
+$LAB ssh "$DIR" lab1 "$XDC" exec useast-h1 -- ping -c 2 -i 0.2 -s 1400 -M do -q \
+  "198.18.$slot.5" >/dev/null || fail "useast-h1 (lab1) does not reach europe-h1's management address"
+$LAB ssh "$DIR" lab3 ping -c 2 -i 0.2 -q "198.18.$slot.254" >/dev/null ||
+  fail "lab3 does not reach lab1 on the management switch"
+echo "uml_lab_test: one management switch 198.18.$slot.0/24 across lab1..lab3"
 seen=$($LAB ssh "$DIR" lab1 ip netns list | grep -c 'europe\|uswest' || true)
 [ "${seen:-0}" -eq 0 ] || fail "lab1 holds namespaces of other machines' DCs"
 on "$XDC" down --lab "$DIR/lab.yaml" three-dc || fail "xdc down --lab exited $?"
