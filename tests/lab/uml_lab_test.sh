@@ -12,8 +12,10 @@
 #    processes), nor does `xdc clean --lab` after a kill -9 of the controller mid-build;
 #  - `xdc clean --lab` with a machine that does not answer exits 1 naming it.
 #   tests/lab/uml_lab_test.sh XDC [DIR]   (root; DIR default build/uml-lab)
+# With XDC_LAB_JSON=FILE it also writes its figures there (scripts/bench_lab.sh).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+kernels="" rtts=""
 XDC=$(realpath "$1")
 DIR=$(realpath -m "${2:-build/uml-lab}")
 LAB=scripts/uml/lab.sh
@@ -24,9 +26,11 @@ if [ ! -c /dev/net/tun ]; then
 fi
 trap '$LAB down "$DIR"' EXIT
 
+since() { echo "$(date +%s.%N) - $1" | bc; }
 start=$(date +%s.%N)
 $LAB up 3 "$DIR"
-echo "uml_lab_test: 3 machines up in $(echo "$(date +%s.%N) - $start" | bc) s"
+boot_s=$(since "$start")
+echo "uml_lab_test: 3 machines up in $boot_s s"
 echo "xdc: $XDC" >>"$DIR/lab.yaml"
 here=$(uname -r)
 for i in 1 2 3; do
@@ -35,6 +39,7 @@ for i in 1 2 3; do
   name=$($LAB ssh "$DIR" "lab$i" cat /proc/sys/kernel/hostname)
   [ "$name" = "lab$i" ] || fail "lab$i calls itself '$name'"
   echo "uml_lab_test: lab$i: kernel $k"
+  kernels="$kernels${kernels:+,}\"$k\""
 done
 $LAB ssh "$DIR" lab1 ping -c 1 -W 5 10.99.0.13 >/dev/null || fail "lab1 does not reach lab3"
 
@@ -44,7 +49,8 @@ on() { ip netns exec xdclab "$@"; }
 t0=$(date +%s.%N)
 on "$XDC" up --lab "$DIR/lab.yaml" topologies/three-dc.yaml >"$DIR/up.log" 2>&1 ||
   fail "xdc up --lab exited $?: $(tail -5 "$DIR/up.log")"
-echo "uml_lab_test: xdc up --lab three-dc in $(echo "$(date +%s.%N) - $t0" | bc) s"
+up_s=$(since "$t0")
+echo "uml_lab_test: xdc up --lab three-dc in $up_s s"
 for pair in "lab1 useast-h1 uswest-h1 64.1" "lab1 useast-h1 europe-h1 76.1" \
   "lab2 uswest-h2 europe-h2 130.1"; do
   set -- $pair
@@ -53,6 +59,7 @@ for pair in "lab1 useast-h1 uswest-h1 64.1" "lab1 useast-h1 europe-h1 76.1" \
     awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')
   err=$(echo "scale=2; 100 * ($median - $4) / $4" | bc)
   echo "uml_lab_test: $2 ($1) -> $3: RTT median $median ms, configured $4 ms ($err%)"
+  rtts="$rtts${rtts:+,}{\"from\": \"$2\", \"to\": \"$3\", \"median_ms\": $median, \"configured_ms\": $4}"
   within=$(echo "$median > 0.97 * $4 && $median < 1.03 * $4" | bc)
   [ "$within" = 1 ] || fail "$2 -> $3: RTT $median ms against $4 ms configured"
 done
@@ -68,7 +75,9 @@ $LAB ssh "$DIR" lab3 ping -c 2 -i 0.2 -q "198.18.$slot.254" >/dev/null ||
 echo "uml_lab_test: one management switch 198.18.$slot.0/24 across lab1..lab3"
 seen=$($LAB ssh "$DIR" lab1 ip netns list | grep -c 'europe\|uswest' || true)
 [ "${seen:-0}" -eq 0 ] || fail "lab1 holds namespaces of other machines' DCs"
+t0=$(date +%s.%N)
 on "$XDC" down --lab "$DIR/lab.yaml" three-dc || fail "xdc down --lab exited $?"
+down_s=$(since "$t0")
 nothing_left() {
   for i in 1 2 3; do
     ns=$($LAB ssh "$DIR" "lab$i" ip netns list | wc -l)
@@ -102,4 +111,13 @@ out=$(ip netns exec xdclab "$XDC" clean --lab "$DIR/lab-bad.yaml" 2>&1) || rc=$?
 [ "$rc" -eq 1 ] || fail "clean --lab with lab3 unreachable exited $rc"
 echo "$out" | grep -q "lab3: not cleaned" || fail "the message does not name lab3: $out"
 echo "uml_lab_test: an unreachable machine: exit 1, \"$(echo "$out" | grep lab3 | head -1)\""
+if [ -n "${XDC_LAB_JSON:-}" ]; then
+  cat >"$XDC_LAB_JSON" <<JSON
+{"machines": 3, "kernels": [$kernels], "host_kernel": "$here", "boot_s": $boot_s,
+ "up_s": $up_s, "down_s": $down_s, "rtts": [$rtts],
+ "run_exit": null, "iteration_s": null, "single_machine_iteration_s": null,
+ "clock_residual_us": null,
+ "not_built": "xdc run --lab (MPI across the machines), clock offsets"}
+JSON
+fi
 echo "uml_lab_test: PASS"
