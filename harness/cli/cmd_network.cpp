@@ -77,6 +77,19 @@ void print_network(const net::NetworkState& s) {
   for (auto& n : s.notes) std::cout << "  note: " << n << "\n";
 }
 
+// Each machine's outcome of a lab-wide command, as one log line; 1 if any failed.
+int report_machines(const std::vector<lab::MachineOutcome>& outcomes, const char* failed_as) {
+  int failed = 0;
+  for (const auto& o : outcomes) {
+    if (o.ok)
+      spdlog::info("{}: {}", o.machine, o.message);
+    else
+      spdlog::error("{}: {}: {}", o.machine, failed_as, o.message);
+    failed += !o.ok;
+  }
+  return failed ? 1 : 0;
+}
+
 // "" when exactly one network is present, else the given name; errors otherwise.
 std::string pick_network(const std::string& given) {
   if (!given.empty()) return given;
@@ -163,15 +176,8 @@ void add_network_commands(CLI::App& app, Commands& out) {
     out.push_back({c, [] {
                      if (!lab_file.empty()) {
                        if (name.empty()) throw InputError("down --lab: name the network");
-                       int failed = 0;
-                       for (const auto& o : lab::down_lab(lab::load_lab(lab_file), name)) {
-                         if (o.ok)
-                           spdlog::info("{}: {}", o.machine, o.message);
-                         else
-                           spdlog::error("{}: not taken down: {}", o.machine, o.message);
-                         failed += !o.ok;
-                       }
-                       return failed ? 1 : 0;
+                       return report_machines(lab::down_lab(lab::load_lab(lab_file), name),
+                                              "not taken down");
                      }
                      auto t0 = std::chrono::steady_clock::now();
                      std::string n = pick_network(name);
@@ -190,27 +196,18 @@ void add_network_commands(CLI::App& app, Commands& out) {
     static std::string lab_file;
     c->add_option("--lab", lab_file,
                   "lab.yaml: run `xdc clean` on every machine of the lab instead (over ssh)");
-    out.push_back({c, [] {
-                     if (!lab_file.empty()) {
-                       const lab::Lab l = lab::load_lab(lab_file);
-                       int failed = 0;
-                       for (const auto& o : lab::clean_lab(l)) {
-                         if (o.ok)
-                           spdlog::info("{}: {}", o.machine, o.message);
-                         else
-                           spdlog::error("{}: not cleaned: {}", o.machine, o.message);
-                         failed += !o.ok;
-                       }
-                       return failed ? 1 : 0;
-                     }
-                     auto nets = net::networks_present();
-                     auto r = net::clean_all();
-                     spdlog::info(
-                         "clean: {} networks, {} namespaces, {} root links, {} processes removed",
-                         nets.size(), r.namespaces, r.root_links, r.processes);
-                     if (!r.restored.empty()) spdlog::info("clean: {}", r.restored);
-                     return 0;
-                   }});
+    out.push_back(
+        {c, [] {
+           if (!lab_file.empty()) {
+             return report_machines(lab::clean_lab(lab::load_lab(lab_file)), "not cleaned");
+           }
+           auto nets = net::networks_present();
+           auto r = net::clean_all();
+           spdlog::info("clean: {} networks, {} namespaces, {} root links, {} processes removed",
+                        nets.size(), r.namespaces, r.root_links, r.processes);
+           if (!r.restored.empty()) spdlog::info("clean: {}", r.restored);
+           return 0;
+         }});
   }
   {
     auto* c = app.add_subcommand("exec", "run a command inside an emulated host");
