@@ -62,6 +62,12 @@ std::vector<std::string> job_processes(const std::string& net, const fs::path& d
   return out;
 }
 
+// `xdc run FILE -o DIR --name NET`, killed after timeout_s.
+xdc::testing::CliResult xdc_run(const std::string& file, const fs::path& dir,
+                                const std::string& net, int timeout_s) {
+  return run_xdc({"run", file, "-o", dir.string(), "--name", net}, timeout_s);
+}
+
 nlohmann::json summary_of(const fs::path& dir) {
   return nlohmann::json::parse(slurp(dir / "summary.json"));
 }
@@ -69,7 +75,7 @@ nlohmann::json summary_of(const fs::path& dir) {
 TEST(Run, ModeledIterationWithinTenPercentOfTheSimulation) {
   const std::string net = "trsim";
   const fs::path dir = fresh_dir("sim");
-  auto r = run_xdc({"run", "tests/run/modeled-20ms.yaml", "-o", dir.string(), "--name", net}, 240);
+  auto r = xdc_run("tests/run/modeled-20ms.yaml", dir, net, 240);
   ASSERT_EQ(r.rc, 0) << r.out;
   const auto s = summary_of(dir);
   EXPECT_EQ(s["compute_mode"], "modeled");
@@ -111,7 +117,7 @@ TEST(Run, ModeledIterationWithinTenPercentOfTheSimulation) {
 TEST(Run, PrefillFillsBubblesWithoutSlowingTraining) {
   const std::string net = "trpre";
   const fs::path dir = fresh_dir("prefill");
-  auto r = run_xdc({"run", "tests/run/prefill.yaml", "-o", dir.string(), "--name", net}, 240);
+  auto r = xdc_run("tests/run/prefill.yaml", dir, net, 240);
   ASSERT_EQ(r.rc, 0) << r.out;
   const auto s = summary_of(dir);
   ASSERT_EQ(s["schedules"].size(), 2u);
@@ -145,7 +151,7 @@ TEST(Run, PrefillFillsBubblesWithoutSlowingTraining) {
 TEST(Run, RealPrefillServesRequestsAndLeavesTrainingUnchanged) {
   const std::string net = "trprer";
   const fs::path dir = fresh_dir("prefill-real");
-  auto r = run_xdc({"run", "tests/run/prefill-real.yaml", "-o", dir.string(), "--name", net}, 240);
+  auto r = xdc_run("tests/run/prefill-real.yaml", dir, net, 240);
   ASSERT_EQ(r.rc, 0) << r.out;
   const auto s = summary_of(dir);
   ASSERT_EQ(s["schedules"].size(), 2u);
@@ -197,7 +203,7 @@ TEST(Run, EightConnectionsCarryThreeTimesOneAcrossEightyMs) {
     std::ofstream(exp) << t;
     const fs::path out = dir / std::to_string(n);
     const std::string net = "tconn" + std::to_string(n);
-    auto r = run_xdc({"run", exp.string(), "-o", out.string(), "--name", net}, 240);
+    auto r = xdc_run(exp.string(), out, net, 240);
     ASSERT_EQ(r.rc, 0) << r.out;
     const auto s = summary_of(out / "1f1b");
     ASSERT_TRUE(s.contains("transfers")) << s.dump();
@@ -233,7 +239,7 @@ TEST(Run, EightConnectionsCarryThreeTimesOneAcrossEightyMs) {
 TEST(Run, CrossDcTransferOverlapsCompute) {
   const std::string net = "trovl";
   const fs::path dir = fresh_dir("overlap");
-  auto r = run_xdc({"run", "tests/run/overlap.yaml", "-o", dir.string(), "--name", net}, 120);
+  auto r = xdc_run("tests/run/overlap.yaml", dir, net, 120);
   ASSERT_EQ(r.rc, 0) << r.out;
   const auto figs = overlap_figures(dir / "1f1b");
   ASSERT_EQ(figs.size(), 2u) << slurp(dir / "1f1b" / "trace.csv");
@@ -328,7 +334,7 @@ TEST(Run, ScheduledWanFlapIsSurvivedShownAndLogged) {
   // tests/run/flap-pair.yaml: down 1 s at 5 s into the run, 10 -> 30 ms at 8 s.
   const std::string net = "trflap";
   const fs::path dir = fresh_dir("flap");
-  auto r = run_xdc({"run", "tests/run/flap.yaml", "-o", dir.string(), "--name", net}, 180);
+  auto r = xdc_run("tests/run/flap.yaml", dir, net, 180);
   ASSERT_EQ(r.rc, 0) << r.out;
   // Every measured iteration completed; the one the flap hit carries the stall.
   std::vector<double> iters;
@@ -366,7 +372,7 @@ TEST(Run, PartitionLongerThanTheTimeoutEndsTheRunNamingTheLinkAndTheChange) {
   // tests/run/partition-pair.yaml cuts the WAN at 4 s for 20 s; mpi.timeout_s is 8.
   const std::string net = "trpart";
   const fs::path dir = fresh_dir("part");
-  auto r = run_xdc({"run", "tests/run/partition.yaml", "-o", dir.string(), "--name", net}, 120);
+  auto r = xdc_run("tests/run/partition.yaml", dir, net, 120);
   EXPECT_EQ(r.rc, 1) << r.out;
   const std::string says = "WAN link east->west was down from 4.0 s into the run until it failed ";
   auto at = r.out.find(says);
@@ -387,7 +393,7 @@ TEST(Run, PartitionLongerThanTheTimeoutEndsTheRunNamingTheLinkAndTheChange) {
 TEST(Run, FlapAtAnIterationIsSurvivedShownAndPredicted) {
   const std::string net = "trevflap";
   const fs::path dir = fresh_dir("evflap");
-  auto r = run_xdc({"run", "experiments/flap.yaml", "-o", dir.string(), "--name", net}, 180);
+  auto r = xdc_run("experiments/flap.yaml", dir, net, 180);
   ASSERT_EQ(r.rc, 0) << r.out;
   const auto sc = summary_of(dir)["schedules"][0];
   const std::vector<double> measured = sc["iteration_s"];
@@ -440,7 +446,7 @@ TEST(Run, KillRanksEventEndsTheRunNamingTheDcAndTheEvent) {
   // tests/run/kill-dc.yaml kills DC west's ranks when iteration 3 starts.
   const std::string net = "trkilldc";
   const fs::path dir = fresh_dir("killdc");
-  auto r = run_xdc({"run", "tests/run/kill-dc.yaml", "-o", dir.string(), "--name", net}, 120);
+  auto r = xdc_run("tests/run/kill-dc.yaml", dir, net, 120);
   EXPECT_EQ(r.rc, 1) << r.out;
   EXPECT_NE(r.out.find("DC west failed: its rank(s) 1 were killed by the event at "
                        "tests/run/kill-dc.yaml:15:5 (at_iteration 3)"),
@@ -462,7 +468,7 @@ TEST(Run, KillRanksEventEndsTheRunNamingTheDcAndTheEvent) {
 TEST(Run, OneFOneBBubbleAtZeroDelayMatchesTheFormula) {
   const std::string net = "trbub";
   const fs::path dir = fresh_dir("bubble");
-  auto r = run_xdc({"run", "tests/run/bubble-0ms.yaml", "-o", dir.string(), "--name", net}, 120);
+  auto r = xdc_run("tests/run/bubble-0ms.yaml", dir, net, 120);
   ASSERT_EQ(r.rc, 0) << r.out;
   const auto sc = summary_of(dir)["schedules"][0];
   const double p = 4, m = 8, expected = (p - 1) / (m + p - 1);
@@ -481,7 +487,7 @@ TEST(Run, OneFOneBBubbleAtZeroDelayMatchesTheFormula) {
 TEST(Run, DataParallelReplicasAcrossDcsKeepIdenticalWeights) {
   const std::string net = "trdp";
   const fs::path dir = fresh_dir("dp");
-  auto r = run_xdc({"run", "tests/run/dp-real.yaml", "-o", dir.string(), "--name", net}, 180);
+  auto r = xdc_run("tests/run/dp-real.yaml", dir, net, 180);
   ASSERT_EQ(r.rc, 0) << r.out;
   // World rank = replica * 2 + pipeline rank: ranks 0 and 2 hold stage 0, 1 and 3 stage 1.
   auto sums = [&](int rank) {
@@ -519,7 +525,7 @@ TEST(Run, DataParallelReplicasAcrossDcsKeepIdenticalWeights) {
 TEST(Run, TensorParallelTwoByTwoByTwoEqualsTensorParallelOne) {
   const std::string net = "trtp";
   const fs::path dir = fresh_dir("tp");
-  auto r = run_xdc({"run", "tests/run/tp-real.yaml", "-o", dir.string(), "--name", net}, 180);
+  auto r = xdc_run("tests/run/tp-real.yaml", dir, net, 180);
   ASSERT_EQ(r.rc, 0) << r.out;
   const auto s = summary_of(dir);
   EXPECT_EQ(s["tensor_parallel"], 2);
@@ -577,8 +583,7 @@ TEST(Run, TensorParallelTwoByTwoByTwoEqualsTensorParallelOne) {
   // layers per stage) and microbatch over MPI; the simulator predicts the iteration (the
   // README gives the figures; the bound here only catches a model gone wrong).
   const fs::path mod = dir / "modeled";
-  auto m = run_xdc({"run", "experiments/tp-two-dc-modeled.yaml", "-o", mod.string(), "--name", net},
-                   180);
+  auto m = xdc_run("experiments/tp-two-dc-modeled.yaml", mod, net, 180);
   ASSERT_EQ(m.rc, 0) << m.out;
   const auto ms = summary_of(mod)["schedules"][0];
   const double ratio =
@@ -607,7 +612,7 @@ namespace {
 TEST(Run, TemporalWanSharingGrantsEveryCrossDcTransfer) {
   const std::string net = "trtemp";
   const fs::path dir = fresh_dir("temporal");
-  auto r = run_xdc({"run", "experiments/wan-sharing.yaml", "-o", dir.string(), "--name", net}, 240);
+  auto r = xdc_run("experiments/wan-sharing.yaml", dir, net, 240);
   ASSERT_EQ(r.rc, 0) << r.out;
   const auto s = summary_of(dir);
   EXPECT_EQ(s["wan_sharing"], "temporal");
