@@ -15,6 +15,7 @@
 #include "harness/network/names.h"
 #include "harness/network/tcp.h"
 #include "harness/network/teardown.h"
+#include "harness/run/experiment.h"
 #include "harness/topology/topology.h"
 
 namespace xdc::cli {
@@ -107,12 +108,17 @@ void add_network_commands(CLI::App& app, Commands& out) {
   {
     auto* c = app.add_subcommand("up", "build the emulated network of a topology");
     static std::string file, name, shaping, backend, lab_file, lab_part;
+    static bool from_experiment = false;
     static double dilation = 1;
     c->add_option("--lab", lab_file,
                   "lab.yaml: build the network across the lab's machines over ssh (each DC on "
                   "its machine, WAN links between machines as VXLAN tunnels); the topology "
                   "file must be at the same path on every machine");
     c->add_option("--lab-part", lab_part, "(used by --lab) this machine's part, as JSON")
+        ->group("");
+    c->add_flag("--experiment-topology", from_experiment,
+                "(used by xdc run --lab) the file is an experiment: build its topology, with "
+                "the experiment's wan/tcp overrides")
         ->group("");
     c->add_option("topology", file, "topology YAML")->required();
     c->add_option("--name", name, "network name (default: the topology's name)");
@@ -127,7 +133,8 @@ void add_network_commands(CLI::App& app, Commands& out) {
     out.push_back(
         {c, [] {
            auto t0 = std::chrono::steady_clock::now();
-           topo::Topology t = topo::load_topology(file);
+           topo::Topology t =
+               from_experiment ? run::load_experiment(file).topology : topo::load_topology(file);
            if (!lab_file.empty()) {
              const lab::Lab l = lab::load_lab(lab_file);
              std::vector<std::string> extra;

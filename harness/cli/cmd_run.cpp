@@ -8,9 +8,9 @@
 #include <iostream>
 
 #include "commands.h"
-#include "harness/report/report.h"
 #include "common/input_error.h"
 #include "harness/launch/agent.h"
+#include "harness/report/report.h"
 #include "harness/run/experiment.h"
 #include "harness/run/runner.h"
 
@@ -54,6 +54,9 @@ void add_run_command(CLI::App& app, Commands& out) {
     c->add_option("-o,--output", opts.out_dir, "results directory (default results/<date>-<name>)");
     c->add_option("--network", opts.network, "reuse this network (xdc up) instead of building one");
     c->add_option("--name", opts.network_name, "name of the network to build (default r<pid>)");
+    c->add_option("--lab", opts.lab_file,
+                  "lab.yaml: build the network across the lab's machines and run the workers "
+                  "there (-o and the topology file at the same paths on every machine)");
     out.push_back({c, [] {
                      const run::Experiment e = run::load_experiment(file);
                      CancelOnSignal guard;

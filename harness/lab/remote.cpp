@@ -3,8 +3,12 @@
 #include <algorithm>
 #include <functional>
 #include <map>
+#include <nlohmann/json.hpp>
 
+#include "harness/lab/controller.h"
 #include "harness/network/builder.h"
+#include "harness/network/names.h"
+#include "harness/network/teardown.h"
 
 namespace xdc::lab {
 
@@ -84,10 +88,41 @@ int lab_slot(const std::string& net) {
   return static_cast<int>(std::hash<std::string>{}(net) % 200) + 50;
 }
 
+// The controller's records of lab networks (controller.h) and their ports, here.
+void clean_controller() {
+  for (const std::string& n : net::list_state_dirs())
+    if (auto s = net::load_state(n); s && s->backend == "lab") net::teardown_network(n);
+}
+
+// Each built machine's record of `net`, merged, and the controller's port on the
+// management switch.
+void join_as_controller(const Lab& lab, const std::vector<const Machine*>& built,
+                        const std::string& net, const LocalRoute& route,
+                        const std::map<std::string, std::string>& address) {
+  std::vector<net::NetworkState> parts;
+  std::vector<std::string> names, peers;
+  for (const Machine* m : built) {
+    const proc::Result r =
+        run_on(*m, {"cat", net::state_dir(net) + "/state.json"}, std::chrono::seconds(60));
+    if (r.exit_code != 0)
+      throw std::runtime_error(m->name + ": cannot read its record of " + net + ": " +
+                               outcome(*m, r).message);
+    parts.push_back(nlohmann::json::parse(r.out).get<net::NetworkState>());
+    names.push_back(m->name);
+    peers.push_back(address.at(m->name));
+  }
+  join_management(merge_states(parts, names, lab), route, peers);
+}
+
 }  // namespace
 
 std::vector<MachineOutcome> clean_lab(const Lab& lab) {
   std::vector<MachineOutcome> out;
+  try {
+    clean_controller();
+  } catch (const std::exception& e) {
+    out.push_back({"controller", false, e.what()});
+  }
   for (const Machine& m : lab.machines) try {
       out.push_back(outcome(m, run_on(m, {lab.xdc, "clean"}, std::chrono::minutes(2))));
     } catch (const std::exception& e) {
@@ -100,8 +135,13 @@ std::vector<MachineOutcome> up_lab(const Lab& lab, const topo::Topology& t,
                                    const std::string& topology_path, const std::string& net,
                                    const std::vector<std::string>& extra) {
   const std::map<std::string, std::string> where = assign_dcs(lab, t);  // DC -> machine
-  std::map<std::string, std::string> address;                           // machine -> data
+  if (net::load_state(net))
+    throw std::runtime_error("a network named " + net +
+                             " is already up on this machine (the controller): xdc down " + net);
+  std::map<std::string, std::string> address;  // machine -> data
   for (const Machine& m : lab.machines) address[m.name] = data_address(m);
+  // The controller joins the management switch over its route to the machines.
+  const LocalRoute route = route_toward(address.at(lab.machines.front().name));
   std::vector<MachineOutcome> out;
   std::vector<const Machine*> built;
   for (const Machine& m : lab.machines) {
@@ -114,6 +154,7 @@ std::vector<MachineOutcome> up_lab(const Lab& lab, const topo::Topology& t,
     part.local_address = address.at(m.name);
     for (const Machine& o : lab.machines)
       if (o.name != m.name) part.peers.push_back(address.at(o.name));
+    part.peers.push_back(route.source);
     part.machine = static_cast<int>(&m - lab.machines.data());
     part.data_interface = m.data_interface;
     part.slot = lab_slot(net);
@@ -127,11 +168,22 @@ std::vector<MachineOutcome> up_lab(const Lab& lab, const topo::Topology& t,
     }
     built.push_back(&m);
   }
+  try {
+    join_as_controller(lab, built, net, route, address);
+  } catch (const std::exception& e) {
+    for (const Machine* b : built) run_on(*b, {lab.xdc, "down", net}, std::chrono::minutes(2));
+    out.push_back({"controller", false, e.what()});
+  }
   return out;
 }
 
 std::vector<MachineOutcome> down_lab(const Lab& lab, const std::string& net) {
   std::vector<MachineOutcome> out;
+  if (auto s = net::load_state(net); s && s->backend == "lab") try {
+      net::teardown_network(net);
+    } catch (const std::exception& e) {
+      out.push_back({"controller", false, e.what()});
+    }
   for (const Machine& m : lab.machines) {
     proc::Result r = run_on(m, {lab.xdc, "down", net}, std::chrono::minutes(2));
     MachineOutcome o = outcome(m, r);

@@ -178,7 +178,8 @@ class Builder {
                        host_ns(net_, h.name),
                        host_ip(static_cast<int>(d), h.index),
                        mgmt_ip(state_.slot, static_cast<int>(out.size())),
-                       {}});
+                       {},
+                       ""});
     return out;
   }
   const HostState& whole(const std::string& host) const {
@@ -232,8 +233,8 @@ class Builder {
     const LabPart& lab = *opts_.lab;
     const std::string mgmt = mgmt_ns(net_);
     auto& root = sock("");
-    const uint32_t vni = 4096 + static_cast<uint32_t>(state_.slot) * 256 + 255;
-    add_vxlan(root, "lab0", vni, lab.local_address, "", root.ifindex(lab.data_interface), mgmt);
+    add_vxlan(root, "lab0", lab_mgmt_vni(state_.slot), lab.local_address, "",
+              root.ifindex(lab.data_interface), mgmt);
     for (const std::string& peer : lab.peers) add_vxlan_flood(sock(mgmt), "lab0", peer);
     set_master(sock(mgmt), "lab0", mgmt_br);
     set_up(sock(mgmt), "lab0");
@@ -249,10 +250,9 @@ class Builder {
     const LabPart& lab = *opts_.lab;
     const std::string& here = local(l.a) ? l.a : l.b;
     const std::string& there = local(l.a) ? l.b : l.a;
-    const uint32_t vni = 4096 + static_cast<uint32_t>(state_.slot) * 256 + static_cast<uint32_t>(j);
     auto& root = sock("");
-    add_vxlan(root, wan_ifname(there), vni, lab.local_address, lab.dc_address.at(there),
-              root.ifindex(lab.data_interface), gateway_ns(net_, here));
+    add_vxlan(root, wan_ifname(there), lab_vni(state_.slot, j), lab.local_address,
+              lab.dc_address.at(there), root.ifindex(lab.data_interface), gateway_ns(net_, here));
   }
 
   // The gateway's interface on its DC's LAN, which holds the gateway address.

@@ -44,7 +44,8 @@ std::pair<std::string, std::string> resolve_host(const std::string& host, const 
                      " (xdc ls lists networks and hosts)");
   std::string names;
   for (auto& f : found) names += " " + f.first;
-  throw InputError("host '" + host + "' exists in several networks:" + names + "; pick one with --name");
+  throw InputError("host '" + host + "' exists in several networks:" + names +
+                   "; pick one with --name");
 }
 
 void exec_in_namespace(const std::string& net, const std::string& ns,

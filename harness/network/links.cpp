@@ -82,11 +82,14 @@ void add_vxlan(const nl::NlSocket& sk, const std::string& name, uint32_t vni,
   nl::check(rtnl_link_vxlan_set_local(link.get(), local.get()), what);
   nl::check(rtnl_link_vxlan_set_link(link.get(), static_cast<uint32_t>(underlay_ifindex)), what);
   nl::check(rtnl_link_vxlan_set_port(link.get(), 4789), what);
-  int fd = open(nl::netns_path(dest_netns).c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw std::system_error(errno, std::generic_category(), "open netns " + dest_netns);
-  rtnl_link_set_ns_fd(link.get(), fd);
+  int fd = -1;
+  if (!dest_netns.empty()) {
+    fd = open(nl::netns_path(dest_netns).c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) throw std::system_error(errno, std::generic_category(), "open netns " + dest_netns);
+    rtnl_link_set_ns_fd(link.get(), fd);
+  }
   int rc = rtnl_link_add(sk.get(), link.get(), NLM_F_CREATE | NLM_F_EXCL);
-  close(fd);
+  if (fd >= 0) close(fd);
   nl::check(rc, what);
 }
 

@@ -29,7 +29,8 @@ void add_address(const nl::NlSocket& sk, const std::string& ifname, const std::s
 // route's minimum TCP retransmission timeout (`ip route ... rto_min`), 0 keeps 200 ms.
 // A VXLAN tunnel end (id `vni`, UDP 4789) from `local_ip` to `remote_ip` over the interface
 // `underlay_ifindex` of sk's namespace, created as `name` inside netns `dest_netns`: its
-// socket stays in sk's namespace (the machine's), the device lives in the gateway's.
+// socket stays in sk's namespace (the machine's), the device lives in the gateway's
+// (dest_netns "": stays in sk's namespace).
 // remote_ip "": no default remote (add_vxlan_flood names them).
 void add_vxlan(const nl::NlSocket& sk, const std::string& name, uint32_t vni,
                const std::string& local_ip, const std::string& remote_ip, int underlay_ifindex,

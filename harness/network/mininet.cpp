@@ -20,7 +20,6 @@
 #include "harness/network/namespace.h"
 #include "harness/network/teardown.h"
 
-
 namespace xdc::net {
 namespace {
 

@@ -67,4 +67,11 @@ std::string mgmt_subnet(int slot) {
   return fmt::format("198.18.{}.0/24", slot);
 }
 
+uint32_t lab_vni(int slot, int link) {
+  return 4096 + static_cast<uint32_t>(slot) * 256 + static_cast<uint32_t>(link);
+}
+uint32_t lab_mgmt_vni(int slot) {
+  return lab_vni(slot, 255);
+}
+
 }  // namespace xdc::net

@@ -14,6 +14,7 @@
 //              WAN link j: 10.2.(j/64).(4*(j%64)) /30: side a .1, side b .2
 //              management slot s: 198.18.s.0/24 (RFC 2544 benchmarking range): host k
 //              (topology order) = .(k+1), root namespace = .254
+#include <cstdint>
 #include <string>
 
 namespace xdc::net {
@@ -47,5 +48,9 @@ std::string wan_ip(int link, bool side_b);
 std::string mgmt_ip(int slot, int host_ordinal);
 std::string mgmt_root_ip(int slot);
 std::string mgmt_subnet(int slot);  // "198.18.s.0/24"
+// A lab's VXLAN ids (harness/lab/): WAN link j between machines 4096 + 256 s + j, the
+// management switch across the machines 4096 + 256 s + 255.
+uint32_t lab_vni(int slot, int link);
+uint32_t lab_mgmt_vni(int slot);
 
 }  // namespace xdc::net

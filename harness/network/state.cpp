@@ -97,13 +97,15 @@ void from_json(const json& j, RootTcp& t) {
 
 void to_json(json& j, const NetworkState& s) {
   json hosts = json::array();
-  for (auto& h : s.hosts)
+  for (auto& h : s.hosts) {
     hosts.push_back(json{{"name", h.name},
                          {"dc", h.dc},
                          {"ns", h.ns},
                          {"data_ip", h.data_ip},
                          {"mgmt_ip", h.mgmt_ip},
                          {"tcp", h.tcp}});
+    if (!h.machine.empty()) hosts.back()["machine"] = h.machine;
+  }
   auto shaped = [](const std::vector<ShapedLink>& v) {
     json out = json::array();
     for (auto& l : v)
@@ -135,6 +137,7 @@ void to_json(json& j, const NetworkState& s) {
            {"backend", s.backend}};
   if (s.backend == "mininet")
     j["mininet"] = json{{"pid", s.mininet_pid}, {"nodes", s.mininet_nodes}};
+  if (s.backend == "lab") j["lab_file"] = s.lab_file;
 }
 
 void from_json(const json& j, NetworkState& s) {
@@ -147,13 +150,15 @@ void from_json(const json& j, NetworkState& s) {
   s.dcs = j.value("dcs", std::vector<std::string>{});
   for (auto& h : j.value("hosts", json::array()))
     s.hosts.push_back(HostState{h.at("name"), h.at("dc"), h.at("ns"), h.at("data_ip"),
-                                h.at("mgmt_ip"), h.value("tcp", json::object()).get<HostTcp>()});
+                                h.at("mgmt_ip"), h.value("tcp", json::object()).get<HostTcp>(),
+                                h.value("machine", "")});
   s.root_tcp = j.value("root_tcp", json::object()).get<RootTcp>();
   s.tcp_allowed_added = j.value("tcp_allowed_added", std::vector<std::string>{});
   s.notes = j.value("notes", std::vector<std::string>{});
   s.time_dilation = j.value("time_dilation", 1.0);
   s.shaping = j.value("shaping", "");
   s.backend = j.value("backend", "native");
+  s.lab_file = j.value("lab_file", "");
   if (auto m = j.find("mininet"); m != j.end()) {
     s.mininet_pid = m->value("pid", 0);
     s.mininet_nodes = m->value("nodes", std::map<std::string, int>{});

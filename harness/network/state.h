@@ -46,6 +46,7 @@ struct HostState {
   std::string data_ip;  // on eth0, the shaped data network
   std::string mgmt_ip;  // on mgmt0, the unshaped control network
   HostTcp tcp;          // as read back after applying
+  std::string machine;  // lab networks (backend "lab"): the lab machine holding the host
 };
 
 // One shaped WAN direction: gateway of `from` egress towards `to`. For a DC's fabric
@@ -90,6 +91,11 @@ struct NetworkState {
   // clean), and the pid of each Mininet node's shell when the network came up.
   int mininet_pid = 0;
   std::map<std::string, int> mininet_nodes;
+  // Backend "lab": the controller's view of a network spread over a lab's machines
+  // (harness/lab/lab_network.h): every machine's hosts and links, each host's machine, and
+  // the lab file (absolute) that says how to reach them. The only local object is the
+  // controller's port on the management switch (root_link(name), mgmt_root_ip).
+  std::string lab_file;
 
   const HostState* find_host(const std::string& name) const;
 };

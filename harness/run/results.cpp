@@ -231,6 +231,9 @@ nlohmann::json summary_json(const ScheduleResult& r) {
          {"loss", loss},
          {"waits_s_per_iteration", r.waits_s}});
     if (!r.transfers.is_null()) j["transfers"] = r.transfers;
+    if (r.clock_residual_us >= 0)
+      j.update({{"clock_offset_max_us", r.clock_offset_max_us},
+                {"clock_residual_us", r.clock_residual_us}});
     if (!r.series.empty()) {
       nlohmann::json start = nlohmann::json::array(), wan = nlohmann::json::array();
       nlohmann::json waits = nlohmann::json::object();

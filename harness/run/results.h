@@ -70,6 +70,9 @@ struct ScheduleResult {
   // Per world rank: compute busy (PREFILL included) / the measured span (prefill.h).
   std::vector<double> utilisation;
   nlohmann::json prefill;  // a run with prefill: prefill.h's prefill_json (+ baseline)
+  // Ranks on several machines (RunSpec::clock_check): the largest offset to rank 0's clock
+  // that was applied, and the largest residual (the offset measured twice, difference).
+  double clock_offset_max_us = -1, clock_residual_us = -1;  // -1: not measured
   double mean() const;
   double percentile(double p) const;  // nearest rank
 };

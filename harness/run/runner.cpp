@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <climits>
 #include <cmath>
@@ -10,11 +11,14 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <optional>
+#include <set>
 #include <thread>
 
 #include "common/input_error.h"
 #include "harness/check/link_check.h"
 #include "harness/common/units.h"
+#include "harness/lab/remote.h"
 #include "harness/launch/launcher.h"
 #include "harness/linkctl/change_schedule.h"
 #include "harness/network/builder.h"
@@ -68,13 +72,33 @@ class RunNetwork {
     }
     return *s;
   }
-  RunNetwork(const Experiment& e, const RunOptions& o) {
+  RunNetwork(const Experiment& e, const RunOptions& o, const lab::Lab* lab) : lab_(lab) {
     if (!o.network.empty()) {
       state_ = reusable(e, o);
       return;
     }
     net::BuildOptions b;
     b.name = o.network_name.empty() ? fmt::format("r{}", getpid() % 10000000) : o.network_name;
+    if (lab) {
+      std::vector<std::string> extra;
+      if (e.shaping) extra.insert(extra.end(), {"--shaping", netem::to_string(*e.shaping)});
+      if (e.time_dilation != 1)
+        extra.insert(extra.end(), {"--time-dilation", fmt::format("{}", e.time_dilation)});
+      // Each machine builds the experiment's topology (its wan/tcp overrides applied) from
+      // the experiment file, at the same path there.
+      extra.push_back("--experiment-topology");
+      name_ = b.name;
+      std::string failed;
+      for (const auto& m :
+           lab::up_lab(*lab, e.topology, fs::absolute(e.source_file).string(), name_, extra))
+        if (!m.ok) failed += (failed.empty() ? "" : "; ") + m.machine + ": " + m.message;
+      if (!failed.empty()) throw std::runtime_error("xdc up --lab failed: " + failed);
+      auto s = net::load_state(name_);
+      if (!s) throw std::runtime_error("the lab network " + name_ + " left no record here");
+      state_ = *s;
+      owned_ = true;
+      return;
+    }
     b.shaping = e.shaping;
     b.time_dilation = e.time_dilation;
     name_ = b.name;  // set first: a half-built network is undone by the builder itself
@@ -82,7 +106,12 @@ class RunNetwork {
     owned_ = true;
   }
   ~RunNetwork() {
-    if (owned_) {
+    if (owned_ && lab_) {
+      for (const auto& m : lab::down_lab(*lab_, name_))
+        if (!m.ok)
+          fmt::print(stderr, "xdc: {}: taking network {} down: {} (xdc clean --lab {})\n",
+                     m.machine, name_, m.message, lab_->source_file);
+    } else if (owned_) {
       try {
         net::teardown_network(name_);
       } catch (const std::exception& ex) {
@@ -100,7 +129,86 @@ class RunNetwork {
   net::NetworkState state_;
   std::string name_;
   bool owned_ = false;
+  const lab::Lab* lab_ = nullptr;
 };
+
+// A lab run's input checks, before anything is built: what it cannot do yet is refused.
+void check_lab_run(const Experiment& e, const RunOptions& o, const lab::Lab& lab) {
+  const SourcePos at{e.source_file, 0, 0};
+  if (!o.network.empty()) throw InputError("--lab builds its own network: drop --network");
+  if (changes_over_time(e) || !e.events.empty())
+    throw InputError(at,
+                     "topology changes and experiment events are not supported across a "
+                     "lab yet: run them on one machine");
+  if (e.link_check)
+    throw InputError(at,
+                     "link_check is not supported across a lab yet (xdc check runs on one "
+                     "machine): drop it, `xdc up --lab` checks the tunnels");
+  lab::assign_dcs(lab, e.topology);  // InputError for a DC the lab does not place
+}
+
+// Every machine of the lab that holds hosts must see the results directory (the workers
+// read their spec there and write their traces there): a marker file written here is
+// looked for over ssh.
+void check_lab_sees(const lab::Lab& lab, const net::NetworkState& state, const fs::path& root) {
+  const fs::path marker = root / fmt::format(".lab-{}", getpid());
+  write(marker, "xdc run --lab\n");
+  std::set<std::string> machines;
+  for (const auto& h : state.hosts) machines.insert(h.machine);
+  std::string missing;
+  for (const std::string& name : machines) {
+    const lab::Machine* m = lab.find(name);
+    if (!m ||
+        lab::run_on(*m, {"test", "-e", marker.string()}, std::chrono::seconds(60)).exit_code != 0)
+      missing += " " + name;
+  }
+  fs::remove(marker);
+  if (!missing.empty())
+    throw std::runtime_error("machine(s)" + missing + " do not see " + root.string() +
+                             ": a lab run writes its results into a directory every machine "
+                             "shares (-o under /vagrant, or hostfs in the UML lab)");
+}
+
+// A failed lab job: a machine that no longer answers over ssh is named as the cause.
+std::string lost_machines(const lab::Lab& lab, const net::NetworkState& state,
+                          const launch::Result& job) {
+  std::set<std::string> suspects;
+  for (const auto& f : job.failures)
+    if (const net::HostState* h = state.find_host(f.host)) suspects.insert(h->machine);
+  if (suspects.empty())
+    for (const auto& h : state.hosts) suspects.insert(h.machine);
+  std::string lost;
+  for (const std::string& name : suspects)
+    if (const lab::Machine* m = lab.find(name);
+        m && lab::run_on(*m, {"true"}, std::chrono::seconds(20)).exit_code != 0)
+      lost += (lost.empty() ? "" : ", ") + name;
+  return lost.empty() ? "" : "lab machine(s) " + lost + " lost (no answer over ssh)";
+}
+
+// environment.json's "lab": per machine its DCs, hosts and ranks; and one line for the
+// report.
+nlohmann::json lab_json(const lab::Lab& lab, const net::NetworkState& state,
+                        const std::vector<std::string>& rank_hosts) {
+  nlohmann::json machines = nlohmann::json::object();
+  for (const auto& h : state.hosts) {
+    auto& m = machines[h.machine];
+    m["ssh"] = lab.find(h.machine) ? lab.find(h.machine)->ssh : "";
+    auto& dcs = m["dcs"];
+    if (!dcs.is_array()) dcs = nlohmann::json::array();
+    if (std::find(dcs.begin(), dcs.end(), h.dc) == dcs.end()) dcs.push_back(h.dc);
+    m["hosts"].push_back(h.name);
+  }
+  std::string line;
+  for (size_t r = 0; r < rank_hosts.size(); ++r)
+    if (const net::HostState* h = state.find_host(rank_hosts[r]))
+      machines[h->machine]["ranks"].push_back(r);
+  for (auto& [name, m] : machines.items())
+    line += fmt::format("{}{} ({}: ranks {})", line.empty() ? "" : ", ", name,
+                        fmt::join(m["dcs"].get<std::vector<std::string>>(), "+"),
+                        m.contains("ranks") ? m["ranks"].dump() : "none");
+  return {
+      {"file", state.lab_file}, {"name", lab.name}, {"machines", machines}, {"placement", line}};
+}
 
 std::string default_out_dir(const Experiment& e) {
   char date[32];
@@ -190,6 +298,13 @@ ScheduleResult analyse(const Plan& plan, const SchedulePlan& p, const fs::path& 
   for (auto& rep : files.reports)
     if (rep.world_rank == last_rank) r.loss = rep.loss;
   r.waits_s = waits_per_iteration(files, r.iteration_s.size());
+  for (auto& rep : files.reports)
+    if (rep.clock_residual_ns >= 0) {
+      r.clock_offset_max_us =
+          std::max(r.clock_offset_max_us, std::abs(static_cast<double>(rep.clock_offset_ns)) / 1e3);
+      r.clock_residual_us =
+          std::max(r.clock_residual_us, static_cast<double>(rep.clock_residual_ns) / 1e3);
+    }
   r.transfers = transfers_json(files.trace, rank_dcs, files.reports);
   r.utilisation = utilisation(files, true);
   if (p.prefill) r.prefill = prefill_json(files);
@@ -250,9 +365,18 @@ RunOutcome run_experiment(const Experiment& e, const RunOptions& opts) {
   const Plan plan = make_plan(e);
   const std::vector<SchedulePlan>& plans = plan.schedules;
   const std::vector<std::string> gpu_notes = check_gpus_here(e);
+  std::optional<lab::Lab> lab;
+  if (!opts.lab_file.empty()) {
+    lab = lab::load_lab(opts.lab_file);
+    check_lab_run(e, opts, *lab);
+  }
   if (!opts.network.empty()) RunNetwork::reusable(e, opts);
-  const std::string worker = proc::sibling_exe("xdc-worker");
-  if (!fs::exists(worker)) throw std::runtime_error("xdc-worker not found at " + worker);
+  // On a lab the workers run on the machines: their xdc-worker beside the lab's xdc.
+  const std::string worker = !lab ? proc::sibling_exe("xdc-worker")
+                             : fs::path(lab->xdc).is_absolute()
+                                 ? (fs::path(lab->xdc).parent_path() / "xdc-worker").string()
+                                 : std::string("xdc-worker");
+  if (!lab && !fs::exists(worker)) throw std::runtime_error("xdc-worker not found at " + worker);
 
   RunOutcome out;
   out.out_dir = fs::absolute(opts.out_dir.empty() ? default_out_dir(e) : opts.out_dir).string();
@@ -269,8 +393,9 @@ RunOutcome run_experiment(const Experiment& e, const RunOptions& opts) {
                   e.tensor_parallel > 1 ? fmt::format(" x {} TP ranks", e.tensor_parallel) : "",
                   e.compute.name(), out.out_dir));
   const auto t_up = std::chrono::steady_clock::now();
-  RunNetwork network(e, opts);
+  RunNetwork network(e, opts, lab ? &*lab : nullptr);
   const net::NetworkState& state = network.state();
+  if (lab) check_lab_sees(*lab, state, root);
   say(fmt::format("network {} {} ({} WAN directions, shaping {}) in {:.1f} s", state.name,
                   network.owned() ? "up" : "reused", state.links.size(), shaping_backend(state),
                   std::chrono::duration<double>(std::chrono::steady_clock::now() - t_up).count()));
@@ -285,7 +410,12 @@ RunOutcome run_experiment(const Experiment& e, const RunOptions& opts) {
                     e.time_dilation, e.time_dilation));
   for (auto& n : state.notes) say("note: " + n);
   for (auto& n : gpu_notes) say("gpu: " + n);
-  write(root / "environment.json", environment_json(e, state, !network.owned()).dump(2) + "\n");
+  nlohmann::json env = environment_json(e, state, !network.owned());
+  if (lab) {
+    env["lab"] = lab_json(*lab, state, e.rank_hosts());
+    say("lab " + lab->name + ": " + env["lab"]["placement"].get<std::string>());
+  }
+  write(root / "environment.json", env.dump(2) + "\n");
   if (e.link_check) {
     check::CheckOptions co;
     co.ping_count = 20;
@@ -313,7 +443,8 @@ RunOutcome run_experiment(const Experiment& e, const RunOptions& opts) {
     for (auto& old : fs::directory_iterator(dir))  // a rerun into the same directory
       if (old.path().filename().string().rfind("rank", 0) == 0) fs::remove(old.path());
     sched::write_csv_file((dir / "schedule.csv").string(), p.schedule);
-    const worker::RunSpec spec = run_spec(plan, p, dir.string(), (dir / "schedule.csv").string());
+    worker::RunSpec spec = run_spec(plan, p, dir.string(), (dir / "schedule.csv").string());
+    spec.clock_check = lab.has_value();
     worker::write_run_spec((dir / "spec.json").string(), spec);
 
     launch::Job job;
@@ -436,6 +567,9 @@ RunOutcome run_experiment(const Experiment& e, const RunOptions& opts) {
     }
     ScheduleResult r = analyse(plan, p, dir, res, events, launched_ns, monotonic_minus_realtime());
     if (!r.ok && !killed.empty()) r.error = killed + "; " + r.error;
+    if (!r.ok && lab)
+      if (const std::string lost = lost_machines(*lab, state, res); !lost.empty())
+        r.error = lost + ": " + r.error;
     if (!r.ok) {  // a WAN cut still in force when the job failed is the likely cause: name it
       std::string cut = linkctl::down_links_note(
           linkctl::read_link_events(state.name, launched_ns, ended_ns), launched_ns, job_end_ns);

@@ -13,7 +13,8 @@
 //   summary.json, iterations.csv, and per schedule <schedule>/: schedule.csv, spec.json,
 //   hostfile, rankmap, mpirun.cmd, mpirun.log, rank<r>.{trace.csv,json,log}, trace.json
 //   (merged Chrome trace), trace.csv, iterations.csv, summary.json,
-//   simulated.trace.{json,csv}.
+//   simulated.trace.{json,csv}. A lab run adds environment.json's "lab" (machine -> DCs,
+//   hosts, ranks) and the clock offsets between machines (summary.json's clock_*_us).
 #include <atomic>
 #include <functional>
 #include <string>
@@ -28,6 +29,14 @@ struct RunOptions {
   std::string out_dir;       // "" = results/<date>-<name>
   std::string network;       // reuse this network (must be up) instead of building one
   std::string network_name;  // name of the network to build; "" = "r<pid>"
+  // lab.yaml (harness/lab/lab.h): build the network across the lab's machines (each DC on
+  // its machine, `xdc up --lab`) and run the workers there, mpirun here on the lab's
+  // management switch (lab/controller.h). The results directory and the experiment file (with
+  // its topology), from which every machine builds its part, must
+  // be at the same paths on every machine (a shared checkout: /vagrant, or hostfs in the
+  // User-Mode Linux lab); the run checks that every machine sees the directory. Not with
+  // `network`, topology `changes:`, experiment `events:` or `link_check`.
+  std::string lab_file;
   const std::atomic<bool>* cancel = nullptr;
   std::function<void(const std::string&)> progress;  // one line per step
 };

@@ -86,6 +86,7 @@ void to_json(json& j, const RunSpec& s) {
            {"progress", s.progress},
            {"progress_poll_us", s.progress_poll_us},
            {"iteration_barrier", s.iteration_barrier},
+           {"clock_check", s.clock_check},
            {"rank_dcs", s.rank_dcs},
            {"connections_wan", s.connections_wan},
            {"wan_send_order_ns", s.wan_send_order_ns},
@@ -124,6 +125,7 @@ void from_json(const json& j, RunSpec& s) {
   s.progress = j.value("progress", d.progress);
   s.progress_poll_us = j.value("progress_poll_us", d.progress_poll_us);
   s.iteration_barrier = j.value("iteration_barrier", d.iteration_barrier);
+  s.clock_check = j.value("clock_check", d.clock_check);
   s.rank_dcs = j.value("rank_dcs", d.rank_dcs);
   s.connections_wan = j.value("connections_wan", d.connections_wan);
   s.wan_send_order_ns = j.value("wan_send_order_ns", d.wan_send_order_ns);
@@ -166,6 +168,7 @@ void to_json(json& j, const RankReport& r) {
            {"param_checksums", r.param_checksums},
            {"clock_offset_ns", r.clock_offset_ns},
            {"clock_offset_drift_ns", r.clock_offset_drift_ns},
+           {"clock_residual_ns", r.clock_residual_ns},
            {"waits", r.waits},
            {"peak_activation_bytes", r.peak_activation_bytes},
            {"compute", r.compute},
@@ -190,6 +193,7 @@ void from_json(const json& j, RankReport& r) {
   r.param_checksums = j.value("param_checksums", std::vector<std::string>{});
   r.clock_offset_ns = j.value("clock_offset_ns", int64_t{0});
   r.clock_offset_drift_ns = j.value("clock_offset_drift_ns", int64_t{0});
+  r.clock_residual_ns = j.value("clock_residual_ns", int64_t{-1});
   r.waits = j.value("waits", json::object());
   r.peak_activation_bytes = j.value("peak_activation_bytes", int64_t{0});
   r.compute = j.value("compute", "");

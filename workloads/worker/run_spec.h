@@ -126,7 +126,11 @@ struct RunSpec {
   // round trip (rate x 2 x one-way delay, as built): a receiver over the stripes releases
   // the direction when a message has that many bytes left to arrive (stripes.h).
   std::map<std::string, int64_t> wan_release_ahead_bytes;
-  PrefillSpec prefill;                  // off unless the experiment has `prefill:`
+  PrefillSpec prefill;  // off unless the experiment has `prefill:`
+  // Ranks on several machines (a lab run): the offsets to rank 0's clock are measured a
+  // third time right after the end-of-run measurement, and the change between the two
+  // (the measurement's repeatability) is reported as clock_residual_ns.
+  bool clock_check = false;
   int debug_exit_rank = -1;             // test only: this world rank exits (code 3, no MPI
   int debug_exit_after_iteration = -1;  // finalize) after this many measured iterations
 
@@ -145,6 +149,8 @@ struct RankReport {
                                              // of the stage parameters)
   int64_t clock_offset_ns = 0;               // added to local times to get rank 0's clock
   int64_t clock_offset_drift_ns = 0;         // end-of-run offset minus start-of-run offset
+  int64_t clock_residual_ns = -1;            // clock_check: |offset measured twice at the
+                                             // end, difference|; -1 = not measured
   nlohmann::json waits;                      // {"RECV_F": ns, "RECV_B": ns, "ALLREDUCE": ns, ...}
   int64_t peak_activation_bytes = 0;
   std::string compute;  // what ran: "real (cpu)", "modeled", ...

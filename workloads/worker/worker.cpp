@@ -254,6 +254,10 @@ void run(const RunSpec& spec, int rank, int thread_level, const std::string& hos
   }
   const ClockSample c1 = measure_clock_offset(MPI_COMM_WORLD);
   report.clock_offset_drift_ns = c1.offset_ns - c0.offset_ns;
+  if (spec.clock_check) {
+    const ClockSample again = measure_clock_offset(MPI_COMM_WORLD);
+    report.clock_residual_ns = std::llabs(again.offset_ns - c1.offset_ns);
+  }
   for (size_t i = 0; i < start_local.size(); ++i) {
     report.iteration_start_ns[i] = start_local[i] + offset_at(c0, c1, start_local[i]);
     report.iteration_end_ns[i] = end_local[i] + offset_at(c0, c1, end_local[i]);
