@@ -1,15 +1,18 @@
 #include "harness/process/process.h"
 
+#include <fcntl.h>
 #include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <boost/asio/io_context.hpp>
 #include <boost/process.hpp>
 #include <filesystem>
-#include <algorithm>
 #include <future>
-#include <thread>
 #include <stdexcept>
+#include <thread>
 
 namespace xdc::proc {
 namespace bp = boost::process;
@@ -36,7 +39,7 @@ Result run(const std::vector<std::string>& argv, std::chrono::milliseconds timeo
   boost::asio::io_context io;
   std::future<std::string> out, err;
   std::vector<std::string> args(argv.begin() + 1, argv.end());
-  bp::child c(exe, bp::args(args), bp::std_in < bp::null, bp::std_out > out, bp::std_err > err, io);
+  bp::child c(exe, bp::args(args), bp::std_in<bp::null, bp::std_out> out, bp::std_err > err, io);
   Result r;
   // io.run() drains the pipes; it returns when both are closed (the child exited).
   std::thread pump([&] { io.run(); });
@@ -52,6 +55,33 @@ Result run(const std::vector<std::string>& argv, std::chrono::milliseconds timeo
   return r;
 }
 
+int run_quiet(const std::vector<std::string>& argv, std::chrono::milliseconds timeout) {
+  if (argv.empty()) throw std::invalid_argument("proc::run_quiet: empty argv");
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_adddup2(&fa, 1, 2);
+  std::vector<char*> c;
+  for (auto& a : argv) c.push_back(const_cast<char*>(a.c_str()));
+  c.push_back(nullptr);
+  pid_t pid = -1;
+  const int rc = posix_spawnp(&pid, c[0], &fa, nullptr, c.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  if (rc != 0) return -1;
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    int status = 0;
+    if (waitpid(pid, &status, WNOHANG) == pid) return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    if (std::chrono::steady_clock::now() >= deadline) {
+      ::kill(pid, SIGKILL);
+      waitpid(pid, &status, 0);
+      return -1;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+}
+
 struct Background::Impl {
   bp::child child;
 };
@@ -63,11 +93,11 @@ Background::Background(const std::vector<std::string>& argv, const std::string& 
   if (exe.empty()) throw std::runtime_error("program not found in PATH: " + argv[0]);
   std::vector<std::string> args(argv.begin() + 1, argv.end());
   if (log_file.empty())
-    impl_ = new Impl{bp::child(exe, bp::args(args), bp::std_in < bp::null, bp::std_out > bp::null,
+    impl_ = new Impl{bp::child(exe, bp::args(args), bp::std_in<bp::null, bp::std_out> bp::null,
                                bp::std_err > bp::null)};
   else
-    impl_ = new Impl{bp::child(exe, bp::args(args), bp::std_in < bp::null,
-                               (bp::std_out & bp::std_err) > log_file)};
+    impl_ = new Impl{
+        bp::child(exe, bp::args(args), bp::std_in<bp::null, (bp::std_out & bp::std_err)> log_file)};
 }
 
 Background::~Background() {
@@ -75,8 +105,12 @@ Background::~Background() {
   delete impl_;
 }
 
-int Background::pid() const { return impl_->child.id(); }
-bool Background::running() { return impl_->child.running(); }
+int Background::pid() const {
+  return impl_->child.id();
+}
+bool Background::running() {
+  return impl_->child.running();
+}
 
 int Background::wait_for(std::chrono::milliseconds timeout) {
   if (!wait_exit(impl_->child, timeout)) return -1;
@@ -89,7 +123,9 @@ void Background::terminate() {
   if (!wait_exit(impl_->child, std::chrono::seconds(2))) impl_->child.terminate();
 }
 
-std::string self_exe() { return std::filesystem::read_symlink("/proc/self/exe"); }
+std::string self_exe() {
+  return std::filesystem::read_symlink("/proc/self/exe");
+}
 
 std::string xdc_exe() {
   if (const char* e = getenv("XDC_EXE"); e && *e) return e;

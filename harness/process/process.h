@@ -10,15 +10,22 @@
 namespace xdc::proc {
 
 struct Result {
-  int exit_code = -1;      // -1 when killed for the timeout
+  int exit_code = -1;  // -1 when killed for the timeout
   bool timed_out = false;
-  std::string out, err;    // captured stdout / stderr
+  std::string out, err;  // captured stdout / stderr
 };
 
 // Runs argv[0] (searched in PATH) to completion, capturing output; killed after
 // `timeout`. Throws std::runtime_error when it cannot be started.
 Result run(const std::vector<std::string>& argv,
            std::chrono::milliseconds timeout = std::chrono::minutes(10));
+
+// Runs argv[0] (searched in PATH) to completion with its input and output on /dev/null
+// and returns its exit code (-1: killed after `timeout`, or it could not be started).
+// Without pipes, so safe in a thread while another thread starts long-lived children:
+// run()'s pipes are inherited by a child started meanwhile (mpirun), which then holds them
+// open and run() never sees them close.
+int run_quiet(const std::vector<std::string>& argv, std::chrono::milliseconds timeout);
 
 // A child left running in the background (servers, delay lines, mpirun), its output
 // discarded or sent to a file; terminated (SIGTERM, then SIGKILL) when destroyed.

@@ -11,6 +11,7 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <optional>
 #include <set>
 #include <thread>
@@ -169,21 +170,70 @@ void check_lab_sees(const lab::Lab& lab, const net::NetworkState& state, const f
                              "shares (-o under /vagrant, or hostfs in the UML lab)");
 }
 
-// A failed lab job: a machine that no longer answers over ssh is named as the cause.
-std::string lost_machines(const lab::Lab& lab, const net::NetworkState& state,
-                          const launch::Result& job) {
-  std::set<std::string> suspects;
-  for (const auto& f : job.failures)
-    if (const net::HostState* h = state.find_host(f.host)) suspects.insert(h->machine);
-  if (suspects.empty())
-    for (const auto& h : state.hosts) suspects.insert(h.machine);
-  std::string lost;
-  for (const std::string& name : suspects)
-    if (const lab::Machine* m = lab.find(name);
-        m && lab::run_on(*m, {"true"}, std::chrono::seconds(20)).exit_code != 0)
-      lost += (lost.empty() ? "" : ", ") + name;
-  return lost.empty() ? "" : "lab machine(s) " + lost + " lost (no answer over ssh)";
-}
+// While a lab job runs, every machine that holds hosts is pinged (its ssh address) once a
+// second; one that misses 5 in a row and then does not answer over ssh is lost, and the job
+// is stopped at once: a machine that vanished sends no FIN, so mpirun would wait for TCP to
+// give up on its daemon, the workers for their timeout_s. After a failed job, lost() also
+// asks every machine over ssh (one may have gone between two pings).
+class LabWatch {
+ public:
+  LabWatch(const lab::Lab& lab, const net::NetworkState& state, const std::atomic<bool>* cancel)
+      : cancel_(cancel) {
+    std::set<std::string> names;
+    for (const auto& h : state.hosts) names.insert(h.machine);
+    for (const std::string& n : names)
+      if (const lab::Machine* m = lab.find(n)) machines_.push_back(m);
+    thread_ = std::thread([this] { watch(); });
+  }
+  ~LabWatch() {
+    done_ = true;
+    if (thread_.joinable()) thread_.join();
+  }
+  LabWatch(const LabWatch&) = delete;
+  LabWatch& operator=(const LabWatch&) = delete;
+  // What the job polls: set on SIGINT (the run's cancel) or when a machine is lost.
+  const std::atomic<bool>* stop_flag() const { return &stop_; }
+  // "" or "lab machine(s) NAME lost (...)"; call once the job is over.
+  std::string lost() {
+    done_ = true;
+    if (thread_.joinable()) thread_.join();
+    if (lost_.empty())
+      for (const lab::Machine* m : machines_)
+        if (!answers_ssh(*m)) lost_ += (lost_.empty() ? "" : ", ") + m->name;
+    return lost_.empty() ? "" : "lab machine(s) " + lost_ + " lost (no answer to ping or ssh)";
+  }
+
+ private:
+  // Both probes without pipes (proc::run_quiet): mpirun, started meanwhile, would inherit them.
+  static bool answers_ssh(const lab::Machine& m) {
+    return proc::run_quiet(lab::ssh_argv(m, {"true"}), std::chrono::seconds(20)) == 0;
+  }
+  void watch() {
+    std::map<const lab::Machine*, int> missed;
+    while (!done_) {
+      if (cancel_ && cancel_->load()) stop_ = true;
+      for (const lab::Machine* m : machines_) {
+        if (done_) return;
+        const bool up = proc::run_quiet({"ping", "-n", "-q", "-c", "1", "-W", "1", m->ssh},
+                                        std::chrono::seconds(3)) == 0;
+        missed[m] = up ? 0 : missed[m] + 1;
+        if (missed[m] < 5) continue;
+        if (!answers_ssh(*m)) {
+          lost_ = m->name;
+          stop_ = true;
+          return;
+        }
+        missed[m] = 0;  // it answers ssh, not ping (ICMP filtered): ask again in 5 s
+      }
+      std::this_thread::sleep_for(std::chrono::seconds(1));
+    }
+  }
+  std::vector<const lab::Machine*> machines_;
+  const std::atomic<bool>* cancel_;
+  std::atomic<bool> stop_{false}, done_{false};
+  std::string lost_;  // written by the thread before it ends, read after the join
+  std::thread thread_;
+};
 
 // environment.json's "lab": per machine its DCs, hosts and ranks; and one line for the
 // report.
@@ -458,6 +508,8 @@ RunOutcome run_experiment(const Experiment& e, const RunOptions& opts) {
     // job that never gets that far (a hung launch, a rank stuck outside MPI).
     job.timeout = std::chrono::seconds(spec.timeout_s + 60);  // timeout_s x time dilation
     job.cancel = opts.cancel;
+    std::optional<LabWatch> watch;
+    if (lab) job.cancel = watch.emplace(*lab, state, opts.cancel).stop_flag();
     const int report_rank = p.schedule.stage_rank.back();
     // The topology's `changes:` run against the WAN during each schedule, from its launch,
     // and are undone after it: every schedule sees the same WAN timeline. The experiment's
@@ -567,9 +619,14 @@ RunOutcome run_experiment(const Experiment& e, const RunOptions& opts) {
     }
     ScheduleResult r = analyse(plan, p, dir, res, events, launched_ns, monotonic_minus_realtime());
     if (!r.ok && !killed.empty()) r.error = killed + "; " + r.error;
-    if (!r.ok && lab)
-      if (const std::string lost = lost_machines(*lab, state, res); !lost.empty())
-        r.error = lost + ": " + r.error;
+    if (!r.ok && watch)
+      if (const std::string lost = watch->lost(); !lost.empty()) {
+        // The watch stopped the job (launch::Result's "interrupted"): say why instead.
+        std::string rest = r.error.rfind("interrupted", 0) == 0 ? r.error.substr(11) : r.error;
+        if (rest.rfind("; ", 0) == 0) rest.erase(0, 2);
+        r.error = lost + (res.cancelled ? ": the job was stopped" : "") +
+                  (rest.empty() ? "" : "; " + rest);
+      }
     if (!r.ok) {  // a WAN cut still in force when the job failed is the likely cause: name it
       std::string cut = linkctl::down_links_note(
           linkctl::read_link_events(state.name, launched_ns, ended_ns), launched_ns, job_end_ns);

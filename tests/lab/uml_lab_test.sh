@@ -10,7 +10,13 @@
 #    one management switch across them (a host reaches another machine's hosts on it);
 #  - `xdc down --lab` leaves nothing on any machine (namespaces, vxlan devices, xdc
 #    processes), nor does `xdc clean --lab` after a kill -9 of the controller mid-build;
-#  - `xdc clean --lab` with a machine that does not answer exits 1 naming it.
+#  - `xdc run --lab lab.yaml experiments/lab-3dc.yaml` (a DC per machine, mpirun here on
+#    the lab's management switch) exits 0 with an iteration time within 10% of the same
+#    experiment run on this one machine, the clock offsets between machines applied with a
+#    residual under 100 us, and nothing left on any machine afterwards;
+#  - `xdc clean --lab` with a machine that does not answer exits 1 naming it;
+#  - a machine lost mid-run (lab3's kernel killed): the run exits 1 naming lab3, and the
+#    ranks on the other machines keep their traces.
 #   tests/lab/uml_lab_test.sh XDC [DIR]   (root; DIR default build/uml-lab)
 # With XDC_LAB_JSON=FILE it also writes its figures there (scripts/bench_lab.sh).
 set -euo pipefail
@@ -79,16 +85,52 @@ t0=$(date +%s.%N)
 on "$XDC" down --lab "$DIR/lab.yaml" three-dc || fail "xdc down --lab exited $?"
 down_s=$(since "$t0")
 nothing_left() {
-  for i in 1 2 3; do
+  for i in ${2:-1 2 3}; do
     ns=$($LAB ssh "$DIR" "lab$i" ip netns list | wc -l)
     vx=$($LAB ssh "$DIR" "lab$i" ip -o link show type vxlan | wc -l)
     procs=$($LAB ssh "$DIR" "lab$i" pgrep -c '^xdc-' || true)
     [ "$ns" -eq 0 ] && [ "$vx" -eq 0 ] && [ "${procs:-0}" -eq 0 ] ||
       fail "$1: lab$i keeps $ns namespaces, $vx vxlan devices, ${procs:-0} xdc processes"
   done
-  echo "uml_lab_test: nothing left on lab1..lab3 after $1"
+  # The controller's port on the management switch and its record of the network.
+  local ports
+  ports=$(on ip -o link show type vxlan | wc -l)
+  [ "$ports" -eq 0 ] || fail "$1: the controller keeps $ports vxlan devices"
+  for net in three-dc lab3dc lablost; do
+    [ ! -e "/run/xdc/$net" ] || fail "$1: the controller keeps /run/xdc/$net"
+  done
+  echo "uml_lab_test: nothing left on the controller and lab${2:-1 2 3} after $1"
 }
 nothing_left "xdc down --lab"
+
+# One run across the three machines: experiments/lab-3dc.yaml, a DC per machine. The
+# guests see this machine's files (hostfs), so the results land in $DIR as they are written.
+field() { jq -r "$2" "$1"; }
+t0=$(date +%s.%N)
+run_exit=0
+on "$XDC" run --lab "$DIR/lab.yaml" experiments/lab-3dc.yaml -o "$DIR/run-lab" --name lab3dc \
+  >"$DIR/run-lab.log" 2>&1 || run_exit=$?
+run_s=$(since "$t0")
+[ "$run_exit" -eq 0 ] || fail "xdc run --lab exited $run_exit: $(tail -5 "$DIR/run-lab.log")"
+lab_iter=$(field "$DIR/run-lab/1f1b/summary.json" .iteration_s_mean)
+residual=$(field "$DIR/run-lab/1f1b/summary.json" .clock_residual_us)
+offset=$(field "$DIR/run-lab/1f1b/summary.json" .clock_offset_max_us)
+placement=$(field "$DIR/run-lab/environment.json" .lab.placement)
+echo "uml_lab_test: xdc run --lab in $run_s s: iteration $lab_iter s; $placement"
+echo "uml_lab_test: clock offsets up to $offset us applied, residual $residual us"
+for i in 1 2 3; do
+  echo "$placement" | grep -q "lab$i (" || fail "the placement does not name lab$i: $placement"
+done
+[ "$(echo "$residual >= 0 && $residual < 100" | bc)" = 1 ] ||
+  fail "clock residual $residual us (at most 100 us)"
+nothing_left "xdc run --lab"
+"$XDC" run experiments/lab-3dc.yaml -o "$DIR/run-one" --name one3dc >"$DIR/run-one.log" 2>&1 ||
+  fail "xdc run (one machine) exited $?: $(tail -5 "$DIR/run-one.log")"
+one_iter=$(field "$DIR/run-one/1f1b/summary.json" .iteration_s_mean)
+diff=$(echo "scale=2; 100 * ($lab_iter - $one_iter) / $one_iter" | bc)
+echo "uml_lab_test: the same experiment on this machine: iteration $one_iter s (lab $diff%)"
+[ "$(echo "$lab_iter > 0.9 * $one_iter && $lab_iter < 1.1 * $one_iter" | bc)" = 1 ] ||
+  fail "iteration $lab_iter s across the lab against $one_iter s on one machine"
 
 # The controller killed (-9) once a machine has its part (the others may be building or
 # done): xdc clean --lab removes every machine's part.
@@ -111,13 +153,41 @@ out=$(ip netns exec xdclab "$XDC" clean --lab "$DIR/lab-bad.yaml" 2>&1) || rc=$?
 [ "$rc" -eq 1 ] || fail "clean --lab with lab3 unreachable exited $rc"
 echo "$out" | grep -q "lab3: not cleaned" || fail "the message does not name lab3: $out"
 echo "uml_lab_test: an unreachable machine: exit 1, \"$(echo "$out" | grep lab3 | head -1)\""
+
+# A machine lost mid-run: once rank 2 has finished a measured iteration, lab3 is powered off
+# (its kernel killed, no goodbye on any connection). The run ends, exit 1 naming lab3; the
+# ranks on lab1 and lab2 keep the traces they wrote.
+lost_exit=0
+on "$XDC" run --lab "$DIR/lab.yaml" experiments/lab-3dc.yaml -o "$DIR/run-lost" --name lablost \
+  >"$DIR/run-lost.log" 2>&1 &
+runner=$!
+for _ in $(seq 600); do
+  grep -q "rank 2 iteration 1 " "$DIR/run-lost.log" && break
+  kill -0 "$runner" 2>/dev/null || break
+  sleep 0.5
+done
+grep -q "rank 2 iteration 1 " "$DIR/run-lost.log" || fail "the run did not get going: $(tail -3 "$DIR/run-lost.log")"
+kill -KILL -- "-$(cat "$DIR/lab3.pid")"
+t0=$(date +%s.%N)
+wait "$runner" || lost_exit=$?
+lost_s=$(since "$t0")
+[ "$lost_exit" -eq 1 ] || fail "with lab3 lost the run exited $lost_exit"
+grep -q "lab machine(s) lab3 lost" "$DIR/run-lost.log" ||
+  fail "the run does not name lab3: $(grep FAILED "$DIR/run-lost.log" | head -1)"
+for r in 0 1; do
+  rows=$(($(wc -l <"$DIR/run-lost/1f1b/rank$r.trace.csv") - 1))
+  [ "$rows" -gt 0 ] || fail "rank $r (not on lab3) kept no trace"
+done
+echo "uml_lab_test: lab3 lost mid-run: exit 1 after $lost_s s, \"$(grep -o 'lab machine(s) lab3 lost[^;]*' "$DIR/run-lost.log" | head -1)\"; ranks 0 and 1 kept their traces"
+nothing_left "the run that lost lab3" "1 2"
 if [ -n "${XDC_LAB_JSON:-}" ]; then
   cat >"$XDC_LAB_JSON" <<JSON
 {"machines": 3, "kernels": [$kernels], "host_kernel": "$here", "boot_s": $boot_s,
  "up_s": $up_s, "down_s": $down_s, "rtts": [$rtts],
- "run_exit": null, "iteration_s": null, "single_machine_iteration_s": null,
- "clock_residual_us": null,
- "not_built": "xdc run --lab (MPI across the machines), clock offsets"}
+ "experiment": "experiments/lab-3dc.yaml", "run_exit": $run_exit, "run_s": $run_s,
+ "iteration_s": $lab_iter, "single_machine_iteration_s": $one_iter,
+ "clock_offset_max_us": $offset, "clock_residual_us": $residual,
+ "lost_machine_exit": $lost_exit, "lost_machine_end_s": $lost_s}
 JSON
 fi
 echo "uml_lab_test: PASS"

@@ -127,9 +127,9 @@ struct RunSpec {
   // the direction when a message has that many bytes left to arrive (stripes.h).
   std::map<std::string, int64_t> wan_release_ahead_bytes;
   PrefillSpec prefill;  // off unless the experiment has `prefill:`
-  // Ranks on several machines (a lab run): the offsets to rank 0's clock are measured a
-  // third time right after the end-of-run measurement, and the change between the two
-  // (the measurement's repeatability) is reported as clock_residual_ns.
+  // Ranks on several machines (a lab run): the offsets to rank 0's clock are measured over
+  // 24 round trips instead of 8, and a third time right after the end-of-run measurement;
+  // the change between the two (the measurement's repeatability) is clock_residual_ns.
   bool clock_check = false;
   int debug_exit_rank = -1;             // test only: this world rank exits (code 3, no MPI
   int debug_exit_after_iteration = -1;  // finalize) after this many measured iterations
