@@ -45,6 +45,16 @@ Machine read_machine(const yaml::Value& v, const std::string& dir) {
 
 }  // namespace
 
+std::string Lab::on_machines(const std::string& path) const {
+  namespace fs = std::filesystem;
+  const fs::path p = fs::absolute(path).lexically_normal();
+  if (checkout.empty()) return p.string();
+  const fs::path here = fs::absolute(source_file).parent_path().lexically_normal();
+  const fs::path rel = p.lexically_relative(here);
+  if (rel.empty() || *rel.begin() == "..") return p.string();
+  return (fs::path(checkout) / rel).lexically_normal().string();
+}
+
 const Machine* Lab::find(const std::string& n) const {
   for (auto& m : machines)
     if (m.name == n) return &m;
@@ -53,8 +63,8 @@ const Machine* Lab::find(const std::string& n) const {
 
 static Lab parse_lab_node(const yaml::Value& root) {
   const std::string file_label = root.file();
-  yaml::Map top =
-      root.map({"name", "machines", "dcs", "xdc"}, "a lab map with keys name, machines, dcs, xdc");
+  yaml::Map top = root.map({"name", "machines", "dcs", "xdc", "checkout"},
+                           "a lab map with keys name, machines, dcs, xdc, checkout");
   Lab lab;
   lab.source_file = file_label;
   const std::string dir = std::filesystem::path(file_label).parent_path().string();
@@ -63,6 +73,12 @@ static Lab parse_lab_node(const yaml::Value& root) {
     lab.xdc = x->scalar("the xdc program's path on the machines");
     if (lab.xdc.empty() || lab.xdc.find_first_of(" \t\n'\"") != std::string::npos)
       x->fail("a path without white space or quotes");
+  }
+  if (auto c = top.get("checkout")) {
+    lab.checkout = c->scalar("the machines' path of the directory holding this lab file");
+    if (lab.checkout.empty() || lab.checkout[0] != '/' ||
+        lab.checkout.find_first_of(" \t\n'\"") != std::string::npos)
+      c->fail("an absolute path without white space or quotes");
   }
   yaml::Value machines = top.require("machines");
   auto list = machines.list("a list of machines");

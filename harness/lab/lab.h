@@ -22,6 +22,11 @@
 //                                 #   to a listed machine (checked by assign_dcs)
 //   xdc: /vagrant/build/harness/cli/xdc   # optional: the xdc program on every machine
 //                                 #   (default: `xdc` on the remote PATH)
+//   checkout: /vagrant            # optional: where the machines have the directory that
+//                                 #   holds this lab file (the project checkout): a file
+//                                 #   under it here (an experiment, its topology) is read
+//                                 #   there at the same relative path (default: the same
+//                                 #   absolute paths on every machine, as in a shared FS)
 //
 // Names: a machine's name labels it in reports and messages; its `ssh` address is what
 // is dialled. Decisions: one user and key per machine (no per-DC credentials); several DCs
@@ -57,7 +62,10 @@ struct Lab {
   std::map<std::string, std::string> dcs;              // explicit: DC -> machine name
   std::map<std::string, SourcePos> dc_pos;             // where each explicit DC was written
   std::string xdc = "xdc";                             // the program on the machines
+  std::string checkout;                                // "" = same paths everywhere
   const Machine* find(const std::string& name) const;  // nullptr if absent
+  // The machines' path of `path` on this machine (checkout: above), absolute.
+  std::string on_machines(const std::string& path) const;
 };
 
 Lab parse_lab(const std::string& yaml_text, const std::string& file_label);

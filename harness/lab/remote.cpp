@@ -158,8 +158,8 @@ std::vector<MachineOutcome> up_lab(const Lab& lab, const topo::Topology& t,
     part.machine = static_cast<int>(&m - lab.machines.data());
     part.data_interface = m.data_interface;
     part.slot = lab_slot(net);
-    std::vector<std::string> argv = {lab.xdc, "up",         topology_path, "--name",
-                                     net,     "--lab-part", part.to_json()};
+    std::vector<std::string> argv = {
+        lab.xdc, "up", lab.on_machines(topology_path), "--name", net, "--lab-part", part.to_json()};
     argv.insert(argv.end(), extra.begin(), extra.end());
     out.push_back(outcome(m, run_on(m, argv, std::chrono::minutes(10))));
     if (!out.back().ok) {

@@ -31,7 +31,8 @@ proc::Result run_on(const Machine& m, const std::vector<std::string>& remote_arg
                     std::chrono::milliseconds timeout = std::chrono::minutes(5));
 
 // `xdc clean` on every machine of the lab (issue 13: nothing left on any machine, also
-// after a controller crash), one after another. Per machine: its name, whether it was
+// after a controller crash), one after another; and here, every lab network's controller
+// port and record. Per machine: its name, whether it was
 // cleaned, and what xdc said (or why ssh failed).
 struct MachineOutcome {
   std::string machine;
@@ -40,17 +41,21 @@ struct MachineOutcome {
 };
 std::vector<MachineOutcome> clean_lab(const Lab& lab);
 
-// `xdc up` of topology `t` (its file at `topology_path` on every machine: a shared or
-// synced checkout) across the lab: each machine that holds DCs (assign_dcs) builds its part
+// `xdc up` of topology `t` (its file `topology_path` read on every machine at
+// lab.on_machines(topology_path): a shared or synced checkout) across the lab: each machine that
+// holds DCs (assign_dcs) builds its part
 // (`xdc up --lab-part`, net/builder.h: its DCs, VXLAN tunnels for the WAN links to other
 // machines' DCs between their data addresses, found on each machine's data_interface).
 // `extra` is passed on to every machine's `xdc up` (--shaping, --time-dilation). When a
 // machine fails, the machines already built are taken down again and the outcome names
-// it. One outcome per machine that holds DCs, in the lab's order.
+// it. Then this machine, the controller, joins the lab's management switch
+// (controller.h; an outcome "controller" when that fails, the machines taken down again).
+// One outcome per machine that holds DCs, in the lab's order.
 std::vector<MachineOutcome> up_lab(const Lab& lab, const topo::Topology& t,
                                    const std::string& topology_path, const std::string& net,
                                    const std::vector<std::string>& extra = {});
-// `xdc down NET` on every machine (a machine without that network counts as done).
+// `xdc down NET` on every machine (a machine without that network counts as done), and
+// the controller's port and record here.
 std::vector<MachineOutcome> down_lab(const Lab& lab, const std::string& net);
 
 }  // namespace xdc::lab

@@ -148,27 +148,77 @@ void check_lab_run(const Experiment& e, const RunOptions& o, const lab::Lab& lab
   lab::assign_dcs(lab, e.topology);  // InputError for a DC the lab does not place
 }
 
-// Every machine of the lab that holds hosts must see the results directory (the workers
-// read their spec there and write their traces there): a marker file written here is
-// looked for over ssh.
-void check_lab_sees(const lab::Lab& lab, const net::NetworkState& state, const fs::path& root) {
-  const fs::path marker = root / fmt::format(".lab-{}", getpid());
-  write(marker, "xdc run --lab\n");
-  std::set<std::string> machines;
-  for (const auto& h : state.hosts) machines.insert(h.machine);
-  std::string missing;
-  for (const std::string& name : machines) {
-    const lab::Machine* m = lab.find(name);
-    if (!m ||
-        lab::run_on(*m, {"test", "-e", marker.string()}, std::chrono::seconds(60)).exit_code != 0)
-      missing += " " + name;
+// Where a lab run's ranks read their spec and write their files. When every machine holding
+// hosts sees the results directory (a shared filesystem: a marker file written here is
+// looked for over ssh), the directory itself. Otherwise (Vagrant's rsync'ed /vagrant) a
+// directory per schedule under the network's state on each machine (so `xdc down`/`clean`
+// there remove it): the spec and schedule pushed before the job, every file fetched back
+// (tar over ssh) after it, the remote copy removed.
+class LabFiles {
+ public:
+  LabFiles(const lab::Lab& lab, const net::NetworkState& state, const fs::path& root)
+      : net_(state.name) {
+    std::set<std::string> names;
+    for (const auto& h : state.hosts) names.insert(h.machine);
+    for (const std::string& n : names)
+      if (const lab::Machine* m = lab.find(n)) machines_.push_back(m);
+    const fs::path marker = root / fmt::format(".lab-{}", getpid());
+    write(marker, "xdc run --lab\n");
+    for (const lab::Machine* m : machines_)
+      if (lab::run_on(*m, {"test", "-e", marker.string()}, std::chrono::seconds(60)).exit_code != 0)
+        shared_ = false;
+    fs::remove(marker);
   }
-  fs::remove(marker);
-  if (!missing.empty())
-    throw std::runtime_error("machine(s)" + missing + " do not see " + root.string() +
-                             ": a lab run writes its results into a directory every machine "
-                             "shares (-o under /vagrant, or hostfs in the UML lab)");
-}
+  bool shared() const { return shared_; }
+  // The machines' directory for the schedule whose results go to `local`.
+  std::string dir(const fs::path& local) const {
+    return shared_ ? local.string() : net::state_dir(net_) + "/run/" + local.filename().string();
+  }
+  // Before the job: the spec and schedule to every machine.
+  void push(const fs::path& local) const {
+    if (shared_) return;
+    for (const lab::Machine* m : machines_) {
+      const proc::Result r = lab::run_on(
+          *m,
+          {"sh", "-c",
+           R"(rm -rf "$1" && mkdir -p "$1" && printf %s "$2" >"$1/spec.json" && )"
+           R"(printf %s "$3" >"$1/schedule.csv")",
+           "sh", dir(local), read_text(local / "spec.json"), read_text(local / "schedule.csv")},
+          std::chrono::minutes(2));
+      if (r.exit_code != 0)
+        throw std::runtime_error(m->name + ": cannot write the schedule's files: " + r.err);
+    }
+  }
+  // After the job: every machine's files into `local`; "" or what could not be fetched.
+  std::string fetch(const fs::path& local) const {
+    if (shared_) return "";
+    std::string missed;
+    for (const lab::Machine* m : machines_) {
+      const proc::Result r =
+          lab::run_on(*m, {"tar", "-C", dir(local), "-cf", "-", "."}, std::chrono::minutes(5));
+      const fs::path tar = local / fmt::format(".{}.tar", m->name);
+      if (r.exit_code == 0) {
+        write(tar, r.out);
+        if (proc::run({"tar", "-xf", tar.string(), "-C", local.string()}).exit_code != 0)
+          missed += (missed.empty() ? "" : ", ") + m->name + " (unreadable archive)";
+        fs::remove(tar);
+        lab::run_on(*m, {"rm", "-rf", dir(local)}, std::chrono::minutes(1));
+      } else {
+        missed += (missed.empty() ? "" : ", ") + m->name;
+      }
+    }
+    return missed.empty() ? "" : "the files of machine(s) " + missed + " could not be fetched";
+  }
+
+ private:
+  static std::string read_text(const fs::path& p) {
+    std::ifstream in(p);
+    return {std::istreambuf_iterator<char>(in), {}};
+  }
+  std::string net_;
+  std::vector<const lab::Machine*> machines_;
+  bool shared_ = true;
+};
 
 // While a lab job runs, every machine that holds hosts is pinged (its ssh address) once a
 // second; one that misses 5 in a row and then does not answer over ssh is lost, and the job
@@ -445,7 +495,12 @@ RunOutcome run_experiment(const Experiment& e, const RunOptions& opts) {
   const auto t_up = std::chrono::steady_clock::now();
   RunNetwork network(e, opts, lab ? &*lab : nullptr);
   const net::NetworkState& state = network.state();
-  if (lab) check_lab_sees(*lab, state, root);
+  std::optional<LabFiles> lab_files;
+  if (lab && lab_files.emplace(*lab, state, root).shared())
+    say("lab: every machine sees " + root.string() + ": the ranks write there");
+  else if (lab)
+    say("lab: the machines do not see " + root.string() +
+        ": each schedule's files are fetched from them after its job");
   say(fmt::format("network {} {} ({} WAN directions, shaping {}) in {:.1f} s", state.name,
                   network.owned() ? "up" : "reused", state.links.size(), shaping_backend(state),
                   std::chrono::duration<double>(std::chrono::steady_clock::now() - t_up).count()));
@@ -493,14 +548,17 @@ RunOutcome run_experiment(const Experiment& e, const RunOptions& opts) {
     for (auto& old : fs::directory_iterator(dir))  // a rerun into the same directory
       if (old.path().filename().string().rfind("rank", 0) == 0) fs::remove(old.path());
     sched::write_csv_file((dir / "schedule.csv").string(), p.schedule);
-    worker::RunSpec spec = run_spec(plan, p, dir.string(), (dir / "schedule.csv").string());
+    // Where the ranks find their files: here, or on a lab's machines (LabFiles).
+    const std::string rank_dir = lab_files ? lab_files->dir(dir) : dir.string();
+    worker::RunSpec spec = run_spec(plan, p, rank_dir, rank_dir + "/schedule.csv");
     spec.clock_check = lab.has_value();
     worker::write_run_spec((dir / "spec.json").string(), spec);
+    if (lab_files) lab_files->push(dir);
 
     launch::Job job;
     job.run_dir = dir.string();
     job.rank_hosts = spec.rank_hosts;
-    job.program = {worker, "--spec", (dir / "spec.json").string()};
+    job.program = {worker, "--spec", rank_dir + "/spec.json"};
     job.env = {{"OPENBLAS_NUM_THREADS", "1"}, {"OMP_NUM_THREADS", "1"}};
     job.tcp_links = e.tcp_links;
     job.mca = e.mca;
@@ -602,6 +660,7 @@ RunOutcome run_experiment(const Experiment& e, const RunOptions& opts) {
       });
     const launch::Result res = launch::run_job(state, job);
     job_done = true;
+    const std::string unfetched = lab_files ? lab_files->fetch(dir) : "";
     if (progress.joinable()) progress.join();
     const int64_t job_end_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
                                    std::chrono::system_clock::now().time_since_epoch())
@@ -619,6 +678,7 @@ RunOutcome run_experiment(const Experiment& e, const RunOptions& opts) {
     }
     ScheduleResult r = analyse(plan, p, dir, res, events, launched_ns, monotonic_minus_realtime());
     if (!r.ok && !killed.empty()) r.error = killed + "; " + r.error;
+    if (!r.ok && !unfetched.empty()) r.error += (r.error.empty() ? "" : "; ") + unfetched;
     if (!r.ok && watch)
       if (const std::string lost = watch->lost(); !lost.empty()) {
         // The watch stopped the job (launch::Result's "interrupted"): say why instead.

@@ -102,6 +102,8 @@ TEST(Lab, VagrantWrittenFileLoads) {
     EXPECT_FALSE(lab.machines[i].key.empty());
   }
   EXPECT_TRUE(lab.auto_dcs);
+  EXPECT_EQ(lab.xdc, "/vagrant/build/harness/cli/xdc");
+  EXPECT_EQ(lab.checkout, "/vagrant");  // the machines' rsync'ed copy of the checkout
 }
 
 }  // namespace
@@ -143,6 +145,22 @@ TEST(LabFile, NamesTheXdcProgramOnTheMachines) {
   EXPECT_EQ(xdc::lab::parse_lab(text + "xdc: /opt/xdc/bin/xdc\n", "l.yaml").xdc,
             "/opt/xdc/bin/xdc");
   EXPECT_THROW(xdc::lab::parse_lab(text + "xdc: \"/opt/my xdc\"\n", "l.yaml"), xdc::InputError);
+}
+
+// `checkout:` maps a file under the lab file's directory to the machines' copy of it (the
+// Vagrant machines' /vagrant); other files, and every file without it, keep their path.
+TEST(LabFile, MapsCheckoutPathsToTheMachines) {
+  const std::string text =
+      "machines:\n  - {name: lab1, ssh: 10.0.0.1, user: root, data_interface: eth0}\n";
+  const xdc::lab::Lab same = xdc::lab::parse_lab(text, "/home/u/xdc/lab.yaml");
+  EXPECT_EQ(same.on_machines("/home/u/xdc/experiments/a.yaml"), "/home/u/xdc/experiments/a.yaml");
+  const xdc::lab::Lab vagrant =
+      xdc::lab::parse_lab(text + "checkout: /vagrant\n", "/home/u/xdc/lab.yaml");
+  EXPECT_EQ(vagrant.on_machines("/home/u/xdc/experiments/a.yaml"), "/vagrant/experiments/a.yaml");
+  EXPECT_EQ(vagrant.on_machines("/home/u/xdc/experiments/../topologies/t.yaml"),
+            "/vagrant/topologies/t.yaml");
+  EXPECT_EQ(vagrant.on_machines("/srv/other/e.yaml"), "/srv/other/e.yaml");
+  EXPECT_THROW(xdc::lab::parse_lab(text + "checkout: vagrant\n", "l.yaml"), xdc::InputError);
 }
 
 // A machine's part of a lab network travels as JSON on `xdc up --lab-part` (builder.h).

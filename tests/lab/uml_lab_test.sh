@@ -30,7 +30,10 @@ if [ ! -c /dev/net/tun ]; then
   echo "uml_lab_test: SKIP: no /dev/net/tun here, so no TAP device for the lab machines" >&2
   exit 77
 fi
-trap '$LAB down "$DIR"' EXIT
+# The lab run's results go where the machines cannot see them (their /tmp is their own), so
+# that the run fetches each schedule's files from them, as on Vagrant's rsync'ed checkout.
+RUNS=$(mktemp -d /tmp/xdc-lab-run.XXXXXX)
+trap '$LAB down "$DIR"; rm -rf "$RUNS"' EXIT
 
 since() { echo "$(date +%s.%N) - $1" | bc; }
 start=$(date +%s.%N)
@@ -103,19 +106,20 @@ nothing_left() {
 }
 nothing_left "xdc down --lab"
 
-# One run across the three machines: experiments/lab-3dc.yaml, a DC per machine. The
-# guests see this machine's files (hostfs), so the results land in $DIR as they are written.
+# One run across the three machines: experiments/lab-3dc.yaml, a DC per machine, the
+# results fetched from the machines (RUNS above).
 field() { jq -r "$2" "$1"; }
 t0=$(date +%s.%N)
 run_exit=0
-on "$XDC" run --lab "$DIR/lab.yaml" experiments/lab-3dc.yaml -o "$DIR/run-lab" --name lab3dc \
+on "$XDC" run --lab "$DIR/lab.yaml" experiments/lab-3dc.yaml -o "$RUNS/lab" --name lab3dc \
   >"$DIR/run-lab.log" 2>&1 || run_exit=$?
 run_s=$(since "$t0")
 [ "$run_exit" -eq 0 ] || fail "xdc run --lab exited $run_exit: $(tail -5 "$DIR/run-lab.log")"
-lab_iter=$(field "$DIR/run-lab/1f1b/summary.json" .iteration_s_mean)
-residual=$(field "$DIR/run-lab/1f1b/summary.json" .clock_residual_us)
-offset=$(field "$DIR/run-lab/1f1b/summary.json" .clock_offset_max_us)
-placement=$(field "$DIR/run-lab/environment.json" .lab.placement)
+grep -q "fetched from them" "$DIR/run-lab.log" || fail "the run did not fetch its files"
+lab_iter=$(field "$RUNS/lab/1f1b/summary.json" .iteration_s_mean)
+residual=$(field "$RUNS/lab/1f1b/summary.json" .clock_residual_us)
+offset=$(field "$RUNS/lab/1f1b/summary.json" .clock_offset_max_us)
+placement=$(field "$RUNS/lab/environment.json" .lab.placement)
 echo "uml_lab_test: xdc run --lab in $run_s s: iteration $lab_iter s; $placement"
 echo "uml_lab_test: clock offsets up to $offset us applied, residual $residual us"
 for i in 1 2 3; do
@@ -156,7 +160,8 @@ echo "uml_lab_test: an unreachable machine: exit 1, \"$(echo "$out" | grep lab3 
 
 # A machine lost mid-run: once rank 2 has finished a measured iteration, lab3 is powered off
 # (its kernel killed, no goodbye on any connection). The run ends, exit 1 naming lab3; the
-# ranks on lab1 and lab2 keep the traces they wrote.
+# ranks on lab1 and lab2 keep the traces they wrote (here the results are in $DIR, which
+# the machines see through hostfs: the ranks write there as they go).
 lost_exit=0
 on "$XDC" run --lab "$DIR/lab.yaml" experiments/lab-3dc.yaml -o "$DIR/run-lost" --name lablost \
   >"$DIR/run-lost.log" 2>&1 &
