@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
-# A lab of three machines on this one (User-Mode Linux guests, scripts/uml/lab.sh) and one
-# network across them (`xdc up --lab`, topologies/three-dc.yaml): how long the machines
-# take to boot, the network to build and to go, and each cross-machine round trip against
-# the configured one. It runs tests/lab/uml_lab_test.sh and keeps its figures.
+# A lab of three machines on this one (User-Mode Linux guests, scripts/uml/lab.sh), one
+# network across them (`xdc up --lab`, topologies/three-dc.yaml) and one run
+# (`xdc run --lab`, experiments/lab-3dc.yaml): how long the machines take to boot, the
+# network to build and to go, each cross-machine round trip against the configured one,
+# the run's iteration time against the same experiment on this machine alone, the clock
+# offsets between machines and their residual, and a run that loses a machine. It runs
+# tests/lab/uml_lab_test.sh and keeps its figures.
 #   scripts/bench_lab.sh [OUT.json]      default results/bench/lab.json
 # Writes {"machines", "kernels", "up_s", "down_s", "wan_rtt_err_pct" (the largest, %),
-# "rtts": [...], and the run figures (run_exit, iteration_s, single_machine_iteration_s,
-# clock_residual_us) as null: `xdc run --lab` is not built yet}. Needs root. ~6 min.
+# "rtts": [...], "run_exit", "run_s", "iteration_s", "single_machine_iteration_s",
+# "clock_offset_max_us", "clock_residual_us", "lost_machine_exit", "lost_machine_end_s"}.
+# Needs root. ~LABMIN min.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 OUT=${1:-results/bench/lab.json}
@@ -28,6 +32,11 @@ json.dump(j, open(sys.argv[2], "w"), indent=2)
 print("bench_lab: %d machines (kernels %s), up %.1f s, down %.1f s, RTT errors %s%%" % (
     j["machines"], ", ".join(sorted(set(j["kernels"]))), j["up_s"], j["down_s"],
     " / ".join("%+.2f" % e for e in errs)))
+print("bench_lab: run exit %d, iteration %.3f s (one machine %.3f s, %+.1f%%), clock offsets "
+      "up to %.0f us, residual %.1f us; a lost machine: exit %d after %.1f s" % (
+    j["run_exit"], j["iteration_s"], j["single_machine_iteration_s"],
+    100 * (j["iteration_s"] / j["single_machine_iteration_s"] - 1), j["clock_offset_max_us"],
+    j["clock_residual_us"], j["lost_machine_exit"], j["lost_machine_end_s"]))
 PY
 rm -f "$raw"
 echo "bench_lab: wrote $OUT" >&2
