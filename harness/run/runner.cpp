@@ -178,42 +178,42 @@ class LabFiles {
   void push(const fs::path& local) const {
     if (shared_) return;
     for (const lab::Machine* m : machines_) {
-      const proc::Result r = lab::run_on(
-          *m,
-          {"sh", "-c",
-           R"(rm -rf "$1" && mkdir -p "$1" && printf %s "$2" >"$1/spec.json" && )"
-           R"(printf %s "$3" >"$1/schedule.csv")",
-           "sh", dir(local), read_text(local / "spec.json"), read_text(local / "schedule.csv")},
-          std::chrono::minutes(2));
+      const proc::Result r = through_ssh(
+          "tar -C " + lab::shell_quote(local.string()) + " -cf - spec.json schedule.csv", *m,
+          {"sh", "-c", R"(rm -rf "$1" && mkdir -p "$1" && tar -xf - -C "$1")", "sh", dir(local)},
+          "");
       if (r.exit_code != 0)
         throw std::runtime_error(m->name + ": cannot write the schedule's files: " + r.err);
     }
   }
-  // After the job: every machine's files into `local`; "" or what could not be fetched.
+  // After the job: every machine's files into `local`, the machine's copy removed; "" or
+  // which machines' files could not be fetched.
   std::string fetch(const fs::path& local) const {
     if (shared_) return "";
     std::string missed;
     for (const lab::Machine* m : machines_) {
-      const proc::Result r =
-          lab::run_on(*m, {"tar", "-C", dir(local), "-cf", "-", "."}, std::chrono::minutes(5));
-      const fs::path tar = local / fmt::format(".{}.tar", m->name);
-      if (r.exit_code == 0) {
-        write(tar, r.out);
-        if (proc::run({"tar", "-xf", tar.string(), "-C", local.string()}).exit_code != 0)
-          missed += (missed.empty() ? "" : ", ") + m->name + " (unreadable archive)";
-        fs::remove(tar);
+      const proc::Result r = through_ssh("", *m, {"tar", "-C", dir(local), "-cf", "-", "."},
+                                         "tar -xf - -C " + lab::shell_quote(local.string()));
+      if (r.exit_code == 0)
         lab::run_on(*m, {"rm", "-rf", dir(local)}, std::chrono::minutes(1));
-      } else {
+      else
         missed += (missed.empty() ? "" : ", ") + m->name;
-      }
     }
     return missed.empty() ? "" : "the files of machine(s) " + missed + " could not be fetched";
   }
 
  private:
-  static std::string read_text(const fs::path& p) {
-    std::ifstream in(p);
-    return {std::istreambuf_iterator<char>(in), {}};
+  // `before | ssh m remote | after` through the local shell (either side may be ""): a
+  // schedule's files may be larger than one command-line argument may be.
+  static proc::Result through_ssh(const std::string& before, const lab::Machine& m,
+                                  const std::vector<std::string>& remote,
+                                  const std::string& after) {
+    std::string ssh;
+    for (const std::string& w : lab::ssh_argv(m, remote)) ssh += lab::shell_quote(w) + " ";
+    return proc::run(
+        {"sh", "-c",
+         (before.empty() ? "" : before + " | ") + ssh + (after.empty() ? "" : "| " + after)},
+        std::chrono::minutes(5));
   }
   std::string net_;
   std::vector<const lab::Machine*> machines_;
