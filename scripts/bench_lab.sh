@@ -10,7 +10,7 @@
 # Writes {"machines", "kernels", "up_s", "down_s", "wan_rtt_err_pct" (the largest, %),
 # "rtts": [...], "run_exit", "run_s", "iteration_s", "single_machine_iteration_s",
 # "clock_offset_max_us", "clock_residual_us", "lost_machine_exit", "lost_machine_end_s"}.
-# Needs root. ~LABMIN min.
+# Needs root. ~14 min.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 OUT=${1:-results/bench/lab.json}

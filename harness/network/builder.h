@@ -25,7 +25,8 @@ namespace xdc::net {
 // hosts files are those of the whole network (every machine agrees on them). The
 // management switches of the machines are one: a VXLAN port on each floods to every other
 // machine in `peers`; each machine's root address on it is .254 minus its index `machine`.
-// (MPI across the machines, `xdc run --lab`, is not built yet.)
+// The controller joins that switch too (harness/lab/controller.h): mpirun's control
+// channel for `xdc run --lab`.
 struct LabPart {
   std::set<std::string> dcs;                          // built on this machine
   std::map<std::string, std::string> dc_address;      // every DC -> its machine's data address
