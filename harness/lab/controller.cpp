@@ -75,10 +75,13 @@ net::NetworkState merge_states(const std::vector<net::NetworkState>& parts,
 
 void join_management(const net::NetworkState& state, const LocalRoute& route,
                      const std::vector<std::string>& peers) {
-  if (state.hosts.size() + 1 >= static_cast<size_t>(254) - peers.size())
-    throw std::runtime_error(
-        fmt::format("{} hosts and {} machines do not fit one management subnet", state.hosts.size(),
-                    peers.size()));
+  // Hosts are .1 .. .n, the machines .254 down, the controller just below the machines.
+  const std::string& ip = state.mgmt_root_ip;
+  if (static_cast<int>(state.hosts.size()) >= std::stoi(ip.substr(ip.rfind('.') + 1)))
+    throw std::runtime_error(fmt::format(
+        "{} hosts and the lab's machines do not fit one management subnet (the controller "
+        "would be {})",
+        state.hosts.size(), ip));
   const std::string port = net::root_link(state.name);
   nl::NlSocket root;
   try {

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include "harness/lab/controller.h"
 #include "harness/lab/remote.h"
 #include "harness/network/builder.h"
 
@@ -180,4 +181,40 @@ TEST(LabPart, RoundTripsAndRefusesBadInput) {
   EXPECT_EQ(q.mtu, 1450);
   EXPECT_THROW(xdc::net::LabPart::from_json("{}"), xdc::InputError);
   EXPECT_THROW(xdc::net::LabPart::from_json("not json"), xdc::InputError);
+}
+
+// The controller's record of a lab network (controller.h): the machines' records merged,
+// each host naming its machine, in topology order, the controller's management address
+// below the machines'.
+TEST(LabController, MergesTheMachinesRecords) {
+  const xdc::lab::Lab lab = xdc::lab::parse_lab(
+      "machines:\n"
+      "  - {name: m1, ssh: 10.0.0.1, user: root, data_interface: eth0}\n"
+      "  - {name: m2, ssh: 10.0.0.2, user: root, data_interface: eth0}\n",
+      "/srv/lab/lab.yaml");
+  auto part = [](const std::string& dc, std::vector<std::pair<std::string, int>> hosts) {
+    xdc::net::NetworkState s;
+    s.name = "n";
+    s.slot = 77;
+    s.dcs = {dc};
+    for (auto& [h, k] : hosts)
+      s.hosts.push_back({h, dc, "xdc-n." + h, "", "198.18.77." + std::to_string(k), {}, ""});
+    s.notes = {"a note"};
+    return s;
+  };
+  const xdc::net::NetworkState m = xdc::lab::merge_states(
+      {part("west", {{"w1", 3}}), part("east", {{"e1", 1}, {"e2", 2}})}, {"m2", "m1"}, lab);
+  EXPECT_EQ(m.backend, "lab");
+  EXPECT_EQ(m.lab_file, "/srv/lab/lab.yaml");
+  EXPECT_EQ(m.mgmt_root_ip, "198.18.77.252");  // m1 .254, m2 .253, the controller .252
+  ASSERT_EQ(m.hosts.size(), 3u);
+  EXPECT_EQ(m.hosts[0].name, "e1");
+  EXPECT_EQ(m.hosts[0].machine, "m1");
+  EXPECT_EQ(m.hosts[2].name, "w1");
+  EXPECT_EQ(m.hosts[2].machine, "m2");
+  EXPECT_EQ(m.notes, (std::vector<std::string>{"m2: a note", "m1: a note"}));
+  xdc::net::NetworkState other = part("x", {{"x1", 4}});
+  other.slot = 78;
+  EXPECT_THROW(xdc::lab::merge_states({part("west", {}), other}, {"m1", "m2"}, lab),
+               std::runtime_error);
 }

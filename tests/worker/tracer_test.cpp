@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <utility>
+#include <vector>
 
 #include "workloads/worker/clock_sync.h"
 
@@ -67,6 +69,24 @@ TEST(WorkerClock, OffsetInterpolatesBetweenSamples) {
   EXPECT_EQ(offset_at(a, b, 2000), 100);
   EXPECT_EQ(offset_at(a, b, 3000), 150);
   EXPECT_EQ(offset_at(a, a, 5000), 50);  // one sample: constant
+}
+
+// Rank 0's clock is 1000 ns ahead. Three rounds, one-way delays forward / back: 100 / 60,
+// 50 / 90, 80 / 40. The fastest trip each way (50 forward, 40 back) bounds the offset to
+// [960, 1050]: the estimate 1005 is off by 5 ns, where the round with the smallest round
+// trip (the third, 80 / 40) alone would be off by 20.
+TEST(WorkerClock, OffsetTakesEachDirectionsFastestTrip) {
+  const int64_t offset = 1000;
+  std::vector<ClockRound> rounds;
+  int64_t t = 0;
+  for (auto [f, b] : std::vector<std::pair<int64_t, int64_t>>{{100, 60}, {50, 90}, {80, 40}}) {
+    rounds.push_back({t, t + f + offset, t + f + b});
+    t += 1000;
+  }
+  const ClockSample s = offset_from_rounds(rounds);
+  EXPECT_EQ(s.offset_ns, 1005);
+  EXPECT_EQ(s.rtt_ns, 120);
+  EXPECT_EQ(s.local_ns, 2000 + 120);
 }
 
 }  // namespace

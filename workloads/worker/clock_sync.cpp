@@ -1,5 +1,6 @@
 #include "workloads/worker/clock_sync.h"
 
+#include <algorithm>
 #include <limits>
 
 #include "workloads/worker/comm.h"
@@ -24,20 +25,31 @@ ClockSample measure_clock_offset(MPI_Comm world, int rounds) {
     s.local_ns = now_ns();
     return s;
   }
-  int64_t best_rtt = std::numeric_limits<int64_t>::max();
+  std::vector<ClockRound> measured;
   for (int k = 0; k < rounds; ++k) {
-    const int64_t t0 = now_ns();
-    int64_t t1 = t0;
+    ClockRound r;
+    r.t0 = now_ns();
+    int64_t t1 = r.t0;
     MPI_Send(&t1, 1, MPI_INT64_T, 0, kTag, world);
     MPI_Recv(&t1, 1, MPI_INT64_T, 0, kTag, world, MPI_STATUS_IGNORE);
-    const int64_t t2 = now_ns();
-    if (t2 - t0 < best_rtt) {
-      best_rtt = t2 - t0;
-      s.offset_ns = t1 - (t0 + (t2 - t0) / 2);
-      s.local_ns = t2;
-    }
+    r.t2 = now_ns();
+    r.t1 = t1;
+    measured.push_back(r);
   }
-  s.rtt_ns = best_rtt;
+  return offset_from_rounds(measured);
+}
+
+ClockSample offset_from_rounds(const std::vector<ClockRound>& rounds) {
+  int64_t lower = std::numeric_limits<int64_t>::min(), upper = std::numeric_limits<int64_t>::max();
+  ClockSample s;
+  s.rtt_ns = std::numeric_limits<int64_t>::max();
+  for (const ClockRound& r : rounds) {
+    lower = std::max(lower, r.t1 - r.t2);
+    upper = std::min(upper, r.t1 - r.t0);
+    s.rtt_ns = std::min(s.rtt_ns, r.t2 - r.t0);
+    s.local_ns = r.t2;
+  }
+  s.offset_ns = lower + (upper - lower) / 2;
   return s;
 }
 

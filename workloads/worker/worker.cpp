@@ -152,8 +152,8 @@ void run(const RunSpec& spec, int rank, int thread_level, const std::string& hos
       per_iteration += static_cast<size_t>(compute->tp_allreduces(a.stage));
   Tracer tracer(rank, prefix + ".trace.csv", per_iteration * (spec.iterations + 1) + 64);
 
-  // Across machines (clock_check) the best of 24 round trips, not 8: a guest's scheduling
-  // noise on a 100 ms path otherwise moves the offset by ~0.1 ms between measurements.
+  // Across machines (clock_check) 24 round trips, not 8: a guest's scheduling noise on a
+  // 100 ms path otherwise moves the offset by ~0.1 ms between measurements.
   const int clock_rounds = spec.clock_check ? 24 : 8;
   const ClockSample c0 = measure_clock_offset(MPI_COMM_WORLD, clock_rounds);
   report.clock_offset_ns = c0.offset_ns;
