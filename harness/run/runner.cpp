@@ -148,6 +148,17 @@ void check_lab_run(const Experiment& e, const RunOptions& o, const lab::Lab& lab
   lab::assign_dcs(lab, e.topology);  // InputError for a DC the lab does not place
 }
 
+// The lab's machines that hold hosts of `state` (a lab network's merged record).
+std::vector<const lab::Machine*> machines_holding_hosts(const lab::Lab& lab,
+                                                        const net::NetworkState& state) {
+  std::set<std::string> names;
+  for (const auto& h : state.hosts) names.insert(h.machine);
+  std::vector<const lab::Machine*> out;
+  for (const std::string& n : names)
+    if (const lab::Machine* m = lab.find(n)) out.push_back(m);
+  return out;
+}
+
 // Where a lab run's ranks read their spec and write their files. When every machine holding
 // hosts sees the results directory (a shared filesystem: a marker file written here is
 // looked for over ssh), the directory itself. Otherwise (Vagrant's rsync'ed /vagrant) a
@@ -157,11 +168,7 @@ void check_lab_run(const Experiment& e, const RunOptions& o, const lab::Lab& lab
 class LabFiles {
  public:
   LabFiles(const lab::Lab& lab, const net::NetworkState& state, const fs::path& root)
-      : net_(state.name) {
-    std::set<std::string> names;
-    for (const auto& h : state.hosts) names.insert(h.machine);
-    for (const std::string& n : names)
-      if (const lab::Machine* m = lab.find(n)) machines_.push_back(m);
+      : net_(state.name), machines_(machines_holding_hosts(lab, state)) {
     const fs::path marker = root / fmt::format(".lab-{}", getpid());
     write(marker, "xdc run --lab\n");
     for (const lab::Machine* m : machines_)
@@ -228,11 +235,7 @@ class LabFiles {
 class LabWatch {
  public:
   LabWatch(const lab::Lab& lab, const net::NetworkState& state, const std::atomic<bool>* cancel)
-      : cancel_(cancel) {
-    std::set<std::string> names;
-    for (const auto& h : state.hosts) names.insert(h.machine);
-    for (const std::string& n : names)
-      if (const lab::Machine* m = lab.find(n)) machines_.push_back(m);
+      : machines_(machines_holding_hosts(lab, state)), cancel_(cancel) {
     thread_ = std::thread([this] { watch(); });
   }
   ~LabWatch() {
