@@ -206,7 +206,9 @@ class Parser {
     if (mv.is_null()) return;
     yaml::Map mm =
         mv.map({"model", "device", "seq", "efficiency", "tensor_parallel", "tp_bandwidth",
-                "message_scale", "f", "b", "w", "activation", "grad", "profile"});
+                "message_scale", "f", "b", "w", "activation", "grad", "profile",
+                "coexec_interference"});
+    if (auto k = mm.get("coexec_interference")) c.coexec_interference = k->number(0, 10);
     const bool constant = mm.has("f") || mm.has("b") || mm.has("w") || mm.has("activation");
     const bool shape = mm.has("model") || mm.has("device") || mm.has("seq") ||
                        mm.has("efficiency") || mm.has("tensor_parallel") || mm.has("tp_bandwidth");

@@ -212,6 +212,7 @@ sim::CostModel planned_costs(const Experiment& e, const std::vector<int>& stage_
         break;
     }
     sim::CostModel costs = sim::make_costs(spec, e.stages, stage_rank);
+    costs.coexec_interference = c.coexec_interference;
     if (e.tensor_parallel > 1 && c.source != Compute::Source::kShape) {
       // TP-1 durations: each TP rank computes 1/t; the layers per stage from `model:`.
       const auto ranges = model::split_layers(e.model, stages);
@@ -245,6 +246,7 @@ sim::CostModel planned_costs(const Experiment& e, const std::vector<int>& stage_
   const auto ranges = model::split_layers(m, stages);
   const double tokens = static_cast<double>(e.microbatch_size) * m.seq;
   sim::CostModel costs;
+  costs.coexec_overlaps = false;  // the CPU worker runs a pair's halves in turn
   for (int s = 0; s < stages; ++s) {
     const int layers = ranges[s].end - ranges[s].begin;
     const double frac = static_cast<double>(layers) / m.layers / e.tensor_parallel;

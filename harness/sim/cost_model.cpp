@@ -1,5 +1,6 @@
 #include "harness/sim/cost_model.h"
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 
@@ -26,6 +27,23 @@ int64_t CostModel::duration_ns(const sched::Action& a) const {
     default:
       return 0;
   }
+}
+
+std::vector<sched::Op> CostModel::coexec_ops(const sched::Action& a) const {
+  const int st = a.stage;
+  const int launched = tp_allreduces.empty() ? 0 : tp_allreduces[st];
+  const int folded = node_tp_allreduces.empty() ? 0 : node_tp_allreduces[st];
+  const int n = std::max(launched, folded);
+  const double comm = static_cast<double>(tp_time_ns(st));
+  const double compute = static_cast<double>(a.kind == Kind::F ? f_ns[st] : b_ns[st]) - comm;
+  const double tail = a.kind == Kind::BW ? static_cast<double>(w_ns[st]) : 0;
+  return sched::sliced_ops(compute, n, n > 0 ? comm / n : 0, tail);
+}
+
+int64_t CostModel::pair_ns(const sched::Action& f, const sched::Action& partner) const {
+  if (!coexec_overlaps) return duration_ns(f) + duration_ns(partner);
+  return std::llround(
+      sched::plan_coexec(coexec_ops(f), coexec_ops(partner), coexec_interference).time);
 }
 
 int64_t CostModel::message_bytes(const sched::Action& a) const {
@@ -93,6 +111,9 @@ const std::vector<Device>& device_presets() {
       // nccl-tests report it on 8-GPU NVLink nodes (A100 NVLink3 ~230 GB/s, H100 NVLink4
       // ~450 GB/s), and for the 910B half of its 7 x 56 GB/s HCCS full mesh; 10 us a step.
       {"a100", 312e12, 230e9, 10e-6},  // A100 SXM dense bf16
+      // A40 dense fp16/bf16 tensor; 8 per node over PCIe 4.0 (no NVLink): NCCL bus
+      // bandwidth of about 20 GB/s, 20 us per ring step (assumed, DHelix's A40 cluster).
+      {"a40", 149.7e12, 20e9, 20e-6},
       {"h100", 989e12, 450e9, 10e-6},  // H100 SXM dense bf16
       {"910b", 313e12, 196e9, 10e-6},  // Ascend 910B fp16 (vendor figure, approx.)
   };
@@ -157,6 +178,7 @@ CostModel shape_costs(const ModelShape& m, const Device& d, const ShapeWorkload&
           2 * layers *
           node_allreduce_ns(w.node_tp, c.activation_bytes.back(), busbw, d.node_step_s);
       c.node_tp_ns.push_back(in_f);
+      c.node_tp_allreduces.push_back(2 * layers);
       c.f_ns.back() += in_f;
       c.b_ns.back() += in_f;
     }
@@ -178,6 +200,7 @@ CostModel replicated(const CostModel& c, int replicas) {
   tile(out.tp_allreduce_bytes);
   tile(out.tp_allreduce_ns);
   tile(out.node_tp_ns);
+  tile(out.node_tp_allreduces);
   return out;
 }
 

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "workloads/schedule/coexec.h"
 #include "workloads/schedule/schedule.h"
 
 namespace xdc::sim {
@@ -26,6 +27,13 @@ struct CostModel {
   // all-reduce time inside each F and each B, folded into f_ns and b_ns (one process
   // stands for the node; nobody performs them). Empty otherwise.
   std::vector<int64_t> node_tp_ns;
+  std::vector<int> node_tp_allreduces;  // per stage: how many all-reduces node_tp_ns holds
+  // Co-executed pairs (schedule.h, workloads/schedule/coexec.h): how much computation
+  // slows while the other half's communication runs beside it.
+  double coexec_interference = 0;
+  // False where the workers run a pair's halves one after the other (real compute on the
+  // CPU, whose threads the stage already keeps busy): a pair then lasts their sum.
+  bool coexec_overlaps = true;
   // The launched TP ranks' all-reduce time inside one F (= one B): what they perform.
   int64_t tp_comm_ns(int stage) const {
     return tp_allreduces.empty() ? 0 : tp_allreduces[stage] * tp_allreduce_ns[stage];
@@ -37,6 +45,12 @@ struct CostModel {
 
   int stages() const { return static_cast<int>(f_ns.size()); }
   int64_t duration_ns(const sched::Action& a) const;
+  // The operators of compute action `a` (F, B or BW) for co-execution: its computation
+  // in as many slices as it has TP all-reduces, each followed by one (launched and
+  // folded together), and a BW's weight gradients last.
+  std::vector<sched::Op> coexec_ops(const sched::Action& a) const;
+  // A paired F and its partner together: plan_coexec's time (rounded to ns).
+  int64_t pair_ns(const sched::Action& f, const sched::Action& partner) const;
   int64_t message_bytes(const sched::Action& a) const;  // SEND_F/SEND_B, else 0
 };
 
@@ -65,7 +79,7 @@ struct Device {
   double node_step_s = 0;
 };
 const std::vector<ModelShape>& model_presets();         // llama2-7b/13b/70b, llama-72b
-const std::vector<Device>& device_presets();            // a100, h100, 910b
+const std::vector<Device>& device_presets();            // a100, a40, h100, 910b
 const ModelShape& find_model(const std::string& name);  // throws InputError listing names
 const Device& find_device(const std::string& name);
 

@@ -55,6 +55,9 @@ trace::Trace simulate(const sched::Schedule& s, const CostModel& costs, const Li
   sched::Costs c;
   c.duration = [&costs](int, const Action& a) { return static_cast<double>(costs.duration_ns(a)); };
   c.bytes = [&costs](const Action& a) { return costs.message_bytes(a); };
+  c.pair = [&costs](int, const Action& f, const Action& b) {
+    return static_cast<double>(costs.pair_ns(f, b));
+  };
   if (!it.start_ns.empty() && static_cast<int>(it.start_ns.size()) != s.ranks)
     throw std::invalid_argument("start times for " + std::to_string(it.start_ns.size()) +
                                 " ranks, the schedule has " + std::to_string(s.ranks));

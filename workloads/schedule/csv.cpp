@@ -48,6 +48,7 @@ bool all_digits(std::string_view s) {
 std::string action_text(const Action& a) {
   std::string s = std::to_string(a.stage) + std::string(pytorch_name(a.kind));
   if (a.microbatch >= 0) s += std::to_string(a.microbatch);
+  if (a.paired) s += '+';
   return s;
 }
 
@@ -87,6 +88,11 @@ Schedule from_csv(std::string_view text, const std::string& file, const std::str
       const int col = static_cast<int>(pos) + 1;
       while (!cell.empty() && (cell.front() == ' ' || cell.front() == '"')) cell.remove_prefix(1);
       while (!cell.empty() && (cell.back() == ' ' || cell.back() == '"')) cell.remove_suffix(1);
+      bool paired = false;
+      if (!cell.empty() && cell.back() == '+') {
+        paired = true;
+        cell.remove_suffix(1);
+      }
       if (!cell.empty()) {
         size_t i = 0;
         while (i < cell.size() && cell[i] >= '0' && cell[i] <= '9') ++i;
@@ -104,6 +110,8 @@ Schedule from_csv(std::string_view text, const std::string& file, const std::str
               "REDUCE_GRAD, OPT)");
         Action a;
         a.kind = kind->second;
+        if (paired && a.kind != Kind::F) bad("only an F can be paired (\"+\": co-executed with the B after it)");
+        a.paired = paired;
         a.stage = std::stoi(std::string(cell.substr(0, i)));
         const bool per_iter = a.kind == Kind::ALLREDUCE || a.kind == Kind::OPT;
         if (j == cell.size() || !all_digits(cell.substr(j))) {

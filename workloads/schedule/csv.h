@@ -3,7 +3,8 @@
 // one row per rank, one action per cell, "[stage][action][microbatch]", empty cell =
 // idle step (ignored on read). PyTorch's action names differ from ours for the
 // backward: PyTorch "I" (input grad) = our B, PyTorch "B" (full backward) = our BW;
-// "REDUCE_GRAD" = our ALLREDUCE; "OPT" is an xdc extension (omit it for PyTorch).
+// "REDUCE_GRAD" = our ALLREDUCE; "OPT" is an xdc extension (omit it for PyTorch), and so
+// is a "+" after an F ("1F3+"): co-executed with the backward after it (schedule.h).
 // Peers are not in the text: they follow from the placement, which is read back from
 // which row holds each stage's compute. A file with no communication cells (PyTorch's
 // compute-only form) gets its SEND/RECV added by lower().

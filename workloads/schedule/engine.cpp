@@ -111,8 +111,11 @@ void Engine::append(int rank, const Action& a) {
     posted_[message(a.kind == Kind::SEND_B, a.kind == Kind::SEND_B ? a.stage - 1 : a.stage + 1,
                     a.microbatch)] = 1;
   row.push_back(a);
-  // An idle rank (every earlier action ran) becomes runnable at its clock.
-  if (!queued_[rank] && waiting_[rank] < 0 && records_[rank].size() + 1 == row.size())
+  // An idle rank (every earlier action ran, or all but the paired F this one completes)
+  // becomes runnable at its clock.
+  const size_t done = records_[rank].size();
+  const bool completes = row.size() >= 2 && done + 2 == row.size() && row[done].paired;
+  if (!queued_[rank] && waiting_[rank] < 0 && (done + 1 == row.size() || completes))
     push(rank, now_[rank]);
 }
 
@@ -174,6 +177,24 @@ Engine::Unmet Engine::first_unmet(int rank, const Action& a) const {
   return Unmet::kNone;
 }
 
+Engine::Unmet Engine::unmet_at(int rank, size_t index) const {
+  const auto& row = actions_[rank];
+  const Unmet u = first_unmet(rank, row[index]);
+  if (u != Unmet::kNone || !row[index].paired || index + 1 >= row.size()) return u;
+  // The partner, as if the F had run: it must not need the F's own result.
+  const Action& f = row[index];
+  const Action& p = row[index + 1];
+  if ((p.kind == Kind::B || p.kind == Kind::BW) && p.microbatch == f.microbatch)
+    return Unmet::kOwnF;
+  return first_unmet(rank, p);
+}
+
+bool Engine::is_partner(int rank, size_t index) const {
+  const auto& row = actions_[rank];
+  return index > 0 && row[index - 1].paired && row[index - 1].kind == Kind::F &&
+         (row[index].kind == Kind::B || row[index].kind == Kind::BW);
+}
+
 std::string Engine::describe(Unmet u, const Action& a) {
   const int st = a.stage;
   switch (u) {
@@ -209,7 +230,8 @@ bool Engine::step(int r) {
   if (i >= row.size()) return false;  // idle until append()
   const Action& a = row[i];
   const int st = a.stage, mb = a.microbatch;
-  const Unmet u = first_unmet(r, a);
+  if (a.paired && i + 1 >= row.size()) return false;  // its partner is not appended yet
+  const Unmet u = unmet_at(r, i);
   if (u == Unmet::kSend) {
     waiting_[r] = static_cast<long>(message(is_grad(a.kind), st, mb));  // the SEND wakes it
     return false;
@@ -274,7 +296,13 @@ bool Engine::step(int r) {
       push(to, std::max(now_[to], x.arrival));
     }
   } else {
-    rec.end = now_[r] = now_[r] + (costs_.duration ? costs_.duration(r, a) : 0);
+    double d = 0;
+    auto dur = [&](const Action& x) { return costs_.duration ? costs_.duration(r, x) : 0.0; };
+    if (a.paired && a.kind == Kind::F)
+      d = costs_.pair ? costs_.pair(r, a, row[i + 1]) : dur(a) + dur(row[i + 1]);
+    else if (!is_partner(r, i))
+      d = dur(a);
+    rec.end = now_[r] = now_[r] + d;
     switch (a.kind) {
       case Kind::F:
         f_[cell(st, mb)] = 1;
@@ -356,7 +384,7 @@ std::vector<Stall> Engine::stalls() const {
         {r, i, a,
          at_gate ? "the other ranks' first OPT (the iteration's collective)"
          : at_ar ? "the other replicas' ALLREDUCE of stage " + std::to_string(a.stage % local_)
-                 : describe(first_unmet(r, a), a)});
+                 : describe(unmet_at(r, i), a)});
   }
   return out;
 }

@@ -17,6 +17,10 @@
 //    the compute that produced its data; ALLREDUCE / OPT need every W / BW of their stage.
 //    One not met when the rank reaches the action can never be met (it is a later action
 //    of the same rank, or missing): the rank is stuck (a deadlock).
+//  - a paired F (schedule.h) and its partner B / BW, the next action, run as one: the pair
+//    starts when the dependencies of both are met (a partner that needs the F itself is a
+//    deadlock), lasts Costs::pair, and is recorded on the F (the partner: zero length at
+//    the pair's end). A paired F with no partner yet waits for one to be appended.
 //  - data-parallel replicas simulated together (Schedule::replicas = D > 1, replicated()):
 //    each replica's stages form their own pipeline (first and last stage, neighbours,
 //    inside the replica), and a stage's ALLREDUCE is a collective: it starts when the
@@ -67,6 +71,15 @@ class MessageTiming {
   virtual Transfer current(int64_t ticket);
 };
 
+// Every message arrives the moment it is sent (the validator's dry run: whether a
+// schedule deadlocks does not depend on the timing).
+class InstantMessages : public MessageTiming {
+ public:
+  Transfer send(int, int, int64_t, double ready, const Action&) override {
+    return {ready, ready, ready};
+  }
+};
+
 // FIFO channels between `ranks` ranks, the state of the planner's and the simulator's
 // hooks: a message takes its channel when the sender is ready and the channel is free,
 // holds it `transfer`, and arrives `latency` after it leaves. channel[from * ranks + to]
@@ -97,6 +110,9 @@ struct Iteration {
 struct Costs {
   std::function<double(int rank, const Action&)> duration;  // compute, ALLREDUCE, OPT; empty: 0
   std::function<int64_t(const Action&)> bytes;              // SEND_F / SEND_B; empty: 0
+  // A co-executed pair (schedule.h): a paired F and its partner B / BW together; empty:
+  // the sum of their durations.
+  std::function<double(int rank, const Action& f, const Action& partner)> pair;
 };
 
 // What a rank did at one action. Compute: [start, end) runs. SEND: the Transfer's
@@ -179,6 +195,9 @@ class Engine {
     kWeights
   };
   Unmet first_unmet(int rank, const Action& a) const;
+  // first_unmet of the action at `index`, and for a paired F of its partner too.
+  Unmet unmet_at(int rank, size_t index) const;
+  bool is_partner(int rank, size_t index) const;  // the B / BW of a pair
   static std::string describe(Unmet u, const Action& a);
   bool step(int rank);  // runs the rank's next action if it can; true: it has another
   void settle();        // SEND records and makespan from MessageTiming::current

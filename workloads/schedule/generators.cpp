@@ -18,6 +18,7 @@ const std::map<std::string, std::function<Schedule(const Params&)>>& registry() 
       {"overlap", gen_overlap},
       {"crosspipe-greedy", gen_crosspipe_greedy},
       {"optimal", gen_optimal},
+      {"dhelix", gen_dhelix},
   };
   return r;
 }
@@ -26,7 +27,7 @@ const std::map<std::string, std::function<Schedule(const Params&)>>& registry() 
 const std::vector<std::string>& schedule_names() {
   static const std::vector<std::string> names = {
       "gpipe", "1f1b",    "interleaved",      "zbh1",   "zbh2",
-      "zbv",   "overlap", "crosspipe-greedy", "optimal"};
+      "zbv",   "overlap", "crosspipe-greedy", "optimal", "dhelix"};
   return names;
 }
 

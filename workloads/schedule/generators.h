@@ -1,6 +1,6 @@
 #pragma once
 // Schedule generators, by name: gpipe, 1f1b, interleaved, zbh1, zbh2, zbv, overlap,
-// crosspipe-greedy, optimal. Each returns a complete Schedule (schedule.h) that passes
+// crosspipe-greedy, optimal, dhelix. Each returns a complete Schedule (schedule.h) that passes
 // validate(); bad parameters throw std::invalid_argument naming the parameter.
 #include <string>
 #include <vector>
@@ -31,5 +31,7 @@ Schedule gen_zbv(const Params& p);
 Schedule gen_overlap(const Params& p);
 Schedule gen_crosspipe_greedy(const Params& p);
 Schedule gen_optimal(const Params& p);
+Schedule gen_dhelix(const Params& p);
+
 
 }  // namespace xdc::sched

@@ -53,6 +53,7 @@ std::string_view kind_name(Kind k) {
 std::string to_string(const Action& a) {
   std::string s = std::to_string(a.stage) + std::string(kind_name(a.kind));
   if (a.microbatch >= 0) s += std::to_string(a.microbatch);
+  if (a.paired) s += '+';
   return s;
 }
 
@@ -76,7 +77,7 @@ std::vector<std::vector<Action>> compute_order(const Schedule& s) {
   std::vector<std::vector<Action>> order(s.actions.size());
   for (size_t r = 0; r < s.actions.size(); ++r)
     for (const Action& a : s.actions[r])
-      if (is_compute(a.kind)) order[r].push_back({a.kind, a.stage, a.microbatch});
+      if (is_compute(a.kind)) order[r].push_back({a.kind, a.stage, a.microbatch, -1, a.paired});
   return order;
 }
 
@@ -87,10 +88,23 @@ void lower_action(const std::vector<int>& sr, int r, const Action& a, std::vecto
   if (a.kind == Kind::F && has_prev) out.push_back({Kind::RECV_F, st, mb, sr[st - 1]});
   if ((a.kind == Kind::B || a.kind == Kind::BW) && has_next)
     out.push_back({Kind::RECV_B, st, mb, sr[st + 1]});
-  out.push_back({a.kind, st, mb, -1});
+  out.push_back({a.kind, st, mb, -1, a.paired});
   if (a.kind == Kind::F && has_next) out.push_back({Kind::SEND_F, st, mb, sr[st + 1]});
   if ((a.kind == Kind::B || a.kind == Kind::BW) && has_prev)
     out.push_back({Kind::SEND_B, st, mb, sr[st - 1]});
+}
+
+void lower_pair(const std::vector<int>& sr, int r, const Action& f, const Action& b,
+                std::vector<Action>& out) {
+  std::vector<Action> hf, hb;  // each half lowered alone, then regrouped
+  Action fp = f;
+  fp.paired = true;
+  lower_action(sr, r, fp, hf);
+  lower_action(sr, r, b, hb);
+  for (bool (*part)(Kind) : {is_recv, is_compute, is_send})
+    for (const auto* half : {&hf, &hb})
+      for (const Action& x : *half)
+        if (part(x.kind)) out.push_back(x);
 }
 
 Schedule lower(std::string name, int ranks, int microbatches, std::vector<int> stage_rank,
@@ -107,7 +121,21 @@ Schedule lower(std::string name, int ranks, int microbatches, std::vector<int> s
   const auto& sr = s.stage_rank;
   for (int r = 0; r < ranks; ++r) {
     auto& out = s.actions[r];
-    for (const Action& a : compute_order[r]) lower_action(sr, r, a, out);
+    const auto& order = compute_order[r];
+    for (size_t i = 0; i < order.size(); ++i) {
+      if (!order[i].paired) {
+        lower_action(sr, r, order[i], out);
+        continue;
+      }
+      const bool partner = i + 1 < order.size() &&
+                           (order[i + 1].kind == Kind::B || order[i + 1].kind == Kind::BW);
+      if (order[i].kind != Kind::F || !partner)
+        throw std::invalid_argument("lower: rank " + std::to_string(r) + ": " +
+                                    to_string(order[i]) +
+                                    " is paired but not an F followed by a B or BW");
+      lower_pair(sr, r, order[i], order[i + 1], out);
+      ++i;
+    }
     if (!optimizer) continue;
     for (int st = s.stages - 1; st >= 0; --st)
       if (sr[st] == r) out.push_back({Kind::ALLREDUCE, st, -1, -1});

@@ -17,6 +17,12 @@
 //    data-parallel group is not part of the schedule (ranks here are the pipeline ranks
 //    of one replica; the executor maps them onto replicas).
 //  - Activation memory: F of (stage, mb) holds one stage-unit until its W or BW ends.
+//  - Co-execution (DHelix's strand interleaving, coexec.h): an F with `paired` set runs
+//    together with the B or BW right after it in the rank's list (another microbatch: the
+//    opposite strand). The pair starts when both have their inputs (lower() puts both
+//    RECVs before the F and both SENDs after the B) and lasts the pair's time, recorded on
+//    the F; its partner is a zero-length record at the pair's end, so busy time counts the
+//    pair once.
 //  - TP_ALLREDUCE is a trace record only, never a schedule action: a tensor-parallel
 //    all-reduce inside an F or B (workloads/model/stage.h), traced on its own lane with
 //    that action's stage and microbatch. The validator refuses it in a schedule.
@@ -48,6 +54,7 @@ struct Action {
   int stage = 0;
   int microbatch = 0;  // -1 for ALLREDUCE / OPT
   int peer = -1;       // comm actions: the other rank; -1 otherwise
+  bool paired = false;  // F only: co-executed with the B / BW that follows it (above)
 
   bool operator==(const Action&) const = default;
 };
@@ -85,7 +92,7 @@ bool is_send(Kind k);  // SEND_F, SEND_B
 bool is_recv(Kind k);  // RECV_F, RECV_B
 // Our name of a kind ("F", "B", "W", "BW", "SEND_F", ...).
 std::string_view kind_name(Kind k);
-// "2F3", "1SEND_F0" (our names; csv.h has PyTorch's spelling).
+// "2F3", "1SEND_F0", "2F3+" for a paired F (our names; csv.h has PyTorch's spelling).
 std::string to_string(const Action& a);
 
 // Stage -> rank maps for the three placements.
@@ -97,10 +104,15 @@ std::vector<int> v_placement(int ranks);  // 2 chunks: stage r and 2*ranks-1-r o
 std::vector<std::vector<Action>> compute_order(const Schedule& s);
 
 // Compute-only order per rank -> full action lists: RECV right before the consumer,
-// SEND right after the producer, then ALLREDUCE and OPT per stage when `optimizer`.
+// SEND right after the producer (a pair: both RECVs before it, both SENDs after it), then
+// ALLREDUCE and OPT per stage when `optimizer`. Throws std::invalid_argument for a paired
+// F not followed by a B / BW.
 // lower_action appends what one compute action on `rank` becomes.
 void lower_action(const std::vector<int>& stage_rank, int rank, const Action& compute,
                   std::vector<Action>& out);
+// A pair (F `f` paired with the B / BW `b`): both RECVs, F, B, both SENDs.
+void lower_pair(const std::vector<int>& stage_rank, int rank, const Action& f, const Action& b,
+                std::vector<Action>& out);
 Schedule lower(std::string name, int ranks, int microbatches, std::vector<int> stage_rank,
                const std::vector<std::vector<Action>>& compute_order, bool optimizer = true);
 

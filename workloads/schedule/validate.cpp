@@ -75,6 +75,16 @@ class Checker {
           err(where(r, i, a) + "PREFILL is a trace kind (prefill in bubbles), not an action");
           continue;
         }
+        if (a.paired) {
+          const auto& row = s_.actions[r];
+          const bool partner = a.kind == Kind::F && i + 1 < row.size() &&
+                               (row[i + 1].kind == Kind::B || row[i + 1].kind == Kind::BW);
+          if (!partner)
+            err(where(r, i, a) +
+                "paired (co-executed) but not an F right before a B or BW (its partner)");
+          else if (row[i + 1].microbatch == a.microbatch)
+            err(where(r, i, a) + "paired with a backward of its own microbatch");
+        }
         if (is_comm(a.kind)) {
           check_peer(r, i, a);
           const int k = static_cast<int>(a.kind) - static_cast<int>(Kind::SEND_F);
@@ -114,20 +124,24 @@ class Checker {
   // Deadlock freedom: the engine (engine.h) runs the lists with zero durations and
   // instant messages; whether a schedule deadlocks does not depend on the timing.
   void dry_run() {
-    struct Instant : MessageTiming {
-      Transfer send(int, int, int64_t, double ready, const Action&) override {
-        return {ready, ready, ready};
-      }
-    } instant;
+    InstantMessages instant;
     for (const Stall& st : execute(s_, Costs{}, instant).stalls) err(st.message());
   }
 
-  // Peak activations per rank: F holds one stage unit until its W or BW.
+  // Peak activations per rank: F holds one stage unit until its W or BW; a pair of an F
+  // and a BW holds as many units as before it (the BW frees layer by layer what the F
+  // fills, coexec.h).
   void peak_memory() {
     rep_.peak_units.assign(s_.ranks, 0);
     for (int r = 0; r < s_.ranks; ++r) {
       int units = 0;
-      for (const Action& a : s_.actions[r]) {
+      const auto& row = s_.actions[r];
+      for (size_t i = 0; i < row.size(); ++i) {
+        const Action& a = row[i];
+        if (a.paired && i + 1 < row.size() && row[i + 1].kind == Kind::BW) {
+          ++i;  // the pair's BW frees a unit as its F fills one (coexec.h): no new peak
+          continue;
+        }
         if (a.kind == Kind::F) rep_.peak_units[r] = std::max(rep_.peak_units[r], ++units);
         if (a.kind == Kind::W || a.kind == Kind::BW) --units;
       }

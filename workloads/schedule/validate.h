@@ -5,9 +5,11 @@
 //  - communication: every cross-rank dependency has a SEND on the producer's rank after
 //    the producer and a matching RECV on the consumer's rank before the consumer, with
 //    the right peer;
+//  - pairs: a paired F is followed at once by its partner B / BW of another microbatch;
 //  - deadlock freedom: the dependency engine (engine.h) runs the lists to the end with
 //    zero durations (a dependency on a later action of the same rank is a cycle);
-//  - peak activation memory per rank (F holds one stage unit until its W or BW),
+//  - peak activation memory per rank (F holds one stage unit until its W or BW; a paired
+//    F and BW together hold no more than before them: the BW frees as the F fills),
 //    reported in microbatches, checked against a cap when one is given.
 // Errors name the rank, the action's index in the rank's list and the action.
 #include <string>
