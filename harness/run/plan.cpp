@@ -352,8 +352,17 @@ sim::CostModel measured_costs(const trace::Trace& t, const sim::CostModel& plann
   };
   std::vector<Acc> f(S), b(S), w(S), bw(S);
   Acc opt, ar;
+  // A co-executed pair (schedule.h) holds both halves' time on its F and a zero-length
+  // partner: neither tells a half's own duration.
+  std::set<std::pair<int, int64_t>> pair_ends;  // (rank, end) of zero-length partners
+  for (const auto& ev : t.events)
+    if ((ev.kind == sched::Kind::B || ev.kind == sched::Kind::BW) && ev.start_ns == ev.end_ns)
+      pair_ends.insert({ev.rank, ev.end_ns});
   for (const auto& ev : t.events) {
     if (ev.stage < 0 || ev.stage >= S) continue;
+    if (pair_ends.count({ev.rank, ev.end_ns}) &&
+        (ev.kind == sched::Kind::F || ev.start_ns == ev.end_ns))
+      continue;
     const int64_t d = ev.end_ns - ev.start_ns;
     switch (ev.kind) {
       case sched::Kind::F:
@@ -780,6 +789,9 @@ worker::RunSpec run_spec(const Plan& p, const SchedulePlan& sp, const std::strin
     r.modeled.b_ns = dilate_all(b);
     r.modeled.tp_allreduces = costs.tp_allreduces;
     r.modeled.tp_allreduce_bytes = costs.tp_allreduce_bytes;
+    r.modeled.node_tp_ns = dilate_all(costs.node_tp_ns);
+    r.modeled.node_tp_allreduces = costs.node_tp_allreduces;
+    r.modeled.coexec_interference = costs.coexec_interference;
     r.modeled.w_ns = dilate_all(costs.w_ns);
     r.modeled.activation_bytes = costs.activation_bytes;
     r.modeled.opt_ns = dilate(costs.opt_ns);

@@ -11,6 +11,7 @@
 #include <tuple>
 
 #include "harness/run/environment.h"
+#include "workloads/schedule/validate.h"
 
 namespace xdc::run {
 namespace fs = std::filesystem;
@@ -302,6 +303,29 @@ nlohmann::json run_summary_json(const Plan& plan, const std::vector<ScheduleResu
   if (!backend.empty()) j["backend"] = backend;
   if (!network.empty()) j["network"] = network;
   if (!measured) j["simulated"] = true;
+  // Per schedule: its peak activations (the validator's, microbatches of a rank's layers)
+  // and co-executed pairs (schedule.h); the share of F + B + W that is TP all-reduce.
+  bool pairs = false;
+  for (const SchedulePlan& sp : plan.schedules) {
+    const sched::ValidationReport rep = sched::validate(sp.schedule);
+    int n = 0;
+    for (const auto& row : sp.schedule.actions)
+      for (const sched::Action& a : row) n += a.paired ? 1 : 0;
+    pairs = pairs || n > 0;
+    double peak = 0;
+    for (double x : rep.peak_activations) peak = std::max(peak, x);
+    j["schedule_shape"][sp.choice.name] = {{"peak_activations", peak}, {"co_executed_pairs", n}};
+  }
+  if (!plan.schedules.empty()) {
+    const sim::CostModel& c = plan.schedules.front().costs;
+    double comm = 0, all = 0;
+    for (int st = 0; st < c.stages(); ++st) {
+      comm += 2.0 * static_cast<double>(c.tp_time_ns(st));
+      all += static_cast<double>(c.f_ns[st] + c.b_ns[st] + c.w_ns[st]);
+    }
+    if (comm > 0) j["tp_comm_fraction"] = comm / all;
+    if (pairs) j["coexec_interference"] = c.coexec_interference;
+  }
   for (auto& r : rs) j["schedules"].push_back(summary_json(r));
   return j;
 }

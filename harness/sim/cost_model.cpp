@@ -37,7 +37,7 @@ std::vector<sched::Op> CostModel::coexec_ops(const sched::Action& a) const {
   const double comm = static_cast<double>(tp_time_ns(st));
   const double compute = static_cast<double>(a.kind == Kind::F ? f_ns[st] : b_ns[st]) - comm;
   const double tail = a.kind == Kind::BW ? static_cast<double>(w_ns[st]) : 0;
-  return sched::sliced_ops(compute, n, n > 0 ? comm / n : 0, tail);
+  return sched::sliced_ops(compute, n, comm, tail);
 }
 
 int64_t CostModel::pair_ns(const sched::Action& f, const sched::Action& partner) const {

@@ -91,8 +91,8 @@ TEST(Coexec, PlanIsTheFastestInterleaving) {
 }
 
 TEST(Coexec, PlanKeepsEachHalfInOrderAndRunsEveryOperatorOnce) {
-  const auto a = sliced_ops(8, 4, 1.5);
-  const auto b = sliced_ops(16, 4, 1.5, 6);
+  const auto a = sliced_ops(8, 4, 6);
+  const auto b = sliced_ops(16, 4, 6, 6);
   const CoexecPlan plan = plan_coexec(a, b, 0.1);
   int na = 0, nb = 0;
   for (const CoexecStep& s : plan.steps) {
@@ -118,8 +118,8 @@ TEST(Coexec, CommunicationHidesUnderTheOtherHalfsCompute) {
   // interference every all-reduce can run beside a compute slice of the other half
   // except the last one (nothing is left to compute beside it): 8 + 4 + ... The plan
   // must at least hide 6 of the 8 units of communication.
-  const auto f = sliced_ops(4, 4, 1);
-  const auto b = sliced_ops(8, 4, 1);
+  const auto f = sliced_ops(4, 4, 4);
+  const auto b = sliced_ops(8, 4, 4);
   const CoexecPlan plan = plan_coexec(f, b, 0);
   EXPECT_DOUBLE_EQ(plan.serial, 20);
   EXPECT_LE(plan.time, 14 + 1e-9);

@@ -84,10 +84,11 @@ TEST(WorkerTraining, OneRankIsTheSingleProcessReference) {
   for (int i = 0; i < iters; ++i) EXPECT_NEAR(r.loss[i], ref[i], 1e-6) << "iteration " << i;
 }
 
-// Several stages per rank (consecutive stages on one rank hand over in memory), and the
-// zero-bubble B / W split: interleaved 1F1B and ZB-V on 2 ranks x 2 chunks.
+// Several stages per rank (consecutive stages on one rank hand over in memory), the
+// zero-bubble B / W split and co-executed pairs (run in turn by real compute): interleaved
+// 1F1B, ZB-V and DHelix's folded schedule on 2 ranks x 2 chunks.
 TEST(WorkerTraining, MultiStageRanksMatchSingleProcess) {
-  for (const std::string name : {"interleaved", "zbv"}) {
+  for (const std::string name : {"interleaved", "zbv", "dhelix"}) {
     const int P = 2, m = 4, iters = 3;
     RunSpec spec = real_spec(name + "-real", P, 1, m, iters);
     sched::Params p;

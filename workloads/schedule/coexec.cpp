@@ -69,7 +69,7 @@ CoexecPlan plan_coexec(const std::vector<Op>& a, const std::vector<Op>& b, doubl
   return plan;
 }
 
-std::vector<Op> sliced_ops(double compute, int n, double comm_each, double tail) {
+std::vector<Op> sliced_ops(double compute, int n, double comm, double tail) {
   std::vector<Op> ops;
   if (n <= 0) {
     ops.push_back({compute, 0});
@@ -78,7 +78,7 @@ std::vector<Op> sliced_ops(double compute, int n, double comm_each, double tail)
     for (int i = 0; i < n; ++i) {
       const double from = compute * i / n, to = compute * (i + 1) / n;
       ops.push_back({to - from, 0});
-      ops.push_back({0, comm_each});
+      ops.push_back({0, comm / n});
     }
   }
   if (tail > 0) ops.push_back({tail, 0});

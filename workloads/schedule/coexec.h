@@ -49,9 +49,9 @@ CoexecStep coexec_step(const Op* x, const Op* y, double interference);
 CoexecPlan plan_coexec(const std::vector<Op>& a, const std::vector<Op>& b, double interference);
 
 // The operators of one F or backward as the workers run it (workloads/worker/compute.cpp):
-// `compute` in `n` equal slices, each followed by one communication of `comm_each`
-// (n = 0: one operator of the whole compute), then `tail` compute (a BW's weight
-// gradients, which need no communication; 0: none).
-std::vector<Op> sliced_ops(double compute, int n, double comm_each, double tail = 0);
+// `compute` in `n` equal slices, each followed by one of n equal communications that
+// take `comm` in all (n = 0: one operator of the whole compute), then `tail` compute (a
+// BW's weight gradients, which need no communication; 0: none).
+std::vector<Op> sliced_ops(double compute, int n, double comm, double tail = 0);
 
 }  // namespace xdc::sched

@@ -22,7 +22,7 @@
 //    opposite strand). The pair starts when both have their inputs (lower() puts both
 //    RECVs before the F and both SENDs after the B) and lasts the pair's time, recorded on
 //    the F; its partner is a zero-length record at the pair's end, so busy time counts the
-//    pair once.
+//    pair once. (Workers that run the halves in turn, real compute, record each half.)
 //  - TP_ALLREDUCE is a trace record only, never a schedule action: a tensor-parallel
 //    all-reduce inside an F or B (workloads/model/stage.h), traced on its own lane with
 //    that action's stage and microbatch. The validator refuses it in a schedule.

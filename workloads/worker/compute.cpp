@@ -14,6 +14,7 @@
 #include "workloads/model/data.h"
 #include "workloads/model/parallel.h"
 #include "workloads/model/stage_api.h"
+#include "workloads/schedule/coexec.h"
 
 namespace xdc::worker {
 
@@ -26,6 +27,10 @@ void sleep_ns(int64_t ns) {
   t.tv_nsec = total % 1000000000;
   while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &t, nullptr) == EINTR) {
   }
+}
+
+StageCompute::Outputs StageCompute::coexecute(int, int, bool) {
+  throw std::logic_error(description() + " compute runs a pair's halves one by one");
 }
 
 namespace {
@@ -67,6 +72,12 @@ class ModeledCompute final : public StageCompute {
                                  std::to_string(c_.tp_allreduces.size()));
       check(c_.tp_allreduce_bytes, "tp_allreduce_bytes");
     }
+    if (!c_.node_tp_ns.empty()) {
+      check(c_.node_tp_ns, "node_tp_ns");
+      if (static_cast<int>(c_.node_tp_allreduces.size()) != S_)
+        throw std::runtime_error("run spec modeled.node_tp_allreduces: expected " +
+                                 std::to_string(S_) + " values (one per stage)");
+    }
     int64_t out = 0, grad = 0, tp = 0;
     for (int s : stages) {
       out = std::max(out, boundary_bytes(s));
@@ -100,6 +111,19 @@ class ModeledCompute final : public StageCompute {
     sleep_ns(c_.w_ns[s]);
     return s > 0 ? out(boundary_bytes(s - 1)) : std::span<const std::byte>{};
   }
+  Outputs coexecute(int sf, int sb, bool full) override {
+    if (tp_allreduces(sf) > 0 || tp_allreduces(sb) > 0)
+      throw std::runtime_error(
+          "modeled compute: co-executed pairs with TP ranks launched as processes are not "
+          "modelled (their all-reduces would have to run beside the sleeps); use a node's "
+          "TP (compute.modeled.tensor_parallel)");
+    const auto plan =
+        sched::plan_coexec(ops(sf, c_.f_ns[sf], 0), ops(sb, c_.b_ns[sb], full ? c_.w_ns[sb] : 0),
+                           c_.coexec_interference);
+    sleep_ns(std::llround(plan.time));
+    return {sf + 1 < S_ ? out(boundary_bytes(sf)) : std::span<const std::byte>{},
+            sb > 0 ? out(boundary_bytes(sb - 1)) : std::span<const std::byte>{}};
+  }
   void set_tp_allreduce(std::function<void(std::span<float>)> allreduce) override {
     tp_allreduce_ = std::move(allreduce);
   }
@@ -119,6 +143,13 @@ class ModeledCompute final : public StageCompute {
  private:
   std::span<const std::byte> out(int64_t bytes) const {
     return {zeros_.data(), static_cast<size_t>(bytes)};
+  }
+  // One half of a pair: `ns` (an F's or B's time, the node's folded all-reduces in it),
+  // then `tail` (a BW's weight gradients), as operators (coexec.h).
+  std::vector<sched::Op> ops(int s, int64_t ns, int64_t tail) const {
+    const int n = c_.node_tp_allreduces.empty() ? 0 : c_.node_tp_allreduces[s];
+    const double comm = c_.node_tp_ns.empty() ? 0 : static_cast<double>(c_.node_tp_ns[s]);
+    return sched::sliced_ops(static_cast<double>(ns) - comm, n, comm, static_cast<double>(tail));
   }
   // An F or B of stage s: its compute in n equal slices, each followed by a TP all-reduce
   // of tp_allreduce_bytes (a layer's attention or MPI half, as the real stage does).

@@ -21,6 +21,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "workloads/worker/run_spec.h"
@@ -42,6 +43,16 @@ class StageCompute {
   virtual void backward_weight(int stage, int mb) = 0;
   virtual std::span<const std::byte> backward(int stage, int mb,
                                               std::span<const std::byte> dout) = 0;
+
+  // Modeled compute: a co-executed pair (schedule.h) of the F of stage sf and the
+  // backward of stage sb (BW when `full`, else B): sleeps the co-execution plan's time
+  // (coexec.h: the halves' operators, the node's folded TP all-reduces of each running
+  // beside the other's computation). Returns the F's output and the backward's (the
+  // shared zero buffer, as forward() / backward() return). Real compute has none: the
+  // executor runs the backward, then the F (the CPU stage's threads are busy either way,
+  // and the backward frees what the F then fills).
+  using Outputs = std::pair<std::span<const std::byte>, std::span<const std::byte>>;
+  virtual Outputs coexecute(int sf, int sb, bool full);
 
   // The stage's gradient buffer, summed in place across replicas (modeled: scratch of
   // grad_bytes, shared by the stages of the rank).

@@ -86,6 +86,38 @@ void Executor::tp_allreduce(std::span<float> buf) {
   add_wait("TP_ALLREDUCE", t1 - t0);
 }
 
+void Executor::run_pair(const Action& f, const Action& b) {
+  if (b.kind != Kind::B && b.kind != Kind::BW)
+    throw std::runtime_error("schedule " + sched_.name + ": rank " +
+                             std::to_string(L_.pipeline_rank) + ": " + sched::to_string(f) +
+                             " is paired but " + sched::to_string(b) + " is no B or BW");
+  Buffer in, dout;
+  if (f.stage > 0) in = take_input(0, f.stage, f.microbatch, f);
+  if (b.stage + 1 < sched_.stages) dout = take_input(1, b.stage, b.microbatch, b);
+  const int64_t t0 = now_ns();
+  if (compute_.real()) {  // the halves in turn, the backward first: it frees what F fills
+    running_ = b;
+    const std::span<const std::byte> g = {dout.data, dout.size};
+    handle_output(b, b.kind == Kind::B ? compute_.backward_input(b.stage, b.microbatch, g)
+                                       : compute_.backward(b.stage, b.microbatch, g));
+    const int64_t tm = now_ns();
+    tracer_.record(b.kind, b.stage, b.microbatch, t0, tm);
+    running_ = f;
+    handle_output(f, compute_.forward(f.stage, f.microbatch, {in.data, in.size}));
+    tracer_.record(f.kind, f.stage, f.microbatch, tm, now_ns());
+  } else {
+    const auto [out, grad] = compute_.coexecute(f.stage, b.stage, b.kind == Kind::BW);
+    handle_output(b, grad);
+    handle_output(f, out);
+    // The pair's time on its F, its partner a zero-length record at the end (schedule.h).
+    const int64_t t1 = now_ns();
+    tracer_.record(f.kind, f.stage, f.microbatch, t0, t1);
+    tracer_.record(b.kind, b.stage, b.microbatch, t1, t1);
+  }
+  give_back(std::move(in));
+  give_back(std::move(dout));
+}
+
 Executor::~Executor() {
   for (auto& s : sends_)
     if (Comm::test(s.req)) comm_.release(s.req);
@@ -354,6 +386,11 @@ Executor::Iteration Executor::run_iteration(int iteration, bool another_follows)
         break;
       }
       case Kind::F: {
+        if (a.paired) {  // the pair: this F and the backward after it (schedule.h)
+          run_pair(a, actions_[i + 1]);
+          ++i;
+          break;
+        }
         Buffer in;
         if (s > 0) in = take_input(0, s, mb, a);
         const int64_t t0 = now_ns();
@@ -434,7 +471,9 @@ Executor::Iteration Executor::run_iteration(int iteration, bool another_follows)
     }
     // A stage's gradients are final after its last W/BW: reduce them while the rank
     // goes on with the other stages' work.
-    if ((a.kind == Kind::W || a.kind == Kind::BW) && last_grad_action_[s] == i) start_allreduce(s);
+    const Action& done = actions_[i];  // the pair's partner when a pair ran
+    if ((done.kind == Kind::W || done.kind == Kind::BW) && last_grad_action_[done.stage] == i)
+      start_allreduce(done.stage);
     if (i == last_recv_ && another_follows) post_receives(next_);
     if (!sends_.empty()) reap_sends();
   }

@@ -124,6 +124,7 @@ class Executor {
   Buffer take_input(int direction, int stage, int mb, const sched::Action& a);
   void start_allreduce(int stage);
   void tp_allreduce(std::span<float> buf);
+  void run_pair(const sched::Action& f, const sched::Action& b);  // a co-executed pair
   double grad_scale(int iteration);
 
   const RunSpec& spec_;

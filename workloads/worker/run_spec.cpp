@@ -14,7 +14,10 @@ void to_json(json& j, const ModeledCosts& c) {
            {"grad_bytes", c.grad_bytes},
            {"opt_ns", c.opt_ns},
            {"tp_allreduces", c.tp_allreduces},
-           {"tp_allreduce_bytes", c.tp_allreduce_bytes}};
+           {"tp_allreduce_bytes", c.tp_allreduce_bytes},
+           {"node_tp_ns", c.node_tp_ns},
+           {"node_tp_allreduces", c.node_tp_allreduces},
+           {"coexec_interference", c.coexec_interference}};
 }
 void from_json(const json& j, ModeledCosts& c) {
   c.f_ns = j.value("f_ns", std::vector<int64_t>{});
@@ -25,6 +28,9 @@ void from_json(const json& j, ModeledCosts& c) {
   c.opt_ns = j.value("opt_ns", int64_t{0});
   c.tp_allreduces = j.value("tp_allreduces", std::vector<int>{});
   c.tp_allreduce_bytes = j.value("tp_allreduce_bytes", std::vector<int64_t>{});
+  c.node_tp_ns = j.value("node_tp_ns", std::vector<int64_t>{});
+  c.node_tp_allreduces = j.value("node_tp_allreduces", std::vector<int>{});
+  c.coexec_interference = j.value("coexec_interference", 0.0);
 }
 
 void to_json(json& j, const PrefillSpec& p) {

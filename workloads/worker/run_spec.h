@@ -43,6 +43,12 @@ struct ModeledCosts {                     // compute = "modeled": sleep, do not 
   // over MPI on the TP group (real bytes over the network).
   std::vector<int> tp_allreduces;
   std::vector<int64_t> tp_allreduce_bytes;
+  // A node's folded TP all-reduces (one process per node, nobody performs them): per
+  // stage, their time inside each F and each B (part of f_ns and b_ns) and how many they
+  // are; empty: none. With coexec_interference: how a co-executed pair runs (coexec.h).
+  std::vector<int64_t> node_tp_ns;
+  std::vector<int> node_tp_allreduces;
+  double coexec_interference = 0;
 };
 
 // Inference prefill in pipeline bubbles (BubbleTea; workloads/worker/prefill.h), filled in
