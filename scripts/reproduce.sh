@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # Paper reproductions as sweeps (experiments/repro/README.md):
-#   scripts/reproduce.sh [atlas|atlas-real|geopipe|crosspipe|bubbletea|all] [xdc sweep options...]
+#   scripts/reproduce.sh [atlas|atlas-real|geopipe|crosspipe|bubbletea|dhelix|all] [xdc sweep options...]
 # Each runs its sweeps (`xdc sweep experiments/repro/<name>.yaml -o results/repro/<name>`,
 # resumable: rerun to continue after Ctrl-C) and prints its headline numbers from
 # sweep.csv; atlas also runs experiments/multi-connection-sweep.yaml (into
 # results/repro/atlas-connections) and writes results/repro/atlas/headline.json; bubbletea
 # writes results/repro/bubbletea/headline.json (its highest-rate point); geopipe also
 # predicts GeoPipe's own setting (geopipe-paper*.yaml) and writes
-# results/repro/geopipe/headline.json.
+# results/repro/geopipe/headline.json; dhelix predicts DHelix's setting (dhelix.yaml,
+# dhelix-h100.yaml), emulates dhelix-measured.yaml and writes
+# results/repro/dhelix/headline.json.
 # Needs root (network namespaces) and a build (XDC_BUILD_DIR, default build).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -362,12 +364,115 @@ if headline:  # the highest rate run: bubbletea.yaml's headline point
 PY
 }
 
+dhelix() {
+  "$XDC" simulate experiments/repro/dhelix.yaml -o results/repro/dhelix-a40
+  "$XDC" simulate experiments/repro/dhelix-h100.yaml -o results/repro/dhelix-h100
+  sweep dhelix-measured experiments/repro/dhelix-measured.yaml "$@"
+  mkdir -p results/repro/dhelix
+  python3 - results/repro <<'PY'
+import csv, glob, json, os, sys
+repro = sys.argv[1]
+def points(name):
+    """Per point of sweep NAME: its grid values and its summary.json."""
+    path = os.path.join(repro, name, "sweep.csv")
+    if not os.path.exists(path):
+        return []
+    out, seen = [], set()
+    for r in csv.DictReader(open(path)):
+        if r["id"] in seen:
+            continue
+        seen.add(r["id"])
+        f = os.path.join(repro, name, r["id"], "summary.json")
+        if os.path.exists(f):
+            out.append((r, json.load(open(f))))
+    return out
+def sched(summary, name):
+    return next((s for s in summary["schedules"] if s["schedule"] == name), None)
+gain, mfu, memory, hidden, fraction = {}, {}, {}, {}, {}
+print("-- DHelix in its setting (TP 8 x PP 8, Llama-2 13B, 64 microbatches), simulated")
+print("  %-22s %6s %9s %9s %9s %8s %8s" % ("config", "TP %", "1f1b s", "interl. s", "dhelix s",
+                                          "vs best", "vs 1f1b"))
+for name, label in (("dhelix-a40", "a40"), ("dhelix-h100", "h100")):
+    for row, s in points(name):
+        config = label + ("-tp" + row["compute.modeled.tp_bandwidth"]
+                          if "compute.modeled.tp_bandwidth" in row else "")
+        t = {k: (sched(s, k) or {}).get("simulated_iteration_s") for k in
+             ("1f1b", "interleaved", "dhelix")}
+        if not all(t.values()):
+            continue
+        best = min(t["1f1b"], t["interleaved"])
+        shape = s.get("schedule_shape", {})
+        gain[config] = {"vs_best_of_1f1b_interleaved": 100 * (best / t["dhelix"] - 1),
+                        "vs_1f1b_equal_memory": 100 * (t["1f1b"] / t["dhelix"] - 1),
+                        "iteration_s": t, "tp_comm_fraction": s.get("tp_comm_fraction"),
+                        "peak_activations": {k: v["peak_activations"] for k, v in shape.items()}}
+        mfu[config] = {k: ((sched(s, k) or {}).get("simulated_mfu") or {}).get("value")
+                       for k in t}
+        d = shape.get("dhelix", {})
+        peak_1f1b = shape.get("1f1b", {}).get("peak_activations")
+        if peak_1f1b:
+            memory[config] = 100 * ((d["peak_activations"] + d.get("pair_extra_activations", 0))
+                                    / peak_1f1b - 1)
+        hidden[config] = d.get("tp_comm_hidden_pct")
+        fraction[config] = s.get("tp_comm_fraction")
+        print("  %-22s %5.1f%% %9.3f %9.3f %9.3f %+7.1f%% %+7.1f%%" % (
+            config, 100 * (fraction[config] or 0), t["1f1b"], t["interleaved"], t["dhelix"],
+            gain[config]["vs_best_of_1f1b_interleaved"], gain[config]["vs_1f1b_equal_memory"]))
+print("   paper: 12-40% over Megatron's best on 64 A40s; less on H100s (faster network)")
+measured = []
+for row, s in points("dhelix-measured"):
+    for x in s["schedules"]:
+        m, sim = x.get("iteration_s_mean"), x.get("simulated_iteration_s")
+        if m and sim:
+            measured.append({"schedule": x["schedule"], "measured_s": m, "simulated_s": sim,
+                             "err_pct": 100 * (m / sim - 1)})
+if measured:
+    print("-- emulated (7B, seq 2048, TP 8 x PP 4, 8 microbatches, dilation 40): measured vs "
+          "simulated")
+    for p in measured:
+        print("  %-12s %.3f s vs %.3f s (%+.1f%%)" % (p["schedule"], p["measured_s"],
+                                                     p["simulated_s"], p["err_pct"]))
+if gain:
+    a40 = [c for c in gain if c.startswith("a40")]
+    h = {"throughput_gain_pct": {c: g["vs_best_of_1f1b_interleaved"] for c, g in gain.items()},
+         "throughput_gain_vs_1f1b_pct": {c: g["vs_1f1b_equal_memory"] for c, g in gain.items()},
+         "mfu": mfu,
+         "extra_memory_pct": max(memory.values()) if memory else None,
+         "comm_hidden_pct": hidden,
+         "tp_comm_fraction": fraction,
+         "details": gain,
+         "measured_beside_simulated": measured,
+         "basis": "simulated (modeled compute), figures per config; measured_beside_simulated: "
+                  "an emulated point",
+         "extra_memory_definition": (
+             "dhelix's peak activations (the validator's: a pair's BW frees as its F fills) "
+             "plus the most a pair holds beyond one half's at a step of its plan, over 1F1B's "
+             "peak (rank 0: p microbatches of a rank's layers)"),
+         "comm_hidden_definition": (
+             "TP all-reduce time that co-executed pairs run beside the other half's "
+             "computation (net of the interference), over all TP all-reduce time in an "
+             "iteration's F and backward"),
+         "paper": {"throughput_gain_pct_a40": [12, 40], "h100": "smaller gain",
+                   "extra_memory_pct": "< 3"}}
+    json.dump(h, open(os.path.join(repro, "dhelix", "headline.json"), "w"), indent=2)
+    print("-- headline (%s)" % os.path.join(repro, "dhelix", "headline.json"))
+    print("  A40: dhelix %s over the best of 1f1b/interleaved (paper 12-40%%); H100: %s" % (
+        ", ".join("%+.1f%%" % gain[c]["vs_best_of_1f1b_interleaved"] for c in sorted(a40)),
+        ", ".join("%+.1f%%" % gain[c]["vs_best_of_1f1b_interleaved"] for c in gain
+                  if c.startswith("h100"))))
+    print("  extra activation memory %.1f%% over 1f1b (paper: under 3%%); TP communication "
+          "hidden %s" % (h["extra_memory_pct"] or 0, ", ".join(
+              "%s %.0f%%" % (c, v) for c, v in hidden.items() if v is not None)))
+PY
+}
+
 case $which in
   atlas) atlas "$@" ;;
   atlas-real) atlas_real "$@" ;;
   geopipe) geopipe "$@" ;;
   crosspipe) crosspipe "$@" ;;
   bubbletea) bubbletea "$@" ;;
-  all) crosspipe "$@"; geopipe "$@"; atlas "$@"; bubbletea "$@" ;;
-  *) echo "usage: $0 [atlas|atlas-real|geopipe|crosspipe|bubbletea|all] [xdc sweep options]" >&2; exit 2 ;;
+  dhelix) dhelix "$@" ;;
+  all) crosspipe "$@"; geopipe "$@"; atlas "$@"; bubbletea "$@"; dhelix "$@" ;;
+  *) echo "usage: $0 [atlas|atlas-real|geopipe|crosspipe|bubbletea|dhelix|all] [xdc sweep options]" >&2; exit 2 ;;
 esac

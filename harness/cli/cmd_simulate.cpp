@@ -48,6 +48,7 @@ struct SimArgs {
   std::string profile, model, device = "a100";
   int seq = 4096, mbs = 1;
   double efficiency = 0.5, memory_cap = 0, milp_seconds = 10;
+  double coexec_interference = sim::CostModel::kAssumedCoexecInterference;
   int node_tp = 1;
 };
 
@@ -179,7 +180,8 @@ int run(const SimArgs& a) {
     const auto rep = sched::validate(s);
     if (!rep.ok())
       throw std::runtime_error(name + ": generated an invalid schedule:\n" + rep.message());
-    const auto costs = sim::make_costs(spec, a.stages, s.stage_rank);
+    sim::CostModel costs = sim::make_costs(spec, a.stages, s.stage_rank);
+    costs.coexec_interference = a.coexec_interference;
     const auto t = sim::simulate(s, costs, sim::make_links(net, a.stages));
     const auto sum = trace::analyze(t);
     const auto dir = std::filesystem::path(a.out_dir) / name;
@@ -239,13 +241,18 @@ void add_simulate_command(CLI::App& app, Commands& out) {
                 "with --model: each rank is a node of this many devices in tensor parallel "
                 "(their all-reduces at the device's node bandwidth, inside F and B)")
       ->check(CLI::Range(1, 64));
-  c->add_option("--device", a.device, "device for --model: a100, h100, 910b")
+  c->add_option("--device", a.device, "device for --model: a100, a40, h100, 910b")
       ->capture_default_str();
   c->add_option("--seq", a.seq, "sequence length for --model")->capture_default_str();
   c->add_option("--mbs", a.mbs, "microbatch size for --model")->capture_default_str();
   c->add_option("--efficiency", a.efficiency, "achieved / peak FLOP/s for --model")
       ->capture_default_str();
   c->add_option("--memory-cap", a.memory_cap, "peak activations per rank (microbatches)");
+  c->add_option("--coexec-interference", a.coexec_interference,
+                "dhelix's co-executed pairs: how much computation slows beside the other "
+                "half's communication (assumed)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 10.0));
   c->add_option("--milp-seconds", a.milp_seconds, "time limit of `optimal`")->capture_default_str();
   auto* measured_opt =
       c->add_option("--measured", a.measured,

@@ -192,7 +192,7 @@ struct Compute {
   // Co-executed pairs (the dhelix schedule, workloads/schedule/coexec.h): how much the
   // computation slows while the other half's communication runs beside it. An assumed
   // figure (`coexec_interference`), shown with the dhelix results.
-  double coexec_interference = 0.1;
+  double coexec_interference = sim::CostModel::kAssumedCoexecInterference;
   std::string name() const { return mode == Mode::kReal ? "real" : "modeled"; }
   // Where the compute costs come from, for summaries and reports: "real on cpu", "real on
   // cuda (GPUs 0, 1)", "modeled: llama2-13b on a100, efficiency 0.5 (assumed)",

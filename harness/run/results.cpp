@@ -216,6 +216,8 @@ nlohmann::json summary_json(const ScheduleResult& r) {
                       {"simulated_bubble_ratio", bubble_json(r.simulated_bubble)},
                       {"simulated_costs", r.simulated_costs}};
   if (!r.simulated_transfers.is_null()) j["simulated_transfers"] = r.simulated_transfers;
+  if (r.simulated_mfu > 0)  // at the assumed device peak, the prediction's iteration time
+    j["simulated_mfu"] = {{"value", r.simulated_mfu}, {"basis", "modeled"}};
   if (r.measured) {
     nlohmann::json loss = nlohmann::json::array();
     for (double x : r.loss) loss.push_back(num(x));
@@ -305,16 +307,35 @@ nlohmann::json run_summary_json(const Plan& plan, const std::vector<ScheduleResu
   if (!measured) j["simulated"] = true;
   // Per schedule: its peak activations (the validator's, microbatches of a rank's layers)
   // and co-executed pairs (schedule.h); the share of F + B + W that is TP all-reduce.
+  // With pairs: the TP all-reduce time their plans hide (of all in the iteration's
+  // compute) and the activations a pair holds beyond one half's at its worst step
+  // (CoexecPlan::peak_excess, in microbatches: stage units / chunks).
   bool pairs = false;
   for (const SchedulePlan& sp : plan.schedules) {
-    const sched::ValidationReport rep = sched::validate(sp.schedule);
+    const sched::Schedule& s = sp.schedule;
+    const sched::ValidationReport rep = sched::validate(s);
     int n = 0;
-    for (const auto& row : sp.schedule.actions)
-      for (const sched::Action& a : row) n += a.paired ? 1 : 0;
+    double comm = 0, hidden = 0, excess = 0;
+    for (const auto& row : s.actions)
+      for (size_t i = 0; i < row.size(); ++i) {
+        const sched::Action& a = row[i];
+        if (sched::is_compute(a.kind) && a.kind != sched::Kind::W)
+          comm += static_cast<double>(sp.costs.tp_time_ns(a.stage));
+        if (!a.paired || i + 1 >= row.size()) continue;
+        ++n;
+        const sched::CoexecPlan pp = sp.costs.pair_plan(a, row[i + 1]);
+        if (sp.costs.coexec_overlaps) hidden += pp.hidden();
+        excess = std::max(excess, pp.peak_excess);
+      }
     pairs = pairs || n > 0;
     double peak = 0;
     for (double x : rep.peak_activations) peak = std::max(peak, x);
-    j["schedule_shape"][sp.choice.name] = {{"peak_activations", peak}, {"co_executed_pairs", n}};
+    nlohmann::json shape = {{"peak_activations", peak}, {"co_executed_pairs", n}};
+    if (n > 0) {
+      shape["pair_extra_activations"] = excess / std::max(1, s.chunks());
+      if (comm > 0) shape["tp_comm_hidden_pct"] = 100 * hidden / comm;
+    }
+    j["schedule_shape"][sp.choice.name] = shape;
   }
   if (!plan.schedules.empty()) {
     const sim::CostModel& c = plan.schedules.front().costs;
@@ -330,9 +351,15 @@ nlohmann::json run_summary_json(const Plan& plan, const std::vector<ScheduleResu
   return j;
 }
 
-void set_simulated(ScheduleResult& r, const Prediction& p) {
+void set_simulated(ScheduleResult& r, const Prediction& p, const Plan& plan,
+                   const SchedulePlan& sp) {
   r.simulated_iteration_s = static_cast<double>(p.summary.iteration_ns) / 1e9;
   r.simulated_bubble = p.summary.bubble;
+  const Experiment& e = plan.experiment;
+  const double peak = peak_flops_per_rank(e);
+  if (peak > 0 && r.simulated_iteration_s > 0)
+    r.simulated_mfu =
+        iteration_flops(e, sp.costs) / (r.simulated_iteration_s * e.world_size() * peak);
 }
 
 std::string simulated_costs_label(const Plan& plan) {

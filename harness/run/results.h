@@ -46,6 +46,7 @@ struct ScheduleResult {
   std::string simulated_costs;  // "modeled" | "measured compute" | ...
   double tokens_per_s = 0;
   double mfu = 0, peak_flops_per_rank = 0;  // 0 when not known
+  double simulated_mfu = 0;  // the same at the simulated iteration time; 0 when not known
   // Modeled compute: the ranks slept the cost model's durations, which assume the peak, so
   // MFU (and the compute in tokens/s) is arithmetic on that assumption, not a measurement.
   bool modeled_compute = false;
@@ -101,8 +102,10 @@ nlohmann::json summary_json(const ScheduleResult& r);
 nlohmann::json run_summary_json(const Plan& plan, const std::vector<ScheduleResult>& rs,
                                 const std::string& backend, const std::string& network,
                                 bool interrupted);
-// The simulated fields from a prediction.
-void set_simulated(ScheduleResult& r, const Prediction& p);
+// The prediction's iteration time and bubbles, and its MFU where the peak is known
+// (modeled, like every simulated figure).
+void set_simulated(ScheduleResult& r, const Prediction& p, const Plan& plan,
+                   const SchedulePlan& sp);
 // What the prediction's costs are when none were measured (simulated_costs).
 std::string simulated_costs_label(const Plan& plan);
 // tokens/s and MFU (with its peak) for iterations of `iteration_s` (0: left at 0).

@@ -422,7 +422,7 @@ ScheduleResult analyse(const Plan& plan, const SchedulePlan& p, const fs::path& 
   }
   try {
     const Prediction pred = predict(plan, p, costs);
-    set_simulated(r, pred);
+    set_simulated(r, pred, plan, p);
     if (changes_over_time(e)) {
       // The run as it went, the WAN changing under it: the topology's changes from the
       // launch, aligned on the measured first iteration (mpirun's start-up is not

@@ -42,7 +42,7 @@ std::vector<ScheduleResult> simulate_plan(const Plan& plan, const std::string& o
     r.simulated_costs = labels[i];
     try {
       const Prediction p = predict(plan, sp, costs[i]);
-      set_simulated(r, p);
+      set_simulated(r, p, plan, sp);
       if (changes_over_time(plan.experiment)) r.simulated_series = predict_run(plan, sp, costs[i]);
       if (o.traces) {
         const fs::path dir = root / sp.choice.name;

@@ -40,10 +40,13 @@ std::vector<sched::Op> CostModel::coexec_ops(const sched::Action& a) const {
   return sched::sliced_ops(compute, n, comm, tail);
 }
 
+sched::CoexecPlan CostModel::pair_plan(const sched::Action& f, const sched::Action& partner) const {
+  return sched::plan_coexec(coexec_ops(f), coexec_ops(partner), coexec_interference);
+}
+
 int64_t CostModel::pair_ns(const sched::Action& f, const sched::Action& partner) const {
   if (!coexec_overlaps) return duration_ns(f) + duration_ns(partner);
-  return std::llround(
-      sched::plan_coexec(coexec_ops(f), coexec_ops(partner), coexec_interference).time);
+  return std::llround(pair_plan(f, partner).time);
 }
 
 int64_t CostModel::message_bytes(const sched::Action& a) const {

@@ -29,8 +29,9 @@ struct CostModel {
   std::vector<int64_t> node_tp_ns;
   std::vector<int> node_tp_allreduces;  // per stage: how many all-reduces node_tp_ns holds
   // Co-executed pairs (schedule.h, workloads/schedule/coexec.h): how much computation
-  // slows while the other half's communication runs beside it.
-  double coexec_interference = 0;
+  // slows while the other half's communication runs beside it (assumed by default).
+  static constexpr double kAssumedCoexecInterference = 0.1;
+  double coexec_interference = kAssumedCoexecInterference;
   // False where the workers run a pair's halves one after the other (real compute on the
   // CPU, whose threads the stage already keeps busy): a pair then lasts their sum.
   bool coexec_overlaps = true;
@@ -49,7 +50,9 @@ struct CostModel {
   // in as many slices as it has TP all-reduces, each followed by one (launched and
   // folded together), and a BW's weight gradients last.
   std::vector<sched::Op> coexec_ops(const sched::Action& a) const;
-  // A paired F and its partner together: plan_coexec's time (rounded to ns).
+  // A paired F and its partner together: their co-execution plan, and its time (rounded
+  // to ns; the sum of the halves where the workers do not overlap them).
+  sched::CoexecPlan pair_plan(const sched::Action& f, const sched::Action& partner) const;
   int64_t pair_ns(const sched::Action& f, const sched::Action& partner) const;
   int64_t message_bytes(const sched::Action& a) const;  // SEND_F/SEND_B, else 0
 };

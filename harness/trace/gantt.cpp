@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <limits>
+#include <map>
 #include <numeric>
 
 namespace xdc::trace {
@@ -24,16 +25,28 @@ std::string text_gantt(const Trace& t, int chunks, int64_t quantum_ns, int max_c
     return "(" + std::to_string(columns) + " columns: too wide to draw; use the Chrome trace)\n";
   const std::string idle = "." + std::string(width, ' ');
   std::vector<std::vector<std::string>> rows(t.ranks, std::vector<std::string>(columns, idle));
-  for (const Event& e : t.events) {
-    if (!sched::is_compute(e.kind)) continue;
+  auto label_of = [&](const Event& e) {
     char k = e.kind == Kind::F ? 'F' : e.kind == Kind::W ? 'W' : 'B';
     const int ranks = std::max(1, t.ranks);
     if (chunks > 1 && (e.stage / ranks) % 2 == 1) k = static_cast<char>(std::tolower(k));
     std::string label = k + std::to_string(e.microbatch);
     label.resize(width + 1, ' ');
+    return label;
+  };
+  // A co-executed pair (schedule.h): its F spans the pair, its partner is zero-length at
+  // the end; the partner's label goes in the pair's second cell.
+  std::map<std::pair<int, int64_t>, std::string> partner;
+  for (const Event& e : t.events)
+    if ((e.kind == Kind::B || e.kind == Kind::BW) && e.start_ns == e.end_ns)
+      partner[{e.rank, e.end_ns}] = label_of(e);
+  for (const Event& e : t.events) {
+    if (!sched::is_compute(e.kind) || e.start_ns == e.end_ns) continue;
     const int64_t a = e.start_ns / q, b = std::max(a + 1, e.end_ns / q);
+    auto p = e.kind == Kind::F ? partner.find({e.rank, e.end_ns}) : partner.end();
     for (int64_t c = a; c < b && c < columns; ++c)
-      rows[e.rank][c] = c == a ? label : std::string(width, '-') + " ";
+      rows[e.rank][c] = c == a                             ? label_of(e)
+                        : c == a + 1 && p != partner.end() ? p->second
+                                                           : std::string(width, '-') + " ";
   }
   std::string out;
   for (int r = 0; r < t.ranks; ++r) {

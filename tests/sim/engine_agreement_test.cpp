@@ -93,7 +93,7 @@ const std::vector<Setting> kSettings = {
     {4, 16, 80 * kMs, 0.5e9, true},
 };
 const std::vector<std::string> kSchedules = {
-    "1f1b", "gpipe", "zbh1", "zbv", "interleaved", "overlap", "crosspipe-greedy"};
+    "1f1b", "gpipe", "zbh1", "zbv", "interleaved", "overlap", "crosspipe-greedy", "dhelix"};
 }  // namespace
 
 TEST(EngineAgreement, SameSchedulesSameAnswersFromAllThree) {

@@ -9,6 +9,7 @@
 
 #include "harness/trace/analysis.h"
 #include "tests/worker/mpirun.h"
+#include "workloads/schedule/coexec.h"
 #include "workloads/schedule/generators.h"
 
 namespace xdc::worker::test {
@@ -52,6 +53,57 @@ TEST(WorkerBubble, OneFOneBModeledMatchesTheFormula) {
   EXPECT_NEAR(bubbles[iters / 2], expect, 0.03) << "median iteration";
   const RankReport r0 = read_report(spec.run_dir, 0);
   std::printf("rank 0 waits: %s\n", r0.waits.dump().c_str());
+}
+
+// Modeled co-execution (DHelix): every pair of the dhelix schedule sleeps its plan's time
+// (coexec.h), the node's folded TP all-reduces of each half beside the other's compute,
+// and the trace holds it on the F with a zero-length partner at its end.
+TEST(WorkerCoexec, ModeledPairsSleepTheirPlan) {
+  const int P = 2, m = 4, iters = 2;
+  RunSpec spec;
+  spec.run_dir = temp_run_dir("coexec");
+  spec.pipeline_ranks = P;
+  spec.microbatches = m;
+  spec.iterations = iters;
+  spec.warmup = 0;
+  spec.compute = "modeled";
+  spec.timeout_s = 60;
+  const int S = 2 * P;
+  // Per stage: F 30 ms of which 2 all-reduces of 5 ms, B 50 ms likewise, W 20 ms.
+  spec.modeled.f_ns.assign(S, 30'000'000);
+  spec.modeled.b_ns.assign(S, 50'000'000);
+  spec.modeled.w_ns.assign(S, 20'000'000);
+  spec.modeled.activation_bytes.assign(S, 16 << 10);
+  spec.modeled.node_tp_ns.assign(S, 10'000'000);
+  spec.modeled.node_tp_allreduces.assign(S, 2);
+  spec.modeled.coexec_interference = 0.1;
+  sched::Params p;
+  p.ranks = P;
+  p.microbatches = m;
+  const MpiRun run = run_worker(spec, sched::generate("dhelix", p));
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const double plan_ms = sched::plan_coexec(sched::sliced_ops(20e6, 2, 10e6),
+                                            sched::sliced_ops(40e6, 2, 10e6, 20e6), 0.1)
+                             .time /
+                         1e6;
+  ASSERT_LT(plan_ms, 90);  // the halves in turn: 30 + 70
+  int pairs = 0;
+  for (int r = 0; r < P; ++r) {
+    const trace::Trace t = read_trace(spec.run_dir, r);
+    for (const trace::Event& e : t.events) {
+      if (e.kind != sched::Kind::BW || e.start_ns != e.end_ns) continue;
+      const auto f = std::find_if(t.events.begin(), t.events.end(), [&](const trace::Event& x) {
+        return x.kind == sched::Kind::F && x.end_ns == e.end_ns;
+      });
+      ASSERT_NE(f, t.events.end()) << "a zero-length partner without its F";
+      const double ms = (f->end_ns - f->start_ns) / 1e6;
+      EXPECT_GT(ms, plan_ms - 0.5);
+      EXPECT_LT(ms, plan_ms + 8) << "rank " << r;  // sleep overshoot on a loaded machine
+      ++pairs;
+    }
+  }
+  std::printf("%d pairs of %.1f ms planned (halves in turn: 100 ms)\n", pairs, plan_ms);
+  EXPECT_GT(pairs, 0);
 }
 
 }  // namespace

@@ -64,24 +64,34 @@ CoexecPlan plan_coexec(const std::vector<Op>& a, const std::vector<Op>& b, doubl
   }
   std::reverse(plan.steps.begin(), plan.steps.end());
   for (const CoexecStep& s : plan.steps) plan.time += s.time;
+  double total_a = 0, total_b = 0;
+  for (const Op& o : a) total_a += o.compute;
+  for (const Op& o : b) total_b += o.compute;
   for (const auto* half : {&a, &b})
     for (const Op& o : *half) plan.serial += o.compute + o.comm;
+  double done_a = 0, done_b = 0;
+  for (const CoexecStep& s : plan.steps) {
+    if (s.a >= 0) done_a += a[s.a].compute;
+    const double share_a = total_a > 0 ? done_a / total_a : 1;
+    const double share_b = total_b > 0 ? done_b / total_b : 0;
+    plan.peak_excess = std::max(plan.peak_excess, share_a - share_b);
+    if (s.b >= 0) done_b += b[s.b].compute;
+  }
   return plan;
 }
 
 std::vector<Op> sliced_ops(double compute, int n, double comm, double tail) {
   std::vector<Op> ops;
   if (n <= 0) {
-    ops.push_back({compute, 0});
-  } else {
-    // The same slicing as the modeled worker's sleeps (integer-exact for integer times).
-    for (int i = 0; i < n; ++i) {
-      const double from = compute * i / n, to = compute * (i + 1) / n;
-      ops.push_back({to - from, 0});
-      ops.push_back({0, comm / n});
-    }
+    ops.push_back({compute + tail, 0});
+    return ops;
   }
-  if (tail > 0) ops.push_back({tail, 0});
+  // The same slicing as the modeled worker's sleeps (integer-exact for integer times).
+  for (int i = 0; i < n; ++i) {
+    const double from = (compute + tail) * i / n, to = (compute + tail) * (i + 1) / n;
+    ops.push_back({to - from, 0});
+    ops.push_back({0, comm / n});
+  }
   return ops;
 }
 

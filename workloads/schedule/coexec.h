@@ -36,6 +36,12 @@ struct CoexecPlan {
   std::vector<CoexecStep> steps;
   double time = 0;    // the pair's duration: the sum of the steps
   double serial = 0;  // a then b, one after the other
+  // Activation memory beyond one half's: a fills its activations as it computes and b
+  // frees its own as it does (coexec_step order, a half's share of its computation done
+  // so far), so together they hold one half's worth plus, at the worst step boundary,
+  // (a's share done, the step's operator included) - (b's share done before the step):
+  // that excess, as a fraction of one half's activations.
+  double peak_excess = 0;
   // Communication time that ran beside the other half's computation: serial - time,
   // net of the interference.
   double hidden() const { return serial - time; }
@@ -50,8 +56,10 @@ CoexecPlan plan_coexec(const std::vector<Op>& a, const std::vector<Op>& b, doubl
 
 // The operators of one F or backward as the workers run it (workloads/worker/compute.cpp):
 // `compute` in `n` equal slices, each followed by one of n equal communications that
-// take `comm` in all (n = 0: one operator of the whole compute), then `tail` compute (a
-// BW's weight gradients, which need no communication; 0: none).
+// take `comm` in all (n = 0: one operator of the whole compute), and `tail` compute (a
+// BW's weight gradients, which need no communication; 0: none) spread over the slices:
+// each layer's weight gradients with its input gradients, so that its activations go as
+// its slice ends.
 std::vector<Op> sliced_ops(double compute, int n, double comm, double tail = 0);
 
 }  // namespace xdc::sched
