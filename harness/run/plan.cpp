@@ -330,6 +330,16 @@ sched::Schedule make_schedule(const Experiment& e, const sched::Params& params,
   if (!rep.ok())
     throw InputError(SourcePos{e.source_file, 0, 0},
                      "schedule " + c.name + " is not valid:\n" + rep.message());
+  bool pairs = false;
+  for (const auto& row : s.actions)
+    for (const sched::Action& a : row) pairs = pairs || a.paired;
+  if (pairs && e.compute.mode == Compute::Mode::kModeled && e.tensor_parallel > 1)
+    throw InputError(SourcePos{e.source_file, 0, 0},
+                     "schedule " + c.name +
+                         " co-executes pairs: with modeled compute their TP all-reduces are "
+                         "modelled for a node's TP (compute.modeled.tensor_parallel), not for "
+                         "TP ranks run as processes (pipeline.tensor_parallel " +
+                         std::to_string(e.tensor_parallel) + ")");
   const bool layers_matter =  // real compute, or modeled TP taking its layers from `model:`
       e.compute.mode == Compute::Mode::kReal ||
       (e.tensor_parallel > 1 && e.compute.source != Compute::Source::kShape);
