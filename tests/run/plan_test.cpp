@@ -151,3 +151,33 @@ TEST(Plan, TopologyChangesArePlayedFromTheLaunch) {
 }
 
 }  // namespace
+
+// DHelix's setting resolved: the pairs' plans come from the node's folded TP all-reduces
+// (dhelix beats 1F1B in the prediction, at 1F1B's peak memory), and a modeled run whose
+// TP ranks are processes cannot co-execute pairs (refused at load).
+TEST(Plan, DhelixPairsAreTimedFromTheNodesTpAndRefusedWithTpProcesses) {
+  const auto plan = make_plan(load_experiment("experiments/repro/dhelix-base.yaml"));
+  ASSERT_EQ(plan.schedules.size(), 3u);
+  const auto& d = plan.schedules[2];
+  ASSERT_EQ(d.choice.name, "dhelix");
+  EXPECT_EQ(d.schedule.stages, 16);
+  double sum = 0, pair = 0;
+  for (const auto& row : d.schedule.actions)
+    for (size_t i = 0; i + 1 < row.size(); ++i)
+      if (row[i].paired) {
+        sum += static_cast<double>(d.costs.duration_ns(row[i]) + d.costs.duration_ns(row[i + 1]));
+        pair += static_cast<double>(d.costs.pair_ns(row[i], row[i + 1]));
+      }
+  ASSERT_GT(sum, 0);
+  EXPECT_LT(pair, 0.8 * sum);  // ~46% of the time is TP all-reduce, much of it hidden
+  const double t1f1b =
+      xdc::run::predict(plan, plan.schedules[0], plan.schedules[0].costs).summary.iteration_ns;
+  const double tdh = xdc::run::predict(plan, d, d.costs).summary.iteration_ns;
+  EXPECT_LT(tdh, 0.85 * t1f1b);
+  try {
+    make_plan(load_experiment("tests/run/tp-dhelix-modeled.yaml"));
+    FAIL() << "expected an InputError";
+  } catch (const xdc::InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("co-executes pairs"), std::string::npos) << e.what();
+  }
+}
