@@ -219,7 +219,8 @@ TEST(Pairs, APartnerThatNeedsItsOwnFIsADeadlock) {
   InstantMessages instant;
   const Execution x = execute(s, Costs{}, instant);
   ASSERT_FALSE(x.ok());
-  EXPECT_NE(x.deadlock_message().find("its F"), std::string::npos) << x.deadlock_message();
+  EXPECT_NE(x.deadlock_message().find("its partner 0BW0's dependency: its F"), std::string::npos)
+      << x.deadlock_message();
 }
 
 TEST(Dhelix, FoldedSlotsGiveOnePairPerSlotAtOneF1BsMemory) {

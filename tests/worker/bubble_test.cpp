@@ -15,16 +15,23 @@
 namespace xdc::worker::test {
 namespace {
 
-TEST(WorkerBubble, OneFOneBModeledMatchesTheFormula) {
-  const int P = 4, m = 8, iters = 3;
+// A modeled run of P ranks, m microbatches, `iters` measured iterations after `warmup`;
+// the caller sets the costs.
+RunSpec modeled_spec(const char* name, int P, int m, int iters, int warmup) {
   RunSpec spec;
-  spec.run_dir = temp_run_dir("bubble");
+  spec.run_dir = temp_run_dir(name);
   spec.pipeline_ranks = P;
   spec.microbatches = m;
   spec.iterations = iters;
-  spec.warmup = 1;
+  spec.warmup = warmup;
   spec.compute = "modeled";
   spec.timeout_s = 60;
+  return spec;
+}
+
+TEST(WorkerBubble, OneFOneBModeledMatchesTheFormula) {
+  const int P = 4, m = 8, iters = 3;
+  RunSpec spec = modeled_spec("bubble", P, m, iters, 1);
   // 20 ms per action against ~1 ms per message hop on a loaded 2-core loopback.
   spec.modeled.f_ns.assign(P, 20'000'000);
   spec.modeled.b_ns.assign(P, 20'000'000);
@@ -59,15 +66,8 @@ TEST(WorkerBubble, OneFOneBModeledMatchesTheFormula) {
 // (coexec.h), the node's folded TP all-reduces of each half beside the other's compute,
 // and the trace holds it on the F with a zero-length partner at its end.
 TEST(WorkerCoexec, ModeledPairsSleepTheirPlan) {
-  const int P = 2, m = 4, iters = 2;
-  RunSpec spec;
-  spec.run_dir = temp_run_dir("coexec");
-  spec.pipeline_ranks = P;
-  spec.microbatches = m;
-  spec.iterations = iters;
-  spec.warmup = 0;
-  spec.compute = "modeled";
-  spec.timeout_s = 60;
+  const int P = 2, m = 4;
+  RunSpec spec = modeled_spec("coexec", P, m, 2, 0);
   const int S = 2 * P;
   // Per stage: F 30 ms of which 2 all-reduces of 5 ms, B 50 ms likewise, W 20 ms.
   spec.modeled.f_ns.assign(S, 30'000'000);

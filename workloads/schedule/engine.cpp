@@ -189,6 +189,16 @@ Engine::Unmet Engine::unmet_at(int rank, size_t index) const {
   return first_unmet(rank, p);
 }
 
+std::string Engine::waits_for(int rank, size_t index) const {
+  const auto& row = actions_[rank];
+  const Action& a = row[index];
+  const Unmet u = unmet_at(rank, index);
+  if (!a.paired || index + 1 >= row.size() || first_unmet(rank, a) != Unmet::kNone)
+    return describe(u, a);
+  return "its partner " + to_string(row[index + 1]) +
+         "'s dependency: " + describe(u, row[index + 1]);
+}
+
 bool Engine::is_partner(int rank, size_t index) const {
   const auto& row = actions_[rank];
   return index > 0 && row[index - 1].paired && row[index - 1].kind == Kind::F &&
@@ -384,7 +394,7 @@ std::vector<Stall> Engine::stalls() const {
         {r, i, a,
          at_gate ? "the other ranks' first OPT (the iteration's collective)"
          : at_ar ? "the other replicas' ALLREDUCE of stage " + std::to_string(a.stage % local_)
-                 : describe(unmet_at(r, i), a)});
+                 : waits_for(r, i)});
   }
   return out;
 }

@@ -197,7 +197,8 @@ class Engine {
   Unmet first_unmet(int rank, const Action& a) const;
   // first_unmet of the action at `index`, and for a paired F of its partner too.
   Unmet unmet_at(int rank, size_t index) const;
-  bool is_partner(int rank, size_t index) const;  // the B / BW of a pair
+  bool is_partner(int rank, size_t index) const;        // the B / BW of a pair
+  std::string waits_for(int rank, size_t index) const;  // Stall::waits_for of that action
   static std::string describe(Unmet u, const Action& a);
   bool step(int rank);  // runs the rank's next action if it can; true: it has another
   void settle();        // SEND records and makespan from MessageTiming::current

@@ -19,7 +19,8 @@ namespace xdc::sched {
 // as a co-executed pair (schedule.h, coexec.h). Every dependency lies in an earlier
 // slot, so the lists cannot deadlock (the engine times them as they run; a slot is an
 // order, not a clock). In the steady state a rank runs one pair per slot, a microbatch
-// every two; its peak is 2P+1 stage units (P + 1/2 microbatches, 1F1B: P).
+// every two. Its peak is 1F1B's, 2P stage units (P microbatches): a pair's BW frees as
+// its F fills (validate.h).
 Schedule gen_dhelix(const Params& p) {
   check_sizes(p);
   const int P = p.ranks, S = 2 * P, m = p.microbatches;

@@ -387,6 +387,9 @@ Executor::Iteration Executor::run_iteration(int iteration, bool another_follows)
       }
       case Kind::F: {
         if (a.paired) {  // the pair: this F and the backward after it (schedule.h)
+          if (i + 1 >= n)
+            throw std::runtime_error("schedule " + sched_.name + ": " + sched::to_string(a) +
+                                     " is paired but ends the list");
           run_pair(a, actions_[i + 1]);
           ++i;
           break;
