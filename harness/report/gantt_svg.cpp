@@ -126,8 +126,11 @@ std::string gantt_svg(const trace::Trace& t, const GanttOptions& o) {
   // Events: compute over idle, then communication in its lane below.
   const bool tooltips = t.events.size() <= o.max_tooltips;
   const double char_w = font * 0.62;
+  const auto partners = trace::pair_partners(t);  // co-executed pairs: drawn on their F
   for (const auto& e : t.events) {
     if (e.rank < 0) continue;
+    const auto partner = partners.find({e.rank, e.end_ns});
+    if (partner != partners.end() && &t.events[partner->second] == &e) continue;
     const double y = top + e.rank * row_h;
     const double x0 = x_of(e.start_ns), x1 = x_of(e.end_ns);
     const bool compute =
@@ -146,6 +149,11 @@ std::string gantt_svg(const trace::Trace& t, const GanttOptions& o) {
       if (e.bytes > 0 && e.kind != Kind::PREFILL)
         title += ", " + si_text(static_cast<double>(e.bytes)) + "B";
       title += ": " + seconds_text(dur_s);
+      if (e.kind == Kind::F && partner != partners.end()) {
+        const auto& b = t.events[partner->second];
+        title += fmt::format(" (co-executed with {} mb {} stage {})", sched::kind_name(b.kind),
+                             b.microbatch, b.stage);
+      }
     }
     std::string cls = kind_class(e.kind);
     if (sched::is_compute(e.kind) && odd_chunk(e)) cls += " odd";

@@ -364,10 +364,7 @@ sim::CostModel measured_costs(const trace::Trace& t, const sim::CostModel& plann
   Acc opt, ar;
   // A co-executed pair (schedule.h) holds both halves' time on its F and a zero-length
   // partner: neither tells a half's own duration.
-  std::set<std::pair<int, int64_t>> pair_ends;  // (rank, end) of zero-length partners
-  for (const auto& ev : t.events)
-    if ((ev.kind == sched::Kind::B || ev.kind == sched::Kind::BW) && ev.start_ns == ev.end_ns)
-      pair_ends.insert({ev.rank, ev.end_ns});
+  const auto pair_ends = trace::pair_partners(t);
   for (const auto& ev : t.events) {
     if (ev.stage < 0 || ev.stage >= S) continue;
     if (pair_ends.count({ev.rank, ev.end_ns}) &&

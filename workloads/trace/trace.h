@@ -6,9 +6,13 @@
 // byte; the latency after it shows as the flow arrow to the RECV), so SENDs on one
 // direction never overlap; a RECV covers the time the rank waited for the data (zero
 // length when it was already there). The emulator may instead record Isend post to
-// completion; the analysis only uses compute events and SEND bytes.
+// completion; the analysis only uses compute events and SEND bytes. A co-executed pair
+// (schedule.h) is its F over the pair's time and its partner B / BW of zero length at the
+// F's end (pair_partners).
 #include <cstdint>
+#include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "workloads/schedule/schedule.h"
@@ -45,5 +49,9 @@ std::string to_csv(const Trace& t);
 Trace from_csv(const std::string& text);
 
 void write_file(const std::string& path, const std::string& content);
+
+// The partners of co-executed pairs: zero-length B / BW records, by (rank, end), the
+// index of each in t.events; a paired F ends on the same rank at the same time.
+std::map<std::pair<int, int64_t>, size_t> pair_partners(const Trace& t);
 
 }  // namespace xdc::trace

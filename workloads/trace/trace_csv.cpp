@@ -67,4 +67,14 @@ Trace from_csv(const std::string& text) {
   return t;
 }
 
+std::map<std::pair<int, int64_t>, size_t> pair_partners(const Trace& t) {
+  std::map<std::pair<int, int64_t>, size_t> out;
+  for (size_t i = 0; i < t.events.size(); ++i) {
+    const Event& e = t.events[i];
+    if ((e.kind == Kind::B || e.kind == Kind::BW) && e.start_ns == e.end_ns)
+      out[{e.rank, e.end_ns}] = i;
+  }
+  return out;
+}
+
 }  // namespace xdc::trace
