@@ -8,7 +8,7 @@
 # writes results/repro/bubbletea/headline.json (its highest-rate point); geopipe also
 # predicts GeoPipe's own setting (geopipe-paper*.yaml) and writes
 # results/repro/geopipe/headline.json; dhelix predicts DHelix's setting (dhelix.yaml,
-# dhelix-h100.yaml), emulates dhelix-measured.yaml and writes
+# dhelix-h100.yaml), emulates dhelix-measured.yaml and dhelix-measured-scale.yaml and writes
 # results/repro/dhelix/headline.json.
 # Needs root (network namespaces) and a build (XDC_BUILD_DIR, default build).
 set -euo pipefail
@@ -368,6 +368,7 @@ dhelix() {
   "$XDC" simulate experiments/repro/dhelix.yaml -o results/repro/dhelix-a40
   "$XDC" simulate experiments/repro/dhelix-h100.yaml -o results/repro/dhelix-h100
   sweep dhelix-measured experiments/repro/dhelix-measured.yaml "$@"
+  sweep dhelix-measured-scale experiments/repro/dhelix-measured-scale.yaml "$@"
   mkdir -p results/repro/dhelix
   python3 - results/repro <<'PY'
 import csv, glob, json, os, sys
@@ -420,18 +421,19 @@ for name, label in (("dhelix-a40", "a40"), ("dhelix-h100", "h100")):
             gain[config]["vs_best_of_1f1b_interleaved"], gain[config]["vs_1f1b_equal_memory"]))
 print("   paper: 12-40% over Megatron's best on 64 A40s; less on H100s (faster network)")
 measured = []
-for row, s in points("dhelix-measured"):
-    for x in s["schedules"]:
-        m, sim = x.get("iteration_s_mean"), x.get("simulated_iteration_s")
-        if m and sim:
-            measured.append({"schedule": x["schedule"], "measured_s": m, "simulated_s": sim,
-                             "err_pct": 100 * (m / sim - 1)})
+for name, point in (("dhelix-measured", "7B, seq 2048, TP 8 x PP 4, 8 microbatches"),
+                    ("dhelix-measured-scale", "13B, seq 4096, TP 8 x PP 8, 16 microbatches")):
+    for row, s in points(name):
+        for x in s["schedules"]:
+            m, sim = x.get("iteration_s_mean"), x.get("simulated_iteration_s")
+            if m and sim:
+                measured.append({"point": point, "schedule": x["schedule"], "measured_s": m,
+                                 "simulated_s": sim, "err_pct": 100 * (m / sim - 1)})
 if measured:
-    print("-- emulated (7B, seq 2048, TP 8 x PP 4, 8 microbatches, dilation 40): measured vs "
-          "simulated")
+    print("-- emulated at dilation 40: measured vs simulated")
     for p in measured:
-        print("  %-12s %.3f s vs %.3f s (%+.1f%%)" % (p["schedule"], p["measured_s"],
-                                                     p["simulated_s"], p["err_pct"]))
+        print("  %-44s %-12s %.3f s vs %.3f s (%+.1f%%)" % (
+            p["point"], p["schedule"], p["measured_s"], p["simulated_s"], p["err_pct"]))
 if gain:
     a40 = [c for c in gain if c.startswith("a40")]
     h = {"throughput_gain_pct": {c: g["vs_best_of_1f1b_interleaved"] for c, g in gain.items()},
