@@ -308,7 +308,7 @@ sim::LinkModel world_link_model(const Experiment& e) {
 }
 
 sched::Schedule make_schedule(const Experiment& e, const sched::Params& params,
-                              const ScheduleChoice& c) {
+                              const ScheduleChoice& c, double* peak) {
   sched::Schedule s;
   if (!c.csv_file.empty()) {
     s = sched::read_csv_file(c.csv_file);
@@ -330,6 +330,10 @@ sched::Schedule make_schedule(const Experiment& e, const sched::Params& params,
   if (!rep.ok())
     throw InputError(SourcePos{e.source_file, 0, 0},
                      "schedule " + c.name + " is not valid:\n" + rep.message());
+  if (peak) {
+    *peak = 0;
+    for (double x : rep.peak_activations) *peak = std::max(*peak, x);
+  }
   bool pairs = false;
   for (const auto& row : s.actions)
     for (const sched::Action& a : row) pairs = pairs || a.paired;
@@ -457,7 +461,9 @@ Plan make_plan(const Experiment& e) {
   for (int r = 0; r < e.data_parallel; ++r)
     for (int st = 0; st < e.stages; ++st) p.dp_groups[st].push_back(e.world_rank(r, st));
   for (const auto& c : e.schedules) {
-    SchedulePlan sp{c, make_schedule(e, p.params, c), {}};
+    SchedulePlan sp;
+    sp.choice = c;
+    sp.schedule = make_schedule(e, p.params, c, &sp.peak_activations);
     sp.costs = planned_costs(e, sp.schedule.stage_rank);
     p.schedules.push_back(std::move(sp));
     if (e.prefill.on) {  // the same schedule again, with prefill in its bubbles

@@ -32,12 +32,13 @@ namespace xdc::run {
 
 struct SchedulePlan {
   ScheduleChoice choice;
-  sched::Schedule schedule;  // generated (or read) and validated
-  sim::CostModel costs;      // planned: modeled compute as the workers sleep it; real
-                             // compute from FLOPs / compute.real.gflops
-  bool prefill = false;      // the run with prefill in bubbles (experiment.h `prefill:`):
-                             // make_plan lists each schedule without, then with it, the
-                             // latter named SCHEDULE+prefill (prefill.h)
+  sched::Schedule schedule;     // generated (or read) and validated
+  sim::CostModel costs;         // planned: modeled compute as the workers sleep it; real
+                                // compute from FLOPs / compute.real.gflops
+  bool prefill = false;         // the run with prefill in bubbles (experiment.h `prefill:`):
+                                // make_plan lists each schedule without, then with it, the
+                                // latter named SCHEDULE+prefill (prefill.h)
+  double peak_activations = 0;  // the validator's most on a rank (microbatches)
 };
 
 struct Plan {
@@ -129,9 +130,10 @@ sched::Params schedule_params(const Experiment& e);
 // Every world rank (replica * stages + pipeline rank) to every other, as link_model.
 sim::LinkModel world_link_model(const Experiment& e);
 // Generates (or reads) the schedule with `params` (schedule_params); InputError when a
-// CSV does not fit the experiment or the schedule is not valid.
+// CSV does not fit the experiment or the schedule is not valid. `peak`, when given, gets
+// its most activations on a rank (the validator's, microbatches).
 sched::Schedule make_schedule(const Experiment& e, const sched::Params& params,
-                              const ScheduleChoice& c);
+                              const ScheduleChoice& c, double* peak = nullptr);
 
 // Mean measured duration per stage of F, B, W (BW split in halves), OPT, ALLREDUCE;
 // stages never seen keep `planned`'s values.

@@ -11,7 +11,6 @@
 #include <tuple>
 
 #include "harness/run/environment.h"
-#include "workloads/schedule/validate.h"
 
 namespace xdc::run {
 namespace fs = std::filesystem;
@@ -313,7 +312,6 @@ nlohmann::json run_summary_json(const Plan& plan, const std::vector<ScheduleResu
   bool pairs = false;
   for (const SchedulePlan& sp : plan.schedules) {
     const sched::Schedule& s = sp.schedule;
-    const sched::ValidationReport rep = sched::validate(s);
     int n = 0;
     double comm = 0, hidden = 0, excess = 0;
     for (const auto& row : s.actions)
@@ -328,9 +326,7 @@ nlohmann::json run_summary_json(const Plan& plan, const std::vector<ScheduleResu
         excess = std::max(excess, pp.peak_excess);
       }
     pairs = pairs || n > 0;
-    double peak = 0;
-    for (double x : rep.peak_activations) peak = std::max(peak, x);
-    nlohmann::json shape = {{"peak_activations", peak}, {"co_executed_pairs", n}};
+    nlohmann::json shape = {{"peak_activations", sp.peak_activations}, {"co_executed_pairs", n}};
     if (n > 0) {
       shape["pair_extra_activations"] = excess / std::max(1, s.chunks());
       if (comm > 0) shape["tp_comm_hidden_pct"] = 100 * hidden / comm;

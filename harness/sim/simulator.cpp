@@ -1,8 +1,10 @@
 #include "harness/sim/simulator.h"
 
 #include <algorithm>
+#include <map>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 
 #include "workloads/schedule/engine.h"
 
@@ -55,8 +57,12 @@ trace::Trace simulate(const sched::Schedule& s, const CostModel& costs, const Li
   sched::Costs c;
   c.duration = [&costs](int, const Action& a) { return static_cast<double>(costs.duration_ns(a)); };
   c.bytes = [&costs](const Action& a) { return costs.message_bytes(a); };
-  c.pair = [&costs](int, const Action& f, const Action& b) {
-    return static_cast<double>(costs.pair_ns(f, b));
+  // A pair's plan depends only on its halves' stages and kinds: one per combination.
+  std::map<std::tuple<int, int, Kind>, double> pair_ns;
+  c.pair = [&costs, &pair_ns](int, const Action& f, const Action& b) {
+    auto [it, fresh] = pair_ns.try_emplace({f.stage, b.stage, b.kind}, 0.0);
+    if (fresh) it->second = static_cast<double>(costs.pair_ns(f, b));
+    return it->second;
   };
   if (!it.start_ns.empty() && static_cast<int>(it.start_ns.size()) != s.ranks)
     throw std::invalid_argument("start times for " + std::to_string(it.start_ns.size()) +
