@@ -50,6 +50,8 @@ LinkState::LinkState(const LinkModel& m, int64_t idle_before_ns)
   for (size_t i = 0; i < tcp_.size() && !m.copies.empty(); ++i)
     tcp_[i].connections = std::max(tcp_[i].connections, 1) * m.copies[i];
   conn_.resize(tcp_.size());
+  pending_.resize(tcp_.size());
+  tickets_.resize(tcp_.size());
   for (size_t i = 0; i < conn_.size(); ++i) {
     const int64_t w = tcp_[i].window_bytes * std::max(tcp_[i].connections, 1);
     conn_[i].cwnd = w > 0 ? w : int64_t{1} << 40;
@@ -65,6 +67,11 @@ LinkState::LinkState(const LinkModel& m, const std::vector<TcpConn>& history) : 
 
 std::vector<TcpConn> LinkState::history() {
   for (Channel& ch : channels_) run_channel(ch, std::numeric_limits<int64_t>::max(), true);
+  for (size_t i = 0; i < conn_.size(); ++i) {
+    size_t applied = 0;
+    take_answers(i, conn_[i], std::numeric_limits<int64_t>::max(), &applied);
+    pending_[i].clear();
+  }
   return conn_;
 }
 
@@ -116,6 +123,12 @@ Transfer LinkState::post(int from, int to, int64_t bytes, int64_t ready_ns, int6
   jobs_.push_back(j);
   ch.jobs.push_back(ticket);
   ++ch.version;
+  tickets_[static_cast<size_t>(from) * m_.ranks + to].push_back(ticket);
+  data_ready_.push_back(j.rest > 0 ? std::numeric_limits<int64_t>::max() : ready_ns);
+  // The other direction's rendezvous answers queue behind this message's data (queued_until).
+  Channel& back = channels_[m_.channel_of(to, from)];
+  ++back.version;
+  back.settled = -1;
   const int64_t bound = ready_ns + l.transfer_ns(bytes) + l.latency_ns;
   result_.push_back({ready_ns, ready_ns, bound, ticket});
   known_.push_back(ch.version - 1);  // not known yet: a lower bound
@@ -125,7 +138,23 @@ Transfer LinkState::post(int from, int to, int64_t bytes, int64_t ready_ns, int6
 void LinkState::note_answer(size_t back, int64_t when) {
   const auto a = static_cast<int>(back / m_.ranks), b = static_cast<int>(back % m_.ranks);
   channels_[m_.channel_of(a, b)].settled = -1;  // its worked-out end did not know of this
-  tcp_note_send(conn_[back], tcp_[back], m_.at(a, b).latency_ns + m_.at(b, a).latency_ns, when);
+  auto& q = pending_[back];
+  q.insert(std::upper_bound(q.begin(), q.end(), when), when);
+}
+
+int64_t LinkState::queued_until(size_t i, int64_t when) const {
+  int64_t until = when;
+  for (int64_t k : tickets_[i])
+    if (data_ready_[static_cast<size_t>(k)] <= when)
+      until = std::max(until, result_[static_cast<size_t>(k)].end_ns);
+  return until;
+}
+
+void LinkState::take_answers(size_t i, TcpConn& c, int64_t now, size_t* applied) const {
+  const auto a = static_cast<int>(i / m_.ranks), b = static_cast<int>(i % m_.ranks);
+  const auto& q = pending_[i];
+  for (; *applied < q.size() && q[*applied] <= now; ++*applied)
+    tcp_note_send(c, tcp_[i], m_.at(a, b).latency_ns + m_.at(b, a).latency_ns, q[*applied]);
 }
 
 Transfer LinkState::current(int64_t ticket) {
@@ -144,7 +173,12 @@ void LinkState::run_channel(Channel& ch, int64_t until, bool commit, int64_t tar
   if (commit && ch.settled == ch.version) {
     const End& e = ends_[id];
     if (until >= e.t) {  // every round ran before `until`: as worked out already
-      for (const auto& [i, c] : e.conns) conn_[i] = c;
+      for (size_t c = 0; c < e.conns.size(); ++c) {
+        const size_t i = e.conns[c].first;
+        conn_[i] = e.conns[c].second;
+        pending_[i].erase(pending_[i].begin(),
+                          pending_[i].begin() + static_cast<std::ptrdiff_t>(e.applied[c]));
+      }
       for (const auto& [back, when] : e.answers) note_answer(back, when);
       for (int64_t k : ch.jobs) {
         jobs_[static_cast<size_t>(k)].done = true;
@@ -168,6 +202,7 @@ void LinkState::run_channel(Channel& ch, int64_t until, bool commit, int64_t tar
     if (c == conns_.size()) conns_.push_back({i, conn_[i]});
     conn_of_[a] = c;
   }
+  applied_.assign(conns_.size(), 0);
   const bool exclusive = m_.exclusive_channel(id);
   int64_t free_at = ch.free_at;                     // exclusive: the last holder's release
   std::vector<std::pair<size_t, int64_t>> answers;  // (back connection, when it answered)
@@ -249,6 +284,7 @@ void LinkState::run_channel(Channel& ch, int64_t until, bool commit, int64_t tar
       const int64_t r = m_.at(from, to).latency_ns + m_.at(to, from).latency_ns;
       rtt = std::max(rtt, r);
       bandwidth = m_.at(from, to).bandwidth_bps;
+      take_answers(conns_[c].first, conns_[c].second, t, &applied_[c]);
       given_[c] = tcp_round(conns_[c].second, tcp_[conns_[c].first], r, t, offered_[c]);
       total += given_[c];
       int64_t budget = given_[c];
@@ -283,9 +319,11 @@ void LinkState::run_channel(Channel& ch, int64_t until, bool commit, int64_t tar
       const int64_t finish = t + serialise(upto);
       const Link& l = m_.at(j.from, j.to);
       if (j.rest > 0) {  // the request is there: the receiver answers, the rest follows
-        const int64_t answer = finish + l.latency_ns;
-        answers.push_back({static_cast<size_t>(j.to) * m_.ranks + j.from, answer});
+        const size_t back = static_cast<size_t>(j.to) * m_.ranks + j.from;
+        const int64_t answer = queued_until(back, finish + l.latency_ns);
+        answers.push_back({back, answer});
         j.ready = answer + m_.at(j.to, j.from).latency_ns;
+        data_ready_[static_cast<size_t>(ch.jobs[a])] = j.ready;
         j.left = j.rest;
         j.rest = 0;
       } else {
@@ -318,6 +356,7 @@ void LinkState::run_channel(Channel& ch, int64_t until, bool commit, int64_t tar
       e.t = t;
       e.free_at = free_at;
       e.conns = conns_;
+      e.applied = applied_;
       e.answers = std::move(answers);
       ch.settled = ch.version;
     }
@@ -325,7 +364,12 @@ void LinkState::run_channel(Channel& ch, int64_t until, bool commit, int64_t tar
   }
   ch.t = t;
   ch.free_at = free_at;
-  for (auto& [i, c] : conns_) conn_[i] = c;
+  for (size_t c = 0; c < conns_.size(); ++c) {
+    const size_t i = conns_[c].first;
+    conn_[i] = conns_[c].second;
+    pending_[i].erase(pending_[i].begin(),
+                      pending_[i].begin() + static_cast<std::ptrdiff_t>(applied_[c]));
+  }
   for (const auto& [back, when] : answers) note_answer(back, when);
   size_t w = 0;
   for (size_t a = 0; a < n; ++a) {

@@ -88,7 +88,15 @@ struct Transfer {
 // only that); a message's last byte leaves when the round has serialised, for every
 // message of the round, as many bytes as that message sent (round robin). A message that
 // becomes ready in the middle of a round (a rendezvous answer back, a new Isend) joins at
-// the next round. Because a new send slows the messages it shares the channel with,
+// the next round. A rendezvous answer goes on the receiver's connection back to the sender
+// (OpenMPI keeps one TCP connection per peer pair, both directions on it), behind the data
+// of every message already queued there: ob1 queues a message's fragments once its data
+// may go, and the answer after them. Measured (GeoPipe 20 ms `overlap`, `ss` on both ends):
+// an activation's request reached the next stage while that stage was sending three
+// gradients back; its answer left ~400 ms later, after them, and the activation took 620 ms
+// instead of ~180. The answer counts as a send of its connection at that time (slow start
+// after idle), in time order with the connection's own rounds. Because a new send slows
+// the messages it shares the channel with (or, through the answers, the other direction's),
 // send() answers with a provisional Transfer and a ticket; current(ticket) gives the
 // timing as known after every send so far, final once the simulation has passed the
 // message's arrival (the engine waits for that).
@@ -159,18 +167,31 @@ class LinkState {
   struct End {
     int64_t t = 0, free_at = 0;
     std::vector<std::pair<size_t, TcpConn>> conns;
+    std::vector<size_t> applied;  // per entry of conns: pending answers its rounds took
     std::vector<std::pair<size_t, int64_t>> answers;
   };
   // Runs `ch`'s rounds that start before `until` (final: they cannot change; commit), or,
   // without commit, on copies until message `target` is complete, filling result_ (and
   // known_) for every message complete by then.
   void run_channel(Channel& ch, int64_t until, bool commit, int64_t target = -1);
-  void note_answer(size_t back, int64_t when);  // a rendezvous answer sent on `back`
+  // A rendezvous answer sent on connection `back` at `when`: kept in pending_ until a round
+  // of `back` at or after `when` (or history()) takes it, so that a connection's sends count
+  // in time order however far each channel has been worked out.
+  void note_answer(size_t back, int64_t when);
+  // When an answer to be sent on connection i at `when` leaves: after the data of every
+  // message queued on i by then (OpenMPI queues a message's fragments on the connection
+  // once its data may go, and the answer behind them; TCP keeps the byte order).
+  int64_t queued_until(size_t i, int64_t when) const;
+  // Takes into `c` (of connection i) the pending answers up to `now` from the `*applied`-th.
+  void take_answers(size_t i, TcpConn& c, int64_t now, size_t* applied) const;
 
   const LinkModel& m_;
   std::vector<TcpPath> tcp_;  // m_.tcp with each pair's connections x its copies
   std::vector<int64_t> channel_free_;
-  std::vector<TcpConn> conn_;  // [from * ranks + to]
+  std::vector<TcpConn> conn_;                  // [from * ranks + to]
+  std::vector<std::vector<int64_t>> pending_;  // [from * ranks + to]: answers, in time order
+  std::vector<std::vector<int64_t>> tickets_;  // [from * ranks + to]: its messages
+  std::vector<int64_t> data_ready_;            // by ticket: its data may go from then on
   std::vector<Channel> channels_;
   std::vector<Job> jobs_;              // by ticket
   std::vector<Transfer> result_;       // by ticket
@@ -180,6 +201,7 @@ class LinkState {
   std::vector<Job> jobs_scratch_;
   std::vector<size_t> conn_of_, ready_, order_;
   std::vector<std::pair<size_t, TcpConn>> conns_;
+  std::vector<size_t> applied_;  // per entry of conns_: its pending answers taken so far
   std::vector<int64_t> sent_, offered_, given_;
   std::vector<int64_t> ahead_;  // per connection: data queued ahead of a new message
   std::vector<char> blocked_;

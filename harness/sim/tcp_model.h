@@ -28,8 +28,14 @@
 // before it) are LinkState's (link_model.h): the window is shared round by round.
 // Not modeled (measured, still off): the losses a window-limited flow's bursts cause at a
 // bottleneck queue of 0.75 x BDP (geopipe 20 ms, 10 MiB messages: ~150-200 rate-queue
-// drops per iteration; CUBIC's backoff is averaged into kSendBufferPayload), and ACKs
-// queued behind data going the other way. OpenMPI's btl_tcp_links > 1 is not modeled:
+// drops per iteration; CUBIC's backoff is averaged into kSendBufferPayload). `ss` on both
+// ends (2026-11-27, dilation 10) shows how: while the send buffer limits a connection,
+// CUBIC's window still grows (to 2881 segments, 1.5 x the 1932 in flight); when the
+// next message's data arrives at a nearly empty pipe, that window leaves at once at the
+// host's rate and overflows the queue (112 packets, one SACK recovery per direction and
+// iteration, ssthresh 2101 -> 2017). Also not modeled: the round trip grows by 2-12 ms
+// (of 40) while a window's bytes queue at the bottleneck in the bursts the send buffer
+// releases them in, and ACKs queued behind data going the other way. OpenMPI's btl_tcp_links > 1 is not modeled:
 // measured, it does not stripe one message (workloads/worker/stripes.h), and 2 links made
 // 1 MiB messages slower (370-450 ms instead of 30-160 ms).
 // Several connections per transfer (mpi.connections, the workers' stripes): a message is

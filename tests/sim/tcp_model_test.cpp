@@ -282,6 +282,49 @@ TEST(TcpModel, AConnectionIdleSinceThePreviousIterationRestartsItsWindow) {
   EXPECT_GT(i, w + 3 * 40 * kMs);  // at least three more round trips of slow start
 }
 
+// One connection pair, 20 ms one way, 1 Gbit/s, warm 1 MB windows: rank 1 sends 8 MB to
+// rank 0 with no rendezvous at 0 (rounds every 40 ms, its last byte out at 288 ms). Rank 0
+// issues 1 MiB to rank 1 at 10 ms: its request (65480 B) arrives at rank 1 at 30.5 ms, and
+// the answer goes on rank 1's connection behind the 8 MB (OpenMPI queues the fragments,
+// TCP keeps the order): out at 288, back at 308 ms, not at 50.5. The rest (983,096 B) then
+// goes from a window halved once for the 298 ms the connection sat idle (RTO 240 ms):
+// 500 kB at 308, the rest at 348, out at 348 + 3.9 ms, in at 371.9 ms.
+TEST(TcpModel, ARendezvousAnswerWaitsBehindTheDataQueuedTheOtherWay) {
+  LinkModel m = LinkModel::uniform(2, {20 * kMs, 1e9});
+  xdc::sim::TcpPath p;
+  p.window_bytes = 1'000'000;
+  m.tcp.assign(4, p);
+  m.tcp[1 * 2 + 0].eager_limit = xdc::sim::kNoRendezvous;
+  LinkState quiet(m);
+  const int64_t alone = quiet.send(0, 1, kMiB, 10 * kMs).arrival_ns;
+  EXPECT_NEAR(static_cast<double>(alone) / 1e6, 10 + 0.5 + 40 + 7.9 + 20, 0.1);
+  LinkState wire(m);
+  const auto back = wire.post(1, 0, 8'000'000, 0);
+  const auto x = wire.post(0, 1, kMiB, 10 * kMs);
+  EXPECT_EQ(wire.current(back.ticket).end_ns, 288 * kMs);
+  const auto got = wire.current(x.ticket);
+  std::printf("1 MiB behind 8 MB the other way: in at %.1f ms (alone %.1f)\n",
+              static_cast<double>(got.arrival_ns) / 1e6, static_cast<double>(alone) / 1e6);
+  EXPECT_NEAR(static_cast<double>(got.arrival_ns) / 1e6, 308 + 40 + 3.9 + 20, 0.2);
+}
+
+// A rendezvous answer counts as a send of its connection when it is sent, not when the
+// simulation worked it out: the 0 -> 1 connection, idle for a second, restarts its window
+// for 4 MiB at 1000 ms whether or not an answer it carries at ~1120 ms (rank 1's 1 MiB
+// issued at 1100) was settled before its own rounds were.
+TEST(TcpModel, ALaterAnswerDoesNotUndoAnEarlierIdleRestart) {
+  const LinkModel m = pair(xdc::sim::kOpenMpiEagerLimit);
+  LinkState alone(m);
+  const int64_t expected = alone.send(0, 1, 4 * kMiB, 1000 * kMs).arrival_ns;
+  LinkState wire(m);
+  const auto a = wire.post(0, 1, 4 * kMiB, 1000 * kMs);
+  wire.post(1, 0, kMiB, 1100 * kMs);
+  wire.post(1, 0, 1, 1300 * kMs);  // settles the 1 -> 0 rounds before 1300, its answer too
+  EXPECT_EQ(wire.current(a.ticket).arrival_ns, expected);
+  LinkState warm(m);  // without the second of idle: faster, so the restart mattered
+  EXPECT_LT(warm.send(0, 1, 4 * kMiB, 0).arrival_ns + 1000 * kMs, expected);
+}
+
 // Temporal WAN sharing (LinkModel::exclusive): two pairs crossing one WAN direction, 4 MB
 // each at 0 over warm 1 MB windows (20 ms one way, 1 Gbit/s). Shared, each connection
 // sends its window every round and both arrive together. Exclusive, the smaller priority
