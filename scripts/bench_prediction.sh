@@ -38,7 +38,11 @@ points=(
   pipeline.placement: [[[useast-h1], [useast-h2], [uswest-h1], [uswest-h2], [europe-h1], [europe-h2]]]"
 )
 for p in "${points[@]}"; do
-  IFS='|' read -r name exp grid <<<"$p"
+  # Split by hand: `read` would stop at the first of the grid's lines.
+  name=${p%%|*}
+  rest=${p#*|}
+  exp=${rest%%|*}
+  grid=${rest#*|}
   echo "== $name ($exp)" >&2
   cat >"$RUNS/$name.sweep.yaml" <<YAML
 name: prediction-$name

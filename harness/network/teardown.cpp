@@ -3,6 +3,7 @@
 #include <netlink/route/link.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -44,6 +45,10 @@ int kill_orphan_helpers(const std::string& net) {
 std::vector<pid_t> helper_pids(const std::string& net) {
   // A helper names one of its network's namespaces on its command line ("xdc-<net>.<..>").
   static const std::regex any_net(R"(xdc-[a-z][a-z0-9-]*\.)");
+  // mpirun, OpenMPI's daemons (orted carries its launcher's rsh agent on its command line)
+  // and the agents themselves name the network after `mpi-agent --name`.
+  static const std::regex any_mpi(R"((^|[ /])mpi-agent --name [a-z][a-z0-9-]*( |$))");
+  const std::string mpi = "mpi-agent --name " + net;
   std::vector<pid_t> out;
   std::error_code ec;
   for (auto& e : fs::directory_iterator("/proc", ec)) {
@@ -52,12 +57,24 @@ std::vector<pid_t> helper_pids(const std::string& net) {
     std::ifstream comm(e.path() / "comm");
     std::string c;
     std::getline(comm, c);
-    if (c.rfind("xdc-", 0) != 0) continue;
     std::ifstream cmd(e.path() / "cmdline");
     std::string args((std::istreambuf_iterator<char>(cmd)), std::istreambuf_iterator<char>());
-    if (net.empty() ? std::regex_search(args, any_net)
-                    : args.find(ns_prefix(net)) != std::string::npos)
-      out.push_back(static_cast<pid_t>(std::stol(pid)));
+    std::replace(args.begin(), args.end(), '\0', ' ');
+    bool match = false;
+    if (c.rfind("xdc-", 0) == 0)
+      match = net.empty() ? std::regex_search(args, any_net)
+                          : args.find(ns_prefix(net)) != std::string::npos;
+    if (!match && net.empty()) {
+      match = std::regex_search(args, any_mpi);
+    } else if (!match) {
+      for (size_t at = args.find(mpi); at != std::string::npos && !match;
+           at = args.find(mpi, at + 1)) {
+        const size_t end = at + mpi.size();
+        match = (at == 0 || args[at - 1] == ' ' || args[at - 1] == '/') &&
+                (end == args.size() || args[end] == ' ');
+      }
+    }
+    if (match) out.push_back(static_cast<pid_t>(std::stol(pid)));
   }
   return out;
 }
@@ -95,6 +112,9 @@ TeardownReport teardown_network(const std::string& net, bool take_lock) {
     fs::remove_all(e.path());
     ++r.files;
   }
+  // A daemon that an MPI launch was starting while its namespace's processes were killed
+  // (orted forks as it daemonizes) outlives the namespace's name: found by its command line.
+  r.processes += kill_orphan_helpers(net);
   // Leftover UTS pins (a host whose netns mount was already gone).
   std::string uts_dir = state_dir(net) + "/uts";
   for (auto& e : fs::directory_iterator(uts_dir, ec)) unpin(e.path());
@@ -130,6 +150,7 @@ TeardownReport clean_all() {
     total.files += r.files;
     if (!r.restored.empty()) total.restored = r.restored;
   }
+  total.processes += kill_orphan_helpers("");  // of networks with nothing else left
   if (total.restored.empty()) total.restored = restore_root_allowed_if_last();  // no network left
   return total;
 }

@@ -20,7 +20,8 @@ struct TeardownReport {
 TeardownReport teardown_network(const std::string& net, bool take_lock = true);
 
 // Processes of xdc's helper programs (xdc-delayline, ...) whose command line names a
-// namespace of network `net` ("" = of any xdc network).
+// namespace of network `net`, and MPI's (mpirun, orted, `xdc mpi-agent`) whose command
+// line carries `mpi-agent --name <net>` ("" = of any xdc network).
 std::vector<pid_t> helper_pids(const std::string& net);
 
 // Networks that have anything left on this machine: namespaces, root links,
