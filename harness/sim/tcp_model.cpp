@@ -57,6 +57,8 @@ int64_t tcp_round(TcpConn& c, const TcpPath& p, int64_t rtt_ns, int64_t now_ns, 
     }
   }
   if (c.cwnd < 2 * round) c.cwnd += round;
+  if (window > 0)  // the bursts' losses keep it near the window (kCwndOverWindow)
+    c.cwnd = std::min<int64_t>(c.cwnd, std::llround(kCwndOverWindow * static_cast<double>(window)));
   return round;
 }
 

@@ -35,15 +35,14 @@
 // host's rate and overflows the queue (112 packets, one SACK recovery per direction and
 // iteration, ssthresh 2101 -> 2017). Also not modeled: the round trip grows by 2-12 ms
 // (of 40) while a window's bytes queue at the bottleneck in the bursts the send buffer
-// releases them in, and ACKs queued behind data going the other way. OpenMPI's btl_tcp_links > 1 is not modeled:
-// measured, it does not stripe one message (workloads/worker/stripes.h), and 2 links made
-// 1 MiB messages slower (370-450 ms instead of 30-160 ms).
-// Several connections per transfer (mpi.connections, the workers' stripes): a message is
-// spread over `connections` connections with the same history (the stripes' pieces go to
-// whichever drains), so they act as one connection with `connections` x the window, the
-// initial and restart window and the bytes in flight: N window-limited flows carry N
-// windows per round trip, up to the link's rate. The stripes have no rendezvous
-// (eager_limit is set above any message). Not modeled: N flows leaving slow start
+// releases them in, and ACKs queued behind data going the other way. OpenMPI's btl_tcp_links > 1 is
+// not modeled: measured, it does not stripe one message (workloads/worker/stripes.h), and 2 links
+// made 1 MiB messages slower (370-450 ms instead of 30-160 ms). Several connections per transfer
+// (mpi.connections, the workers' stripes): a message is spread over `connections` connections with
+// the same history (the stripes' pieces go to whichever drains), so they act as one connection with
+// `connections` x the window, the initial and restart window and the bytes in flight: N
+// window-limited flows carry N windows per round trip, up to the link's rate. The stripes have no
+// rendezvous (eager_limit is set above any message). Not modeled: N flows leaving slow start
 // together overflow the queue (measured: hundreds of retransmissions per connection at
 // 80 ms, README "Several connections per transfer").
 // A message is sent in rounds of one round trip each: min(cwnd, window) bytes per round,
@@ -61,6 +60,13 @@ inline constexpr double kSendBufferPayload = 0.66;    // of tcp_wmem's maximum (
 inline constexpr double kRecvBufferPayload = 0.58;    // of tcp_rmem's maximum (measured)
 inline constexpr int64_t kOpenMpiEagerLimit = 65536;  // btl_tcp_eager_limit's default
 inline constexpr int64_t kJiffyNs = 4'000'000;        // Linux's clock tick (CONFIG_HZ=250 here)
+// The congestion window of a connection the socket buffer limits stays near that window:
+// slow start lets it grow past what is in flight, until the next message's burst
+// overflows the bottleneck queue and the loss sets ssthresh near the window (`ss`,
+// GeoPipe 20 ms: ssthresh 2017-2101 and cwnd 2126 segments over 1932 in flight). The
+// window an idle restart halves from is this one, not twice the window (the growth rule
+// alone gave that: restarts ~2x too large, -6% on GeoPipe's 1F1B).
+inline constexpr double kCwndOverWindow = 1.1;
 
 // Settings of one direction (sender -> receiver) of a connection.
 struct TcpPath {
