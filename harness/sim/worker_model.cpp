@@ -97,6 +97,19 @@ namespace {
 // Where the barrier after an iteration (trace `t`, started from `start`) releases each
 // rank of replica 0, on the trace's clock: each rank enters it when its last action ends
 // (a SEND is posted and left to complete); replicas run alike.
+// A message of the workers' barrier is a send on its TCP connection too (an empty MPI
+// message still carries its header): an idle window restarts then, and the connection has
+// not been idle since. Pipeline ranks only (history is [from * ranks + to] of `links`).
+void note_send(std::vector<TcpConn>& history, const LinkModel& links, int from, int to,
+               int64_t at) {
+  if (links.tcp.empty() || from >= links.ranks || to >= links.ranks ||
+      history.size() != links.tcp.size())
+    return;
+  const size_t i = static_cast<size_t>(from) * links.ranks + to;
+  tcp_note_send(history[i], links.tcp[i],
+                links.at(from, to).latency_ns + links.at(to, from).latency_ns, at);
+}
+
 std::vector<int64_t> barrier_release(const trace::Trace& t, const std::vector<int64_t>& start,
                                      int world, const MessageArrival& message) {
   const int ranks = static_cast<int>(start.size());
@@ -162,10 +175,11 @@ trace::Trace simulate_iteration(const sched::Schedule& s, const CostModel& costs
     if (!w.iteration_barrier) {  // every rank starts the next when the last one ends
       for (const auto& ev : t.events) first = std::max(first, ev.end_ns);
     } else {
-      next = barrier_release(t, setup.start_ns, world,
-                             [&world_links](int from, int to, int64_t b, int64_t at) {
-                               return at + message_ns(world_links, from, to, b);
-                             });
+      next =
+          barrier_release(t, setup.start_ns, world, [&](int from, int to, int64_t b, int64_t at) {
+            note_send(after, links, from, to, at);
+            return at + message_ns(world_links, from, to, b);
+          });
       first = *std::min_element(next.begin(), next.end());
       for (auto& x : next) x -= first;
     }
@@ -233,7 +247,8 @@ std::vector<trace::Trace> simulate_run(const sched::Schedule& s, const CostModel
     for (auto& ev : t.events) ev.start_ns += origin, ev.end_ns += origin;
     if (w.iteration_barrier) {
       TimedLinks barrier(world_links, tl.world, 0);
-      start = barrier_release(t, start, world, [&barrier](int from, int to, int64_t b, int64_t at) {
+      start = barrier_release(t, start, world, [&](int from, int to, int64_t b, int64_t at) {
+        note_send(history, links, from, to, at - origin);  // history: this iteration's clock
         return barrier.arrival(from, to, b, at);
       });
     } else {
