@@ -46,9 +46,10 @@ std::vector<pid_t> helper_pids(const std::string& net) {
   // A helper names one of its network's namespaces on its command line ("xdc-<net>.<..>").
   static const std::regex any_net(R"(xdc-[a-z][a-z0-9-]*\.)");
   // mpirun, OpenMPI's daemons (orted carries its launcher's rsh agent on its command line)
-  // and the agents themselves name the network after `mpi-agent --name`.
-  static const std::regex any_mpi(R"((^|[ /])mpi-agent --name [a-z][a-z0-9-]*( |$))");
-  const std::string mpi = "mpi-agent --name " + net;
+  // and the agents themselves name the network after `mpi-agent --name` (network names
+  // are [a-z0-9-], safe inside a pattern).
+  const std::regex mpi("(^|[ /])mpi-agent --name " + (net.empty() ? "[a-z][a-z0-9-]*" : net) +
+                       "( |$)");
   std::vector<pid_t> out;
   std::error_code ec;
   for (auto& e : fs::directory_iterator("/proc", ec)) {
@@ -60,20 +61,10 @@ std::vector<pid_t> helper_pids(const std::string& net) {
     std::ifstream cmd(e.path() / "cmdline");
     std::string args((std::istreambuf_iterator<char>(cmd)), std::istreambuf_iterator<char>());
     std::replace(args.begin(), args.end(), '\0', ' ');
-    bool match = false;
-    if (c.rfind("xdc-", 0) == 0)
-      match = net.empty() ? std::regex_search(args, any_net)
-                          : args.find(ns_prefix(net)) != std::string::npos;
-    if (!match && net.empty()) {
-      match = std::regex_search(args, any_mpi);
-    } else if (!match) {
-      for (size_t at = args.find(mpi); at != std::string::npos && !match;
-           at = args.find(mpi, at + 1)) {
-        const size_t end = at + mpi.size();
-        match = (at == 0 || args[at - 1] == ' ' || args[at - 1] == '/') &&
-                (end == args.size() || args[end] == ' ');
-      }
-    }
+    const bool match = (c.rfind("xdc-", 0) == 0 &&
+                        (net.empty() ? std::regex_search(args, any_net)
+                                     : args.find(ns_prefix(net)) != std::string::npos)) ||
+                       std::regex_search(args, mpi);
     if (match) out.push_back(static_cast<pid_t>(std::stol(pid)));
   }
   return out;

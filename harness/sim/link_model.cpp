@@ -150,11 +150,25 @@ int64_t LinkState::queued_until(size_t i, int64_t when) const {
   return until;
 }
 
-void LinkState::take_answers(size_t i, TcpConn& c, int64_t now, size_t* applied) const {
+void LinkState::adopt(const std::vector<std::pair<size_t, TcpConn>>& conns,
+                      const std::vector<size_t>& applied) {
+  for (size_t c = 0; c < conns.size(); ++c) {
+    const size_t i = conns[c].first;
+    conn_[i] = conns[c].second;
+    pending_[i].erase(pending_[i].begin(),
+                      pending_[i].begin() + static_cast<std::ptrdiff_t>(applied[c]));
+  }
+}
+
+int64_t LinkState::round_trip(size_t i) const {
   const auto a = static_cast<int>(i / m_.ranks), b = static_cast<int>(i % m_.ranks);
+  return m_.at(a, b).latency_ns + m_.at(b, a).latency_ns;
+}
+
+void LinkState::take_answers(size_t i, TcpConn& c, int64_t now, size_t* applied) const {
   const auto& q = pending_[i];
   for (; *applied < q.size() && q[*applied] <= now; ++*applied)
-    tcp_note_send(c, tcp_[i], m_.at(a, b).latency_ns + m_.at(b, a).latency_ns, q[*applied]);
+    tcp_note_send(c, tcp_[i], round_trip(i), q[*applied]);
 }
 
 Transfer LinkState::current(int64_t ticket) {
@@ -173,12 +187,7 @@ void LinkState::run_channel(Channel& ch, int64_t until, bool commit, int64_t tar
   if (commit && ch.settled == ch.version) {
     const End& e = ends_[id];
     if (until >= e.t) {  // every round ran before `until`: as worked out already
-      for (size_t c = 0; c < e.conns.size(); ++c) {
-        const size_t i = e.conns[c].first;
-        conn_[i] = e.conns[c].second;
-        pending_[i].erase(pending_[i].begin(),
-                          pending_[i].begin() + static_cast<std::ptrdiff_t>(e.applied[c]));
-      }
+      adopt(e.conns, e.applied);
       for (const auto& [back, when] : e.answers) note_answer(back, when);
       for (int64_t k : ch.jobs) {
         jobs_[static_cast<size_t>(k)].done = true;
@@ -281,7 +290,7 @@ void LinkState::run_channel(Channel& ch, int64_t until, bool commit, int64_t tar
       while (e < order_.size() && conn_of_[order_[e]] == c) ++e;
       const auto from = static_cast<int>(conns_[c].first / m_.ranks);
       const auto to = static_cast<int>(conns_[c].first % m_.ranks);
-      const int64_t r = m_.at(from, to).latency_ns + m_.at(to, from).latency_ns;
+      const int64_t r = round_trip(conns_[c].first);
       rtt = std::max(rtt, r);
       bandwidth = m_.at(from, to).bandwidth_bps;
       take_answers(conns_[c].first, conns_[c].second, t, &applied_[c]);
@@ -364,12 +373,7 @@ void LinkState::run_channel(Channel& ch, int64_t until, bool commit, int64_t tar
   }
   ch.t = t;
   ch.free_at = free_at;
-  for (size_t c = 0; c < conns_.size(); ++c) {
-    const size_t i = conns_[c].first;
-    conn_[i] = conns_[c].second;
-    pending_[i].erase(pending_[i].begin(),
-                      pending_[i].begin() + static_cast<std::ptrdiff_t>(applied_[c]));
-  }
+  adopt(conns_, applied_);
   for (const auto& [back, when] : answers) note_answer(back, when);
   size_t w = 0;
   for (size_t a = 0; a < n; ++a) {

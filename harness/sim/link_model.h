@@ -182,6 +182,10 @@ class LinkState {
   // message queued on i by then (OpenMPI queues a message's fragments on the connection
   // once its data may go, and the answer behind them; TCP keeps the byte order).
   int64_t queued_until(size_t i, int64_t when) const;
+  // Connection states a run of a channel left (`applied`: pending answers each one took).
+  void adopt(const std::vector<std::pair<size_t, TcpConn>>& conns,
+             const std::vector<size_t>& applied);
+  int64_t round_trip(size_t i) const;  // of connection i: both directions' latency
   // Takes into `c` (of connection i) the pending answers up to `now` from the `*applied`-th.
   void take_answers(size_t i, TcpConn& c, int64_t now, size_t* applied) const;
 

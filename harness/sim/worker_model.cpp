@@ -94,9 +94,6 @@ std::vector<int64_t> dissemination_barrier(const std::vector<int64_t>& enter,
 
 namespace {
 
-// Where the barrier after an iteration (trace `t`, started from `start`) releases each
-// rank of replica 0, on the trace's clock: each rank enters it when its last action ends
-// (a SEND is posted and left to complete); replicas run alike.
 // A message of the workers' barrier is a send on its TCP connection too (an empty MPI
 // message still carries its header): an idle window restarts then, and the connection has
 // not been idle since. Pipeline ranks only (history is [from * ranks + to] of `links`).
@@ -110,6 +107,9 @@ void note_send(std::vector<TcpConn>& history, const LinkModel& links, int from, 
                 links.at(from, to).latency_ns + links.at(to, from).latency_ns, at);
 }
 
+// Where the barrier after an iteration (trace `t`, started from `start`) releases each
+// rank of replica 0, on the trace's clock: each rank enters it when its last action ends
+// (a SEND is posted and left to complete); replicas run alike.
 std::vector<int64_t> barrier_release(const trace::Trace& t, const std::vector<int64_t>& start,
                                      int world, const MessageArrival& message) {
   const int ranks = static_cast<int>(start.size());
