@@ -35,7 +35,15 @@
 // host's rate and overflows the queue (112 packets, one SACK recovery per direction and
 // iteration, ssthresh 2101 -> 2017). Also not modeled: the round trip grows by 2-12 ms
 // (of 40) while a window's bytes queue at the bottleneck in the bursts the send buffer
-// releases them in, and ACKs queued behind data going the other way. OpenMPI's btl_tcp_links > 1 is
+// releases them in, and ACKs queued behind data going the other way. Nor ob1's RDMA
+// pipeline protocol (btl/tcp has the PUT flag): a message of at least 192 KiB
+// (btl_tcp_min_rdma_pipeline_size) sends its request with no data (`ss`, CrossPipe 80 ms:
+// an 80-byte request, a 64-byte answer, then all 256 KiB) and its data as one put. Tried
+// (2026-11-27): the data-less request alone moved CrossPipe's greedy from -24% to -15% but
+// Atlas PP from +1% to +15% and ZB-H1 from +1% to +8%; with the puts queued whole in answer
+// order too, Atlas PP came back (-0.5%) and two-dc-modeled / GeoPipe `overlap` fell to
+// -17% / -28%. So the first fragment still goes with the request here and messages share
+// the rounds. OpenMPI's btl_tcp_links > 1 is
 // not modeled: measured, it does not stripe one message (workloads/worker/stripes.h), and 2 links
 // made 1 MiB messages slower (370-450 ms instead of 30-160 ms). Several connections per transfer
 // (mpi.connections, the workers' stripes): a message is spread over `connections` connections with
