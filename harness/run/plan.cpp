@@ -14,6 +14,7 @@
 #include "harness/run/prefill.h"
 #include "harness/sim/link_timeline.h"
 #include "harness/sim/setup.h"
+#include "netem/shaper/queue_sizing.h"
 #include "workloads/schedule/csv.h"
 #include "workloads/schedule/generators.h"
 #include "workloads/schedule/validate.h"
@@ -135,21 +136,34 @@ sim::LinkModel links_between(const Experiment& e, const std::vector<std::string>
       if (a != b) m.at(a, b) = host_link(e, routes, hosts[a], hosts[b]);
     }
   m.tcp = tcp_paths(e, hosts, striped);
-  // Random loss along the route caps each cross-DC connection's window (tcp_model.h).
+  // Random loss along the route caps each cross-DC connection's window; the route's
+  // bottleneck (its lowest rate) decides where congestion loss starts (tcp_model.h).
   for (int a = 0; a < n; ++a)
     for (int b = 0; b < n; ++b) {
       const std::string& da = e.topology.find_host(hosts[a])->dc;
       const std::string& db = e.topology.find_host(hosts[b])->dc;
       if (a == b || da == db) continue;
       double kept = 1;
+      const netem::LinkParams* neck = nullptr;
       const auto path = routes.path(da, db);
       for (size_t i = 0; i + 1 < path.size(); ++i)
         if (const topo::WanLink* w = e.topology.find_link(path[i], path[i + 1])) {
-          const netem::LossModel& l = w->egress(path[i]).loss;
-          if (l.kind == netem::LossModel::Kind::kRandom) kept *= 1 - l.p_pct / 100;
+          const netem::LinkParams& l = w->egress(path[i]);
+          if (l.loss.kind == netem::LossModel::Kind::kRandom) kept *= 1 - l.loss.p_pct / 100;
+          if (l.rate_bps && (!neck || l.rate_bps < neck->rate_bps)) neck = &l;
         }
       const int64_t cap = sim::tcp_loss_window_bytes(1 - kept);
       sim::TcpPath& p = m.tcp[static_cast<size_t>(a) * n + b];
+      if (neck) {  // payload bytes: a frame of kFrameBytes carries kTcpMss
+        const double payload = static_cast<double>(sim::kTcpMss) / netem::kFrameBytes;
+        const double rtt_s =
+            static_cast<double>(m.at(a, b).latency_ns + m.at(b, a).latency_ns) / 1e9;
+        p.bdp_bytes = std::llround(static_cast<double>(neck->rate_bps) / 8 * rtt_s * payload);
+        // tbf passes a bucket's worth at once and queues `limit` more (queue_sizing.h).
+        const uint64_t burst =
+            netem::rate_queue_bytes(*neck) + netem::tbf_burst_bytes(neck->rate_bps);
+        p.queue_bytes = std::llround(static_cast<double>(burst) * payload);
+      }
       if (cap > 0 && (p.window_bytes == 0 || cap < p.window_bytes)) p.window_bytes = cap;
     }
   return m;

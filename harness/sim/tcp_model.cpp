@@ -24,12 +24,17 @@ int64_t rto_jiffies(const TcpPath& p, int64_t rtt_ns) {
 }  // namespace
 
 void tcp_note_send(TcpConn& c, const TcpPath& p, int64_t rtt_ns, int64_t now_ns) {
+  // CUBIC's CA_EVENT_TX_START: a send into an empty pipe moves the epoch by the idle time.
+  if (c.w_max > 0 && c.last_send_ns != std::numeric_limits<int64_t>::min() &&
+      now_ns - c.last_send_ns > rtt_ns)
+    c.epoch_ns += now_ns - c.last_send_ns;
   if (p.slow_start_after_idle && c.last_send_ns != std::numeric_limits<int64_t>::min()) {
     const int64_t rto = rto_jiffies(p, rtt_ns);
     int64_t idle = (now_ns - c.last_send_ns) / kJiffyNs;
     if (idle > rto) {  // tcp_cwnd_restart
       const int64_t restart = std::min(kTcpInitialWindow * std::max(p.connections, 1), c.cwnd);
       int64_t cwnd = c.cwnd;
+      if (c.ssthresh > 0) c.ssthresh = std::max(c.ssthresh, c.cwnd / 4 * 3);
       while ((idle -= rto) > 0 && cwnd > restart) cwnd /= 2;
       c.cwnd = std::max(cwnd, restart);
     }
@@ -56,7 +61,39 @@ int64_t tcp_round(TcpConn& c, const TcpPath& p, int64_t rtt_ns, int64_t now_ns, 
       c.stamp_ns = now_ns;
     }
   }
-  if (c.cwnd < 2 * round) c.cwnd += round;
+  if (p.queue_bytes > 0 && round > 0 && n == 1) {  // congestion loss at the bottleneck
+    const int64_t serialised =
+        p.bdp_bytes > 0 ? c.round_bytes * rtt_ns / std::max<int64_t>(p.bdp_bytes, 1) : 0;
+    const bool clocked = c.round_ns != std::numeric_limits<int64_t>::min() &&
+                         now_ns <= c.round_ns + std::max(rtt_ns, serialised) + kJiffyNs;
+    const int64_t paced = clocked ? std::min(round, c.round_bytes) : 0;
+    const int64_t room = std::min(p.bdp_bytes + p.queue_bytes, paced + p.queue_bytes);
+    if (round > room) {  // the rest is lost and resent after it: the round carries `room`
+      c.w_max = std::max(room, std::min(round, c.cwnd));
+      c.ssthresh =
+          std::max<int64_t>(2 * kTcpMss, std::llround(kCubicBeta * static_cast<double>(c.w_max)));
+      c.cwnd = c.ssthresh;
+      c.epoch_ns = now_ns;
+      c.round_ns = now_ns;
+      c.round_bytes = room;
+      return room;
+    }
+    c.round_ns = now_ns;
+    c.round_bytes = round;
+  }
+  if (c.cwnd < 2 * round) {                        // the window grows (Linux's tcp_is_cwnd_limited)
+    if (c.ssthresh <= 0 || c.cwnd < c.ssthresh) {  // slow start, up to ssthresh
+      c.cwnd += round;
+      if (c.ssthresh > 0) c.cwnd = std::min(c.cwnd, c.ssthresh);
+    } else {  // congestion avoidance: CUBIC's curve a round trip ahead
+      const double t = static_cast<double>(now_ns + rtt_ns - c.epoch_ns) / 1e9;
+      const double w_max = static_cast<double>(c.w_max) / kTcpMss;
+      const double k = std::cbrt(w_max * (1 - kCubicBeta) / kCubicC);
+      const double target = (kCubicC * (t - k) * (t - k) * (t - k) + w_max) * kTcpMss;
+      const double cwnd = static_cast<double>(c.cwnd);
+      c.cwnd = std::llround(std::clamp(target, cwnd + kTcpMss, 1.5 * cwnd));
+    }
+  }
   if (window > 0)  // the bursts' losses keep it near the window (kCwndOverWindow)
     c.cwnd = std::min<int64_t>(c.cwnd, std::llround(kCwndOverWindow * static_cast<double>(window)));
   return round;

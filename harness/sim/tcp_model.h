@@ -1,6 +1,6 @@
 #pragma once
 // What one MPI message costs on one direction of a TCP connection, as OpenMPI 4.1's
-// btl/tcp + ob1 and Linux TCP (CUBIC or Reno, no loss) send it. Measured on the
+// btl/tcp + ob1 and Linux TCP (CUBIC) send it. Measured on the
 // emulator (20 ms one way, 1 Gbit/s, stock settings; tests/sim/tcp_model_test.cpp has the
 // figures and how they were taken):
 // - Eager vs rendezvous: a message of at most eager_limit - kEagerHeaderBytes goes at once
@@ -12,8 +12,8 @@
 //   that finds the connection idle longer than the RTO (srtt + rto_min 200 ms, in whole
 //   clock ticks as Linux counts both; 0.24 s idle kept the window, 0.54 s did not) halves the
 //   congestion window once per RTO idle, down to the initial window of 10 segments
-//   (tcp_cwnd_restart). The window then doubles per round trip (slow start; no loss, so
-//   ssthresh stays infinite) while the sender fills it.
+//   (tcp_cwnd_restart). The window then doubles per round trip (slow start, up to ssthresh
+//   once a loss has set one, below) while the sender fills it.
 // - Application-limited decay (RFC 2861, tcp_cwnd_validate, with slow start after idle):
 //   a sender that has not filled its window for an RTO sets it to the mean of the window
 //   and the most it used; small messages keep the window small (64 KiB after 0.5 s idle:
@@ -23,11 +23,26 @@
 //   maximum carries payload: measured 0.66 of the send buffer (4 MiB: 40 MiB took 624-654 ms
 //   warm, 2.8 MB per 40 ms round trip) and 0.58 of the receive buffer (tcp_wmem raised to
 //   16 MiB, tcp_rmem 6 MiB: 478-518 ms).
+// - Congestion loss at a rate-limited route's bottleneck (TcpPath::bdp_bytes, queue_bytes):
+//   the shaper's tbf passes a bucket at once and queues `limit` more (queue_sizing.h); a
+//   round whose bytes overflow that (what the previous round's ACKs do not clock out leaves
+//   at the host's rate) loses the excess, which follows in the next round, and CUBIC sets
+//   ssthresh and the window to kCubicBeta of the window at the loss, then regrows along its
+//   curve. Measured (`ss`, CrossPipe 80 ms / 26 Mbit/s): five 256 KiB gradients queued at
+//   once left as a burst of cwnd 370 into the 260-frame queue and lost ~100 packets,
+//   ssthresh 370 -> 264; later bursts left ssthresh at 207-444 segments. At CrossPipe's
+//   (0.25, 2) point (10 ms, 26 Mbit/s, a 45-segment bandwidth-delay product, every 256 KiB
+//   message larger than the pipe) this took the prediction from -11 / -15 / -21% (1f1b,
+//   zbh1, greedy) to -1 / -6 / -12%, and at GeoPipe's 500 Mbit/s point (a 2.8 MB window
+//   over a 1.9 MB queue) from -24 / -31% (1f1b, overlap) to -10 / +2%; points whose queue
+//   holds their bursts do not change. One connection per path only: N connections
+//   (mpi.connections, or data-parallel copies) share one bottleneck but each backs off
+//   on its own losses, which one aggregate window does not capture (below).
 // Several messages on one connection (OpenMPI interleaves their fragments; each Isend's
 // request goes out when issued, so a queued message's request/answer overlaps the data
 // before it) are LinkState's (link_model.h): the window is shared round by round.
 // Not modeled (measured, still off): the losses a window-limited flow's bursts cause at a
-// bottleneck queue of 0.75 x BDP (geopipe 20 ms, 10 MiB messages: ~150-200 rate-queue
+// bottleneck queue larger than its window (geopipe 20 ms, 10 MiB messages: ~150-200 rate-queue
 // drops per iteration; CUBIC's backoff is averaged into kSendBufferPayload). `ss` on both
 // ends (2026-11-27, dilation 10) shows how: while the send buffer limits a connection,
 // CUBIC's window still grows (to 2881 segments, 1.5 x the 1932 in flight); when the
@@ -75,6 +90,12 @@ inline constexpr int64_t kJiffyNs = 4'000'000;        // Linux's clock tick (CON
 // window an idle restart halves from is this one, not twice the window (the growth rule
 // alone gave that: restarts ~2x too large, -6% on GeoPipe's 1F1B).
 inline constexpr double kCwndOverWindow = 1.1;
+// CUBIC (RFC 9438, Linux's tcp_cubic.c): after a loss the window and ssthresh are
+// kCubicBeta of the window at the loss; in congestion avoidance the window follows
+// W(t) = C (t - K)^3 + W_max (segments, seconds since the loss, idle time excluded;
+// K = cbrt(W_max (1 - beta) / C)), at most x1.5 per round trip.
+inline constexpr double kCubicBeta = 0.7;
+inline constexpr double kCubicC = 0.4;
 
 // Settings of one direction (sender -> receiver) of a connection.
 struct TcpPath {
@@ -87,6 +108,13 @@ struct TcpPath {
   // temporal WAN sharing the receiver releases the direction a round trip of bytes before
   // a message's end (link_model.h, workloads/worker/stripes.h).
   bool early_release = false;
+  // The route's bottleneck (payload bytes; 0 = no rate limit, no congestion loss): its
+  // bandwidth-delay product at this round trip and what its tbf holds (bucket and queue). A
+  // round overflows it, and the connection meets a loss, when its bytes exceed the
+  // bandwidth-delay product plus that, or when what the previous round's ACKs do not clock
+  // out (all of it after idle) leaves as one burst larger than that.
+  int64_t bdp_bytes = 0;
+  int64_t queue_bytes = 0;
 };
 inline constexpr int64_t kNoRendezvous = int64_t{1} << 62;  // eager_limit of the stripes
 
@@ -109,6 +137,12 @@ struct TcpConn {
   int64_t last_send_ns = std::numeric_limits<int64_t>::min();  // never sent
   int64_t used_bytes = 0;  // most in flight since stamp_ns while the window was not full
   int64_t stamp_ns = 0;    // when the window was last full (or last decayed)
+  // CUBIC's state after the first loss (ssthresh 0: none yet, slow start has no end).
+  int64_t ssthresh = 0;
+  int64_t w_max = 0;     // the window at the last loss
+  int64_t epoch_ns = 0;  // the last loss, moved later by the idle time since
+  int64_t round_ns = std::numeric_limits<int64_t>::min();  // the last round with bytes
+  int64_t round_bytes = 0;
 };
 
 // Linux's cwnd restart for a send at `now_ns` (RTO = rtt + rto_min), and records the send.

@@ -379,3 +379,68 @@ TEST(TcpModel, StripesReleaseTheExclusiveChannelARoundTripOfBytesEarly) {
   EXPECT_EQ(small.current(a.ticket).end_ns, 8 * kMs);
   EXPECT_EQ(small.current(b.ticket).start_ns, 40 * kMs);
 }
+
+namespace {
+
+// A path with a bottleneck of 45 segments' bandwidth-delay product (20 ms there and back)
+// behind a tbf that holds 41 frames (CrossPipe's (0.25, 2) point).
+xdc::sim::TcpPath bottleneck() {
+  xdc::sim::TcpPath p;
+  p.bdp_bytes = 45 * xdc::sim::kTcpMss;
+  p.queue_bytes = 41 * xdc::sim::kTcpMss;
+  return p;
+}
+
+TEST(TcpModel, ABurstLargerThanTheBottleneckQueueLosesAndCubicCutsTheWindow) {
+  using xdc::sim::kTcpMss;
+  const auto p = bottleneck();
+  xdc::sim::TcpConn c;
+  c.cwnd = 100 * kTcpMss;  // a window left from earlier, the pipe empty: it leaves at once
+  EXPECT_EQ(xdc::sim::tcp_round(c, p, 20 * kMs, 0, 181 * kTcpMss), 41 * kTcpMss)
+      << "what the queue holds gets through; the rest follows";
+  EXPECT_EQ(c.w_max, 100 * kTcpMss);
+  EXPECT_EQ(c.ssthresh, 70 * kTcpMss);  // CUBIC's beta 0.7
+  EXPECT_EQ(c.cwnd, 70 * kTcpMss);
+  // The next round is clocked by this one's ACKs: 41 segments paced, 29 more at once.
+  const int64_t next = xdc::sim::tcp_round(c, p, 20 * kMs, 20 * kMs, 140 * kTcpMss);
+  EXPECT_EQ(next, 70 * kTcpMss) << "no loss: 29 at once fit the queue";
+  EXPECT_GT(c.cwnd, 70 * kTcpMss) << "congestion avoidance grows it";
+  EXPECT_LE(c.cwnd, 105 * kTcpMss) << "by at most half per round trip";
+}
+
+TEST(TcpModel, AWindowWithinTheBottleneckQueueLosesNothing) {
+  using xdc::sim::kTcpMss;
+  const auto p = bottleneck();
+  xdc::sim::TcpConn c;
+  c.cwnd = 40 * kTcpMss;
+  EXPECT_EQ(xdc::sim::tcp_round(c, p, 20 * kMs, 0, 181 * kTcpMss), 40 * kTcpMss);
+  EXPECT_EQ(c.ssthresh, 0) << "no loss yet: slow start has no end";
+  EXPECT_EQ(c.cwnd, 80 * kTcpMss);
+  // Clocked rounds overflow once they pass the bandwidth-delay product plus the queue.
+  EXPECT_EQ(xdc::sim::tcp_round(c, p, 20 * kMs, 20 * kMs, 181 * kTcpMss), 80 * kTcpMss);
+  EXPECT_EQ(xdc::sim::tcp_round(c, p, 20 * kMs, 40 * kMs, 181 * kTcpMss), 86 * kTcpMss)
+      << "86 = 45 in the pipe + 41 queued";
+  EXPECT_EQ(c.ssthresh, 112 * kTcpMss);  // 0.7 x the window (160) at the loss
+}
+
+TEST(TcpModel, MessagesOverAShallowBottleneckTakeLongerThanOverADeepOne) {
+  // 256 KiB every 120 ms (1F1B's rhythm at CrossPipe's (0.25, 2) point): each message's
+  // first round leaves at once; a shallow queue loses part of it, and CUBIC's window, cut
+  // below the bandwidth-delay product, then paces the rest under the link's rate.
+  auto shallow = bottleneck();
+  auto deep = shallow;
+  deep.queue_bytes = 0;  // no congestion loss modeled
+  auto busy = [](const xdc::sim::TcpPath& p) {
+    xdc::sim::TcpConn c;
+    int64_t sum = 0;
+    for (int i = 0; i < 10; ++i)
+      sum += xdc::sim::tcp_transmit(c, p, 26'214'000, 20 * kMs, i * 120 * kMs, 256 << 10) -
+             i * 120 * kMs;
+    return sum;
+  };
+  std::printf("10 messages: shallow %.1f ms, deep %.1f ms\n", busy(shallow) / 1e6,
+              busy(deep) / 1e6);
+  EXPECT_GT(busy(shallow), busy(deep) + 50 * kMs);
+}
+
+}  // namespace
