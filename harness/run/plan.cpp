@@ -108,6 +108,7 @@ std::vector<sim::TcpPath> tcp_paths(const Experiment& e, const std::vector<std::
       p.eager_limit = eager;
       p.window_bytes = sim::tcp_window_bytes(from.wmem_max_bytes, to.rmem_max_bytes);
       p.slow_start_after_idle = from.slow_start_after_idle;
+      p.loss_based = from.congestion == "cubic" || from.congestion == "reno";
       // mpi.connections: the workers' stripes for this peer class (tcp_model.h).
       const bool wan = e.topology.find_host(hosts[a])->dc != e.topology.find_host(hosts[b])->dc;
       if (const int n = wan ? e.connections_wan : e.connections_dc; striped && n > 0) {

@@ -61,7 +61,7 @@ int64_t tcp_round(TcpConn& c, const TcpPath& p, int64_t rtt_ns, int64_t now_ns, 
       c.stamp_ns = now_ns;
     }
   }
-  if (p.queue_bytes > 0 && round > 0 && n == 1) {  // congestion loss at the bottleneck
+  if (p.queue_bytes > 0 && p.loss_based && round > 0 && n == 1) {  // congestion loss
     const int64_t serialised =
         p.bdp_bytes > 0 ? c.round_bytes * rtt_ns / std::max<int64_t>(p.bdp_bytes, 1) : 0;
     const bool clocked = c.round_ns != std::numeric_limits<int64_t>::min() &&

@@ -115,6 +115,9 @@ struct TcpPath {
   // out (all of it after idle) leaves as one burst larger than that.
   int64_t bdp_bytes = 0;
   int64_t queue_bytes = 0;
+  // The sender backs off on loss as CUBIC (and Reno) do; false for BBR, which paces at
+  // the rate it measures and is not modeled here: no congestion loss then.
+  bool loss_based = true;
 };
 inline constexpr int64_t kNoRendezvous = int64_t{1} << 62;  // eager_limit of the stripes
 

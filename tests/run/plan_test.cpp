@@ -200,6 +200,10 @@ TEST(Plan, ARateLimitedRouteGivesItsConnectionsTheBottleneck) {
   const auto& lan = plan.links.tcp[0 * 8 + 1];  // inside a DC: no rate-limited route
   EXPECT_EQ(lan.bdp_bytes, 0);
   EXPECT_EQ(lan.queue_bytes, 0);
+  EXPECT_TRUE(wan.loss_based);  // stock CUBIC
+  // BBR paces at the rate it measures: no congestion loss modeled (tcp_model.h).
+  const auto bbr = make_plan(load_experiment("tests/run/modeled-20ms.yaml"));
+  EXPECT_FALSE(bbr.links.tcp[1 * 4 + 2].loss_based);
 }
 
 TEST(Plan, MessagesLargerThanTheBottleneckArePredictedWithTheirLosses) {
