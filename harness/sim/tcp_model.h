@@ -35,9 +35,9 @@
 //   message larger than the pipe) this took the prediction from -11 / -15 / -21% (1f1b,
 //   zbh1, greedy) to -1 / -6 / -12%, and at GeoPipe's 500 Mbit/s point (a 2.8 MB window
 //   over a 1.9 MB queue) from -24 / -31% (1f1b, overlap) to -10 / +2%; points whose queue
-//   holds their bursts do not change. One connection per path only: N connections
-//   (mpi.connections, or data-parallel copies) share one bottleneck but each backs off
-//   on its own losses, which one aggregate window does not capture (below).
+//   holds their bursts do not change. CUBIC (or Reno) senders only, one connection per
+//   path: N connections (mpi.connections, or data-parallel copies) share one bottleneck
+//   but each backs off on its own losses, which one aggregate window does not capture.
 // Several messages on one connection (OpenMPI interleaves their fragments; each Isend's
 // request goes out when issued, so a queued message's request/answer overlaps the data
 // before it) are LinkState's (link_model.h): the window is shared round by round.
