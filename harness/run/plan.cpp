@@ -24,19 +24,29 @@ namespace {
 
 // WAN between two DCs along the route: delays add up, the slowest rate counts, and the
 // receiving DC's fabric adds the intra-DC delay (builder.cpp's shape_fabric).
+// The shaped direction of lowest rate on the route from DC a to DC b (nullptr: none).
+const netem::LinkParams* route_bottleneck(const topo::Topology& t, const topo::Routes& routes,
+                                          const std::string& a, const std::string& b) {
+  const netem::LinkParams* neck = nullptr;
+  const auto path = routes.path(a, b);
+  for (size_t i = 0; i + 1 < path.size(); ++i)
+    if (const topo::WanLink* w = t.find_link(path[i], path[i + 1])) {
+      const netem::LinkParams& p = w->egress(path[i]);
+      if (p.rate_bps && (!neck || p.rate_bps < neck->rate_bps)) neck = &p;
+    }
+  return neck;
+}
+
 sim::Link wan_between(const topo::Topology& t, const topo::Routes& routes, const std::string& a,
                       const std::string& b) {
   sim::Link l;
   l.latency_ns = static_cast<int64_t>(t.intra_dc.delay_us) * 1000;
   const auto path = routes.path(a, b);
-  for (size_t i = 0; i + 1 < path.size(); ++i) {
-    const topo::WanLink* w = t.find_link(path[i], path[i + 1]);
-    if (!w) continue;
-    const netem::LinkParams& p = w->egress(path[i]);
-    l.latency_ns += static_cast<int64_t>(p.delay_us) * 1000;
-    if (p.rate_bps && (l.bandwidth_bps == 0 || p.rate_bps < l.bandwidth_bps))
-      l.bandwidth_bps = static_cast<double>(p.rate_bps);
-  }
+  for (size_t i = 0; i + 1 < path.size(); ++i)
+    if (const topo::WanLink* w = t.find_link(path[i], path[i + 1]))
+      l.latency_ns += static_cast<int64_t>(w->egress(path[i]).delay_us) * 1000;
+  if (const netem::LinkParams* neck = route_bottleneck(t, routes, a, b))
+    l.bandwidth_bps = static_cast<double>(neck->rate_bps);
   return l;
 }
 
@@ -145,17 +155,17 @@ sim::LinkModel links_between(const Experiment& e, const std::vector<std::string>
       const std::string& db = e.topology.find_host(hosts[b])->dc;
       if (a == b || da == db) continue;
       double kept = 1;
-      const netem::LinkParams* neck = nullptr;
       const auto path = routes.path(da, db);
       for (size_t i = 0; i + 1 < path.size(); ++i)
         if (const topo::WanLink* w = e.topology.find_link(path[i], path[i + 1])) {
-          const netem::LinkParams& l = w->egress(path[i]);
-          if (l.loss.kind == netem::LossModel::Kind::kRandom) kept *= 1 - l.loss.p_pct / 100;
-          if (l.rate_bps && (!neck || l.rate_bps < neck->rate_bps)) neck = &l;
+          const netem::LossModel& l = w->egress(path[i]).loss;
+          if (l.kind == netem::LossModel::Kind::kRandom) kept *= 1 - l.p_pct / 100;
         }
       const int64_t cap = sim::tcp_loss_window_bytes(1 - kept);
       sim::TcpPath& p = m.tcp[static_cast<size_t>(a) * n + b];
-      if (neck) {  // payload bytes: a frame of kFrameBytes carries kTcpMss
+      if (const netem::LinkParams* neck =
+              route_bottleneck(e.topology, routes, da,
+                               db)) {  // payload bytes: a frame of kFrameBytes carries kTcpMss
         const double payload = static_cast<double>(sim::kTcpMss) / netem::kFrameBytes;
         const double rtt_s =
             static_cast<double>(m.at(a, b).latency_ns + m.at(b, a).latency_ns) / 1e9;

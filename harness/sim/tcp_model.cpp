@@ -21,6 +21,44 @@ namespace {
 int64_t rto_jiffies(const TcpPath& p, int64_t rtt_ns) {
   return (rtt_ns + p.rto_min_ns + kJiffyNs - 1) / kJiffyNs;  // rounded up, as Linux
 }
+
+// The bytes of a round of `round` at `now_ns` that get past the bottleneck (TcpPath::
+// queue_bytes): what the previous round's ACKs do not clock out leaves as one burst. On an
+// overflow CUBIC cuts the window to kCubicBeta of it; the rest follows in the next round.
+int64_t through_bottleneck(TcpConn& c, const TcpPath& p, int64_t rtt_ns, int64_t now_ns,
+                           int64_t round) {
+  const int64_t serialised = p.bdp_bytes > 0 ? c.round_bytes * rtt_ns / p.bdp_bytes : 0;
+  const bool clocked = c.round_ns != std::numeric_limits<int64_t>::min() &&
+                       now_ns <= c.round_ns + std::max(rtt_ns, serialised) + kJiffyNs;
+  const int64_t paced = clocked ? std::min(round, c.round_bytes) : 0;
+  const int64_t room = std::min(p.bdp_bytes, paced) + p.queue_bytes;
+  c.round_ns = now_ns;
+  c.round_bytes = std::min(round, room);
+  if (round > room) {
+    c.w_max = std::max(room, std::min(round, c.cwnd));
+    c.ssthresh =
+        std::max<int64_t>(2 * kTcpMss, std::llround(kCubicBeta * static_cast<double>(c.w_max)));
+    c.cwnd = c.ssthresh;
+    c.epoch_ns = now_ns;
+  }
+  return c.round_bytes;
+}
+
+// A round that filled the window grows it: slow start up to ssthresh, then CUBIC's curve
+// a round trip ahead (at least a segment, at most x1.5 per round trip).
+void grow(TcpConn& c, int64_t rtt_ns, int64_t now_ns, int64_t round) {
+  if (c.ssthresh <= 0 || c.cwnd < c.ssthresh) {
+    c.cwnd += round;
+    if (c.ssthresh > 0) c.cwnd = std::min(c.cwnd, c.ssthresh);
+    return;
+  }
+  const double t = static_cast<double>(now_ns + rtt_ns - c.epoch_ns) / 1e9;
+  const double w_max = static_cast<double>(c.w_max) / kTcpMss;
+  const double k = std::cbrt(w_max * (1 - kCubicBeta) / kCubicC);
+  const double target = (kCubicC * (t - k) * (t - k) * (t - k) + w_max) * kTcpMss;
+  const double cwnd = static_cast<double>(c.cwnd);
+  c.cwnd = std::llround(std::clamp(target, cwnd + kTcpMss, 1.5 * cwnd));
+}
 }  // namespace
 
 void tcp_note_send(TcpConn& c, const TcpPath& p, int64_t rtt_ns, int64_t now_ns) {
@@ -62,38 +100,10 @@ int64_t tcp_round(TcpConn& c, const TcpPath& p, int64_t rtt_ns, int64_t now_ns, 
     }
   }
   if (p.queue_bytes > 0 && p.loss_based && round > 0 && n == 1) {  // congestion loss
-    const int64_t serialised =
-        p.bdp_bytes > 0 ? c.round_bytes * rtt_ns / std::max<int64_t>(p.bdp_bytes, 1) : 0;
-    const bool clocked = c.round_ns != std::numeric_limits<int64_t>::min() &&
-                         now_ns <= c.round_ns + std::max(rtt_ns, serialised) + kJiffyNs;
-    const int64_t paced = clocked ? std::min(round, c.round_bytes) : 0;
-    const int64_t room = std::min(p.bdp_bytes + p.queue_bytes, paced + p.queue_bytes);
-    if (round > room) {  // the rest is lost and resent after it: the round carries `room`
-      c.w_max = std::max(room, std::min(round, c.cwnd));
-      c.ssthresh =
-          std::max<int64_t>(2 * kTcpMss, std::llround(kCubicBeta * static_cast<double>(c.w_max)));
-      c.cwnd = c.ssthresh;
-      c.epoch_ns = now_ns;
-      c.round_ns = now_ns;
-      c.round_bytes = room;
-      return room;
-    }
-    c.round_ns = now_ns;
-    c.round_bytes = round;
+    const int64_t through = through_bottleneck(c, p, rtt_ns, now_ns, round);
+    if (through < round) return through;
   }
-  if (c.cwnd < 2 * round) {                        // the window grows (Linux's tcp_is_cwnd_limited)
-    if (c.ssthresh <= 0 || c.cwnd < c.ssthresh) {  // slow start, up to ssthresh
-      c.cwnd += round;
-      if (c.ssthresh > 0) c.cwnd = std::min(c.cwnd, c.ssthresh);
-    } else {  // congestion avoidance: CUBIC's curve a round trip ahead
-      const double t = static_cast<double>(now_ns + rtt_ns - c.epoch_ns) / 1e9;
-      const double w_max = static_cast<double>(c.w_max) / kTcpMss;
-      const double k = std::cbrt(w_max * (1 - kCubicBeta) / kCubicC);
-      const double target = (kCubicC * (t - k) * (t - k) * (t - k) + w_max) * kTcpMss;
-      const double cwnd = static_cast<double>(c.cwnd);
-      c.cwnd = std::llround(std::clamp(target, cwnd + kTcpMss, 1.5 * cwnd));
-    }
-  }
+  if (c.cwnd < 2 * round) grow(c, rtt_ns, now_ns, round);  // Linux's tcp_is_cwnd_limited
   if (window > 0)  // the bursts' losses keep it near the window (kCwndOverWindow)
     c.cwnd = std::min<int64_t>(c.cwnd, std::llround(kCwndOverWindow * static_cast<double>(window)));
   return round;
