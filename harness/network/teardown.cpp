@@ -3,7 +3,6 @@
 #include <netlink/route/link.h>
 #include <signal.h>
 
-#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -58,9 +57,11 @@ std::vector<pid_t> helper_pids(const std::string& net) {
     std::ifstream comm(e.path() / "comm");
     std::string c;
     std::getline(comm, c);
-    std::ifstream cmd(e.path() / "cmdline");
-    std::string args((std::istreambuf_iterator<char>(cmd)), std::istreambuf_iterator<char>());
-    std::replace(args.begin(), args.end(), '\0', ' ');
+    // Read through istream (never the buffer directly): a process that exits between
+    // open and read makes read(2) fail with ESRCH, which the buffer would throw.
+    std::ifstream cmd(e.path() / "cmdline", std::ios::binary);
+    std::string args, arg;
+    while (std::getline(cmd, arg, '\0')) args += arg + ' ';
     const bool match = (c.rfind("xdc-", 0) == 0 &&
                         (net.empty() ? std::regex_search(args, any_net)
                                      : args.find(ns_prefix(net)) != std::string::npos)) ||

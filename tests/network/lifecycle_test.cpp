@@ -118,6 +118,23 @@ TEST(Lifecycle, CleanFindsAnMpiDaemonWhoseNamespaceIsGoneByItsCommandLine) {
   EXPECT_TRUE(foreign.running()) << "clean killed a process that only looks like xdc's";
 }
 
+// The helper search reads every process's command line while processes come and go: one
+// that exits between open and read fails the read with ESRCH. That once threw out of
+// teardown (an interrupted sweep's mpirun exiting as its network went down) and left the
+// whole network up. Processes started and reaped as fast as bash can, under the search.
+TEST(Lifecycle, HelperSearchSurvivesProcessesExitingUnderIt) {
+  xdc::proc::Background churn({"bash", "-c", "while :; do /bin/true & /bin/true & wait; done"});
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  int searches = 0;
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (std::chrono::steady_clock::now() < until) {
+    ASSERT_NO_THROW(xdc::net::helper_pids("")) << "after " << searches << " searches";
+    ++searches;
+  }
+  EXPECT_TRUE(churn.running());
+  EXPECT_GT(searches, 10);
+}
+
 // Look-alikes of xdc's names, made with iproute2, removed again whatever happens.
 struct ForeignObjects {
   std::vector<std::string> netns{"xdcfoo", "my-xdc-ns", "xdc-nodot"};
