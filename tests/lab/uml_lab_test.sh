@@ -33,7 +33,19 @@ fi
 # The lab run's results go where the machines cannot see them (their /tmp is their own), so
 # that the run fetches each schedule's files from them, as on Vagrant's rsync'ed checkout.
 RUNS=$(mktemp -d /tmp/xdc-lab-run.XXXXXX)
-trap '$LAB down "$DIR"; rm -rf "$RUNS"' EXIT
+# A test that fails with a lab network up (before its own `down`/`clean` check) leaves no
+# record of it on the controller, nor parts on the machines: clean --lab before the
+# machines go.
+undo() {
+  local rc=$?
+  if [ "$rc" -ne 0 ] && [ -n "${lab_built:-}" ]; then
+    echo "uml_lab_test: failed with the lab network up: xdc clean --lab" >&2
+    on "$XDC" clean --lab "$DIR/lab.yaml" >&2 || true
+  fi
+  $LAB down "$DIR"
+  rm -rf "$RUNS"
+}
+trap undo EXIT
 
 since() { echo "$(date +%s.%N) - $1" | bc; }
 start=$(date +%s.%N)
@@ -56,6 +68,7 @@ $LAB ssh "$DIR" lab1 ping -c 1 -W 5 10.99.0.13 >/dev/null || fail "lab1 does not
 # links VXLAN tunnels between the machines, shaped where they leave.
 on() { ip netns exec xdclab "$@"; }
 t0=$(date +%s.%N)
+lab_built=1
 on "$XDC" up --lab "$DIR/lab.yaml" topologies/three-dc.yaml >"$DIR/up.log" 2>&1 ||
   fail "xdc up --lab exited $?: $(tail -5 "$DIR/up.log")"
 up_s=$(since "$t0")
