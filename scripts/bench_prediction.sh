@@ -12,6 +12,11 @@
 # "load_before", "quick"} and prints a table. err_pct = (simulated - measured) / measured,
 # measured = the mean of the measured iterations (each listed, so the spread a lossy or
 # bursty WAN gives one run shows); target_pct: issue 15's, 5 for modeled compute, 10 for real.
+# The demo is run three times (seeds 1-3) and its runs pooled into one point per schedule
+# ("measured_runs_s": each run's mean; "simulated_s": the mean of their predictions): its
+# 0.1% random loss and four ranks on two cores move one 20-iteration run's mean by +-12%
+# from the next (three runs, 2026-11-27: 1f1b 3.24 / 3.05 / 3.82 s, overlap 3.62 / 3.39 /
+# 3.16 s), more than the 10% the point is held to.
 # Needs root (namespaces); each point's run directory is kept under results/bench/prediction/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -27,7 +32,7 @@ load=$(cut -d' ' -f1 /proc/loadavg)
 
 # name | experiment | grid lines (YAML, two-space indented under grid:)
 points=(
-  "two-dc|experiments/two-dc.yaml|  seed: [1]"
+  "two-dc|experiments/two-dc.yaml|  seed: [1, 2, 3]"
   "two-dc-modeled|experiments/two-dc-modeled.yaml|  time_dilation: [$([ $QUICK = 1 ] && echo 1 || echo 5)]"
   "crosspipe-L2-D2|experiments/repro/crosspipe-base.yaml|  wan.delay: [80ms]
   wan.rate: [26214kbit]"
@@ -61,6 +66,7 @@ done
 import json, os, sys
 runs, out, quick, load = sys.argv[1], sys.argv[2], sys.argv[3] == "1", float(sys.argv[4])
 rows, overrides = [], []
+REPEATED = {"two-dc"}  # points run more than once (seeds), pooled
 for p in sys.argv[5:]:
     name, exp = p.split("|")[:2]
     base = os.path.join(runs, name)
@@ -81,13 +87,29 @@ for p in sys.argv[5:]:
             if not r.get("ok") or not m or not sim:
                 continue
             compute = env.get("compute_mode", s.get("compute_mode", "?"))
-            err = round(100 * (sim - m) / m, 1)
-            target = 5 if compute == "modeled" else 10
-            rows.append({"experiment": exp, "point": f"{name}/{point}", "schedule": r["schedule"],
-                         "compute": compute, "measured_s": round(m, 4),
-                         "simulated_s": round(sim, 4), "err_pct": err,
-                         "measured_iterations_s": [round(x, 3) for x in r.get("iteration_s", [])],
-                         "target_pct": target, "within_target": abs(err) <= target})
+            # A repeated point (the grid varies the seed alone) pools its runs: one row.
+            pooled = name in REPEATED
+            key = f"{name}/seeds" if pooled else f"{name}/{point}"
+            row = next((x for x in rows if x["point"] == key and x["schedule"] == r["schedule"]),
+                       None)
+            if row is None:
+                row = {"experiment": exp, "point": key, "schedule": r["schedule"],
+                       "compute": compute, "measured_iterations_s": [], "measured_runs_s": [],
+                       "_runs": [], "_sims": []}
+                rows.append(row)
+            row["measured_iterations_s"] += [round(x, 3) for x in r.get("iteration_s", [])]
+            row["measured_runs_s"].append(round(m, 4))
+            row["_runs"].append(m)
+            row["_sims"].append(sim)
+for row in rows:
+    runs_s, sims = row.pop("_runs"), row.pop("_sims")  # runs of equal iteration counts
+    m, sim = sum(runs_s) / len(runs_s), sum(sims) / len(sims)
+    err = round(100 * (sim - m) / m, 1)
+    target = 5 if row["compute"] == "modeled" else 10
+    row.update({"measured_s": round(m, 4), "simulated_s": round(sim, 4), "err_pct": err,
+                "target_pct": target, "within_target": abs(err) <= target})
+    if len(row["measured_runs_s"]) == 1:
+        del row["measured_runs_s"]
 within = sum(r["within_target"] for r in rows)
 doc = {"points": rows, "stock_settings": not overrides, "overrides": overrides,
        "within_target": f"{within} of {len(rows)}", "load_before": load, "quick": quick}
