@@ -115,6 +115,11 @@ struct Transfer {
 // it arrived compressed together after it: 0.98-1.22 s; 3.75-4.74 s); Atlas PP 40 ms (k =
 // 20, 32 MiB; microbatches 0-3 at 2.06, 2.71, 3.93, 4.0 s: more in order than this rule
 // gives, +16% on the iteration, and +69% with every message interleaved from its issue).
+// Measured sends to one peer complete in FIFO order (GeoPipe 20 ms `overlap`: 10 MiB
+// activations done ~170 ms apart, where this rule completes four together), yet giving a
+// connection's round to its messages in ready order instead (2026-11-27) predicted far
+// too fast: two-dc-modeled `overlap` -17%, GeoPipe `overlap` -28%, the demo's -25%, Atlas
+// PP -12%; the even split stays.
 // Moves connection states onto a clock whose 0 is `origin_ns` of theirs.
 void shift_history(std::vector<TcpConn>& h, int64_t origin_ns);
 

@@ -131,6 +131,15 @@ int64_t tcp_window_bytes(uint64_t sender_wmem_max, uint64_t receiver_rmem_max);
 // regrows to this window, not to the buffer limit. CUBIC keeps a somewhat larger one
 // (scripts/bench_wan.sh: 19.3 Mbit/s vs Mathis 11.2 at 40 ms, 0.1%); Reno's is used.
 // 0 loss: no limit (returns 0).
+// Not modeled (measured 2026-11-27, the demo: 20 ms, 0.1%, 256 KiB messages): a connection
+// that carries messages, not a stream, does not sit at this window. Each loss cuts
+// ssthresh to 0.7 of a window that idle restarts keep small, and the window regrows only
+// while it is full, so ssthresh ratchets down over a run (`ss`, w1 -> east-h2, 8
+// iterations: 554, 333, 247, 174, 123, 95, 73, 56, 41 segments) and later iterations are
+// slower (1.2-2.0 s at first, 3-5.7 s later). Tried, each the window cap's replacement:
+// a loss every 1/loss packets with CUBIC's cut, the run's 20 iterations averaged (demo,
+// pooled over three runs: 1f1b -0.3%, overlap -7.2%, crosspipe-greedy -11.9%; the cap:
+// -7.2 / -9.5 / -8.4%), and losses drawn at random per round (+14.6 / -2.7 / +0.5%).
 int64_t tcp_loss_window_bytes(double loss);
 
 // State of one direction of a connection (of all `connections` of a path together): its
