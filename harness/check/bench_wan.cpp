@@ -186,7 +186,10 @@ json measure(const Point& p, int runs, double seconds, int index) {
   net::NetworkState s = net::build_network(topo, b);
   struct Down {
     std::string name;
-    ~Down() { net::teardown_network(name); }
+    ~Down() {
+      if (std::string left = net::teardown_or_error(name); !left.empty())
+        fmt::print(stderr, "bench_wan: {} (xdc down {})\n", left, name);
+    }
   } down{s.name};
   const auto* src = s.find_host("east-h1");
   const auto* dst = s.find_host("w1");

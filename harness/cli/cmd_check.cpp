@@ -74,7 +74,9 @@ void add_check_command(CLI::App& app, Commands& out) {
                      checks = check::check_network(
                          *state, opts, [](const std::string& m) { spdlog::info("check: {}", m); });
                    } catch (...) {
-                     if (built) net::teardown_network(name);
+                     if (std::string left = built ? net::teardown_or_error(name) : "";
+                         !left.empty())
+                       spdlog::error("check: {} (xdc down {})", left, name);
                      throw;
                    }
                    if (built) net::teardown_network(name);

@@ -500,7 +500,9 @@ NetworkState build_network(const topo::Topology& topo, const BuildOptions& opts)
   try {
     return Builder(topo::time_dilated(topo, opts.time_dilation), opts, net).run();
   } catch (...) {
-    teardown_network(net, false);  // this build holds the lock
+    // Undone (this build holds the lock); the build's own error is the one thrown.
+    if (std::string left = teardown_or_error(net, false); !left.empty())
+      fmt::print(stderr, "xdc: undoing the half-built network: {} (xdc clean)\n", left);
     throw;
   }
 }

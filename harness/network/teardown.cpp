@@ -1,5 +1,6 @@
 #include "harness/network/teardown.h"
 
+#include <fmt/format.h>
 #include <netlink/route/link.h>
 #include <signal.h>
 
@@ -8,6 +9,7 @@
 #include <optional>
 #include <regex>
 #include <set>
+#include <stdexcept>
 
 #include "harness/network/links.h"
 #include "harness/network/mininet.h"
@@ -75,47 +77,92 @@ TeardownReport teardown_network(const std::string& net, bool take_lock) {
   std::optional<StateLock> lock;
   if (take_lock) lock.emplace();
   TeardownReport r;
+  // Every step is tried whatever an earlier one met: one that fails (a file that will not
+  // go, a netlink error) must not leave the rest of the network up. What failed is thrown
+  // at the end, and the state directory is kept then, so that `xdc ls` still lists the
+  // network and `xdc down` can be run again.
+  std::vector<std::string> failed;
+  auto attempt = [&](const std::string& what, const auto& step) {
+    try {
+      step();
+    } catch (const std::exception& e) {
+      failed.push_back(what + ": " + e.what());
+    }
+  };
   const std::string prefix = ns_prefix(net);
   std::vector<std::string> mine;
-  for (auto& ns : list_netns())
-    if (ns.rfind(prefix, 0) == 0) mine.push_back(ns);
+  attempt("listing namespaces", [&] {
+    for (auto& ns : list_netns())
+      if (ns.rfind(prefix, 0) == 0) mine.push_back(ns);
+  });
   // A Mininet-built network's driver first: Mininet stops its own nodes and links
   // (mininet.h); what it leaves is removed below like a native network's.
-  r.processes += stop_mininet(net);
+  attempt("stopping Mininet", [&] { r.processes += stop_mininet(net); });
   // Processes first: a process inside a namespace keeps it (and its links) alive.
-  for (auto& ns : mine) r.processes += kill_netns_processes(ns);
-  r.processes += kill_orphan_helpers(net);
+  for (auto& ns : mine)
+    attempt("processes of " + ns, [&] { r.processes += kill_netns_processes(ns); });
+  attempt("helper processes", [&] { r.processes += kill_orphan_helpers(net); });
   for (auto& ns : mine) {
     std::string host = ns.substr(prefix.size());
     bool is_host = host.find('.') == std::string::npos && host != "mgmt";
-    delete_netns(ns, is_host ? uts_path(net, host) : "");
-    ++r.namespaces;
+    attempt("namespace " + ns, [&] {
+      delete_netns(ns, is_host ? uts_path(net, host) : "");
+      ++r.namespaces;
+    });
   }
   // Deleting the management namespace removes the root port with it; a crash between
   // creating the pair and moving its peer can leave it alone in the root namespace.
-  for (auto& l : root_link_names()) {
-    if (net_of_root_link(l) != net) continue;
-    delete_link(nl::NlSocket(), l);
-    ++r.root_links;
-  }
+  attempt("root links", [&] {
+    for (auto& l : root_link_names()) {
+      if (net_of_root_link(l) != net) continue;
+      attempt("root link " + l, [&] {
+        delete_link(nl::NlSocket(), l);
+        ++r.root_links;
+      });
+    }
+  });
   std::error_code ec;
   for (auto& e : fs::directory_iterator("/etc/netns", ec)) {
     if (e.path().filename().string().rfind(prefix, 0) != 0) continue;
-    fs::remove_all(e.path());
-    ++r.files;
+    attempt(e.path().string(), [&] {
+      fs::remove_all(e.path());
+      ++r.files;
+    });
   }
   // A daemon that an MPI launch was starting while its namespace's processes were killed
   // (orted forks as it daemonizes) outlives the namespace's name: found by its command line.
-  r.processes += kill_orphan_helpers(net);
+  attempt("helper processes", [&] { r.processes += kill_orphan_helpers(net); });
   // Leftover UTS pins (a host whose netns mount was already gone).
   std::string uts_dir = state_dir(net) + "/uts";
-  for (auto& e : fs::directory_iterator(uts_dir, ec)) unpin(e.path());
-  if (fs::exists(state_dir(net))) {
-    fs::remove_all(state_dir(net));
-    ++r.files;
+  for (auto& e : fs::directory_iterator(uts_dir, ec))
+    attempt(e.path().string(), [&] { unpin(e.path()); });
+  if (failed.empty() && fs::exists(state_dir(net))) {
+    attempt(state_dir(net), [&] {
+      fs::remove_all(state_dir(net));
+      ++r.files;
+    });
   }
-  r.restored = restore_root_allowed_if_last();
+  attempt("the root's TCP settings", [&] { r.restored = restore_root_allowed_if_last(); });
+  if (!failed.empty()) {
+    std::string what;
+    for (auto& f : failed) what += (what.empty() ? "" : "; ") + f;
+    throw std::runtime_error(fmt::format(
+        "network {}: {} of its parts could not be removed ({}); the rest was: {} namespaces, "
+        "{} root links, {} processes, {} files",
+        net, failed.size(), what, r.namespaces, r.root_links, r.processes, r.files));
+  }
   return r;
+}
+
+std::string teardown_or_error(const std::string& net, bool take_lock) noexcept {
+  try {
+    teardown_network(net, take_lock);
+    return "";
+  } catch (const std::exception& e) {
+    return e.what();
+  } catch (...) {
+    return "network " + net + ": teardown failed";
+  }
 }
 
 std::vector<std::string> networks_present() {
@@ -134,16 +181,22 @@ std::vector<std::string> networks_present() {
 TeardownReport clean_all() {
   StateLock lock;
   TeardownReport total;
+  std::string failed;  // one network that cannot be undone does not keep the others
   for (auto& n : networks_present()) {
-    auto r = teardown_network(n, false);
-    total.namespaces += r.namespaces;
-    total.root_links += r.root_links;
-    total.processes += r.processes;
-    total.files += r.files;
-    if (!r.restored.empty()) total.restored = r.restored;
+    try {
+      auto r = teardown_network(n, false);
+      total.namespaces += r.namespaces;
+      total.root_links += r.root_links;
+      total.processes += r.processes;
+      total.files += r.files;
+      if (!r.restored.empty()) total.restored = r.restored;
+    } catch (const std::exception& e) {
+      failed += (failed.empty() ? "" : "; ") + std::string(e.what());
+    }
   }
   total.processes += kill_orphan_helpers("");  // of networks with nothing else left
   if (total.restored.empty()) total.restored = restore_root_allowed_if_last();  // no network left
+  if (!failed.empty()) throw std::runtime_error(failed);
   return total;
 }
 

@@ -14,10 +14,16 @@ struct TeardownReport {
   std::string restored;  // the root's TCP allowed list put back (tcp.h), in words; "" = not
 };
 
-// Removes everything of network `net`. Idempotent; throws only on errors it cannot skip.
+// Removes everything of network `net`. Idempotent. Every part is tried whatever another
+// met; when some could not be removed it throws std::runtime_error naming them (and what
+// was removed), and keeps the network's state directory, so that it stays listed.
 // Takes the StateLock (state.h) unless the caller already holds it. The last network to go
 // takes xdc's additions out of the root's allowed congestion controls (tcp.h).
 TeardownReport teardown_network(const std::string& net, bool take_lock = true);
+
+// teardown_network() where nothing may be thrown (a destructor, a path whose own error is
+// on its way): "" when everything went, else what could not be removed.
+std::string teardown_or_error(const std::string& net, bool take_lock = true) noexcept;
 
 // Processes of xdc's helper programs (xdc-delayline, ...) whose command line names a
 // namespace of network `net`, and MPI's (mpirun, orted, `xdc mpi-agent`) whose command
@@ -28,7 +34,8 @@ std::vector<pid_t> helper_pids(const std::string& net);
 // state directories or /etc/netns entries.
 std::vector<std::string> networks_present();
 
-// teardown_network() for every network present.
+// teardown_network() for every network present; one that throws does not stop the
+// others, and its error is thrown after them.
 TeardownReport clean_all();
 
 }  // namespace xdc::net

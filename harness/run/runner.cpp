@@ -113,12 +113,8 @@ class RunNetwork {
           fmt::print(stderr, "xdc: {}: taking network {} down: {} (xdc clean --lab {})\n",
                      m.machine, name_, m.message, lab_->source_file);
     } else if (owned_) {
-      try {
-        net::teardown_network(name_);
-      } catch (const std::exception& ex) {
-        fmt::print(stderr, "xdc: tearing down network {}: {} (xdc down {})\n", name_, ex.what(),
-                   name_);
-      }
+      if (std::string left = net::teardown_or_error(name_); !left.empty())
+        fmt::print(stderr, "xdc: tearing down network {}: {} (xdc down {})\n", name_, left, name_);
     }
   }
   RunNetwork(const RunNetwork&) = delete;

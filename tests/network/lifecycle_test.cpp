@@ -6,8 +6,10 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <thread>
 
+#include "harness/network/names.h"
 #include "harness/network/state.h"
 #include "harness/network/teardown.h"
 #include "harness/process/process.h"
@@ -133,6 +135,49 @@ TEST(Lifecycle, HelperSearchSurvivesProcessesExitingUnderIt) {
   }
   EXPECT_TRUE(churn.running());
   EXPECT_GT(searches, 10);
+}
+
+// A part that will not go (here an /etc/netns entry made immutable) does not stop the
+// rest: `xdc down` removes the namespaces, links and processes, exits 1 naming the part,
+// and keeps the state so that the network stays listed; once the part can go, a second
+// `xdc down` finishes.
+TEST(Lifecycle, DownRemovesTheRestWhenOnePartWillNotGo) {
+  const std::string net = "tstk";
+  const std::string stuck = "/etc/netns/xdc-" + net + ".zz";
+  struct Unpin {  // whatever happens, the file can go again
+    std::string file;
+    ~Unpin() {
+      xdc::proc::run({"chattr", "-i", file});
+      std::filesystem::remove_all(std::filesystem::path(file).parent_path());
+    }
+  } unpin{stuck + "/pinned"};
+  auto up = run_xdc({"up", kChain, "--name", net});
+  ASSERT_EQ(up.rc, 0) << up.out;
+  std::filesystem::create_directories(stuck);
+  std::ofstream(unpin.file) << "x\n";
+  if (xdc::proc::run({"chattr", "+i", unpin.file}).exit_code != 0) {
+    run_xdc({"down", net});
+    GTEST_SKIP() << "chattr +i is refused on /etc here: no file that will not go";
+  }
+  const auto before = leftovers(net);
+  const auto namespaces = std::count_if(
+      before.begin(), before.end(), [](const std::string& x) { return x.rfind("netns ", 0) == 0; });
+  auto down = run_xdc({"down", net});
+  EXPECT_EQ(down.rc, 1) << down.out;
+  EXPECT_NE(down.out.find(stuck), std::string::npos) << down.out;
+  EXPECT_NE(down.out.find("1 of its parts could not be removed"), std::string::npos) << down.out;
+  EXPECT_NE(down.out.find("the rest was: " + std::to_string(namespaces) + " namespaces"),
+            std::string::npos)
+      << down.out;
+  EXPECT_EQ(joined(leftovers(net)), "state " + xdc::net::state_dir(net) + "\nfile " + stuck + "\n");
+  // The steps after the one that failed ran too: no host's UTS pin is still mounted.
+  std::ifstream mounts("/proc/self/mountinfo");
+  for (std::string line; std::getline(mounts, line);)
+    EXPECT_EQ(line.find(xdc::net::state_dir(net) + "/uts/"), std::string::npos) << line;
+  xdc::proc::run({"chattr", "-i", unpin.file});
+  auto again = run_xdc({"down", net});
+  EXPECT_EQ(again.rc, 0) << again.out;
+  EXPECT_EQ(joined(leftovers(net)), "");
 }
 
 // Look-alikes of xdc's names, made with iproute2, removed again whatever happens.
