@@ -22,8 +22,6 @@
 namespace xdc::run {
 namespace {
 
-// WAN between two DCs along the route: delays add up, the slowest rate counts, and the
-// receiving DC's fabric adds the intra-DC delay (builder.cpp's shape_fabric).
 // The shaped direction of lowest rate on the route from DC a to DC b (nullptr: none).
 const netem::LinkParams* route_bottleneck(const topo::Topology& t, const topo::Routes& routes,
                                           const std::string& a, const std::string& b) {
@@ -37,6 +35,8 @@ const netem::LinkParams* route_bottleneck(const topo::Topology& t, const topo::R
   return neck;
 }
 
+// WAN between two DCs along the route: delays add up, the slowest rate counts, and the
+// receiving DC's fabric adds the intra-DC delay (builder.cpp's shape_fabric).
 sim::Link wan_between(const topo::Topology& t, const topo::Routes& routes, const std::string& a,
                       const std::string& b) {
   sim::Link l;
@@ -163,9 +163,8 @@ sim::LinkModel links_between(const Experiment& e, const std::vector<std::string>
         }
       const int64_t cap = sim::tcp_loss_window_bytes(1 - kept);
       sim::TcpPath& p = m.tcp[static_cast<size_t>(a) * n + b];
-      if (const netem::LinkParams* neck =
-              route_bottleneck(e.topology, routes, da,
-                               db)) {  // payload bytes: a frame of kFrameBytes carries kTcpMss
+      if (const netem::LinkParams* neck = route_bottleneck(e.topology, routes, da, db)) {
+        // Payload bytes: a frame of kFrameBytes carries kTcpMss.
         const double payload = static_cast<double>(sim::kTcpMss) / netem::kFrameBytes;
         const double rtt_s =
             static_cast<double>(m.at(a, b).latency_ns + m.at(b, a).latency_ns) / 1e9;
