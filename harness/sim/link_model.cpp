@@ -78,7 +78,9 @@ std::vector<TcpConn> LinkState::history() {
 void shift_history(std::vector<TcpConn>& h, int64_t origin_ns) {
   for (TcpConn& c : h) {
     if (c.last_send_ns != std::numeric_limits<int64_t>::min()) c.last_send_ns -= origin_ns;
+    if (c.round_ns != std::numeric_limits<int64_t>::min()) c.round_ns -= origin_ns;
     c.stamp_ns -= origin_ns;
+    c.epoch_ns -= origin_ns;
   }
 }
 
@@ -114,8 +116,9 @@ Transfer LinkState::post(int from, int to, int64_t bytes, int64_t ready_ns, int6
   j.from = from;
   j.to = to;
   j.channel = c;
-  j.left = std::min(bytes, eager);
-  j.rest = bytes - j.left;
+  j.put = put_protocol(p, bytes / copies);
+  j.left = j.put ? kPutRequestBytes * copies : std::min(bytes, eager);
+  j.rest = j.put ? bytes : bytes - j.left;
   j.ready = ready_ns;
   j.priority = priority < 0 ? ready_ns : priority;
   j.bytes = bytes;
@@ -125,6 +128,9 @@ Transfer LinkState::post(int from, int to, int64_t bytes, int64_t ready_ns, int6
   ++ch.version;
   tickets_[static_cast<size_t>(from) * m_.ranks + to].push_back(ticket);
   data_ready_.push_back(j.rest > 0 ? std::numeric_limits<int64_t>::max() : ready_ns);
+  post_.push_back(ready_ns);
+  first_end_.push_back(ready_ns);
+  data_end_.push_back(ready_ns);
   // The other direction's rendezvous answers queue behind this message's data (queued_until).
   Channel& back = channels_[m_.channel_of(to, from)];
   ++back.version;
@@ -144,9 +150,11 @@ void LinkState::note_answer(size_t back, int64_t when) {
 
 int64_t LinkState::queued_until(size_t i, int64_t when) const {
   int64_t until = when;
-  for (int64_t k : tickets_[i])
-    if (data_ready_[static_cast<size_t>(k)] <= when)
-      until = std::max(until, result_[static_cast<size_t>(k)].end_ns);
+  for (int64_t k : tickets_[i]) {
+    const auto x = static_cast<size_t>(k);
+    if (post_[x] < when) until = std::max(until, first_end_[x]);
+    if (data_ready_[x] < when) until = std::max(until, data_end_[x]);
+  }
   return until;
 }
 
@@ -215,15 +223,35 @@ void LinkState::run_channel(Channel& ch, int64_t until, bool commit, int64_t tar
   const bool exclusive = m_.exclusive_channel(id);
   int64_t free_at = ch.free_at;                     // exclusive: the last holder's release
   std::vector<std::pair<size_t, int64_t>> answers;  // (back connection, when it answered)
-  sent_.assign(n, 0);
-  given_.assign(conns_.size(), 0);
-  int64_t t = ch.t;
   bool target_done = false;
+  sent_.assign(n, 0);
+  done_t_.assign(n, std::numeric_limits<int64_t>::min());  // when its last phase so far left
+  done_ready_.assign(n, kNone);                            // that phase's place in the queue
+  given_.assign(conns_.size(), 0);
+  // Message a is at the receiver: its last byte (or its FIN) left at `finish`.
+  auto complete = [&](size_t a, int64_t finish) {
+    Job& j = jobs[a];
+    j.done = true;
+    const Link& l = m_.at(j.from, j.to);
+    if (exclusive && j.granted) {  // the receiver's release arrives back then
+      const int64_t rtt = l.latency_ns + m_.at(j.to, j.from).latency_ns;
+      const TcpPath& p = tcp_[static_cast<size_t>(j.from) * m_.ranks + j.to];
+      // Early: the byte a round trip of bytes before the end arrives (at the link's
+      // rate, as the holder leaves it) a one-way delay before `finish`, or the first
+      // piece when the whole message is shorter; the release takes one back.
+      free_at = p.early_release ? std::max(j.start + rtt, finish) : finish + rtt;
+    }
+    const auto k = static_cast<size_t>(ch.jobs[a]);
+    result_[k] = {j.start, finish, finish + l.latency_ns, ch.jobs[a]};
+    known_[k] = commit ? -1 : ch.version;
+    if (ch.jobs[a] == target) target_done = true;
+  };
+  int64_t t = ch.t;
   while (!target_done) {
     ready_.clear();
     int64_t next = kNone;
     for (size_t a = 0; a < n; ++a) {
-      if (jobs[a].done) continue;
+      if (jobs[a].done || jobs[a].fin) continue;  // a FIN waits on the data ahead of it
       if (jobs[a].ready <= t) {
         ready_.push_back(a);
       } else {
@@ -249,39 +277,35 @@ void LinkState::run_channel(Channel& ch, int64_t until, bool commit, int64_t tar
       ready_.assign(go ? 1 : 0, holder);
       if (!go && holder < n) next = jobs[holder].ready;  // its rendezvous answer
     }
-    {  // A message not started yet queues behind the data already queued on its connection
-       // beyond what the socket buffer holds (link_model.h).
-      ahead_.assign(conns_.size(), 0);
-      blocked_.assign(conns_.size(), 0);
-      size_t w = 0;
-      for (size_t a : ready_) {
-        const size_t c = conn_of_[a];
-        const TcpPath& p = tcp_[conns_[c].first];
-        const int64_t room = p.window_bytes * std::max(p.connections, 1);
-        if (jobs[a].start < 0 && room > 0 && (blocked_[c] || ahead_[c] > room)) {
-          blocked_[c] = 1;
-          continue;
-        }
-        if (jobs[a].rest == 0) ahead_[c] += jobs[a].left;
-        ready_[w++] = a;
-      }
-      ready_.resize(w);
-    }
     if (ready_.empty()) {
       if (next == kNone || next >= until) break;
       t = next;
       continue;
     }
     if (t >= until) break;
-    // Each connection sends what its window allows, split evenly among its messages
-    // (water-filling: those with less left than an even share take what they have).
+    // Each connection sends what its window allows, its messages' phases in the order they
+    // were queued on it (FIFO: ob1's fragments, then the socket's bytes).
     offered_.assign(conns_.size(), 0);
     for (size_t a : ready_) offered_[conn_of_[a]] += jobs[a].left;
     order_ = ready_;
     if (order_.size() > 1)
       std::sort(order_.begin(), order_.end(), [&](size_t x, size_t y) {
-        return conn_of_[x] != conn_of_[y] ? conn_of_[x] < conn_of_[y] : jobs[x].left < jobs[y].left;
+        if (conn_of_[x] != conn_of_[y]) return conn_of_[x] < conn_of_[y];
+        return jobs[x].ready != jobs[y].ready ? jobs[x].ready < jobs[y].ready : x < y;
       });
+    // A put's last byte is in the socket once what is queued up to it fits the socket
+    // buffer: its FIN is queued then, behind whatever is queued by that time.
+    int64_t queued = 0;  // on the current connection, up to and including phase a
+    for (size_t k = 0; k < order_.size(); ++k) {
+      const size_t a = order_[k];
+      const size_t c = conn_of_[a];
+      queued = (k > 0 && conn_of_[order_[k - 1]] == c ? queued : 0) + jobs[a].left;
+      const TcpPath& p = tcp_[conns_[c].first];
+      const int64_t room = p.window_bytes * std::max(p.connections, 1);
+      if (jobs[a].put && jobs[a].rest == 0 && jobs[a].fin_ready < 0 &&
+          (room <= 0 || queued <= room))
+        jobs[a].fin_ready = t;
+    }
     int64_t rtt = 0, total = 0;
     double bandwidth = 0;
     for (size_t k = 0; k < order_.size();) {
@@ -298,8 +322,7 @@ void LinkState::run_channel(Channel& ch, int64_t until, bool commit, int64_t tar
       total += given_[c];
       int64_t budget = given_[c];
       for (size_t q = k; q < e; ++q) {
-        const auto share = budget / static_cast<int64_t>(e - q);
-        sent_[order_[q]] = std::min(jobs[order_[q]].left, std::max<int64_t>(share, 1));
+        sent_[order_[q]] = std::min(jobs[order_[q]].left, budget);
         budget -= sent_[order_[q]];
       }
       k = e;
@@ -307,25 +330,34 @@ void LinkState::run_channel(Channel& ch, int64_t until, bool commit, int64_t tar
     auto serialise = [&](int64_t b) -> int64_t {
       return bandwidth <= 0 ? 0 : std::llround(static_cast<double>(b) * 8e9 / bandwidth);
     };
-    // Round robin: a message's last byte leaves once every message of the round has sent as
-    // many bytes as it (or all of its own): in order of bytes sent, a running sum.
-    if (order_.size() > 1)
-      std::sort(order_.begin(), order_.end(),
-                [&](size_t x, size_t y) { return sent_[x] < sent_[y]; });
+    // The connections share the link round robin: a phase's last byte leaves once every
+    // connection has sent as many bytes of this round as its own connection up to it (or
+    // all of its own).
     bool more = false;
-    int64_t below = 0;  // bytes of the messages sending less than the current one
+    int64_t cum = 0;  // bytes of this connection's round up to the current phase
     for (size_t q = 0; q < order_.size(); ++q) {
       const size_t a = order_[q];
       Job& j = jobs[a];
+      if (q > 0 && conn_of_[order_[q - 1]] != conn_of_[a]) cum = 0;
+      cum += sent_[a];
       if (sent_[a] > 0 && j.start < 0) j.start = t;
       j.left -= sent_[a];
-      const int64_t upto = below + sent_[a] * static_cast<int64_t>(order_.size() - q);
-      below += sent_[a];
       if (j.left > 0) {
         more = true;
         continue;
       }
+      int64_t upto = 0;
+      for (size_t c = 0; c < conns_.size(); ++c) upto += std::min(cum, given_[c]);
       const int64_t finish = t + serialise(upto);
+      const auto k = static_cast<size_t>(ch.jobs[a]);
+      done_t_[a] = finish;
+      done_ready_[a] = j.ready;
+      (j.rest > 0 ? first_end_ : data_end_)[k] = finish;
+      if (j.put && j.rest == 0) {  // the data is out; the receiver completes at its FIN
+        j.fin = true;
+        if (j.fin_ready < 0) j.fin_ready = t;
+        continue;
+      }
       const Link& l = m_.at(j.from, j.to);
       if (j.rest > 0) {  // the request is there: the receiver answers, the rest follows
         const size_t back = static_cast<size_t>(j.to) * m_.ranks + j.from;
@@ -336,19 +368,25 @@ void LinkState::run_channel(Channel& ch, int64_t until, bool commit, int64_t tar
         j.left = j.rest;
         j.rest = 0;
       } else {
-        j.done = true;
-        if (exclusive && j.granted) {  // the receiver's release arrives back then
-          const int64_t rtt = l.latency_ns + m_.at(j.to, j.from).latency_ns;
-          const TcpPath& p = tcp_[static_cast<size_t>(j.from) * m_.ranks + j.to];
-          // Early: the byte a round trip of bytes before the end arrives (at the link's
-          // rate, as the holder leaves it) a one-way delay before `finish`, or the first
-          // piece when the whole message is shorter; the release takes one back.
-          free_at = p.early_release ? std::max(j.start + rtt, finish) : finish + rtt;
-        }
-        const auto k = static_cast<size_t>(ch.jobs[a]);
-        result_[k] = {j.start, finish, finish + l.latency_ns, ch.jobs[a]};
-        known_[k] = commit ? -1 : ch.version;
-        if (ch.jobs[a] == target) target_done = true;
+        complete(a, finish);
+      }
+    }
+    // A FIN goes once every phase queued on its connection before it has left.
+    for (size_t a = 0; a < n; ++a) {
+      if (!jobs[a].fin || jobs[a].done) continue;
+      bool blocked = false;
+      int64_t finish = done_t_[a];
+      for (size_t b = 0; b < n && !blocked; ++b) {
+        if (b == a || conn_of_[b] != conn_of_[a]) continue;
+        if (!jobs[b].done && !jobs[b].fin && jobs[b].ready <= jobs[a].fin_ready)
+          blocked = true;  // queued ahead of the FIN, bytes still to send
+        else if (done_ready_[b] <= jobs[a].fin_ready)
+          finish = std::max(finish, done_t_[b]);
+      }
+      if (blocked) {
+        more = true;
+      } else {
+        complete(a, finish);
       }
     }
     const int64_t end = t + serialise(total);

@@ -76,30 +76,37 @@ struct Transfer {
 // iteration ended then; a connection used once per iteration passes its idle time).
 //
 // Without TCP paths a channel is a FIFO: a message holds it latency + bytes / bandwidth.
-// With them the messages on a channel share it as OpenMPI shares a connection, in a rule
-// fitted to what was measured (below): a message issued while the data queued on its
-// connection exceeds what the socket buffer holds (the buffer window) waits behind that
-// data — ob1 queues a rendezvous message's fragments ahead of later requests — and goes
-// (its rendezvous request with the first fragment, or the whole eager message) once the
-// data ahead fits in the buffer; after that the data of every message in flight is
-// interleaved, so n messages sending together each get 1/n of what the connection
-// carries. The channel runs in rounds of one round trip: each connection with data ready
-// sends what tcp_round allows, split evenly among its messages (one with less left takes
-// only that); a message's last byte leaves when the round has serialised, for every
-// message of the round, as many bytes as that message sent (round robin). A message that
-// becomes ready in the middle of a round (a rendezvous answer back, a new Isend) joins at
-// the next round. A rendezvous answer goes on the receiver's connection back to the sender
-// (OpenMPI keeps one TCP connection per peer pair, both directions on it), behind the data
-// of every message already queued there: ob1 queues a message's fragments once its data
-// may go, and the answer after them. Measured (GeoPipe 20 ms `overlap`, `ss` on both ends):
-// an activation's request reached the next stage while that stage was sending three
-// gradients back; its answer left ~400 ms later, after them, and the activation took 620 ms
-// instead of ~180. The answer counts as a send of its connection at that time (slow start
-// after idle), in time order with the connection's own rounds. Because a new send slows
-// the messages it shares the channel with (or, through the answers, the other direction's),
-// send() answers with a provisional Transfer and a ticket; current(ticket) gives the
-// timing as known after every send so far, final once the simulation has passed the
-// message's arrival (the engine waits for that).
+// With them each connection direction is a byte stream, as OpenMPI's btl/tcp and TCP make
+// it: ob1 queues fragments on the endpoint in order and TCP keeps the socket's bytes in
+// order, so a message's phases leave in the order they were queued (FIFO by the time each
+// became ready, then by post). A message's phases (tcp_model.h): eager, the whole message
+// at its post; rendezvous, the request with its first fragment at the post and the rest
+// once the answer is back; put (from btl_tcp_min_rdma_pipeline_size), a request with no
+// data, then the whole message as one put once the answer is back, and the receiver
+// completes only at the FIN the sender queues when the put's last byte is in the socket
+// (what is queued up to it fits the socket buffer), behind every fragment queued by then.
+// So puts issued while one is sending complete at the receiver together, the earlier ones
+// with the later (measured, GeoPipe 20 ms `overlap`: rank 1's 10 MiB activations 1-4 left
+// its socket 170 ms apart, and rank 2 completed activation 1 only at 954 ms, after all four;
+// two-dc-modeled `overlap`: activation 1 at 3801 ms, after activations 2-4).
+// The channel runs in rounds of one round trip: each connection with data ready sends what
+// tcp_round allows, to its phases in stream order; connections crossing one channel share
+// its rate round robin (a phase's last byte leaves once every connection has sent as many
+// bytes of the round as its own has up to it). A phase that becomes ready in the middle of
+// a round (an answer back, a new Isend) joins at the next round. A rendezvous answer goes
+// on the receiver's connection back to the sender (one TCP connection per peer pair, both
+// directions on it), behind every byte queued there before it: the requests posted before
+// it and the data whose answers arrived before it (measured, GeoPipe 20 ms `overlap`, `ss`
+// on both ends: an activation's request reached the next stage while that stage was
+// sending three gradients back; its answer left ~400 ms later, after them). The answer
+// counts as a send of its connection at that time (slow start after idle), in time order
+// with the connection's own rounds. It reads the other direction's queue as far as that
+// has been worked out, so the order of current() queries can decide a tie between a request
+// and an answer crossing at once (tests/sim/tcp_model_test.cpp). Because a new send slows
+// the messages it shares the channel with (or, through the answers, the other
+// direction's), send() answers with a provisional Transfer and a ticket; current(ticket)
+// gives the timing as known after every send so far, final once the simulation has passed
+// the message's arrival (the engine waits for that).
 // An exclusive channel (LinkModel::exclusive) grants itself to one message at a time: the
 // holder keeps it from its first byte through a rendezvous round trip to its arrival and
 // the receiver's release back (one more one-way latency, as the workers' arbiter frees
@@ -108,18 +115,11 @@ struct Transfer {
 // trip after its first byte when it is shorter than that); then the
 // ready message of the smallest priority (then the earliest post) takes it at the next
 // round. The holder's connection sends what its own window allows.
-// Measured against: CrossPipe 80 ms / 26 Mbit/s (256 KiB messages back to back: each
-// request overlaps the data before it; FIFO with a round trip each over-predicted
-// crosspipe-greedy by 46%, this is within 2%); GeoPipe 20 ms `overlap` and two-dc-modeled
-// `overlap` (10 / 40 MiB microbatches: microbatch 0 arrived as if alone, 1-4 issued during
-// it arrived compressed together after it: 0.98-1.22 s; 3.75-4.74 s); Atlas PP 40 ms (k =
-// 20, 32 MiB; microbatches 0-3 at 2.06, 2.71, 3.93, 4.0 s: more in order than this rule
-// gives, +16% on the iteration, and +69% with every message interleaved from its issue).
-// Measured sends to one peer complete in FIFO order (GeoPipe 20 ms `overlap`: 10 MiB
-// activations done ~170 ms apart, where this rule completes four together), yet giving a
-// connection's round to its messages in ready order instead (2026-11-27) predicted far
-// too fast: two-dc-modeled `overlap` -17%, GeoPipe `overlap` -28%, the demo's -25%, Atlas
-// PP -12%; the even split stays.
+// Before 2026-11-28 a connection's round was split evenly among its messages and the first
+// fragment went with every request; fitted to the interleaved-looking completions that the
+// FIN explains, it was within 2% on two-dc-modeled and Atlas but -7% on GeoPipe `overlap`
+// and -24% on CrossPipe's greedy at 80 ms; this model is within 2.3% on both, and the
+// ranks' order of ready phases (FIFO) without the FIN was 17-28% too fast on `overlap`.
 // Moves connection states onto a clock whose 0 is `origin_ns` of theirs.
 void shift_history(std::vector<TcpConn>& h, int64_t origin_ns);
 
@@ -159,6 +159,9 @@ class LinkState {
     int64_t priority = 0;  // exclusive channels: grant order
     bool granted = false;  // exclusive channels: holds the channel until done
     bool done = false;
+    bool put = false;        // ob1's put protocol (tcp_model.h): a FIN follows the data
+    bool fin = false;        // the data is out; the receiver completes at the FIN
+    int64_t fin_ready = -1;  // the data's last byte entered the socket then: the FIN queues
   };
   struct Channel {
     int64_t t = 0;              // the next round may start then (rounds before it are final)
@@ -201,6 +204,8 @@ class LinkState {
   std::vector<std::vector<int64_t>> pending_;  // [from * ranks + to]: answers, in time order
   std::vector<std::vector<int64_t>> tickets_;  // [from * ranks + to]: its messages
   std::vector<int64_t> data_ready_;            // by ticket: its data may go from then on
+  std::vector<int64_t> post_;                  // by ticket: posted (its first phase queued)
+  std::vector<int64_t> first_end_, data_end_;  // by ticket: its request's / data's last byte left
   std::vector<Channel> channels_;
   std::vector<Job> jobs_;              // by ticket
   std::vector<Transfer> result_;       // by ticket
@@ -211,9 +216,7 @@ class LinkState {
   std::vector<size_t> conn_of_, ready_, order_;
   std::vector<std::pair<size_t, TcpConn>> conns_;
   std::vector<size_t> applied_;  // per entry of conns_: its pending answers taken so far
-  std::vector<int64_t> sent_, offered_, given_;
-  std::vector<int64_t> ahead_;  // per connection: data queued ahead of a new message
-  std::vector<char> blocked_;
+  std::vector<int64_t> sent_, offered_, given_, done_t_, done_ready_;
 };
 
 }  // namespace xdc::sim

@@ -7,7 +7,9 @@
 //   (65480 B of a 64 KiB limit took 21 ms, 65490 B took 61 ms). A longer one sends its first
 //   fragment (that many bytes) with the rendezvous request; the receiver, whose receive is
 //   already posted, answers once that fragment has arrived, and the rest follows when the
-//   answer is back: one round trip more (64 KiB: 61-72 ms instead of 21 ms).
+//   answer is back: one round trip more (64 KiB: 61-72 ms instead of 21 ms). From
+//   btl_tcp_min_rdma_pipeline_size the request carries no data and the rest is one put
+//   (put_protocol below).
 // - Slow start after idle (net.ipv4.tcp_slow_start_after_idle, on in stock Linux): a send
 //   that finds the connection idle longer than the RTO (srtt + rto_min 200 ms, in whole
 //   clock ticks as Linux counts both; 0.24 s idle kept the window, 0.54 s did not) halves the
@@ -38,9 +40,8 @@
 //   holds their bursts do not change. CUBIC (or Reno) senders only, one connection per
 //   path: N connections (mpi.connections, or data-parallel copies) share one bottleneck
 //   but each backs off on its own losses, which one aggregate window does not capture.
-// Several messages on one connection (OpenMPI interleaves their fragments; each Isend's
-// request goes out when issued, so a queued message's request/answer overlaps the data
-// before it) are LinkState's (link_model.h): the window is shared round by round.
+// Several messages on one connection go in the order ob1 queued their phases (LinkState,
+// link_model.h): a request issued while data is queued waits behind it.
 // Not modeled (measured, still off): the losses a window-limited flow's bursts cause at a
 // bottleneck queue larger than its window (geopipe 20 ms, 10 MiB messages: ~150-200 rate-queue
 // drops per iteration; CUBIC's backoff is averaged into kSendBufferPayload). `ss` on both
@@ -50,15 +51,16 @@
 // host's rate and overflows the queue (112 packets, one SACK recovery per direction and
 // iteration, ssthresh 2101 -> 2017). Also not modeled: the round trip grows by 2-12 ms
 // (of 40) while a window's bytes queue at the bottleneck in the bursts the send buffer
-// releases them in, and ACKs queued behind data going the other way. Nor ob1's RDMA
-// pipeline protocol (btl/tcp has the PUT flag): a message of at least 192 KiB
-// (btl_tcp_min_rdma_pipeline_size) sends its request with no data (`ss`, CrossPipe 80 ms:
-// an 80-byte request, a 64-byte answer, then all 256 KiB) and its data as one put. Tried
-// (2026-11-27): the data-less request alone moved CrossPipe's greedy from -24% to -15% but
-// Atlas PP from +1% to +15% and ZB-H1 from +1% to +8%; with the puts queued whole in answer
-// order too, Atlas PP came back (-0.5%) and two-dc-modeled / GeoPipe `overlap` fell to
-// -17% / -28%. So the first fragment still goes with the request here and messages share
-// the rounds. OpenMPI's btl_tcp_links > 1 is
+// releases them in, and ACKs queued behind data going the other way. Nor the loss history
+// of a short run: at CrossPipe's greedy, 80 ms / 26 Mbit/s (2026-11-27, `ss`), bursts of two
+// 256 KiB puts answered together left at once into the 259-frame queue four times in the
+// first iterations, ratcheting ssthresh down to 226 segments (of a 362-segment
+// bandwidth-delay product), so the later iterations send ~270 segments a round trip; the
+// simulated run meets one loss at most (ssthresh pinned at 226 would predict 5.08 s for the
+// measured 5.39; unpinned 4.39). Eager vs rendezvous vs put (ob1's RDMA pipeline protocol,
+// below, since 2026-11-28; `ss`, CrossPipe 80 ms: an 80-byte request, a 64-byte answer, then
+// all 256 KiB): how a message's phases queue is LinkState's (link_model.h). OpenMPI's
+// btl_tcp_links > 1 is
 // not modeled: measured, it does not stripe one message (workloads/worker/stripes.h), and 2 links
 // made 1 MiB messages slower (370-450 ms instead of 30-160 ms). Several connections per transfer
 // (mpi.connections, the workers' stripes): a message is spread over `connections` connections with
@@ -71,6 +73,7 @@
 // A message is sent in rounds of one round trip each: min(cwnd, window) bytes per round,
 // serialised at the link's rate; when a round's bytes take longer than the round trip the
 // link is the limit and rounds follow back to back.
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 
@@ -120,6 +123,19 @@ struct TcpPath {
   bool loss_based = true;
 };
 inline constexpr int64_t kNoRendezvous = int64_t{1} << 62;  // eager_limit of the stripes
+// ob1's RDMA pipeline protocol (btl/tcp has the PUT flag, not GET): a message of at least
+// btl_tcp_min_rdma_pipeline_size (196608 B, raised to eager_limit +
+// btl_tcp_rdma_pipeline_send_length when that is more) sends a request with no data; the
+// receiver answers with a PUT control message, and the sender queues the whole message as
+// one put fragment (btl_tcp_rdma_pipeline_frag_size is 2 GiB). Its receiver completes on the
+// FIN the sender queues once the put's last byte is in the socket (link_model.h).
+inline constexpr int64_t kOpenMpiMinRdmaPipeline = 196608;
+inline constexpr int64_t kOpenMpiRdmaPipelineSendLength = 131072;
+inline constexpr int64_t kPutRequestBytes = 80;  // the request on the wire (`ss`)
+inline bool put_protocol(const TcpPath& p, int64_t bytes) {
+  return p.eager_limit < kNoRendezvous &&
+         bytes >= std::max(kOpenMpiMinRdmaPipeline, p.eager_limit + kOpenMpiRdmaPipelineSendLength);
+}
 
 // Payload in flight allowed by the sender's send buffer and the receiver's receive
 // buffer (their autotuning maxima, bytes).

@@ -84,13 +84,14 @@ TEST(TcpModel, EagerLimitAddsTheRendezvousRoundTrip) {
   EXPECT_NEAR(static_cast<double>(rndv.arrival_ns - 1100 * kMs) / 1e6, 61, 5);
 }
 
-TEST(TcpModel, AMessageWaitsBehindTheDataQueuedBeyondTheSocketBuffer) {
+TEST(TcpModel, MessagesOnOneConnectionGoInTheOrderTheyWereQueued) {
   // 20 ms one way, 1 Gbit/s, a warm 1 MB window (one round trip carries 1 MB, serialised
   // in 8 ms), no rendezvous. 4 MB alone: rounds at 0, 40, 80, 120 ms, out at 128, in at
-  // 148. 4 MB queued at 0: a 4 MB message issued at 1 ms waits until the first has at most
-  // a window (1 MB) left, at 120; then they share: the first sends 0.5 + 0.5 MB in rounds
-  // 120 and 160 (out at 168, after both halves), the second 0.5, 0.5, then 1 MB a round
-  // alone in rounds 200, 240, 280 (out at 288).
+  // 148. A second 4 MB issued at 1 ms queues behind the first (OpenMPI's fragments, then the
+  // socket's bytes, in order): the first keeps its timing, and the second starts in the
+  // round after the first's last (160) and is out at 288. Before 2026-11-28 the two shared
+  // each round from 120 on (first out at 168): that matched arrivals only because the
+  // receiver's completion (the FIN behind later puts, link_model.h) was not modeled.
   LinkModel m = LinkModel::uniform(2, {20 * kMs, 1e9});
   xdc::sim::TcpPath p;
   p.eager_limit = xdc::sim::kNoRendezvous;
@@ -102,8 +103,8 @@ TEST(TcpModel, AMessageWaitsBehindTheDataQueuedBeyondTheSocketBuffer) {
   const auto first = wire.send(0, 1, 4'000'000, 0);
   EXPECT_EQ(first.arrival_ns, 148 * kMs) << "alone so far";
   const auto second = wire.send(0, 1, 4'000'000, 1 * kMs);
-  EXPECT_EQ(second.start_ns, 120 * kMs);
-  EXPECT_EQ(wire.current(first.ticket).end_ns, 168 * kMs) << "revised by the second";
+  EXPECT_EQ(second.start_ns, 160 * kMs);
+  EXPECT_EQ(wire.current(first.ticket).end_ns, 128 * kMs) << "not delayed by the second";
   EXPECT_EQ(second.end_ns, 288 * kMs);
   // The other direction is another connection: not shared.
   EXPECT_EQ(wire.send(1, 0, 4'000'000, 1 * kMs).arrival_ns, 149 * kMs);
@@ -284,11 +285,13 @@ TEST(TcpModel, AConnectionIdleSinceThePreviousIterationRestartsItsWindow) {
 
 // One connection pair, 20 ms one way, 1 Gbit/s, warm 1 MB windows: rank 1 sends 8 MB to
 // rank 0 with no rendezvous at 0 (rounds every 40 ms, its last byte out at 288 ms). Rank 0
-// issues 1 MiB to rank 1 at 10 ms: its request (65480 B) arrives at rank 1 at 30.5 ms, and
-// the answer goes on rank 1's connection behind the 8 MB (OpenMPI queues the fragments,
-// TCP keeps the order): out at 288, back at 308 ms, not at 50.5. The rest (983,096 B) then
-// goes from a window halved once for the 298 ms the connection sat idle (RTO 240 ms):
-// 500 kB at 308, the rest at 348, out at 348 + 3.9 ms, in at 371.9 ms.
+// issues 1 MiB to rank 1 at 10 ms, a put (tcp_model.h): its request (no data) arrives at
+// rank 1 at 30 ms, and the answer goes on rank 1's connection behind the 8 MB (OpenMPI
+// queues the fragments, TCP keeps the order): out at 288, back at 308 ms, not at 50. The
+// data then goes from a window halved once for the 298 ms the connection sat idle (RTO
+// 240 ms): 500 kB at 308, the rest (548,576 B) at 348, out at 348 + 4.4 ms, its FIN right
+// behind, in at 372.4 ms. Alone: the answer is back at 50, 1 MB goes at 50 and the rest
+// at 90, in at 110.4 ms.
 TEST(TcpModel, ARendezvousAnswerWaitsBehindTheDataQueuedTheOtherWay) {
   LinkModel m = LinkModel::uniform(2, {20 * kMs, 1e9});
   xdc::sim::TcpPath p;
@@ -297,7 +300,7 @@ TEST(TcpModel, ARendezvousAnswerWaitsBehindTheDataQueuedTheOtherWay) {
   m.tcp[1 * 2 + 0].eager_limit = xdc::sim::kNoRendezvous;
   LinkState quiet(m);
   const int64_t alone = quiet.send(0, 1, kMiB, 10 * kMs).arrival_ns;
-  EXPECT_NEAR(static_cast<double>(alone) / 1e6, 10 + 0.5 + 40 + 7.9 + 20, 0.1);
+  EXPECT_NEAR(static_cast<double>(alone) / 1e6, 10 + 40 + 40 + 0.4 + 20, 0.1);
   LinkState wire(m);
   const auto back = wire.post(1, 0, 8'000'000, 0);
   const auto x = wire.post(0, 1, kMiB, 10 * kMs);
@@ -305,7 +308,74 @@ TEST(TcpModel, ARendezvousAnswerWaitsBehindTheDataQueuedTheOtherWay) {
   const auto got = wire.current(x.ticket);
   std::printf("1 MiB behind 8 MB the other way: in at %.1f ms (alone %.1f)\n",
               static_cast<double>(got.arrival_ns) / 1e6, static_cast<double>(alone) / 1e6);
-  EXPECT_NEAR(static_cast<double>(got.arrival_ns) / 1e6, 308 + 40 + 3.9 + 20, 0.2);
+  EXPECT_NEAR(static_cast<double>(got.arrival_ns) / 1e6, 308 + 40 + 4.4 + 20, 0.1);
+}
+
+// ob1's put protocol (tcp_model.h): from btl_tcp_min_rdma_pipeline_size (196608 B, or
+// eager_limit + 128 KiB when that is more) a message's request carries no data.
+TEST(TcpModel, FromTheRdmaPipelineSizeTheRequestCarriesNoData) {
+  xdc::sim::TcpPath p = pair(xdc::sim::kOpenMpiEagerLimit).tcp[1];
+  EXPECT_FALSE(xdc::sim::put_protocol(p, 196607));
+  EXPECT_TRUE(xdc::sim::put_protocol(p, 196608));
+  p.eager_limit = 1 << 20;  // raised: the pipeline starts at eager_limit + 128 KiB
+  EXPECT_FALSE(xdc::sim::put_protocol(p, (1 << 20) + 131071));
+  EXPECT_TRUE(xdc::sim::put_protocol(p, (1 << 20) + 131072));
+  p.eager_limit = xdc::sim::kNoRendezvous;  // the workers' stripes: no OpenMPI protocol
+  EXPECT_FALSE(xdc::sim::put_protocol(p, int64_t{1} << 40));
+}
+
+// The receiver of a put completes on its FIN, which the sender queues once the put's last
+// byte is in the socket, behind whatever was queued by then (GeoPipe `overlap`, 10 MiB
+// activations, measured 2026-11-28: sent one after the other, the first completes at the
+// receiver with the later ones). 20 ms one way, 1 Gbit/s, a warm 1 MB window: 4 MB issued at
+// 0 and 4 MB at 1 ms, both answered at once. The first's data goes in rounds 40-160; its
+// last byte enters the socket at 160, when the second's data (queued at 41) is ahead of its
+// FIN; the second goes in rounds 200-320 (out at 328), and both are in at 348 ms. Alone the
+// first is in at 188.
+TEST(TcpModel, APutCompletesAtItsFinBehindThePutsQueuedBeforeIt) {
+  LinkModel m = LinkModel::uniform(2, {20 * kMs, 1e9});
+  xdc::sim::TcpPath p;
+  p.window_bytes = 1'000'000;
+  m.tcp.assign(4, p);
+  LinkState alone(m);
+  auto ms = [](int64_t ns) { return static_cast<double>(ns) / 1e6; };
+  EXPECT_NEAR(ms(alone.send(0, 1, 4'000'000, 0).arrival_ns), 188, 0.01);
+  LinkState wire(m);
+  const auto first = wire.post(0, 1, 4'000'000, 0);
+  const auto second = wire.post(0, 1, 4'000'000, 1 * kMs);
+  EXPECT_NEAR(ms(wire.current(first.ticket).arrival_ns), 348, 0.01);
+  EXPECT_NEAR(ms(wire.current(second.ticket).arrival_ns), 348, 0.01);
+}
+
+// Both directions of a connection pair are byte streams: a rendezvous answer leaves behind
+// what was queued on its direction before it, and a request queued before the peer's answer
+// arrives before it (two-dc-modeled `overlap`, 2026-11-28: rank 2's gradient request, queued
+// before its answer to rank 1's activation, was answered at once, not after the activation's
+// 40 MiB). 20 ms one way, 1 Gbit/s, warm 1 MB windows: rank 1 puts 4 MB to rank 0 at 0 (its
+// data goes from 40, out at 168) and issues M (1 MiB) at 50; rank 0 issues N (1 MiB) to rank
+// 1 at 60. M's request and N's answer (queued at 80) wait behind the 4 MB, whose last
+// megabyte fills rank 1's window until its ACKs return at 200; then M's request goes, N's
+// answer behind it. Rank 0 answers M at 220 before it queues N's data, so M's data goes from
+// 240 on and is in at 300.4 ms (behind N's data it would be in at 340.8); N's goes from 220,
+// in at 280.4. An answer reads the other direction's queue as far as it has been worked out
+// (link_model.h): the 4 MB first, then M, as a receiver waiting for them would ask. Asked
+// for N first, N's answer is worked out before M's request is, leaves at 168, and M is in at
+// 308.8 behind N's data: the order of queries still decides such ties.
+TEST(TcpModel, ARequestQueuedBeforeThePeersAnswerIsAnsweredFirst) {
+  LinkModel m = LinkModel::uniform(2, {20 * kMs, 1e9});
+  xdc::sim::TcpPath p;
+  p.window_bytes = 1'000'000;
+  m.tcp.assign(4, p);
+  LinkState wire(m);
+  const auto e = wire.post(1, 0, 4'000'000, 0);
+  EXPECT_NEAR(static_cast<double>(wire.current(e.ticket).end_ns) / 1e6, 168, 0.01);
+  const auto mm = wire.post(1, 0, kMiB, 50 * kMs);
+  const auto n = wire.post(0, 1, kMiB, 60 * kMs);
+  const auto got_m = wire.current(mm.ticket), got_n = wire.current(n.ticket);
+  std::printf("M in at %.1f ms, N in at %.1f ms\n", static_cast<double>(got_m.arrival_ns) / 1e6,
+              static_cast<double>(got_n.arrival_ns) / 1e6);
+  EXPECT_NEAR(static_cast<double>(got_m.arrival_ns) / 1e6, 300.4, 0.1);
+  EXPECT_NEAR(static_cast<double>(got_n.arrival_ns) / 1e6, 280.4, 0.1);
 }
 
 // A rendezvous answer counts as a send of its connection when it is sent, not when the
