@@ -115,7 +115,7 @@ struct Transfer {
 // trip after its first byte when it is shorter than that); then the
 // ready message of the smallest priority (then the earliest post) takes it at the next
 // round. The holder's connection sends what its own window allows.
-// Before 2026-11-28 a connection's round was split evenly among its messages and the first
+// Before 2026-11-27 a connection's round was split evenly among its messages and the first
 // fragment went with every request; fitted to the interleaved-looking completions that the
 // FIN explains, it was within 2% on two-dc-modeled and Atlas but -7% on GeoPipe `overlap`
 // and -24% on CrossPipe's greedy at 80 ms; this model is within 2.3% on both, and the

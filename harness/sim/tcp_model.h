@@ -58,7 +58,7 @@
 // bandwidth-delay product), so the later iterations send ~270 segments a round trip; the
 // simulated run meets one loss at most (ssthresh pinned at 226 would predict 5.08 s for the
 // measured 5.39; unpinned 4.39). Eager vs rendezvous vs put (ob1's RDMA pipeline protocol,
-// below, since 2026-11-28; `ss`, CrossPipe 80 ms: an 80-byte request, a 64-byte answer, then
+// below, since 2026-11-27; `ss`, CrossPipe 80 ms: an 80-byte request, a 64-byte answer, then
 // all 256 KiB): how a message's phases queue is LinkState's (link_model.h). OpenMPI's
 // btl_tcp_links > 1 is
 // not modeled: measured, it does not stripe one message (workloads/worker/stripes.h), and 2 links

@@ -209,7 +209,7 @@ TEST(Plan, ARateLimitedRouteGivesItsConnectionsTheBottleneck) {
 TEST(Plan, MessagesLargerThanTheBottleneckArePredictedWithTheirLosses) {
   // Measured 2026-11-27 (tests/run/crosspipe-10ms-26mbit.yaml): every activation overflows
   // the bottleneck. Without congestion loss the simulator predicted 4.330 / 3.800 / 2.985 s
-  // (-11 / -15 / -21%); with it, -2 / -3 / -9% (2026-11-28, put protocol and FIFO
+  // (-11 / -15 / -21%); with it, -2 / -3 / -9% (2026-11-27, put protocol and FIFO
   // connections).
   const auto plan = make_plan(load_experiment("tests/run/crosspipe-10ms-26mbit.yaml"));
   const std::map<std::string, double> measured = {
@@ -221,7 +221,7 @@ TEST(Plan, MessagesLargerThanTheBottleneckArePredictedWithTheirLosses) {
     EXPECT_NEAR(s, m, (sp.choice.name == "crosspipe-greedy" ? 0.10 : 0.05) * m) << sp.choice.name;
   }
   // GeoPipe at 500 Mbit/s (tests/run/geopipe-500mbit.yaml): a window larger than the queue.
-  // Without congestion loss 3.877 / 2.876 s (-24 / -31%); with it +4 / +8% (2026-11-28).
+  // Without congestion loss 3.877 / 2.876 s (-24 / -31%); with it +4 / +8% (2026-11-27).
   const auto geo = make_plan(load_experiment("tests/run/geopipe-500mbit.yaml"));
   const std::map<std::string, std::pair<double, double>> geo_measured = {
       {"1f1b", {5.119, 0.05}}, {"overlap", {4.176, 0.09}}};

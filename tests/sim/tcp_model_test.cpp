@@ -89,7 +89,7 @@ TEST(TcpModel, MessagesOnOneConnectionGoInTheOrderTheyWereQueued) {
   // in 8 ms), no rendezvous. 4 MB alone: rounds at 0, 40, 80, 120 ms, out at 128, in at
   // 148. A second 4 MB issued at 1 ms queues behind the first (OpenMPI's fragments, then the
   // socket's bytes, in order): the first keeps its timing, and the second starts in the
-  // round after the first's last (160) and is out at 288. Before 2026-11-28 the two shared
+  // round after the first's last (160) and is out at 288. Before 2026-11-27 the two shared
   // each round from 120 on (first out at 168): that matched arrivals only because the
   // receiver's completion (the FIN behind later puts, link_model.h) was not modeled.
   LinkModel m = LinkModel::uniform(2, {20 * kMs, 1e9});
@@ -326,7 +326,7 @@ TEST(TcpModel, FromTheRdmaPipelineSizeTheRequestCarriesNoData) {
 
 // The receiver of a put completes on its FIN, which the sender queues once the put's last
 // byte is in the socket, behind whatever was queued by then (GeoPipe `overlap`, 10 MiB
-// activations, measured 2026-11-28: sent one after the other, the first completes at the
+// activations, measured 2026-11-27: sent one after the other, the first completes at the
 // receiver with the later ones). 20 ms one way, 1 Gbit/s, a warm 1 MB window: 4 MB issued at
 // 0 and 4 MB at 1 ms, both answered at once. The first's data goes in rounds 40-160; its
 // last byte enters the socket at 160, when the second's data (queued at 41) is ahead of its
@@ -349,7 +349,7 @@ TEST(TcpModel, APutCompletesAtItsFinBehindThePutsQueuedBeforeIt) {
 
 // Both directions of a connection pair are byte streams: a rendezvous answer leaves behind
 // what was queued on its direction before it, and a request queued before the peer's answer
-// arrives before it (two-dc-modeled `overlap`, 2026-11-28: rank 2's gradient request, queued
+// arrives before it (two-dc-modeled `overlap`, 2026-11-27: rank 2's gradient request, queued
 // before its answer to rank 1's activation, was answered at once, not after the activation's
 // 40 MiB). 20 ms one way, 1 Gbit/s, warm 1 MB windows: rank 1 puts 4 MB to rank 0 at 0 (its
 // data goes from 40, out at 168) and issues M (1 MiB) at 50; rank 0 issues N (1 MiB) to rank
