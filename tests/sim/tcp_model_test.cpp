@@ -33,6 +33,20 @@ LinkModel pair(int64_t eager_limit, uint64_t wmem = 4 << 20, uint64_t rmem = 6 <
   return m;
 }
 
+// Two ranks 20 ms apart at 1 Gbit/s, each direction a warm connection of `window` bytes.
+LinkModel windowed(int64_t window, int64_t eager_limit = xdc::sim::kOpenMpiEagerLimit) {
+  LinkModel m = LinkModel::uniform(2, {20 * kMs, 1e9});
+  xdc::sim::TcpPath p;
+  p.eager_limit = eager_limit;
+  p.window_bytes = window;
+  m.tcp.assign(4, p);
+  return m;
+}
+
+double ms(int64_t ns) {
+  return static_cast<double>(ns) / 1e6;
+}
+
 struct Step {
   int64_t bytes;
   double idle_s;
@@ -92,11 +106,7 @@ TEST(TcpModel, MessagesOnOneConnectionGoInTheOrderTheyWereQueued) {
   // round after the first's last (160) and is out at 288. Before 2026-11-27 the two shared
   // each round from 120 on (first out at 168): that matched arrivals only because the
   // receiver's completion (the FIN behind later puts, link_model.h) was not modeled.
-  LinkModel m = LinkModel::uniform(2, {20 * kMs, 1e9});
-  xdc::sim::TcpPath p;
-  p.eager_limit = xdc::sim::kNoRendezvous;
-  p.window_bytes = 1'000'000;
-  m.tcp.assign(4, p);
+  const LinkModel m = windowed(1'000'000, xdc::sim::kNoRendezvous);
   LinkState alone(m);
   EXPECT_EQ(alone.send(0, 1, 4'000'000, 0).arrival_ns, 148 * kMs);
   LinkState wire(m);
@@ -293,10 +303,7 @@ TEST(TcpModel, AConnectionIdleSinceThePreviousIterationRestartsItsWindow) {
 // behind, in at 372.4 ms. Alone: the answer is back at 50, 1 MB goes at 50 and the rest
 // at 90, in at 110.4 ms.
 TEST(TcpModel, ARendezvousAnswerWaitsBehindTheDataQueuedTheOtherWay) {
-  LinkModel m = LinkModel::uniform(2, {20 * kMs, 1e9});
-  xdc::sim::TcpPath p;
-  p.window_bytes = 1'000'000;
-  m.tcp.assign(4, p);
+  LinkModel m = windowed(1'000'000);
   m.tcp[1 * 2 + 0].eager_limit = xdc::sim::kNoRendezvous;
   LinkState quiet(m);
   const int64_t alone = quiet.send(0, 1, kMiB, 10 * kMs).arrival_ns;
@@ -333,12 +340,8 @@ TEST(TcpModel, FromTheRdmaPipelineSizeTheRequestCarriesNoData) {
 // FIN; the second goes in rounds 200-320 (out at 328), and both are in at 348 ms. Alone the
 // first is in at 188.
 TEST(TcpModel, APutCompletesAtItsFinBehindThePutsQueuedBeforeIt) {
-  LinkModel m = LinkModel::uniform(2, {20 * kMs, 1e9});
-  xdc::sim::TcpPath p;
-  p.window_bytes = 1'000'000;
-  m.tcp.assign(4, p);
+  LinkModel m = windowed(1'000'000);
   LinkState alone(m);
-  auto ms = [](int64_t ns) { return static_cast<double>(ns) / 1e6; };
   EXPECT_NEAR(ms(alone.send(0, 1, 4'000'000, 0).arrival_ns), 188, 0.01);
   LinkState wire(m);
   const auto first = wire.post(0, 1, 4'000'000, 0);
@@ -362,13 +365,10 @@ TEST(TcpModel, APutCompletesAtItsFinBehindThePutsQueuedBeforeIt) {
 // for N first, N's answer is worked out before M's request is, leaves at 168, and M is in at
 // 308.8 behind N's data: the order of queries still decides such ties.
 TEST(TcpModel, ARequestQueuedBeforeThePeersAnswerIsAnsweredFirst) {
-  LinkModel m = LinkModel::uniform(2, {20 * kMs, 1e9});
-  xdc::sim::TcpPath p;
-  p.window_bytes = 1'000'000;
-  m.tcp.assign(4, p);
+  LinkModel m = windowed(1'000'000);
   LinkState wire(m);
   const auto e = wire.post(1, 0, 4'000'000, 0);
-  EXPECT_NEAR(static_cast<double>(wire.current(e.ticket).end_ns) / 1e6, 168, 0.01);
+  EXPECT_NEAR(ms(wire.current(e.ticket).end_ns), 168, 0.01);
   const auto mm = wire.post(1, 0, kMiB, 50 * kMs);
   const auto n = wire.post(0, 1, kMiB, 60 * kMs);
   const auto got_m = wire.current(mm.ticket), got_n = wire.current(n.ticket);
