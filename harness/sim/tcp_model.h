@@ -56,13 +56,13 @@
 // 256 KiB puts answered together left at once into the 259-frame queue four times in the
 // first iterations, ratcheting ssthresh down to 226 segments (of a 362-segment
 // bandwidth-delay product), so the later iterations send ~270 segments a round trip; the
-// simulated run meets one loss at most (ssthresh pinned at 226 would predict 5.08 s for the
-// measured 5.39; unpinned 4.39). Eager vs rendezvous vs put (ob1's RDMA pipeline protocol,
-// below, since 2026-11-27; `ss`, CrossPipe 80 ms: an 80-byte request, a 64-byte answer, then
-// all 256 KiB): how a message's phases queue is LinkState's (link_model.h). OpenMPI's
-// btl_tcp_links > 1 is
-// not modeled: measured, it does not stripe one message (workloads/worker/stripes.h), and 2 links
-// made 1 MiB messages slower (370-450 ms instead of 30-160 ms). Several connections per transfer
+// simulated iteration meets none of these losses (ssthresh pinned at 226 would predict
+// 5.08 s for the measured 5.40; unpinned 4.39). Eager vs rendezvous vs put (ob1's RDMA
+// pipeline protocol, below, since 2026-11-27; `ss`, CrossPipe 80 ms: an 80-byte request, a
+// 64-byte answer, then all 256 KiB): how a message's phases queue is LinkState's
+// (link_model.h). OpenMPI's btl_tcp_links > 1 is not modeled: measured, it does not stripe
+// one message (workloads/worker/stripes.h), and 2 links made 1 MiB messages slower (370-450
+// ms instead of 30-160 ms). Several connections per transfer
 // (mpi.connections, the workers' stripes): a message is spread over `connections` connections with
 // the same history (the stripes' pieces go to whichever drains), so they act as one connection with
 // `connections` x the window, the initial and restart window and the bytes in flight: N
