@@ -377,7 +377,9 @@ void LinkState::run_channel(Channel& ch, int64_t until, bool commit, int64_t tar
       bool blocked = false;
       int64_t finish = done_t_[a];
       for (size_t b = 0; b < n && !blocked; ++b) {
-        if (b == a || conn_of_[b] != conn_of_[a]) continue;
+        // On an exclusive channel a message not granted yet is not issued (the worker holds
+        // it until the arbiter's grant): nothing of it is queued.
+        if (b == a || conn_of_[b] != conn_of_[a] || (exclusive && !jobs[b].granted)) continue;
         if (!jobs[b].done && !jobs[b].fin && jobs[b].ready <= jobs[a].fin_ready)
           blocked = true;  // queued ahead of the FIN, bytes still to send
         else if (done_ready_[b] <= jobs[a].fin_ready)

@@ -425,6 +425,25 @@ TEST(TcpModel, AnExclusiveChannelGrantsOneMessageAtATimeInPriorityOrder) {
   EXPECT_EQ(wire.send(2, 0, 1'000'000, 0).start_ns, 0);
 }
 
+// Temporal sharing over OpenMPI (no stripes): two 4 MB puts from one rank on an exclusive
+// direction. The worker issues a send only once the arbiter grants it, so the second's request
+// is not queued ahead of the first's FIN: the first has the direction alone (its request at 0,
+// data in rounds 40-160, out at 168, in at 188) and the second starts after the release
+// (188 + 20 = 208).
+TEST(TcpModel, AnExclusiveChannelCarriesPutsOneAtATime) {
+  LinkModel m = LinkModel::dcs({0, 1}, {20 * kMs, 1e9}, {});
+  xdc::sim::TcpPath p;
+  p.window_bytes = 1'000'000;
+  m.tcp.assign(4, p);
+  m.exclusive.assign(static_cast<size_t>(m.channels()), 0);
+  m.exclusive[static_cast<size_t>(m.channel_of(0, 1))] = 1;
+  LinkState wire(m);
+  const auto first = wire.post(0, 1, 4'000'000, 0, 0);
+  const auto second = wire.post(0, 1, 4'000'000, 1 * kMs, 1);
+  EXPECT_NEAR(ms(wire.current(first.ticket).arrival_ns), 188, 0.01);
+  EXPECT_NEAR(ms(wire.current(second.ticket).start_ns), 208, 0.01);
+}
+
 // Over the workers' stripes (TcpPath::early_release) the receiver releases the exclusive
 // direction when a round trip of bytes (40 ms at 1 Gbit/s: 5 MB) is left: the second
 // message may start as the first's last byte leaves (128 ms), not after the release's way
