@@ -127,8 +127,12 @@ Transfer LinkState::post(int from, int to, int64_t bytes, int64_t ready_ns, int6
   ch.jobs.push_back(ticket);
   ++ch.version;
   tickets_[static_cast<size_t>(from) * m_.ranks + to].push_back(ticket);
-  data_ready_.push_back(j.rest > 0 ? std::numeric_limits<int64_t>::max() : ready_ns);
-  post_.push_back(ready_ns);
+  // On an exclusive channel the worker issues the message only at the arbiter's grant: until
+  // then nothing of it is queued (run_channel sets these at the grant).
+  const bool held = m_.exclusive_channel(c);
+  constexpr int64_t kNever = std::numeric_limits<int64_t>::max();
+  data_ready_.push_back(j.rest > 0 || held ? kNever : ready_ns);
+  post_.push_back(held ? kNever : ready_ns);
   first_end_.push_back(ready_ns);
   data_end_.push_back(ready_ns);
   // The other direction's rendezvous answers queue behind this message's data (queued_until).
@@ -225,7 +229,7 @@ void LinkState::run_channel(Channel& ch, int64_t until, bool commit, int64_t tar
   std::vector<std::pair<size_t, int64_t>> answers;  // (back connection, when it answered)
   bool target_done = false;
   sent_.assign(n, 0);
-  done_t_.assign(n, std::numeric_limits<int64_t>::min());  // when its last phase so far left
+  done_t_.assign(n, std::numeric_limits<int64_t>::min());  // its last phase done in this call
   done_ready_.assign(n, kNone);                            // that phase's place in the queue
   given_.assign(conns_.size(), 0);
   // Message a is at the receiver: its last byte (or its FIN) left at `finish`.
@@ -272,6 +276,9 @@ void LinkState::run_channel(Channel& ch, int64_t until, bool commit, int64_t tar
         for (size_t a : ready_)
           if (jobs[a].priority < jobs[holder].priority) holder = a;  // ties: posted first
         jobs[holder].granted = true;
+        const auto k = static_cast<size_t>(ch.jobs[holder]);  // issued now (post())
+        post_[k] = t;
+        if (jobs[holder].rest == 0) data_ready_[k] = t;
       }
       const bool go = holder < n && jobs[holder].ready <= t;
       ready_.assign(go ? 1 : 0, holder);
@@ -375,7 +382,7 @@ void LinkState::run_channel(Channel& ch, int64_t until, bool commit, int64_t tar
     for (size_t a = 0; a < n; ++a) {
       if (!jobs[a].fin || jobs[a].done) continue;
       bool blocked = false;
-      int64_t finish = done_t_[a];
+      int64_t finish = std::max(done_t_[a], data_end_[static_cast<size_t>(ch.jobs[a])]);
       for (size_t b = 0; b < n && !blocked; ++b) {
         // On an exclusive channel a message not granted yet is not issued (the worker holds
         // it until the arbiter's grant): nothing of it is queued.

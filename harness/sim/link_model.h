@@ -61,8 +61,8 @@ struct LinkModel {
 };
 
 // One message on the wire: its first byte starts serialising at start_ns, its last byte
-// at end_ns, and the receiver has all of it at arrival_ns. ticket >= 0: a later send may
-// still delay it (LinkState::current).
+// (a put's FIN, which can follow later puts' data) at end_ns, and the receiver has all of it
+// at arrival_ns. ticket >= 0: a later send may still delay it (LinkState::current).
 struct Transfer {
   int64_t start_ns = 0, end_ns = 0, arrival_ns = 0;
   int64_t ticket = -1;
@@ -101,8 +101,11 @@ struct Transfer {
 // sending three gradients back; its answer left ~400 ms later, after them). The answer
 // counts as a send of its connection at that time (slow start after idle), in time order
 // with the connection's own rounds. It reads the other direction's queue as far as that
-// has been worked out, so the order of current() queries can decide a tie between a request
-// and an answer crossing at once (tests/sim/tcp_model_test.cpp). Because a new send slows
+// has been worked out (a message whose phases were not yet run counts from its post time,
+// and a speculative run's timings stand until a later run rewrites them), so the order of
+// current() queries can change an answer's time: which of a request and an answer crossing
+// at once goes first, or whether a message queued the other way is seen at all
+// (tests/sim/tcp_model_test.cpp). Because a new send slows
 // the messages it shares the channel with (or, through the answers, the other
 // direction's), send() answers with a provisional Transfer and a ticket; current(ticket)
 // gives the timing as known after every send so far, final once the simulation has passed
@@ -186,9 +189,10 @@ class LinkState {
   // of `back` at or after `when` (or history()) takes it, so that a connection's sends count
   // in time order however far each channel has been worked out.
   void note_answer(size_t back, int64_t when);
-  // When an answer to be sent on connection i at `when` leaves: after the data of every
-  // message queued on i by then (OpenMPI queues a message's fragments on the connection
-  // once its data may go, and the answer behind them; TCP keeps the byte order).
+  // When an answer to be sent on connection i at `when` leaves: after every phase queued on
+  // i before then, the requests posted and the data whose answers came back (OpenMPI queues
+  // fragments on the connection in order, the answer behind them; TCP keeps the byte
+  // order). A phase queued at exactly `when` goes after the answer.
   int64_t queued_until(size_t i, int64_t when) const;
   // Connection states a run of a channel left (`applied`: pending answers each one took).
   void adopt(const std::vector<std::pair<size_t, TcpConn>>& conns,

@@ -444,6 +444,27 @@ TEST(TcpModel, AnExclusiveChannelCarriesPutsOneAtATime) {
   EXPECT_NEAR(ms(wire.current(second.ticket).start_ns), 208, 0.01);
 }
 
+// A message waiting for an exclusive direction is not issued yet, so the other direction's
+// answers do not queue behind its request: rank 3 holds DC 1 -> DC 0 with 4 MB from 0; rank
+// 2's 1 MiB to rank 0 waits for it. Rank 0's 1 MiB put to rank 2 at 0: its request is at rank 2
+// at 20, the answer (on 2 -> 0, not arbitrated) back at 40, the data in rounds 40 and 80,
+// in at 100.4 ms, whether or not the exclusive direction was worked out first.
+TEST(TcpModel, AMessageWaitingForAnExclusiveDirectionQueuesNothing) {
+  LinkModel m = LinkModel::dcs({0, 0, 1, 1}, {20 * kMs, 1e9}, {});
+  xdc::sim::TcpPath p;
+  p.window_bytes = 1'000'000;
+  m.tcp.assign(16, p);
+  m.exclusive.assign(static_cast<size_t>(m.channels()), 0);
+  m.exclusive[static_cast<size_t>(m.channel_of(3, 1))] = 1;
+  ASSERT_EQ(m.channel_of(3, 1), m.channel_of(2, 0));
+  LinkState wire(m);
+  wire.post(3, 1, 4'000'000, 0, 0);
+  const auto waiting = wire.post(2, 0, kMiB, 0, 1);
+  const auto n = wire.post(0, 2, kMiB, 0);
+  EXPECT_GT(ms(wire.current(waiting.ticket).start_ns), 188);
+  EXPECT_NEAR(ms(wire.current(n.ticket).arrival_ns), 100.4, 0.1);
+}
+
 // Over the workers' stripes (TcpPath::early_release) the receiver releases the exclusive
 // direction when a round trip of bytes (40 ms at 1 Gbit/s: 5 MB) is left: the second
 // message may start as the first's last byte leaves (128 ms), not after the release's way

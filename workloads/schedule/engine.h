@@ -46,8 +46,9 @@ namespace xdc::sched {
 
 constexpr double kNever = std::numeric_limits<double>::infinity();
 
-// One message's timing: the channel serialises it in [start, end) (the SEND's record);
-// it is complete at the receiver at `arrival`. ready <= start <= end <= arrival.
+// One message's timing: the channel carries it in [start, end) (the SEND's record; for an
+// OpenMPI put, `end` is when its FIN leaves, which can follow later puts' data); it is
+// complete at the receiver at `arrival`. ready <= start <= end <= arrival.
 // ticket >= 0: the timing may still revise it (MessageTiming::current).
 struct Transfer {
   double start = 0;
