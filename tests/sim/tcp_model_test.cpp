@@ -24,15 +24,6 @@ using xdc::sim::LinkState;
 constexpr int64_t kMs = 1'000'000;
 constexpr int64_t kMiB = 1 << 20;
 
-LinkModel pair(int64_t eager_limit, uint64_t wmem = 4 << 20, uint64_t rmem = 6 << 20) {
-  LinkModel m = LinkModel::uniform(2, {20 * kMs, 1e9});
-  xdc::sim::TcpPath p;
-  p.eager_limit = eager_limit;
-  p.window_bytes = xdc::sim::tcp_window_bytes(wmem, rmem);
-  m.tcp.assign(4, p);
-  return m;
-}
-
 // Two ranks 20 ms apart at 1 Gbit/s, each direction a warm connection of `window` bytes.
 LinkModel windowed(int64_t window, int64_t eager_limit = xdc::sim::kOpenMpiEagerLimit) {
   LinkModel m = LinkModel::uniform(2, {20 * kMs, 1e9});
@@ -41,6 +32,10 @@ LinkModel windowed(int64_t window, int64_t eager_limit = xdc::sim::kOpenMpiEager
   p.window_bytes = window;
   m.tcp.assign(4, p);
   return m;
+}
+
+LinkModel pair(int64_t eager_limit, uint64_t wmem = 4 << 20, uint64_t rmem = 6 << 20) {
+  return windowed(xdc::sim::tcp_window_bytes(wmem, rmem), eager_limit);
 }
 
 double ms(int64_t ns) {
