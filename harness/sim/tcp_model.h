@@ -57,7 +57,16 @@
 // first iterations, ratcheting ssthresh down to 226 segments (of a 362-segment
 // bandwidth-delay product), so the later iterations send ~270 segments a round trip; the
 // simulated iteration meets none of these losses (ssthresh pinned at 226 would predict
-// 5.08 s for the measured 5.40; unpinned 4.39). Eager vs rendezvous vs put (ob1's RDMA
+// 5.08 s for the measured 5.40; unpinned 4.39). Tried 2026-11-27, not adopted: a round
+// started within a round trip of the previous one (before its ACKs) sending what the
+// window allows beyond that round at once, onto its bytes still queued (the burst `ss`
+// shows: 368 segments unacked 73 ms after two puts were queued at cwnd 428, 50
+// retransmitted), with the warmup on fresh connections: greedy -15.4%, but CrossPipe's
+// 80 ms 1f1b +1.0 -> +3.0% and its 10 ms greedy -8.6 -> -10.2%; without the fresh start
+// 1f1b went to +11%; iterating until ssthresh repeats as well took GeoPipe's 500 Mbit/s
+// point to +12 / +17%. The real loss history is larger than any of these: `ss` shows the
+// B direction at ssthresh 216 after 399 retransmitted segments in six iterations, the
+// simulated one at 350. Eager vs rendezvous vs put (ob1's RDMA
 // pipeline protocol, below, since 2026-11-27; `ss`, CrossPipe 80 ms: an 80-byte request, a
 // 64-byte answer, then all 256 KiB): how a message's phases queue is LinkState's
 // (link_model.h). OpenMPI's btl_tcp_links > 1 is not modeled: measured, it does not stripe
