@@ -113,10 +113,46 @@ uint64_t Value::size_bytes() const {
 }
 
 std::string Value::file_path() const {
-  std::filesystem::path p = scalar("a file path");
+  const std::string written = scalar("a file path");
+  std::filesystem::path p = written;
   if (p.empty()) fail("a file path");
   if (p.is_relative()) p = std::filesystem::path(file_).parent_path() / p;
-  return p.lexically_normal().string();
+  FileRef ref{pos(), written, p.lexically_normal().string()};
+  const bool seen = std::any_of(refs_->begin(), refs_->end(), [&](const FileRef& r) {
+    return r.pos.line == ref.pos.line && r.pos.col == ref.pos.col;
+  });
+  if (!seen) refs_->push_back(ref);
+  return ref.path;
+}
+
+std::string rename_files(const std::string& text, const std::vector<FileRef>& refs,
+                         const std::function<std::optional<std::string>(const FileRef&)>& rename) {
+  std::vector<size_t> line_at{0};  // offset of each line's first character
+  for (size_t i = 0; i < text.size(); ++i)
+    if (text[i] == '\n') line_at.push_back(i + 1);
+  struct Cut {
+    size_t at, len;
+    std::string with;
+  };
+  std::vector<Cut> cuts;
+  for (const FileRef& r : refs) {
+    const std::optional<std::string> to = rename(r);
+    if (!to || r.pos.line < 1 || static_cast<size_t>(r.pos.line) > line_at.size()) continue;
+    const size_t at =
+        line_at[static_cast<size_t>(r.pos.line) - 1] + static_cast<size_t>(r.pos.col) - 1;
+    if (at >= text.size()) continue;
+    const char q = text[at];
+    const size_t close = at + 1 + r.written.size();
+    if ((q == '"' || q == '\'') && text.compare(at + 1, r.written.size(), r.written) == 0 &&
+        close < text.size() && text[close] == q)
+      cuts.push_back({at, r.written.size() + 2, std::string(1, q) + *to + q});
+    else if (text.compare(at, r.written.size(), r.written) == 0)
+      cuts.push_back({at, r.written.size(), *to});
+  }
+  std::sort(cuts.begin(), cuts.end(), [](const Cut& a, const Cut& b) { return a.at > b.at; });
+  std::string out = text;
+  for (const Cut& c : cuts) out.replace(c.at, c.len, c.with);
+  return out;
 }
 
 std::string Value::choice(const std::vector<std::string>& options) const {
@@ -131,6 +167,7 @@ std::vector<Value> Value::list(const std::string& expected) const {
   std::vector<Value> out;
   for (size_t i = 0; i < node_.size(); ++i)
     out.emplace_back(node_[i], path_ + "[" + std::to_string(i) + "]", file_, pos());
+  for (Value& v : out) v.refs_ = refs_;
   return out;
 }
 
@@ -151,8 +188,9 @@ Map::Map(const Value& self) : self_(self) {
     if (const Entry* first = find(k))
       key_node.error("duplicate key (first at line " + std::to_string(first->key_node.pos().line) +
                      ")");
-    entries_.push_back(
-        Entry{k, key_node, Value(it->second, key_node.path(), self.file(), key_node.pos())});
+    Value value(it->second, key_node.path(), self.file(), key_node.pos());
+    key_node.refs_ = value.refs_ = self.refs_;
+    entries_.push_back(Entry{k, key_node, value});
   }
 }
 

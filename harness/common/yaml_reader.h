@@ -14,7 +14,9 @@
 #include <yaml-cpp/yaml.h>
 
 #include <cstdint>
+#include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -24,6 +26,13 @@
 namespace xdc::yaml {
 
 class Map;
+
+// A file a document names (Value::file_path): where, as written, and the path it resolves to.
+struct FileRef {
+  SourcePos pos;        // of the scalar (its first character, or its opening quote)
+  std::string written;  // the scalar
+  std::string path;     // resolved from the document's directory
+};
 
 class Value {
  public:
@@ -54,8 +63,12 @@ class Value {
   double percent() const;
   uint64_t size_bytes() const;
   // A file path; a relative one is taken from the directory of the YAML file itself
-  // ("topology: ../topologies/two-dc.yaml" in experiments/x.yaml).
+  // ("topology: ../topologies/two-dc.yaml" in experiments/x.yaml). Each is recorded in
+  // file_refs() of the document it came from.
   std::string file_path() const;
+  // The files this value's document has named so far through file_path(), in order
+  // (shared by every Value of one parse()).
+  const std::vector<FileRef>& file_refs() const { return *refs_; }
   // One of `options` ("expected one of: a, b, c, got ...").
   std::string choice(const std::vector<std::string>& options) const;
   std::vector<Value> list(const std::string& expected = "a list") const;
@@ -71,6 +84,8 @@ class Value {
   std::string path_;
   std::string file_;
   SourcePos fallback_;
+  std::shared_ptr<std::vector<FileRef>> refs_ = std::make_shared<std::vector<FileRef>>();
+  friend class Map;
 };
 
 class Map {
@@ -104,6 +119,13 @@ class Map {
 Value parse(const std::string& text, const std::string& file_label);
 // Reads `path` (InputError naming the file when unreadable) and parses it.
 Value load_file(const std::string& path);
+
+// `text` (the document `refs` came from) with each recorded file's scalar replaced by
+// rename(ref) where that returns a value: a plain or simply quoted scalar is replaced in
+// place and the rest of the text is kept as it was; a reference the text does not show
+// as written at its position (escapes, a folded scalar) is left as it is.
+std::string rename_files(const std::string& text, const std::vector<FileRef>& refs,
+                         const std::function<std::optional<std::string>(const FileRef&)>& rename);
 
 // Edit distance, for "did you mean".
 size_t edit_distance(const std::string& a, const std::string& b);

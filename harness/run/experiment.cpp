@@ -120,6 +120,7 @@ class Parser {
       top.require("compute").error(
           "modeled data parallelism all-reduces each stage's gradients: give their size "
           "(compute.modeled.grad, e.g. grad: 100mib) or use a model shape");
+    e_.files = root_.file_refs();
     return std::move(e_);
   }
 
@@ -204,10 +205,9 @@ class Parser {
     c.mode = Compute::Mode::kModeled;
     yaml::Value mv = *m.get("modeled");
     if (mv.is_null()) return;
-    yaml::Map mm =
-        mv.map({"model", "device", "seq", "efficiency", "tensor_parallel", "tp_bandwidth",
-                "message_scale", "f", "b", "w", "activation", "grad", "profile",
-                "coexec_interference"});
+    yaml::Map mm = mv.map({"model", "device", "seq", "efficiency", "tensor_parallel",
+                           "tp_bandwidth", "message_scale", "f", "b", "w", "activation", "grad",
+                           "profile", "coexec_interference"});
     if (auto k = mm.get("coexec_interference")) c.coexec_interference = k->number(0, 10);
     const bool constant = mm.has("f") || mm.has("b") || mm.has("w") || mm.has("activation");
     const bool shape = mm.has("model") || mm.has("device") || mm.has("seq") ||
@@ -659,6 +659,31 @@ Experiment parse_experiment(const std::string& text, const std::string& file_lab
 
 Experiment parse_experiment_tree(const yaml::Value& root, const std::string& text) {
   return Parser(root, text).run();
+}
+
+std::string record_text(const Experiment& e) {
+  namespace fs = std::filesystem;
+  return yaml::rename_files(e.text, e.files,
+                            [&](const yaml::FileRef& r) -> std::optional<std::string> {
+                              if (!e.topology_file.empty() && r.path == e.topology_file)
+                                return "topology.yaml";
+                              if (fs::path(r.written).is_relative())
+                                return fs::absolute(r.path).string();
+                              return std::nullopt;
+                            });
+}
+
+void write_experiment(const std::string& dir, const Experiment& e) {
+  namespace fs = std::filesystem;
+  const std::string text = record_text(e);
+  fs::create_directories(dir);
+  std::ofstream out(fs::path(dir) / "experiment.yaml", std::ios::binary);
+  out << text;
+  if (!out)
+    throw std::runtime_error("cannot write " + (fs::path(dir) / "experiment.yaml").string());
+  if (!e.topology_file.empty())
+    fs::copy_file(e.topology_file, fs::path(dir) / "topology.yaml",
+                  fs::copy_options::overwrite_existing);
 }
 
 Experiment load_experiment(const std::string& path) {

@@ -145,13 +145,10 @@
 #include <vector>
 
 #include "common/input_error.h"
+#include "harness/common/yaml_reader.h"
 #include "harness/sim/cost_model.h"
 #include "harness/topology/topology.h"
 #include "workloads/model/config.h"
-
-namespace xdc::yaml {
-class Value;
-}
 
 namespace xdc::run {
 
@@ -238,10 +235,11 @@ struct Prefill {
 
 struct Experiment {
   std::string name;
-  std::string source_file;    // as given
-  std::string text;           // the file as read (written back with the results)
-  topo::Topology topology;    // with the experiment's wan override applied
-  std::string topology_file;  // "" when inline
+  std::string source_file;           // as given
+  std::string text;                  // the file as read (written back with the results)
+  std::vector<yaml::FileRef> files;  // the files `text` names (topology, profile, schedules)
+  topo::Topology topology;           // with the experiment's wan override applied
+  std::string topology_file;         // "" when inline
   std::optional<netem::Backend> shaping;
   bool wan_override = false;
   bool tcp_override = false;
@@ -291,6 +289,12 @@ Experiment parse_experiment(const std::string& text, const std::string& file_lab
 // errors point into that file.
 Experiment parse_experiment_tree(const yaml::Value& root, const std::string& text);
 Experiment load_experiment(const std::string& path);
+// The experiment as a results directory keeps it, a file that loads from there: `text`
+// with its topology file named "topology.yaml" (write_experiment copies it beside) and
+// every other relative file path made absolute; the rest of the text as it was.
+std::string record_text(const Experiment& e);
+// Writes dir/experiment.yaml (record_text) and dir/topology.yaml.
+void write_experiment(const std::string& dir, const Experiment& e);
 
 // The model's keys as the worker's RunSpec takes them (model::ModelConfig fields).
 nlohmann::json model_json(const model::ModelConfig& m);

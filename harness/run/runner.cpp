@@ -481,9 +481,7 @@ RunOutcome run_experiment(const Experiment& e, const RunOptions& opts) {
   out.out_dir = fs::absolute(opts.out_dir.empty() ? default_out_dir(e) : opts.out_dir).string();
   const fs::path root = out.out_dir;
   fs::create_directories(root);
-  write(root / "experiment.yaml", e.text);
-  if (!e.topology_file.empty())
-    fs::copy_file(e.topology_file, root / "topology.yaml", fs::copy_options::overwrite_existing);
+  write_experiment(root.string(), e);
 
   say(
       fmt::format("{}: {} schedule(s), {} rank(s) ({} stages x {} replicas{}), {} compute; results "

@@ -30,8 +30,7 @@ std::vector<ScheduleResult> simulate_plan(const Plan& plan, const std::string& o
     labels.back() = "measured compute durations (" + file.string() + ")";
   }
   const fs::path root = out_dir;
-  fs::create_directories(root);
-  trace::write_file((root / "experiment.yaml").string(), plan.experiment.text);
+  write_experiment(root.string(), plan.experiment);
   std::vector<ScheduleResult> out;
   for (size_t i = 0; i < plan.schedules.size(); ++i) {
     const SchedulePlan& sp = plan.schedules[i];

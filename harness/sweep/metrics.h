@@ -35,7 +35,8 @@ size_t reference_axis(const Sweep& s);
 
 enum class PointState { kMissing, kDone, kFailed, kInterrupted, kStale };
 const char* state_name(PointState s);
-// `text` is point_text(); `schedules` the experiment's schedule names.
+// `text` is what the run writes as experiment.yaml (run::record_text of the point's
+// experiment); `schedules` the experiment's schedule names.
 PointState point_state(const std::string& dir, const std::string& text,
                        const std::vector<std::string>& schedules);
 

@@ -27,9 +27,10 @@ std::string default_sweep_dir(const Sweep& s) {
 std::vector<PointStatus> survey(const Sweep& s, const std::string& dir) {
   std::vector<PointStatus> out;
   for (auto& p : expand(s)) {
+    const run::Experiment e = point_experiment(s, p);
     std::vector<std::string> names;
-    for (auto& c : point_experiment(s, p).schedules) names.push_back(c.name);
-    out.push_back({p, point_state((fs::path(dir) / p.id).string(), point_text(s, p), names)});
+    for (auto& c : e.schedules) names.push_back(c.name);
+    out.push_back({p, point_state((fs::path(dir) / p.id).string(), run::record_text(e), names)});
   }
   return out;
 }
@@ -117,9 +118,10 @@ SweepOutcome run_sweep(const Sweep& s, const SweepOptions& opts) {
       error = e.what();
     }
     spent_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const run::Experiment e = point_experiment(s, ps.point);
     std::vector<std::string> names;
-    for (auto& c : point_experiment(s, ps.point).schedules) names.push_back(c.name);
-    ps.state = point_state(dir.string(), point_text(s, ps.point), names);
+    for (auto& c : e.schedules) names.push_back(c.name);
+    ps.state = point_state(dir.string(), run::record_text(e), names);
     if (!error.empty() && ps.state == PointState::kMissing && !cancelled())
       ps.state = PointState::kFailed;
     write_point_report(dir);  // `xdc run` writes it; older runs did not
@@ -153,7 +155,8 @@ SweepOutcome simulate_sweep(const Sweep& s, const std::string& out_dir) {
     run::simulate_plan(plans[i], dir.string(), run::SimulateOptions{false, ""});
     std::vector<std::string> names;
     for (auto& c : plans[i].experiment.schedules) names.push_back(c.name);
-    out.points.push_back({points[i], point_state(dir.string(), point_text(s, points[i]), names)});
+    out.points.push_back(
+        {points[i], point_state(dir.string(), run::record_text(plans[i].experiment), names)});
   }
   out.rows = write_sweep_outputs(s, out.points, out.out_dir);
   return out;

@@ -132,6 +132,31 @@ TEST(YamlReader, UnreadableFileIsInputError) {
   EXPECT_EQ(msg.rfind("/nonexistent/x.yaml: cannot read", 0), 0u) << msg;
 }
 
+TEST(YamlReader, FilesNamedAreRecordedAndRenamedInPlace) {
+  const std::string text = "a: x.csv\nb: [\"sub/y.csv\", 'z.csv']\nc: 3  # x.csv\nd: /abs.csv\n";
+  Value root = parse(text, "/d/f.yaml");
+  Map top = root.map();
+  EXPECT_EQ(top.require("a").file_path(), "/d/x.csv");
+  for (const Value& v : top.require("b").list()) v.file_path();
+  top.require("a").file_path();  // named twice, recorded once
+  EXPECT_EQ(top.require("d").file_path(), "/abs.csv");
+  const std::vector<FileRef>& refs = root.file_refs();
+  ASSERT_EQ(refs.size(), 4u);
+  EXPECT_EQ(refs[1].path, "/d/sub/y.csv");
+  EXPECT_EQ(refs[2].pos.line, 2);
+  EXPECT_EQ(refs[2].pos.col, 18);  // the opening quote
+  const std::string out =
+      rename_files(text, refs, [](const FileRef& r) -> std::optional<std::string> {
+        if (r.written == "/abs.csv") return std::nullopt;
+        return "<" + r.path + ">";
+      });
+  EXPECT_EQ(out,
+            "a: </d/x.csv>\nb: [\"</d/sub/y.csv>\", '</d/z.csv>']\nc: 3  # x.csv\nd: /abs.csv\n");
+  // A text that does not show the scalar at its place is left alone.
+  EXPECT_EQ(rename_files("a: other\n", refs, [](const FileRef&) { return std::string("q"); }),
+            "a: other\n");
+}
+
 TEST(YamlReader, EditDistance) {
   EXPECT_EQ(edit_distance("delay", "dealy"), 2u);
   EXPECT_EQ(edit_distance("", "abc"), 3u);

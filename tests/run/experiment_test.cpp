@@ -3,8 +3,11 @@
 #include "harness/run/experiment.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <filesystem>
 #include <regex>
+#include <sstream>
 
 #include "common/input_error.h"
 #include "harness/run/environment.h"
@@ -46,6 +49,28 @@ TEST(Experiment, ShippedFilesLoad) {
   EXPECT_EQ(e.rank_hosts(), (std::vector<std::string>{"east-h1", "east-h2", "w1", "w2"}));
   EXPECT_EQ(e.model.layers, 4);
   EXPECT_EQ(e.compute.name(), "real");
+}
+
+TEST(Experiment, TheCopyInAResultsDirectoryLoadsFromThere) {
+  // experiments/gpu-profile.yaml names its topology and a profile by relative paths.
+  const auto e = xdc::run::load_experiment("experiments/gpu-profile.yaml");
+  ASSERT_FALSE(e.topology_file.empty());
+  ASSERT_FALSE(e.compute.profile_file.empty());
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("xdc-exp-copy-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  xdc::run::write_experiment(dir.string(), e);
+  const auto copy = xdc::run::load_experiment((dir / "experiment.yaml").string());
+  EXPECT_EQ(copy.topology_file, (dir / "topology.yaml").string());
+  EXPECT_EQ(copy.compute.profile_file, std::filesystem::absolute(e.compute.profile_file).string());
+  EXPECT_EQ(copy.topology.dcs.size(), e.topology.dcs.size());
+  EXPECT_EQ(copy.stages, e.stages);
+  // Only the two paths changed: the comments and the rest are as written.
+  std::istringstream a(e.text), b(copy.text);
+  int changed = 0;
+  for (std::string x, y; std::getline(a, x) && std::getline(b, y);) changed += x != y;
+  EXPECT_EQ(changed, 2);
+  std::filesystem::remove_all(dir);
 }
 
 TEST(Experiment, LinksFollowTheTopologyAndTheWanOverride) {
