@@ -2,6 +2,7 @@
 #include "harness/common/yaml_reader.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <charconv>
 #include <cstring>
@@ -125,9 +126,33 @@ std::string Value::file_path() const {
   return ref.path;
 }
 
+namespace {
+// `s` as a YAML scalar token: plain when it is only characters no YAML context reads
+// otherwise (a path of letters, digits and ./_-+~@%=), else double-quoted with \\ and \"
+// escaped.
+std::string scalar_token(const std::string& s) {
+  const bool plain = !s.empty() &&
+                     std::all_of(s.begin(), s.end(),
+                                 [](char c) {
+                                   return std::isalnum(static_cast<unsigned char>(c)) ||
+                                          std::strchr("./_-+~@%=", c);
+                                 }) &&
+                     s[0] != '-' && s[0] != '%' && s[0] != '@';
+  if (plain) return s;
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + '"';
+}
+}  // namespace
+
 std::string rename_files(const std::string& text, const std::vector<FileRef>& refs,
                          const std::function<std::optional<std::string>(const FileRef&)>& rename) {
-  std::vector<size_t> line_at{0};  // offset of each line's first character
+  // yaml-cpp counts columns in bytes and does not count a UTF-8 byte order mark.
+  const size_t bom = text.rfind("\xEF\xBB\xBF", 0) == 0 ? 3 : 0;
+  std::vector<size_t> line_at{bom};  // offset of each line's first character
   for (size_t i = 0; i < text.size(); ++i)
     if (text[i] == '\n') line_at.push_back(i + 1);
   struct Cut {
@@ -142,12 +167,15 @@ std::string rename_files(const std::string& text, const std::vector<FileRef>& re
         line_at[static_cast<size_t>(r.pos.line) - 1] + static_cast<size_t>(r.pos.col) - 1;
     if (at >= text.size()) continue;
     const char q = text[at];
-    const size_t close = at + 1 + r.written.size();
-    if ((q == '"' || q == '\'') && text.compare(at + 1, r.written.size(), r.written) == 0 &&
-        close < text.size() && text[close] == q)
-      cuts.push_back({at, r.written.size() + 2, std::string(1, q) + *to + q});
-    else if (text.compare(at, r.written.size(), r.written) == 0)
-      cuts.push_back({at, r.written.size(), *to});
+    const size_t close = at + 1 + r.written.size();  // where the closing quote would be
+    const bool quoted = (q == '"' || q == '\'') &&
+                        text.compare(at + 1, r.written.size(), r.written) == 0 &&
+                        close < text.size() && text[close] == q &&
+                        (q == '"' || close + 1 == text.size() || text[close + 1] != '\'');
+    if (quoted)
+      cuts.push_back({at, r.written.size() + 2, scalar_token(*to)});
+    else if (q != '"' && q != '\'' && text.compare(at, r.written.size(), r.written) == 0)
+      cuts.push_back({at, r.written.size(), scalar_token(*to)});
   }
   std::sort(cuts.begin(), cuts.end(), [](const Cut& a, const Cut& b) { return a.at > b.at; });
   std::string out = text;

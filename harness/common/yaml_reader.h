@@ -122,8 +122,9 @@ Value load_file(const std::string& path);
 
 // `text` (the document `refs` came from) with each recorded file's scalar replaced by
 // rename(ref) where that returns a value: a plain or simply quoted scalar is replaced in
-// place and the rest of the text is kept as it was; a reference the text does not show
-// as written at its position (escapes, a folded scalar) is left as it is.
+// place (plain where the new value can be, else double-quoted) and the rest of the text
+// is kept as it was; a reference the text does not show as written at its position
+// (escapes, a folded or block scalar, a tag or anchor before it) is left as it is.
 std::string rename_files(const std::string& text, const std::vector<FileRef>& refs,
                          const std::function<std::optional<std::string>(const FileRef&)>& rename);
 

@@ -661,29 +661,41 @@ Experiment parse_experiment_tree(const yaml::Value& root, const std::string& tex
   return Parser(root, text).run();
 }
 
-std::string record_text(const Experiment& e) {
+Record record(const Experiment& e) {
   namespace fs = std::filesystem;
-  return yaml::rename_files(e.text, e.files,
-                            [&](const yaml::FileRef& r) -> std::optional<std::string> {
-                              if (!e.topology_file.empty() && r.path == e.topology_file)
-                                return "topology.yaml";
-                              if (fs::path(r.written).is_relative())
-                                return fs::absolute(r.path).string();
-                              return std::nullopt;
-                            });
+  auto absolute = [](const yaml::FileRef& r) -> std::optional<std::string> {
+    if (fs::path(r.written).is_relative()) return fs::absolute(r.path).string();
+    return std::nullopt;
+  };
+  Record out;
+  out.experiment = yaml::rename_files(e.text, e.files,
+                                      [&](const yaml::FileRef& r) -> std::optional<std::string> {
+                                        if (!e.topology_file.empty() && r.path == e.topology_file)
+                                          return "topology.yaml";
+                                        return absolute(r);
+                                      });
+  if (!e.topology_file.empty()) {
+    std::ifstream in(e.topology_file, std::ios::binary);
+    std::stringstream text;
+    text << in.rdbuf();
+    const yaml::Value root = yaml::parse(text.str(), e.topology_file);
+    topo::parse_topology_node(root);  // records the files it names
+    out.topology = yaml::rename_files(text.str(), root.file_refs(), absolute);
+  }
+  return out;
 }
 
 void write_experiment(const std::string& dir, const Experiment& e) {
   namespace fs = std::filesystem;
-  const std::string text = record_text(e);
+  const Record r = record(e);  // read before writing: dir may hold the files it came from
   fs::create_directories(dir);
-  std::ofstream out(fs::path(dir) / "experiment.yaml", std::ios::binary);
-  out << text;
-  if (!out)
-    throw std::runtime_error("cannot write " + (fs::path(dir) / "experiment.yaml").string());
-  if (!e.topology_file.empty())
-    fs::copy_file(e.topology_file, fs::path(dir) / "topology.yaml",
-                  fs::copy_options::overwrite_existing);
+  auto write = [&](const std::string& name, const std::string& text) {
+    std::ofstream out(fs::path(dir) / name, std::ios::binary);
+    out << text;
+    if (!out) throw std::runtime_error("cannot write " + (fs::path(dir) / name).string());
+  };
+  write("experiment.yaml", r.experiment);
+  if (!e.topology_file.empty()) write("topology.yaml", r.topology);
 }
 
 Experiment load_experiment(const std::string& path) {

@@ -289,11 +289,16 @@ Experiment parse_experiment(const std::string& text, const std::string& file_lab
 // errors point into that file.
 Experiment parse_experiment_tree(const yaml::Value& root, const std::string& text);
 Experiment load_experiment(const std::string& path);
-// The experiment as a results directory keeps it, a file that loads from there: `text`
-// with its topology file named "topology.yaml" (write_experiment copies it beside) and
-// every other relative file path made absolute; the rest of the text as it was.
-std::string record_text(const Experiment& e);
-// Writes dir/experiment.yaml (record_text) and dir/topology.yaml.
+// The experiment as a results directory keeps it, files that load from there:
+// `experiment` is `text` with its topology file named "topology.yaml" and every other
+// relative file path made absolute; `topology` the topology file's text with its own
+// relative file paths (traces) made absolute ("" for an inline topology). The rest of
+// each text is as it was.
+struct Record {
+  std::string experiment, topology;
+};
+Record record(const Experiment& e);
+// Writes dir/experiment.yaml and dir/topology.yaml (record()).
 void write_experiment(const std::string& dir, const Experiment& e);
 
 // The model's keys as the worker's RunSpec takes them (model::ModelConfig fields).

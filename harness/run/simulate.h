@@ -1,8 +1,8 @@
 #pragma once
 // `xdc simulate EXP.yaml`: an experiment's plan (plan.h) predicted, nothing built or run:
 // no root, no namespaces, no workers. Writes into `out_dir`:
-//   experiment.yaml (the file as read), summary.json (the schema of `xdc run`'s,
-//   run_summary_json: "simulated": true, no backend or network, per schedule only the
+//   experiment.yaml and topology.yaml (run::write_experiment), summary.json (the schema of `xdc
+//   run`'s, run_summary_json: "simulated": true, no backend or network, per schedule only the
 //   simulated fields), and with `traces` per schedule <schedule>/: schedule.csv,
 //   simulated.trace.csv, simulated.trace.json (the names `xdc run` gives its prediction,
 //   so readers find a prediction in one place), summary.json.

@@ -114,11 +114,14 @@ const char* state_name(PointState s) {
   return "?";
 }
 
-PointState point_state(const std::string& dir, const std::string& text,
+PointState point_state(const std::string& dir, const run::Record& record, const std::string& text,
                        const std::vector<std::string>& schedules) {
   const auto summary = read_json(fs::path(dir) / "summary.json");
   if (!summary) return PointState::kMissing;
-  if (slurp(fs::path(dir) / "experiment.yaml") != text) return PointState::kStale;
+  const std::string kept = slurp(fs::path(dir) / "experiment.yaml");
+  if (kept != record.experiment && kept != text) return PointState::kStale;
+  if (!record.topology.empty() && slurp(fs::path(dir) / "topology.yaml") != record.topology)
+    return PointState::kStale;
   if (summary->value("interrupted", false)) return PointState::kInterrupted;
   const auto& list = summary->value("schedules", nlohmann::json::array());
   bool failed = false;

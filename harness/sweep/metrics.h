@@ -14,7 +14,8 @@
 // numeric axis).
 //
 // A point's state decides resumption: done when summary.json exists, says it was not
-// interrupted, lists every schedule, and experiment.yaml is the point's text (else stale).
+// interrupted, lists every schedule, and experiment.yaml and topology.yaml are what a run
+// of the point's experiment writes (else stale).
 #include <map>
 #include <optional>
 #include <string>
@@ -35,9 +36,11 @@ size_t reference_axis(const Sweep& s);
 
 enum class PointState { kMissing, kDone, kFailed, kInterrupted, kStale };
 const char* state_name(PointState s);
-// `text` is what the run writes as experiment.yaml (run::record_text of the point's
-// experiment); `schedules` the experiment's schedule names.
-PointState point_state(const std::string& dir, const std::string& text,
+// `record` is what a run of the point writes (run::record of its experiment): the point
+// is stale when its experiment.yaml or topology.yaml differ from it. An experiment.yaml
+// equal to `text` (point_text(), what runs wrote before results directories kept
+// run::record) counts as the same. `schedules` are the experiment's schedule names.
+PointState point_state(const std::string& dir, const run::Record& record, const std::string& text,
                        const std::vector<std::string>& schedules);
 
 struct Row {

@@ -30,7 +30,8 @@ std::vector<PointStatus> survey(const Sweep& s, const std::string& dir) {
     const run::Experiment e = point_experiment(s, p);
     std::vector<std::string> names;
     for (auto& c : e.schedules) names.push_back(c.name);
-    out.push_back({p, point_state((fs::path(dir) / p.id).string(), run::record_text(e), names)});
+    out.push_back(
+        {p, point_state((fs::path(dir) / p.id).string(), run::record(e), point_text(s, p), names)});
   }
   return out;
 }
@@ -121,7 +122,7 @@ SweepOutcome run_sweep(const Sweep& s, const SweepOptions& opts) {
     const run::Experiment e = point_experiment(s, ps.point);
     std::vector<std::string> names;
     for (auto& c : e.schedules) names.push_back(c.name);
-    ps.state = point_state(dir.string(), run::record_text(e), names);
+    ps.state = point_state(dir.string(), run::record(e), point_text(s, ps.point), names);
     if (!error.empty() && ps.state == PointState::kMissing && !cancelled())
       ps.state = PointState::kFailed;
     write_point_report(dir);  // `xdc run` writes it; older runs did not
@@ -155,8 +156,8 @@ SweepOutcome simulate_sweep(const Sweep& s, const std::string& out_dir) {
     run::simulate_plan(plans[i], dir.string(), run::SimulateOptions{false, ""});
     std::vector<std::string> names;
     for (auto& c : plans[i].experiment.schedules) names.push_back(c.name);
-    out.points.push_back(
-        {points[i], point_state(dir.string(), run::record_text(plans[i].experiment), names)});
+    out.points.push_back({points[i], point_state(dir.string(), run::record(plans[i].experiment),
+                                                 point_text(s, points[i]), names)});
   }
   out.rows = write_sweep_outputs(s, out.points, out.out_dir);
   return out;

@@ -133,28 +133,66 @@ TEST(YamlReader, UnreadableFileIsInputError) {
 }
 
 TEST(YamlReader, FilesNamedAreRecordedAndRenamedInPlace) {
-  const std::string text = "a: x.csv\nb: [\"sub/y.csv\", 'z.csv']\nc: 3  # x.csv\nd: /abs.csv\n";
+  const std::string text =
+      "a: x.csv\nb: [\"sub/y.csv\", 'z.csv']\nc: 3  # x.csv\nd: /abs.csv\ne: {f: w.csv, g: 1}\n";
   Value root = parse(text, "/d/f.yaml");
   Map top = root.map();
   EXPECT_EQ(top.require("a").file_path(), "/d/x.csv");
   for (const Value& v : top.require("b").list()) v.file_path();
   top.require("a").file_path();  // named twice, recorded once
   EXPECT_EQ(top.require("d").file_path(), "/abs.csv");
+  top.require("e").map().require("f").file_path();
   const std::vector<FileRef>& refs = root.file_refs();
-  ASSERT_EQ(refs.size(), 4u);
+  ASSERT_EQ(refs.size(), 5u);
   EXPECT_EQ(refs[1].path, "/d/sub/y.csv");
   EXPECT_EQ(refs[2].pos.line, 2);
   EXPECT_EQ(refs[2].pos.col, 18);  // the opening quote
-  const std::string out =
-      rename_files(text, refs, [](const FileRef& r) -> std::optional<std::string> {
-        if (r.written == "/abs.csv") return std::nullopt;
-        return "<" + r.path + ">";
-      });
-  EXPECT_EQ(out,
-            "a: </d/x.csv>\nb: [\"</d/sub/y.csv>\", '</d/z.csv>']\nc: 3  # x.csv\nd: /abs.csv\n");
+  auto renamed = [&](const std::string& t, const std::string& prefix) {
+    return rename_files(t, refs, [&](const FileRef& r) -> std::optional<std::string> {
+      if (r.written == "/abs.csv") return std::nullopt;
+      return prefix + r.path;
+    });
+  };
+  // Plain where the new path can be, with the quotes dropped; the rest as it was.
+  EXPECT_EQ(renamed(text, "/n"),
+            "a: /n/d/x.csv\nb: [/n/d/sub/y.csv, /n/d/z.csv]\nc: 3  # x.csv\nd: /abs.csv\n"
+            "e: {f: /n/d/w.csv, g: 1}\n");
+  // A path YAML would read otherwise (a space and '#', ',' in a flow map, a quote) is
+  // double-quoted and escaped, and reads back as the path.
+  const std::string odd = renamed(text, "/my dir #1,\"q\"");
+  EXPECT_EQ(odd.substr(0, odd.find('\n')), R"(a: "/my dir #1,\"q\"/d/x.csv")");
+  Map back = parse(odd, "/d/f.yaml").map();
+  EXPECT_EQ(back.require("a").scalar(), "/my dir #1,\"q\"/d/x.csv");
+  EXPECT_EQ(back.require("b").list().at(1).scalar(), "/my dir #1,\"q\"/d/z.csv");
+  EXPECT_EQ(back.require("e").map().require("f").scalar(), "/my dir #1,\"q\"/d/w.csv");
+  EXPECT_EQ(back.require("e").map().require("g").scalar(), "1");
+  EXPECT_EQ(back.require("d").scalar(), "/abs.csv");
   // A text that does not show the scalar at its place is left alone.
   EXPECT_EQ(rename_files("a: other\n", refs, [](const FileRef&) { return std::string("q"); }),
             "a: other\n");
+}
+
+TEST(YamlReader, RenamedFilesFollowYamlCppsPositions) {
+  // CRLF line ends, a byte order mark, a tab and a multi-byte character before the scalar.
+  const std::string text =
+      "\xEF\xBB\xBF"
+      "a: x.csv\r\nb:\t{c: \xC3\xA9, d: y.csv}\r\n";
+  Value root = parse(text, "/d/f.yaml");
+  Map top = root.map();
+  top.require("a").file_path();
+  top.require("b").map().require("d").file_path();
+  EXPECT_EQ(
+      rename_files(text, root.file_refs(),
+                   [](const FileRef& r) { return std::optional<std::string>("N" + r.written); }),
+      "\xEF\xBB\xBF"
+      "a: Nx.csv\r\nb:\t{c: \xC3\xA9, d: Ny.csv}\r\n");
+  // A single-quoted name ending in an escaped quote (YAML 'x''' is x') is not cut short.
+  const std::string quoted = "a: 'x'''\n";
+  Value q = parse(quoted, "/d/f.yaml");
+  q.map().require("a").file_path();
+  ASSERT_EQ(q.file_refs().at(0).written, "x'");
+  EXPECT_EQ(rename_files(quoted, q.file_refs(), [](const FileRef&) { return std::string("n"); }),
+            quoted);
 }
 
 TEST(YamlReader, EditDistance) {

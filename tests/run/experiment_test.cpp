@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <regex>
 #include <sstream>
 
@@ -52,17 +53,17 @@ TEST(Experiment, ShippedFilesLoad) {
 }
 
 TEST(Experiment, TheCopyInAResultsDirectoryLoadsFromThere) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("xdc-exp-copy-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
   // experiments/gpu-profile.yaml names its topology and a profile by relative paths.
   const auto e = xdc::run::load_experiment("experiments/gpu-profile.yaml");
   ASSERT_FALSE(e.topology_file.empty());
   ASSERT_FALSE(e.compute.profile_file.empty());
-  const std::filesystem::path dir =
-      std::filesystem::temp_directory_path() / ("xdc-exp-copy-" + std::to_string(::getpid()));
-  std::filesystem::remove_all(dir);
   xdc::run::write_experiment(dir.string(), e);
   const auto copy = xdc::run::load_experiment((dir / "experiment.yaml").string());
   EXPECT_EQ(copy.topology_file, (dir / "topology.yaml").string());
-  EXPECT_EQ(copy.compute.profile_file, std::filesystem::absolute(e.compute.profile_file).string());
+  EXPECT_EQ(copy.compute.profile_file, fs::absolute(e.compute.profile_file).string());
   EXPECT_EQ(copy.topology.dcs.size(), e.topology.dcs.size());
   EXPECT_EQ(copy.stages, e.stages);
   // Only the two paths changed: the comments and the rest are as written.
@@ -70,7 +71,38 @@ TEST(Experiment, TheCopyInAResultsDirectoryLoadsFromThere) {
   int changed = 0;
   for (std::string x, y; std::getline(a, x) && std::getline(b, y);) changed += x != y;
   EXPECT_EQ(changed, 2);
-  std::filesystem::remove_all(dir);
+  // Written again from there into the same directory: the same files.
+  xdc::run::write_experiment(dir.string(), copy);
+  EXPECT_EQ(xdc::run::load_experiment((dir / "experiment.yaml").string()).text, copy.text);
+  // experiments/trace-wan.yaml: trace files inside an inline topology's flow maps.
+  const auto traced = xdc::run::load_experiment("experiments/trace-wan.yaml");
+  xdc::run::write_experiment((dir / "trace").string(), traced);
+  const auto traced_copy = xdc::run::load_experiment((dir / "trace" / "experiment.yaml").string());
+  ASSERT_EQ(traced_copy.topology.wan.size(), traced.topology.wan.size());
+  EXPECT_EQ(traced_copy.topology.wan[0].a_to_b_changes.size(),
+            traced.topology.wan[0].a_to_b_changes.size());
+  EXPECT_EQ(traced_copy.topology.wan[0].b_to_a_changes.size(),
+            traced.topology.wan[0].b_to_a_changes.size());
+  EXPECT_FALSE(traced_copy.topology.wan[0].a_to_b_changes.empty());
+  // A topology file naming a trace by a relative path: its copy names it absolutely.
+  const fs::path src = dir / "src";
+  fs::create_directories(src);
+  std::ofstream(src / "wan.csv") << "t_ms,delay_ms,rate_mbit,loss_pct\n0,20,100,0\n1000,30,50,0\n";
+  std::ofstream(src / "t.yaml") << "name: t\ndcs: [{name: east, hosts: 1}, {name: west, hosts: "
+                                   "[w1]}]\nwan:\n  - between: [east, west]\n"
+                                   "    west_to_east: {trace: {file: wan.csv, compress: 10}}\n";
+  std::ofstream(src / "x.yaml") << "name: x\ntopology: t.yaml\ncompute: {modeled: {f: 1ms, b: "
+                                   "1ms}}\npipeline: {stages: 2, placement: [east-h1, w1]}\n"
+                                   "microbatches: 2\nschedules: [1f1b]\n";
+  const auto x = xdc::run::load_experiment((src / "x.yaml").string());
+  xdc::run::write_experiment((dir / "x").string(), x);
+  const auto x_copy = xdc::run::load_experiment((dir / "x" / "experiment.yaml").string());
+  EXPECT_EQ(x_copy.topology.wan.at(0).b_to_a_changes.size(), 2u);
+  EXPECT_EQ(xdc::run::record(x).topology,
+            "name: t\ndcs: [{name: east, hosts: 1}, {name: west, hosts: [w1]}]\nwan:\n  - "
+            "between: [east, west]\n    west_to_east: {trace: {file: " +
+                fs::absolute(src / "wan.csv").lexically_normal().string() + ", compress: 10}}\n");
+  fs::remove_all(dir);
 }
 
 TEST(Experiment, LinksFollowTheTopologyAndTheWanOverride) {

@@ -30,6 +30,11 @@ void write(const fs::path& p, const std::string& text) {
   std::ofstream(p) << text;
 }
 
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
 fs::path fresh_dir(const std::string& name) {
   const fs::path d = fs::temp_directory_path() / ("xdc-sweep-unit-" + name);
   fs::remove_all(d);
@@ -137,18 +142,50 @@ TEST(Sweep, PointStateDecidesResumption) {
   const Sweep s = load_sweep("tests/sweep/grid.yaml");
   const Point p = expand(s)[0];
   const std::string text = point_text(s, p);
+  const xdc::run::Record rec{text, ""};
   const fs::path d = fresh_dir("state");
-  EXPECT_EQ(point_state(d.string(), text, {"1f1b"}), PointState::kMissing);
+  EXPECT_EQ(point_state(d.string(), rec, text, {"1f1b"}), PointState::kMissing);
   write(d / "experiment.yaml", text);
   write(d / "summary.json", summary(true, {{"1f1b", 1.0}}));
-  EXPECT_EQ(point_state(d.string(), text, {"1f1b"}), PointState::kInterrupted);
+  EXPECT_EQ(point_state(d.string(), rec, text, {"1f1b"}), PointState::kInterrupted);
   write(d / "summary.json", summary(false, {{"1f1b", 1.0}}));
-  EXPECT_EQ(point_state(d.string(), text, {"1f1b"}), PointState::kDone);
-  EXPECT_EQ(point_state(d.string(), text, {"1f1b", "gpipe"}), PointState::kInterrupted);
+  EXPECT_EQ(point_state(d.string(), rec, text, {"1f1b"}), PointState::kDone);
+  EXPECT_EQ(point_state(d.string(), rec, text, {"1f1b", "gpipe"}), PointState::kInterrupted);
   write(d / "summary.json", summary(false, {{"1f1b", 1.0}}, false));
-  EXPECT_EQ(point_state(d.string(), text, {"1f1b"}), PointState::kFailed);
+  EXPECT_EQ(point_state(d.string(), rec, text, {"1f1b"}), PointState::kFailed);
   write(d / "experiment.yaml", text + "# edited\n");
-  EXPECT_EQ(point_state(d.string(), text, {"1f1b"}), PointState::kStale);
+  EXPECT_EQ(point_state(d.string(), rec, text, {"1f1b"}), PointState::kStale);
+}
+
+TEST(Sweep, APointIsStaleWhenItsTopologyFileChanges) {
+  // A base experiment naming its topology file: a run writes the file's copy beside the
+  // point's experiment.yaml, which names it "topology.yaml".
+  const fs::path d = fresh_dir("topofile");
+  fs::copy_file("topologies/two-dc.yaml", d / "t.yaml");
+  write(d / "base.yaml",
+        "name: x\ntopology: t.yaml\ncompute: {modeled: {f: 1ms, b: 1ms}}\n"
+        "pipeline: {stages: 2, placement: [east-h1, w1]}\nmicrobatches: 2\n"
+        "schedules: [1f1b]\n");
+  write(d / "s.yaml", "name: s\nexperiment: base.yaml\ngrid:\n  wan.delay: [10ms]\n");
+  const Sweep s = load_sweep((d / "s.yaml").string());
+  const Point p = expand(s)[0];
+  const xdc::run::Experiment e = point_experiment(s, p);
+  const fs::path point = d / "out" / p.id;
+  xdc::run::write_experiment(point.string(), e);
+  write(point / "summary.json", summary(false, {{"1f1b", 1.0}}));
+  EXPECT_NE(slurp(point / "experiment.yaml").find("topology: topology.yaml"), std::string::npos);
+  EXPECT_EQ(point_state(point.string(), xdc::run::record(e), point_text(s, p), {"1f1b"}),
+            PointState::kDone);
+  // The same experiment text, another topology: stale.
+  write(d / "t.yaml", slurp(d / "t.yaml") + "# edited\n");
+  EXPECT_EQ(point_state(point.string(), xdc::run::record(e), point_text(s, p), {"1f1b"}),
+            PointState::kStale);
+  // A point written before results directories kept run::record (its experiment.yaml the
+  // point's text, topology.yaml a copy) still counts as done.
+  write(point / "experiment.yaml", point_text(s, p));
+  write(point / "topology.yaml", slurp(d / "t.yaml"));
+  EXPECT_EQ(point_state(point.string(), xdc::run::record(e), point_text(s, p), {"1f1b"}),
+            PointState::kDone);
 }
 
 TEST(Sweep, CsvPlotsAndIndexFromPointSummaries) {
