@@ -57,7 +57,7 @@
 // first iterations, ratcheting ssthresh down to 226 segments (of a 362-segment
 // bandwidth-delay product), so the later iterations send ~270 segments a round trip; the
 // simulated iteration meets none of these losses (ssthresh pinned at 226 would predict
-// 5.08 s for the measured 5.40; unpinned 4.39). Tried 2026-11-27, not adopted: a round
+// 5.08 s for the measured 5.40 of two iterations, 4.975 of six; unpinned 4.39). Tried 2026-11-27, not adopted: a round
 // started within a round trip of the previous one (before its ACKs) sending what the
 // window allows beyond that round at once, onto its bytes still queued (the burst `ss`
 // shows: 368 segments unacked 73 ms after two puts were queued at cwnd 428, 50
