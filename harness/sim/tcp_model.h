@@ -69,7 +69,8 @@
 // and ssthresh all repeat (a fresh warmup needs that: flap.yaml's windows still grow in
 // the second iteration), gave 80 ms -0.1 / +1.6 / -6.6% (kept: -0.1 / +1.6 / -11.7%),
 // 10 ms +0.4 / -3.0 / -11.7% (kept: -1.3 / -3.1 / -7.9%), GeoPipe 500 Mbit/s +5.4 / +7.8%
-// (kept: +4.3 / +7.8%): no point into its target that was not before. The real loss history is
+// (kept: +4.3 / +7.8%), the same to the millisecond without the burst rule: no point into
+// its target that was not before. The real loss history is
 // larger than any of these: `ss` shows the B direction at ssthresh 216 after 399 retransmitted
 // segments in six iterations, the simulated one at 350. Eager vs rendezvous vs put (ob1's RDMA
 // pipeline protocol, below, since 2026-11-27; `ss`, CrossPipe 80 ms: an 80-byte request, a
