@@ -66,7 +66,7 @@ YAML
 done
 
 /usr/bin/python3 - "$RUNS" "$OUT" "$QUICK" "$load" "${points[@]}" <<'PY'
-import json, os, sys
+import csv, json, os, sys
 runs, out, quick, load = sys.argv[1], sys.argv[2], sys.argv[3] == "1", float(sys.argv[4])
 rows, overrides = [], []
 REPEATED = {"two-dc"}  # points run more than once (seeds), pooled
@@ -75,7 +75,12 @@ for p in sys.argv[5:]:
     base = os.path.join(runs, name)
     if not os.path.isdir(base):
         continue
+    # The grid's points (sweep.csv): a directory left from an earlier grid is not one.
+    grid = os.path.join(base, "sweep.csv")
+    ids = {r["id"] for r in csv.DictReader(open(grid))} if os.path.isfile(grid) else None
     for point in sorted(os.listdir(base)):
+        if ids is not None and point not in ids:
+            continue
         d = os.path.join(base, point)
         sj, ej = os.path.join(d, "summary.json"), os.path.join(d, "environment.json")
         if not os.path.isfile(sj):
