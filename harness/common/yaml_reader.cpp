@@ -15,7 +15,20 @@
 namespace xdc::yaml {
 
 Value::Value(YAML::Node node, std::string path, std::string file, SourcePos fallback)
-    : node_(std::move(node)), path_(std::move(path)), file_(std::move(file)), fallback_(fallback) {
+    : node_(std::move(node)),
+      path_(std::move(path)),
+      file_(std::move(file)),
+      fallback_(fallback),
+      refs_(std::make_shared<std::vector<FileRef>>()) {
+  fallback_.file = file_;
+}
+
+Value::Value(YAML::Node node, std::string path, const Value& of, SourcePos fallback)
+    : node_(std::move(node)),
+      path_(std::move(path)),
+      file_(of.file_),
+      fallback_(fallback),
+      refs_(of.refs_) {
   fallback_.file = file_;
 }
 
@@ -194,8 +207,7 @@ std::vector<Value> Value::list(const std::string& expected) const {
   if (!is_list()) fail(expected);
   std::vector<Value> out;
   for (size_t i = 0; i < node_.size(); ++i)
-    out.emplace_back(node_[i], path_ + "[" + std::to_string(i) + "]", file_, pos());
-  for (Value& v : out) v.refs_ = refs_;
+    out.push_back(Value(node_[i], path_ + "[" + std::to_string(i) + "]", *this, pos()));
   return out;
 }
 
@@ -212,13 +224,12 @@ Map::Map(const Value& self) : self_(self) {
     Value key(it->first, self.path(), self.file(), self.pos());
     if (!key.is_scalar()) key.fail("a plain key");
     std::string k = it->first.Scalar();
-    Value key_node(it->first, self.child_path(k), self.file(), self.pos());
+    Value key_node(it->first, self.child_path(k), self, self.pos());
     if (const Entry* first = find(k))
       key_node.error("duplicate key (first at line " + std::to_string(first->key_node.pos().line) +
                      ")");
-    Value value(it->second, key_node.path(), self.file(), key_node.pos());
-    key_node.refs_ = value.refs_ = self.refs_;
-    entries_.push_back(Entry{k, key_node, value});
+    entries_.push_back(
+        Entry{k, key_node, Value(it->second, key_node.path(), self, key_node.pos())});
   }
 }
 

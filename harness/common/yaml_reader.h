@@ -84,7 +84,9 @@ class Value {
   std::string path_;
   std::string file_;
   SourcePos fallback_;
-  std::shared_ptr<std::vector<FileRef>> refs_ = std::make_shared<std::vector<FileRef>>();
+  std::shared_ptr<std::vector<FileRef>> refs_;  // of the document (shared by its values)
+  // A value of the same document as `of`, sharing its refs_.
+  Value(YAML::Node node, std::string path, const Value& of, SourcePos fallback);
   friend class Map;
 };
 

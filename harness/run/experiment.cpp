@@ -14,6 +14,7 @@
 #include "harness/topology/parse.h"
 #include "workloads/model/stage_api.h"
 #include "workloads/schedule/generators.h"
+#include "workloads/trace/trace.h"
 
 namespace xdc::run {
 namespace {
@@ -142,7 +143,10 @@ class Parser {
       v.fail("a topology file (relative to this file) or an inline topology map; no file \"" +
              path + "\"");
     e_.topology_file = path;
-    e_.topology = topo::load_topology(path);
+    e_.topology_text = read_text(path, v);
+    const yaml::Value root = yaml::parse(e_.topology_text, path);
+    e_.topology = topo::parse_topology_node(root);
+    e_.topology_files = root.file_refs();
   }
 
   void read_wan(const yaml::Value& v) {
@@ -674,28 +678,18 @@ Record record(const Experiment& e) {
                                           return "topology.yaml";
                                         return absolute(r);
                                       });
-  if (!e.topology_file.empty()) {
-    std::ifstream in(e.topology_file, std::ios::binary);
-    std::stringstream text;
-    text << in.rdbuf();
-    const yaml::Value root = yaml::parse(text.str(), e.topology_file);
-    topo::parse_topology_node(root);  // records the files it names
-    out.topology = yaml::rename_files(text.str(), root.file_refs(), absolute);
-  }
+  if (!e.topology_file.empty())
+    out.topology = yaml::rename_files(e.topology_text, e.topology_files, absolute);
   return out;
 }
 
 void write_experiment(const std::string& dir, const Experiment& e) {
   namespace fs = std::filesystem;
-  const Record r = record(e);  // read before writing: dir may hold the files it came from
+  const Record r = record(e);
   fs::create_directories(dir);
-  auto write = [&](const std::string& name, const std::string& text) {
-    std::ofstream out(fs::path(dir) / name, std::ios::binary);
-    out << text;
-    if (!out) throw std::runtime_error("cannot write " + (fs::path(dir) / name).string());
-  };
-  write("experiment.yaml", r.experiment);
-  if (!e.topology_file.empty()) write("topology.yaml", r.topology);
+  trace::write_file((fs::path(dir) / "experiment.yaml").string(), r.experiment);
+  if (!e.topology_file.empty())
+    trace::write_file((fs::path(dir) / "topology.yaml").string(), r.topology);
 }
 
 Experiment load_experiment(const std::string& path) {

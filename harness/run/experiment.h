@@ -240,6 +240,8 @@ struct Experiment {
   std::vector<yaml::FileRef> files;  // the files `text` names (topology, profile, schedules)
   topo::Topology topology;           // with the experiment's wan override applied
   std::string topology_file;         // "" when inline
+  std::string topology_text;         // that file as read
+  std::vector<yaml::FileRef> topology_files;  // the files it names (traces)
   std::optional<netem::Backend> shaping;
   bool wan_override = false;
   bool tcp_override = false;

@@ -480,8 +480,7 @@ RunOutcome run_experiment(const Experiment& e, const RunOptions& opts) {
   RunOutcome out;
   out.out_dir = fs::absolute(opts.out_dir.empty() ? default_out_dir(e) : opts.out_dir).string();
   const fs::path root = out.out_dir;
-  fs::create_directories(root);
-  write_experiment(root.string(), e);
+  write_experiment(root.string(), e);  // creates the directory
 
   say(
       fmt::format("{}: {} schedule(s), {} rank(s) ({} stages x {} replicas{}), {} compute; results "

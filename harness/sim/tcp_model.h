@@ -57,20 +57,11 @@
 // first iterations, ratcheting ssthresh down to 226 segments (of a 362-segment
 // bandwidth-delay product), so the later iterations send ~270 segments a round trip; the
 // simulated iteration meets none of these losses (ssthresh pinned at 226 would predict
-// 5.08 s for the measured 5.40 of two iterations, 4.975 of six; unpinned 4.39). Tried 2026-11-27,
-// not adopted: a round started within a round trip of the previous one (before its ACKs) sending
-// what the window allows beyond that round at once, onto its bytes still queued (the burst `ss`
-// shows: 368 segments unacked 73 ms after two puts were queued at cwnd 428, 50
-// retransmitted), with the warmup on fresh connections: greedy -15.4%, but CrossPipe's
-// 80 ms 1f1b +1.0 -> +3.0% and its 10 ms greedy -8.6 -> -10.2%; without the fresh start
-// 1f1b went to +11%; iterating until ssthresh repeats as well took GeoPipe's 500 Mbit/s
-// point to +12 / +17%. Against six measured iterations (4.975 s; 10 ms point re-measured
-// over six too): the burst rule with the fresh warmup, iterating until offsets, windows
-// and ssthresh all repeat (a fresh warmup needs that: flap.yaml's windows still grow in
-// the second iteration), gave 80 ms -0.1 / +1.6 / -6.6% (kept: -0.1 / +1.6 / -11.7%),
-// 10 ms +0.4 / -3.0 / -11.7% (kept: -1.3 / -3.1 / -7.9%), GeoPipe 500 Mbit/s +5.4 / +7.8%
-// (kept: +4.3 / +7.8%), the same to the millisecond without the burst rule: no point into
-// its target that was not before. The real loss history is
+// 5.08 s for the measured 5.40 of two iterations, 4.975 of six; unpinned 4.39). Tried and not
+// adopted (figures in the README's prediction row): a burst rule for rounds started
+// before the previous round's ACKs, the warmup on fresh connections, and a steady state
+// where windows and ssthresh repeat too; none brought a point into its target without
+// pushing another out. The real loss history is
 // larger than any of these: `ss` shows the B direction at ssthresh 216 after 399 retransmitted
 // segments in six iterations, the simulated one at 350. Eager vs rendezvous vs put (ob1's RDMA
 // pipeline protocol, below, since 2026-11-27; `ss`, CrossPipe 80 ms: an 80-byte request, a

@@ -137,6 +137,12 @@ PointState point_state(const std::string& dir, const run::Record& record, const 
   return failed ? PointState::kFailed : PointState::kDone;
 }
 
+PointState point_state(const std::string& dir, const run::Experiment& e) {
+  std::vector<std::string> names;
+  for (const auto& c : e.schedules) names.push_back(c.name);
+  return point_state(dir, run::record(e), e.text, names);
+}
+
 std::vector<Row> read_rows(const Point& p, const std::string& dir) {
   std::vector<Row> rows;
   const auto summary = read_json(fs::path(dir) / "summary.json");

@@ -42,6 +42,8 @@ const char* state_name(PointState s);
 // run::record) counts as the same. `schedules` are the experiment's schedule names.
 PointState point_state(const std::string& dir, const run::Record& record, const std::string& text,
                        const std::vector<std::string>& schedules);
+// The same for a point's experiment (point_experiment): its record, text and schedules.
+PointState point_state(const std::string& dir, const run::Experiment& e);
 
 struct Row {
   size_t point = 0;

@@ -27,11 +27,7 @@ std::string default_sweep_dir(const Sweep& s) {
 std::vector<PointStatus> survey(const Sweep& s, const std::string& dir) {
   std::vector<PointStatus> out;
   for (auto& p : expand(s)) {
-    const run::Experiment e = point_experiment(s, p);
-    std::vector<std::string> names;
-    for (auto& c : e.schedules) names.push_back(c.name);
-    out.push_back(
-        {p, point_state((fs::path(dir) / p.id).string(), run::record(e), point_text(s, p), names)});
+    out.push_back({p, point_state((fs::path(dir) / p.id).string(), point_experiment(s, p))});
   }
   return out;
 }
@@ -112,17 +108,15 @@ SweepOutcome run_sweep(const Sweep& s, const SweepOptions& opts) {
     ro.cancel = opts.cancel;
     ro.progress = [&](const std::string& m) { report(m, true); };
     std::string error;
+    const run::Experiment e = point_experiment(s, ps.point);
     try {
-      run::run_experiment(point_experiment(s, ps.point), ro);
-    } catch (const std::exception& e) {
+      run::run_experiment(e, ro);
+    } catch (const std::exception& x) {
       // One point's failure (a network that would not come up...) is that point's result.
-      error = e.what();
+      error = x.what();
     }
     spent_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    const run::Experiment e = point_experiment(s, ps.point);
-    std::vector<std::string> names;
-    for (auto& c : e.schedules) names.push_back(c.name);
-    ps.state = point_state(dir.string(), run::record(e), point_text(s, ps.point), names);
+    ps.state = point_state(dir.string(), e);
     if (!error.empty() && ps.state == PointState::kMissing && !cancelled())
       ps.state = PointState::kFailed;
     write_point_report(dir);  // `xdc run` writes it; older runs did not
@@ -154,10 +148,7 @@ SweepOutcome simulate_sweep(const Sweep& s, const std::string& out_dir) {
   for (size_t i = 0; i < points.size(); ++i) {
     const fs::path dir = fs::path(out.out_dir) / points[i].id;
     run::simulate_plan(plans[i], dir.string(), run::SimulateOptions{false, ""});
-    std::vector<std::string> names;
-    for (auto& c : plans[i].experiment.schedules) names.push_back(c.name);
-    out.points.push_back({points[i], point_state(dir.string(), run::record(plans[i].experiment),
-                                                 point_text(s, points[i]), names)});
+    out.points.push_back({points[i], point_state(dir.string(), plans[i].experiment)});
   }
   out.rows = write_sweep_outputs(s, out.points, out.out_dir);
   return out;

@@ -55,7 +55,7 @@ std::vector<double> replay(const LinkModel& m, const std::vector<Step>& steps) {
   for (const Step& s : steps) {
     t += std::llround(s.idle_s * 1e9);
     const auto x = wire.send(0, 1, s.bytes, t);
-    out.push_back(static_cast<double>(x.arrival_ns - t) / 1e6);
+    out.push_back(ms(x.arrival_ns - t));
     t = wire.send(1, 0, 1, x.arrival_ns).arrival_ns;  // the answer
   }
   return out;
@@ -89,8 +89,8 @@ TEST(TcpModel, EagerLimitAddsTheRendezvousRoundTrip) {
   wire.send(0, 1, kMiB, 0);  // the connection has carried data
   const auto eager = wire.send(0, 1, 65480, 1000 * kMs);
   const auto rndv = wire.send(0, 1, 65490, 1100 * kMs);
-  EXPECT_NEAR(static_cast<double>(eager.arrival_ns - 1000 * kMs) / 1e6, 21, 2);
-  EXPECT_NEAR(static_cast<double>(rndv.arrival_ns - 1100 * kMs) / 1e6, 61, 5);
+  EXPECT_NEAR(ms(eager.arrival_ns - 1000 * kMs), 21, 2);
+  EXPECT_NEAR(ms(rndv.arrival_ns - 1100 * kMs), 61, 5);
 }
 
 TEST(TcpModel, MessagesOnOneConnectionGoInTheOrderTheyWereQueued) {
@@ -284,7 +284,7 @@ TEST(TcpModel, AConnectionIdleSinceThePreviousIterationRestartsItsWindow) {
   const int64_t w = warm.send(0, 1, 4 * kMiB, 0).arrival_ns;
   const int64_t i = idle.send(0, 1, 4 * kMiB, 0).arrival_ns;
   std::printf("4 MiB after the previous iteration: at once %.0f ms, after 3 s idle %.0f ms\n",
-              static_cast<double>(w) / 1e6, static_cast<double>(i) / 1e6);
+              ms(w), ms(i));
   EXPECT_GT(i, w + 3 * 40 * kMs);  // at least three more round trips of slow start
 }
 
@@ -302,15 +302,15 @@ TEST(TcpModel, ARendezvousAnswerWaitsBehindTheDataQueuedTheOtherWay) {
   m.tcp[1 * 2 + 0].eager_limit = xdc::sim::kNoRendezvous;
   LinkState quiet(m);
   const int64_t alone = quiet.send(0, 1, kMiB, 10 * kMs).arrival_ns;
-  EXPECT_NEAR(static_cast<double>(alone) / 1e6, 10 + 40 + 40 + 0.4 + 20, 0.1);
+  EXPECT_NEAR(ms(alone), 10 + 40 + 40 + 0.4 + 20, 0.1);
   LinkState wire(m);
   const auto back = wire.post(1, 0, 8'000'000, 0);
   const auto x = wire.post(0, 1, kMiB, 10 * kMs);
   EXPECT_EQ(wire.current(back.ticket).end_ns, 288 * kMs);
   const auto got = wire.current(x.ticket);
-  std::printf("1 MiB behind 8 MB the other way: in at %.1f ms (alone %.1f)\n",
-              static_cast<double>(got.arrival_ns) / 1e6, static_cast<double>(alone) / 1e6);
-  EXPECT_NEAR(static_cast<double>(got.arrival_ns) / 1e6, 308 + 40 + 4.4 + 20, 0.1);
+  std::printf("1 MiB behind 8 MB the other way: in at %.1f ms (alone %.1f)\n", ms(got.arrival_ns),
+              ms(alone));
+  EXPECT_NEAR(ms(got.arrival_ns), 308 + 40 + 4.4 + 20, 0.1);
 }
 
 // ob1's put protocol (tcp_model.h): from btl_tcp_min_rdma_pipeline_size (196608 B, or
@@ -367,10 +367,9 @@ TEST(TcpModel, ARequestQueuedBeforeThePeersAnswerIsAnsweredFirst) {
   const auto mm = wire.post(1, 0, kMiB, 50 * kMs);
   const auto n = wire.post(0, 1, kMiB, 60 * kMs);
   const auto got_m = wire.current(mm.ticket), got_n = wire.current(n.ticket);
-  std::printf("M in at %.1f ms, N in at %.1f ms\n", static_cast<double>(got_m.arrival_ns) / 1e6,
-              static_cast<double>(got_n.arrival_ns) / 1e6);
-  EXPECT_NEAR(static_cast<double>(got_m.arrival_ns) / 1e6, 300.4, 0.1);
-  EXPECT_NEAR(static_cast<double>(got_n.arrival_ns) / 1e6, 280.4, 0.1);
+  std::printf("M in at %.1f ms, N in at %.1f ms\n", ms(got_m.arrival_ns), ms(got_n.arrival_ns));
+  EXPECT_NEAR(ms(got_m.arrival_ns), 300.4, 0.1);
+  EXPECT_NEAR(ms(got_n.arrival_ns), 280.4, 0.1);
 }
 
 // A rendezvous answer counts as a send of its connection when it is sent, not when the

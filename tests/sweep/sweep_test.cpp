@@ -176,16 +176,19 @@ TEST(Sweep, APointIsStaleWhenItsTopologyFileChanges) {
   EXPECT_NE(slurp(point / "experiment.yaml").find("topology: topology.yaml"), std::string::npos);
   EXPECT_EQ(point_state(point.string(), xdc::run::record(e), point_text(s, p), {"1f1b"}),
             PointState::kDone);
-  // The same experiment text, another topology: stale.
+  // The same experiment text, another topology: stale (the point read again, as a resumed
+  // sweep reads it).
   write(d / "t.yaml", slurp(d / "t.yaml") + "# edited\n");
-  EXPECT_EQ(point_state(point.string(), xdc::run::record(e), point_text(s, p), {"1f1b"}),
+  const xdc::run::Experiment edited = point_experiment(s, p);
+  EXPECT_EQ(point_state(point.string(), xdc::run::record(edited), point_text(s, p), {"1f1b"}),
             PointState::kStale);
   // A point written before results directories kept run::record (its experiment.yaml the
   // point's text, topology.yaml a copy) still counts as done.
   write(point / "experiment.yaml", point_text(s, p));
   write(point / "topology.yaml", slurp(d / "t.yaml"));
-  EXPECT_EQ(point_state(point.string(), xdc::run::record(e), point_text(s, p), {"1f1b"}),
+  EXPECT_EQ(point_state(point.string(), xdc::run::record(edited), point_text(s, p), {"1f1b"}),
             PointState::kDone);
+  EXPECT_EQ(point_state(point.string(), edited), PointState::kDone);  // the runner's form
 }
 
 TEST(Sweep, CsvPlotsAndIndexFromPointSummaries) {
