@@ -64,12 +64,13 @@ double rate_bps(const std::string& flag, const std::string& text) {
   return static_cast<double>(*r.value);
 }
 
-// A sweep file has a `grid:`; anything else is read as an experiment (whose parser
-// reports what is wrong with it, FILE:LINE:COL).
+// A sweep file names its base experiment (`experiment:`, or its alias `base:`) and has a
+// `grid:` or a `zip:` (sweep.cpp); an experiment has none of these keys. Anything else is
+// read as an experiment (whose parser reports what is wrong with it, FILE:LINE:COL).
 bool is_sweep_file(const std::string& path) {
   try {
     const YAML::Node n = YAML::LoadFile(path);
-    return n.IsMap() && n["grid"];
+    return n.IsMap() && (n["experiment"] || n["base"] || n["grid"] || n["zip"]);
   } catch (const std::exception&) {
     return false;
   }

@@ -5,7 +5,7 @@
 #    absent, every schedule's simulated iteration > 0), per schedule the simulated trace
 #    and schedule.csv, report.html;
 #  - SWEEP: one row per point and schedule in sweep.csv, the simulated column filled and
-#    the measured one empty;
+#    the measured one empty; a sweep of `zip:` axes alone is a sweep too;
 #  - `xdc schedule show EXP.yaml` draws each schedule of the experiment;
 #  - bad input: exit 2 with FILE:LINE:COL, as `xdc run`.
 # Usage: simulate_cli.sh XDC_BINARY   (from the source root)
@@ -62,6 +62,14 @@ filled=$(tail -n +2 "$csv" | cut -d, -f"$sim" | grep -c '^[0-9.e+-]\+$')
 measured=$(tail -n +2 "$csv" | cut -d, -f"$meas" | grep -c .)
 [[ $measured -eq 0 ]] || fail "sweep.csv: $measured rows have a measured iteration_s"
 [[ -s $out/sweep/index.html ]] || fail "index.html missing"
+
+# A sweep with a `zip:` and no `grid:` (experiments/repro/crosspipe.yaml): its 4 points x 3
+# schedules.
+if ! as_user "$xdc" simulate experiments/repro/crosspipe.yaml -o "$out/zip" >"$out/zip.log" 2>&1; then
+  fail "xdc simulate of a zip sweep: exit $?"; cat "$out/zip.log"
+fi
+rows=$(($(wc -l <"$out/zip/sweep.csv") - 1))
+[[ $rows -eq 12 ]] || fail "zip sweep.csv: $rows rows, expected 12"
 
 # `xdc schedule show EXP.yaml`: the experiment's schedules as planned and predicted.
 shown=$(as_user "$xdc" schedule show tests/run/modeled-20ms.yaml 2>&1) || fail "schedule show EXP.yaml: exit $?"
