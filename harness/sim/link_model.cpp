@@ -131,10 +131,8 @@ Transfer LinkState::post(int from, int to, int64_t bytes, int64_t ready_ns, int6
   // then nothing of it is queued (run_channel sets these at the grant).
   const bool held = m_.exclusive_channel(c);
   constexpr int64_t kNever = std::numeric_limits<int64_t>::max();
-  data_ready_.push_back(j.rest > 0 || held ? kNever : ready_ns);
-  post_.push_back(held ? kNever : ready_ns);
-  first_end_.push_back(ready_ns);
-  data_end_.push_back(ready_ns);
+  queued_.push_back(
+      {held ? kNever : ready_ns, j.rest > 0 || held ? kNever : ready_ns, ready_ns, ready_ns});
   // The other direction's rendezvous answers queue behind this message's data (queued_until).
   Channel& back = channels_[m_.channel_of(to, from)];
   ++back.version;
@@ -155,9 +153,9 @@ void LinkState::note_answer(size_t back, int64_t when) {
 int64_t LinkState::queued_until(size_t i, int64_t when) const {
   int64_t until = when;
   for (int64_t k : tickets_[i]) {
-    const auto x = static_cast<size_t>(k);
-    if (post_[x] < when) until = std::max(until, first_end_[x]);
-    if (data_ready_[x] < when) until = std::max(until, data_end_[x]);
+    const Queued& q = queued_[static_cast<size_t>(k)];
+    if (q.post < when) until = std::max(until, q.first_end);
+    if (q.data_ready < when) until = std::max(until, q.data_end);
   }
   return until;
 }
@@ -255,7 +253,7 @@ void LinkState::run_channel(Channel& ch, int64_t until, bool commit, int64_t tar
     ready_.clear();
     int64_t next = kNone;
     for (size_t a = 0; a < n; ++a) {
-      if (jobs[a].done || jobs[a].fin) continue;  // a FIN waits on the data ahead of it
+      if (jobs[a].done || jobs[a].fin()) continue;  // a FIN waits on the data ahead of it
       if (jobs[a].ready <= t) {
         ready_.push_back(a);
       } else {
@@ -277,8 +275,8 @@ void LinkState::run_channel(Channel& ch, int64_t until, bool commit, int64_t tar
           if (jobs[a].priority < jobs[holder].priority) holder = a;  // ties: posted first
         jobs[holder].granted = true;
         const auto k = static_cast<size_t>(ch.jobs[holder]);  // issued now (post())
-        post_[k] = t;
-        if (jobs[holder].rest == 0) data_ready_[k] = t;
+        queued_[k].post = t;
+        if (jobs[holder].rest == 0) queued_[k].data_ready = t;
       }
       const bool go = holder < n && jobs[holder].ready <= t;
       ready_.assign(go ? 1 : 0, holder);
@@ -359,9 +357,8 @@ void LinkState::run_channel(Channel& ch, int64_t until, bool commit, int64_t tar
       const auto k = static_cast<size_t>(ch.jobs[a]);
       done_t_[a] = finish;
       done_ready_[a] = j.ready;
-      (j.rest > 0 ? first_end_ : data_end_)[k] = finish;
-      if (j.put && j.rest == 0) {  // the data is out; the receiver completes at its FIN
-        j.fin = true;
+      (j.rest > 0 ? queued_[k].first_end : queued_[k].data_end) = finish;
+      if (j.fin()) {  // the receiver completes at its FIN
         if (j.fin_ready < 0) j.fin_ready = t;
         continue;
       }
@@ -371,7 +368,7 @@ void LinkState::run_channel(Channel& ch, int64_t until, bool commit, int64_t tar
         const int64_t answer = queued_until(back, finish + l.latency_ns);
         answers.push_back({back, answer});
         j.ready = answer + m_.at(j.to, j.from).latency_ns;
-        data_ready_[static_cast<size_t>(ch.jobs[a])] = j.ready;
+        queued_[k].data_ready = j.ready;
         j.left = j.rest;
         j.rest = 0;
       } else {
@@ -380,14 +377,14 @@ void LinkState::run_channel(Channel& ch, int64_t until, bool commit, int64_t tar
     }
     // A FIN goes once every phase queued on its connection before it has left.
     for (size_t a = 0; a < n; ++a) {
-      if (!jobs[a].fin || jobs[a].done) continue;
+      if (!jobs[a].fin() || jobs[a].done) continue;
       bool blocked = false;
-      int64_t finish = std::max(done_t_[a], data_end_[static_cast<size_t>(ch.jobs[a])]);
+      int64_t finish = std::max(done_t_[a], queued_[static_cast<size_t>(ch.jobs[a])].data_end);
       for (size_t b = 0; b < n && !blocked; ++b) {
         // On an exclusive channel a message not granted yet is not issued (the worker holds
         // it until the arbiter's grant): nothing of it is queued.
         if (b == a || conn_of_[b] != conn_of_[a] || (exclusive && !jobs[b].granted)) continue;
-        if (!jobs[b].done && !jobs[b].fin && jobs[b].ready <= jobs[a].fin_ready)
+        if (!jobs[b].done && !jobs[b].fin() && jobs[b].ready <= jobs[a].fin_ready)
           blocked = true;  // queued ahead of the FIN, bytes still to send
         else if (done_ready_[b] <= jobs[a].fin_ready)
           finish = std::max(finish, done_t_[b]);

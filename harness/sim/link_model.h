@@ -163,8 +163,9 @@ class LinkState {
     bool granted = false;  // exclusive channels: holds the channel until done
     bool done = false;
     bool put = false;        // ob1's put protocol (tcp_model.h): a FIN follows the data
-    bool fin = false;        // the data is out; the receiver completes at the FIN
     int64_t fin_ready = -1;  // the data's last byte entered the socket then: the FIN queues
+    // The data is out; the receiver completes at the FIN.
+    bool fin() const { return put && rest == 0 && left == 0; }
   };
   struct Channel {
     int64_t t = 0;              // the next round may start then (rounds before it are final)
@@ -207,9 +208,14 @@ class LinkState {
   std::vector<TcpConn> conn_;                  // [from * ranks + to]
   std::vector<std::vector<int64_t>> pending_;  // [from * ranks + to]: answers, in time order
   std::vector<std::vector<int64_t>> tickets_;  // [from * ranks + to]: its messages
-  std::vector<int64_t> data_ready_;            // by ticket: its data may go from then on
-  std::vector<int64_t> post_;                  // by ticket: posted (its first phase queued)
-  std::vector<int64_t> first_end_, data_end_;  // by ticket: its request's / data's last byte left
+  // Where a message's phases are in its connection's queue (queued_until reads them).
+  struct Queued {
+    int64_t post = 0;        // its first phase queued (never while an exclusive channel holds it)
+    int64_t data_ready = 0;  // its data may go from then on (never until the answer is known)
+    int64_t first_end = 0;   // its request's last byte left
+    int64_t data_end = 0;    // its data's last byte left
+  };
+  std::vector<Queued> queued_;  // by ticket
   std::vector<Channel> channels_;
   std::vector<Job> jobs_;              // by ticket
   std::vector<Transfer> result_;       // by ticket
