@@ -23,6 +23,7 @@
 
 #include "commands.h"
 #include "common/input_error.h"
+#include "common/text_file.h"
 #include "harness/common/units.h"
 #include "harness/report/report.h"
 #include "harness/run/results.h"
@@ -125,11 +126,7 @@ int run(const SimArgs& a) {
     spec.workload = {a.seq, a.mbs, a.efficiency, 2, 1, a.node_tp};
   } else if (!a.profile.empty()) {
     spec.source = sim::CostSpec::Source::kProfile;
-    std::ifstream in(a.profile);
-    if (!in) throw InputError(SourcePos{a.profile, 0, 0}, "cannot read the profile");
-    std::stringstream ss;
-    ss << in.rdbuf();
-    spec.profile_text = ss.str();
+    spec.profile_text = read_input_file(a.profile, "the profile");
     spec.profile_file = a.profile;
   } else {
     spec.f_ms = duration_ms("--tf", a.tf);

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/text_file.h"
 #include "harness/common/units.h"
 
 namespace xdc::yaml {
@@ -289,13 +290,7 @@ Value parse(const std::string& text, const std::string& file_label) {
 }
 
 Value load_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    throw InputError(SourcePos{path, 0, 0}, std::string("cannot read: ") + std::strerror(errno));
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) throw InputError(SourcePos{path, 0, 0}, "cannot read");
-  return parse(text.str(), path);
+  return parse(read_input_file(path, "the file"), path);
 }
 
 size_t edit_distance(const std::string& a, const std::string& b) {

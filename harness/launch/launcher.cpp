@@ -13,6 +13,7 @@
 #include <sstream>
 #include <thread>
 
+#include "common/text_file.h"
 #include "harness/network/names.h"
 #include "harness/network/namespace.h"
 #include "harness/process/process.h"
@@ -312,8 +313,7 @@ Result run_job(const net::NetworkState& net, const Job& job) {
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   kill_leftovers(net, job);
 
-  std::ifstream in(log);
-  std::string output((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string output = read_text_file_or_empty(log);
   std::map<int, std::string> per_rank;
   std::istringstream lines(output);
   for (std::string line; std::getline(lines, line);) {

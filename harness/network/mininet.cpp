@@ -16,6 +16,7 @@
 
 #include "common/find_program.h"
 #include "common/spawn_daemon.h"
+#include "common/text_file.h"
 #include "harness/network/names.h"
 #include "harness/network/namespace.h"
 #include "harness/network/teardown.h"
@@ -35,10 +36,7 @@ std::string log_path(const std::string& net) {
 }
 
 std::string log_tail(const std::string& net) {
-  std::ifstream in(log_path(net));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  std::string s = ss.str();
+  std::string s = read_text_file_or_empty(log_path(net));
   return s.size() > 2000 ? s.substr(s.size() - 2000) : s;
 }
 

@@ -10,6 +10,7 @@
 #include <set>
 #include <sstream>
 
+#include "common/text_file.h"
 #include "harness/common/yaml_reader.h"
 #include "harness/run/plan.h"
 #include "harness/sim/worker_model.h"
@@ -372,11 +373,7 @@ Search parse_search(const std::string& text, const std::string& file_label) {
 }
 
 Search load_search(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw InputError(SourcePos{path, 0, 0}, "cannot read the placement search file");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return parse_search(ss.str(), path);
+  return parse_search(read_input_file(path, "the placement search file"), path);
 }
 
 std::vector<int> Placement::gpus_per_dc(size_t dcs) const {

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "common/input_error.h"
+#include "common/text_file.h"
 #include "harness/report/html.h"
 
 namespace xdc::report {
@@ -17,16 +18,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::optional<std::string> read_text(const fs::path& p) {
-  std::ifstream in(p);
-  if (!in) return std::nullopt;
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 std::optional<nlohmann::json> read_json(const fs::path& p, std::vector<std::string>& notes) {
-  auto text = read_text(p);
+  auto text = read_text_file(p.string());
   if (!text) return std::nullopt;
   try {
     return nlohmann::json::parse(*text);
@@ -37,7 +30,7 @@ std::optional<nlohmann::json> read_json(const fs::path& p, std::vector<std::stri
 }
 
 std::optional<trace::Trace> read_trace(const fs::path& p, std::vector<std::string>& notes) {
-  auto text = read_text(p);
+  auto text = read_text_file(p.string());
   if (!text) return std::nullopt;
   try {
     return trace::from_csv(*text);

@@ -10,6 +10,7 @@
 #include <set>
 #include <sstream>
 
+#include "common/text_file.h"
 #include "harness/common/yaml_reader.h"
 #include "harness/topology/parse.h"
 #include "workloads/model/stage_api.h"
@@ -31,11 +32,10 @@ const std::map<std::string, std::string> kSynonyms = {
     {"dilation", "time_dilation"}, {"tdf", "time_dilation"},   {"message_scale", "time_dilation"}};
 
 std::string read_text(const std::string& path, const yaml::Value& where) {
-  std::ifstream in(path);
-  if (!in) where.error("cannot read \"" + path + "\"");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  std::string why;
+  auto text = read_text_file(path, &why);
+  if (!text) where.error("cannot read \"" + path + "\": " + why);
+  return std::move(*text);
 }
 
 class Parser {
@@ -693,11 +693,7 @@ void write_experiment(const std::string& dir, const Experiment& e) {
 }
 
 Experiment load_experiment(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw InputError(SourcePos{path, 0, 0}, "cannot read the experiment file");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return parse_experiment(ss.str(), path);
+  return parse_experiment(read_input_file(path, "the experiment file"), path);
 }
 
 nlohmann::json model_json(const model::ModelConfig& m) {

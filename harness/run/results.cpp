@@ -10,6 +10,7 @@
 #include <sstream>
 #include <tuple>
 
+#include "common/text_file.h"
 #include "harness/run/environment.h"
 
 namespace xdc::run {
@@ -45,12 +46,9 @@ RankFiles read_rank_files(const std::string& run_dir, int world_size, const std:
   f.trace.ranks = world_size;
   for (int r = 0; r < world_size; ++r) {
     const fs::path base = fs::path(run_dir) / ("rank" + std::to_string(r));
-    std::ifstream tin(base.string() + ".trace.csv");
-    if (tin) {
-      std::stringstream ss;
-      ss << tin.rdbuf();
+    if (const auto text = read_text_file(base.string() + ".trace.csv")) {
       try {
-        trace::Trace t = trace::from_csv(ss.str());
+        trace::Trace t = trace::from_csv(*text);
         f.trace.microbatches = std::max(f.trace.microbatches, t.microbatches);
         f.trace.events.insert(f.trace.events.end(), t.events.begin(), t.events.end());
       } catch (const std::exception&) {

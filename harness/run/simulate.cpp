@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "common/input_error.h"
+#include "common/text_file.h"
 #include "harness/trace/chrome.h"
 #include "workloads/schedule/csv.h"
 
@@ -20,13 +21,11 @@ std::vector<ScheduleResult> simulate_plan(const Plan& plan, const std::string& o
     labels.push_back(simulated_costs_label(plan));
     if (o.measured_run.empty()) continue;
     const fs::path file = fs::path(o.measured_run) / sp.choice.name / "trace.csv";
-    std::ifstream in(file);
-    if (!in)
+    const auto text = read_text_file(file.string());
+    if (!text)
       throw InputError(SourcePos{file.string(), 0, 0},
                        "no measured trace of schedule " + sp.choice.name + " (--measured)");
-    std::stringstream text;
-    text << in.rdbuf();
-    costs.back() = measured_costs(trace::from_csv(text.str()), sp.costs);
+    costs.back() = measured_costs(trace::from_csv(*text), sp.costs);
     labels.back() = "measured compute durations (" + file.string() + ")";
   }
   const fs::path root = out_dir;

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "common/text_file.h"
 #include "harness/common/units.h"
 
 namespace xdc::sweep {
@@ -15,15 +16,10 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
 std::optional<nlohmann::json> read_json(const fs::path& p) {
   if (!fs::exists(p)) return std::nullopt;
   try {
-    return nlohmann::json::parse(slurp(p));
+    return nlohmann::json::parse(read_text_file_or_empty(p));
   } catch (const nlohmann::json::exception&) {
     return std::nullopt;
   }
@@ -118,9 +114,10 @@ PointState point_state(const std::string& dir, const run::Record& record, const 
                        const std::vector<std::string>& schedules) {
   const auto summary = read_json(fs::path(dir) / "summary.json");
   if (!summary) return PointState::kMissing;
-  const std::string kept = slurp(fs::path(dir) / "experiment.yaml");
+  const std::string kept = read_text_file_or_empty(fs::path(dir) / "experiment.yaml");
   if (kept != record.experiment && kept != text) return PointState::kStale;
-  if (!record.topology.empty() && slurp(fs::path(dir) / "topology.yaml") != record.topology)
+  if (!record.topology.empty() &&
+      read_text_file_or_empty(fs::path(dir) / "topology.yaml") != record.topology)
     return PointState::kStale;
   if (summary->value("interrupted", false)) return PointState::kInterrupted;
   const auto& list = summary->value("schedules", nlohmann::json::array());

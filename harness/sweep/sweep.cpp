@@ -8,6 +8,7 @@
 #include <set>
 #include <stdexcept>
 
+#include "common/text_file.h"
 #include "harness/common/yaml_reader.h"
 #include "harness/sweep/metrics.h"
 
@@ -235,9 +236,7 @@ Sweep parse_sweep(const std::string& text, const std::string& file_label) {
 }
 
 Sweep load_sweep(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(SourcePos{path, 0, 0}, "cannot read the sweep file");
-  return parse_sweep(std::string(std::istreambuf_iterator<char>(in), {}), path);
+  return parse_sweep(read_input_file(path, "the sweep file"), path);
 }
 
 std::vector<Point> expand(const Sweep& s) {

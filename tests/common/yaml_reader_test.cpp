@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "common/text_file.h"
+
 namespace xdc::yaml {
 namespace {
 
@@ -130,6 +132,13 @@ TEST(YamlReader, EmptyDocumentIsNothingAtLineOne) {
 TEST(YamlReader, UnreadableFileIsInputError) {
   std::string msg = error_of([] { load_file("/nonexistent/x.yaml"); });
   EXPECT_EQ(msg.rfind("/nonexistent/x.yaml: cannot read", 0), 0u) << msg;
+  EXPECT_NE(msg.find("No such file or directory"), std::string::npos) << msg;
+  // A directory opens as a file does and would read as an empty document: refused with why.
+  const std::string dir = ::testing::TempDir();
+  msg = error_of([&] { load_file(dir); });
+  EXPECT_NE(msg.find("cannot read the file: it is a directory"), std::string::npos) << msg;
+  EXPECT_FALSE(read_text_file(dir).has_value());
+  EXPECT_EQ(read_text_file_or_empty("/nonexistent/x.yaml"), "");
 }
 
 TEST(YamlReader, FilesNamedAreRecordedAndRenamedInPlace) {

@@ -12,6 +12,7 @@
 #include <regex>
 #include <sstream>
 
+#include "common/text_file.h"
 #include "harness/network/names.h"
 #include "harness/network/namespace.h"
 #include "harness/network/state.h"
@@ -25,20 +26,13 @@ namespace {
 
 const std::string kNet = "tlaunch";
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 // orted or probe processes of this job still alive anywhere.
 std::vector<std::string> job_processes() {
   std::vector<std::string> out;
   for (auto& e : fs::directory_iterator("/proc")) {
     std::string pid = e.path().filename();
     if (pid.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::string cmd = slurp(e.path() / "cmdline");
+    std::string cmd = xdc::read_text_file_or_empty(e.path() / "cmdline");
     std::replace(cmd.begin(), cmd.end(), '\0', ' ');
     if (cmd.find("xdc-mpi-probe") != std::string::npos ||
         (cmd.find("orted") != std::string::npos && cmd.find("--name " + kNet) != std::string::npos))
@@ -84,17 +78,19 @@ TEST_F(Launcher, RanksRunOnTheirHostsAndTalkAcrossTheShapedWan) {
   // Out of order and with a host twice: rank r must land on hosts[r] all the same.
   const std::vector<std::string> hosts{"w1", "e1", "w1", "e2"};
   auto r = xdc::launch::run_job(state(), job(hosts));
-  ASSERT_TRUE(r.ok()) << r.message() << "\n" << slurp(dir_ / "mpirun.log");
-  EXPECT_EQ(slurp(dir_ / "hostfile"), "w1 slots=2\ne1 slots=1\ne2 slots=1\n");
+  ASSERT_TRUE(r.ok()) << r.message() << "\n" << xdc::read_text_file_or_empty(dir_ / "mpirun.log");
+  EXPECT_EQ(xdc::read_text_file_or_empty(dir_ / "hostfile"),
+            "w1 slots=2\ne1 slots=1\ne2 slots=1\n");
   for (size_t rank = 0; rank < hosts.size(); ++rank) {
-    const std::string log = slurp(dir_ / ("rank" + std::to_string(rank) + ".log"));
+    const std::string log =
+        xdc::read_text_file_or_empty(dir_ / ("rank" + std::to_string(rank) + ".log"));
     EXPECT_NE(log.find("rank " + std::to_string(rank) + " of 4 host " + hosts[rank]),
               std::string::npos)
         << "rank " << rank << ": " << log;
   }
   // Rank 0 sits on w1: one round trip to e1 crosses the WAN twice (>= 40 ms), to the
   // other rank on w1 it does not.
-  const std::string log0 = slurp(dir_ / "rank0.log");
+  const std::string log0 = xdc::read_text_file_or_empty(dir_ / "rank0.log");
   std::map<int, double> rtt;
   const std::regex re(R"(rtt_to (\d+) ms ([\d.]+))");
   for (std::sregex_iterator it(log0.begin(), log0.end(), re); it != std::sregex_iterator(); ++it)
@@ -110,12 +106,13 @@ TEST_F(Launcher, RanksRunOnTheirHostsAndTalkAcrossTheShapedWan) {
 TEST_F(Launcher, ARankThatDiesIsNamedWithItsHost) {
   auto r = xdc::launch::run_job(state(), job({"e1", "e2", "w1"}, {"die", "2"}));
   EXPECT_FALSE(r.ok());
-  ASSERT_FALSE(r.failures.empty()) << slurp(dir_ / "mpirun.log");
+  ASSERT_FALSE(r.failures.empty()) << xdc::read_text_file_or_empty(dir_ / "mpirun.log");
   EXPECT_EQ(r.failures[0].rank, 2);
   EXPECT_EQ(r.failures[0].host, "w1");
   EXPECT_NE(r.message().find("rank 2 (host w1)"), std::string::npos) << r.message();
   EXPECT_NE(r.message().find("signal 9"), std::string::npos) << r.message();
-  EXPECT_NE(slurp(dir_ / "rank0.log").find("rank 0 of 3 host e1"), std::string::npos);
+  EXPECT_NE(xdc::read_text_file_or_empty(dir_ / "rank0.log").find("rank 0 of 3 host e1"),
+            std::string::npos);
   EXPECT_EQ(job_processes(), std::vector<std::string>{});
 }
 
@@ -130,7 +127,8 @@ TEST_F(Launcher, AHungJobIsStoppedAtItsTimeoutAndLeavesNothing) {
   EXPECT_LT(s, 15.0);
   EXPECT_NE(r.message().find("no end after"), std::string::npos) << r.message();
   // What the ranks printed before the hang is kept.
-  EXPECT_NE(slurp(dir_ / "rank1.log").find("rank 1 of 2 host w1"), std::string::npos);
+  EXPECT_NE(xdc::read_text_file_or_empty(dir_ / "rank1.log").find("rank 1 of 2 host w1"),
+            std::string::npos);
   for (auto& h : {"e1", "w1"})
     EXPECT_EQ(xdc::net::netns_pids(xdc::net::host_ns(kNet, h)).size(), 0u) << h;
   EXPECT_EQ(job_processes(), std::vector<std::string>{});

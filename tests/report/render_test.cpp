@@ -11,9 +11,10 @@
 #include <set>
 #include <sstream>
 
+#include "common/text_file.h"
 #include "harness/process/process.h"
-#include "workloads/trace/trace.h"
 #include "png.h"
+#include "workloads/trace/trace.h"
 
 namespace xdc::report {
 namespace {
@@ -26,13 +27,6 @@ std::string chromium_path() {
     for (const char* name : {"chromium", "chromium-browser"})
       if (fs::exists(fs::path(d) / name)) return (fs::path(d) / name).string();
   return "";
-}
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
 }
 
 size_t count(const std::string& hay, const std::string& needle) {
@@ -95,7 +89,8 @@ class ReportRender : public ::testing::Test {
     EXPECT_NE(rep.out.find("report.html"), std::string::npos);
     for (auto& sub : fs::directory_iterator(r.dir))
       if (fs::exists(sub.path() / "trace.csv"))
-        for (auto& e : trace::from_csv(slurp(sub.path() / "trace.csv")).events)
+        for (auto& e :
+             trace::from_csv(xdc::read_text_file_or_empty(sub.path() / "trace.csv")).events)
           r.compute_events += sched::is_compute(e.kind);
     auto dom = proc::run(chromium({"--dump-dom", url(r.dir)}), std::chrono::seconds(120));
     EXPECT_EQ(dom.exit_code, 0) << dom.err;

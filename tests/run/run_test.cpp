@@ -22,6 +22,7 @@
 #include <sstream>
 #include <thread>
 
+#include "common/text_file.h"
 #include "harness/network/names.h"
 #include "harness/network/namespace.h"
 #include "harness/process/process.h"
@@ -33,13 +34,6 @@ using xdc::testing::leftovers;
 using xdc::testing::run_xdc;
 
 namespace {
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 fs::path fresh_dir(const std::string& name) {
   fs::path d = fs::temp_directory_path() / ("xdc-run-test-" + name);
@@ -53,7 +47,7 @@ std::vector<std::string> job_processes(const std::string& net, const fs::path& d
   for (auto& e : fs::directory_iterator("/proc")) {
     std::string pid = e.path().filename();
     if (pid.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::string cmd = slurp(e.path() / "cmdline");
+    std::string cmd = xdc::read_text_file_or_empty(e.path() / "cmdline");
     std::replace(cmd.begin(), cmd.end(), '\0', ' ');
     if (cmd.find(dir.string()) != std::string::npos ||
         (cmd.find("orted") != std::string::npos && cmd.find("--name " + net) != std::string::npos))
@@ -69,7 +63,7 @@ xdc::testing::CliResult xdc_run(const std::string& file, const fs::path& dir,
 }
 
 nlohmann::json summary_of(const fs::path& dir) {
-  return nlohmann::json::parse(slurp(dir / "summary.json"));
+  return nlohmann::json::parse(xdc::read_text_file_or_empty(dir / "summary.json"));
 }
 
 TEST(Run, ModeledIterationWithinTenPercentOfTheSimulation) {
@@ -131,7 +125,8 @@ TEST(Run, PrefillFillsBubblesWithoutSlowingTraining) {
   EXPECT_LT(std::fabs(p["training_slowdown_pct"].get<double>()), 10.0);
   EXPECT_LE(p["ttft_ms_p99"].get<double>(), 2000.0);  // served within the deadline
   // The PREFILL blocks are in the trace, prompt tokens as bytes, on the ranks' idle time.
-  const auto t = xdc::trace::from_csv(slurp(dir / "1f1b+prefill" / "trace.csv"));
+  const auto t =
+      xdc::trace::from_csv(xdc::read_text_file_or_empty(dir / "1f1b+prefill" / "trace.csv"));
   int prefills = 0;
   for (const auto& e : t.events)
     if (e.kind == xdc::sched::Kind::PREFILL) {
@@ -139,7 +134,7 @@ TEST(Run, PrefillFillsBubblesWithoutSlowingTraining) {
       EXPECT_GT(e.bytes, 0);
     }
   EXPECT_EQ(prefills, p["served"].get<int>());
-  const auto env = nlohmann::json::parse(slurp(dir / "environment.json"));
+  const auto env = nlohmann::json::parse(xdc::read_text_file_or_empty(dir / "environment.json"));
   EXPECT_NE(env["non_default_settings"].dump().find("prefill: rate_rps=200"), std::string::npos);
   EXPECT_EQ(leftovers(net), std::vector<std::string>{});
   EXPECT_EQ(job_processes(net, dir), std::vector<std::string>{});
@@ -165,7 +160,8 @@ TEST(Run, RealPrefillServesRequestsAndLeavesTrainingUnchanged) {
   EXPECT_GT(with["prefill"]["served"].get<int>(), 0);
   EXPECT_GT(with["prefill"]["utilisation_with"].get<double>(),
             with["prefill"]["utilisation_without"].get<double>());
-  const auto t = xdc::trace::from_csv(slurp(dir / "1f1b+prefill" / "trace.csv"));
+  const auto t =
+      xdc::trace::from_csv(xdc::read_text_file_or_empty(dir / "1f1b+prefill" / "trace.csv"));
   int prefills = 0;
   for (const auto& e : t.events) prefills += e.kind == xdc::sched::Kind::PREFILL;
   EXPECT_EQ(prefills, with["prefill"]["served"].get<int>());
@@ -175,7 +171,7 @@ TEST(Run, RealPrefillServesRequestsAndLeavesTrainingUnchanged) {
 
 // Per measured iteration: {standalone transfer of microbatch 0, rank 1's wait for 1}.
 std::vector<std::pair<double, double>> overlap_figures(const fs::path& run) {
-  const auto t = xdc::trace::from_csv(slurp(run / "trace.csv"));
+  const auto t = xdc::trace::from_csv(xdc::read_text_file_or_empty(run / "trace.csv"));
   std::vector<int64_t> send0, recv0_end, wait1;
   for (auto& e : t.events) {
     if (e.rank == 0 && e.kind == xdc::sched::Kind::SEND_F && e.microbatch == 0)
@@ -192,7 +188,7 @@ std::vector<std::pair<double, double>> overlap_figures(const fs::path& run) {
 }
 
 TEST(Run, EightConnectionsCarryThreeTimesOneAcrossEightyMs) {
-  const std::string text = slurp("tests/run/connections-80ms.yaml");
+  const std::string text = xdc::read_text_file_or_empty("tests/run/connections-80ms.yaml");
   const fs::path dir = fresh_dir("connections");
   fs::create_directories(dir);
   std::map<int, nlohmann::json> transfers;
@@ -209,7 +205,7 @@ TEST(Run, EightConnectionsCarryThreeTimesOneAcrossEightyMs) {
     ASSERT_TRUE(s.contains("transfers")) << s.dump();
     transfers[n] = s["transfers"];
     EXPECT_EQ(transfers[n]["connections"], n);
-    const auto env = nlohmann::json::parse(slurp(out / "environment.json"));
+    const auto env = nlohmann::json::parse(xdc::read_text_file_or_empty(out / "environment.json"));
     EXPECT_EQ(env["non_default_settings"],
               nlohmann::json::array({"mpi.connections.wan=" + std::to_string(n)}));
     // Every connection of rank 0 to rank 1 carried a share of the bytes (pieces go to the
@@ -242,7 +238,7 @@ TEST(Run, CrossDcTransferOverlapsCompute) {
   auto r = xdc_run("tests/run/overlap.yaml", dir, net, 120);
   ASSERT_EQ(r.rc, 0) << r.out;
   const auto figs = overlap_figures(dir / "1f1b");
-  ASSERT_EQ(figs.size(), 2u) << slurp(dir / "1f1b" / "trace.csv");
+  ASSERT_EQ(figs.size(), 2u) << xdc::read_text_file_or_empty(dir / "1f1b" / "trace.csv");
   for (auto [standalone_ms, wait_ms] : figs) {
     std::printf(
         "4 MiB across 20 ms: standalone %.1f ms, receiver's wait while computing %.2f ms "
@@ -269,24 +265,25 @@ TEST(Run, AKilledRankEndsTheRunWithExit1NamingRankAndHost) {
     for (int i = 0; i < 600 && !killed; ++i) {
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
       try {
-        auto rep = nlohmann::json::parse(slurp(dir / "1f1b" / "rank2.json"));
+        auto rep = nlohmann::json::parse(xdc::read_text_file_or_empty(dir / "1f1b" / "rank2.json"));
         if (rep.value("iterations_done", 0) < 2) continue;
       } catch (const std::exception&) {
         continue;
       }
       for (pid_t pid : xdc::net::netns_pids(xdc::net::host_ns(net, "w1")))
-        if (slurp("/proc/" + std::to_string(pid) + "/comm") == "xdc-worker\n")
+        if (xdc::read_text_file_or_empty("/proc/" + std::to_string(pid) + "/comm") ==
+            "xdc-worker\n")
           killed = ::kill(pid, SIGKILL) == 0;
     }
-    ASSERT_TRUE(killed) << slurp(log);
+    ASSERT_TRUE(killed) << xdc::read_text_file_or_empty(log);
     rc = run.wait_for(std::chrono::seconds(120));
   }
-  const std::string out = slurp(log);
+  const std::string out = xdc::read_text_file_or_empty(log);
   EXPECT_EQ(rc, 1) << out;
   EXPECT_NE(out.find("rank 2 (host w1)"), std::string::npos) << out;
   for (int rank : {0, 1, 3}) {
-    const auto t =
-        xdc::trace::from_csv(slurp(dir / "1f1b" / ("rank" + std::to_string(rank) + ".trace.csv")));
+    const auto t = xdc::trace::from_csv(xdc::read_text_file_or_empty(
+        dir / "1f1b" / ("rank" + std::to_string(rank) + ".trace.csv")));
     EXPECT_FALSE(t.events.empty()) << "rank " << rank << "'s trace was not kept";
   }
   const auto s = summary_of(dir);
@@ -313,7 +310,7 @@ TEST(Run, CtrlCStopsTheRunAndLeavesNothingBehind) {
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
       running = fs::exists(dir / "1f1b" / "rank0.json");
     }
-    ASSERT_TRUE(running) << slurp(log);
+    ASSERT_TRUE(running) << xdc::read_text_file_or_empty(log);
     // Only xdc gets the signal (a terminal would signal mpirun too): the harder case.
     const auto t0 = std::chrono::steady_clock::now();
     ::kill(run.pid(), SIGINT);
@@ -321,11 +318,13 @@ TEST(Run, CtrlCStopsTheRunAndLeavesNothingBehind) {
     stop_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   }
   std::printf("stopped %.1f s after SIGINT\n", stop_s);
-  EXPECT_EQ(rc, 1) << slurp(log);
+  EXPECT_EQ(rc, 1) << xdc::read_text_file_or_empty(log);
   EXPECT_LT(stop_s, 20.0);
-  EXPECT_NE(slurp(log).find("interrupted"), std::string::npos) << slurp(log);
+  EXPECT_NE(xdc::read_text_file_or_empty(log).find("interrupted"), std::string::npos)
+      << xdc::read_text_file_or_empty(log);
   EXPECT_TRUE(summary_of(dir)["interrupted"].get<bool>());
-  EXPECT_FALSE(xdc::trace::from_csv(slurp(dir / "1f1b" / "rank0.trace.csv")).events.empty());
+  EXPECT_FALSE(xdc::trace::from_csv(xdc::read_text_file_or_empty(dir / "1f1b" / "rank0.trace.csv"))
+                   .events.empty());
   EXPECT_EQ(leftovers(net), std::vector<std::string>{});
   EXPECT_EQ(job_processes(net, dir), std::vector<std::string>{});
 }
@@ -338,7 +337,7 @@ TEST(Run, ScheduledWanFlapIsSurvivedShownAndLogged) {
   ASSERT_EQ(r.rc, 0) << r.out;
   // Every measured iteration completed; the one the flap hit carries the stall.
   std::vector<double> iters;
-  std::istringstream csv(slurp(dir / "iterations.csv"));
+  std::istringstream csv(xdc::read_text_file_or_empty(dir / "iterations.csv"));
   std::string line;
   std::getline(csv, line);
   while (std::getline(csv, line)) {
@@ -353,7 +352,7 @@ TEST(Run, ScheduledWanFlapIsSurvivedShownAndLogged) {
   std::printf("\n");
   EXPECT_GT(sorted.back(), sorted[sorted.size() / 2] + 0.7) << "no iteration shows the 1 s stall";
   // What was applied, when: cut, restore 1 s later, delay, then the topology's again.
-  auto events = nlohmann::json::parse(slurp(dir / "1f1b" / "events.json"));
+  auto events = nlohmann::json::parse(xdc::read_text_file_or_empty(dir / "1f1b" / "events.json"));
   std::vector<std::string> kinds;
   int64_t down_ns = 0, up_ns = 0;
   for (const auto& e : events) {
@@ -414,7 +413,7 @@ TEST(Run, FlapAtAnIterationIsSurvivedShownAndPredicted) {
   EXPECT_GT(series["waits_s"]["RECV_F"][5].get<double>(),
             series["waits_s"]["RECV_F"][4].get<double>() + 1.5);
   // events.json: both directions cut by the event, restored 2 s later.
-  auto events = nlohmann::json::parse(slurp(dir / "1f1b" / "events.json"));
+  auto events = nlohmann::json::parse(xdc::read_text_file_or_empty(dir / "1f1b" / "events.json"));
   int64_t down_ns = 0, up_ns = 0;
   for (const auto& e : events) {
     if (e["link"] != "east->west" || e["kind"] == "link_restore") continue;
@@ -427,12 +426,14 @@ TEST(Run, FlapAtAnIterationIsSurvivedShownAndPredicted) {
   EXPECT_NEAR((up_ns - down_ns) / 1e9, 2.0, 0.05);
   // The merged Chrome trace carries them as instant events, the cut within 100 ms of
   // iteration 5's start (rank 0's bound, on the traces' clock).
-  const auto chrome = nlohmann::json::parse(slurp(dir / "1f1b" / "trace.json"));
+  const auto chrome =
+      nlohmann::json::parse(xdc::read_text_file_or_empty(dir / "1f1b" / "trace.json"));
   double cut_us = -1;
   for (const auto& e : chrome["traceEvents"])
     if (e["ph"] == "i" && e["name"] == "link_down east->west") cut_us = e["ts"];
   ASSERT_GT(cut_us, 0) << "no instant event for the cut";
-  const auto rank0 = nlohmann::json::parse(slurp(dir / "1f1b" / "rank0.json"));
+  const auto rank0 =
+      nlohmann::json::parse(xdc::read_text_file_or_empty(dir / "1f1b" / "rank0.json"));
   const double start_us = rank0["iteration_start_ns"][5].get<double>() / 1000;
   std::printf("flap event: cut %.1f ms after iteration 5 started on rank 0\n",
               (cut_us - start_us) / 1000);
@@ -456,7 +457,7 @@ TEST(Run, KillRanksEventEndsTheRunNamingTheDcAndTheEvent) {
   EXPECT_EQ(sc["iterations"], 3u) << "iterations 0-2 measured";
   for (const char* f : {"rank0.trace.csv", "rank1.trace.csv", "trace.json", "events.json"})
     EXPECT_GT(fs::file_size(dir / "1f1b" / f), 0u) << f << " not kept";
-  auto events = nlohmann::json::parse(slurp(dir / "1f1b" / "events.json"));
+  auto events = nlohmann::json::parse(xdc::read_text_file_or_empty(dir / "1f1b" / "events.json"));
   ASSERT_FALSE(events.empty());
   EXPECT_EQ(events[0]["kind"], "dc_kill_ranks");
   EXPECT_EQ(events[0]["dc"], "west");
@@ -479,7 +480,7 @@ TEST(Run, OneFOneBBubbleAtZeroDelayMatchesTheFormula) {
     EXPECT_NEAR(measured, expected, 0.03);
   }
   // The quick link check ran before the workers and its JSON is kept.
-  const auto check = nlohmann::json::parse(slurp(dir / "link_check.json"));
+  const auto check = nlohmann::json::parse(xdc::read_text_file_or_empty(dir / "link_check.json"));
   EXPECT_FALSE(check.empty());
   EXPECT_EQ(leftovers(net), std::vector<std::string>{});
 }
@@ -491,8 +492,8 @@ TEST(Run, DataParallelReplicasAcrossDcsKeepIdenticalWeights) {
   ASSERT_EQ(r.rc, 0) << r.out;
   // World rank = replica * 2 + pipeline rank: ranks 0 and 2 hold stage 0, 1 and 3 stage 1.
   auto sums = [&](int rank) {
-    auto rep =
-        nlohmann::json::parse(slurp(dir / "1f1b" / ("rank" + std::to_string(rank) + ".json")));
+    auto rep = nlohmann::json::parse(
+        xdc::read_text_file_or_empty(dir / "1f1b" / ("rank" + std::to_string(rank) + ".json")));
     return rep["param_checksums"].get<std::vector<std::string>>();
   };
   for (auto [a, b] : {std::pair{0, 2}, std::pair{1, 3}}) {
@@ -531,7 +532,8 @@ TEST(Run, TensorParallelTwoByTwoByTwoEqualsTensorParallelOne) {
   EXPECT_EQ(s["tensor_parallel"], 2);
   EXPECT_EQ(s["world_size"], 8);
   auto report = [&](const fs::path& d, int rank) {
-    return nlohmann::json::parse(slurp(d / "1f1b" / ("rank" + std::to_string(rank) + ".json")));
+    return nlohmann::json::parse(
+        xdc::read_text_file_or_empty(d / "1f1b" / ("rank" + std::to_string(rank) + ".json")));
   };
   // World rank = (replica * 2 + stage) * 2 + TP index: the replicas' ranks hold the same
   // shards (identical weights), the two TP ranks of a stage different ones.
@@ -547,7 +549,7 @@ TEST(Run, TensorParallelTwoByTwoByTwoEqualsTensorParallelOne) {
   EXPECT_LT(loss.back(), loss.front());
   // 1 layer per stage: 2 TP all-reduces in each F and in each B of 4 microbatches, of a
   // (2, 128, 128) float hidden state, per measured iteration and rank.
-  const auto t = xdc::trace::from_csv(slurp(dir / "1f1b" / "trace.csv"));
+  const auto t = xdc::trace::from_csv(xdc::read_text_file_or_empty(dir / "1f1b" / "trace.csv"));
   std::map<int, int> tp_records;
   for (const auto& e : t.events)
     if (e.kind == xdc::sched::Kind::TP_ALLREDUCE) {
@@ -560,7 +562,7 @@ TEST(Run, TensorParallelTwoByTwoByTwoEqualsTensorParallelOne) {
   EXPECT_EQ(job_processes(net, dir), std::vector<std::string>{});
 
   // The same run without tensor parallelism: replica 0's losses within 1e-5.
-  std::string text = slurp("tests/run/tp-real.yaml");
+  std::string text = xdc::read_text_file_or_empty("tests/run/tp-real.yaml");
   text.replace(text.find("tensor_parallel: 2"), 18, "tensor_parallel: 1");
   text.replace(text.find("[[east-h1, east-h2], [w1, w2]]"), 30, "[east-h1, w1]");
   text.replace(text.find("../../topologies"), 16, fs::absolute("topologies").string());
@@ -593,7 +595,8 @@ TEST(Run, TensorParallelTwoByTwoByTwoEqualsTensorParallelOne) {
               ratio);
   EXPECT_NEAR(ratio, 1.0, 0.25);
   std::map<int, int> modeled_records;
-  for (const auto& e : xdc::trace::from_csv(slurp(mod / "1f1b" / "trace.csv")).events)
+  for (const auto& e :
+       xdc::trace::from_csv(xdc::read_text_file_or_empty(mod / "1f1b" / "trace.csv")).events)
     if (e.kind == xdc::sched::Kind::TP_ALLREDUCE) {
       ++modeled_records[e.rank];
       EXPECT_EQ(e.bytes, 64 * 1024);
@@ -616,17 +619,17 @@ TEST(Run, TemporalWanSharingGrantsEveryCrossDcTransfer) {
   ASSERT_EQ(r.rc, 0) << r.out;
   const auto s = summary_of(dir);
   EXPECT_EQ(s["wan_sharing"], "temporal");
-  const auto env = nlohmann::json::parse(slurp(dir / "environment.json"));
+  const auto env = nlohmann::json::parse(xdc::read_text_file_or_empty(dir / "environment.json"));
   EXPECT_EQ(env["non_default_settings"],
             nlohmann::json::array({"mpi.connections.wan=4", "mpi.wan_sharing=temporal"}));
   for (int rank : {0, 1}) {  // world ranks 0 (east-h1) and 1 (west-h1): their DC's arbiter
-    const auto rep =
-        nlohmann::json::parse(slurp(dir / "1f1b" / ("rank" + std::to_string(rank) + ".json")));
+    const auto rep = nlohmann::json::parse(
+        xdc::read_text_file_or_empty(dir / "1f1b" / ("rank" + std::to_string(rank) + ".json")));
     EXPECT_EQ(rep.value("wan_grants_served", 0), 2 * 8 * 5) << "rank " << rank;
   }
   for (int rank : {2, 3}) {
-    const auto rep =
-        nlohmann::json::parse(slurp(dir / "1f1b" / ("rank" + std::to_string(rank) + ".json")));
+    const auto rep = nlohmann::json::parse(
+        xdc::read_text_file_or_empty(dir / "1f1b" / ("rank" + std::to_string(rank) + ".json")));
     EXPECT_EQ(rep.value("wan_grants_served", 0), 0) << "rank " << rank;
   }
   const auto& sc = s["schedules"][0];

@@ -10,17 +10,13 @@
 #include <fstream>
 #include <thread>
 
+#include "common/text_file.h"
 #include "harness/process/process.h"
 #include "tests/network/leftovers.h"
 
 namespace {
 namespace fs = std::filesystem;
 using xdc::testing::leftovers;
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
 
 TEST(SweepRun, InterruptedSweepLeavesNoNetworkAndResumesTheMissingPoint) {
   const std::string net = "tswp";
@@ -39,21 +35,22 @@ TEST(SweepRun, InterruptedSweepLeavesNoNetworkAndResumesTheMissingPoint) {
       // The second point's job is running once the log says "launching" a second time
       // (its experiment.yaml alone came too early or too late to be sure of landing the
       // SIGINT inside the ~2 s point).
-      const std::string text = slurp(log);
+      const std::string text = xdc::read_text_file_or_empty(log);
       const size_t first_launch = text.find("launching");
       second_started = fs::exists(second / "experiment.yaml") &&
                        first_launch != std::string::npos &&
                        text.find("launching", first_launch + 1) != std::string::npos;
       if (!run.running()) break;
     }
-    ASSERT_TRUE(second_started) << slurp(log);
+    ASSERT_TRUE(second_started) << xdc::read_text_file_or_empty(log);
     ::kill(run.pid(), SIGINT);
     rc = run.wait_for(std::chrono::seconds(60));
   }
-  EXPECT_EQ(rc, 1) << slurp(log);
-  EXPECT_NE(slurp(log).find("interrupted"), std::string::npos) << slurp(log);
+  EXPECT_EQ(rc, 1) << xdc::read_text_file_or_empty(log);
+  EXPECT_NE(xdc::read_text_file_or_empty(log).find("interrupted"), std::string::npos)
+      << xdc::read_text_file_or_empty(log);
   EXPECT_EQ(leftovers(net), std::vector<std::string>{});
-  ASSERT_TRUE(fs::exists(first / "summary.json")) << slurp(log);
+  ASSERT_TRUE(fs::exists(first / "summary.json")) << xdc::read_text_file_or_empty(log);
   const auto first_mtime = fs::last_write_time(first / "summary.json");
 
   auto r = xdc::testing::run_xdc(
@@ -62,7 +59,7 @@ TEST(SweepRun, InterruptedSweepLeavesNoNetworkAndResumesTheMissingPoint) {
   EXPECT_NE(r.out.find("2 points, 1 to run, 1 already finished"), std::string::npos) << r.out;
   EXPECT_EQ(fs::last_write_time(first / "summary.json"), first_mtime);
   EXPECT_TRUE(fs::exists(second / "summary.json")) << r.out;
-  const std::string csv = slurp(dir / "sweep.csv");
+  const std::string csv = xdc::read_text_file_or_empty(dir / "sweep.csv");
   EXPECT_NE(csv.find(",1ms,1f1b,ok,"), std::string::npos) << csv;
   EXPECT_NE(csv.find(",10ms,1f1b,ok,"), std::string::npos) << csv;
   EXPECT_TRUE(fs::exists(dir / "index.html"));

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <regex>
 
+#include "common/text_file.h"
 #include "harness/sweep/metrics.h"
 #include "harness/sweep/outputs.h"
 #include "harness/sweep/plot.h"
@@ -28,11 +29,6 @@ size_t count(const std::string& text, const std::string& what) {
 void write(const fs::path& p, const std::string& text) {
   fs::create_directories(p.parent_path());
   std::ofstream(p) << text;
-}
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
 fs::path fresh_dir(const std::string& name) {
@@ -173,19 +169,20 @@ TEST(Sweep, APointIsStaleWhenItsTopologyFileChanges) {
   const fs::path point = d / "out" / p.id;
   xdc::run::write_experiment(point.string(), e);
   write(point / "summary.json", summary(false, {{"1f1b", 1.0}}));
-  EXPECT_NE(slurp(point / "experiment.yaml").find("topology: topology.yaml"), std::string::npos);
+  EXPECT_NE(xdc::read_text_file_or_empty(point / "experiment.yaml").find("topology: topology.yaml"),
+            std::string::npos);
   EXPECT_EQ(point_state(point.string(), xdc::run::record(e), point_text(s, p), {"1f1b"}),
             PointState::kDone);
   // The same experiment text, another topology: stale (the point read again, as a resumed
   // sweep reads it).
-  write(d / "t.yaml", slurp(d / "t.yaml") + "# edited\n");
+  write(d / "t.yaml", xdc::read_text_file_or_empty(d / "t.yaml") + "# edited\n");
   const xdc::run::Experiment edited = point_experiment(s, p);
   EXPECT_EQ(point_state(point.string(), xdc::run::record(edited), point_text(s, p), {"1f1b"}),
             PointState::kStale);
   // A point written before results directories kept run::record (its experiment.yaml the
   // point's text, topology.yaml a copy) still counts as done.
   write(point / "experiment.yaml", point_text(s, p));
-  write(point / "topology.yaml", slurp(d / "t.yaml"));
+  write(point / "topology.yaml", xdc::read_text_file_or_empty(d / "t.yaml"));
   EXPECT_EQ(point_state(point.string(), xdc::run::record(edited), point_text(s, p), {"1f1b"}),
             PointState::kDone);
   EXPECT_EQ(point_state(point.string(), edited), PointState::kDone);  // the runner's form

@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "common/input_error.h"
+#include "common/text_file.h"
 
 namespace xdc::sched {
 
@@ -110,7 +111,8 @@ Schedule from_csv(std::string_view text, const std::string& file, const std::str
               "REDUCE_GRAD, OPT)");
         Action a;
         a.kind = kind->second;
-        if (paired && a.kind != Kind::F) bad("only an F can be paired (\"+\": co-executed with the B after it)");
+        if (paired && a.kind != Kind::F)
+          bad("only an F can be paired (\"+\": co-executed with the B after it)");
         a.paired = paired;
         a.stage = std::stoi(std::string(cell.substr(0, i)));
         const bool per_iter = a.kind == Kind::ALLREDUCE || a.kind == Kind::OPT;
@@ -174,13 +176,10 @@ Schedule from_csv(std::string_view text, const std::string& file, const std::str
 }
 
 Schedule read_csv_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw InputError(SourcePos{path, 0, 0}, "cannot read schedule CSV");
-  std::stringstream ss;
-  ss << in.rdbuf();
+  const std::string text = read_input_file(path, "the schedule CSV");
   std::string name = path.substr(path.find_last_of('/') + 1);
   if (auto dot = name.rfind('.'); dot != std::string::npos) name.resize(dot);
-  return from_csv(ss.str(), path, name);
+  return from_csv(text, path, name);
 }
 
 void write_csv_file(const std::string& path, const Schedule& s, const CsvOptions& o) {

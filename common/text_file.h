@@ -1,0 +1,53 @@
+#pragma once
+// Reading a whole file into a string, the one way the harness, the workers and the tests
+// do it. A directory or an unreadable file is not read as empty text.
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <system_error>
+
+#include "common/input_error.h"
+
+namespace xdc {
+
+// The file's bytes; nullopt when it cannot be opened or read (missing, a directory, no
+// permission), with the reason in `why` when given.
+inline std::optional<std::string> read_text_file(const std::string& path,
+                                                 std::string* why = nullptr) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {  // it would open, and read as empty
+    if (why) *why = "it is a directory";
+    return std::nullopt;
+  }
+  errno = 0;
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    if (why) *why = errno != 0 ? std::strerror(errno) : "cannot open it";
+    return std::nullopt;
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) {
+    if (why) *why = "a read failed";
+    return std::nullopt;
+  }
+  return text.str();
+}
+
+// The file's bytes, or the empty string when it cannot be read (logs, optional outputs).
+inline std::string read_text_file_or_empty(const std::string& path) {
+  return read_text_file(path).value_or(std::string());
+}
+
+// A file the user named: InputError "PATH: cannot read WHAT: REASON" (the CLI exits 2).
+inline std::string read_input_file(const std::string& path, const std::string& what) {
+  std::string why;
+  if (auto text = read_text_file(path, &why)) return std::move(*text);
+  throw InputError(SourcePos{path, 0, 0}, "cannot read " + what + ": " + why);
+}
+
+}  // namespace xdc
