@@ -7,6 +7,7 @@
 #include <iterator>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <string_view>
 
 #include "common/text_file.h"
 #include "harness/common/units.h"
@@ -114,8 +115,15 @@ PointState point_state(const std::string& dir, const run::Record& record, const 
                        const std::vector<std::string>& schedules) {
   const auto summary = read_json(fs::path(dir) / "summary.json");
   if (!summary) return PointState::kMissing;
+  // The text after point_text's first line ("# SWEEP-FILE, point ID").
+  auto body = [](const std::string& t) -> std::string_view {
+    const std::string_view v(t);
+    if (v.rfind("# ", 0) != 0) return v;
+    const size_t eol = v.find('\n');
+    return eol == std::string_view::npos ? std::string_view() : v.substr(eol + 1);
+  };
   const std::string kept = read_text_file_or_empty(fs::path(dir) / "experiment.yaml");
-  if (kept != record.experiment && kept != text) return PointState::kStale;
+  if (body(kept) != body(record.experiment) && body(kept) != body(text)) return PointState::kStale;
   if (!record.topology.empty() &&
       read_text_file_or_empty(fs::path(dir) / "topology.yaml") != record.topology)
     return PointState::kStale;

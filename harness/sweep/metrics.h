@@ -39,7 +39,9 @@ const char* state_name(PointState s);
 // `record` is what a run of the point writes (run::record of its experiment): the point
 // is stale when its experiment.yaml or topology.yaml differ from it. An experiment.yaml
 // equal to `text` (point_text(), what runs wrote before results directories kept
-// run::record) counts as the same. `schedules` are the experiment's schedule names.
+// run::record) counts as the same. The first line, point_text's comment naming the sweep
+// file as it was given, is not compared: a sweep named by another path (absolute, from
+// another directory) has the same points. `schedules` are the experiment's schedule names.
 PointState point_state(const std::string& dir, const run::Record& record, const std::string& text,
                        const std::vector<std::string>& schedules);
 // The same for a point's experiment (point_experiment): its record, text and schedules.

@@ -173,6 +173,11 @@ TEST(Sweep, APointIsStaleWhenItsTopologyFileChanges) {
             std::string::npos);
   EXPECT_EQ(point_state(point.string(), xdc::run::record(e), point_text(s, p), {"1f1b"}),
             PointState::kDone);
+  // The same sweep named by another path (relative here, absolute above): the same point,
+  // done, though point_text's first line names the file as given.
+  const Sweep again = load_sweep(fs::relative(d / "s.yaml").string());
+  ASSERT_NE(point_text(again, p), point_text(s, p));
+  EXPECT_EQ(point_state(point.string(), point_experiment(again, p)), PointState::kDone);
   // The same experiment text, another topology: stale (the point read again, as a resumed
   // sweep reads it).
   write(d / "t.yaml", xdc::read_text_file_or_empty(d / "t.yaml") + "# edited\n");
