@@ -19,7 +19,7 @@ std::string text_gantt(const Trace& t, int chunks, int64_t quantum_ns, int max_c
     width = std::max(width, 1 + std::to_string(e.microbatch).size());
   }
   if (first > last || q <= 0) return "(no compute events)\n";
-  if (first > 0) q = std::gcd(q, first);
+  if (quantum_ns == 0 && first > 0) q = std::gcd(q, first);  // a given quantum is kept
   const int64_t columns = (last + q - 1) / q;
   if (columns > max_columns)
     return "(" + std::to_string(columns) + " columns: too wide to draw; use the Chrome trace)\n";

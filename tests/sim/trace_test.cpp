@@ -111,4 +111,10 @@ TEST(Trace, TextGantt) {
   EXPECT_EQ(trace::text_gantt(t),
             "rank 0  |F0 F1 .  .  B0 -- .  B1 --\n"
             "rank 1  |.  F0 B0 -- F1 B1 -- .  .\n");
+  // A given quantum is the column width even when the first action starts off its grid
+  // (real compute: durations and starts share no gcd; it drew 10^9 columns, or refused).
+  for (auto& e : t.events) e.start_ns += 7, e.end_ns += 7;
+  EXPECT_EQ(trace::text_gantt(t, 1, 1000, 160),  // 7 ns past the 8th column: a 9th
+            "rank 0  |F0 F1 .  .  B0 -- .  B1 -- .\n"
+            "rank 1  |.  F0 B0 -- F1 B1 -- .  .  .\n");
 }
