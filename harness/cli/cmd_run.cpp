@@ -51,7 +51,8 @@ void add_run_command(CLI::App& app, Commands& out) {
     static std::string file;
     static run::RunOptions opts;
     c->add_option("experiment", file, "experiment YAML")->required();
-    c->add_option("-o,--output", opts.out_dir, "results directory (default results/<date>-<name>)");
+    c->add_option("-o,--output", opts.out_dir, "results directory (default results/<date>-<name>)")
+        ->check(kOutputDir);
     c->add_option("--network", opts.network, "reuse this network (xdc up) instead of building one");
     c->add_option("--name", opts.network_name, "name of the network to build (default r<pid>)");
     c->add_option("--lab", opts.lab_file,

@@ -159,6 +159,15 @@ int run(const SimArgs& a) {
       throw InputError("--schedule: unknown schedule \"" + n + "\" (xdc schedule list)");
     names.push_back(n);
   }
+  // Every schedule generated before anything is printed or written: bad flags leave nothing.
+  std::vector<sched::Schedule> schedules;
+  for (const auto& name : names) {
+    try {
+      schedules.push_back(sched::generate(name, params));
+    } catch (const std::invalid_argument& e) {
+      throw InputError(std::string("--schedule: ") + e.what());
+    }
+  }
   std::filesystem::create_directories(a.out_dir);
   nlohmann::json summary = {
       {"simulated", true},
@@ -168,13 +177,9 @@ int run(const SimArgs& a) {
       {"wan", {{"latency_ns", net.wan.latency_ns}, {"bandwidth_bps", net.wan.bandwidth_bps}}}};
   std::printf("%-18s %12s %12s %10s %10s %10s %6s\n", "schedule", "iteration", "per mb", "megatron",
               "zerobubble", "crosspipe", "peak");
-  for (const auto& name : names) {
-    sched::Schedule s;
-    try {
-      s = sched::generate(name, params);
-    } catch (const std::invalid_argument& e) {
-      throw InputError(std::string("--schedule: ") + e.what());
-    }
+  for (size_t i = 0; i < names.size(); ++i) {
+    const std::string& name = names[i];
+    const sched::Schedule& s = schedules[i];
     const auto rep = sched::validate(s);
     if (!rep.ok())
       throw std::runtime_error(name + ": generated an invalid schedule:\n" + rep.message());
@@ -258,7 +263,8 @@ void add_simulate_command(CLI::App& app, Commands& out) {
                     "directory measured (its <schedule>/trace.csv)");
   auto* out_opt = c->add_option("-o,--output", a.out_dir,
                                 "output directory (with a file: results/simulate-<name>, "
-                                "results/simulate-sweep-<name>)");
+                                "results/simulate-sweep-<name>)")
+                      ->check(kOutputDir);
   out.push_back(
       {c, [c, out_opt, measured_opt] {
          if (a.experiment.empty()) {

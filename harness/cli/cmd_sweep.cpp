@@ -77,7 +77,8 @@ void add_sweep_command(CLI::App& app, Commands& out) {
   static sweep::SweepOptions opts;
   static bool verbose_steps = false, list_only = false;
   c->add_option("sweep", file, "sweep YAML")->required();
-  c->add_option("-o,--output", opts.out_dir, "sweep directory (default results/sweep-<name>)");
+  c->add_option("-o,--output", opts.out_dir, "sweep directory (default results/sweep-<name>)")
+      ->check(kOutputDir);
   c->add_option("--name", opts.network_name, "name of the network each point builds");
   c->add_flag("--retry-failed", opts.retry_failed, "run failed points again");
   c->add_flag("--list", list_only, "list the points and their state; run nothing");

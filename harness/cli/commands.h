@@ -2,7 +2,9 @@
 // The xdc CLI: each file cmd_*.cpp adds its subcommands to the app and says how to run
 // them. main.cpp runs the one that parsed; InputError -> exit 2, other errors -> exit 1.
 #include <CLI/CLI.hpp>
+#include <filesystem>
 #include <functional>
+#include <string>
 #include <vector>
 
 namespace xdc::cli {
@@ -12,6 +14,16 @@ struct Command {
   std::function<int()> run;  // returns the exit code
 };
 using Commands = std::vector<Command>;
+
+// For an -o option naming a directory to write: a directory, or nothing yet (a file there
+// is bad input, exit 2, not a filesystem error once the run has started).
+inline const CLI::Validator kOutputDir(
+    [](const std::string& path) -> std::string {
+      std::error_code ec;
+      if (!std::filesystem::exists(path, ec) || std::filesystem::is_directory(path, ec)) return "";
+      return "expected a directory (or a path not there yet), got the file " + path;
+    },
+    "DIR");
 
 void add_network_commands(CLI::App& app, Commands& out);  // up, down, clean, exec, ls
 void add_link_commands(CLI::App& app, Commands& out);  // link set|down|up|show, dc (cmd_link.cpp)

@@ -367,6 +367,7 @@ class Parser {
     std::set<std::string> seen;
     for (auto& item : items) {
       ScheduleChoice s;
+      s.pos = item.pos();
       if (item.is_map()) {
         yaml::Map m = item.map({"csv"}, "a schedule name or {csv: FILE}");
         yaml::Value f = m.require("csv");

@@ -155,6 +155,7 @@ namespace xdc::run {
 struct ScheduleChoice {
   std::string name;      // generator name, or the CSV's file stem
   std::string csv_file;  // set for {csv: FILE}: absolute path
+  SourcePos pos;         // where the experiment names it (its generator's errors point there)
 };
 
 struct Compute {

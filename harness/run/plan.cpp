@@ -346,8 +346,10 @@ sched::Schedule make_schedule(const Experiment& e, const sched::Params& params,
     try {
       s = sched::generate(c.name, params);
     } catch (const std::invalid_argument& err) {
-      throw InputError(SourcePos{e.source_file, 0, 0},
-                       "schedules: " + c.name + ": " + std::string(err.what()));
+      std::string why = err.what();  // the generators' messages start with their name
+      if (why.rfind(c.name + ": ", 0) == 0) why.erase(0, c.name.size() + 2);
+      throw InputError(c.pos.file.empty() ? SourcePos{e.source_file, 0, 0} : c.pos,
+                       "schedules: " + c.name + ": " + why);
     }
   }
   const auto rep = sched::validate(s);

@@ -85,6 +85,27 @@ rc=$?
 grep -q "tests/run/bad-host.yaml:9:" <<<"$err" || fail "bad experiment: no FILE:LINE:COL in: $err"
 [[ ! -e $out/bad ]] || fail "bad experiment: $out/bad was written"
 
+# A schedule the experiment's sizes do not allow: exit 2 at the list item that names it.
+sed 's/^microbatches: .*/microbatches: 6/; s/^schedules: .*/schedules: [1f1b, interleaved]/' \
+  tests/run/modeled-20ms.yaml >"$out/late.yaml"
+sed -i "s|^topology: \([^/]\)|topology: $PWD/tests/run/\1|" "$out/late.yaml"
+line=$(grep -n '^schedules:' "$out/late.yaml" | cut -d: -f1)
+err=$(as_user "$xdc" simulate "$out/late.yaml" -o "$out/late" 2>&1 >/dev/null)
+rc=$?
+[[ $rc -eq 2 ]] || fail "late schedule: exit $rc, expected 2 ($err)"
+grep -q "late.yaml:$line:[0-9]*: schedules: interleaved: microbatches (6)" <<<"$err" ||
+  fail "late schedule: no FILE:LINE:COL at the schedule in: $err"
+
+# Bad flags: exit 2, nothing printed on stdout, nothing written.
+res=$(as_user "$xdc" simulate -s 1f1b,interleaved -p 4 -m 8 -v 0 -o "$out/chunks" 2>/dev/null)
+rc=$?
+[[ $rc -eq 2 && -z $res && ! -e $out/chunks ]] ||
+  fail "--chunks 0: exit $rc, stdout '$res', expected 2 and nothing"
+touch "$out/afile"
+err=$(as_user "$xdc" simulate tests/run/modeled-20ms.yaml -o "$out/afile" 2>&1 >/dev/null)
+rc=$?
+[[ $rc -eq 2 ]] || fail "-o FILE: exit $rc, expected 2 ($err)"
+
 if [[ $fails -ne 0 ]]; then
   echo "$fails failure(s)"
   exit 1

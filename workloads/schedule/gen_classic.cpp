@@ -43,7 +43,10 @@ Schedule gen_1f1b(const Params& p) {
 
 Schedule gen_interleaved(const Params& p) {
   check_sizes(p);
-  const int P = p.ranks, v = std::max(1, p.chunks), m = p.microbatches;
+  if (p.chunks < 1)
+    throw std::invalid_argument("interleaved: chunks (" + std::to_string(p.chunks) +
+                                ") must be at least 1");
+  const int P = p.ranks, v = p.chunks, m = p.microbatches;
   if (m % P != 0)
     throw std::invalid_argument("interleaved: microbatches (" + std::to_string(m) +
                                 ") must be a multiple of stages (" + std::to_string(P) + ")");
