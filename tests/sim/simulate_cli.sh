@@ -45,6 +45,11 @@ for name in 1f1b crosspipe-greedy; do
 done
 [[ -s $out/exp/report.html ]] || fail "report.html missing"
 grep -q "simulation only" "$out/exp/report.html" || fail "report.html does not say simulation only"
+# The traces it points to are the ones written.
+grep -q "<code>1f1b/simulated.trace.json</code>" "$out/exp/report.html" ||
+  fail "report.html does not name 1f1b/simulated.trace.json"
+! grep -q "<code>1f1b/trace.json</code>" "$out/exp/report.html" ||
+  fail "report.html names 1f1b/trace.json, which a simulation does not write"
 
 # A sweep: tests/sweep/grid.yaml, 3 delays x 2 schedule lists x 2 sizes = 12 points.
 if ! as_user "$xdc" simulate tests/sweep/grid.yaml -o "$out/sweep" >"$out/sweep.log" 2>&1; then
