@@ -54,7 +54,8 @@ std::vector<std::string> metric_names() {
           "measured_over_simulated",
           "tokens_per_s",
           "iteration_s_max",
-          "simulated_iteration_s_max"};
+          "simulated_iteration_s_max",
+          "simulated_slowdown"};
 }
 
 std::optional<double> numeric_value(const std::string& label, std::string* unit) {
@@ -205,17 +206,19 @@ std::vector<Row> read_rows(const Point& p, const std::string& dir) {
 }
 
 void add_slowdown(const Sweep& s, size_t axis, std::vector<Row>& rows) {
-  for (auto& r : rows) {
-    r.m.erase("slowdown");
-    if (!r.m.count("iteration_s")) continue;
-    for (auto& base : rows) {
-      if (base.schedule != r.schedule || !base.m.count("iteration_s")) continue;
-      bool same = base.at[axis] == 0;
-      for (size_t a = 0; a < s.axes.size() && same; ++a)
-        if (a != axis && base.at[a] != r.at[a]) same = false;
-      if (same) r.m["slowdown"] = r.m["iteration_s"] / base.m["iteration_s"];
+  for (const auto& [of, key] : {std::pair<std::string, std::string>{"iteration_s", "slowdown"},
+                                {"simulated_iteration_s", "simulated_slowdown"}})
+    for (auto& r : rows) {
+      r.m.erase(key);
+      if (!r.m.count(of)) continue;
+      for (auto& base : rows) {
+        if (base.schedule != r.schedule || !base.m.count(of)) continue;
+        bool same = base.at[axis] == 0;
+        for (size_t a = 0; a < s.axes.size() && same; ++a)
+          if (a != axis && base.at[a] != r.at[a]) same = false;
+        if (same) r.m[key] = r.m[of] / base.m[of];
+      }
     }
-  }
 }
 
 std::string sweep_csv(const Sweep& s, const std::vector<Row>& rows) {

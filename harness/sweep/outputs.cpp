@@ -31,6 +31,13 @@ std::string fmt_metric(const Row& r, const std::string& m, const char* f = "{:.3
   return it == r.m.end() ? "" : fmt::format(fmt::runtime(f), it->second);
 }
 
+// The measured figure, or where the point was only simulated the simulated one, marked.
+std::string or_simulated(const Row& r, const std::string& m, const char* f = "{:.3f}") {
+  if (r.m.count(m)) return fmt_metric(r, m, f);
+  const std::string sim = fmt_metric(r, "simulated_" + m, f);
+  return sim.empty() ? sim : sim + " (sim)";
+}
+
 }  // namespace
 
 std::vector<Row> write_sweep_outputs(const Sweep& s, const std::vector<PointStatus>& points,
@@ -100,8 +107,9 @@ std::string index_html(const Sweep& s, const std::vector<PointStatus>& points,
       o += "<td>" + escape(r.schedule) + (r.status == "ok" ? "" : " (" + escape(r.status) + ")") +
            "</td><td>" + fmt_metric(r, "iteration_s") + "</td><td>" +
            fmt_metric(r, "simulated_iteration_s") + "</td><td>" +
-           fmt_metric(r, "slowdown", "{:.2f}") + "</td><td>" + fmt_metric(r, "bubble.zerobubble") +
-           "</td><td>" + fmt_metric(r, "bubble.crosspipe") + "</td><td>" +
+           or_simulated(r, "slowdown", "{:.2f}") + "</td><td>" +
+           or_simulated(r, "bubble.zerobubble") + "</td><td>" +
+           or_simulated(r, "bubble.crosspipe") + "</td><td>" +
            fmt_metric(r, "tokens_per_s", "{:.0f}") + "</td></tr>\n";
     }
   }

@@ -160,6 +160,10 @@ Plot sweep_plot(const Sweep& s, const PlotSpec& spec, std::vector<Row> rows) {
     se.x.push_back(x);
     se.y.push_back(y);
   };
+  // A sweep only simulated (`xdc simulate SWEEP.yaml`) plots its simulation whatever
+  // `simulated:` says: there is nothing measured to draw.
+  const bool measured =
+      std::any_of(rows.begin(), rows.end(), [&](const Row& r) { return r.m.count(spec.y) > 0; });
   // Rows come in point order, so each series' x follows the axis' value order.
   for (auto& r : rows) {
     std::string name = r.schedule;
@@ -168,10 +172,11 @@ Plot sweep_plot(const Sweep& s, const PlotSpec& spec, std::vector<Row> rows) {
         name += " " + s.axes[a].name + "=" + s.axes[a].labels[r.at[a]];
     const double x = numeric ? *numeric_value(ax.labels[r.at[xa]]) : static_cast<double>(r.at[xa]);
     if (auto it = r.m.find(spec.y); it != r.m.end()) add(name, false, x, it->second);
-    if (spec.simulated) {
-      const std::string sim = spec.y == "iteration_s"           ? "simulated_iteration_s"
-                              : spec.y.rfind("bubble.", 0) == 0 ? "simulated_" + spec.y
-                                                                : "";
+    if (spec.simulated || !measured) {
+      const std::string sim =
+          spec.y == "iteration_s" || spec.y == "slowdown" || spec.y.rfind("bubble.", 0) == 0
+              ? "simulated_" + spec.y
+              : "";
       if (auto it = r.m.find(sim); !sim.empty() && it != r.m.end())
         add(name + " (sim)", true, x, it->second);
     }

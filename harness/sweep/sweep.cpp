@@ -193,7 +193,7 @@ class Reader {
         break;
       }
     s_.plots.push_back({x->name, "iteration_s", true});
-    s_.plots.push_back({x->name, "slowdown", false});
+    s_.plots.push_back({x->name, "slowdown", true});
   }
 
   Sweep s_;

@@ -22,6 +22,8 @@
 //   plots:                           # optional (default: iteration_s and slowdown vs the
 //     - {x: wan.delay, y: slowdown}  #   first numeric axis); y: sweep_csv.h's metrics;
 //     - {x: wan.delay, y: iteration_s, simulated: true}   # simulated: dashed sim lines
+//   (iteration_s, slowdown and the bubbles have simulated lines; a sweep only simulated,
+//   `xdc simulate SWEEP.yaml`, draws them whatever `simulated:` says)
 //
 // A point's directory name comes from its values ("delay-20ms_schedules-1f1b"), not its
 // index, so adding values to an axis keeps the points already run.
@@ -47,9 +49,9 @@ struct Axis {
 };
 
 struct PlotSpec {
-  std::string x;  // an axis name
-  std::string y;  // a metric (sweep_csv.h)
-  bool simulated = false;
+  std::string x;           // an axis name
+  std::string y;           // a metric (sweep_csv.h)
+  bool simulated = false;  // also the simulated_<y> line, where there is one
 };
 
 struct Sweep {

@@ -67,6 +67,15 @@ filled=$(tail -n +2 "$csv" | cut -d, -f"$sim" | grep -c '^[0-9.e+-]\+$')
 measured=$(tail -n +2 "$csv" | cut -d, -f"$meas" | grep -c .)
 [[ $measured -eq 0 ]] || fail "sweep.csv: $measured rows have a measured iteration_s"
 [[ -s $out/sweep/index.html ]] || fail "index.html missing"
+# A simulated sweep's slowdown and bubbles come from the simulation: plotted, tabulated.
+ssl=$(col simulated_slowdown)
+filled=$(tail -n +2 "$csv" | cut -d, -f"$ssl" | grep -c '^[0-9.e+-]\+$')
+[[ $filled -eq 12 ]] || fail "sweep.csv: $filled of 12 rows have simulated_slowdown"
+for svg in "$out"/sweep/slowdown-vs-*.svg; do
+  grep -q "<polyline" "$svg" || fail "$svg: no series"
+done
+grep -q "<td>[0-9.]* (sim)</td>" "$out/sweep/index.html" ||
+  fail "index.html: no simulated slowdown or bubble in the table"
 
 # A sweep with a `zip:` and no `grid:` (experiments/repro/crosspipe.yaml): its 4 points x 3
 # schedules.
