@@ -92,7 +92,7 @@ struct NetworkState {
   int mininet_pid = 0;
   std::map<std::string, int> mininet_nodes;
   // Backend "lab": the controller's view of a network spread over a lab's machines
-  // (harness/lab/lab_network.h): every machine's hosts and links, each host's machine, and
+  // (harness/lab/controller.h): every machine's hosts and links, each host's machine, and
   // the lab file (absolute) that says how to reach them. The only local object is the
   // controller's port on the management switch (root_link(name), mgmt_root_ip).
   std::string lab_file;

@@ -20,7 +20,7 @@
 //         pipeline.stages: [6, 1]
 //         pipeline.data_parallel: [1, 6]
 //   plots:                           # optional (default: iteration_s and slowdown vs the
-//     - {x: wan.delay, y: slowdown}  #   first numeric axis); y: sweep_csv.h's metrics;
+//     - {x: wan.delay, y: slowdown}  #   first numeric axis); y: metrics.h's metric_names;
 //     - {x: wan.delay, y: iteration_s, simulated: true}   # simulated: dashed sim lines
 //   (iteration_s, slowdown and the bubbles have simulated lines; a sweep only simulated,
 //   `xdc simulate SWEEP.yaml`, draws them whatever `simulated:` says)
@@ -50,7 +50,7 @@ struct Axis {
 
 struct PlotSpec {
   std::string x;           // an axis name
-  std::string y;           // a metric (sweep_csv.h)
+  std::string y;           // a metric (metrics.h, metric_names)
   bool simulated = false;  // also the simulated_<y> line, where there is one
 };
 

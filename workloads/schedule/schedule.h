@@ -3,7 +3,7 @@
 // the MPI executor runs exactly these lists, the simulator predicts them, the validator
 // checks them. Contract:
 //  - `stages` model chunks numbered 0..stages-1 in pipeline order; stage s lives on rank
-//    stage_rank[s] (plain: s; looped/interleaved: s % ranks; V-shaped: see placement.h).
+//    stage_rank[s] (plain: s; looped/interleaved: s % ranks; V-shaped: v_placement below).
 //  - Compute: F (forward), B (input grad), W (weight grad), BW (full backward). A
 //    microbatch's stage either runs B then W or runs BW.
 //  - Communication follows PyTorch pipelining: SEND_F on stage s sends s's output to
