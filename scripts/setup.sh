@@ -28,6 +28,8 @@ APT_PACKAGES=(
 # Only for tests: the sshd each User-Mode Linux lab machine runs (tests/lab/uml_lab_test.sh;
 # on a host with systemd the package also enables the host's own ssh service).
 [ "${XDC_TEST_TOOLS:-0}" = 1 ] && APT_PACKAGES+=(openssh-server)
+# Only for tests: the formatting check (tests/common, Style.SourcesAreClangFormatted).
+[ "${XDC_TEST_TOOLS:-0}" = 1 ] && APT_PACKAGES+=(clang-format)
 
 missing=()
 for p in "${APT_PACKAGES[@]}"; do

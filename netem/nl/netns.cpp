@@ -10,7 +10,9 @@
 
 namespace xdc::nl {
 
-std::string netns_path(const std::string& name) { return "/run/netns/" + name; }
+std::string netns_path(const std::string& name) {
+  return "/run/netns/" + name;
+}
 
 NetnsGuard::NetnsGuard(const std::string& name) {
   if (name.empty()) return;

@@ -21,7 +21,6 @@
 #include "common/spawn_daemon.h"
 #include "netem/shaper/link_params_args.h"
 
-
 #ifndef XDC_BUILD_DELAYLINE
 #define XDC_BUILD_DELAYLINE ""
 #endif

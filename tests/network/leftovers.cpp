@@ -14,11 +14,14 @@ namespace fs = std::filesystem;
 
 std::vector<std::string> leftovers(const std::string& net) {
   std::vector<std::string> out;
-  auto mine = [&](const std::string& owner) { return !owner.empty() && (net.empty() || owner == net); };
+  auto mine = [&](const std::string& owner) {
+    return !owner.empty() && (net.empty() || owner == net);
+  };
   for (auto& ns : net::list_netns())
     if (mine(net::net_of_ns(ns))) out.push_back("netns " + ns);
   for (auto& e : fs::directory_iterator("/sys/class/net"))
-    if (mine(net::net_of_root_link(e.path().filename()))) out.push_back("link " + e.path().filename().string());
+    if (mine(net::net_of_root_link(e.path().filename())))
+      out.push_back("link " + e.path().filename().string());
   std::error_code ec;
   for (auto& d : net::list_state_dirs())  // the lock file beside them is not a network's
     if (mine(d)) out.push_back("state " + net::state_dir(d));

@@ -89,8 +89,8 @@ TEST_F(ShapedPair, TcpConnectionShowsTheConfiguredRoundTrip) {
 }
 
 TEST_F(ShapedPair, CheckMeasuresBothDirectionsAsConfigured) {
-  auto r = run_xdc({"check", "tcp", "--json", "--pings", "100", "--udp-packets", "5000",
-                    "--tcp-seconds", "3"});
+  auto r = run_xdc(
+      {"check", "tcp", "--json", "--pings", "100", "--udp-packets", "5000", "--tcp-seconds", "3"});
   // run_xdc returns standard output then standard error (the progress lines); that
   // standard output is JSON alone is check_json_cli.sh's test.
   const auto first = r.out.find('{'), last = r.out.rfind('}');
@@ -101,9 +101,9 @@ TEST_F(ShapedPair, CheckMeasuresBothDirectionsAsConfigured) {
   ASSERT_EQ(j["links"].size(), 2u);
   for (auto& l : j["links"]) {
     EXPECT_TRUE(l["ok"].get<bool>()) << l.dump(2);
-    EXPECT_NEAR(l["measured"]["rtt_median_ms"].get<double>() -
-                    l["measured"]["base_rtt_ms"].get<double>(),
-                40.0, 0.8);
+    EXPECT_NEAR(
+        l["measured"]["rtt_median_ms"].get<double>() - l["measured"]["base_rtt_ms"].get<double>(),
+        40.0, 0.8);
     double goodput = l["measured"]["goodput_mbit"].get<double>();
     EXPECT_GE(goodput, 92.0);
     EXPECT_LE(goodput, 101.0);

@@ -26,7 +26,7 @@ const std::map<std::string, std::function<Schedule(const Params&)>>& registry() 
 
 const std::vector<std::string>& schedule_names() {
   static const std::vector<std::string> names = {
-      "gpipe", "1f1b",    "interleaved",      "zbh1",   "zbh2",
+      "gpipe", "1f1b",    "interleaved",      "zbh1",    "zbh2",
       "zbv",   "overlap", "crosspipe-greedy", "optimal", "dhelix"};
   return names;
 }

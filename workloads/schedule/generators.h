@@ -33,5 +33,4 @@ Schedule gen_crosspipe_greedy(const Params& p);
 Schedule gen_optimal(const Params& p);
 Schedule gen_dhelix(const Params& p);
 
-
 }  // namespace xdc::sched

@@ -127,8 +127,8 @@ Schedule lower(std::string name, int ranks, int microbatches, std::vector<int> s
         lower_action(sr, r, order[i], out);
         continue;
       }
-      const bool partner = i + 1 < order.size() &&
-                           (order[i + 1].kind == Kind::B || order[i + 1].kind == Kind::BW);
+      const bool partner =
+          i + 1 < order.size() && (order[i + 1].kind == Kind::B || order[i + 1].kind == Kind::BW);
       if (order[i].kind != Kind::F || !partner)
         throw std::invalid_argument("lower: rank " + std::to_string(r) + ": " +
                                     to_string(order[i]) +

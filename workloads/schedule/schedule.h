@@ -52,8 +52,8 @@ enum class Kind {
 struct Action {
   Kind kind = Kind::F;
   int stage = 0;
-  int microbatch = 0;  // -1 for ALLREDUCE / OPT
-  int peer = -1;       // comm actions: the other rank; -1 otherwise
+  int microbatch = 0;   // -1 for ALLREDUCE / OPT
+  int peer = -1;        // comm actions: the other rank; -1 otherwise
   bool paired = false;  // F only: co-executed with the B / BW that follows it (above)
 
   bool operator==(const Action&) const = default;
