@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <numeric>
 #include <sstream>
 #include <tuple>
 
@@ -263,6 +264,7 @@ nlohmann::json summary_json(const ScheduleResult& r) {
     j["tokens_per_s_basis"] = r.modeled_compute ? "modeled" : "measured";
   }
   if (r.simulated_series) {
+    j["simulated_steady_iteration_s"] = r.simulated_steady_iteration_s;
     j["simulated_series"] = {{"iteration_s", r.simulated_series->iteration_s},
                              {"start_s", r.simulated_series->start_s},
                              {"changes", applied_json(r.simulated_series->changes)}};
@@ -354,6 +356,14 @@ void set_simulated(ScheduleResult& r, const Prediction& p, const Plan& plan,
   if (peak > 0 && r.simulated_iteration_s > 0)
     r.simulated_mfu =
         iteration_flops(e, sp.costs) / (r.simulated_iteration_s * e.world_size() * peak);
+}
+
+void set_simulated_series(ScheduleResult& r, RunPrediction p) {
+  r.simulated_steady_iteration_s = r.simulated_iteration_s;
+  if (!p.iteration_s.empty())
+    r.simulated_iteration_s = std::accumulate(p.iteration_s.begin(), p.iteration_s.end(), 0.0) /
+                              static_cast<double>(p.iteration_s.size());
+  r.simulated_series = std::move(p);
 }
 
 std::string simulated_costs_label(const Plan& plan) {

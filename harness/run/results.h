@@ -41,7 +41,12 @@ struct ScheduleResult {
   std::vector<trace::BubbleRatios> bubbles;  // per iteration
   trace::BubbleRatios bubble;                // mean over iterations
   std::vector<double> loss;                  // replica 0's last stage, per iteration
+  // The prediction of the measured iterations: the steady-state iteration, or where the
+  // WAN changes under the run (simulated_series) the mean of its predicted iterations,
+  // as iteration_s_mean is the mean of the measured ones; the steady state is then
+  // simulated_steady_iteration_s.
   double simulated_iteration_s = 0;
+  double simulated_steady_iteration_s = 0;  // set with simulated_series
   trace::BubbleRatios simulated_bubble;
   std::string simulated_costs;  // "modeled" | "measured compute" | ...
   double tokens_per_s = 0;
@@ -106,6 +111,9 @@ nlohmann::json run_summary_json(const Plan& plan, const std::vector<ScheduleResu
 // (modeled, like every simulated figure).
 void set_simulated(ScheduleResult& r, const Prediction& p, const Plan& plan,
                    const SchedulePlan& sp);
+// The run predicted with its WAN's changes (predict_run): simulated_series, and its mean
+// as simulated_iteration_s (above). After set_simulated.
+void set_simulated_series(ScheduleResult& r, RunPrediction p);
 // What the prediction's costs are when none were measured (simulated_costs).
 std::string simulated_costs_label(const Plan& plan);
 // tokens/s and MFU (with its peak) for iterations of `iteration_s` (0: left at 0).

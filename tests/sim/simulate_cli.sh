@@ -51,6 +51,15 @@ grep -q "<code>1f1b/simulated.trace.json</code>" "$out/exp/report.html" ||
 ! grep -q "<code>1f1b/trace.json</code>" "$out/exp/report.html" ||
   fail "report.html names 1f1b/trace.json, which a simulation does not write"
 
+# A run whose WAN changes (experiments/flap.yaml: a 2 s cut at iteration 5): the simulated
+# iteration is the mean of the predicted iterations, as the measured one is of the measured.
+if ! as_user "$xdc" simulate experiments/flap.yaml -o "$out/flap" >"$out/flap.log" 2>&1; then
+  fail "xdc simulate flap.yaml: exit $?"; cat "$out/flap.log"
+fi
+jq -e '.schedules[0] | (.simulated_series.iteration_s | add / length) as $m |
+  (.simulated_iteration_s - $m | fabs) < 1e-9 and .simulated_iteration_s > .simulated_steady_iteration_s' \
+  "$out/flap/summary.json" >/dev/null || fail "flap: simulated_iteration_s is not the series' mean"
+
 # A sweep: tests/sweep/grid.yaml, 3 delays x 2 schedule lists x 2 sizes = 12 points.
 if ! as_user "$xdc" simulate tests/sweep/grid.yaml -o "$out/sweep" >"$out/sweep.log" 2>&1; then
   fail "xdc simulate SWEEP.yaml: exit $?"; cat "$out/sweep.log"
