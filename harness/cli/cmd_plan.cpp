@@ -118,7 +118,7 @@ int run_plan(const PlanArgs& a) {
                          "the search names files by relative path): " +
                          std::string(e.what()));
   }
-  const size_t shown = std::min(o.ranked.size(), static_cast<size_t>(std::max(a.top, 1)));
+  const size_t shown = std::min(o.ranked.size(), static_cast<size_t>(a.top));
   if (a.json) {
     nlohmann::json j = {
         {"file", a.file},  {"placements", o.placements}, {"predicted", o.ranked.size()},
@@ -155,7 +155,9 @@ void add_plan_command(CLI::App& app, Commands& out) {
   c->add_option("-o,--output", a.out,
                 "where to write the best placement as an experiment (default "
                 "results/plan-<name>.yaml)");
-  c->add_option("--top", a.top, "rows to show")->capture_default_str();
+  c->add_option("--top", a.top, "rows to show")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1000000));
   c->add_flag("--json", a.json, "the ranking as JSON on standard output instead of the table");
   out.push_back({c, [] { return run_plan(a); }});
 }

@@ -84,7 +84,7 @@ int show(const ShowArgs& a) {
     throw InputError("--stages and --microbatches must be >= 1");
   sched::Params p;
   const sched::Schedule s = load_or_generate(a, p);
-  const auto rep = sched::validate(s);
+  const auto rep = sched::validate(s, a.memory_cap);  // a schedule past the cap is INVALID
   if (a.csv) {
     std::cout << sched::to_csv(s);
     return rep.ok() ? kExitOk : kExitBadInput;

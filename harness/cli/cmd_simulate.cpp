@@ -167,6 +167,12 @@ int run(const SimArgs& a) {
     } catch (const std::invalid_argument& e) {
       throw InputError(std::string("--schedule: ") + e.what());
     }
+    // A fixed schedule (1f1b, gpipe, ...) does not adapt to the cap: refused, not run past it.
+    if (a.memory_cap > 0) {
+      const auto capped = sched::validate(schedules.back(), a.memory_cap);
+      if (!capped.ok())
+        throw InputError("--memory-cap: " + name + " does not fit:\n" + capped.message());
+    }
   }
   std::filesystem::create_directories(a.out_dir);
   nlohmann::json summary = {

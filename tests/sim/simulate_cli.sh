@@ -124,6 +124,13 @@ res=$(as_user "$xdc" simulate -s 1f1b,interleaved -p 4 -m 8 -v 0 -o "$out/chunks
 rc=$?
 [[ $rc -eq 2 && -z $res && ! -e $out/chunks ]] ||
   fail "--chunks 0: exit $rc, stdout '$res', expected 2 and nothing"
+res=$(as_user "$xdc" simulate -s 1f1b --memory-cap 2 -o "$out/cap" 2>/dev/null)
+rc=$?
+[[ $rc -eq 2 && -z $res && ! -e $out/cap ]] ||
+  fail "1f1b past --memory-cap 2: exit $rc, stdout '$res', expected 2 and nothing"
+as_user "$xdc" schedule show 1f1b --memory-cap 2 >/dev/null 2>&1
+rc=$?
+[[ $rc -eq 2 ]] || fail "schedule show 1f1b past --memory-cap 2: exit $rc, expected 2"
 touch "$out/afile"
 err=$(as_user "$xdc" simulate tests/run/modeled-20ms.yaml -o "$out/afile" 2>&1 >/dev/null)
 rc=$?
