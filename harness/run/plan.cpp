@@ -105,22 +105,22 @@ int64_t eager_limit(const Experiment& e) {
 // receiving host's TCP settings and the experiment's MPI settings shape it.
 // `striped`: point-to-point messages, which mpi.connections stripes; false for the
 // all-reduce, which stays on OpenMPI.
-std::vector<sim::TcpPath> tcp_paths(const Experiment& e, const std::vector<std::string>& hosts,
-                                    bool striped) {
+std::vector<sim::TcpPath> tcp_paths(const Experiment& e,
+                                    const std::vector<const topo::Host*>& hosts, bool striped) {
   const int n = static_cast<int>(hosts.size());
   const int64_t eager = eager_limit(e);
   std::vector<sim::TcpPath> out(static_cast<size_t>(n) * n);
   for (int a = 0; a < n; ++a)
     for (int b = 0; b < n; ++b) {
-      const topo::TcpSettings& from = e.topology.find_host(hosts[a])->tcp;
-      const topo::TcpSettings& to = e.topology.find_host(hosts[b])->tcp;
+      const topo::TcpSettings& from = hosts[a]->tcp;
+      const topo::TcpSettings& to = hosts[b]->tcp;
       sim::TcpPath& p = out[static_cast<size_t>(a) * n + b];
       p.eager_limit = eager;
       p.window_bytes = sim::tcp_window_bytes(from.wmem_max_bytes, to.rmem_max_bytes);
       p.slow_start_after_idle = from.slow_start_after_idle;
       p.loss_based = from.congestion == "cubic" || from.congestion == "reno";
       // mpi.connections: the workers' stripes for this peer class (tcp_model.h).
-      const bool wan = e.topology.find_host(hosts[a])->dc != e.topology.find_host(hosts[b])->dc;
+      const bool wan = hosts[a]->dc != hosts[b]->dc;
       if (const int n = wan ? e.connections_wan : e.connections_dc; striped && n > 0) {
         p.connections = n;
         p.eager_limit = sim::kNoRendezvous;
@@ -130,51 +130,75 @@ std::vector<sim::TcpPath> tcp_paths(const Experiment& e, const std::vector<std::
   return out;
 }
 
-// The links among `hosts` (one rank each, in order), as link_model() describes.
+// The links among `hosts` (one rank each, in order), as link_model() describes. What
+// depends on the DCs alone (the WAN link, the route's loss and bottleneck) is worked out
+// once per ordered pair of DCs.
 sim::LinkModel links_between(const Experiment& e, const std::vector<std::string>& hosts,
                              bool striped) {
   const int n = static_cast<int>(hosts.size());
   std::map<std::string, int> dc_index;
+  std::vector<std::string> dc_name;
   std::vector<int> dc_of(n);
+  std::vector<const topo::Host*> host(n);
   for (int r = 0; r < n; ++r) {
-    const std::string& dc = e.topology.find_host(hosts[r])->dc;
-    dc_of[r] = dc_index.emplace(dc, static_cast<int>(dc_index.size())).first->second;
+    host[r] = e.topology.find_host(hosts[r]);
+    const auto [it, fresh] = dc_index.emplace(host[r]->dc, static_cast<int>(dc_index.size()));
+    if (fresh) dc_name.push_back(host[r]->dc);
+    dc_of[r] = it->second;
   }
   sim::LinkModel m = sim::LinkModel::dcs(dc_of, {}, lan_link(e.topology));
+  m.tcp = tcp_paths(e, host, striped);
   const topo::Routes routes = topo::compute_routes(e.topology);
-  for (int a = 0; a < n; ++a)
-    for (int b = 0; b < n; ++b) {
-      if (a != b) m.at(a, b) = host_link(e, routes, hosts[a], hosts[b]);
-    }
-  m.tcp = tcp_paths(e, hosts, striped);
-  // Random loss along the route caps each cross-DC connection's window; the route's
-  // bottleneck (its lowest rate) decides where congestion loss starts (tcp_model.h).
-  for (int a = 0; a < n; ++a)
-    for (int b = 0; b < n; ++b) {
-      const std::string& da = e.topology.find_host(hosts[a])->dc;
-      const std::string& db = e.topology.find_host(hosts[b])->dc;
-      if (a == b || da == db) continue;
+  // Per ordered pair of DCs: the link, the window random loss along the route leaves a
+  // connection (0: none), and the route's bottleneck (its lowest rate), which decides
+  // where congestion loss starts (tcp_model.h).
+  struct Between {
+    sim::Link link;
+    int64_t cap = 0;
+    const netem::LinkParams* neck = nullptr;
+  };
+  const size_t D = dc_name.size();
+  std::vector<Between> between(D * D);
+  for (size_t x = 0; x < D; ++x)
+    for (size_t y = 0; y < D; ++y) {
+      if (x == y) continue;
+      Between& w = between[x * D + y];
+      w.link = wan_between(e.topology, routes, dc_name[x], dc_name[y]);
       double kept = 1;
-      const auto path = routes.path(da, db);
+      const auto path = routes.path(dc_name[x], dc_name[y]);
       for (size_t i = 0; i + 1 < path.size(); ++i)
-        if (const topo::WanLink* w = e.topology.find_link(path[i], path[i + 1])) {
-          const netem::LossModel& l = w->egress(path[i]).loss;
-          if (l.kind == netem::LossModel::Kind::kRandom) kept *= 1 - l.p_pct / 100;
+        if (const topo::WanLink* l = e.topology.find_link(path[i], path[i + 1])) {
+          const netem::LossModel& loss = l->egress(path[i]).loss;
+          if (loss.kind == netem::LossModel::Kind::kRandom) kept *= 1 - loss.p_pct / 100;
         }
-      const int64_t cap = sim::tcp_loss_window_bytes(1 - kept);
+      w.cap = sim::tcp_loss_window_bytes(1 - kept);
+      w.neck = route_bottleneck(e.topology, routes, dc_name[x], dc_name[y]);
+    }
+  for (int a = 0; a < n; ++a)
+    for (int b = 0; b < n; ++b) {
+      if (a == b) continue;
+      if (host[a] == host[b])
+        m.at(a, b) = {};              // two ranks of one host: no link between them (host_link)
+      else if (dc_of[a] != dc_of[b])  // else the LAN link (LinkModel::dcs)
+        m.at(a, b) = between[static_cast<size_t>(dc_of[a]) * D + dc_of[b]].link;
+    }
+  for (int a = 0; a < n; ++a)
+    for (int b = 0; b < n; ++b) {
+      if (a == b || dc_of[a] == dc_of[b]) continue;
+      const Between& w = between[static_cast<size_t>(dc_of[a]) * D + dc_of[b]];
       sim::TcpPath& p = m.tcp[static_cast<size_t>(a) * n + b];
-      if (const netem::LinkParams* neck = route_bottleneck(e.topology, routes, da, db)) {
+      if (w.neck) {
         // Payload bytes: a frame of kFrameBytes carries kTcpMss.
         const double payload = static_cast<double>(sim::kTcpMss) / netem::kFrameBytes;
         const double rtt_s =
             static_cast<double>(m.at(a, b).latency_ns + m.at(b, a).latency_ns) / 1e9;
-        p.bdp_bytes = std::llround(static_cast<double>(neck->rate_bps) / 8 * rtt_s * payload);
+        p.bdp_bytes = std::llround(static_cast<double>(w.neck->rate_bps) / 8 * rtt_s * payload);
         // tbf passes a bucket's worth at once and queues `limit` more (queue_sizing.h).
         const uint64_t burst =
-            netem::rate_queue_bytes(*neck) + netem::tbf_burst_bytes(neck->rate_bps);
+            netem::rate_queue_bytes(*w.neck) + netem::tbf_burst_bytes(w.neck->rate_bps);
         p.queue_bytes = std::llround(static_cast<double>(burst) * payload);
       }
-      if (cap > 0 && (p.window_bytes == 0 || cap < p.window_bytes)) p.window_bytes = cap;
+      if (w.cap > 0 && (p.window_bytes == 0 || w.cap < p.window_bytes)) p.window_bytes = w.cap;
     }
   return m;
 }

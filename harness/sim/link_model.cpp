@@ -52,6 +52,7 @@ LinkState::LinkState(const LinkModel& m, int64_t idle_before_ns)
   conn_.resize(tcp_.size());
   pending_.resize(tcp_.size());
   tickets_.resize(tcp_.size());
+  settled_.resize(tcp_.size());
   for (size_t i = 0; i < conn_.size(); ++i) {
     const int64_t w = tcp_[i].window_bytes * std::max(tcp_[i].connections, 1);
     conn_[i].cwnd = w > 0 ? w : int64_t{1} << 40;
@@ -150,10 +151,26 @@ void LinkState::note_answer(size_t back, int64_t when) {
   q.insert(std::upper_bound(q.begin(), q.end(), when), when);
 }
 
-int64_t LinkState::queued_until(size_t i, int64_t when) const {
+int64_t LinkState::queued_until(size_t i, int64_t when) {
+  // The leading messages of the connection that are complete and final (their places in
+  // the queue cannot change) fold into one summary, so a query reads only the rest.
+  Settled& s = settled_[i];
+  const std::vector<int64_t>& mine = tickets_[i];
+  for (; s.count < mine.size(); ++s.count) {
+    const auto x = static_cast<size_t>(mine[s.count]);
+    if (!jobs_[x].done || known_[x] != -1) break;
+    const Queued& q = queued_[x];
+    s.latest_queued = std::max({s.latest_queued, q.post, q.data_ready});
+    s.latest_end = std::max({s.latest_end, q.first_end, q.data_end});
+  }
   int64_t until = when;
-  for (int64_t k : tickets_[i]) {
-    const Queued& q = queued_[static_cast<size_t>(k)];
+  size_t from = 0;
+  if (s.count > 0 && s.latest_queued < when) {  // every settled phase was queued before
+    until = std::max(until, s.latest_end);
+    from = s.count;
+  }
+  for (size_t n = from; n < mine.size(); ++n) {
+    const Queued& q = queued_[static_cast<size_t>(mine[n])];
     if (q.post < when) until = std::max(until, q.first_end);
     if (q.data_ready < when) until = std::max(until, q.data_end);
   }

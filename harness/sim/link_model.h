@@ -11,6 +11,7 @@
 // holds what the links remember while a run is simulated.
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <unordered_map>
 #include <vector>
 
@@ -194,7 +195,7 @@ class LinkState {
   // i before then, the requests posted and the data whose answers came back (OpenMPI queues
   // fragments on the connection in order, the answer behind them; TCP keeps the byte
   // order). A phase queued at exactly `when` goes after the answer.
-  int64_t queued_until(size_t i, int64_t when) const;
+  int64_t queued_until(size_t i, int64_t when);
   // Connection states a run of a channel left (`applied`: pending answers each one took).
   void adopt(const std::vector<std::pair<size_t, TcpConn>>& conns,
              const std::vector<size_t>& applied);
@@ -216,6 +217,14 @@ class LinkState {
     int64_t data_end = 0;    // its data's last byte left
   };
   std::vector<Queued> queued_;  // by ticket
+  // Per connection: its first `count` messages are complete and final; the latest time
+  // one of their phases was queued, and the latest a phase of theirs left.
+  struct Settled {
+    size_t count = 0;
+    int64_t latest_queued = std::numeric_limits<int64_t>::min();
+    int64_t latest_end = std::numeric_limits<int64_t>::min();
+  };
+  std::vector<Settled> settled_;  // [from * ranks + to]
   std::vector<Channel> channels_;
   std::vector<Job> jobs_;              // by ticket
   std::vector<Transfer> result_;       // by ticket
