@@ -73,7 +73,11 @@ void judge(LinkCheck& c) {
   }
   if (c.configured.jitter_us || c.reverse.jitter_us) {
     double sd = expected_rtt_stdev_ms(c.configured, c.reverse);
-    Verdict v{"jitter", sd, c.rtt_stdev_ms, 0.15 * sd};
+    // 15%, or three standard errors of a standard deviation estimated from n samples
+    // (sd / sqrt(2 (n - 1)), near normal), whichever is wider: 20 pings alone vary by ~16%.
+    const int n = c.rtt_samples > 0 ? c.rtt_samples : CheckOptions{}.ping_count;
+    const double se = n > 1 ? 3 / std::sqrt(2.0 * (n - 1)) : 1.0;
+    Verdict v{"jitter", sd, c.rtt_stdev_ms, std::max(0.15, se) * sd};
     v.ok = std::abs(v.measured - v.expected) <= v.tolerance;
     c.verdicts.push_back(v);
   }
@@ -129,6 +133,7 @@ std::vector<LinkCheck> check_network(const net::NetworkState& s, const CheckOpti
     auto rtt = ping(s.name, a.name, b.data_ip, o.ping_count, std::max(10.0, 4 * jitter_ms));
     c.rtt_median_ms = rtt.median_ms / k, c.rtt_min_ms = rtt.min_ms / k;
     c.rtt_p99_ms = rtt.p99_ms / k, c.rtt_stdev_ms = rtt.stdev_ms / k;
+    c.rtt_samples = rtt.received;
     if (o.udp_packets > 0) {
       double rate = built.rate_bps ? std::min(10.0, 0.2 * built.rate_bps / 1e6) : 10;
       auto loss = udp_loss(s.name, a.name, b.name, b.data_ip, o.udp_packets, rate);

@@ -49,6 +49,7 @@ struct LinkCheck {
   std::string congestion;                 // of the TCP probe, "" = host default
   double base_rtt_ms = 0;
   double rtt_median_ms = 0, rtt_min_ms = 0, rtt_p99_ms = 0, rtt_stdev_ms = 0;
+  int rtt_samples = 0;             // pings answered (the jitter verdict's tolerance depends on it)
   double goodput_mbit = -1;        // -1 when not measured
   int flows = 0;                   // of the multi-flow probe; 0 when not run
   double multi_goodput_mbit = -1;  // all `flows` together; -1 when not measured

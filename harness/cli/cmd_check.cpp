@@ -40,13 +40,18 @@ void add_check_command(CLI::App& app, Commands& out) {
                 "parallel TCP flows of the multi-flow goodput probe (iperf3 -P); 1: skip it")
       ->check(CLI::Range(1, 128))
       ->capture_default_str();
-  c->add_option("--pings", opts.ping_count, "pings per link direction")->capture_default_str();
+  c->add_option("--pings", opts.ping_count, "pings per link direction")
+      ->check(CLI::Range(10, 100000))
+      ->capture_default_str();
   c->add_option("--udp-packets", opts.udp_packets, "UDP datagrams for the loss probe")
+      ->check(CLI::Range(100L, 100000000L))
       ->capture_default_str();
   c->add_option("--tcp-seconds", opts.tcp_seconds, "seconds of TCP measured per direction")
+      ->check(CLI::Range(1.0, 3600.0))
       ->capture_default_str();
   c->add_option("--tcp-omit-seconds", opts.tcp_omit_seconds,
                 "seconds of TCP ramp-up not measured (at least 30 round trips as built)")
+      ->check(CLI::Range(0.0, 3600.0))
       ->capture_default_str();
   out.push_back({c, [] {
                    opts.throughput = !no_tcp;
