@@ -76,7 +76,9 @@ void add_link_commands(CLI::App& app, Commands& out) {
     c->add_option("network", net, "network name")->required();
     c->add_option("a", a, "one DC of the link")->required();
     c->add_option("b", b, "the other DC")->required();
-    c->add_option("--direction", direction, "only this direction, \"A->B\" (default: both)");
+    c->add_option(
+        "--direction", direction,
+        "only this direction, 'A->B' (quoted: > is the shell's redirection; default: both)");
   };
   auto directions = [] {
     return linkctl::link_directions(linkctl::load_network(net), a, b, direction);

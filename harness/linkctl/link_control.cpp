@@ -9,9 +9,11 @@
 #include <map>
 
 #include "common/input_error.h"
+#include "harness/common/units.h"
 #include "harness/network/names.h"
 #include "harness/network/shaping.h"
 #include "harness/network/teardown.h"
+#include "netem/shaper/qdisc.h"
 
 namespace xdc::linkctl {
 namespace {
@@ -44,6 +46,9 @@ net::ShapedLink& find_link(net::NetworkState& s, const Direction& d) {
 }
 
 // The change applied to what a direction runs without it (dilated by k).
+// The lowest rate a direction is changed to (tbf counts bytes per second).
+constexpr uint64_t kMinRateBps = 8000;
+
 netem::LinkParams changed(netem::LinkParams p, const LinkChange& c, double k) {
   if (c.params) p = netem::time_dilated(*c.params, k);
   if (c.delay_us) p.delay_us = netem::time_dilated_us(*c.delay_us, k);
@@ -132,6 +137,22 @@ std::vector<AppliedChange> change_links(const std::string& net, const std::vecto
   netem::Backend backend = s.shaping == "kernel"      ? netem::Backend::kKernel
                            : s.shaping == "userspace" ? netem::Backend::kUserspace
                                                       : netem::Backend::kAuto;
+  // Rates the links cannot take in place are refused before any direction changes.
+  for (const Direction& d : dirs) {
+    const net::ShapedLink& l = find_link(s, d);
+    const uint64_t was = running_params(l).rate_bps, now = changed(l.configured, c, k).rate_bps;
+    if (!c.rate_bps || now == was) continue;
+    if (now < kMinRateBps)
+      throw InputError(fmt::format("--rate: expected at least 8kbit{}, got {} on {}",
+                                   k != 1 ? " once dilated" : "", format_rate(now), d.name()));
+    if (was && std::string(netem::rate_qdisc_kind(was)) != netem::rate_qdisc_kind(now))
+      throw InputError(fmt::format(
+          "--rate: {} runs {} with {}; {} needs {}, which cannot replace it in "
+          "place (the two meet at ~17 Gbit/s): give a rate on the same side, or build the "
+          "network with it (xdc down, then xdc up)",
+          d.name(), format_rate(was), netem::rate_qdisc_kind(was), format_rate(now),
+          netem::rate_qdisc_kind(now)));
+  }
   std::vector<AppliedChange> out;
   for (const Direction& d : dirs) {
     net::ShapedLink& l = find_link(s, d);

@@ -113,6 +113,8 @@ TEST_F(LinkPair, BadInputExits2WithAMessage) {
        "--direction: expected east->west or west->east"},
       {{"link", "set", name_, "east", "west", "--delay", "fast"}, "--delay: expected a duration"},
       {{"link", "set", name_, "east", "west", "--rate", "0"}, "--rate: expected"},
+      {{"link", "set", name_, "east", "west", "--rate", "1bit"}, "--rate: expected at least 8kbit"},
+      {{"link", "set", name_, "east", "west", "--rate", "100gbit"}, "cannot replace it in place"},
       {{"link", "set", name_, "east", "west", "--loss", "150%"}, "--loss: expected"},
       {{"link", "set", name_, "east", "west"}, "nothing to change"},
       {{"link", "down", name_, "east", "pluto"}, "no DC named 'pluto'"},
