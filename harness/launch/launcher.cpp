@@ -298,6 +298,9 @@ Result run_job(const net::NetworkState& net, const Job& job) {
       pump();
       if (rc != -1) {
         r.exit_code = rc;
+        // Ctrl-C reaches mpirun too (the terminal signals the whole process group): it ends
+        // on its own, as the cancel is being set; the run was interrupted all the same.
+        if (rc != 0 && job.cancel && job.cancel->load()) r.cancelled = true;
         break;
       }
       if (job.cancel && job.cancel->load()) r.cancelled = true;
