@@ -225,8 +225,10 @@ Sweep parse_sweep(const std::string& text, const std::string& file_label) {
         run::parse_experiment(point_text(s, p), s.base_file);
       } catch (const InputError& e) {
         // A single key's message names it already; a zip group's names one of its keys.
+        // A key the experiment does not have is the key's fault, not the value's.
         const Axis& ax = s.axes[a];
-        throw InputError(ax.value_pos[v],
+        const bool key = e.message().find(": unknown key") != std::string::npos;
+        throw InputError(key ? ax.pos : ax.value_pos[v],
                          ax.keys.size() == 1 ? e.message()
                                              : ax.name + " = " + ax.labels[v] + ": " + e.message());
       }

@@ -283,7 +283,7 @@ INSTANTIATE_TEST_SUITE_P(
                       BadCase{"empty-list.yaml", 3, 14, "non-empty list"},
                       BadCase{"not-a-list.yaml", 3, 14, "a list of values"},
                       BadCase{"missing-base.yaml", 1, 13, "the base experiment"},
-                      BadCase{"unknown-key.yaml", 3, 15, "dleay"},
+                      BadCase{"unknown-key.yaml", 3, 3, "dleay"},
                       BadCase{"no-axis.yaml", 1, 1, "at least one axis"},
                       BadCase{"zip-lengths.yaml", 7, 19, "a list of 2 values"},
                       BadCase{"set-twice.yaml", 4, 3, "set twice"},
