@@ -528,6 +528,7 @@ class Parser {
 
   void read_time_dilation(const yaml::Value& v) {
     e_.time_dilation = v.number(1, topo::kMaxTimeDilation);
+    e_.time_dilation_pos = v.pos();
     if (e_.time_dilation != 1 && e_.compute.mode == Compute::Mode::kReal)
       v.error(
           "time dilation needs modeled compute: real compute runs at the CPU's speed and "

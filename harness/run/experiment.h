@@ -269,6 +269,7 @@ struct Experiment {
   std::string data_glob = "/usr/share/common-licenses/*";
   bool link_check = false;
   double time_dilation = 1;           // k: see above; 1 = off
+  SourcePos time_dilation_pos;        // where the experiment sets it (empty: not set)
   std::vector<ProgressEvent> events;  // in at_iteration order (stable)
   Prefill prefill;                    // `prefill:`; off by default
 

@@ -52,11 +52,12 @@ class RunNetwork {
     auto s = net::load_state(o.network);
     if (!s) throw InputError("--network " + o.network + ": no such network is up (xdc ls)");
     if (s->time_dilation != e.time_dilation)
-      throw InputError(SourcePos{e.source_file, 0, 0},
-                       fmt::format("time_dilation {:g} needs a network built with it; --network "
-                                   "{} was built with time dilation {:g} (xdc up "
-                                   "--time-dilation {:g}, or drop --network)",
-                                   e.time_dilation, o.network, s->time_dilation, e.time_dilation));
+      throw InputError(
+          e.time_dilation_pos.file.empty() ? SourcePos{e.source_file, 0, 0} : e.time_dilation_pos,
+          fmt::format("time_dilation {:g} needs a network built with it; --network "
+                      "{} was built with time dilation {:g} (xdc up "
+                      "--time-dilation {:g}, or drop --network)",
+                      e.time_dilation, o.network, s->time_dilation, e.time_dilation));
     for (auto& h : e.rank_hosts())
       if (!s->find_host(h))
         throw InputError("--network " + o.network + ": has no host '" + h +
