@@ -5,6 +5,7 @@
 #include <sys/mount.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <filesystem>
 #include <system_error>
@@ -38,6 +39,11 @@ std::pair<std::string, std::string> resolve_host(const std::string& host, const 
     if (ns == ns_prefix(n) + host) found.emplace_back(n, ns);
   }
   if (found.size() == 1) return found[0];
+  const std::vector<std::string> all = found.empty() ? list_netns() : std::vector<std::string>{};
+  if (found.empty() && !net.empty() &&
+      std::none_of(all.begin(), all.end(),
+                   [&](const std::string& ns) { return net_of_ns(ns) == net; }))
+    throw InputError("no network '" + net + "' is up (xdc ls lists networks and hosts)");
   if (found.empty())
     throw InputError("no emulated host '" + host + "'" +
                      (net.empty() ? std::string() : " in network '" + net + "'") +
