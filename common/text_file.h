@@ -5,8 +5,8 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <optional>
-#include <sstream>
 #include <string>
 #include <system_error>
 
@@ -29,13 +29,13 @@ inline std::optional<std::string> read_text_file(const std::string& path,
     if (why) *why = errno != 0 ? std::strerror(errno) : "cannot open it";
     return std::nullopt;
   }
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) {
+  try {  // the iterator, unlike operator<<(streambuf*), passes a failed read on
+    in.exceptions(std::ios::badbit);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  } catch (const std::exception&) {
     if (why) *why = "a read failed";
     return std::nullopt;
   }
-  return text.str();
 }
 
 // The file's bytes, or the empty string when it cannot be read (logs, optional outputs).

@@ -13,6 +13,7 @@
 #include "common/input_error.h"
 #include "harness/network/names.h"
 #include "harness/network/namespace.h"
+#include "harness/network/state.h"
 #include "netem/nl/netns.h"
 
 namespace xdc::net {
@@ -40,7 +41,7 @@ std::pair<std::string, std::string> resolve_host(const std::string& host, const 
   }
   if (found.size() == 1) return found[0];
   const std::vector<std::string> all = found.empty() ? list_netns() : std::vector<std::string>{};
-  if (found.empty() && !net.empty() &&
+  if (found.empty() && !net.empty() && !load_state(net) &&  // a lab's hosts are elsewhere
       std::none_of(all.begin(), all.end(),
                    [&](const std::string& ns) { return net_of_ns(ns) == net; }))
     throw InputError("no network '" + net + "' is up (xdc ls lists networks and hosts)");

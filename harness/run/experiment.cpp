@@ -670,7 +670,7 @@ Experiment parse_experiment_tree(const yaml::Value& root, const std::string& tex
 Record record(const Experiment& e) {
   namespace fs = std::filesystem;
   auto absolute = [](const yaml::FileRef& r) -> std::optional<std::string> {
-    if (fs::path(r.written).is_relative()) return fs::absolute(r.path).string();
+    if (fs::path(r.written).is_relative()) return fs::absolute(r.path).lexically_normal().string();
     return std::nullopt;
   };
   Record out;

@@ -363,6 +363,8 @@ void set_simulated_series(ScheduleResult& r, RunPrediction p) {
   if (!p.iteration_s.empty())
     r.simulated_iteration_s = std::accumulate(p.iteration_s.begin(), p.iteration_s.end(), 0.0) /
                               static_cast<double>(p.iteration_s.size());
+  if (r.simulated_iteration_s > 0)  // the MFU of that iteration time, as set_simulated's
+    r.simulated_mfu *= r.simulated_steady_iteration_s / r.simulated_iteration_s;
   r.simulated_series = std::move(p);
 }
 

@@ -142,7 +142,13 @@ SweepOutcome simulate_sweep(const Sweep& s, const std::string& out_dir) {
       fs::absolute(out_dir.empty() ? "results/simulate-sweep-" + s.name : out_dir).string();
   std::vector<run::Plan> plans;  // every point planned (and checked) before anything is written
   const std::vector<Point> points = expand(s);
-  for (const Point& p : points) plans.push_back(run::make_plan(point_experiment(s, p)));
+  for (const Point& p : points) {
+    try {
+      plans.push_back(run::make_plan(point_experiment(s, p)));
+    } catch (const InputError& e) {
+      throw point_error(s, p, e);
+    }
+  }
   fs::create_directories(out.out_dir);
   copy_sweep_file(s, out.out_dir);
   for (size_t i = 0; i < points.size(); ++i) {

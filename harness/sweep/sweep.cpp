@@ -227,7 +227,8 @@ Sweep parse_sweep(const std::string& text, const std::string& file_label) {
         // A single key's message names it already; a zip group's names one of its keys.
         // A key the experiment does not have is the key's fault, not the value's.
         const Axis& ax = s.axes[a];
-        const bool key = e.message().find(": unknown key") != std::string::npos;
+        const bool key =
+            ax.keys.size() == 1 && e.message().rfind(ax.keys[0] + ": unknown key", 0) == 0;
         throw InputError(key ? ax.pos : ax.value_pos[v],
                          ax.keys.size() == 1 ? e.message()
                                              : ax.name + " = " + ax.labels[v] + ": " + e.message());
@@ -324,16 +325,25 @@ std::string point_text(const Sweep& s, const Point& p) {
   return std::string("# ") + s.file + ", point " + p.id + "\n" + out.c_str() + "\n";
 }
 
+InputError point_error(const Sweep& s, const Point& p, const InputError& e) {
+  std::string where;
+  for (size_t a = 0; a < s.axes.size(); ++a)
+    where += (where.empty() ? "" : ", ") + s.axes[a].name + "=" + s.axes[a].labels[p.at[a]];
+  return InputError(s.axes.empty() ? SourcePos{s.file, 1, 1} : s.axes.front().pos,
+                    "point (" + where + "): " + e.message());
+}
+
 run::Experiment point_experiment(const Sweep& s, const Point& p) {
   const std::string text = point_text(s, p);
   try {
-    return run::parse_experiment(text, s.base_file);
+    run::Experiment e = run::parse_experiment(text, s.base_file);
+    // Positions in the point's generated text are no line of the base file: later errors
+    // (a schedule these sizes refuse, a network's dilation) name the file alone.
+    for (auto& c : e.schedules) c.pos = {};
+    e.time_dilation_pos = {};
+    return e;
   } catch (const InputError& e) {
-    std::string where;
-    for (size_t a = 0; a < s.axes.size(); ++a)
-      where += (where.empty() ? "" : ", ") + s.axes[a].name + "=" + s.axes[a].labels[p.at[a]];
-    throw InputError(s.axes.empty() ? SourcePos{s.file, 1, 1} : s.axes.front().pos,
-                     "point (" + where + "): " + e.message());
+    throw point_error(s, p, e);
   }
 }
 

@@ -83,6 +83,9 @@ void set_by_path(YAML::Node& root, const std::string& key, const YAML::Node& val
 std::string point_text(const Sweep& s, const Point& p);
 // ... validated; InputError points at the sweep file.
 run::Experiment point_experiment(const Sweep& s, const Point& p);
+// An error of point `p` (its experiment's, its plan's) as InputError at the sweep file's
+// first axis, naming the point's values.
+InputError point_error(const Sweep& s, const Point& p, const InputError& e);
 
 // "20ms" for a scalar, "1f1b" for a one-element list, "[a, b]" flow style otherwise.
 std::string label_of(const YAML::Node& v);

@@ -53,8 +53,10 @@ grep -q "<code>1f1b/simulated.trace.json</code>" "$out/exp/report.html" ||
 
 # A run whose WAN changes (experiments/flap.yaml: a 2 s cut at iteration 5): the simulated
 # iteration is the mean of the predicted iterations, as the measured one is of the measured.
-if ! as_user "$xdc" simulate experiments/flap.yaml -o "$out/flap" >"$out/flap.log" 2>&1; then
-  fail "xdc simulate flap.yaml: exit $?"; cat "$out/flap.log"
+as_user "$xdc" simulate experiments/flap.yaml -o "$out/flap" >"$out/flap.log" 2>&1
+rc=$?
+if [[ $rc -ne 0 ]]; then
+  fail "xdc simulate flap.yaml: exit $rc"; cat "$out/flap.log"
 fi
 jq -e '.schedules[0] | (.simulated_series.iteration_s | add / length) as $m |
   (.simulated_iteration_s - $m | fabs) < 1e-9 and .simulated_iteration_s > .simulated_steady_iteration_s' \
@@ -88,8 +90,10 @@ grep -q "<td>[0-9.]* (sim)</td>" "$out/sweep/index.html" ||
 
 # A sweep with a `zip:` and no `grid:` (experiments/repro/crosspipe.yaml): its 4 points x 3
 # schedules.
-if ! as_user "$xdc" simulate experiments/repro/crosspipe.yaml -o "$out/zip" >"$out/zip.log" 2>&1; then
-  fail "xdc simulate of a zip sweep: exit $?"; cat "$out/zip.log"
+as_user "$xdc" simulate experiments/repro/crosspipe.yaml -o "$out/zip" >"$out/zip.log" 2>&1
+rc=$?
+if [[ $rc -ne 0 ]]; then
+  fail "xdc simulate of a zip sweep: exit $rc"; cat "$out/zip.log"
 fi
 rows=$(($(wc -l <"$out/zip/sweep.csv") - 1))
 [[ $rows -eq 12 ]] || fail "zip sweep.csv: $rows rows, expected 12"
@@ -118,6 +122,16 @@ rc=$?
 [[ $rc -eq 2 ]] || fail "late schedule: exit $rc, expected 2 ($err)"
 grep -q "late.yaml:$line:[0-9]*: schedules: interleaved: microbatches (6)" <<<"$err" ||
   fail "late schedule: no FILE:LINE:COL at the schedule in: $err"
+
+# The same refusal at a sweep point: at the sweep's axis, naming the point (the line of the
+# point's generated experiment is no line of the base file).
+printf 'name: late\nexperiment: %s\ngrid:\n  microbatches: [8, 6]\n  schedules: [[interleaved]]\n' \
+  "$PWD/tests/run/modeled-20ms.yaml" >"$out/late-sweep.yaml"
+err=$(as_user "$xdc" simulate "$out/late-sweep.yaml" -o "$out/late-sweep" 2>&1 >/dev/null)
+rc=$?
+[[ $rc -eq 2 ]] || fail "late schedule in a sweep: exit $rc, expected 2 ($err)"
+grep -q "late-sweep.yaml:4:3: point (microbatches=6, schedules=interleaved): schedules: interleaved:" \
+  <<<"$err" || fail "late schedule in a sweep: not at the axis: $err"
 
 # Bad flags: exit 2, nothing printed on stdout, nothing written.
 res=$(as_user "$xdc" simulate -s 1f1b,interleaved -p 4 -m 8 -v 0 -o "$out/chunks" 2>/dev/null)

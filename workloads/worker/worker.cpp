@@ -216,11 +216,11 @@ void run(const RunSpec& spec, int rank, int thread_level, const std::string& hos
         report.peak_activation_bytes = compute->peak_activation_bytes();
         write_report(prefix + ".json", report);
         if (!std::isnan(res.loss))
-          std::printf("rank %d iteration %d loss %.6f, this rank's span %.3f ms\n", rank,
+          std::printf("rank %d iteration %d loss %.6f (this rank's span %.3f ms)\n", rank,
                       it - spec.warmup, res.loss,
                       (res.end_ns - res.start_ns) / 1e6 / spec.time_dilation);
         else
-          std::printf("rank %d iteration %d, this rank's span %.3f ms\n", rank, it - spec.warmup,
+          std::printf("rank %d iteration %d (this rank's span %.3f ms)\n", rank, it - spec.warmup,
                       (res.end_ns - res.start_ns) / 1e6 / spec.time_dilation);
         std::fflush(stdout);
         if (rank == spec.debug_exit_rank &&
