@@ -150,7 +150,11 @@ TEST(Mininet, MnCleanThenXdcCleanEachRemoveTheirOwn) {
   if (auto others = xdc::net::networks_present(); !others.empty())
     GTEST_SKIP() << "other xdc networks are up (" << others.front() << ", ...)";
   auto s = up("tmnc");
-  auto mn = xdc::proc::run({"mn", "-c"}, std::chrono::seconds(120));
+  // Mininet's cleanup also runs `rm -f /tmp/*.log /tmp/*.out`: it gets a /tmp of its own
+  // (a private mount namespace), so the tests do not delete the machine's files.
+  auto mn = xdc::proc::run({"unshare", "--mount", "--propagation", "private", "sh", "-c",
+                            "mount -t tmpfs tmpfs /tmp && exec mn -c"},
+                           std::chrono::seconds(120));
   EXPECT_EQ(mn.exit_code, 0) << mn.err;
   EXPECT_EQ(pids_with("mininet:xdc-tmnc."), std::vector<int>{}) << "mn -c left node shells";
   // The namespaces are xdc's: pinned until xdc removes them.
