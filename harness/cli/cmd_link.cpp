@@ -39,9 +39,9 @@ int show(const std::string& net, bool json) {
   net::NetworkState s = linkctl::load_network(net);
   nlohmann::json rows = nlohmann::json::array();
   if (!json)
-    std::cout << fmt::format("{:<24} {:<10} {:<5} {:>10} {:>10} {:>11} {:>11} {:>7}  {}\n", "link",
-                             "backend", "state", "sent", "loss_drops", "delayq_drops",
-                             "rateq_drops", "queued", "parameters (undilated)");
+    std::cout << fmt::format("{:<24} {:<10} {:<5} {:>10} {:>10} {:>10} {:>11} {:>11} {:>7}  {}\n",
+                             "link", "backend", "state", "sent", "down_drops", "loss_drops",
+                             "delayq_drops", "rateq_drops", "queued", "parameters (undilated)");
   for (const auto& st : linkctl::link_status(s)) {
     const auto& c = st.counters;
     std::string name = st.link->from + "->" + st.link->to;
@@ -51,16 +51,17 @@ int show(const std::string& net, bool json) {
                       {"down", st.link->down},
                       {"params", st.params},
                       {"sent", c.sent},
+                      {"down_drops", st.down_drops},
                       {"loss_drops", c.loss_drops},
                       {"delay_queue_drops", c.delay_queue_drops},
                       {"rate_queue_drops", c.rate_queue_drops},
                       {"queued", c.queued}});
       continue;
     }
-    std::cout << fmt::format("{:<24} {:<10} {:<5} {:>10} {:>10} {:>11} {:>11} {:>7}  {}\n", name,
-                             st.link->backend, st.link->down ? "down" : "up", c.sent, c.loss_drops,
-                             c.delay_queue_drops, c.rate_queue_drops, c.queued,
-                             describe(st.params, false));
+    std::cout << fmt::format("{:<24} {:<10} {:<5} {:>10} {:>10} {:>10} {:>11} {:>11} {:>7}  {}\n",
+                             name, st.link->backend, st.link->down ? "down" : "up", c.sent,
+                             st.down_drops, c.loss_drops, c.delay_queue_drops, c.rate_queue_drops,
+                             c.queued, describe(st.params, false));
   }
   if (json) std::cout << nlohmann::json{{"network", net}, {"links", rows}}.dump(2) << "\n";
   return 0;

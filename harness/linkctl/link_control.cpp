@@ -166,6 +166,13 @@ std::vector<AppliedChange> change_links(const std::string& net, const std::vecto
       r = netem::ShapeRecord::from_json(l.record);
     else
       r.netns = l.netns, r.ifname = l.ifname, r.tag = d.name();
+    if (c.down && *c.down != l.down && r.active) {  // a cut begins or ends: its drops so far
+      const uint64_t loss = netem::shape_counters(r).loss_drops;
+      if (*c.down)
+        next.loss_drops_at_down = loss;
+      else
+        next.down_drops += loss > l.loss_drops_at_down ? loss - l.loss_drops_at_down : 0;
+    }
     AppliedChange a;
     a.t_ns = netem::reshape_egress(r, was, running_params(next), backend, net::shape_options(l),
                                    ready ? &(*ready)[d.name()] : nullptr);
@@ -209,9 +216,13 @@ void prepare_links(const std::string& net, const std::vector<Direction>& dirs,
 std::vector<LinkStatus> link_status(const net::NetworkState& s) {
   std::vector<LinkStatus> out;
   for (const auto& l : s.links) {
-    LinkStatus st{&l, netem::time_dilated(l.configured, 1 / s.time_dilation), {}};
+    LinkStatus st{&l, netem::time_dilated(l.configured, 1 / s.time_dilation), {}, 0};
     if (!l.record.is_null() && !l.record.empty())
       st.counters = netem::shape_counters(netem::ShapeRecord::from_json(l.record));
+    uint64_t& loss = st.counters.loss_drops;  // the cuts' drops out of the loss model's
+    st.down_drops =
+        l.down_drops + (l.down && loss > l.loss_drops_at_down ? loss - l.loss_drops_at_down : 0);
+    loss -= std::min(loss, st.down_drops);
     out.push_back(st);
   }
   return out;

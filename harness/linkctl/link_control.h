@@ -97,9 +97,10 @@ void prepare_links(const std::string& net, const std::vector<Direction>& dirs,
                    std::map<std::string, netem::ReshapeHandle>& ready);
 
 struct LinkStatus {
-  const net::ShapedLink* link;  // into the state it was read from
-  netem::LinkParams params;     // undilated
-  netem::ShapeCounters counters;
+  const net::ShapedLink* link;    // into the state it was read from
+  netem::LinkParams params;       // undilated
+  netem::ShapeCounters counters;  // loss_drops: the loss model's alone, not the cuts'
+  uint64_t down_drops = 0;        // packets dropped while the direction was cut
 };
 std::vector<LinkStatus> link_status(const net::NetworkState& s);
 

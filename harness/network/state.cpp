@@ -116,7 +116,9 @@ void to_json(json& j, const NetworkState& s) {
                          {"backend", l.backend},
                          {"configured", l.configured},
                          {"record", l.record},
-                         {"down", l.down}});
+                         {"down", l.down},
+                         {"loss_drops_at_down", l.loss_drops_at_down},
+                         {"down_drops", l.down_drops}});
     return out;
   };
   j = json{{"name", s.name},
@@ -167,7 +169,9 @@ void from_json(const json& j, NetworkState& s) {
     for (auto& l : j.value(key, json::array()))
       out.push_back(ShapedLink{l.at("from"), l.at("to"), l.at("netns"), l.at("ifname"),
                                l.at("backend"), l.at("configured").get<netem::LinkParams>(),
-                               l.value("record", json::object()), l.value("down", false)});
+                               l.value("record", json::object()), l.value("down", false),
+                               l.value("loss_drops_at_down", uint64_t{0}),
+                               l.value("down_drops", uint64_t{0})});
   };
   shaped("links", s.links);
   shaped("fabric", s.fabric);

@@ -59,6 +59,11 @@ struct ShapedLink {
                                  // (changed in place by `xdc link set`, harness/linkctl/)
   nlohmann::json record;         // what the shaper needs to be undone (pids, handles)
   bool down = false;             // cut by `xdc link down` / `xdc dc isolate`: drops every packet
+  // The shaper counts a cut's drops as loss (a cut is 100% loss): what the loss counter
+  // read when the current cut began, and the drops of the cuts before it, so that `xdc
+  // link show` can tell the two apart (linkctl::link_status).
+  uint64_t loss_drops_at_down = 0;
+  uint64_t down_drops = 0;
 };
 
 struct NetworkState {

@@ -90,10 +90,16 @@ TEST_F(LinkPair, DownDropsEverythingAndUpRestores) {
   auto show = run_xdc({"link", "show", name_, "--json"});
   auto j = nlohmann::json::parse(show.out.substr(show.out.find('{')));
   EXPECT_TRUE(j["links"][0]["down"].get<bool>());
-  EXPECT_GE(j["links"][0]["loss_drops"].get<uint64_t>(), 10u) << "the pings it dropped";
+  // The cut's drops apart from the loss model's (a cut is 100% loss to the shaper).
+  EXPECT_GE(j["links"][0]["down_drops"].get<uint64_t>(), 10u) << "the pings it dropped";
+  EXPECT_EQ(j["links"][0]["loss_drops"].get<uint64_t>(), 0u) << "the link has no loss";
   r = run_xdc({"link", "up", name_, "east", "west"});
   ASSERT_EQ(r.rc, 0) << r.out;
   EXPECT_NEAR(rtt_ms(), 40, 1.5) << "up restores the parameters";
+  show = run_xdc({"link", "show", name_, "--json"});
+  j = nlohmann::json::parse(show.out.substr(show.out.find('{')));
+  EXPECT_GE(j["links"][0]["down_drops"].get<uint64_t>(), 10u) << "kept after the cut";
+  EXPECT_EQ(j["links"][0]["loss_drops"].get<uint64_t>(), 0u);
   auto kinds = linkctl::read_link_events(name_);
   ASSERT_EQ(kinds.size(), 4u);
   EXPECT_EQ(kinds[0]["kind"], "link_down");
