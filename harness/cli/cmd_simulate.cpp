@@ -161,18 +161,20 @@ int run(const SimArgs& a) {
   }
   // Every schedule generated before anything is printed or written: bad flags leave nothing.
   std::vector<sched::Schedule> schedules;
+  std::vector<sched::ValidationReport> reports;
   for (const auto& name : names) {
     try {
       schedules.push_back(sched::generate(name, params));
     } catch (const std::invalid_argument& e) {
       throw InputError(std::string("--schedule: ") + e.what());
     }
+    reports.push_back(sched::validate(schedules.back(), a.memory_cap));
+    if (reports.back().ok()) continue;
     // A fixed schedule (1f1b, gpipe, ...) does not adapt to the cap: refused, not run past it.
-    if (a.memory_cap > 0) {
-      const auto capped = sched::validate(schedules.back(), a.memory_cap);
-      if (!capped.ok())
-        throw InputError("--memory-cap: " + name + " does not fit:\n" + capped.message());
-    }
+    if (a.memory_cap > 0)
+      throw InputError("--memory-cap: " + name + " does not fit:\n" + reports.back().message());
+    throw std::runtime_error(name + ": generated an invalid schedule:\n" +
+                             reports.back().message());
   }
   std::filesystem::create_directories(a.out_dir);
   nlohmann::json summary = {
@@ -186,9 +188,7 @@ int run(const SimArgs& a) {
   for (size_t i = 0; i < names.size(); ++i) {
     const std::string& name = names[i];
     const sched::Schedule& s = schedules[i];
-    const auto rep = sched::validate(s);
-    if (!rep.ok())
-      throw std::runtime_error(name + ": generated an invalid schedule:\n" + rep.message());
+    const sched::ValidationReport& rep = reports[i];
     sim::CostModel costs = sim::make_costs(spec, a.stages, s.stage_rank);
     costs.coexec_interference = a.coexec_interference;
     const auto t = sim::simulate(s, costs, sim::make_links(net, a.stages));

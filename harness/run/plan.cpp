@@ -156,6 +156,7 @@ sim::LinkModel links_between(const Experiment& e, const std::vector<std::string>
     sim::Link link;
     int64_t cap = 0;
     const netem::LinkParams* neck = nullptr;
+    int64_t bdp = 0, queue = 0;  // of the bottleneck, payload bytes (0: no rate limit)
   };
   const size_t D = dc_name.size();
   std::vector<Between> between(D * D);
@@ -174,30 +175,34 @@ sim::LinkModel links_between(const Experiment& e, const std::vector<std::string>
       w.cap = sim::tcp_loss_window_bytes(1 - kept);
       w.neck = route_bottleneck(e.topology, routes, dc_name[x], dc_name[y]);
     }
-  for (int a = 0; a < n; ++a)
-    for (int b = 0; b < n; ++b) {
-      if (a == b) continue;
-      if (host[a] == host[b])
-        m.at(a, b) = {};              // two ranks of one host: no link between them (host_link)
-      else if (dc_of[a] != dc_of[b])  // else the LAN link (LinkModel::dcs)
-        m.at(a, b) = between[static_cast<size_t>(dc_of[a]) * D + dc_of[b]].link;
+  // The bottleneck's bandwidth-delay product at the route's round trip and what its tbf
+  // holds (a bucket's worth passed at once, `limit` more queued: queue_sizing.h), payload
+  // bytes: a frame of kFrameBytes carries kTcpMss.
+  const double payload = static_cast<double>(sim::kTcpMss) / netem::kFrameBytes;
+  for (size_t x = 0; x < D; ++x)
+    for (size_t y = 0; y < D; ++y) {
+      Between& w = between[x * D + y];
+      if (x == y || !w.neck) continue;
+      const double rtt_s =
+          static_cast<double>(w.link.latency_ns + between[y * D + x].link.latency_ns) / 1e9;
+      w.bdp = std::llround(static_cast<double>(w.neck->rate_bps) / 8 * rtt_s * payload);
+      const uint64_t burst =
+          netem::rate_queue_bytes(*w.neck) + netem::tbf_burst_bytes(w.neck->rate_bps);
+      w.queue = std::llround(static_cast<double>(burst) * payload);
     }
   for (int a = 0; a < n; ++a)
     for (int b = 0; b < n; ++b) {
-      if (a == b || dc_of[a] == dc_of[b]) continue;
-      const Between& w = between[static_cast<size_t>(dc_of[a]) * D + dc_of[b]];
-      sim::TcpPath& p = m.tcp[static_cast<size_t>(a) * n + b];
-      if (w.neck) {
-        // Payload bytes: a frame of kFrameBytes carries kTcpMss.
-        const double payload = static_cast<double>(sim::kTcpMss) / netem::kFrameBytes;
-        const double rtt_s =
-            static_cast<double>(m.at(a, b).latency_ns + m.at(b, a).latency_ns) / 1e9;
-        p.bdp_bytes = std::llround(static_cast<double>(w.neck->rate_bps) / 8 * rtt_s * payload);
-        // tbf passes a bucket's worth at once and queues `limit` more (queue_sizing.h).
-        const uint64_t burst =
-            netem::rate_queue_bytes(*w.neck) + netem::tbf_burst_bytes(w.neck->rate_bps);
-        p.queue_bytes = std::llround(static_cast<double>(burst) * payload);
+      if (a == b) continue;
+      if (host[a] == host[b]) {
+        m.at(a, b) = {};  // two ranks of one host: no link between them (host_link)
+        continue;
       }
+      if (dc_of[a] == dc_of[b]) continue;  // the LAN link (LinkModel::dcs)
+      const Between& w = between[static_cast<size_t>(dc_of[a]) * D + dc_of[b]];
+      m.at(a, b) = w.link;
+      sim::TcpPath& p = m.tcp[static_cast<size_t>(a) * n + b];
+      p.bdp_bytes = w.bdp;
+      p.queue_bytes = w.queue;
       if (w.cap > 0 && (p.window_bytes == 0 || w.cap < p.window_bytes)) p.window_bytes = w.cap;
     }
   return m;
