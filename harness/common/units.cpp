@@ -120,7 +120,7 @@ Parsed<uint64_t> parse_rate_bps(std::string_view text) {
   for (const Unit& u : kUnits) {
     if (q->unit != u.name) continue;
     long double bps = std::round(q->number * u.scale);
-    if (bps < 1) return fail<uint64_t>("a rate of at least 1bit");
+    if (bps < kMinRateBps) return fail<uint64_t>("a rate of at least 8kbit");
     if (bps > static_cast<long double>(kMaxRateBps))
       return fail<uint64_t>("a rate of at most 10tbit");
     return Parsed<uint64_t>{static_cast<uint64_t>(bps), {}};

@@ -29,9 +29,12 @@ struct Parsed {
 // Bounds, documented so every part agrees on them.
 inline constexpr uint64_t kMaxDurationUs = 60'000'000;          // 60 s
 inline constexpr uint64_t kMaxRateBps = 10'000'000'000'000ULL;  // 10 tbit
+// The least rate the shaper sets: below it tbf's byte rate and its bucket's time in
+// ticks overflow (a dilated rate too: each rate / time_dilation).
+inline constexpr uint64_t kMinRateBps = 8000;  // 8 kbit
 
 Parsed<uint64_t> parse_duration_us(std::string_view text);  // "20ms" -> 20000
-Parsed<uint64_t> parse_rate_bps(std::string_view text);     // "1gbit" -> 1e9, "0" is rejected
+Parsed<uint64_t> parse_rate_bps(std::string_view text);     // "1gbit" -> 1e9, < 8kbit rejected
 Parsed<double> parse_percent(std::string_view text);        // "0.1%" -> 0.1
 Parsed<uint64_t> parse_size_bytes(std::string_view text);   // "64kb" -> 65536
 

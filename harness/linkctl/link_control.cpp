@@ -45,9 +45,6 @@ net::ShapedLink& find_link(net::NetworkState& s, const Direction& d) {
   throw InputError(fmt::format("network {} has no WAN link {}", s.name, d.name()));
 }
 
-// The lowest rate a direction is changed to (tbf counts bytes per second).
-constexpr uint64_t kMinRateBps = 8000;
-
 // The change applied to what a direction runs without it (dilated by k).
 netem::LinkParams changed(netem::LinkParams p, const LinkChange& c, double k) {
   if (c.params) p = netem::time_dilated(*c.params, k);

@@ -16,13 +16,19 @@ namespace xdc::netem {
 using nlohmann::json;
 
 void to_json(json& j, const LinkParams& p) {
+  // Every field: `xdc link set` and `xdc check` work from what this records.
   j = json{{"delay_us", p.delay_us},
            {"jitter_us", p.jitter_us},
            {"jitter_distribution", to_string(p.jitter_dist)},
+           {"jitter_correlation_pct", p.jitter_correlation_pct},
            {"loss_model", p.loss.kind == LossModel::Kind::kGilbertElliott ? "gemodel"
                           : p.loss.kind == LossModel::Kind::kRandom       ? "random"
                                                                           : "none"},
            {"loss_pct", p.loss.p_pct},
+           {"loss_correlation_pct", p.loss.correlation_pct},
+           {"loss_r_pct", p.loss.r_pct},
+           {"loss_h_pct", p.loss.h_pct},
+           {"loss_k_pct", p.loss.k_pct},
            {"rate_bps", p.rate_bps},
            {"queue_pkts", p.queue_pkts},
            {"duplicate_pct", p.duplicate_pct},
@@ -31,11 +37,21 @@ void to_json(json& j, const LinkParams& p) {
 }
 
 void from_json(const json& j, LinkParams& p) {
+  const LinkParams stock;
   p.delay_us = j.value("delay_us", 0ULL);
   p.jitter_us = j.value("jitter_us", 0ULL);
+  const std::string dist = j.value("jitter_distribution", to_string(stock.jitter_dist));
+  for (JitterDist d :
+       {JitterDist::kUniform, JitterDist::kNormal, JitterDist::kPareto, JitterDist::kParetoNormal})
+    if (dist == to_string(d)) p.jitter_dist = d;
+  p.jitter_correlation_pct = j.value("jitter_correlation_pct", stock.jitter_correlation_pct);
   p.rate_bps = j.value("rate_bps", 0ULL);
   p.queue_pkts = j.value("queue_pkts", 0U);
   p.loss.p_pct = j.value("loss_pct", 0.0);
+  p.loss.correlation_pct = j.value("loss_correlation_pct", stock.loss.correlation_pct);
+  p.loss.r_pct = j.value("loss_r_pct", stock.loss.r_pct);
+  p.loss.h_pct = j.value("loss_h_pct", stock.loss.h_pct);
+  p.loss.k_pct = j.value("loss_k_pct", stock.loss.k_pct);
   std::string m = j.value("loss_model", "none");
   p.loss.kind = m == "gemodel"  ? LossModel::Kind::kGilbertElliott
                 : m == "random" ? LossModel::Kind::kRandom

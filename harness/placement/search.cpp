@@ -248,8 +248,8 @@ std::string link_signature(const Search& s, const std::vector<std::string>& host
                        m.channel.empty() ? static_cast<int>(i) : m.channel[i]);
     if (!m.tcp.empty()) {
       const sim::TcpPath& t = m.tcp[i];
-      out += fmt::format("{},{},{},{},{};", t.eager_limit, t.window_bytes, t.slow_start_after_idle,
-                         t.rto_min_ns, t.connections);
+      out += fmt::format("{},{},{},{},{},{};", t.eager_limit, t.window_bytes,
+                         t.slow_start_after_idle, t.rto_min_ns, t.connections, t.loss);
     }
   }
   return out;

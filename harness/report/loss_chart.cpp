@@ -45,10 +45,10 @@ std::string loss_chart_svg(const std::vector<LossSeries>& series, double width_p
     svg.line(left, y_of(v), left + plot_w, y_of(v), "grid");
     svg.text(left - 6, y_of(v) + 4, fmt::format("{:.4g}", v), "tl", "end");
   }
-  for (double v : nice_ticks(1, last + 1, 10)) {
+  for (double v : nice_ticks(0, last, 10)) {  // numbered from 0, as iterations.csv
     if (v != std::floor(v)) continue;
-    svg.line(x_of(v - 1), top + plot_h, x_of(v - 1), top + plot_h + 4, "tick");
-    svg.text(x_of(v - 1), top + plot_h + 16, fmt::format("{:g}", v), "tl", "middle");
+    svg.line(x_of(v), top + plot_h, x_of(v), top + plot_h + 4, "tick");
+    svg.text(x_of(v), top + plot_h + 16, fmt::format("{:g}", v), "tl", "middle");
   }
   svg.line(left, top + plot_h, left + plot_w, top + plot_h, "axis");
   svg.line(left, top, left, top + plot_h, "axis");

@@ -120,8 +120,8 @@ void pick_measured(ScheduleData& s, const fs::path& dir, double time_dilation,
   const size_t k = by_time[(by_time.size() - 1) / 2].second;
   s.measured = from_zero(its[k]);
   s.measured_label = its.size() == 1 ? "measured"
-                                     : "measured: iteration " + std::to_string(k + 1) + " of " +
-                                           std::to_string(its.size()) + " (median time)";
+                                     : "measured: iteration " + std::to_string(k) + " (of 0-" +
+                                           std::to_string(its.size() - 1) + ", median time)";
 }
 
 std::vector<double> numbers(const nlohmann::json& j, const char* key) {
@@ -346,6 +346,9 @@ RunData read_results_dir(const std::string& dir_text) {
       d.notes.push_back("link_check.json: no \"links\" array");
     if (d.backend.empty()) d.backend = lc->value("backend", std::string());
   }
+  for (const auto& sd : d.schedules)
+    for (const char* f : {"trace.json", "simulated.trace.json"})
+      if (fs::is_regular_file(dir / sd.name / f)) d.trace_files.push_back(sd.name + "/" + f);
   return d;
 }
 

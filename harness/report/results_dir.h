@@ -70,6 +70,9 @@ struct RunData {
   std::vector<std::string> notes;            // files that were there but unreadable
   double time_dilation = 1;                  // summary "time_dilation" (experiment.h)
   std::vector<std::string> not_stretched;    // what dilation does not stretch (environment)
+  // The Chrome traces the directory holds ("<schedule>/trace.json", a simulation's
+  // "<schedule>/simulated.trace.json"), relative to dir.
+  std::vector<std::string> trace_files;
 };
 
 // Throws InputError when DIR has no readable summary.json.

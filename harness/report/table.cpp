@@ -63,7 +63,8 @@ std::string comparison_table_html(const RunData& d) {
        [](const ScheduleData& s) { return bubble_cell(s, &trace::BubbleRatios::zerobubble); }},
       {"bubble CrossPipe", "mean over ranks of idle / total from the first F",
        [](const ScheduleData& s) { return bubble_cell(s, &trace::BubbleRatios::crosspipe); }},
-      {"tokens/s", "tokens per measured iteration (modeled: the compute in it is modeled)",
+      {"tokens/s",
+       "tokens per iteration over the mean iteration time (modeled: the compute in it is modeled)",
        [](const ScheduleData& s) -> std::string {
          if (!s.tokens_per_s) return "";
          return escape(si_text(*s.tokens_per_s)) +

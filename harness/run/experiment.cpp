@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "common/text_file.h"
+#include "harness/common/units.h"
 #include "harness/common/yaml_reader.h"
 #include "harness/topology/parse.h"
 #include "workloads/model/stage_api.h"
@@ -529,6 +530,20 @@ class Parser {
   void read_time_dilation(const yaml::Value& v) {
     e_.time_dilation = v.number(1, topo::kMaxTimeDilation);
     e_.time_dilation_pos = v.pos();
+    // Every rate / k must still be one the shaper can set (units.h: kMinRateBps).
+    const auto too_slow = [&](uint64_t bps) {
+      return bps > 0 && static_cast<double>(bps) / e_.time_dilation < kMinRateBps;
+    };
+    std::string slow;
+    if (too_slow(e_.topology.intra_dc.rate_bps)) slow = "intra_dc";
+    for (const auto& l : e_.topology.wan)
+      if (slow.empty() && (too_slow(l.a_to_b.rate_bps) || too_slow(l.b_to_a.rate_bps)))
+        slow = "the WAN link " + l.a + "-" + l.b;
+    if (!slow.empty())
+      v.error(
+          fmt::format("a time dilation that leaves every rate at least 8kbit once divided by "
+                      "it; {}'s rate / {:g} is below that",
+                      slow, e_.time_dilation));
     if (e_.time_dilation != 1 && e_.compute.mode == Compute::Mode::kReal)
       v.error(
           "time dilation needs modeled compute: real compute runs at the CPU's speed and "

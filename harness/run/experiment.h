@@ -201,7 +201,8 @@ struct Compute {
 
 // `events:`: a change made when measured iteration `at_iteration` (0-based, as
 // iterations.csv numbers them) starts, i.e. when the first rank reports starting it
-// (the workers print "rank R starts iteration N" before its barrier). One target:
+// (each worker writes the iteration's number to its rankR.progress file once the
+// iteration barrier has released it). One target:
 //   link: [a, b]  (+ optional direction: a->b)  with down_for: D (cut for D, then up) and/or
 //                 delay / jitter / loss / rate (topology.h's units; kept until the end of
 //                 the schedule's run, when every direction is put back);

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <memory>
+#include <optional>
 #include <set>
 #include <tuple>
 
@@ -149,12 +151,12 @@ sim::LinkModel links_between(const Experiment& e, const std::vector<std::string>
   sim::LinkModel m = sim::LinkModel::dcs(dc_of, {}, lan_link(e.topology));
   m.tcp = tcp_paths(e, host, striped);
   const topo::Routes routes = topo::compute_routes(e.topology);
-  // Per ordered pair of DCs: the link, the window random loss along the route leaves a
-  // connection (0: none), and the route's bottleneck (its lowest rate), which decides
+  // Per ordered pair of DCs: the link, the random loss along the route (its window:
+  // tcp_loss_cap_bytes), and the route's bottleneck (its lowest rate), which decides
   // where congestion loss starts (tcp_model.h).
   struct Between {
     sim::Link link;
-    int64_t cap = 0;
+    double loss = 0;
     const netem::LinkParams* neck = nullptr;
     int64_t bdp = 0, queue = 0;  // of the bottleneck, payload bytes (0: no rate limit)
   };
@@ -172,7 +174,7 @@ sim::LinkModel links_between(const Experiment& e, const std::vector<std::string>
           const netem::LossModel& loss = l->egress(path[i]).loss;
           if (loss.kind == netem::LossModel::Kind::kRandom) kept *= 1 - loss.p_pct / 100;
         }
-      w.cap = sim::tcp_loss_window_bytes(1 - kept);
+      w.loss = 1 - kept;
       w.neck = route_bottleneck(e.topology, routes, dc_name[x], dc_name[y]);
     }
   // The bottleneck's bandwidth-delay product at the route's round trip and what its tbf
@@ -203,7 +205,7 @@ sim::LinkModel links_between(const Experiment& e, const std::vector<std::string>
       sim::TcpPath& p = m.tcp[static_cast<size_t>(a) * n + b];
       p.bdp_bytes = w.bdp;
       p.queue_bytes = w.queue;
-      if (w.cap > 0 && (p.window_bytes == 0 || w.cap < p.window_bytes)) p.window_bytes = w.cap;
+      p.loss = w.loss;
     }
   return m;
 }
@@ -580,29 +582,42 @@ std::vector<std::vector<int64_t>> send_order(const Plan& p, const SchedulePlan& 
   return out;
 }
 
+namespace {
+// Every replica simulated together (Plan::all_replicas), the WAN directions granted in
+// send_order, then by replica: the replicated schedule and costs, and the worker model with
+// that grant order (its events' stages are then stage % stages, as the workers trace them).
+struct AllReplicas {
+  sched::Schedule schedule;
+  sim::CostModel costs;
+  sim::WorkerModel worker;
+};
+AllReplicas all_replicas(const Plan& p, const SchedulePlan& s, const sim::CostModel& costs) {
+  const int D = p.experiment.data_parallel, P = s.schedule.ranks, S = s.schedule.stages;
+  auto key = std::make_shared<std::map<std::tuple<int, int, int>, int64_t>>();  // kind, stage, mb
+  const std::vector<std::vector<int64_t>> order = send_order(p, s);
+  for (int r = 0; r < P; ++r)
+    for (size_t i = 0; i < order[r].size(); ++i) {
+      const sched::Action& a = s.schedule.actions[r][i];
+      if (order[r][i] >= 0) (*key)[{static_cast<int>(a.kind), a.stage, a.microbatch}] = order[r][i];
+    }
+  AllReplicas out{sched::replicated(s.schedule, D), sim::replicated(costs, D), p.worker};
+  out.worker.replicas = 1;
+  out.worker.send_priority = [key, D, P, S](int rank, const sched::Action& a) -> int64_t {
+    const auto it = key->find({static_cast<int>(a.kind), a.stage % S, a.microbatch});
+    return (it == key->end() ? 0 : it->second) * D + rank / P;
+  };
+  return out;
+}
+}  // namespace
+
 Prediction predict(const Plan& p, const SchedulePlan& s, const sim::CostModel& costs) {
   Prediction out;
   if (!p.all_replicas) {
     out.trace = sim::simulate_iteration(s.schedule, costs, p.links, p.worker);
   } else {
-    // Every replica, the WAN directions granted in send_order (then by replica).
-    const int D = p.experiment.data_parallel, P = s.schedule.ranks, S = s.schedule.stages;
-    std::map<std::tuple<int, int, int>, int64_t> key;  // kind, stage, mb (one replica)
-    const std::vector<std::vector<int64_t>> order = send_order(p, s);
-    for (int r = 0; r < P; ++r)
-      for (size_t i = 0; i < order[r].size(); ++i) {
-        const sched::Action& a = s.schedule.actions[r][i];
-        if (order[r][i] >= 0) key[{static_cast<int>(a.kind), a.stage, a.microbatch}] = order[r][i];
-      }
-    sim::WorkerModel w = p.worker;
-    w.replicas = 1;
-    w.send_priority = [&key, D, P, S](int rank, const sched::Action& a) -> int64_t {
-      const auto it = key.find({static_cast<int>(a.kind), a.stage % S, a.microbatch});
-      return (it == key.end() ? 0 : it->second) * D + rank / P;
-    };
-    out.trace = sim::simulate_iteration(sched::replicated(s.schedule, D), sim::replicated(costs, D),
-                                        p.world_links, w);
-    for (trace::Event& ev : out.trace.events) ev.stage %= S;  // as the workers trace it
+    const AllReplicas all = all_replicas(p, s, costs);
+    out.trace = sim::simulate_iteration(all.schedule, all.costs, p.world_links, all.worker);
+    for (trace::Event& ev : out.trace.events) ev.stage %= s.schedule.stages;
   }
   out.summary = trace::analyze(out.trace);
   add_tp_records(costs, out.trace);
@@ -613,6 +628,14 @@ bool changes_over_time(const Experiment& e) {
   if (!e.events.empty()) return true;
   for (const auto& l : e.topology.wan)
     if (!l.a_to_b_changes.empty() || !l.b_to_a_changes.empty()) return true;
+  return false;
+}
+
+bool predicted_as_a_run(const Experiment& e) {
+  if (changes_over_time(e)) return true;
+  for (const auto& l : e.topology.wan)
+    for (const netem::LinkParams* p : {&l.a_to_b, &l.b_to_a})
+      if (p->loss.kind == netem::LossModel::Kind::kRandom && p->loss.p_pct > 0) return true;
   return false;
 }
 
@@ -682,8 +705,9 @@ void build_timelines(const Experiment& e, std::vector<TimedChange> changes, sim:
           down.erase(c.from + "->" + c.to);
       }
     }
-    tl.pipeline.add({at, link_model(cur).links, down_flags(pipe_hosts)});
-    tl.world.add({at, world_link_model(cur).links, down_flags(world_hosts)});
+    sim::LinkModel pipe = link_model(cur), world = world_link_model(cur);
+    tl.pipeline.add({at, std::move(pipe.links), std::move(pipe.tcp), down_flags(pipe_hosts)});
+    tl.world.add({at, std::move(world.links), std::move(world.tcp), down_flags(world_hosts)});
   }
 }
 
@@ -707,11 +731,20 @@ RunPrediction predict_run(const Plan& p, const SchedulePlan& s, const sim::CostM
                            dir ? l.a : l.b, c,
                            c.pos.file + ":" + std::to_string(c.pos.line) + " (at " +
                                format_duration(c.at_us) + ")"});
+  // Every replica together (Plan::all_replicas, as predict): its timeline is the world's.
+  std::optional<AllReplicas> all;
+  if (p.all_replicas) all = all_replicas(p, s, costs);
+  auto timelines = [&](sim::RunTimeline& t) {
+    build_timelines(e, changes, t);
+    if (all) t.pipeline = t.world;
+  };
   sim::RunTimeline tl;
-  build_timelines(e, changes, tl);
+  timelines(tl);
   size_t next_event = 0;
+  int64_t t0 = 0;  // measured iteration 0's start on the simulated clock
   tl.on_start = [&](int iteration, int64_t start_ns, sim::RunTimeline& t) {
     const int measured = iteration - e.warmup;
+    if (measured == 0) t0 = start_ns;  // also when the run ends here (a kill at iteration 0)
     bool added = false;
     for (; next_event < e.events.size() && e.events[next_event].at_iteration <= measured;
          ++next_event) {
@@ -746,19 +779,22 @@ RunPrediction predict_run(const Plan& p, const SchedulePlan& s, const sim::CostM
       }
       added = true;
     }
-    if (added) build_timelines(e, changes, t);
+    if (added) timelines(t);
     return true;
   };
-  const std::vector<trace::Trace> its =
-      sim::simulate_run(s.schedule, costs, p.links, p.worker, e.warmup + e.iterations, tl);
-  int64_t t0 = 0;
+  std::vector<trace::Trace> its =
+      all ? sim::simulate_run(all->schedule, all->costs, p.world_links, all->worker,
+                              e.warmup + e.iterations, tl)
+          : sim::simulate_run(s.schedule, costs, p.links, p.worker, e.warmup + e.iterations, tl);
+  if (all)
+    for (trace::Trace& t : its)
+      for (trace::Event& ev : t.events) ev.stage %= s.schedule.stages;
   for (size_t i = 0; i < its.size(); ++i) {
     const int64_t start = std::min_element(its[i].events.begin(), its[i].events.end(),
                                            [](const trace::Event& a, const trace::Event& b) {
                                              return a.start_ns < b.start_ns;
                                            })
                               ->start_ns;
-    if (static_cast<int>(i) == e.warmup) t0 = start;
     if (static_cast<int>(i) < e.warmup) continue;
     out.iteration_s.push_back(static_cast<double>(trace::analyze(its[i]).iteration_ns) / 1e9);
     out.start_s.push_back(static_cast<double>(start) / 1e9);

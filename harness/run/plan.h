@@ -94,6 +94,12 @@ std::vector<std::vector<int64_t>> action_starts(const trace::Trace& t, const sch
 // Whether the WAN changes while the experiment runs: the topology's `changes:` / `trace:`
 // (after the experiment's `wan:`) or the experiment's `events:`.
 bool changes_over_time(const Experiment& e);
+// Whether the run's mean iteration is predicted by simulating the whole run (predict_run)
+// rather than taken as the steady state: the WAN changes over time, or a WAN direction
+// loses packets at random, whose window tightens over the run as the connections meet
+// their losses (sim::tcp_loss_cap_bytes: the demo's first iterations 1.0-1.3 s, its later
+// ones 3.5-4.4 s).
+bool predicted_as_a_run(const Experiment& e);
 
 // The run as it goes with its WAN changing (issue 14): every iteration, warmup first,
 // back to back (sim::simulate_run), the topology's `changes:` / `trace:` in force at their

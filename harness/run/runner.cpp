@@ -420,10 +420,10 @@ ScheduleResult analyse(const Plan& plan, const SchedulePlan& p, const fs::path& 
   try {
     const Prediction pred = predict(plan, p, costs);
     set_simulated(r, pred, plan, p);
-    if (changes_over_time(e)) {
-      // The run as it went, the WAN changing under it: the topology's changes from the
-      // launch, aligned on the measured first iteration (mpirun's start-up is not
-      // simulated), the events at the iterations they name.
+    if (predicted_as_a_run(e)) {
+      // The run as it went, the WAN changing under it (or its losses accumulating): the
+      // topology's changes from the launch, aligned on the measured first iteration
+      // (mpirun's start-up is not simulated), the events at the iterations they name.
       int64_t first_ns = 0;
       for (auto& rep : files.reports)
         if (!rep.iteration_start_ns.empty() &&
@@ -655,6 +655,14 @@ RunOutcome run_experiment(const Experiment& e, const RunOptions& opts) {
           std::this_thread::sleep_for(std::chrono::milliseconds(5));
         }
       });
+    struct JoinOnExit {  // a throw below (the launch, the lab's fetch) must not leave it joinable
+      std::atomic<bool>& done;
+      std::thread& t;
+      ~JoinOnExit() {
+        done = true;
+        if (t.joinable()) t.join();
+      }
+    } join_progress{job_done, progress};
     const launch::Result res = launch::run_job(state, job);
     job_done = true;
     const std::string unfetched = lab_files ? lab_files->fetch(dir) : "";

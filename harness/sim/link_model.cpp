@@ -54,8 +54,11 @@ LinkState::LinkState(const LinkModel& m, int64_t idle_before_ns)
   tickets_.resize(tcp_.size());
   settled_.resize(tcp_.size());
   for (size_t i = 0; i < conn_.size(); ++i) {
-    const int64_t w = tcp_[i].window_bytes * std::max(tcp_[i].connections, 1);
-    conn_[i].cwnd = w > 0 ? w : int64_t{1} << 40;
+    const int n = std::max(tcp_[i].connections, 1);
+    int64_t w = tcp_[i].window_bytes > 0 ? tcp_[i].window_bytes * n : int64_t{1} << 40;
+    if (const int64_t cap = tcp_loss_cap_bytes(tcp_[i].loss, kLongInUse) * n; cap > 0)
+      w = std::min(w, cap);  // long in use: every loss met
+    conn_[i].cwnd = w;
     conn_[i].last_send_ns = -idle_before_ns;
     conn_[i].stamp_ns = -idle_before_ns;
   }
@@ -74,6 +77,20 @@ std::vector<TcpConn> LinkState::history() {
     pending_[i].clear();
   }
   return conn_;
+}
+
+std::vector<TcpConn> LinkState::launch(const LinkModel& m) {
+  LinkState s(m);
+  for (size_t i = 0; i < s.conn_.size(); ++i) {
+    const TcpPath& p = s.tcp_[i];
+    s.conn_[i].carried = 0;
+    if (p.loss > 0) {
+      const int n = std::max(p.connections, 1);
+      const int64_t cap = tcp_loss_cap_bytes(p.loss, 0) * n;
+      s.conn_[i].cwnd = p.window_bytes > 0 ? std::min(p.window_bytes * n, cap) : cap;
+    }
+  }
+  return s.conn_;
 }
 
 void shift_history(std::vector<TcpConn>& h, int64_t origin_ns) {
@@ -142,6 +159,12 @@ Transfer LinkState::post(int from, int to, int64_t bytes, int64_t ready_ns, int6
   result_.push_back({ready_ns, ready_ns, bound, ticket});
   known_.push_back(ch.version - 1);  // not known yet: a lower bound
   return result_.back();
+}
+
+void LinkState::set_path(size_t i, const TcpPath& p) {
+  if (i >= tcp_.size()) return;
+  tcp_[i] = p;
+  if (!m_.copies.empty()) tcp_[i].connections = std::max(p.connections, 1) * m_.copies[i];
 }
 
 void LinkState::note_answer(size_t back, int64_t when) {

@@ -139,6 +139,10 @@ class LinkState {
   // Every message sent to completion, each connection's state (on this run's clock;
   // shift_history moves it onto the next's); empty without TCP paths.
   std::vector<TcpConn> history();
+  // The connections at a run's launch: warm as the first constructor makes them, but with
+  // no loss met yet (TcpConn::carried 0: a lossy route's window opens as far as
+  // tcp_loss_cap_bytes allows a new connection). As history() takes them.
+  static std::vector<TcpConn> launch(const LinkModel& m);
   // A message of `bytes` from rank `from` to `to`, ready to go at ready_ns: its timing as
   // far as the sends so far decide it (post() + current()).
   // `priority` orders messages on an exclusive channel (smaller first; < 0: ready_ns).
@@ -150,6 +154,9 @@ class LinkState {
   // The message's timing after every send so far (final once it is complete before the
   // last send's ready time).
   Transfer current(int64_t ticket);
+  // The TCP path of connection i ([from * ranks + to]) from now on (a changed link: its
+  // loss window, its bottleneck), with the pair's copies as at construction.
+  void set_path(size_t i, const TcpPath& p);
 
  private:
   struct Job {  // one message on a TCP channel

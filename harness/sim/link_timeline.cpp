@@ -67,29 +67,36 @@ int64_t retransmit_after(int64_t lost_ns, int64_t up_ns, int64_t rto_ns) {
 }
 
 TimedLinks::TimedLinks(const LinkModel& base, const LinkTimeline& timeline, int64_t origin_ns,
-                       const std::vector<TcpConn>& history)
+                       const std::vector<TcpConn>& history,
+                       std::function<int64_t(int, const sched::Action&)> priority)
     : cur_(base),
       tl_(timeline),
       origin_(origin_ns),
       wire_(cur_, history),
+      priority_(std::move(priority)),
       recovered_(static_cast<size_t>(base.ranks) * base.ranks, 0),
       last_arrival_(static_cast<size_t>(base.ranks) * base.ranks, 0) {}
 
 sched::Transfer TimedLinks::send(int from, int to, int64_t bytes, double ready,
-                                 const sched::Action&) {
-  const Transfer x = send(from, to, bytes, static_cast<int64_t>(ready));
+                                 const sched::Action& a) {
+  const Transfer x =
+      send(from, to, bytes, static_cast<int64_t>(ready), priority_ ? priority_(from, a) : -1);
   return {static_cast<double>(x.start_ns), static_cast<double>(x.end_ns),
           static_cast<double>(x.arrival_ns)};
 }
 
-Transfer TimedLinks::send(int from, int to, int64_t bytes, int64_t ready_ns) {
+Transfer TimedLinks::send(int from, int to, int64_t bytes, int64_t ready_ns, int64_t priority) {
   if (const LinkSnapshot* s = tl_.at(ready_ns + origin_)) {
     const size_t i = static_cast<size_t>(from) * cur_.ranks + to;
     const size_t back = static_cast<size_t>(to) * cur_.ranks + from;
     cur_.links[i] = s->links[i];
     cur_.links[back] = s->links[back];
+    if (!s->tcp.empty() && !cur_.tcp.empty()) {
+      wire_.set_path(i, s->tcp[i]);
+      wire_.set_path(back, s->tcp[back]);
+    }
   }
-  Transfer x = wire_.send(from, to, bytes, ready_ns);
+  Transfer x = wire_.send(from, to, bytes, ready_ns, priority);
   hold_up(from, to, bytes, x);
   return x;
 }

@@ -1,7 +1,8 @@
 #pragma once
-// Links that change while a run is simulated (issue 14): the WAN's delay and rate as
-// functions of time, and a down link as an infinite delay until it is up, played against
-// the link model (link_model.h) that times each message.
+// Links that change while a run is simulated (issue 14): the WAN's delay, rate and loss
+// (through the TCP path each gives: tcp_model.h) as functions of time, and a down link as an
+// infinite delay until it is up, played against the link model (link_model.h) that times each
+// message.
 //
 // A LinkTimeline is a list of snapshots of every ordered rank pair's link, each in force
 // from its time until the next (before the first: the model's own links). plan.cpp builds
@@ -28,6 +29,7 @@
 // prediction is then off by one backoff step. Later messages of the same pair wait for
 // that recovery (one connection, in order).
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <vector>
 
@@ -41,7 +43,10 @@ inline constexpr int64_t kNeverNs = std::numeric_limits<int64_t>::max() / 4;
 struct LinkSnapshot {
   int64_t at_ns = 0;
   std::vector<Link> links;  // [from * ranks + to]
-  std::vector<char> down;   // [from * ranks + to]: the route has a down WAN direction
+  // [from * ranks + to]: the TCP paths over those links (a loss change's window, a rate
+  // or delay change's bottleneck); empty: the model's own.
+  std::vector<TcpPath> tcp;
+  std::vector<char> down;  // [from * ranks + to]: the route has a down WAN direction
 };
 
 class LinkTimeline {
@@ -68,7 +73,9 @@ inline constexpr int64_t kAckDelayNs = 60'000'000;
 inline constexpr int64_t kMss = 1448;
 // Linux's retransmission timeout of a path with this round trip (above).
 int64_t tcp_rto_ns(int64_t rtt_ns);
-// `bytes` sent from a window of one segment doubling every `rtt_ns`, at most at the rate.
+// `bytes` sent from a window of one segment doubling every `rtt_ns`: a round trip per
+// doubling until the last window holds the rest, plus the bytes' serialisation at the rate
+// (not overlapped with the round trips: an upper bound once a window outlasts one).
 int64_t slow_start_ns(int64_t bytes, int64_t rtt_ns, double bandwidth_bps);
 // When a segment first lost at `lost_ns`, retransmitted at lost + rto, + 3 rto, + 7 rto,
 // ... (doubling), first goes out at or after `up_ns`.
@@ -79,13 +86,15 @@ class TimedLinks : public sched::MessageTiming {
   // Times relative to `origin_ns` on the timeline's clock (an iteration's start):
   // LinkState runs in the iteration's own time.
   // `history`: the connections as the previous iteration left them (LinkState).
+  // `priority`: a send's grant order on an exclusive channel (IterationSetup::send_priority).
   TimedLinks(const LinkModel& base, const LinkTimeline& timeline, int64_t origin_ns,
-             const std::vector<TcpConn>& history = {});
+             const std::vector<TcpConn>& history = {},
+             std::function<int64_t(int rank, const sched::Action& send)> priority = {});
   TimedLinks(const TimedLinks&) = delete;
   TimedLinks& operator=(const TimedLinks&) = delete;
   sched::Transfer send(int from, int to, int64_t bytes, double ready,
                        const sched::Action&) override;
-  Transfer send(int from, int to, int64_t bytes, int64_t ready_ns);
+  Transfer send(int from, int to, int64_t bytes, int64_t ready_ns, int64_t priority = -1);
   // A small message of a collective (barrier, gradient norm): latency in force + bytes at
   // the rate, held up by an outage as above; no channel.
   int64_t arrival(int from, int to, int64_t bytes, int64_t ready_ns);
@@ -100,6 +109,7 @@ class TimedLinks : public sched::MessageTiming {
   const LinkTimeline& tl_;
   int64_t origin_;
   LinkState wire_;
+  std::function<int64_t(int, const sched::Action&)> priority_;
   std::vector<int64_t> recovered_;  // [pair]: absolute time its last outage's data went out
   std::vector<int64_t> last_arrival_;
 };

@@ -17,6 +17,16 @@ int64_t tcp_loss_window_bytes(double loss) {
       kTcpMss, std::llround(static_cast<double>(kTcpMss) * std::sqrt(1.5 / std::min(loss, 1.0))));
 }
 
+int64_t tcp_loss_cap_bytes(double loss, int64_t carried) {
+  if (!(loss > 0)) return 0;
+  const int64_t steady = tcp_loss_window_bytes(loss);
+  const double p = std::min(loss, 1.0);
+  const double met = static_cast<double>(std::max<int64_t>(carried, 0)) / kTcpMss * p;
+  const double first = static_cast<double>(kTcpMss) / p;  // where slow start meets a loss
+  if (met > 200) return steady;                           // 0.7^200: long since there
+  return std::max<int64_t>(steady, std::llround(first * std::pow(kCubicBeta, met)));
+}
+
 namespace {
 int64_t rto_jiffies(const TcpPath& p, int64_t rtt_ns) {
   return (rtt_ns + p.rto_min_ns + kJiffyNs - 1) / kJiffyNs;  // rounded up, as Linux
@@ -84,7 +94,9 @@ int64_t tcp_round(TcpConn& c, const TcpPath& p, int64_t rtt_ns, int64_t now_ns, 
   tcp_note_send(c, p, rtt_ns, now_ns);
   const int64_t rto_ns = rto_jiffies(p, rtt_ns) * kJiffyNs;
   const int n = std::max(p.connections, 1);  // n connections: n windows (tcp_model.h)
-  const int64_t window = p.window_bytes * n;
+  int64_t window = p.window_bytes * n;
+  if (const int64_t cap = tcp_loss_cap_bytes(p.loss, c.carried / n) * n; cap > 0)
+    window = window > 0 ? std::min(window, cap) : cap;
   int64_t round = std::min(std::max<int64_t>(offered, 0), c.cwnd);
   if (window > 0) round = std::min(round, window);
   if (round == c.cwnd || round == window) {  // the window is full
@@ -101,8 +113,12 @@ int64_t tcp_round(TcpConn& c, const TcpPath& p, int64_t rtt_ns, int64_t now_ns, 
   }
   if (p.queue_bytes > 0 && p.loss_based && round > 0 && n == 1) {  // congestion loss
     const int64_t through = through_bottleneck(c, p, rtt_ns, now_ns, round);
-    if (through < round) return through;
+    if (through < round) {
+      c.carried = std::min(c.carried, kLongInUse) + through;
+      return through;
+    }
   }
+  c.carried = std::min(c.carried, kLongInUse) + round;
   if (c.cwnd < 2 * round) grow(c, rtt_ns, now_ns, round);  // Linux's tcp_is_cwnd_limited
   if (window > 0)  // the bursts' losses keep it near the window (kCwndOverWindow)
     c.cwnd = std::min<int64_t>(c.cwnd, std::llround(kCwndOverWindow * static_cast<double>(window)));

@@ -127,6 +127,9 @@ struct TcpPath {
   // The sender backs off on loss as CUBIC (and Reno) do; false for BBR, which paces at
   // the rate it measures and is not modeled here: no congestion loss then.
   bool loss_based = true;
+  // Random loss along the route, per packet (0..1): the window it leaves a connection
+  // tightens as the connection meets its losses (tcp_loss_cap_bytes, TcpConn::carried).
+  double loss = 0;
 };
 inline constexpr int64_t kNoRendezvous = int64_t{1} << 62;  // eager_limit of the stripes
 // ob1's RDMA pipeline protocol (btl/tcp has the PUT flag, not GET): a message of at least
@@ -153,16 +156,19 @@ int64_t tcp_window_bytes(uint64_t sender_wmem_max, uint64_t receiver_rmem_max);
 // regrows to this window, not to the buffer limit. CUBIC keeps a somewhat larger one
 // (scripts/bench_wan.sh: 19.3 Mbit/s vs Mathis 11.2 at 40 ms, 0.1%); Reno's is used.
 // 0 loss: no limit (returns 0).
-// Not modeled (measured 2026-11-27, the demo: 20 ms, 0.1%, 256 KiB messages): a connection
-// that carries messages, not a stream, does not sit at this window. Each loss cuts
-// ssthresh to 0.7 of a window that idle restarts keep small, and the window regrows only
-// while it is full, so ssthresh ratchets down over a run (`ss`, w1 -> east-h2, 8
-// iterations: 554, 333, 247, 174, 123, 95, 73, 56, 41 segments) and later iterations are
-// slower (1.2-2.0 s at first, 3-5.7 s later). Tried, each the window cap's replacement:
-// a loss every 1/loss packets with CUBIC's cut, the run's 20 iterations averaged (demo,
-// pooled over three runs: 1f1b -0.3%, overlap -7.2%, crosspipe-greedy -11.9%; the cap:
-// -7.2 / -9.5 / -8.4%), and losses drawn at random per round (+14.6 / -2.7 / +0.5%).
 int64_t tcp_loss_window_bytes(double loss);
+// The window random loss leaves a connection that has carried `carried` bytes (0 when
+// `loss` is 0: no limit). A connection that carries messages, not a stream, reaches
+// Mathis's window only over many losses (measured 2026-11-27, the demo: 20 ms, 0.1%,
+// 256 KiB messages, `ss` on w1 -> east-h2 over 8 iterations: ssthresh 554, 333, 247, 174,
+// 123, 95, 73, 56, 41 segments; the run's iterations 1.0-1.3 s at first, 3.5-4.4 s from
+// the tenth on): slow start meets the first loss after about 1/loss segments, its window
+// near that; each loss (one per 1/loss segments carried) cuts ssthresh to kCubicBeta of a
+// window that idle restarts keep from regrowing between messages. So the window is
+// 1/loss segments x kCubicBeta^(losses met), down to Mathis's, where it stays; a
+// connection long in use (kLongInUse) is there.
+int64_t tcp_loss_cap_bytes(double loss, int64_t carried);
+inline constexpr int64_t kLongInUse = int64_t{1} << 50;  // bytes carried: every loss met
 
 // State of one direction of a connection (of all `connections` of a path together): its
 // congestion window and when it last sent.
@@ -177,6 +183,7 @@ struct TcpConn {
   int64_t epoch_ns = 0;  // the last loss, moved later by the idle time since
   int64_t round_ns = std::numeric_limits<int64_t>::min();  // the last round with bytes
   int64_t round_bytes = 0;
+  int64_t carried = kLongInUse;  // bytes sent so far (tcp_loss_cap_bytes): long in use
 };
 
 // Linux's cwnd restart for a send at `now_ns` (RTO = rtt + rto_min), and records the send.

@@ -220,6 +220,10 @@ std::vector<trace::Trace> simulate_run(const sched::Schedule& s, const CostModel
                                        RunTimeline& tl) {
   const int world = s.ranks * std::max(1, w.replicas);
   const LinkModel& world_links = w.world.ranks ? w.world : links;
+  if (w.iteration_barrier && world_links.ranks != world)
+    throw std::invalid_argument("simulate_run: world link model has " +
+                                std::to_string(world_links.ranks) + " ranks, the run " +
+                                std::to_string(world));
   if (tl.pipeline.ranks() != s.ranks || tl.world.ranks() != world_links.ranks)
     throw std::invalid_argument(
         "simulate_run: timelines for " + std::to_string(tl.pipeline.ranks()) + " and " +
@@ -227,20 +231,31 @@ std::vector<trace::Trace> simulate_run(const sched::Schedule& s, const CostModel
         std::to_string(world_links.ranks));
   std::vector<trace::Trace> out;
   std::vector<int64_t> start(s.ranks, 0);  // absolute
-  std::vector<TcpConn> history;            // as the previous iteration left them
+  // As the previous iteration left them; at the launch, no loss met yet.
+  std::vector<TcpConn> history = LinkState::launch(links);
   for (int i = 0; i < iterations; ++i) {
     const int64_t origin = *std::min_element(start.begin(), start.end());
     if (tl.on_start && !tl.on_start(i, origin, tl)) break;
     IterationSetup setup;
     for (int64_t x : start) setup.start_ns.push_back(x - origin);
-    TimedLinks wire(links, tl.pipeline, origin, history);
+    TimedLinks wire(links, tl.pipeline, origin, history, w.send_priority);
     TimedLinks small(links, tl.pipeline, origin);  // the gradient norm's few bytes
-    if (w.grad_norm && s.ranks > 1)
-      setup.grad_norm = [&small](const std::vector<int64_t>& enter) {
-        return binomial_allreduce(enter, sizeof(double), false,
-                                  [&small](int from, int to, int64_t b, int64_t at) {
-                                    return small.arrival(from, to, b, at);
-                                  });
+    const int per_replica = s.ranks / std::max(1, s.replicas);
+    if (w.grad_norm && per_replica > 1)
+      setup.grad_norm = [&small, per_replica](const std::vector<int64_t>& enter) {
+        // Each replica's ranks among themselves (replica q's are q * per_replica + r).
+        std::vector<int64_t> done(enter.size());
+        for (size_t q = 0; q < enter.size() / per_replica; ++q) {
+          const auto base = static_cast<int>(q) * per_replica;
+          const auto first = enter.begin() + base;
+          const std::vector<int64_t> part =
+              binomial_allreduce(std::vector<int64_t>(first, first + per_replica), sizeof(double),
+                                 false, [&small, base](int from, int to, int64_t b, int64_t at) {
+                                   return small.arrival(base + from, base + to, b, at);
+                                 });
+          std::copy(part.begin(), part.end(), done.begin() + base);
+        }
+        return done;
       };
     trace::Trace t = simulate(s, costs, links, setup, wire);
     history = wire.history();

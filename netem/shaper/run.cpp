@@ -40,10 +40,16 @@ RunResult run_argv(const std::vector<std::string>& argv, const std::string& netn
   posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK);
   pid_t pid = -1;
   int rc;
-  {
+  try {
     // The child is created from this thread, so it starts in this thread's namespace.
     nl::NetnsGuard in(netns);
     rc = posix_spawnp(&pid, args[0], &fa, &attr, args.data(), environ);
+  } catch (...) {  // no such namespace: nothing spawned, nothing left open
+    posix_spawn_file_actions_destroy(&fa);
+    posix_spawnattr_destroy(&attr);
+    close(out[0]);
+    close(out[1]);
+    throw;
   }
   posix_spawn_file_actions_destroy(&fa);
   posix_spawnattr_destroy(&attr);

@@ -124,6 +124,14 @@ ReshapeHandle& opened(const ShapeRecord& r, ReshapeHandle& ready) {
 
 void reshape_kernel(ShapeRecord& r, const LinkParams& was, const LinkParams& p,
                     ReshapeHandle& ready) {
+  // Refused before anything changes (reshape_rate would refuse after netem had).
+  if (was.rate_bps && !p.rate_bps) throw std::runtime_error("a rate cannot be removed in place");
+  // netem keeps its distribution table when a change sends none, and uniform jitter has none.
+  if (p.jitter_us && p.jitter_dist == JitterDist::kUniform && was.jitter_us &&
+      was.jitter_dist != JitterDist::kUniform)
+    throw std::runtime_error(std::string("the kernel's netem cannot change ") +
+                             to_string(was.jitter_dist) +
+                             " jitter to uniform in place (it keeps its distribution table)");
   const nl::NlSocket& sock = *opened(r, ready).sock;
   const int ifindex = ready.ifindex;
   if (acts_per_packet(p) && !drops_everything(p) && r.feeders.empty())

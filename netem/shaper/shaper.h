@@ -23,10 +23,11 @@
 // (after a delay decrease new packets wait behind those already queued).
 //
 // Destroying the shaper undoes it. detach() lets it outlive the caller (`xdc up`
-// exits, the network stays): the caller keeps record().to_json() and later calls
-// undo_shape()/undo_shapes() with it (`xdc down`); `xdc clean`, which may have no
-// record, calls clean_delaylines() and deletes the namespaces (qdiscs and rules go with
-// them). shape_egress may be called from several threads at once.
+// exits, the network stays): the caller keeps record().to_json() and may later call
+// undo_shape()/undo_shapes() with it, or clean_delaylines() without one. The harness's
+// `xdc down` / `xdc clean` call neither: they stop the network's delay lines by their
+// command lines and delete its namespaces, with which the qdiscs and NFQUEUE rules go
+// (harness/network/teardown.cpp). shape_egress may be called from several threads at once.
 #include <sys/types.h>
 
 #include <cstdint>
@@ -49,7 +50,8 @@ struct ShapeTarget {
 };
 
 struct ShapeOptions {
-  // Delay line stats and log files. Outside /run/xdc, where every directory is a network.
+  // Delay line stats and log files. The harness gives each network's own
+  // (/run/xdc/<net>/delayline: harness/network/shaping.cpp), removed with the network.
   std::string state_dir = "/run/xdc-delayline";
   int rt_prio = 10;   // SCHED_FIFO priority of delay lines (0: normal scheduling)
   uint64_t seed = 0;  // delay line RNG seed; 0 = random

@@ -39,7 +39,7 @@ TEST(Units, Rates) {
   EXPECT_EQ(*parse_rate_bps("100mbit").value, 100'000'000u);
   EXPECT_EQ(*parse_rate_bps("800gbit").value, 800'000'000'000u);
   EXPECT_EQ(*parse_rate_bps("10kbit").value, 10'000u);
-  EXPECT_EQ(*parse_rate_bps("1000bit").value, 1'000u);
+  EXPECT_EQ(*parse_rate_bps("8000bit").value, 8'000u);
   EXPECT_EQ(*parse_rate_bps("11.3gbit").value, 11'300'000'000u);
   EXPECT_EQ(*parse_rate_bps("1Gbit").value, 1'000'000'000u);  // tc is case-insensitive
   EXPECT_EQ(*parse_rate_bps("1mibit").value, 1'048'576u);
@@ -56,7 +56,9 @@ TEST(Units, RatesRefused) {
   EXPECT_EQ(parse_rate_bps("0gbit").expected, "a positive rate like \"1gbit\"");
   EXPECT_EQ(parse_rate_bps("-1mbit").expected, "a positive rate like \"1gbit\"");
   EXPECT_EQ(parse_rate_bps("11tbit").expected, "a rate of at most 10tbit");
-  EXPECT_EQ(parse_rate_bps("0.1bit").expected, "a rate of at least 1bit");
+  EXPECT_EQ(parse_rate_bps("0.1bit").expected, "a rate of at least 8kbit");
+  EXPECT_EQ(parse_rate_bps("7999bit").expected, "a rate of at least 8kbit");
+  EXPECT_EQ(parse_rate_bps("8kbit").value, 8000u);
 }
 
 TEST(Units, Percentages) {

@@ -181,7 +181,16 @@ TEST(ReportSeries, OnePointPerIterationABarEachAndAMarkPerChange) {
   RunData d;
   d.schedules.push_back(s);
   EXPECT_NE(render_html(d).find("id=\"over-time\""), std::string::npos);
+  // Nothing measured (xdc simulate): the prediction's panel alone, still with the changes.
   d.schedules[0].start_s.clear();
+  const std::string sim = run_series_svg(d.schedules[0]);
+  EXPECT_EQ(count(sim, "<circle"), 0u);
+  EXPECT_EQ(count(sim, "class=\"bar\""), 0u);
+  EXPECT_EQ(count(sim, "class=\"chg\""), 2u);
+  EXPECT_NE(sim.find("simulated iteration time over the run"), std::string::npos);
+  EXPECT_EQ(sim.find("measured</text>"), std::string::npos);
+  EXPECT_NE(render_html(d).find("id=\"over-time\""), std::string::npos);
+  d.schedules[0].simulated_series.clear();
   EXPECT_EQ(run_series_svg(d.schedules[0]), "");
   EXPECT_EQ(render_html(d).find("id=\"over-time\""), std::string::npos);
 }
@@ -277,7 +286,7 @@ TEST(ReportPage, SelfContainedWithEverySection) {
   ScheduleData s = measured_schedule("1f1b");
   s.loss = {4.7, 4.3, 4.0};
   s.measured = pipeline(4, 8);
-  s.measured_label = "measured: iteration 2 of 3 (median time)";
+  s.measured_label = "measured: iteration 1 (of 0-2, median time)";
   s.simulated = pipeline(4, 8, 500'000);
   d.schedules = {s};
   d.link_check = nlohmann::json::parse(R"({"backend": "userspace", "links": []})");

@@ -36,12 +36,18 @@ TEST(Plan, TheDemoResolvedOnce) {
   EXPECT_EQ(plan.links.ranks, 4);
   EXPECT_EQ(plan.links.at(1, 2).latency_ns, 20'050'000);
   EXPECT_EQ(plan.links.at(0, 1).latency_ns, 50'000);
-  // The WAN's 0.1% random loss caps the cross-DC connections' window at Mathis's steady
-  // state, 1448 x sqrt(1.5 / 0.001) = 56081 B; inside a DC the socket buffers limit it
-  // (0.66 x 4 MiB of send buffer, tcp_model.h).
-  EXPECT_EQ(plan.links.tcp[1 * 4 + 2].window_bytes, 56081);
-  EXPECT_EQ(plan.links.tcp[2 * 4 + 1].window_bytes, 56081);
-  EXPECT_EQ(plan.links.tcp[0 * 4 + 1].window_bytes, xdc::sim::tcp_window_bytes(4 << 20, 6 << 20));
+  // The socket buffers limit every connection's window (0.66 x 4 MiB of send buffer,
+  // tcp_model.h); the WAN's 0.1% random loss tightens the cross-DC ones' as they meet their
+  // losses: 1/0.001 segments at first, Mathis's steady state once long in use, 1448 x
+  // sqrt(1.5 / 0.001) = 56081 B.
+  const int64_t buffers = xdc::sim::tcp_window_bytes(4 << 20, 6 << 20);
+  for (int i : {1 * 4 + 2, 2 * 4 + 1, 0 * 4 + 1})
+    EXPECT_EQ(plan.links.tcp[i].window_bytes, buffers);
+  EXPECT_DOUBLE_EQ(plan.links.tcp[1 * 4 + 2].loss, 0.001);
+  EXPECT_DOUBLE_EQ(plan.links.tcp[2 * 4 + 1].loss, 0.001);
+  EXPECT_EQ(plan.links.tcp[0 * 4 + 1].loss, 0);
+  EXPECT_EQ(xdc::sim::tcp_loss_cap_bytes(0.001, 0), 1448000);
+  EXPECT_EQ(xdc::sim::tcp_loss_cap_bytes(0.001, xdc::sim::kLongInUse), 56081);
   // Real compute clips gradients across 4 pipeline ranks: the grad-norm all-reduce runs;
   // every iteration starts with the barrier over the 4 world ranks.
   EXPECT_TRUE(plan.worker.grad_norm);
@@ -137,6 +143,70 @@ TEST(Plan, KillRanksEndsThePredictedRunAtItsIteration) {
   const auto run = xdc::run::predict_run(plan, plan.schedules[0], plan.schedules[0].costs);
   EXPECT_EQ(run.iteration_s.size(), 3u);
   EXPECT_NE(run.ended.find("DC west"), std::string::npos) << run.ended;
+}
+
+// A `loss:` change acts on the predicted run as a static loss acts on the steady
+// prediction: the connections' window falls to the loss's (tcp_model.h).
+TEST(Plan, ALossChangeSlowsThePredictedRunAsAStaticLoss) {
+  const std::string base =
+      "name: l\ntopology: flap-pair.yaml\ncompute: {modeled: {f: 50ms, b: 100ms, activation: "
+      "256kib}}\npipeline: {stages: 2, placement: [e1, w1]}\nmicrobatches: 4\niterations: "
+      "4\nwarmup: 1\nschedules: [1f1b]\n";
+  auto mean = [](const std::vector<double>& v) {
+    double m = 0;
+    for (double x : v) m += x / static_cast<double>(v.size());
+    return m;
+  };
+  const auto plain = make_plan(xdc::run::parse_experiment(
+      base + "wan: {changes: [{at: 0s, delay: 10ms}]}\n", "tests/run/loss-change.yaml"));
+  const auto lossy = make_plan(xdc::run::parse_experiment(
+      base + "wan: {changes: [{at: 0s, loss: 2%}]}\n", "tests/run/loss-change.yaml"));
+  const auto statics = make_plan(
+      xdc::run::parse_experiment(base + "wan: {loss: 2%, changes: []}\n", "tests/run/static.yaml"));
+  const double plain_s =
+      mean(xdc::run::predict_run(plain, plain.schedules[0], plain.schedules[0].costs).iteration_s);
+  const double lossy_s =
+      mean(xdc::run::predict_run(lossy, lossy.schedules[0], lossy.schedules[0].costs).iteration_s);
+  const auto& sp = statics.schedules[0];
+  const double static_s =
+      static_cast<double>(xdc::run::predict(statics, sp, sp.costs).summary.iteration_ns) / 1e9;
+  EXPECT_GT(lossy_s, 1.2 * plain_s) << "the loss change did not slow the run";
+  EXPECT_NEAR(lossy_s, static_s, 0.1 * static_s);
+}
+
+// The changes' times are from measured iteration 0's start, also when the run ends there.
+TEST(Plan, AKillAtTheFirstMeasuredIterationIsAtTimeZero) {
+  const auto plan = make_plan(xdc::run::parse_experiment(
+      "name: k\ntopology: flap-pair.yaml\nwan: {changes: []}\ncompute: {modeled: {f: 50ms, b: "
+      "100ms, activation: 256kib}}\npipeline: {stages: 2, placement: [e1, w1]}\n"
+      "microbatches: 4\niterations: 4\nwarmup: 2\nschedules: [1f1b]\n"
+      "events:\n  - {at_iteration: 0, dc: west, kill_ranks: true}\n",
+      "tests/run/kill-0.yaml"));
+  const auto run = xdc::run::predict_run(plan, plan.schedules[0], plan.schedules[0].costs);
+  EXPECT_TRUE(run.iteration_s.empty());
+  ASSERT_EQ(run.changes.size(), 1u);
+  EXPECT_EQ(run.changes[0].what, "dc_kill_ranks west");
+  EXPECT_NEAR(run.changes[0].t_s, 0, 1e-9);
+}
+
+// Under temporal WAN sharing every replica is simulated together (Plan::all_replicas): the
+// run with a change that changes nothing predicts what the steady prediction does.
+TEST(Plan, TheRunPredictedUnderTemporalSharingIsTheSteadyOne) {
+  auto e = load_experiment("experiments/wan-sharing.yaml");
+  for (auto& l : e.topology.wan) {
+    xdc::topo::WanChange same;
+    same.at_us = 0;
+    same.delay_us = l.a_to_b.delay_us;
+    l.a_to_b_changes = l.b_to_a_changes = {same};
+  }
+  const auto plan = make_plan(e);
+  ASSERT_TRUE(plan.all_replicas);
+  const auto& sp = plan.schedules[0];
+  const double steady =
+      static_cast<double>(xdc::run::predict(plan, sp, sp.costs).summary.iteration_ns) / 1e9;
+  const auto run = xdc::run::predict_run(plan, sp, sp.costs);
+  ASSERT_EQ(run.iteration_s.size(), 4u);
+  EXPECT_NEAR(run.iteration_s.back(), steady, 0.02 * steady);
 }
 
 TEST(Plan, TopologyChangesArePlayedFromTheLaunch) {

@@ -548,3 +548,34 @@ TEST(TcpModel, MessagesOverAShallowBottleneckTakeLongerThanOverADeepOne) {
 }
 
 }  // namespace
+
+// Random loss: a connection's window starts near where slow start meets its first loss
+// (1/loss segments) and falls by CUBIC's 0.7 per loss met (one per 1/loss segments
+// carried) down to Mathis's, as ssthresh did on the demo's WAN (`ss`, tcp_model.h).
+TEST(TcpModel, ARandomLossWindowTightensAsTheConnectionMeetsItsLosses) {
+  using xdc::sim::tcp_loss_cap_bytes;
+  const double p = 0.001;
+  const int64_t per_loss = static_cast<int64_t>(1448 / p);  // bytes carried per loss met
+  EXPECT_EQ(tcp_loss_cap_bytes(0, 0), 0);
+  EXPECT_EQ(tcp_loss_cap_bytes(p, 0), 1448000);
+  EXPECT_EQ(tcp_loss_cap_bytes(p, per_loss), std::llround(1448000 * 0.7));
+  EXPECT_EQ(tcp_loss_cap_bytes(p, 4 * per_loss), std::llround(1448000 * 0.7 * 0.7 * 0.7 * 0.7));
+  EXPECT_EQ(tcp_loss_cap_bytes(p, 20 * per_loss), xdc::sim::tcp_loss_window_bytes(p));
+  EXPECT_EQ(tcp_loss_cap_bytes(p, xdc::sim::kLongInUse), xdc::sim::tcp_loss_window_bytes(p));
+  for (int64_t k = 0; k < 30; ++k)  // never widens
+    EXPECT_GE(tcp_loss_cap_bytes(p, k * per_loss), tcp_loss_cap_bytes(p, (k + 1) * per_loss));
+
+  // The same 2 MiB sends take longer once the connection has carried more.
+  xdc::sim::TcpPath path;
+  path.window_bytes = xdc::sim::tcp_window_bytes(4 << 20, 6 << 20);
+  path.loss = p;
+  auto send_time = [&](int64_t carried) {
+    xdc::sim::TcpConn c;
+    c.carried = carried;
+    c.cwnd = 1 << 30;
+    c.last_send_ns = 0;
+    return xdc::sim::tcp_transmit(c, path, 1e9, 40 * kMs, 0, 2 << 20);
+  };
+  EXPECT_LT(send_time(0), send_time(3 * per_loss));
+  EXPECT_LT(send_time(3 * per_loss), send_time(xdc::sim::kLongInUse));
+}
