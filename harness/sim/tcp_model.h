@@ -57,10 +57,14 @@
 // first iterations, ratcheting ssthresh down to 226 segments (of a 362-segment
 // bandwidth-delay product), so the later iterations send ~270 segments a round trip; the
 // simulated iteration meets none of these losses (ssthresh pinned at 226 would predict
-// 5.08 s for the measured 5.40 of two iterations, 4.975 of six; unpinned 4.39). Tried and not
-// adopted (figures in the README's prediction row): a burst rule for rounds started
-// before the previous round's ACKs, the warmup on fresh connections, and a steady state
-// where windows and ssthresh repeat too; none brought a point into its target without
+// 5.08 s for the measured 5.40 of two iterations, 4.975 of six, 4.585 and 4.687 of sixteen
+// (2026-11-28); unpinned 4.39). Tried and not adopted (figures in the README's prediction
+// row): a burst rule for rounds started before the previous round's ACKs, the warmup on
+// fresh connections, and a steady state where windows and ssthresh repeat too; and
+// (2026-11-28) a burst of what the window allows beyond the previous round's bytes in
+// flight, the previous round's growth not yet acknowledged (1f1b / zbh1 +6.8 / +14.6%
+// from warm connections, greedy -10.7%; from fresh ones, averaged over the run's 16
+// iterations, greedy -9%); none brought a point into its target without
 // pushing another out. The real loss history is
 // larger than any of these: `ss` shows the B direction at ssthresh 216 after 399 retransmitted
 // segments in six iterations, the simulated one at 350. Eager vs rendezvous vs put (ob1's RDMA
