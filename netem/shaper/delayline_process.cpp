@@ -20,7 +20,6 @@
 #include "common/find_program.h"
 #include "common/spawn_daemon.h"
 #include "netem/shaper/link_params_args.h"
-#include "netem/shaper/nfqueue_rule.h"
 
 #ifndef XDC_BUILD_DELAYLINE
 #define XDC_BUILD_DELAYLINE ""
@@ -119,10 +118,6 @@ pid_t start_delayline(const DelaylineSpec& spec) {
   stop_delayline(pid, std::chrono::milliseconds(500));
   int status = 0;
   waitpid(pid, &status, WNOHANG);
-  // A delay line killed before it was ready (SIGTERM is blocked until then) leaves the
-  // NFQUEUE rules it had added, which would drop the interface's traffic: nothing records
-  // it as running, so no undo would remove them.
-  remove_nfqueue_rules(spec.netns, spec.ifname, spec.queue_num);
   if (answer.empty()) answer = "no answer within 10 s";
   throw std::runtime_error("xdc-delayline for " + spec.ifname + " in netns '" + spec.netns +
                            "' failed to start: " + answer +
