@@ -631,14 +631,6 @@ bool changes_over_time(const Experiment& e) {
   return false;
 }
 
-bool predicted_as_a_run(const Experiment& e) {
-  if (changes_over_time(e)) return true;
-  for (const auto& l : e.topology.wan)
-    for (const netem::LinkParams* p : {&l.a_to_b, &l.b_to_a})
-      if (p->loss.kind == netem::LossModel::Kind::kRandom && p->loss.p_pct > 0) return true;
-  return false;
-}
-
 namespace {
 
 // One change of one WAN direction at a time of the simulated run.

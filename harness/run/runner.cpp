@@ -420,9 +420,9 @@ ScheduleResult analyse(const Plan& plan, const SchedulePlan& p, const fs::path& 
   try {
     const Prediction pred = predict(plan, p, costs);
     set_simulated(r, pred, plan, p);
-    if (predicted_as_a_run(e)) {
-      // The run as it went, the WAN changing under it (or its losses accumulating): the
-      // topology's changes from the launch, aligned on the measured first iteration
+    {
+      // The run as it went (predict_run: its measured iterations' mean is the prediction):
+      // the topology's changes from the launch, aligned on the measured first iteration
       // (mpirun's start-up is not simulated), the events at the iterations they name.
       int64_t first_ns = 0;
       for (auto& rep : files.reports)

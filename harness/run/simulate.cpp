@@ -41,8 +41,7 @@ std::vector<ScheduleResult> simulate_plan(const Plan& plan, const std::string& o
     try {
       const Prediction p = predict(plan, sp, costs[i]);
       set_simulated(r, p, plan, sp);
-      if (predicted_as_a_run(plan.experiment))
-        set_simulated_series(r, predict_run(plan, sp, costs[i]));
+      set_simulated_series(r, predict_run(plan, sp, costs[i]));  // its mean: plan.h
       if (o.traces) {
         const fs::path dir = root / sp.choice.name;
         fs::create_directories(dir);

@@ -79,10 +79,21 @@ TimedLinks::TimedLinks(const LinkModel& base, const LinkTimeline& timeline, int6
 
 sched::Transfer TimedLinks::send(int from, int to, int64_t bytes, double ready,
                                  const sched::Action& a) {
-  const Transfer x =
-      send(from, to, bytes, static_cast<int64_t>(ready), priority_ ? priority_(from, a) : -1);
+  const int64_t priority = priority_ ? priority_(from, a) : -1;
+  if (tl_.empty()) {  // unchanging links: revised by later sends, as LinkState answers
+    const Transfer x = wire_.post(from, to, bytes, static_cast<int64_t>(ready), priority);
+    return {static_cast<double>(x.start_ns), static_cast<double>(x.end_ns),
+            static_cast<double>(x.arrival_ns), x.ticket};
+  }
+  const Transfer x = send(from, to, bytes, static_cast<int64_t>(ready), priority);
   return {static_cast<double>(x.start_ns), static_cast<double>(x.end_ns),
           static_cast<double>(x.arrival_ns)};
+}
+
+sched::Transfer TimedLinks::current(int64_t ticket) {
+  const Transfer x = wire_.current(ticket);
+  return {static_cast<double>(x.start_ns), static_cast<double>(x.end_ns),
+          static_cast<double>(x.arrival_ns), x.ticket};
 }
 
 Transfer TimedLinks::send(int from, int to, int64_t bytes, int64_t ready_ns, int64_t priority) {

@@ -10,7 +10,9 @@
 //
 // TimedLinks times a message as LinkState does on the links in force when it is ready,
 // as LinkState knows it at the send: a later send that shares the channel does not revise
-// it here (no tickets; the unchanging-link prediction, simulate_iteration, does).
+// it here (no tickets). Over a timeline with no snapshot (links that never change: a run
+// predicted for its random loss, plan.h) the links are the model's throughout, and it
+// answers with tickets as simulate_iteration's timing does.
 // A message whose route is down while it is on the wire (from its first byte leaving to its
 // last arriving), or that is sent while it is down, is held up as Linux TCP holds it: what
 // was sent before the cut is delivered, the first segment lost at the cut (or at the send,
@@ -94,6 +96,7 @@ class TimedLinks : public sched::MessageTiming {
   TimedLinks& operator=(const TimedLinks&) = delete;
   sched::Transfer send(int from, int to, int64_t bytes, double ready,
                        const sched::Action&) override;
+  sched::Transfer current(int64_t ticket) override;
   Transfer send(int from, int to, int64_t bytes, int64_t ready_ns, int64_t priority = -1);
   // A small message of a collective (barrier, gradient norm): latency in force + bytes at
   // the rate, held up by an outage as above; no channel.
