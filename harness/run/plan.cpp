@@ -732,6 +732,7 @@ RunPrediction predict_run(const Plan& p, const SchedulePlan& s, const sim::CostM
   };
   sim::RunTimeline tl;
   timelines(tl);
+  tl.fixed = !changes_over_time(e);  // the topology's changes and the events: none
   size_t next_event = 0;
   int64_t t0 = 0;  // measured iteration 0's start on the simulated clock
   tl.on_start = [&](int iteration, int64_t start_ns, sim::RunTimeline& t) {

@@ -54,6 +54,16 @@ int64_t through_bottleneck(TcpConn& c, const TcpPath& p, int64_t rtt_ns, int64_t
   return c.round_bytes;
 }
 
+// `bytes` more carried over a lossy path (tcp_loss_cap_bytes); once its window is Mathis's
+// the connection counts as long in use, so that its state can repeat.
+void carry(TcpConn& c, const TcpPath& p, int64_t bytes) {
+  if (!(p.loss > 0)) return;
+  const int n = std::max(p.connections, 1);
+  c.carried = std::min(c.carried, kLongInUse) + bytes;
+  if (tcp_loss_cap_bytes(p.loss, c.carried / n) == tcp_loss_window_bytes(p.loss))
+    c.carried = kLongInUse;
+}
+
 // A round that filled the window grows it: slow start up to ssthresh, then CUBIC's curve
 // a round trip ahead (at least a segment, at most x1.5 per round trip).
 void grow(TcpConn& c, int64_t rtt_ns, int64_t now_ns, int64_t round) {
@@ -114,11 +124,11 @@ int64_t tcp_round(TcpConn& c, const TcpPath& p, int64_t rtt_ns, int64_t now_ns, 
   if (p.queue_bytes > 0 && p.loss_based && round > 0 && n == 1) {  // congestion loss
     const int64_t through = through_bottleneck(c, p, rtt_ns, now_ns, round);
     if (through < round) {
-      c.carried = std::min(c.carried, kLongInUse) + through;
+      carry(c, p, through);
       return through;
     }
   }
-  c.carried = std::min(c.carried, kLongInUse) + round;
+  carry(c, p, round);
   if (c.cwnd < 2 * round) grow(c, rtt_ns, now_ns, round);  // Linux's tcp_is_cwnd_limited
   if (window > 0)  // the bursts' losses keep it near the window (kCwndOverWindow)
     c.cwnd = std::min<int64_t>(c.cwnd, std::llround(kCwndOverWindow * static_cast<double>(window)));

@@ -188,6 +188,7 @@ struct TcpConn {
   int64_t round_ns = std::numeric_limits<int64_t>::min();  // the last round with bytes
   int64_t round_bytes = 0;
   int64_t carried = kLongInUse;  // bytes sent so far (tcp_loss_cap_bytes): long in use
+  bool operator==(const TcpConn&) const = default;
 };
 
 // Linux's cwnd restart for a send at `now_ns` (RTO = rtt + rto_min), and records the send.

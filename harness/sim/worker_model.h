@@ -87,6 +87,11 @@ trace::Trace simulate_iteration(const sched::Schedule& s, const CostModel& costs
 struct RunTimeline {
   LinkTimeline pipeline, world;
   std::function<bool(int iteration, int64_t start_ns, RunTimeline& tl)> on_start;
+  // Nothing changes over the run (no snapshot, no event: on_start only observes): an
+  // iteration that starts from the state the one before it started from (the ranks'
+  // offsets and every connection's, relative to its start) repeats it, and so does every
+  // later one, which are then copied instead of simulated.
+  bool fixed = false;
 };
 // `iterations` iterations back to back from time 0 on the timelines' clock, as
 // simulate_iteration runs them (each starting where the barrier after the previous one
