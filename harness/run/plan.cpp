@@ -706,13 +706,14 @@ void build_timelines(const Experiment& e, std::vector<TimedChange> changes, sim:
 }  // namespace
 
 RunPrediction predict_run(const Plan& p, const SchedulePlan& s, const sim::CostModel& costs,
-                          int64_t launch_to_measured_ns) {
+                          int64_t launch_to_measured_ns, int64_t steady_ns) {
   const Experiment& e = p.experiment;
   RunPrediction out;
   // The launch on the simulated clock: the warmup iterations at their steady-state time.
   int64_t launch_ns = 0;
   if (launch_to_measured_ns >= 0) {
-    const int64_t warm = e.warmup * predict(p, s, costs).summary.iteration_ns;
+    if (steady_ns < 0) steady_ns = predict(p, s, costs).summary.iteration_ns;
+    const int64_t warm = e.warmup * steady_ns;
     launch_ns = std::min<int64_t>(0, warm - launch_to_measured_ns);
   }
   std::vector<TimedChange> changes;

@@ -120,8 +120,10 @@ struct RunPrediction {
   std::vector<Applied> changes;  // in time order
   std::string ended;             // why it ended early ("" when it did not)
 };
+// `steady_ns`: predict()'s iteration time when the caller has it (< 0: worked out here
+// when the launch is known).
 RunPrediction predict_run(const Plan& p, const SchedulePlan& s, const sim::CostModel& costs,
-                          int64_t launch_to_measured_ns = -1);
+                          int64_t launch_to_measured_ns = -1, int64_t steady_ns = -1);
 
 // The worker's spec; schedule_csv and run_dir absolute.
 worker::RunSpec run_spec(const Plan& p, const SchedulePlan& s, const std::string& run_dir,

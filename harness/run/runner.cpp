@@ -434,7 +434,7 @@ ScheduleResult analyse(const Plan& plan, const SchedulePlan& p, const fs::path& 
           first_ns > 0 ? static_cast<int64_t>(static_cast<double>(first_ns) -
                                               static_cast<double>(launched_ns + to_mono_ns) / k)
                        : -1;
-      set_simulated_series(r, predict_run(plan, p, costs, warm_ns));
+      set_simulated_series(r, predict_run(plan, p, costs, warm_ns, pred.summary.iteration_ns));
     }
     r.simulated_transfers = transfers_json(pred.trace, rank_dcs);
     trace::write_file((dir / "simulated.trace.json").string(), trace::to_chrome_json(pred.trace));
