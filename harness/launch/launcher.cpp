@@ -273,9 +273,6 @@ Result run_job(const net::NetworkState& net, const Job& job) {
   const fs::path log = dir / "mpirun.log";
   Result r;
   const auto t0 = std::chrono::steady_clock::now();
-  // A log left by an earlier job in this directory would be tailed before mpirun
-  // truncates it: its lines would reach on_line again.
-  fs::remove(log);
   {
     proc::Background mpirun(argv, log.string());
     std::ifstream tail;

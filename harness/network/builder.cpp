@@ -38,7 +38,10 @@ extern "C" void on_signal(int sig) {
 }
 
 // Turns SIGINT/SIGTERM into a flag for the build's lifetime, so an interrupted build
-// unwinds and tears down instead of leaving half a network behind.
+// unwinds and tears down instead of leaving half a network behind. A signal caught in
+// the scope is raised again once the previous handlers are back, so that the caller
+// (`xdc run`'s or `xdc sweep`'s cancel flag, or the default action) sees it too: a
+// signal that came after the build's last check is not lost.
 class InterruptScope {
  public:
   InterruptScope() {
@@ -51,6 +54,7 @@ class InterruptScope {
   ~InterruptScope() {
     sigaction(SIGINT, &old_int_, nullptr);
     sigaction(SIGTERM, &old_term_, nullptr);
+    if (int s = g_interrupted.exchange(0)) ::raise(s);
   }
   static void check() {
     if (int s = g_interrupted.load())
@@ -136,6 +140,7 @@ class Builder {
     shape_wan();
     shape_fabric();
     note_dilated_hystart();
+    InterruptScope::check();  // the shaping took a while: an interrupt in it undoes the build
     state_.root_tcp = read_root_tcp();
     save_state(state_);
     for (auto& s : shapers_) s->detach();

@@ -95,9 +95,14 @@ Background::Background(const std::vector<std::string>& argv, const std::string& 
   if (log_file.empty())
     impl_ = new Impl{bp::child(exe, bp::args(args), bp::std_in<bp::null, bp::std_out> bp::null,
                                bp::std_err > bp::null)};
-  else
+  else {
+    // Boost.Process opens the file without O_TRUNC: a longer log from an earlier child
+    // would keep its tail behind this one's output.
+    if (int fd = ::open(log_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644); fd >= 0)
+      ::close(fd);
     impl_ = new Impl{
         bp::child(exe, bp::args(args), bp::std_in<bp::null, (bp::std_out & bp::std_err)> log_file)};
+  }
 }
 
 Background::~Background() {

@@ -28,7 +28,7 @@ Result run(const std::vector<std::string>& argv,
 int run_quiet(const std::vector<std::string>& argv, std::chrono::milliseconds timeout);
 
 // A child left running in the background (servers, delay lines, mpirun), its output
-// discarded or sent to a file; terminated (SIGTERM, then SIGKILL) when destroyed.
+// discarded or sent to a file (started empty); terminated (SIGTERM, then SIGKILL) when destroyed.
 class Background {
  public:
   explicit Background(const std::vector<std::string>& argv, const std::string& log_file = "");
