@@ -229,6 +229,87 @@ Transfer LinkState::current(int64_t ticket) {
   return result_[k];
 }
 
+namespace {
+// Whether `b`, a connection's state before a round, is `a`, its state before the previous
+// round, moved `step` later: the times the rounds set (the last send, the full window's
+// stamp, the bottleneck's round when it is read) moved by `step`, all else equal. CUBIC's
+// epoch may stay: with the window unchanged by a round that grew it, the window's cap
+// decided (kCwndOverWindow), and it decides again.
+bool moved_by(const TcpConn& a, const TcpConn& b, int64_t step, bool bottleneck) {
+  constexpr int64_t kNever = std::numeric_limits<int64_t>::min();
+  if (a.last_send_ns == kNever || b.last_send_ns != a.last_send_ns + step ||
+      b.stamp_ns != a.stamp_ns + step)
+    return false;
+  if (a.round_ns == kNever
+          ? b.round_ns != kNever
+          : b.round_ns != a.round_ns + step && (bottleneck || b.round_ns != a.round_ns))
+    return false;
+  TcpConn x = a;
+  x.last_send_ns = b.last_send_ns;
+  x.stamp_ns = b.stamp_ns;
+  x.round_ns = b.round_ns;
+  return x == b;
+}
+}  // namespace
+
+int64_t LinkState::lone_rounds(Job& j, std::pair<size_t, TcpConn>& conn, size_t* applied, int64_t t,
+                               int64_t until) const {
+  if (j.done || j.fin() || j.ready > t) return t;
+  const size_t i = conn.first;
+  TcpConn& c = conn.second;
+  const TcpPath& p = tcp_[i];
+  const int64_t rtt = round_trip(i);
+  const double bandwidth = m_.at(j.from, j.to).bandwidth_bps;
+  const int64_t room = p.window_bytes * std::max(p.connections, 1);
+  const bool bottleneck = p.queue_bytes > 0 && p.loss_based && std::max(p.connections, 1) == 1;
+  TcpConn last{};  // the state before the previous round, which sent last_given bytes
+  int64_t last_t = -1, last_given = -1;
+  while (t < until) {
+    if (j.put && j.rest == 0 && j.fin_ready < 0 && (room <= 0 || j.left <= room)) j.fin_ready = t;
+    // The previous round left the connection as it found it, moved by the round's length:
+    // every round up to the phase's last, an answer's arrival or `until` does the same.
+    if (last_given > 0 && t > last_t && moved_by(last, c, t - last_t, bottleneck)) {
+      const int64_t step = t - last_t;
+      int64_t k = (j.left - 1) / last_given;        // each leaves bytes to send
+      if (j.put && j.rest == 0 && j.fin_ready < 0)  // and does not yet queue the FIN
+        k = std::min(k, (j.left - room - 1) / last_given + 1);
+      if (until > t) k = std::min(k, (until - t - 1) / step + 1);
+      const auto& q = pending_[i];
+      if (*applied < q.size())
+        k = std::min(k, q[*applied] > t ? (q[*applied] - t - 1) / step + 1 : 0);
+      if (k > 1) {
+        --k;  // the last of them runs below, as a check that it does repeat
+        t += k * step;
+        j.left -= k * last_given;
+        c.last_send_ns += k * step;
+        c.stamp_ns += k * step;
+        if (c.round_ns != last.round_ns) c.round_ns += k * step;
+        last_given = -1;
+        continue;
+      }
+    }
+    const TcpConn before = c;
+    const size_t taken = *applied;
+    take_answers(i, c, t, applied);
+    const int64_t given = tcp_round(c, p, rtt, t, j.left);
+    if (given >= j.left) {  // the phase ends in this round: run_channel's own round does it
+      c = before;
+      *applied = taken;
+      return t;
+    }
+    if (given > 0 && j.start < 0) j.start = t;
+    j.left -= given;
+    const int64_t wire =
+        bandwidth <= 0 ? 0 : std::llround(static_cast<double>(given) * 8e9 / bandwidth);
+    if (given > 0) c.last_send_ns = std::max(c.last_send_ns, t + wire);
+    last = before;
+    last_t = t;
+    last_given = *applied == taken ? given : -1;  // a round that took an answer is no model
+    t += std::max(rtt, wire);
+  }
+  return t;
+}
+
 void LinkState::run_channel(Channel& ch, int64_t until, bool commit, int64_t target) {
   constexpr int64_t kNone = std::numeric_limits<int64_t>::max();
   const size_t n = ch.jobs.size();
@@ -290,6 +371,7 @@ void LinkState::run_channel(Channel& ch, int64_t until, bool commit, int64_t tar
   };
   int64_t t = ch.t;
   while (!target_done) {
+    if (n == 1 && !exclusive) t = lone_rounds(jobs[0], conns_[0], &applied_[0], t, until);
     ready_.clear();
     int64_t next = kNone;
     for (size_t a = 0; a < n; ++a) {

@@ -194,6 +194,11 @@ class LinkState {
   // without commit, on copies until message `target` is complete, filling result_ (and
   // known_) for every message complete by then.
   void run_channel(Channel& ch, int64_t until, bool commit, int64_t target = -1);
+  // run_channel's rounds while a channel carries one message, not on an exclusive channel,
+  // that leave some of its current phase to send (the same rounds, without the bookkeeping
+  // of several messages): from `t`, before `until`; returns where the next round starts.
+  int64_t lone_rounds(Job& j, std::pair<size_t, TcpConn>& conn, size_t* applied, int64_t t,
+                      int64_t until) const;
   // A rendezvous answer sent on connection `back` at `when`: kept in pending_ until a round
   // of `back` at or after `when` (or history()) takes it, so that a connection's sends count
   // in time order however far each channel has been worked out.

@@ -579,3 +579,71 @@ TEST(TcpModel, ARandomLossWindowTightensAsTheConnectionMeetsItsLosses) {
   EXPECT_LT(send_time(0), send_time(3 * per_loss));
   EXPECT_LT(send_time(3 * per_loss), send_time(xdc::sim::kLongInUse));
 }
+
+// LinkState's rounds for one message, written out: each round a tcp_round; its bytes
+// leave at the link's rate (the connection's last send then), and the next round starts a
+// round trip, or the bytes' serialisation when longer, later. Returns the last byte's time.
+int64_t every_round(xdc::sim::TcpConn& c, const xdc::sim::TcpPath& p, double bandwidth_bps,
+                    int64_t rtt_ns, int64_t bytes) {
+  int64_t t = 0;
+  for (int64_t left = bytes;;) {
+    const int64_t given = xdc::sim::tcp_round(c, p, rtt_ns, t, left);
+    const int64_t wire =
+        bandwidth_bps <= 0 ? 0 : std::llround(static_cast<double>(given) * 8e9 / bandwidth_bps);
+    if (given > 0) c.last_send_ns = std::max(c.last_send_ns, t + wire);
+    left -= given;
+    if (left == 0) return t + wire;
+    t += std::max(rtt_ns, wire);
+  }
+}
+
+// A message alone on its channel runs LinkState's rounds without their bookkeeping for
+// several messages, and skips the rounds that repeat (a window-limited phase): its times
+// and the connection it leaves are those of every round run.
+TEST(TcpModel, ALoneMessageTakesEveryRoundsTime) {
+  using xdc::sim::kTcpMss;
+  struct Case {
+    const char* what;
+    xdc::sim::TcpPath path;
+    double bandwidth_bps;
+    xdc::sim::TcpConn conn;
+  };
+  xdc::sim::TcpConn fresh;  // the initial window, idle for 10 s
+  fresh.last_send_ns = -10'000 * kMs;
+  fresh.stamp_ns = -10'000 * kMs;
+  xdc::sim::TcpConn warm = fresh;  // a window left from earlier, just used
+  warm.cwnd = 64 * kMiB;
+  warm.last_send_ns = warm.stamp_ns = -kMs;
+  std::vector<Case> cases;
+  xdc::sim::TcpPath windowed_path;
+  windowed_path.eager_limit = xdc::sim::kNoRendezvous;
+  windowed_path.window_bytes = xdc::sim::tcp_window_bytes(4 << 20, 6 << 20);
+  cases.push_back({"socket-buffer window, slow start", windowed_path, 1e9, fresh});
+  cases.push_back({"socket-buffer window, warm", windowed_path, 1e9, warm});
+  cases.push_back({"infinite rate", windowed_path, 0, fresh});
+  xdc::sim::TcpPath four = windowed_path;
+  four.connections = 4;
+  cases.push_back({"four connections", four, 10e9, warm});
+  xdc::sim::TcpPath shallow = bottleneck();
+  shallow.eager_limit = xdc::sim::kNoRendezvous;
+  cases.push_back({"bottleneck queue", shallow, 26'214'000, warm});
+  xdc::sim::TcpPath lossy = windowed_path;
+  lossy.loss = 0.001;
+  xdc::sim::TcpConn launched = fresh;
+  launched.carried = 0;
+  cases.push_back({"random loss, no loss met yet", lossy, 1e9, launched});
+  cases.push_back({"random loss, long in use", lossy, 1e9, warm});
+  for (const Case& c : cases)
+    for (int64_t bytes : {int64_t{1}, int64_t{64} << 10, 10 * kMiB, 300 * kMiB}) {
+      LinkModel m = LinkModel::uniform(2, {10 * kMs, c.bandwidth_bps});
+      m.tcp.assign(4, c.path);
+      std::vector<xdc::sim::TcpConn> history(4, c.conn);
+      LinkState wire(m, history);
+      const xdc::sim::Transfer x = wire.send(0, 1, bytes, 0);
+      xdc::sim::TcpConn expected = c.conn;
+      const int64_t end = every_round(expected, c.path, c.bandwidth_bps, 20 * kMs, bytes);
+      EXPECT_EQ(x.end_ns, end) << c.what << ", " << bytes << " bytes";
+      EXPECT_EQ(x.arrival_ns, end + 10 * kMs) << c.what << ", " << bytes << " bytes";
+      EXPECT_TRUE(wire.history()[1] == expected) << c.what << ", " << bytes << " bytes";
+    }
+}
