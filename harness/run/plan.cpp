@@ -151,8 +151,8 @@ sim::LinkModel links_between(const Experiment& e, const std::vector<std::string>
   sim::LinkModel m = sim::LinkModel::dcs(dc_of, {}, lan_link(e.topology));
   m.tcp = tcp_paths(e, host, striped);
   const topo::Routes routes = topo::compute_routes(e.topology);
-  // Per ordered pair of DCs: the link, the random loss along the route (its window:
-  // tcp_loss_cap_bytes), and the route's bottleneck (its lowest rate), which decides
+  // Per ordered pair of DCs: the link, the random loss along the route (met per segment:
+  // tcp_model.h), and the route's bottleneck (its lowest rate), which decides
   // where congestion loss starts (tcp_model.h).
   struct Between {
     sim::Link link;

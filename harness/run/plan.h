@@ -106,9 +106,9 @@ bool changes_over_time(const Experiment& e);
 // (results.h set_simulated_series), as the measured figure is theirs; predict()'s steady
 // state is kept beside it. The two differ where the connections' state keeps changing from
 // one iteration to the next although the ranks' start offsets repeat, which ends the
-// steady-state search: a lossy WAN's windows tighten over the run (tcp_loss_cap_bytes), and
-// at CrossPipe's greedy at 80 ms / 26 Mbit/s windows and ssthresh settle over several
-// iterations (steady state 4.393 s, the 16 measured iterations' mean 4.609 s; measured
+// steady-state search: a lossy WAN's windows tighten over the run as its losses strike
+// (tcp_model.h), and at CrossPipe's greedy at 80 ms / 26 Mbit/s windows and ssthresh settle over
+// several iterations (steady state 4.393 s, the 16 measured iterations' mean 4.609 s; measured
 // 4.585 and 4.687 s, 2026-11-28).
 struct RunPrediction {
   std::vector<double> iteration_s;  // per measured iteration simulated

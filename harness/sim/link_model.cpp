@@ -56,8 +56,10 @@ LinkState::LinkState(const LinkModel& m, int64_t idle_before_ns)
   for (size_t i = 0; i < conn_.size(); ++i) {
     const int n = std::max(tcp_[i].connections, 1);
     int64_t w = tcp_[i].window_bytes > 0 ? tcp_[i].window_bytes * n : int64_t{1} << 40;
-    if (const int64_t cap = tcp_loss_cap_bytes(tcp_[i].loss, kLongInUse) * n; cap > 0)
-      w = std::min(w, cap);  // long in use: every loss met
+    if (const int64_t mathis = tcp_loss_window_bytes(tcp_[i].loss) * n; mathis > 0) {
+      w = std::min(w, mathis);  // long in use over a lossy path: its losses left it there
+      conn_[i].ssthresh = w;
+    }
     conn_[i].cwnd = w;
     conn_[i].last_send_ns = -idle_before_ns;
     conn_[i].stamp_ns = -idle_before_ns;
@@ -84,10 +86,10 @@ std::vector<TcpConn> LinkState::launch(const LinkModel& m) {
   for (size_t i = 0; i < s.conn_.size(); ++i) {
     const TcpPath& p = s.tcp_[i];
     s.conn_[i].carried = 0;
-    if (p.loss > 0) {
-      const int n = std::max(p.connections, 1);
-      const int64_t cap = tcp_loss_cap_bytes(p.loss, 0) * n;
-      s.conn_[i].cwnd = p.window_bytes > 0 ? std::min(p.window_bytes * n, cap) : cap;
+    if (p.loss > 0) {  // no loss met yet: as over a lossless path
+      s.conn_[i].cwnd =
+          p.window_bytes > 0 ? p.window_bytes * std::max(p.connections, 1) : int64_t{1} << 40;
+      s.conn_[i].ssthresh = 0;
     }
   }
   return s.conn_;

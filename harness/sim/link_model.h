@@ -129,7 +129,9 @@ void shift_history(std::vector<TcpConn>& h, int64_t origin_ns);
 
 class LinkState {
  public:
-  // Keeps a reference to `m`, which must outlive it.
+  // Keeps a reference to `m`, which must outlive it. Its connections are warm, long in use
+  // and idle for idle_before_ns: the socket buffers' window, and over a lossy route
+  // Mathis's window, ssthresh there (tcp_loss_window_bytes).
   explicit LinkState(const LinkModel& m, int64_t idle_before_ns = 0);
   LinkState(LinkModel&&, int64_t = 0) = delete;
   // Connections as an earlier run left them (history(), [from * ranks + to]; empty: as
@@ -140,8 +142,8 @@ class LinkState {
   // shift_history moves it onto the next's); empty without TCP paths.
   std::vector<TcpConn> history();
   // The connections at a run's launch: warm as the first constructor makes them, but with
-  // no loss met yet (TcpConn::carried 0: a lossy route's window opens as far as
-  // tcp_loss_cap_bytes allows a new connection). As history() takes them.
+  // no loss met yet (TcpConn::carried 0, no ssthresh: a lossy route's window opens as a
+  // lossless one's until the connection meets its first loss). As history() takes them.
   static std::vector<TcpConn> launch(const LinkModel& m);
   // A message of `bytes` from rank `from` to `to`, ready to go at ready_ns: its timing as
   // far as the sends so far decide it (post() + current()).

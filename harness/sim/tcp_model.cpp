@@ -17,16 +17,6 @@ int64_t tcp_loss_window_bytes(double loss) {
       kTcpMss, std::llround(static_cast<double>(kTcpMss) * std::sqrt(1.5 / std::min(loss, 1.0))));
 }
 
-int64_t tcp_loss_cap_bytes(double loss, int64_t carried) {
-  if (!(loss > 0)) return 0;
-  const int64_t steady = tcp_loss_window_bytes(loss);
-  const double p = std::min(loss, 1.0);
-  const double met = static_cast<double>(std::max<int64_t>(carried, 0)) / kTcpMss * p;
-  const double first = static_cast<double>(kTcpMss) / p;  // where slow start meets a loss
-  if (met > 200) return steady;                           // 0.7^200: long since there
-  return std::max<int64_t>(steady, std::llround(first * std::pow(kCubicBeta, met)));
-}
-
 namespace {
 int64_t rto_jiffies(const TcpPath& p, int64_t rtt_ns) {
   return (rtt_ns + p.rto_min_ns + kJiffyNs - 1) / kJiffyNs;  // rounded up, as Linux
@@ -54,14 +44,14 @@ int64_t through_bottleneck(TcpConn& c, const TcpPath& p, int64_t rtt_ns, int64_t
   return c.round_bytes;
 }
 
-// `bytes` more carried over a lossy path (tcp_loss_cap_bytes); once its window is Mathis's
-// the connection counts as long in use, so that its state can repeat.
-void carry(TcpConn& c, const TcpPath& p, int64_t bytes) {
-  if (!(p.loss > 0)) return;
-  const int n = std::max(p.connections, 1);
-  c.carried = std::min(c.carried, kLongInUse) + bytes;
-  if (tcp_loss_cap_bytes(p.loss, c.carried / n) == tcp_loss_window_bytes(p.loss))
-    c.carried = kLongInUse;
+// A round of `bytes` over a lossy path: the connection carries them (TcpConn::carried),
+// and one segment in 1/loss is lost; returns how many of this round's were.
+int64_t random_losses(TcpConn& c, const TcpPath& p, int64_t bytes) {
+  if (!(p.loss > 0) || bytes <= 0) return 0;
+  const double period = static_cast<double>(kTcpMss) / std::min(p.loss, 1.0);
+  const auto before = static_cast<int64_t>(static_cast<double>(c.carried) / period);
+  c.carried += bytes;
+  return static_cast<int64_t>(static_cast<double>(c.carried) / period) - before;
 }
 
 // A round that filled the window grows it: slow start up to ssthresh, then CUBIC's curve
@@ -104,9 +94,7 @@ int64_t tcp_round(TcpConn& c, const TcpPath& p, int64_t rtt_ns, int64_t now_ns, 
   tcp_note_send(c, p, rtt_ns, now_ns);
   const int64_t rto_ns = rto_jiffies(p, rtt_ns) * kJiffyNs;
   const int n = std::max(p.connections, 1);  // n connections: n windows (tcp_model.h)
-  int64_t window = p.window_bytes * n;
-  if (const int64_t cap = tcp_loss_cap_bytes(p.loss, c.carried / n) * n; cap > 0)
-    window = window > 0 ? std::min(window, cap) : cap;
+  const int64_t window = p.window_bytes * n;
   int64_t round = std::min(std::max<int64_t>(offered, 0), c.cwnd);
   if (window > 0) round = std::min(round, window);
   if (round == c.cwnd || round == window) {  // the window is full
@@ -124,11 +112,22 @@ int64_t tcp_round(TcpConn& c, const TcpPath& p, int64_t rtt_ns, int64_t now_ns, 
   if (p.queue_bytes > 0 && p.loss_based && round > 0 && n == 1) {  // congestion loss
     const int64_t through = through_bottleneck(c, p, rtt_ns, now_ns, round);
     if (through < round) {
-      carry(c, p, through);
+      random_losses(c, p, through);
       return through;
     }
   }
-  carry(c, p, round);
+  if (const int64_t lost = random_losses(c, p, round); lost > 0) {
+    // One reduction per round trip (SACK recovery): one of the n connections backs off.
+    c.w_max = c.cwnd;
+    const double cut = 1 - (1 - kCubicBeta) / n;
+    c.ssthresh =
+        std::max<int64_t>(2 * kTcpMss * n, std::llround(cut * static_cast<double>(c.cwnd)));
+    c.cwnd = c.ssthresh;
+    c.epoch_ns = now_ns;
+    c.used_bytes = 0;
+    c.stamp_ns = now_ns;
+    return round - std::min(round, lost * kTcpMss);  // sent again in the next round
+  }
   if (c.cwnd < 2 * round) grow(c, rtt_ns, now_ns, round);  // Linux's tcp_is_cwnd_limited
   if (window > 0)  // the bursts' losses keep it near the window (kCwndOverWindow)
     c.cwnd = std::min<int64_t>(c.cwnd, std::llround(kCwndOverWindow * static_cast<double>(window)));

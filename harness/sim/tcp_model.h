@@ -131,8 +131,8 @@ struct TcpPath {
   // The sender backs off on loss as CUBIC (and Reno) do; false for BBR, which paces at
   // the rate it measures and is not modeled here: no congestion loss then.
   bool loss_based = true;
-  // Random loss along the route, per packet (0..1): the window it leaves a connection
-  // tightens as the connection meets its losses (tcp_loss_cap_bytes, TcpConn::carried).
+  // Random loss along the route, per packet (0..1), met as the connection carries its
+  // bytes (TcpConn::carried, below).
   double loss = 0;
 };
 inline constexpr int64_t kNoRendezvous = int64_t{1} << 62;  // eager_limit of the stripes
@@ -155,24 +155,28 @@ inline bool put_protocol(const TcpPath& p, int64_t bytes) {
 int64_t tcp_window_bytes(uint64_t sender_wmem_max, uint64_t receiver_rmem_max);
 // The window a connection keeps over a path that loses a fraction `loss` (0..1) of its
 // packets at random: Mathis et al.'s steady state, MSS x sqrt(3 / (2 loss)) (1.22 /
-// sqrt(p) segments; CCR 1997). Loss acts per wire packet on the emulator (delay line), so
-// a connection that has carried a few hundred packets has met it: slow start after idle
-// regrows to this window, not to the buffer limit. CUBIC keeps a somewhat larger one
-// (scripts/bench_wan.sh: 19.3 Mbit/s vs Mathis 11.2 at 40 ms, 0.1%); Reno's is used.
-// 0 loss: no limit (returns 0).
+// sqrt(p) segments; CCR 1997): the window of a connection long in use (LinkState's warm
+// connections). 0 loss: 0.
 int64_t tcp_loss_window_bytes(double loss);
-// The window random loss leaves a connection that has carried `carried` bytes (0 when
-// `loss` is 0: no limit). A connection that carries messages, not a stream, reaches
-// Mathis's window only over many losses (measured 2026-11-27, the demo: 20 ms, 0.1%,
-// 256 KiB messages, `ss` on w1 -> east-h2 over 8 iterations: ssthresh 554, 333, 247, 174,
-// 123, 95, 73, 56, 41 segments; the run's iterations 1.0-1.3 s at first, 3.5-4.4 s from
-// the tenth on): slow start meets the first loss after about 1/loss segments, its window
-// near that; each loss (one per 1/loss segments carried) cuts ssthresh to kCubicBeta of a
-// window that idle restarts keep from regrowing between messages. So the window is
-// 1/loss segments x kCubicBeta^(losses met), down to Mathis's, where it stays; a
-// connection long in use (kLongInUse) is there.
-int64_t tcp_loss_cap_bytes(double loss, int64_t carried);
-inline constexpr int64_t kLongInUse = int64_t{1} << 50;  // bytes carried: every loss met
+// Random loss (TcpPath::loss) is met, not capped: one segment in 1/loss of those a
+// connection carries is lost (TcpConn::carried places them, deterministically). A round
+// that meets a loss sets ssthresh and the window to kCubicBeta of the window then (one
+// reduction per round trip, SACK recovery; with n connections, the one that lost), and
+// the lost segment goes again in the next round: a message whose last round meets a loss
+// takes one round trip more. Idle restarts then regrow the window only to that ssthresh,
+// so a connection that carries messages, not a stream, keeps the window its losses left
+// where they struck, often in slow start after a restart: measured (`ss`, the demo: 20 ms,
+// 0.1%, 256 KiB messages, 1f1b, 2026-11-28) ssthresh 12-43 segments (about 25) from the
+// tenth iteration on, below Mathis's 38.7; it fell from 192 over ten iterations. Modeled
+// so, the demo's predicted iterations climb as the measured ones do (1f1b: 0.97, 1.29,
+// 1.85, 2.25, ... 3.6-4.3 s; measured, the mean of seven runs: 1.54, 1.84, 1.83, 2.33, ...
+// 3.4-4.1 s); before (a window cap of 1/loss segments x kCubicBeta^(losses met), floored at
+// Mathis's) they reached 3.49 s within five iterations and stayed there.
+// Not modeled: where the losses fall at random (a seeded draw of each loss, averaged over
+// eight draws, gave the demo's three schedules the same means within 4%), and the probe
+// timeout of a tail loss (a lost last segment, or a lost request or answer alone in
+// flight: 2 round trips, or the 200 ms RTO floor, more).
+inline constexpr int64_t kLongInUse = int64_t{1} << 50;  // bytes carried: long in use
 
 // State of one direction of a connection (of all `connections` of a path together): its
 // congestion window and when it last sent.
@@ -187,7 +191,7 @@ struct TcpConn {
   int64_t epoch_ns = 0;  // the last loss, moved later by the idle time since
   int64_t round_ns = std::numeric_limits<int64_t>::min();  // the last round with bytes
   int64_t round_bytes = 0;
-  int64_t carried = kLongInUse;  // bytes sent so far (tcp_loss_cap_bytes): long in use
+  int64_t carried = kLongInUse;  // bytes sent so far (random loss: where the next falls)
   bool operator==(const TcpConn&) const = default;
 };
 
