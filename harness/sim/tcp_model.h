@@ -175,10 +175,11 @@ int64_t tcp_loss_window_bytes(double loss);
 // Not modeled: where the losses fall at random (a seeded draw of each loss, averaged over
 // eight draws, gave the demo's three schedules the same means within 4%), the probe
 // timeout of a tail loss (a lost last segment, or a lost request or answer alone in
-// flight: 2 round trips, or the 200 ms RTO floor, more), and reordering: the demo's 1 ms
-// normal jitter reorders 6.5% of the segments received (`ss`), and its crosspipe-greedy,
-// whose bursts leave back to back, measured 3.487 s with it and 2.997 s without (four runs
-// each, 2026-11-28; predicted 3.19 s), where 1f1b moved less than its spread.
+// flight: 2 round trips, or the 200 ms RTO floor, more), and jitter: the delay line keeps
+// packets in order, so a burst's packets wait behind the most delayed one ahead of them;
+// the demo's crosspipe-greedy, whose bursts leave back to back, measured 3.487 s with its
+// 1 ms normal jitter and 2.997 s without (four runs each, 2026-11-28; predicted 3.19 s),
+// where 1f1b moved less than its spread; retransmissions were alike (`ss`).
 inline constexpr int64_t kLongInUse = int64_t{1} << 50;  // bytes carried: long in use
 
 // State of one direction of a connection (of all `connections` of a path together): its
