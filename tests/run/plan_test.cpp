@@ -9,6 +9,7 @@
 #include <string>
 #include <utility>
 
+#include "common/text_file.h"
 #include "harness/sim/simulator.h"
 #include "harness/sim/tcp_model.h"
 #include "harness/trace/analysis.h"
@@ -270,7 +271,9 @@ TEST(Plan, ARateLimitedRouteGivesItsConnectionsTheBottleneck) {
   EXPECT_EQ(lan.queue_bytes, 0);
   EXPECT_TRUE(wan.loss_based);  // stock CUBIC
   // BBR paces at the rate it measures: no congestion loss modeled (tcp_model.h).
-  const auto bbr = make_plan(load_experiment("tests/run/modeled-20ms.yaml"));
+  const auto bbr = make_plan(xdc::run::parse_experiment(
+      xdc::read_text_file_or_empty("tests/run/modeled-20ms.yaml") + "tcp: {congestion: bbr}\n",
+      "tests/run/modeled-20ms.yaml"));
   EXPECT_FALSE(bbr.links.tcp[1 * 4 + 2].loss_based);
 }
 
