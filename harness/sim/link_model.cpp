@@ -261,13 +261,13 @@ int64_t LinkState::lone_rounds(Job& j, std::pair<size_t, TcpConn>& conn, size_t*
   TcpConn& c = conn.second;
   const TcpPath& p = tcp_[i];
   const int64_t rtt = round_trip(i);
-  const double bandwidth = m_.at(j.from, j.to).bandwidth_bps;
+  const Link& link = m_.at(j.from, j.to);
   const int64_t room = p.window_bytes * std::max(p.connections, 1);
   const bool bottleneck = p.queue_bytes > 0 && p.loss_based && std::max(p.connections, 1) == 1;
   TcpConn last{};  // the state before the previous round, which sent last_given bytes
   int64_t last_t = -1, last_given = -1;
   while (t < until) {
-    if (j.put && j.rest == 0 && j.fin_ready < 0 && (room <= 0 || j.left <= room)) j.fin_ready = t;
+    if (j.fin_queues(j.left, room)) j.fin_ready = t;
     // The previous round left the connection as it found it, moved by the round's length:
     // every round up to the phase's last, an answer's arrival or `until` does the same.
     if (last_given > 0 && t > last_t && moved_by(last, c, t - last_t, bottleneck)) {
@@ -301,8 +301,7 @@ int64_t LinkState::lone_rounds(Job& j, std::pair<size_t, TcpConn>& conn, size_t*
     }
     if (given > 0 && j.start < 0) j.start = t;
     j.left -= given;
-    const int64_t wire =
-        bandwidth <= 0 ? 0 : std::llround(static_cast<double>(given) * 8e9 / bandwidth);
+    const int64_t wire = link.transfer_ns(given);
     if (given > 0) c.last_send_ns = std::max(c.last_send_ns, t + wire);
     last = before;
     last_t = t;
@@ -431,12 +430,10 @@ void LinkState::run_channel(Channel& ch, int64_t until, bool commit, int64_t tar
       queued = (k > 0 && conn_of_[order_[k - 1]] == c ? queued : 0) + jobs[a].left;
       const TcpPath& p = tcp_[conns_[c].first];
       const int64_t room = p.window_bytes * std::max(p.connections, 1);
-      if (jobs[a].put && jobs[a].rest == 0 && jobs[a].fin_ready < 0 &&
-          (room <= 0 || queued <= room))
-        jobs[a].fin_ready = t;
+      if (jobs[a].fin_queues(queued, room)) jobs[a].fin_ready = t;
     }
     int64_t rtt = 0, total = 0;
-    double bandwidth = 0;
+    const Link* link = nullptr;  // the channel's
     for (size_t k = 0; k < order_.size();) {
       const size_t c = conn_of_[order_[k]];
       size_t e = k;
@@ -445,7 +442,7 @@ void LinkState::run_channel(Channel& ch, int64_t until, bool commit, int64_t tar
       const auto to = static_cast<int>(conns_[c].first % m_.ranks);
       const int64_t r = round_trip(conns_[c].first);
       rtt = std::max(rtt, r);
-      bandwidth = m_.at(from, to).bandwidth_bps;
+      link = &m_.at(from, to);
       take_answers(conns_[c].first, conns_[c].second, t, &applied_[c]);
       given_[c] = tcp_round(conns_[c].second, tcp_[conns_[c].first], r, t, offered_[c]);
       total += given_[c];
@@ -456,9 +453,7 @@ void LinkState::run_channel(Channel& ch, int64_t until, bool commit, int64_t tar
       }
       k = e;
     }
-    auto serialise = [&](int64_t b) -> int64_t {
-      return bandwidth <= 0 ? 0 : std::llround(static_cast<double>(b) * 8e9 / bandwidth);
-    };
+    auto serialise = [&](int64_t b) -> int64_t { return link ? link->transfer_ns(b) : 0; };
     // The connections share the link round robin: a phase's last byte leaves once every
     // connection has sent as many bytes of this round as its own connection up to it (or
     // all of its own).

@@ -176,6 +176,11 @@ class LinkState {
     int64_t fin_ready = -1;  // the data's last byte entered the socket then: the FIN queues
     // The data is out; the receiver completes at the FIN.
     bool fin() const { return put && rest == 0 && left == 0; }
+    // A put's last byte is in the socket once what is queued on its connection up to it
+    // (`queued`) fits the socket's `room` (0: no limit): its FIN queues then.
+    bool fin_queues(int64_t queued, int64_t room) const {
+      return put && rest == 0 && fin_ready < 0 && (room <= 0 || queued <= room);
+    }
   };
   struct Channel {
     int64_t t = 0;              // the next round may start then (rounds before it are final)
