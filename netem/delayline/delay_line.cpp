@@ -30,6 +30,7 @@ extern "C" {
 
 #include "netem/delayline/packet_edit.h"
 #include "netem/shaper/dist_table.h"
+#include "netem/shaper/kernel_netem.h"
 #include "netem/shaper/link_params_args.h"
 #include "netem/shaper/queue_sizing.h"
 
@@ -103,7 +104,7 @@ DelayLine::DelayLine(Config cfg)
   netns_ino_ = inode_of("/proc/self/ns/net");
 
   full_copy_ = cfg_.params.duplicate_pct > 0 || cfg_.params.corrupt_pct > 0;
-  per_wire_ = decides_per_packet(cfg_.params);
+  per_wire_ = netem::acts_per_packet(cfg_.params);
   msg_buf_ = full_copy_ ? kFullMsgBuf : kMsgBuf;
   edit_rng_.seed(static_cast<std::mt19937::result_type>(cfg_.seed * 2654435761u + 1));
   if (cfg_.params.duplicate_pct > 0) {
@@ -215,7 +216,7 @@ void DelayLine::set_params(const netem::LinkParams& p) {
       p.jitter_us ? netem::load_dist_table(p.jitter_dist) : std::vector<int16_t>{};
   impairment_.change(p, std::move(table));
   cfg_.params = p;
-  bool per_wire = decides_per_packet(p);
+  bool per_wire = netem::acts_per_packet(p);
   uint32_t maxlen = std::max(maxlen_, queue_maxlen(p));
   if (per_wire != per_wire_ || maxlen != maxlen_) {
     per_wire_ = per_wire;

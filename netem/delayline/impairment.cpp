@@ -7,11 +7,6 @@
 
 namespace xdc::delayline {
 
-bool decides_per_packet(const netem::LinkParams& p) {
-  return p.loss.kind != netem::LossModel::Kind::kNone || p.duplicate_pct > 0 || p.corrupt_pct > 0 ||
-         p.reorder_pct > 0;
-}
-
 uint32_t probability_u32(double pct) {
   return static_cast<uint32_t>(std::rint(std::clamp(pct, 0.0, 100.0) / 100.0 * UINT32_MAX));
 }

@@ -25,10 +25,6 @@
 
 namespace xdc::delayline {
 
-// True when `p` decides something per packet (loss, duplicate, corrupt, reorder): such
-// decisions must see wire packets, not GSO aggregates (delay_line.h).
-bool decides_per_packet(const netem::LinkParams& p);
-
 // netem's u32 scale for a percentage.
 uint32_t probability_u32(double pct);
 

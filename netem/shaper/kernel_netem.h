@@ -82,7 +82,8 @@ struct WireFeeder {
 };
 
 // True when `p` has an impairment that must act on each wire packet: loss, duplicate,
-// corrupt or reorder (delay, jitter and rate act the same on an aggregate).
+// corrupt or reorder (delay, jitter and rate act the same on an aggregate). Both backends
+// then see wire packets (the delay line binds its queue without GSO, delay_line.h).
 bool acts_per_packet(const LinkParams& p);
 
 // Sets gso_max_segs 1 on the veth peer of every veth in sock's namespace other than
