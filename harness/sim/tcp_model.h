@@ -179,7 +179,15 @@ int64_t tcp_loss_window_bytes(double loss);
 // packets in order, so a burst's packets wait behind the most delayed one ahead of them;
 // the demo's crosspipe-greedy, whose bursts leave back to back, measured 3.487 s with its
 // 1 ms normal jitter and 2.997 s without (four runs each, 2026-11-28; predicted 3.19 s),
-// where 1f1b moved less than its spread; retransmissions were alike (`ss`).
+// where 1f1b moved less than its spread; retransmissions were alike (`ss`). Five runs each
+// of 1f1b: 3.057 s without, 3.240 s with (+6%); two-dc-modeled (lossless, so the delay
+// line draws per GSO aggregate; k = 1): 14.535 / 11.793 / 12.407 s without, 14.439 /
+// 11.625 / 13.046 s with (1f1b / overlap / greedy). Tried and not adopted: a burst's
+// expected lag behind the most delayed packet ahead of it (E[max_k (J_k - k gap)], which
+// matches the delay line within 0.01 ms), added to every round trip (the data one way,
+// the ACKs back; the burst spreading over a message's rounds) and to each arrival: greedy
+// -18.9% -> -7%, but 1f1b and overlap +17 / +19% and two-dc-modeled's overlap +12%; the
+// simulated iterations pay for it far more than the measured ones (2026-11-28).
 inline constexpr int64_t kLongInUse = int64_t{1} << 50;  // bytes carried: long in use
 
 // State of one direction of a connection (of all `connections` of a path together): its
