@@ -42,7 +42,7 @@ namespace xdc::linkctl {
 struct LinkChange {
   std::optional<uint64_t> delay_us, jitter_us;  // one-way, undilated
   std::optional<double> loss_pct;               // random loss; 0 = none
-  std::optional<uint64_t> rate_bps;             // > 0 (a rate cannot be removed in place)
+  std::optional<uint64_t> rate_bps;             // > 0 (`params` without one removes it)
   std::optional<bool> down;                     // true: cut; false: restore
   // Every parameter at once, undilated (restoring a direction), before the keys above.
   std::optional<netem::LinkParams> params;

@@ -7,8 +7,12 @@
 #include <netlink/route/qdisc/htb.h>
 #include <netlink/route/qdisc/tbf.h>
 
+#include <chrono>
 #include <limits>
 #include <memory>
+#include <thread>
+
+#include "netem/shaper/queue_sizing.h"
 
 namespace xdc::netem {
 
@@ -114,6 +118,32 @@ void change_rate_qdisc(const nl::NlSocket& sock, int ifindex, uint32_t parent, u
   rtnl_qdisc_fifo_set_limit(leaf.get(), limit);
   nl::check(rtnl_qdisc_update(sock.get(), leaf.get(), leaf.get(), 0),
             "change bfifo leaf on " + where(sock, ifindex));
+}
+
+void remove_rate_qdisc(const nl::NlSocket& sock, int ifindex, uint32_t parent, uint32_t handle,
+                       const std::string& kind, uint64_t limit_bytes, int drain_ms) {
+  const uint64_t fastest = kind == "tbf" ? uint64_t{INT32_MAX} * 8 : uint64_t{1'000'000'000'000};
+  change_rate_qdisc(sock, ifindex, parent, handle, kind, fastest, limit_bytes,
+                    tbf_burst_bytes(fastest));
+  for (int waited = 0; waited < drain_ms; ++waited) {
+    nl_cache* cache = nullptr;
+    nl::check(rtnl_qdisc_alloc_cache(sock.get(), &cache), "list qdiscs on " + where(sock, ifindex));
+    uint64_t queued = 0;
+    if (rtnl_qdisc* q = rtnl_qdisc_get(cache, ifindex, handle)) {
+      queued = rtnl_tc_get_stat(TC_CAST(q), RTNL_TC_QLEN);
+      rtnl_qdisc_put(q);
+    }
+    nl_cache_free(cache);
+    if (queued == 0) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  QdiscPtr q(rtnl_qdisc_alloc());
+  if (!q) throw std::bad_alloc();
+  rtnl_tc_set_ifindex(TC_CAST(q.get()), ifindex);
+  rtnl_tc_set_parent(TC_CAST(q.get()), parent);
+  rtnl_tc_set_handle(TC_CAST(q.get()), handle);
+  nl::check(rtnl_qdisc_delete(sock.get(), q.get()),
+            "delete the rate stage on " + where(sock, ifindex));
 }
 
 QdiscCounters qdisc_counters(const std::string& netns, const std::string& ifname, uint32_t handle) {

@@ -28,6 +28,13 @@ std::string add_rate_qdisc(const nl::NlSocket& sock, int ifindex, uint32_t paren
 void change_rate_qdisc(const nl::NlSocket& sock, int ifindex, uint32_t parent, uint32_t handle,
                        const std::string& kind, uint64_t rate_bps, uint64_t limit_bytes,
                        uint32_t burst_bytes);
+// Removes the rate stage that add_rate_qdisc installed (a rate changed to none, in
+// place): first changed to the most its kind carries (tbf: 2^31-1 bytes/s, ~17 Gbit/s;
+// htb: 1 Tbit/s), so that what it holds leaves, then deleted once it holds nothing (after
+// `drain_ms` at most: what is still queued then is dropped). Under a netem root (parent
+// kNetemClass) netem then sends from its own queue. Throws nl::NlError.
+void remove_rate_qdisc(const nl::NlSocket& sock, int ifindex, uint32_t parent, uint32_t handle,
+                       const std::string& kind, uint64_t limit_bytes, int drain_ms = 1000);
 // The kind add_rate_qdisc installs for `rate_bps`: "tbf" | "htb".
 const char* rate_qdisc_kind(uint64_t rate_bps);
 

@@ -97,11 +97,15 @@ uint64_t changed_rate_queue_bytes(const LinkParams& was, const LinkParams& p) {
   return was.rate_bps == p.rate_bps ? std::max(bytes, rate_queue_bytes(was)) : bytes;
 }
 
-// Adds or changes the rate stage as qdisc `handle` under `parent`.
+// Adds, changes or removes the rate stage as qdisc `handle` under `parent`.
 void reshape_rate(const nl::NlSocket& sock, int ifindex, uint32_t parent, uint32_t handle,
                   const LinkParams& was, const LinkParams& p, ShapeRecord& r) {
   if (!p.rate_bps) {
-    if (was.rate_bps) throw std::runtime_error("a rate cannot be removed in place");
+    if (was.rate_bps) {
+      remove_rate_qdisc(sock, ifindex, parent, handle, r.rate_qdisc, rate_queue_bytes(was));
+      r.rate_qdisc.clear();
+      if (parent == TC_H_ROOT) r.root_handle = 0;
+    }
     return;
   }
   uint64_t limit = changed_rate_queue_bytes(was, p);
@@ -124,8 +128,6 @@ ReshapeHandle& opened(const ShapeRecord& r, ReshapeHandle& ready) {
 
 void reshape_kernel(ShapeRecord& r, const LinkParams& was, const LinkParams& p,
                     ReshapeHandle& ready) {
-  // Refused before anything changes (reshape_rate would refuse after netem had).
-  if (was.rate_bps && !p.rate_bps) throw std::runtime_error("a rate cannot be removed in place");
   // netem keeps its distribution table when a change sends none, and uniform jitter has none.
   if (p.jitter_us && p.jitter_dist == JitterDist::kUniform && was.jitter_us &&
       was.jitter_dist != JitterDist::kUniform)
@@ -150,15 +152,15 @@ void reshape_kernel(ShapeRecord& r, const LinkParams& was, const LinkParams& p,
 
 void reshape_userspace(ShapeRecord& r, const LinkParams& was, const LinkParams& p,
                        const ShapeOptions& o, ReshapeHandle& ready) {
-  if (was.rate_bps && !p.rate_bps) throw std::runtime_error("a rate cannot be removed in place");
   if (r.delayline_pid > 0) {
     if (r.ctl_path.empty())
       throw std::runtime_error("its delay line has no control socket (built by an older xdc)");
     change_delayline(r.ctl_path, p);
   }
   // The rate stage's limit follows the delay too (queue_sizing.h).
-  bool rate_stage = p.rate_bps && (p.rate_bps != was.rate_bps ||
-                                   changed_rate_queue_bytes(was, p) != rate_queue_bytes(was));
+  bool rate_stage = p.rate_bps ? p.rate_bps != was.rate_bps ||
+                                     changed_rate_queue_bytes(was, p) != rate_queue_bytes(was)
+                               : was.rate_bps != 0;
   bool start = r.delayline_pid <= 0 && needs_delay_stage(p);
   if (!rate_stage && !start) return;  // the delay line alone: no netlink round trips
   const nl::NlSocket& sock = *opened(r, ready).sock;

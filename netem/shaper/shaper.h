@@ -127,8 +127,9 @@ struct ReshapeHandle {
 // is shaped from scratch with `backend`. Queue limits follow `p`'s bandwidth-delay
 // product, except that they never shrink while the rate stays (what is queued drains
 // at that rate: a delay decrease must not drop it) and the delay stage's never shrinks.
-// A rate cannot be removed in place (p.rate_bps 0 after a rate) nor cross the tbf/htb
-// boundary. Returns the CLOCK_REALTIME ns at which all of it was in force. Throws
+// A rate removed (p.rate_bps 0 after a rate: a restore after a change that added one)
+// goes once its queue has drained (remove_rate_qdisc, qdisc.h); a rate cannot cross the
+// tbf/htb boundary in place. Returns the CLOCK_REALTIME ns at which all of it was in force. Throws
 // std::runtime_error / nl::NlError naming the link; what was applied before stays.
 // `ready`: the direction's handle, reused (and filled when empty); a failed change empties
 // it, so the next one starts afresh.

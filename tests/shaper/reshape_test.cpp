@@ -33,6 +33,7 @@
 #include <thread>
 
 #include "netem/nl/netns.h"
+#include "netem/shaper/qdisc.h"
 #include "netem/shaper/shaper.h"
 #include "tests/shaper/testbed.h"
 
@@ -227,6 +228,50 @@ TEST_P(Reshape, RateChangeIsInForceWithin10msAndOnlyTheQueueDrops) {
   EXPECT_EQ(c.loss_drops, 0u);
   EXPECT_EQ(c.delay_queue_drops, 0u);
   EXPECT_EQ(c.rate_queue_drops, static_cast<uint64_t>(res.lost()));
+}
+
+TEST_P(Reshape, ARateAChangeAddedGoesAtTheRestoreAfterItsQueue) {
+  // A change adds a rate to a direction without one (an experiment's `changes:`), and the
+  // end of the run's changes restores the direction: the rate stage goes, once what it
+  // holds has left, and from then on the stream passes unthrottled, in order, whole.
+  const Line& l = *line_;
+  LinkParams p;
+  p.delay_us = 2'000;
+  Shaped s(GetParam(), l, p);
+  const int payload = 1400, count = 3000;
+  const double interval = payload * 8 / 12e6;  // 12 Mbit/s of payload
+  OneWayResult res;
+  std::thread stream(
+      [&] { res = one_way_stream(l.a, l.b, l.b_ip, count, interval, payload, 0.3, 0.001); });
+  sleep_s(0.5);
+  LinkParams slow = p;
+  slow.rate_bps = 8'000'000;  // below the stream: the rate stage is busy and full
+  s.change(slow);
+  EXPECT_FALSE(s.r.rate_qdisc.empty());
+  sleep_s(0.5);
+  auto [t2, t2_done] = s.change(p);
+  stream.join();
+  int after = 0, lost_after = 0, throttled_before = 0, slow_period = 0;
+  for (const auto& pk : res.packets) {
+    if (pk.sent_ns >= t2_done) {
+      ++after;
+      lost_after += pk.arrived_ns < 0;
+    } else if (pk.sent_ns >= t2 - 400'000'000) {
+      ++slow_period;
+      throttled_before += pk.arrived_ns < 0;
+    }
+  }
+  std::printf(
+      "RESHAPE rate removed: %d datagrams sent after, %d lost; %d of %d lost while 8 mbit\n", after,
+      lost_after, throttled_before, slow_period);
+  EXPECT_GT(throttled_before, 0) << "the added rate did not throttle";
+  EXPECT_GT(after, 1000);
+  EXPECT_EQ(lost_after, 0);
+  EXPECT_EQ(res.reorders(), 0);
+  EXPECT_TRUE(s.r.rate_qdisc.empty());
+  const uint32_t stage = GetParam() == Backend::kKernel ? netem::kChildHandle : netem::kRootHandle;
+  EXPECT_FALSE(netem::qdisc_counters(s.r.netns, s.r.ifname, stage).found)
+      << "the rate stage is still there";
 }
 
 TEST_P(Reshape, DelayChangesUnderSaturatingTcpDropAndReorderNothing) {
