@@ -194,6 +194,8 @@ ScheduleData from_run_entry(const nlohmann::json& j, const fs::path& root, doubl
     s.peak_flops_per_rank = number(j["mfu"], "peak_flops_per_rank");
     s.modeled = j["mfu"].value("basis", "") == "modeled";
   }
+  if (j.contains("simulated_mfu") && j["simulated_mfu"].is_object() && s.simulated_iteration_s)
+    s.simulated_mfu = number(j["simulated_mfu"], "value");
   if (j.contains("loss") && j["loss"].is_array())
     for (auto& v : j["loss"]) s.loss.push_back(v.is_number() ? v.get<double>() : NAN);
   if (j.contains("waits_s_per_iteration") && j["waits_s_per_iteration"].is_object())

@@ -34,6 +34,8 @@ struct ScheduleData {
   std::optional<double> tokens_per_s;
   nlohmann::json prefill;  // summary.json's `prefill` of a run with prefill (run/prefill.h)
   std::optional<double> mfu, peak_flops_per_rank;
+  // The simulated iteration's MFU: modeled, at the assumed device peak (summary.json).
+  std::optional<double> simulated_mfu;
   bool modeled = false;      // tokens/s and MFU rest on modeled compute (summary.json "basis")
   std::vector<double> loss;  // per measured iteration; NaN where a value was missing
   // Seconds per iteration the ranks spent waiting, summed over ranks, by cause

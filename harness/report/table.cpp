@@ -72,13 +72,19 @@ std::string comparison_table_html(const RunData& d) {
        }},
       {"MFU",
        "model FLOPs utilisation against the stated peak per rank (modeled: arithmetic on the "
-       "assumed peak, not a measurement)",
+       "assumed peak, not a measurement; sim: the simulated iteration's, at the assumed peak)",
        [](const ScheduleData& s) -> std::string {
-         if (!s.mfu) return "";
-         std::string c = escape(percent(*s.mfu, 2));
-         if (s.peak_flops_per_rank)
-           c += "<br><span class=\"sim\">" + std::string(s.modeled ? "modeled, assumed " : "of ") +
-                escape(si_text(*s.peak_flops_per_rank)) + "FLOP/s peak</span>";
+         std::string c;
+         if (s.mfu) {
+           c = escape(percent(*s.mfu, 2));
+           if (s.peak_flops_per_rank)
+             c += "<br><span class=\"sim\">" +
+                  std::string(s.modeled ? "modeled, assumed " : "of ") +
+                  escape(si_text(*s.peak_flops_per_rank)) + "FLOP/s peak</span>";
+         }
+         if (s.simulated_mfu)
+           c += (c.empty() ? "" : "<br>") + std::string("<span class=\"sim\">sim ") +
+                escape(percent(*s.simulated_mfu, 2)) + ", modeled</span>";
          return c;
        }},
   };

@@ -222,6 +222,7 @@ ScheduleData measured_schedule(const std::string& name) {
   s.tokens_per_s = 5190;
   s.mfu = 0.0729;
   s.peak_flops_per_rank = 95e9;
+  s.simulated_mfu = 0.1339;
   return s;
 }
 
@@ -238,6 +239,8 @@ TEST(ReportTable, ComparisonNamesEveryBubbleAndEscapes) {
   EXPECT_NE(html.find("394.3 %"), std::string::npos);
   EXPECT_NE(html.find("sim 170.9 %"), std::string::npos);
   EXPECT_NE(html.find(">1.84<"), std::string::npos);  // measured / simulated
+  EXPECT_NE(html.find("7.29 %"), std::string::npos);
+  EXPECT_NE(html.find("sim 13.39 %, modeled"), std::string::npos);
   EXPECT_NE(html.find("&lt;img src=x&gt;"), std::string::npos);
   EXPECT_EQ(html.find("<img"), std::string::npos);
   EXPECT_NE(html.find("rank 2 on &quot;w1&quot; died"), std::string::npos);
@@ -260,6 +263,11 @@ TEST(ReportTable, SimulationOnlyLeavesOutMeasuredColumns) {
   EXPECT_EQ(html.find(">p50</th>"), std::string::npos);
   EXPECT_EQ(html.find(">MFU</th>"), std::string::npos);
   EXPECT_NE(html.find("43.1 %"), std::string::npos);
+  // With the simulated iteration's MFU (xdc simulate of a shaped model), the column shows it.
+  d.schedules[0].simulated_mfu = 0.2051;
+  const std::string with_mfu = comparison_table_html(d);
+  EXPECT_NE(with_mfu.find(">MFU</th>"), std::string::npos);
+  EXPECT_NE(with_mfu.find("sim 20.51 %, modeled"), std::string::npos);
 }
 
 TEST(ReportTable, LinkCheckConfiguredBesideMeasured) {

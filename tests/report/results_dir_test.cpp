@@ -59,7 +59,8 @@ TEST(ReportResultsDir, RunLayoutShowsTheMedianIterationBesideTheSimulation) {
     "simulated_iteration_s": 0.018, "simulated_bubble_ratio": {"megatron": 0.4,
     "zerobubble": 0.2, "crosspipe": 0.2}, "tokens_per_s": 1000, "loss": [5.5, null, 4.5],
     "waits_s_per_iteration": {"RECV_F": 0.004, "ITERATION_BARRIER": 0.001},
-    "mfu": {"value": 0.05, "peak_flops_per_rank": 9.5e10}}]})");
+    "mfu": {"value": 0.05, "peak_flops_per_rank": 9.5e10},
+    "simulated_mfu": {"value": 0.04, "basis": "modeled"}}]})");
   put(d.path / "environment.json", R"({"kernel": "Linux 6", "wan_links": [{"x": 1}]})");
   put(d.path / "link_check.json", R"({"backend": "userspace", "links": [{"from": "east",
     "to": "west", "configured": {"delay_ms": 20}, "measured": {"rtt_median_ms": 40},
@@ -84,6 +85,7 @@ TEST(ReportResultsDir, RunLayoutShowsTheMedianIterationBesideTheSimulation) {
   EXPECT_DOUBLE_EQ(s.bubble->zerobubble, 0.25);
   EXPECT_DOUBLE_EQ(s.simulated_iteration_s.value(), 0.018);
   EXPECT_DOUBLE_EQ(s.mfu.value(), 0.05);
+  EXPECT_DOUBLE_EQ(s.simulated_mfu.value(), 0.04);
   ASSERT_EQ(s.loss.size(), 3u);
   EXPECT_TRUE(std::isnan(s.loss[1]));
   // The median iteration (20 ms, the third), moved to 0.
