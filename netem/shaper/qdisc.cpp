@@ -37,6 +37,16 @@ QdiscPtr new_qdisc(int ifindex, uint32_t parent, uint32_t handle, const char* ki
   return q;
 }
 
+// Deletes qdisc `handle` (0: whichever) under `parent`; libnl's return code.
+int delete_qdisc(const nl::NlSocket& sock, int ifindex, uint32_t parent, uint32_t handle) {
+  QdiscPtr q(rtnl_qdisc_alloc());
+  if (!q) throw std::bad_alloc();
+  rtnl_tc_set_ifindex(TC_CAST(q.get()), ifindex);
+  rtnl_tc_set_parent(TC_CAST(q.get()), parent);
+  if (handle) rtnl_tc_set_handle(TC_CAST(q.get()), handle);
+  return rtnl_qdisc_delete(sock.get(), q.get());
+}
+
 std::string where(const nl::NlSocket& sock, int ifindex) {
   return "ifindex " + std::to_string(ifindex) + " in netns '" + sock.netns() + "'";
 }
@@ -137,12 +147,7 @@ void remove_rate_qdisc(const nl::NlSocket& sock, int ifindex, uint32_t parent, u
     if (queued == 0) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
-  QdiscPtr q(rtnl_qdisc_alloc());
-  if (!q) throw std::bad_alloc();
-  rtnl_tc_set_ifindex(TC_CAST(q.get()), ifindex);
-  rtnl_tc_set_parent(TC_CAST(q.get()), parent);
-  rtnl_tc_set_handle(TC_CAST(q.get()), handle);
-  nl::check(rtnl_qdisc_delete(sock.get(), q.get()),
+  nl::check(delete_qdisc(sock, ifindex, parent, handle),
             "delete the rate stage on " + where(sock, ifindex));
 }
 
@@ -169,12 +174,7 @@ QdiscCounters qdisc_counters(const std::string& netns, const std::string& ifname
 }
 
 bool delete_root_qdisc(const nl::NlSocket& sock, int ifindex, uint32_t handle) {
-  QdiscPtr q(rtnl_qdisc_alloc());
-  if (!q) throw std::bad_alloc();
-  rtnl_tc_set_ifindex(TC_CAST(q.get()), ifindex);
-  rtnl_tc_set_parent(TC_CAST(q.get()), TC_H_ROOT);
-  if (handle) rtnl_tc_set_handle(TC_CAST(q.get()), handle);
-  int rc = rtnl_qdisc_delete(sock.get(), q.get());
+  int rc = delete_qdisc(sock, ifindex, TC_H_ROOT, handle);
   // ENOENT: no qdisc; EINVAL: the root's handle is not `handle` (not ours).
   if (rc == -NLE_OBJ_NOTFOUND || rc == -NLE_INVAL || rc == -NLE_NODEV) return false;
   nl::check(rc, "delete root qdisc on " + where(sock, ifindex));
