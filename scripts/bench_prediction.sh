@@ -12,11 +12,13 @@
 # "load_before", "quick"} and prints a table. err_pct = (simulated - measured) / measured,
 # measured = the mean of the measured iterations (each listed, so the spread a lossy or
 # bursty WAN gives one run shows); target_pct: issue 15's, 5 for modeled compute, 10 for real.
-# The demo is run three times (seeds 1-3) and its runs pooled into one point per schedule
+# The demo is run eight times (seeds 1-8) and its runs pooled into one point per schedule
 # ("measured_runs_s": each run's mean; "simulated_s": the mean of their predictions): its
-# 0.1% random loss and four ranks on two cores move one 20-iteration run's mean by +-12%
-# from the next (three runs, 2026-11-27: 1f1b 3.24 / 3.05 / 3.82 s, overlap 3.62 / 3.39 /
-# 3.16 s), more than the 10% the point is held to. CrossPipe's point runs 16 iterations
+# 0.1% random loss and four ranks on two cores move one 20-iteration run's mean far from
+# the next: over 24, 17 and 24 runs (2026-11-28) the sd of a run's mean is 8.5% (1f1b),
+# 7.3% (overlap) and 12.9% (crosspipe-greedy: 2.37-4.31 s), so the mean of three had a
+# standard error of up to 7.4%, near the 10% the point is held to; of eight, 4.6%.
+# CrossPipe's point runs 16 iterations
 # (its experiment has 2): its greedy schedule's iterations vary by a quarter from one to
 # the next (sd 0.42 s of a 4.6 s mean, 4.10-5.71 s, 2026-11-28), so the mean of 6 has a
 # standard error of 3.7%, too close to the 5% the point is held to (6 iterations: 4.975 s,
@@ -36,7 +38,7 @@ load=$(cut -d' ' -f1 /proc/loadavg)
 
 # name | experiment | grid lines (YAML, two-space indented under grid:)
 points=(
-  "two-dc|experiments/two-dc.yaml|  seed: [1, 2, 3]"
+  "two-dc|experiments/two-dc.yaml|  seed: [1, 2, 3, 4, 5, 6, 7, 8]"
   "two-dc-modeled|experiments/two-dc-modeled.yaml|  time_dilation: [$([ $QUICK = 1 ] && echo 1 || echo 5)]"
   "crosspipe-L2-D2|experiments/repro/crosspipe-base.yaml|  wan.delay: [80ms]
   wan.rate: [26214kbit]

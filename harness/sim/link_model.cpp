@@ -84,13 +84,11 @@ std::vector<TcpConn> LinkState::history() {
 std::vector<TcpConn> LinkState::launch(const LinkModel& m) {
   LinkState s(m);
   for (size_t i = 0; i < s.conn_.size(); ++i) {
-    const TcpPath& p = s.tcp_[i];
-    s.conn_[i].carried = 0;
-    if (p.loss > 0) {  // no loss met yet: as over a lossless path
-      s.conn_[i].cwnd =
-          p.window_bytes > 0 ? p.window_bytes * std::max(p.connections, 1) : int64_t{1} << 40;
-      s.conn_[i].ssthresh = 0;
-    }
+    TcpConn& c = s.conn_[i];
+    c.cwnd = kTcpInitialWindow * std::max(s.tcp_[i].connections, 1);
+    c.ssthresh = 0;
+    c.carried = 0;
+    c.last_send_ns = std::numeric_limits<int64_t>::min();
   }
   return s.conn_;
 }

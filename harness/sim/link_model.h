@@ -141,9 +141,14 @@ class LinkState {
   // Every message sent to completion, each connection's state (on this run's clock;
   // shift_history moves it onto the next's); empty without TCP paths.
   std::vector<TcpConn> history();
-  // The connections at a run's launch: warm as the first constructor makes them, but with
-  // no loss met yet (TcpConn::carried 0, no ssthresh: a lossy route's window opens as a
-  // lossless one's until the connection meets its first loss). As history() takes them.
+  // The connections at a run's launch: new, as OpenMPI opens them at a pair's first
+  // message: the initial window (10 segments per connection), slow start with no end
+  // until the first loss (no ssthresh), no loss met yet (TcpConn::carried 0), never sent
+  // (no idle restart). As history() takes them. The kernel's tcp_probe tracepoint shows
+  // the demo's WAN connections so in the first warm-up iteration (2026-11-28: 10
+  // segments, then slow start to 141 and 406 before the first loss). Until then launch()
+  // gave a warm window (the socket buffers', 1912 segments), and the simulated first
+  // iterations were too fast (greedy 0.98 s for the measured 1.97, the mean of 23 runs).
   static std::vector<TcpConn> launch(const LinkModel& m);
   // A message of `bytes` from rank `from` to `to`, ready to go at ready_ns: its timing as
   // far as the sends so far decide it (post() + current()).

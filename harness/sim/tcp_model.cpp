@@ -22,6 +22,21 @@ int64_t rto_jiffies(const TcpPath& p, int64_t rtt_ns) {
   return (rtt_ns + p.rto_min_ns + kJiffyNs - 1) / kJiffyNs;  // rounded up, as Linux
 }
 
+// CUBIC's reaction to a loss when the window is `w` (tcp_cubic.c's cubictcp_recalc_ssthresh):
+// ssthresh and the window go to `cut` of it, and W_max, the plateau the curve returns
+// to, is `w` or, when `w` is below the previous W_max (fast convergence, on by default),
+// (1 + beta) / 2 of it. With n connections one backs off: its share of the cut and of the
+// fast convergence.
+void cubic_loss(TcpConn& c, int64_t w, double cut, int n, int64_t now_ns) {
+  const double fc = 1 - (1 - kCubicBeta) / (2.0 * n);
+  c.w_max = c.w_max > 0 && w < c.w_max ? std::llround(fc * static_cast<double>(w)) : w;
+  c.ssthresh = std::max<int64_t>(2 * kTcpMss * n, std::llround(cut * static_cast<double>(w)));
+  c.cwnd = c.ssthresh;
+  c.epoch_ns = now_ns;
+  c.epoch_cwnd = c.cwnd;
+  c.reno_cwnd = c.cwnd;
+}
+
 // The bytes of a round of `round` at `now_ns` that get past the bottleneck (TcpPath::
 // queue_bytes): what the previous round's ACKs do not clock out leaves as one burst. On an
 // overflow CUBIC cuts the window to kCubicBeta of it; the rest follows in the next round.
@@ -34,13 +49,7 @@ int64_t through_bottleneck(TcpConn& c, const TcpPath& p, int64_t rtt_ns, int64_t
   const int64_t room = std::min(p.bdp_bytes, paced) + p.queue_bytes;
   c.round_ns = now_ns;
   c.round_bytes = std::min(round, room);
-  if (round > room) {
-    c.w_max = std::max(room, std::min(round, c.cwnd));
-    c.ssthresh =
-        std::max<int64_t>(2 * kTcpMss, std::llround(kCubicBeta * static_cast<double>(c.w_max)));
-    c.cwnd = c.ssthresh;
-    c.epoch_ns = now_ns;
-  }
+  if (round > room) cubic_loss(c, std::max(room, std::min(round, c.cwnd)), kCubicBeta, 1, now_ns);
   return c.round_bytes;
 }
 
@@ -54,20 +63,32 @@ int64_t random_losses(TcpConn& c, const TcpPath& p, int64_t bytes) {
   return static_cast<int64_t>(static_cast<double>(c.carried) / period) - before;
 }
 
-// A round that filled the window grows it: slow start up to ssthresh, then CUBIC's curve
-// a round trip ahead (at least a segment, at most x1.5 per round trip).
+// A round that filled the window grows it: slow start up to ssthresh, then as
+// tcp_cubic.c's bictcp_update: towards CUBIC's curve a round trip ahead, W(t) = C (t -
+// K)^3 + W_max with K = cbrt((W_max - the window at the loss's cut) / C), or the
+// Reno-friendly estimate when that is more (one segment per kRenoAcked windows
+// acknowledged: a window of a few dozen segments on a short round trip grows so, about
+// half a segment per round trip), by at most half the bytes acknowledged.
 void grow(TcpConn& c, int64_t rtt_ns, int64_t now_ns, int64_t round) {
   if (c.ssthresh <= 0 || c.cwnd < c.ssthresh) {
     c.cwnd += round;
     if (c.ssthresh > 0) c.cwnd = std::min(c.cwnd, c.ssthresh);
     return;
   }
+  const double cwnd = static_cast<double>(c.cwnd);
   const double t = static_cast<double>(now_ns + rtt_ns - c.epoch_ns) / 1e9;
   const double w_max = static_cast<double>(c.w_max) / kTcpMss;
-  const double k = std::cbrt(w_max * (1 - kCubicBeta) / kCubicC);
-  const double target = (kCubicC * (t - k) * (t - k) * (t - k) + w_max) * kTcpMss;
-  const double cwnd = static_cast<double>(c.cwnd);
-  c.cwnd = std::llround(std::clamp(target, cwnd + kTcpMss, 1.5 * cwnd));
+  const double start = static_cast<double>(c.epoch_cwnd > 0 ? c.epoch_cwnd : c.cwnd) / kTcpMss;
+  const double k = w_max > start ? std::cbrt((w_max - start) / kCubicC) : 0;
+  const double origin = std::max(w_max, start);
+  double target = (kCubicC * (t - k) * (t - k) * (t - k) + origin) * kTcpMss;
+  c.reno_cwnd = std::max(c.reno_cwnd, c.epoch_cwnd) +
+                std::llround(static_cast<double>(kTcpMss) * static_cast<double>(round) /
+                             (kRenoAcked * cwnd));
+  target = std::max(target, static_cast<double>(c.reno_cwnd));
+  if (target <= cwnd) return;
+  const double step = (target - cwnd) * std::min(1.0, static_cast<double>(round) / cwnd);
+  c.cwnd = std::llround(cwnd + std::min(step, 0.5 * static_cast<double>(round)));
 }
 }  // namespace
 
@@ -118,12 +139,7 @@ int64_t tcp_round(TcpConn& c, const TcpPath& p, int64_t rtt_ns, int64_t now_ns, 
   }
   if (const int64_t lost = random_losses(c, p, round); lost > 0) {
     // One reduction per round trip (SACK recovery): one of the n connections backs off.
-    c.w_max = c.cwnd;
-    const double cut = 1 - (1 - kCubicBeta) / n;
-    c.ssthresh =
-        std::max<int64_t>(2 * kTcpMss * n, std::llround(cut * static_cast<double>(c.cwnd)));
-    c.cwnd = c.ssthresh;
-    c.epoch_ns = now_ns;
+    cubic_loss(c, c.cwnd, 1 - (1 - kCubicBeta) / n, n, now_ns);
     c.used_bytes = 0;
     c.stamp_ns = now_ns;
     return round - std::min(round, lost * kTcpMss);  // sent again in the next round

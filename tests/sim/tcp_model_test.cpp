@@ -588,6 +588,48 @@ TEST(TcpModel, ARoundThatMeetsARandomLossCutsTheWindowAndSendsTheSegmentAgain) {
   EXPECT_LT(m.ssthresh, xdc::sim::tcp_loss_window_bytes(0.001));
 }
 
+// Congestion avoidance as tcp_cubic.c grows it. At the demo's small windows on a 40 ms
+// round trip CUBIC's curve is nearly flat (K = cbrt((W_max - cwnd) / C) is seconds away),
+// so the Reno-friendly estimate leads: one segment per 1.875 windows acknowledged, about
+// half a segment per round trip. Measured (the kernel's tcp_probe tracepoint, the demo's
+// crosspipe-greedy, 2026-11-28): 41 -> 47 segments in 12 round trips, 22 -> 32 in 20.
+TEST(TcpModel, CongestionAvoidanceAtASmallWindowGrowsHalfASegmentPerRoundTrip) {
+  using xdc::sim::kTcpMss;
+  xdc::sim::TcpPath path;
+  path.window_bytes = xdc::sim::tcp_window_bytes(4 << 20, 6 << 20);
+  xdc::sim::TcpConn c;
+  c.cwnd = c.ssthresh = c.epoch_cwnd = c.reno_cwnd = 30 * kTcpMss;  // just cut at 43
+  c.w_max = 43 * kTcpMss;
+  c.last_send_ns = c.stamp_ns = c.epoch_ns = 0;
+  int64_t t = 0;
+  for (int i = 0; i < 20; ++i, t += 40 * kMs)  // 20 full windows, back to back
+    xdc::sim::tcp_round(c, path, 40 * kMs, t, c.cwnd);
+  const double grown = static_cast<double>(c.cwnd - 30 * kTcpMss) / kTcpMss;
+  std::printf("20 round trips from 30 segments: +%.1f segments\n", grown);
+  EXPECT_GT(grown, 8);
+  EXPECT_LT(grown, 13) << "not one segment per round trip";
+}
+
+// A loss while the window is below the last W_max (the plateau the curve returns to)
+// lowers that plateau to (1 + beta) / 2 of the window (fast convergence, tcp_cubic.c's
+// default), so that a window losses keep cutting does not climb back to where it was.
+TEST(TcpModel, ALossBelowTheLastPlateauLowersItFastConvergence) {
+  using xdc::sim::kTcpMss;
+  xdc::sim::TcpPath path;
+  path.loss = 0.001;
+  xdc::sim::TcpConn c;
+  c.carried = 950 * kTcpMss;  // the 1000th segment falls in the next round
+  c.cwnd = 100 * kTcpMss;
+  c.last_send_ns = c.stamp_ns = 0;
+  xdc::sim::tcp_round(c, path, 40 * kMs, 0, 1000 * kTcpMss);
+  EXPECT_EQ(c.w_max, 100 * kTcpMss) << "the first loss: W_max is the window";
+  EXPECT_EQ(c.cwnd, 70 * kTcpMss);
+  c.carried = 950 * kTcpMss;
+  xdc::sim::tcp_round(c, path, 40 * kMs, 40 * kMs, 1000 * kTcpMss);  // 70 < W_max 100
+  EXPECT_EQ(c.w_max, std::llround(0.85 * 70 * kTcpMss));
+  EXPECT_EQ(c.ssthresh, 49 * kTcpMss);
+}
+
 // LinkState's rounds for one message, written out: each round a tcp_round; its bytes
 // leave at the link's rate (the connection's last send then), and the next round starts a
 // round trip, or the bytes' serialisation when longer, later. Returns the last byte's time.
