@@ -2,7 +2,10 @@
 # Prediction accuracy (issue 15): runs every shipped experiment and a sample of the
 # reproduction grids on the emulator with their own (stock) settings, and tabulates each
 # schedule's measured iteration against the simulator's prediction made beside it.
-#   scripts/bench_prediction.sh [--quick] [OUT.json]   (default results/bench/prediction.json)
+#   scripts/bench_prediction.sh [--quick] [--resume] [OUT.json]
+#   (default results/bench/prediction.json). Each run records the prediction made beside
+#   it, by the simulator of its day: the points' run directories are removed first, and
+#   --resume keeps the finished ones (to go on after an interruption, same build only).
 # Points: experiments/two-dc.yaml (the demo, real compute), experiments/two-dc-modeled.yaml
 # (--quick: at time dilation 1 instead of its 5), CrossPipe at (latency, bandwidth-delay)
 # = (2, 2) T_F, GeoPipe at 20 ms, Atlas PP and DP at 80 ms one way (atlas.yaml's points).
@@ -30,7 +33,14 @@ ROOT=$PWD
 BUILD_DIR=${XDC_BUILD_DIR:-build}
 XDC=${XDC:-$BUILD_DIR/harness/cli/xdc}
 QUICK=0
-if [ "${1:-}" = "--quick" ]; then QUICK=1; shift; fi
+RESUME=0
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --quick) QUICK=1; shift ;;
+    --resume) RESUME=1; shift ;;
+    *) break ;;
+  esac
+done
 OUT=${1:-results/bench/prediction.json}
 RUNS=results/bench/prediction
 mkdir -p "$RUNS"
@@ -59,6 +69,7 @@ for p in "${points[@]}"; do
   exp=${rest%%|*}
   grid=${rest#*|}
   echo "== $name ($exp)" >&2
+  [ $RESUME = 1 ] || rm -rf "${RUNS:?}/$name"
   cat >"$RUNS/$name.sweep.yaml" <<YAML
 name: prediction-$name
 description: measured vs simulated, $exp
