@@ -179,22 +179,25 @@ int64_t tcp_loss_window_bytes(double loss);
 // where they struck, often in slow start after a restart: measured (`ss`, the demo: 20 ms,
 // 0.1%, 256 KiB messages, 1f1b, 2026-11-28) ssthresh 12-43 segments (about 25) from the
 // tenth iteration on, below Mathis's 38.7; it fell from 192 over ten iterations. Modeled
-// so, the demo's predicted iterations climb as the measured ones do (1f1b: 0.97, 1.29,
-// 1.85, 2.25, ... 3.6-4.3 s; measured, the mean of seven runs: 1.54, 1.84, 1.83, 2.33, ...
-// 3.4-4.1 s); before (a window cap of 1/loss segments x kCubicBeta^(losses met), floored at
-// Mathis's) they reached 3.49 s within five iterations and stayed there.
+// so, from new connections at the launch (LinkState::launch) and CUBIC's growth above,
+// the demo's predicted iterations climb as the measured ones do (1f1b: 1.19, 1.67, 2.18,
+// 3.22, 3.66, ... 3.7-4.4 s; measured, the mean of 24 runs, 2026-11-28: 1.74, 2.26, 2.42,
+// 2.79, 2.98, ... 3.3-4.0 s); the simulated climb is steeper, its losses falling at fixed
+// intervals; before (a window cap of 1/loss segments x kCubicBeta^(losses met), floored
+// at Mathis's) they reached 3.49 s within five iterations and stayed there.
 // Not modeled: where the losses fall at random (a seeded draw of each loss, averaged over
 // eight draws, gave the demo's three schedules the same means within 4%), the probe
 // timeout of a tail loss (a lost last segment, or a lost request or answer alone in
 // flight: 2 round trips, or the 200 ms RTO floor, more), and jitter: the delay line keeps
 // packets in order, so a burst's packets wait behind the most delayed one ahead of them;
 // the demo's crosspipe-greedy, whose bursts leave back to back, measured 3.487 s with its
-// 1 ms normal jitter and 2.997 s without (four runs each, 2026-11-28; predicted 3.19 s),
-// where 1f1b moved less than its spread; retransmissions were alike (`ss`). Five runs each
-// of 1f1b: 3.057 s without, 3.240 s with (+6%); two-dc-modeled (lossless, so the delay
-// line draws per GSO aggregate; k = 1): 14.535 / 11.793 / 12.407 s without, 14.439 /
-// 11.625 / 13.046 s with (1f1b / overlap / greedy). Tried and not adopted: a burst's
-// expected lag behind the most delayed packet ahead of it (E[max_k (J_k - k gap)], which
+// 1 ms normal jitter and 2.997 s without (four runs each, 2026-11-28; predicted 3.19 s
+// then, 3.53 s with CUBIC's growth as tcp_cubic.c's and new connections at the launch,
+// against 3.488 s over 24 runs with jitter), where 1f1b moved less than its spread; retransmissions
+// were alike (`ss`). Five runs each of 1f1b: 3.057 s without, 3.240 s with (+6%); two-dc-modeled
+// (lossless, so the delay line draws per GSO aggregate; k = 1): 14.535 / 11.793 / 12.407 s
+// without, 14.439 / 11.625 / 13.046 s with (1f1b / overlap / greedy). Tried and not adopted: a
+// burst's expected lag behind the most delayed packet ahead of it (E[max_k (J_k - k gap)], which
 // matches the delay line within 0.01 ms), added to every round trip (the data one way,
 // the ACKs back; the burst spreading over a message's rounds) and to each arrival: greedy
 // -18.9% -> -7%, but 1f1b and overlap +17 / +19% and two-dc-modeled's overlap +12%; the
