@@ -74,8 +74,9 @@ int64_t random_losses(TcpConn& c, const TcpPath& p, int64_t bytes) {
 // K)^3 + W_max with K = cbrt((W_max - the window at the loss's cut) / C), or the
 // Reno-friendly estimate when that is more (one segment per kRenoAcked windows
 // acknowledged: a window of a few dozen segments on a short round trip grows so, about
-// half a segment per round trip), by at most half the bytes acknowledged.
-void grow(TcpConn& c, int64_t rtt_ns, int64_t now_ns, int64_t round) {
+// half a segment per round trip; n connections, n such estimates), by at most half the
+// bytes acknowledged.
+void grow(TcpConn& c, int64_t rtt_ns, int64_t now_ns, int64_t round, int n) {
   if (c.ssthresh <= 0 || c.cwnd < c.ssthresh) {
     c.cwnd += round;
     if (c.ssthresh > 0) c.cwnd = std::min(c.cwnd, c.ssthresh);
@@ -88,9 +89,9 @@ void grow(TcpConn& c, int64_t rtt_ns, int64_t now_ns, int64_t round) {
   const double k = w_max > start ? std::cbrt((w_max - start) / kCubicC) : 0;
   const double origin = std::max(w_max, start);
   double target = (kCubicC * (t - k) * (t - k) * (t - k) + origin) * kTcpMss;
-  c.reno_cwnd =
-      std::max(c.reno_cwnd, c.epoch_cwnd) +
-      std::llround(static_cast<double>(kTcpMss) * static_cast<double>(round) / (kRenoAcked * cwnd));
+  c.reno_cwnd = std::max(c.reno_cwnd, c.epoch_cwnd) +
+                std::llround(static_cast<double>(kTcpMss * n) * static_cast<double>(round) /
+                             (kRenoAcked * cwnd));
   target = std::max(target, static_cast<double>(c.reno_cwnd));
   if (target <= cwnd) return;
   const double step = (target - cwnd) * std::min(1.0, static_cast<double>(round) / cwnd);
@@ -150,7 +151,7 @@ int64_t tcp_round(TcpConn& c, const TcpPath& p, int64_t rtt_ns, int64_t now_ns, 
     c.stamp_ns = now_ns;
     return round - std::min(round, lost * kTcpMss);  // sent again in the next round
   }
-  if (c.cwnd < 2 * round) grow(c, rtt_ns, now_ns, round);  // Linux's tcp_is_cwnd_limited
+  if (c.cwnd < 2 * round) grow(c, rtt_ns, now_ns, round, n);  // Linux's tcp_is_cwnd_limited
   if (window > 0)  // the bursts' losses keep it near the window (kCwndOverWindow)
     c.cwnd = std::min<int64_t>(c.cwnd, std::llround(kCwndOverWindow * static_cast<double>(window)));
   return round;
