@@ -39,6 +39,7 @@
 #include "harness/network/teardown.h"
 #include "harness/process/process.h"
 #include "harness/topology/topology.h"
+#include "netem/nl/netns.h"
 #include "netem/shaper/shaper.h"
 
 namespace {
@@ -145,26 +146,13 @@ json delayline_counters(const net::NetworkState& s) {
   return out;
 }
 
+// Tcp: OutSegs (new data) and RetransSegs of /proc/net/snmp inside a host's namespace.
 struct SegmentCounters {
   double out = 0, retrans = 0;
 };
-
-// Tcp: OutSegs and RetransSegs of /proc/net/snmp inside an emulated host.
-SegmentCounters segment_counters(const std::string& net, const std::string& host) {
-  auto r = proc::run(proc::in_host(net, host, {"cat", "/proc/net/snmp"}), std::chrono::seconds(10));
-  std::istringstream in(r.out);
-  std::string names, values;
-  while (std::getline(in, names) && std::getline(in, values)) {
-    if (names.rfind("Tcp:", 0) != 0) continue;
-    std::istringstream n(names), v(values);
-    SegmentCounters c;
-    for (std::string key, val; n >> key && v >> val;) {
-      if (key == "OutSegs") c.out = std::stod(val);
-      if (key == "RetransSegs") c.retrans = std::stod(val);
-    }
-    return c;
-  }
-  throw std::runtime_error("no Tcp: counters in /proc/net/snmp of " + host);
+SegmentCounters segment_counters(const std::string& netns) {
+  const auto c = nl::snmp_counters(netns, "Tcp");
+  return {c.at("OutSegs"), c.at("RetransSegs")};
 }
 
 json within_3_sigma(double measured_pct, double expected_pct, double n) {
@@ -203,10 +191,10 @@ json measure(const Point& p, int runs, double seconds, int index) {
   };
   auto flow = [&](Side& side) {
     {
-      SegmentCounters before = segment_counters(s.name, src->name);
+      SegmentCounters before = segment_counters(src->ns);
       auto t =
           check::tcp_goodput(s.name, src->name, dst->name, dst->data_ip, seconds, 0, p.congestion);
-      SegmentCounters after = segment_counters(s.name, src->name);
+      SegmentCounters after = segment_counters(src->ns);
       double out_segs = after.out - before.out, re_segs = after.retrans - before.retrans;
       side.mbit.push_back(t.goodput_mbit);
       side.retrans += re_segs;

@@ -89,9 +89,8 @@ void grow(TcpConn& c, int64_t rtt_ns, int64_t now_ns, int64_t round, int n) {
   const double k = w_max > start ? std::cbrt((w_max - start) / kCubicC) : 0;
   const double origin = std::max(w_max, start);
   double target = (kCubicC * (t - k) * (t - k) * (t - k) + origin) * kTcpMss;
-  c.reno_cwnd = std::max(c.reno_cwnd, c.epoch_cwnd) +
-                std::llround(static_cast<double>(kTcpMss * n) * static_cast<double>(round) /
-                             (kRenoAcked * cwnd));
+  c.reno_cwnd += std::llround(static_cast<double>(kTcpMss * n) * static_cast<double>(round) /
+                              (kRenoAcked * cwnd));  // set to the window at the cut
   target = std::max(target, static_cast<double>(c.reno_cwnd));
   if (target <= cwnd) return;
   const double step = (target - cwnd) * std::min(1.0, static_cast<double>(round) / cwnd);

@@ -5,6 +5,8 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <sstream>
+#include <stdexcept>
 #include <string>
 #include <system_error>
 
@@ -53,9 +55,9 @@ void write_sysctl(const std::string& netns, const std::string& key, const std::s
     throw std::system_error(err, std::generic_category(), "write " + path + " = " + value);
 }
 
-std::string read_sysctl(const std::string& netns, const std::string& key) {
-  NetnsGuard in(netns);
-  std::string path = "/proc/sys/" + key;
+namespace {
+// The whole of a /proc file, read by the calling thread.
+std::string read_proc(const std::string& path) {
   int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) throw std::system_error(errno, std::generic_category(), "open " + path);
   std::string out;
@@ -65,8 +67,36 @@ std::string read_sysctl(const std::string& netns, const std::string& key) {
   int err = errno;
   close(fd);
   if (n < 0) throw std::system_error(err, std::generic_category(), "read " + path);
+  return out;
+}
+}  // namespace
+
+std::string read_sysctl(const std::string& netns, const std::string& key) {
+  NetnsGuard in(netns);
+  std::string out = read_proc("/proc/sys/" + key);
   while (!out.empty() && out.back() == '\n') out.pop_back();
   return out;
+}
+
+std::map<std::string, double> snmp_counters(const std::string& netns, const std::string& group) {
+  std::string text;
+  {
+    NetnsGuard in(netns);
+    text = read_proc("/proc/thread-self/net/snmp");  // /proc/net: the process's namespace
+  }
+  // Pairs of lines: "Tcp: RtoAlgorithm RtoMin ..." then "Tcp: 1 200 ...".
+  const std::string prefix = group + ":";
+  std::istringstream in(text);
+  for (std::string names, values; std::getline(in, names) && std::getline(in, values);) {
+    if (names.rfind(prefix, 0) != 0) continue;
+    std::istringstream n(names.substr(prefix.size())), v(values.substr(prefix.size()));
+    std::map<std::string, double> out;
+    std::string name;
+    double value;
+    while (n >> name && v >> value) out[name] = value;
+    return out;
+  }
+  throw std::runtime_error("no " + group + " counters in /proc/net/snmp of netns '" + netns + "'");
 }
 
 }  // namespace xdc::nl

@@ -2,6 +2,7 @@
 // Entering named network namespaces (/run/netns/NAME, as `ip netns` makes them).
 // Netlink sockets, sysctl files under /proc/sys/net and sockets opened while the
 // calling thread is inside a namespace stay bound to that namespace after it leaves.
+#include <map>
 #include <string>
 
 namespace xdc::nl {
@@ -29,5 +30,9 @@ void write_sysctl(const std::string& netns, const std::string& key, const std::s
 // Reads a sysctl under /proc/sys inside netns `name` ("" = current), without the trailing
 // newline; tabs between fields stay as the kernel writes them. Throws std::system_error.
 std::string read_sysctl(const std::string& netns, const std::string& key);
+// The counters of one group of /proc/net/snmp ("Tcp", "Udp", ...) inside netns `name`
+// ("" = current): counter name -> value. Throws std::system_error when the file cannot be
+// read, std::runtime_error when it has no such group.
+std::map<std::string, double> snmp_counters(const std::string& netns, const std::string& group);
 
 }  // namespace xdc::nl

@@ -4,9 +4,9 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <sstream>
 
 #include "netem/delayline/impairment.h"
+#include "netem/nl/netns.h"
 #include "netem/shaper/dist_table.h"
 #include "netem/shaper/run.h"
 #include "netem/shaper/shaper.h"
@@ -172,7 +172,7 @@ std::pair<double, double> drop_counters(const Line& l, const netem::LinkShaper& 
   throw std::runtime_error("no netem qdisc on " + std::string(Line::kGwToB) + ": " + r.output);
 }
 
-// How many binomial sigmas a loss figure may stray from the configured rate.
+// A loss figure may stray from the configured rate by k binomial sigmas.
 // The delay line draws from options()'s seed, the same draws on every run. sch_netem of
 // the kernels in use (6.1 in the UML guest) takes no seed, so its figure is a fresh
 // sample each run: at 3 sigma one run in 370 fails by the draw's luck alone (CI met 250
@@ -180,25 +180,21 @@ std::pair<double, double> drop_counters(const Line& l, const netem::LinkShaper& 
 // lost_elsewhere 0). 4.5 sigma fails one run in 150000 by luck, and still bounds 1% of
 // 20000 probes within +-0.32 points, apart from the 0.03-0.6% that netem gives per wire
 // packet when it drops whole GSO aggregates (see measure_wire_loss).
-double loss_bound_sigmas(const std::string& backend) {
-  return backend == "kernel" ? 4.5 : 3;
+// set_loss_bounds sets f's bounds for a loss of f.configured % over `samples` draws, k
+// sigmas as f.backend allows, and records sigma and k in f.detail.
+void set_loss_bounds(Figure& f, double samples) {
+  const double k = f.backend == "kernel" ? 4.5 : 3;
+  const double pr = f.configured / 100, sigma = std::sqrt(pr * (1 - pr) / std::max(samples, 1.0));
+  f.low = 100 * (pr - k * sigma);
+  f.high = 100 * (pr + k * sigma);
+  f.detail["sigma_pct"] = 100 * sigma;
+  f.detail["bound_sigmas"] = k;
 }
 
 // UDP datagrams the kernel of `netns` dropped on receive (a full socket buffer, a bad
-// checksum): /proc/net/snmp's Udp InErrors. Lost by the probe, not by the link.
+// checksum): Udp InErrors. Lost by the probe, not by the link.
 double udp_in_errors(const std::string& netns) {
-  netem::RunResult r = netem::run_argv({"cat", "/proc/net/snmp"}, netns);
-  std::istringstream in(r.output);
-  std::string names, values;
-  while (std::getline(in, names) && std::getline(in, values))
-    if (names.rfind("Udp: ", 0) == 0) {
-      std::istringstream n(names.substr(5)), v(values.substr(5));
-      std::string name;
-      double value;
-      while (n >> name && v >> value)
-        if (name == "InErrors") return value;
-    }
-  throw std::runtime_error("no Udp InErrors in /proc/net/snmp of " + netns + ": " + r.output);
+  return nl::snmp_counters(netns, "Udp").at("InErrors");
 }
 
 }  // namespace
@@ -217,19 +213,14 @@ Figure measure_loss(const Line& l, netem::Backend b, double loss_pct) {
   f.backend = shaper->backend_name();
   f.unit = "%";
   f.configured = loss_pct;
-  double pr = loss_pct / 100, sigma = std::sqrt(pr * (1 - pr) / std::max(r.sent, 1));
-  const double k = loss_bound_sigmas(f.backend);
   f.measured = 100 * r.loss();
-  f.low = 100 * (pr - k * sigma);
-  f.high = 100 * (pr + k * sigma);
   f.detail = {{"sent", r.sent},
               {"received", r.received},
-              {"sigma_pct", 100 * sigma},
               {"link_packets", decided},
               {"link_dropped", dropped},
               {"udp_in_errors", in_errors},
-              {"lost_elsewhere", r.sent - r.received - dropped - in_errors},
-              {"bound_sigmas", k}};
+              {"lost_elsewhere", r.sent - r.received - dropped - in_errors}};
+  set_loss_bounds(f, r.sent);
   f.detail["delayline"] = netem::delayline_stats(shaper->record());
   return f;
 }
@@ -251,21 +242,16 @@ Figure measure_wire_loss(const Line& l, netem::Backend b, double loss_pct, doubl
   f.backend = shaper->backend_name();
   f.unit = "%";
   f.configured = loss_pct;
-  double pr = loss_pct / 100, sigma = std::sqrt(pr * (1 - pr) / std::max(wire, 1.0));
-  const double k = loss_bound_sigmas(f.backend);
   f.measured = 100 * dropped / std::max(wire, 1.0);
-  f.low = 100 * (pr - k * sigma);
-  f.high = 100 * (pr + k * sigma);
   double segments = r.sent_bps * 5 / 8 / 1448;
   f.detail = {{"delay_ms", delay_ms},
               {"wire_packets", wire},
               {"dropped", dropped},
-              {"sigma_pct", 100 * sigma},
-              {"bound_sigmas", k},
               {"goodput_mbit", r.goodput_bps / 1e6},
               {"tcp_retransmits", r.retransmits},
               {"tcp_retransmits_per_segment", r.retransmits / std::max(segments, 1.0)},
               {"error", r.error}};
+  set_loss_bounds(f, wire);
   if (!shaper->record().feeders.empty())
     f.detail["feeders_gso_max_segs_1"] = shaper->record().feeders.size();
   return f;

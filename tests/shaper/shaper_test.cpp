@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "netem/nl/netns.h"
 #include "netem/shaper/qdisc.h"
 #include "netem/shaper/run.h"
 #include "tests/shaper/testbed.h"
@@ -59,6 +60,21 @@ netem::LinkParams delay_and_rate() {
   p.delay_us = 5000;
   p.rate_bps = 100'000'000;
   return p;
+}
+
+// nl::snmp_counters reads the namespace's own /proc/net/snmp (the fidelity figures' UDP
+// receive errors, bench_wan's TCP segments): 20 echo probes A -> B -> A count 20
+// datagrams received in B and 20 in A.
+TEST(Netns, SnmpCountersAreTheNamespacesOwn) {
+  Line l("snmp");
+  auto in = [](const std::string& ns) { return nl::snmp_counters(ns, "Udp").at("InDatagrams"); };
+  const double a = in(l.a), b = in(l.b);
+  PingResult r = udp_probe(l.a, l.b, l.b_ip, 20, 0.001, 0.3);
+  ASSERT_EQ(r.received, 20);
+  EXPECT_EQ(in(l.b) - b, 20);
+  EXPECT_EQ(in(l.a) - a, 20);
+  EXPECT_GT(nl::snmp_counters(l.a, "Tcp").count("RetransSegs"), 0u);
+  EXPECT_THROW(nl::snmp_counters(l.a, "NoSuchGroup"), std::runtime_error);
 }
 
 TEST(Shaper, UnimpairedParamsInstallNothing) {
