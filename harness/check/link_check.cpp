@@ -6,6 +6,7 @@
 
 #include "harness/check/probes.h"
 #include "harness/network/names.h"
+#include "netem/shaper/loss_model.h"
 
 namespace xdc::check {
 namespace {
@@ -44,15 +45,6 @@ bool LinkCheck::ok() const {
   for (auto& v : verdicts)
     if (!v.ok) return false;
   return true;
-}
-
-double expected_loss_pct(const netem::LossModel& m) {
-  using K = netem::LossModel::Kind;
-  if (m.kind == K::kRandom) return m.p_pct;
-  if (m.kind != K::kGilbertElliott) return 0;
-  double p = m.p_pct / 100, r = m.r_pct / 100;
-  double bad = p + r > 0 ? p / (p + r) : 0;
-  return 100 * (bad * (1 - m.h_pct / 100) + (1 - bad) * (1 - m.k_pct / 100));
 }
 
 double expected_rtt_stdev_ms(const netem::LinkParams& a, const netem::LinkParams& b) {
@@ -96,7 +88,7 @@ void judge(LinkCheck& c) {
     c.verdicts.push_back(v);
   }
   if (c.loss_packets > 0) {
-    double p = expected_loss_pct(c.configured.loss) / 100;
+    double p = netem::stationary_loss(c.configured.loss);
     double sigma = std::sqrt(std::max(p * (1 - p), 1e-12) / c.loss_packets);
     // With no loss configured, allow the few drops a busy 2-core machine makes.
     double tol = p > 0 ? 3 * sigma : 0.1 / 100;
@@ -177,7 +169,7 @@ nlohmann::json to_json(const std::vector<LinkCheck>& checks) {
          {"configured",
           {{"delay_ms", ms(c.configured.delay_us)},
            {"jitter_ms", ms(c.configured.jitter_us)},
-           {"loss_pct", expected_loss_pct(c.configured.loss)},
+           {"loss_pct", 100 * netem::stationary_loss(c.configured.loss)},
            {"rate_mbit", c.configured.rate_bps / 1e6},
            {"reverse_delay_ms", ms(c.reverse.delay_us)}}},
          {"measured",

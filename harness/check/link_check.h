@@ -59,8 +59,6 @@ struct LinkCheck {
   bool ok() const;
 };
 
-// Expected one-way loss (%) of a loss model, stationary for Gilbert-Elliott.
-double expected_loss_pct(const netem::LossModel& m);
 // Expected RTT standard deviation (ms) when both directions jitter independently.
 double expected_rtt_stdev_ms(const netem::LinkParams& there, const netem::LinkParams& back);
 

@@ -34,13 +34,6 @@ bool GilbertElliott::lose(std::mt19937& rng) {
   return static_cast<uint32_t>(rng()) > a3_;
 }
 
-double GilbertElliott::expected_loss(const netem::LossModel& m) {
-  double p = m.p_pct / 100, r = m.r_pct / 100;
-  if (p + r == 0) return 1.0 - m.k_pct / 100;
-  double pi_bad = p / (p + r);
-  return pi_bad * (1.0 - m.h_pct / 100) + (1.0 - pi_bad) * (1.0 - m.k_pct / 100);
-}
-
 int64_t tabledist(int64_t mu, int64_t sigma, uint32_t rnd, const std::vector<int16_t>& table) {
   if (sigma == 0) return mu;
   // netem takes rnd modulo the range (its low bits); the high bits are as uniform and

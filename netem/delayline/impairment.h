@@ -35,8 +35,6 @@ class GilbertElliott {
   explicit GilbertElliott(const netem::LossModel& m);
   bool lose(std::mt19937& rng);
   bool bad() const { return bad_; }
-  // Stationary loss probability, for tests: pi_bad (1-h) + pi_good (1-k).
-  static double expected_loss(const netem::LossModel& m);
 
  private:
   uint32_t a1_, a2_, a3_, a4_;  // p, r, h, 1-k as netem names them

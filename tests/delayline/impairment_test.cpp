@@ -81,7 +81,7 @@ TEST(Impairment, GilbertElliottStationaryLoss) {
   p.loss.r_pct = 10;
   p.loss.h_pct = 30;
   p.loss.k_pct = 99.5;
-  double expected = GilbertElliott::expected_loss(p.loss);
+  double expected = netem::stationary_loss(p.loss);
   EXPECT_NEAR(expected, 1.0 / 11 * 0.7 + 10.0 / 11 * 0.005, 1e-12);
   EXPECT_NEAR(drop_rate(p, 1'000'000), expected, 0.004);  // bursty: a wide margin
 }
@@ -103,7 +103,47 @@ TEST(Impairment, GilbertElliottDefaultsLoseEverythingInBadOnly) {
     was_bad = ge.bad();
   }
   EXPECT_EQ(lost_in_good_after_good, 0);
-  EXPECT_NEAR(lost / 1e5, GilbertElliott::expected_loss(m), 0.01);
+  EXPECT_NEAR(lost / 1e5, netem::stationary_loss(m), 0.01);
+}
+
+// The simulator's TCP model meets a Gilbert-Elliott WAN as loss episodes
+// (netem::loss_episodes_per_packet): each stay in the bad state that loses a packet, and
+// each good-state loss. Counted here on the delay line's own chain, the ground truth.
+TEST(Impairment, GilbertElliottLossEpisodesAreTheChainsLossyBadStays) {
+  struct Case {
+    double p, r, h, k;
+  };
+  for (const Case c : {Case{1, 10, 0, 100}, Case{0.5, 25, 50, 100}, Case{1, 30, 30, 99.9},
+                       Case{0.2, 50, 0, 100}}) {
+    LossModel m;
+    m.kind = LossModel::Kind::kGilbertElliott;
+    m.p_pct = c.p, m.r_pct = c.r, m.h_pct = c.h, m.k_pct = c.k;
+    GilbertElliott ge(m);
+    std::mt19937 rng(7);
+    const int n = 2'000'000;
+    long episodes = 0;
+    bool counted = false;  // this bad stay already lost a packet
+    for (int i = 0; i < n; ++i) {
+      const bool bad = ge.bad();  // the state the packet is drawn in, before its transition
+      const bool lost = ge.lose(rng);
+      if (!bad) counted = false;
+      if (lost && (!bad || !counted)) ++episodes;
+      if (lost && bad) counted = true;
+    }
+    const double expected = netem::loss_episodes_per_packet(m);
+    const double sigma = std::sqrt(expected / n);
+    EXPECT_NEAR(static_cast<double>(episodes) / n, expected, 5 * sigma + 1e-5)
+        << "p " << c.p << " r " << c.r << " h " << c.h << " k " << c.k;
+    EXPECT_LT(expected, netem::stationary_loss(m));  // bursts count once
+  }
+  // Random loss: every loss is an episode; with correlation, its Gilbert chain's.
+  LossModel random;
+  random.kind = LossModel::Kind::kRandom;
+  random.p_pct = 0.5;
+  EXPECT_DOUBLE_EQ(netem::loss_episodes_per_packet(random), 0.005);
+  random.correlation_pct = 50;
+  EXPECT_NEAR(netem::stationary_loss(random), 0.005, 1e-12);
+  EXPECT_LT(netem::loss_episodes_per_packet(random), 0.005);
 }
 
 TEST(Impairment, TabledistUniformAndTable) {
