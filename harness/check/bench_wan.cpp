@@ -1,5 +1,5 @@
 // xdc-bench-wan: does TCP cross the emulated WAN as it would cross a real one with the
-// same loss? (scripts/bench_wan.sh; issue 10's "tcp_loss" figures.)
+// same loss? (scripts/bench_wan.sh; the "tcp_loss" figures.)
 //
 // For each point (round trip, random loss per direction, congestion control) a two-DC
 // network is built by the network builder (one host per DC, 1 gbit, delay = RTT / 2 each
@@ -9,8 +9,8 @@
 //    offload (TSO, GSO, GRO) switched off on the hosts and the gateways, so that every wire packet
 //    is a packet on every hop and any loss decision sees it; this does not share the delay line's
 //    assumptions about aggregates;
-//  - model: Mathis et al., MSS / RTT x 1.22 / sqrt(p), capped at the rate (for Reno; a
-//    yardstick of the order, not a target);
+//  - model: Mathis et al. as the simulator's TCP model has it (sim::tcp_loss_limited_bps),
+//    capped at the rate (for Reno; a yardstick of the order, not a target);
 //  - loss two ways: ping (a round trip crosses the loss twice: 1 - (1 - p)^2) and TCP's
 //    own retransmissions per segment sent (the data direction's p), each against the
 //    configured rate within 3 sigma.
@@ -38,6 +38,7 @@
 #include "harness/network/names.h"
 #include "harness/network/teardown.h"
 #include "harness/process/process.h"
+#include "harness/sim/tcp_model.h"
 #include "harness/topology/topology.h"
 #include "netem/nl/netns.h"
 #include "netem/shaper/shaper.h"
@@ -53,7 +54,6 @@ struct Point {
 };
 
 constexpr double kRateMbit = 1000;
-constexpr double kMssBytes = 1448;  // 1500 - IP - TCP with timestamps
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -62,7 +62,7 @@ double median(std::vector<double> v) {
 }
 
 double mathis_mbit(double rtt_ms, double loss_pct) {
-  double bps = kMssBytes * 8 / (rtt_ms / 1000) * 1.22 / std::sqrt(loss_pct / 100);
+  const double bps = sim::tcp_loss_limited_bps(std::llround(rtt_ms * 1e6), loss_pct / 100);
   return std::min(bps / 1e6, kRateMbit);
 }
 

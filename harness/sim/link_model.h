@@ -119,11 +119,6 @@ struct Transfer {
 // trip after its first byte when it is shorter than that); then the
 // ready message of the smallest priority (then the earliest post) takes it at the next
 // round. The holder's connection sends what its own window allows.
-// Before 2026-11-27 a connection's round was split evenly among its messages and the first
-// fragment went with every request; fitted to the interleaved-looking completions that the
-// FIN explains, it was within 2% on two-dc-modeled and Atlas but -7% on GeoPipe `overlap`
-// and -24% on CrossPipe's greedy at 80 ms; this model is within 2.3% on both, and the
-// ranks' order of ready phases (FIFO) without the FIN was 17-28% too fast on `overlap`.
 // Moves connection states onto a clock whose 0 is `origin_ns` of theirs.
 void shift_history(std::vector<TcpConn>& h, int64_t origin_ns);
 
@@ -144,11 +139,8 @@ class LinkState {
   // The connections at a run's launch: new, as OpenMPI opens them at a pair's first
   // message: the initial window (10 segments per connection), slow start with no end
   // until the first loss (no ssthresh), no loss met yet (TcpConn::carried 0), never sent
-  // (no idle restart). As history() takes them. The kernel's tcp_probe tracepoint shows
-  // the demo's WAN connections so in the first warm-up iteration (2026-11-28: 10
-  // segments, then slow start to 141 and 406 before the first loss). Until then launch()
-  // gave a warm window (the socket buffers', 1912 segments), and the simulated first
-  // iterations were too fast (greedy 0.98 s for the measured 1.97, the mean of 23 runs).
+  // (no idle restart). As history() takes them; the kernel's tcp_probe tracepoint shows
+  // a run's WAN connections so in its first iteration.
   static std::vector<TcpConn> launch(const LinkModel& m);
   // A message of `bytes` from rank `from` to `to`, ready to go at ready_ns: its timing as
   // far as the sends so far decide it (post() + current()).

@@ -40,32 +40,6 @@ int64_t LinkTimeline::next_up(int from, int to, int64_t t) const {
   return kNeverNs;
 }
 
-int64_t tcp_rto_ns(int64_t rtt_ns) {
-  return rtt_ns + kAckDelayNs + 200'000'000;
-}
-
-int64_t slow_start_ns(int64_t bytes, int64_t rtt_ns, double bandwidth_bps) {
-  int64_t sent = 0, cwnd = kMss, rounds = 0;
-  while (sent + cwnd < bytes) {
-    sent += cwnd;
-    cwnd *= 2;
-    ++rounds;
-  }
-  const int64_t serial =
-      bandwidth_bps > 0 ? std::llround(static_cast<double>(bytes) * 8e9 / bandwidth_bps) : 0;
-  return rounds * rtt_ns + serial;
-}
-
-int64_t retransmit_after(int64_t lost_ns, int64_t up_ns, int64_t rto_ns) {
-  if (up_ns >= kNeverNs) return kNeverNs;
-  int64_t wait = rto_ns, at = lost_ns + rto_ns;
-  while (at < up_ns) {
-    wait *= 2;
-    at += wait;
-  }
-  return at;
-}
-
 TimedLinks::TimedLinks(const LinkModel& base, const LinkTimeline& timeline, int64_t origin_ns,
                        const std::vector<TcpConn>& history,
                        std::function<int64_t(int, const sched::Action&)> priority)
@@ -139,7 +113,10 @@ void TimedLinks::hold_up(int from, int to, int64_t bytes, Transfer& x) {
     const size_t back = static_cast<size_t>(to) * cur_.ranks + from;
     const int64_t rtt = s ? s->links[i].latency_ns + s->links[back].latency_ns : 2 * latency;
     const int64_t sent = std::clamp<int64_t>(cut - (x.start_ns + origin_), 0, serial);
-    const int64_t retx = retransmit_after(cut, up, tcp_rto_ns(rtt));
+    const TcpPath path = s && !s->tcp.empty() ? s->tcp[i]
+                         : cur_.tcp.empty()   ? TcpPath{}
+                                              : cur_.tcp[i];
+    const int64_t retx = tcp_retransmit_after(cut, up, tcp_rto_ns(path, rtt + kMessageAckDelayNs));
     const LinkSnapshot* after = up < kNeverNs ? tl_.at(up) : nullptr;
     const int64_t lat = after ? after->links[i].latency_ns : latency;
     // What the cut left of the message (its time on the wire can include a rendezvous
@@ -150,7 +127,7 @@ void TimedLinks::hold_up(int from, int to, int64_t bytes, Transfer& x) {
         serial > 0 ? static_cast<int64_t>(static_cast<double>(bytes) * static_cast<double>(left) /
                                           static_cast<double>(serial))
                    : bytes;
-    x.end_ns = retx - origin_ + std::max(left, slow_start_ns(left_bytes, rtt, rate));
+    x.end_ns = retx - origin_ + std::max(left, tcp_slow_start_ns(left_bytes, rtt, rate));
     x.arrival_ns = x.end_ns + lat;
     recovered_[i] = std::max(recovered_[i], retx);
   }

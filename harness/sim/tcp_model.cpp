@@ -17,10 +17,44 @@ int64_t tcp_loss_window_bytes(double loss) {
       kTcpMss, std::llround(static_cast<double>(kTcpMss) * std::sqrt(1.5 / std::min(loss, 1.0))));
 }
 
-namespace {
-int64_t rto_jiffies(const TcpPath& p, int64_t rtt_ns) {
-  return (rtt_ns + p.rto_min_ns + kJiffyNs - 1) / kJiffyNs;  // rounded up, as Linux
+double tcp_loss_limited_bps(int64_t rtt_ns, double loss) {
+  if (!(loss > 0) || rtt_ns <= 0) return std::numeric_limits<double>::infinity();
+  return static_cast<double>(tcp_loss_window_bytes(loss)) * 8e9 / static_cast<double>(rtt_ns);
 }
+
+namespace {
+int64_t rto_jiffies(const TcpPath& p, int64_t srtt_ns) {
+  return (srtt_ns + p.rto_min_ns + kJiffyNs - 1) / kJiffyNs;  // rounded up, as Linux
+}
+}  // namespace
+
+int64_t tcp_rto_ns(const TcpPath& p, int64_t srtt_ns) {
+  return rto_jiffies(p, srtt_ns) * kJiffyNs;
+}
+
+int64_t tcp_slow_start_ns(int64_t bytes, int64_t rtt_ns, double bandwidth_bps) {
+  int64_t sent = 0, cwnd = kTcpMss, rounds = 0;
+  while (sent + cwnd < bytes) {
+    sent += cwnd;
+    cwnd *= 2;
+    ++rounds;
+  }
+  const int64_t serial =
+      bandwidth_bps > 0 ? std::llround(static_cast<double>(bytes) * 8e9 / bandwidth_bps) : 0;
+  return rounds * rtt_ns + serial;
+}
+
+int64_t tcp_retransmit_after(int64_t lost_ns, int64_t up_ns, int64_t rto_ns) {
+  if (up_ns >= kTcpNever) return kTcpNever;
+  int64_t wait = rto_ns, at = lost_ns + rto_ns;
+  while (at < up_ns) {
+    wait *= 2;
+    at += wait;
+  }
+  return at;
+}
+
+namespace {
 
 // CUBIC's reaction to a loss when the window is `w` (tcp_cubic.c's cubictcp_recalc_ssthresh):
 // ssthresh and the window go to `cut` of it, and W_max, the plateau the curve returns
@@ -29,9 +63,8 @@ int64_t rto_jiffies(const TcpPath& p, int64_t rtt_ns) {
 // the cut and of the fast convergence. A bottleneck's overflow passes converge = false:
 // its `w` is what the queue let through, not the window then, and the window a
 // window-limited connection overflows at stays about the same from one burst to the next
-// (`ss`, GeoPipe 20 ms: cwnd 2126 segments, ssthresh 2017-2101, kCwndOverWindow), where
-// fast convergence does not act; applied to that `w`, it took GeoPipe's 500 Mbit/s point
-// (tests/run/plan_test.cpp) from +4 / +8% (1f1b, overlap) to +10 / +12%.
+// (`ss`: cwnd 2126 segments, ssthresh 2017-2101, kCwndOverWindow), where fast convergence
+// does not act.
 void cubic_loss(TcpConn& c, int64_t w, double cut, int n, bool converge, int64_t now_ns) {
   const double fc = 1 - (1 - kCubicBeta) / (2.0 * n);
   c.w_max = converge && c.w_max > 0 && w < c.w_max ? std::llround(fc * static_cast<double>(w)) : w;

@@ -140,141 +140,49 @@ std::vector<int64_t> barrier_release(const trace::Trace& t, const std::vector<in
   return std::vector<int64_t>(out.begin(), out.begin() + ranks);
 }
 
-}  // namespace
-
-trace::Trace simulate_iteration(const sched::Schedule& s, const CostModel& costs,
-                                const LinkModel& links, const WorkerModel& w) {
-  IterationSetup setup;
-  setup.send_priority = w.send_priority;
-  const int per_replica = s.ranks / std::max(1, s.replicas);
-  if (w.grad_norm && per_replica > 1)
-    setup.grad_norm = [&links, per_replica](const std::vector<int64_t>& enter) {
-      if (static_cast<int>(enter.size()) == per_replica)
-        return binomial_allreduce(enter, links, sizeof(double));
-      // Replicated: each replica's ranks among themselves (their links: the model's
-      // between replica q's ranks, which are q * per_replica + r).
-      std::vector<int64_t> done(enter.size());
-      for (size_t q = 0; q < enter.size() / per_replica; ++q) {
-        LinkModel sub = LinkModel::uniform(per_replica, {});
-        for (int a = 0; a < per_replica; ++a)
-          for (int b = 0; b < per_replica; ++b)
-            sub.at(a, b) = links.at(static_cast<int>(q) * per_replica + a,
-                                    static_cast<int>(q) * per_replica + b);
-        const auto first = enter.begin() + static_cast<std::ptrdiff_t>(q * per_replica);
-        const std::vector<int64_t> part = binomial_allreduce(
-            std::vector<int64_t>(first, first + per_replica), sub, sizeof(double));
-        std::copy(part.begin(), part.end(),
-                  done.begin() + static_cast<std::ptrdiff_t>(q * per_replica));
-      }
-      return done;
-    };
-  const int world = s.ranks * std::max(1, w.replicas);
-  const LinkModel& world_links = w.world.ranks ? w.world : links;
-  if (w.iteration_barrier && world_links.ranks != world)
-    throw std::invalid_argument("simulate_iteration: world link model has " +
-                                std::to_string(world_links.ranks) + " ranks, the run " +
-                                std::to_string(world));
-  // Iterate until the start offsets repeat; when they cycle through several (they can
-  // alternate), the member of the cycle closest to the cycle's mean time. Each iteration's
-  // TCP connections start as the previous one left them (a direction idle since then
-  // restarts its window: tcp_model.h); the first iteration, from warm connections, only
-  // provides that history and is not a candidate.
-  setup.start_ns.assign(s.ranks, 0);
-  std::vector<TcpConn> after;
-  setup.tcp_after = &after;
-  std::vector<std::vector<int64_t>> starts;  // [k]: the offsets traces[k] started from
-  std::vector<trace::Trace> traces;
-  for (int i = 0; i < 17; ++i) {
-    trace::Trace t = simulate(s, costs, links, setup);
-    std::vector<int64_t> next(s.ranks, 0);
-    int64_t first = 0;           // where the next iteration's clock starts on this one's
-    if (!w.iteration_barrier) {  // every rank starts the next when the last one ends
-      for (const auto& ev : t.events) first = std::max(first, ev.end_ns);
-    } else {
-      next =
-          barrier_release(t, setup.start_ns, world, [&](int from, int to, int64_t b, int64_t at) {
-            note_send(after, links, from, to, at);
-            return at + message_ns(world_links, from, to, b);
-          });
-      first = *std::min_element(next.begin(), next.end());
-      for (auto& x : next) x -= first;
-    }
-    shift_history(after, first);
-    setup.tcp_history = after;
-    if (i == 0) {
-      setup.start_ns = std::move(next);
-      continue;
-    }
-    starts.push_back(setup.start_ns);
-    traces.push_back(std::move(t));
-    if (!w.iteration_barrier) break;
-    const auto again = std::find(starts.begin(), starts.end(), next);
-    if (again == starts.end()) {
-      setup.start_ns = std::move(next);
-      continue;
-    }
-    const size_t from = static_cast<size_t>(again - starts.begin());
-    std::vector<double> ns;
-    for (size_t k = from; k < traces.size(); ++k)
-      ns.push_back(static_cast<double>(trace::analyze(traces[k]).iteration_ns));
-    double mean = 0;
-    for (double x : ns) mean += x / static_cast<double>(ns.size());
-    size_t best = 0;
-    for (size_t k = 1; k < ns.size(); ++k)
-      if (std::abs(ns[k] - mean) < std::abs(ns[best] - mean)) best = k;
-    return traces[from + best];
+// The workers' iterations, one at a time: the schedule from each rank's start, every
+// message timed on the links in force (TimedLinks over the timelines), then the barrier
+// that releases each rank into the next. simulate_iteration and simulate_run both step
+// through it.
+class Iterations {
+ public:
+  Iterations(const sched::Schedule& s, const CostModel& costs, const LinkModel& links,
+             const WorkerModel& w, const LinkTimeline& pipeline, const LinkTimeline& world_tl,
+             const char* who)
+      : s_(s),
+        costs_(costs),
+        links_(links),
+        w_(w),
+        pipeline_(pipeline),
+        world_tl_(world_tl),
+        world_(s.ranks * std::max(1, w.replicas)),
+        world_links_(w.world.ranks ? w.world : links),
+        start_(s.ranks, 0) {
+    if (w.iteration_barrier && world_links_.ranks != world_)
+      throw std::invalid_argument(std::string(who) + ": world link model has " +
+                                  std::to_string(world_links_.ranks) + " ranks, the run " +
+                                  std::to_string(world_));
   }
-  return traces.back();
-}
+  // Where the next iteration's ranks start (absolute) and its connections (on its clock).
+  const std::vector<int64_t>& start() const { return start_; }
+  int64_t origin() const { return *std::min_element(start_.begin(), start_.end()); }
+  std::vector<int64_t> offsets() const {
+    std::vector<int64_t> out;
+    for (int64_t x : start_) out.push_back(x - origin());
+    return out;
+  }
+  std::vector<TcpConn>& history() { return history_; }
+  int64_t world_ranks() const { return world_links_.ranks; }
 
-}  // namespace xdc::sim
-
-namespace xdc::sim {
-
-std::vector<trace::Trace> simulate_run(const sched::Schedule& s, const CostModel& costs,
-                                       const LinkModel& links, const WorkerModel& w, int iterations,
-                                       RunTimeline& tl) {
-  const int world = s.ranks * std::max(1, w.replicas);
-  const LinkModel& world_links = w.world.ranks ? w.world : links;
-  if (w.iteration_barrier && world_links.ranks != world)
-    throw std::invalid_argument("simulate_run: world link model has " +
-                                std::to_string(world_links.ranks) + " ranks, the run " +
-                                std::to_string(world));
-  if (tl.pipeline.ranks() != s.ranks || tl.world.ranks() != world_links.ranks)
-    throw std::invalid_argument(
-        "simulate_run: timelines for " + std::to_string(tl.pipeline.ranks()) + " and " +
-        std::to_string(tl.world.ranks()) + " ranks, the run " + std::to_string(s.ranks) + " and " +
-        std::to_string(world_links.ranks));
-  std::vector<trace::Trace> out;
-  std::vector<int64_t> start(s.ranks, 0);  // absolute
-  // As the previous iteration left them; at the launch, no loss met yet.
-  std::vector<TcpConn> history = LinkState::launch(links);
-  // The state the previous iteration started from (RunTimeline::fixed).
-  std::vector<int64_t> prev_offsets;
-  std::vector<TcpConn> prev_history;
-  int64_t prev_origin = 0;
-  for (int i = 0; i < iterations; ++i) {
-    const int64_t origin = *std::min_element(start.begin(), start.end());
-    if (tl.on_start && !tl.on_start(i, origin, tl)) break;
+  // Runs the next iteration; its trace, times absolute.
+  trace::Trace next() {
+    const int64_t origin = this->origin();
     IterationSetup setup;
-    for (int64_t x : start) setup.start_ns.push_back(x - origin);
-    if (tl.fixed && !out.empty() && setup.start_ns == prev_offsets &&
-        same_state(history, prev_history)) {
-      const int64_t period = origin - prev_origin;  // this one repeats the previous one
-      trace::Trace t = out.back();
-      for (auto& ev : t.events) ev.start_ns += period, ev.end_ns += period;
-      for (auto& x : start) x += period;
-      prev_origin = origin;
-      out.push_back(std::move(t));
-      continue;
-    }
-    prev_offsets = setup.start_ns;
-    prev_history = history;
-    prev_origin = origin;
-    TimedLinks wire(links, tl.pipeline, origin, history, w.send_priority);
-    TimedLinks small(links, tl.pipeline, origin);  // the gradient norm's few bytes
-    const int per_replica = s.ranks / std::max(1, s.replicas);
-    if (w.grad_norm && per_replica > 1)
+    setup.start_ns = offsets();
+    TimedLinks wire(links_, pipeline_, origin, history_, w_.send_priority);
+    TimedLinks small(links_, pipeline_, origin);  // the gradient norm's few bytes
+    const int per_replica = s_.ranks / std::max(1, s_.replicas);
+    if (w_.grad_norm && per_replica > 1)
       setup.grad_norm = [&small, per_replica](const std::vector<int64_t>& enter) {
         // Each replica's ranks among themselves (replica q's are q * per_replica + r).
         std::vector<int64_t> done(enter.size());
@@ -290,23 +198,113 @@ std::vector<trace::Trace> simulate_run(const sched::Schedule& s, const CostModel
         }
         return done;
       };
-    trace::Trace t = simulate(s, costs, links, setup, wire);
-    history = wire.history();
+    trace::Trace t = simulate(s_, costs_, links_, setup, wire);
+    history_ = wire.history();
     for (auto& ev : t.events) ev.start_ns += origin, ev.end_ns += origin;
-    if (w.iteration_barrier) {
-      TimedLinks barrier(world_links, tl.world, 0);
-      start = barrier_release(t, start, world, [&](int from, int to, int64_t b, int64_t at) {
-        note_send(history, links, from, to, at - origin);  // history: this iteration's clock
+    if (w_.iteration_barrier) {
+      TimedLinks barrier(world_links_, world_tl_, 0);
+      start_ = barrier_release(t, start_, world_, [&](int from, int to, int64_t b, int64_t at) {
+        note_send(history_, links_, from, to, at - origin);  // history: this iteration's clock
         return barrier.arrival(from, to, b, at);
       });
-    } else {
-      std::vector<int64_t> end = start;
+    } else {  // every rank starts the next when the last one ends
+      std::vector<int64_t> end = start_;
       for (const auto& ev : t.events) end[ev.rank] = std::max(end[ev.rank], ev.end_ns);
-      const int64_t last = *std::max_element(end.begin(), end.end());
-      start.assign(s.ranks, last);
+      start_.assign(s_.ranks, *std::max_element(end.begin(), end.end()));
     }
-    shift_history(history, *std::min_element(start.begin(), start.end()) - origin);
-    out.push_back(std::move(t));
+    shift_history(history_, this->origin() - origin);
+    return t;
+  }
+
+  // The last iteration repeated, `period` later (RunTimeline::fixed).
+  trace::Trace repeat(trace::Trace t, int64_t period) {
+    for (auto& ev : t.events) ev.start_ns += period, ev.end_ns += period;
+    for (auto& x : start_) x += period;
+    return t;
+  }
+
+ private:
+  const sched::Schedule& s_;
+  const CostModel& costs_;
+  const LinkModel& links_;
+  const WorkerModel& w_;
+  const LinkTimeline& pipeline_;
+  const LinkTimeline& world_tl_;
+  const int world_;
+  const LinkModel& world_links_;
+  std::vector<int64_t> start_;    // absolute
+  std::vector<TcpConn> history_;  // empty: warm, just used (LinkState)
+};
+
+}  // namespace
+
+trace::Trace simulate_iteration(const sched::Schedule& s, const CostModel& costs,
+                                const LinkModel& links, const WorkerModel& w) {
+  // Iterate until the start offsets repeat; when they cycle through several (they can
+  // alternate), the member of the cycle closest to the cycle's mean time. Each iteration's
+  // TCP connections start as the previous one left them (a direction idle since then
+  // restarts its window: tcp_model.h); the first iteration, from warm connections, only
+  // provides that history and is not a candidate. Links do not change: empty timelines.
+  const LinkTimeline pipeline(s.ranks);
+  const LinkTimeline world(w.world.ranks ? w.world.ranks : links.ranks);
+  Iterations it(s, costs, links, w, pipeline, world, "simulate_iteration");
+  std::vector<std::vector<int64_t>> starts;  // [k]: the offsets traces[k] started from
+  std::vector<trace::Trace> traces;
+  for (int i = 0; i < 17; ++i) {
+    std::vector<int64_t> offsets = it.offsets();
+    const int64_t origin = it.origin();
+    trace::Trace t = it.next();
+    if (i == 0) continue;
+    for (auto& ev : t.events) ev.start_ns -= origin, ev.end_ns -= origin;
+    starts.push_back(std::move(offsets));
+    traces.push_back(std::move(t));
+    if (!w.iteration_barrier) break;
+    const auto again = std::find(starts.begin(), starts.end(), it.offsets());
+    if (again == starts.end()) continue;
+    const size_t from = static_cast<size_t>(again - starts.begin());
+    std::vector<double> ns;
+    for (size_t k = from; k < traces.size(); ++k)
+      ns.push_back(static_cast<double>(trace::analyze(traces[k]).iteration_ns));
+    double mean = 0;
+    for (double x : ns) mean += x / static_cast<double>(ns.size());
+    size_t best = 0;
+    for (size_t k = 1; k < ns.size(); ++k)
+      if (std::abs(ns[k] - mean) < std::abs(ns[best] - mean)) best = k;
+    return traces[from + best];
+  }
+  return traces.back();
+}
+
+std::vector<trace::Trace> simulate_run(const sched::Schedule& s, const CostModel& costs,
+                                       const LinkModel& links, const WorkerModel& w, int iterations,
+                                       RunTimeline& tl) {
+  Iterations it(s, costs, links, w, tl.pipeline, tl.world, "simulate_run");
+  if (tl.pipeline.ranks() != s.ranks || tl.world.ranks() != it.world_ranks())
+    throw std::invalid_argument(
+        "simulate_run: timelines for " + std::to_string(tl.pipeline.ranks()) + " and " +
+        std::to_string(tl.world.ranks()) + " ranks, the run " + std::to_string(s.ranks) + " and " +
+        std::to_string(it.world_ranks()));
+  // At the launch: new connections, no loss met yet.
+  it.history() = LinkState::launch(links);
+  std::vector<trace::Trace> out;
+  // The state the previous iteration started from (RunTimeline::fixed).
+  std::vector<int64_t> prev_offsets;
+  std::vector<TcpConn> prev_history;
+  int64_t prev_origin = 0;
+  for (int i = 0; i < iterations; ++i) {
+    const int64_t origin = it.origin();
+    if (tl.on_start && !tl.on_start(i, origin, tl)) break;
+    const std::vector<int64_t> offsets = it.offsets();
+    if (tl.fixed && !out.empty() && offsets == prev_offsets &&
+        same_state(it.history(), prev_history)) {
+      out.push_back(it.repeat(out.back(), origin - prev_origin));  // repeats the previous one
+      prev_origin = origin;
+      continue;
+    }
+    prev_offsets = offsets;
+    prev_history = it.history();
+    prev_origin = origin;
+    out.push_back(it.next());
   }
   return out;
 }

@@ -40,11 +40,16 @@ TEST(LinkTimeline, LooksUpTheSnapshotInForceAndTheNextCutAndRestore) {
 
 TEST(LinkTimeline, RetransmissionsDoubleUntilOneGoesOutWithTheLinkUp) {
   // rto 280 ms: retransmissions at 280, 840, 1960, 4200 ms after the loss.
-  EXPECT_EQ(retransmit_after(0, 1900 * kMs, 280 * kMs), 1960 * kMs);
-  EXPECT_EQ(retransmit_after(0, 1961 * kMs, 280 * kMs), 4200 * kMs);
-  EXPECT_EQ(retransmit_after(0, 100 * kMs, 280 * kMs), 280 * kMs);
-  EXPECT_EQ(tcp_rto_ns(40 * kMs), 300 * kMs);  // 40 ms round trip + ACK delay + rto_min
-  EXPECT_EQ(retransmit_after(0, kNeverNs, 280 * kMs), kNeverNs);
+  EXPECT_EQ(tcp_retransmit_after(0, 1900 * kMs, 280 * kMs), 1960 * kMs);
+  EXPECT_EQ(tcp_retransmit_after(0, 1961 * kMs, 280 * kMs), 4200 * kMs);
+  EXPECT_EQ(tcp_retransmit_after(0, 100 * kMs, 280 * kMs), 280 * kMs);
+  // 40 ms round trip + the messages' ACK delay + rto_min; a route's rto_min replaces 200 ms.
+  EXPECT_EQ(tcp_rto_ns(TcpPath{}, 40 * kMs + kMessageAckDelayNs), 300 * kMs);
+  TcpPath slow;
+  slow.rto_min_ns = 1000 * kMs;
+  EXPECT_EQ(tcp_rto_ns(slow, 40 * kMs), 1040 * kMs);
+  EXPECT_EQ(tcp_rto_ns(TcpPath{}, 41 * kMs), 244 * kMs);  // whole 4 ms clock ticks, up
+  EXPECT_EQ(tcp_retransmit_after(0, kNeverNs, 280 * kMs), kNeverNs);
 }
 
 TEST(TimedLinks, WithoutChangesTimesEveryMessageAsLinkState) {
@@ -105,10 +110,10 @@ TEST(TimedLinks, TheRestOfAMessageCutOnTheWireFollowsInSlowStart) {
   const auto left = static_cast<int64_t>((1 << 20) * static_cast<double>(serial - 4 * kMs) /
                                          static_cast<double>(serial));
   EXPECT_EQ(left, 548'576);
-  EXPECT_EQ(slow_start_ns(left, 40 * kMs, 1e9), 8 * 40 * kMs + 4'388'608);
-  EXPECT_EQ(x.end_ns, 1904 * kMs + slow_start_ns(left, 40 * kMs, 1e9)) << "end " << x.end_ns;
+  EXPECT_EQ(tcp_slow_start_ns(left, 40 * kMs, 1e9), 8 * 40 * kMs + 4'388'608);
+  EXPECT_EQ(x.end_ns, 1904 * kMs + tcp_slow_start_ns(left, 40 * kMs, 1e9)) << "end " << x.end_ns;
   EXPECT_EQ(x.arrival_ns, x.end_ns + 20 * kMs);
-  EXPECT_GT(slow_start_ns(1 << 20, 40 * kMs, 1e9), 9 * 40 * kMs);
+  EXPECT_GT(tcp_slow_start_ns(1 << 20, 40 * kMs, 1e9), 9 * 40 * kMs);
 }
 
 }  // namespace
