@@ -82,7 +82,7 @@ void add_link_commands(CLI::App& app, Commands& out) {
         "only this direction, 'A->B' (quoted: > is the shell's redirection; default: both)");
   };
   auto directions = [] {
-    return linkctl::link_directions(linkctl::load_network(net), a, b, direction);
+    return linkctl::link_directions(linkctl::wan_of(linkctl::load_network(net)), a, b, direction);
   };
   {
     auto* c = link->add_subcommand(
@@ -94,7 +94,8 @@ void add_link_commands(CLI::App& app, Commands& out) {
     c->add_option("--rate", rate, "rate, e.g. 100mbit");
     out.push_back(
         {c, [directions] {
-           linkctl::LinkChange ch;
+           topo::WanChange ch;
+           ch.source = "xdc link";
            if (!delay.empty())
              ch.delay_us = parsed_or_throw(parse_duration_us(delay), "--delay", delay);
            if (!jitter.empty())
@@ -112,7 +113,8 @@ void add_link_commands(CLI::App& app, Commands& out) {
                                         : "restore a WAN link cut by `link down`");
     add_target(c);
     out.push_back({c, [directions, down] {
-                     linkctl::LinkChange ch;
+                     topo::WanChange ch;
+                     ch.source = "xdc link";
                      ch.down = down;
                      return print_applied(linkctl::change_links(net, directions(), ch));
                    }});
@@ -135,9 +137,11 @@ void add_link_commands(CLI::App& app, Commands& out) {
     c->add_option("network", net, "network name")->required();
     c->add_option("dc", dc_name, "DC name")->required();
     out.push_back({c, [down] {
-                     linkctl::LinkChange ch;
+                     topo::WanChange ch;
+                     ch.source = "xdc link";
                      ch.down = down;
-                     auto dirs = linkctl::dc_directions(linkctl::load_network(net), dc_name);
+                     auto dirs = linkctl::dc_directions(linkctl::wan_of(linkctl::load_network(net)),
+                                                        dc_name);
                      return print_applied(linkctl::change_links(net, dirs, ch));
                    }});
   }

@@ -54,12 +54,7 @@ void ChangeSchedule::start() {
 
 void ChangeSchedule::apply(const Direction& d, const topo::WanChange& s,
                            const std::string& source) {
-  LinkChange c;
-  c.delay_us = s.delay_us;
-  c.jitter_us = s.jitter_us;
-  c.loss_pct = s.loss_pct;
-  c.rate_bps = s.rate_bps;
-  c.down = s.down;
+  topo::WanChange c = s;
   c.source = source;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -126,7 +121,7 @@ void ChangeSchedule::stop() {
   thread_.join();
   for (const std::string& name : touched_) {
     const auto& [d, params] = originals_.at(name);
-    LinkChange c;
+    topo::WanChange c;
     c.params = params;
     c.down = false;
     c.source = "the end of the schedule's run";

@@ -24,18 +24,18 @@ int64_t realtime_ns() {
   return int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
 }
 
-std::string wan_links_of(const net::NetworkState& s) {
+std::string wan_links_of(const Wan& w) {
   std::string out;
-  for (const auto& l : s.links)
-    if (l.from < l.to) out += (out.empty() ? "" : ", ") + l.from + "<->" + l.to;
+  for (const auto& d : w.directions)
+    if (d.from < d.to) out += (out.empty() ? "" : ", ") + d.from + "<->" + d.to;
   return out.empty() ? "none" : out;
 }
 
-void require_dc(const net::NetworkState& s, const std::string& dc) {
-  if (std::find(s.dcs.begin(), s.dcs.end(), dc) == s.dcs.end()) {
+void require_dc(const Wan& w, const std::string& dc) {
+  if (std::find(w.dcs.begin(), w.dcs.end(), dc) == w.dcs.end()) {
     std::string dcs;
-    for (const auto& d : s.dcs) dcs += (dcs.empty() ? "" : ", ") + d;
-    throw InputError(fmt::format("network {} has no DC named '{}' (its DCs: {})", s.name, dc, dcs));
+    for (const auto& d : w.dcs) dcs += (dcs.empty() ? "" : ", ") + d;
+    throw InputError(fmt::format("network {} has no DC named '{}' (its DCs: {})", w.name, dc, dcs));
   }
 }
 
@@ -46,19 +46,8 @@ net::ShapedLink& find_link(net::NetworkState& s, const Direction& d) {
 }
 
 // The change applied to what a direction runs without it (dilated by k).
-netem::LinkParams changed(netem::LinkParams p, const LinkChange& c, double k) {
-  if (c.params) p = netem::time_dilated(*c.params, k);
-  if (c.delay_us) p.delay_us = netem::time_dilated_us(*c.delay_us, k);
-  if (c.jitter_us) p.jitter_us = netem::time_dilated_us(*c.jitter_us, k);
-  if (c.rate_bps) p.rate_bps = netem::time_dilated_rate_bps(*c.rate_bps, k);
-  if (c.loss_pct) {
-    p.loss = {};
-    if (*c.loss_pct > 0) {
-      p.loss.kind = netem::LossModel::Kind::kRandom;
-      p.loss.p_pct = *c.loss_pct;
-    }
-  }
-  return p;
+netem::LinkParams changed(const netem::LinkParams& p, const topo::WanChange& c, double k) {
+  return topo::applied(p, topo::time_dilated(c, k));
 }
 
 }  // namespace
@@ -69,15 +58,31 @@ void append_event(const std::string& net, const nlohmann::json& line) {
   if (!out) throw std::runtime_error("cannot append to " + events_path(net));
 }
 
-std::vector<Direction> link_directions(const net::NetworkState& s, const std::string& a,
-                                       const std::string& b, const std::string& only) {
-  require_dc(s, a);
-  require_dc(s, b);
-  bool linked = std::any_of(s.links.begin(), s.links.end(),
-                            [&](const auto& l) { return l.from == a && l.to == b; });
+Wan wan_of(const net::NetworkState& s) {
+  Wan w{s.name, s.dcs, {}};
+  for (const auto& l : s.links) w.directions.push_back({l.from, l.to});
+  return w;
+}
+
+Wan wan_of(const topo::Topology& t) {
+  Wan w{t.name, {}, {}};
+  for (const auto& d : t.dcs) w.dcs.push_back(d.name);
+  for (const auto& l : t.wan) {
+    w.directions.push_back({l.a, l.b});
+    w.directions.push_back({l.b, l.a});
+  }
+  return w;
+}
+
+std::vector<Direction> link_directions(const Wan& w, const std::string& a, const std::string& b,
+                                       const std::string& only) {
+  require_dc(w, a);
+  require_dc(w, b);
+  bool linked = std::any_of(w.directions.begin(), w.directions.end(),
+                            [&](const Direction& d) { return d.from == a && d.to == b; });
   if (!linked)
     throw InputError(fmt::format("network {} has no WAN link between {} and {} (its links: {})",
-                                 s.name, a, b, wan_links_of(s)));
+                                 w.name, a, b, wan_links_of(w)));
   if (only.empty()) return {{a, b}, {b, a}};
   for (const Direction& d : {Direction{a, b}, Direction{b, a}})
     if (only == d.name()) return {d};
@@ -85,12 +90,12 @@ std::vector<Direction> link_directions(const net::NetworkState& s, const std::st
       fmt::format("--direction: expected {}->{} or {}->{}, got \"{}\"", a, b, b, a, only));
 }
 
-std::vector<Direction> dc_directions(const net::NetworkState& s, const std::string& dc) {
-  require_dc(s, dc);
+std::vector<Direction> dc_directions(const Wan& w, const std::string& dc) {
+  require_dc(w, dc);
   std::vector<Direction> out;
-  for (const auto& l : s.links)
-    if (l.from == dc || l.to == dc) out.push_back({l.from, l.to});
-  if (out.empty()) throw InputError(fmt::format("DC {} of network {} has no WAN link", dc, s.name));
+  for (const auto& d : w.directions)
+    if (d.from == dc || d.to == dc) out.push_back(d);
+  if (out.empty()) throw InputError(fmt::format("DC {} of network {} has no WAN link", dc, w.name));
   return out;
 }
 
@@ -113,7 +118,7 @@ netem::LinkParams running_params(const net::ShapedLink& l) {
   return p;
 }
 
-nlohmann::json AppliedChange::to_json(const LinkChange& c) const {
+nlohmann::json AppliedChange::to_json(const topo::WanChange& c) const {
   nlohmann::json given = nlohmann::json::object();
   if (c.delay_us) given["delay_us"] = *c.delay_us;
   if (c.jitter_us) given["jitter_us"] = *c.jitter_us;
@@ -125,7 +130,7 @@ nlohmann::json AppliedChange::to_json(const LinkChange& c) const {
 }
 
 std::vector<AppliedChange> change_links(const std::string& net, const std::vector<Direction>& dirs,
-                                        const LinkChange& c,
+                                        const topo::WanChange& c,
                                         std::map<std::string, netem::ReshapeHandle>* ready) {
   if (c.empty()) throw InputError("nothing to change: give --delay, --jitter, --loss or --rate");
   net::StateLock lock;

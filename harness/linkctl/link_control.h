@@ -35,34 +35,32 @@
 #include <vector>
 
 #include "harness/network/state.h"
+#include "harness/topology/topology.h"
 #include "netem/shaper/shaper.h"
 
 namespace xdc::linkctl {
-
-struct LinkChange {
-  std::optional<uint64_t> delay_us, jitter_us;  // one-way, undilated
-  std::optional<double> loss_pct;               // random loss; 0 = none
-  std::optional<uint64_t> rate_bps;             // > 0 (`params` without one removes it)
-  std::optional<bool> down;                     // true: cut; false: restore
-  // Every parameter at once, undilated (restoring a direction), before the keys above.
-  std::optional<netem::LinkParams> params;
-  std::string source = "xdc link";  // who asked, for the log: "xdc link" | "FILE:LINE (at 4s)"
-  bool empty() const {
-    return !delay_us && !jitter_us && !loss_pct && !rate_bps && !down && !params;
-  }
-};
 
 struct Direction {
   std::string from, to;  // DC names
   std::string name() const { return from + "->" + to; }
 };
 
+// The WAN of a network that is up, or of a topology (the simulator's): its name, DCs and
+// every WAN direction. The directions a change hits are chosen over it, one way for the
+// emulator and the simulator.
+struct Wan {
+  std::string name;
+  std::vector<std::string> dcs;
+  std::vector<Direction> directions;
+};
+Wan wan_of(const net::NetworkState& s);
+Wan wan_of(const topo::Topology& t);
 // The WAN directions between DCs `a` and `b`: both, or the one `only` names ("a->b" or
 // "b->a"). Throws InputError naming the DC or link when there is none.
-std::vector<Direction> link_directions(const net::NetworkState& s, const std::string& a,
-                                       const std::string& b, const std::string& only = "");
+std::vector<Direction> link_directions(const Wan& w, const std::string& a, const std::string& b,
+                                       const std::string& only = "");
 // Every WAN direction that leaves or enters `dc`. Throws InputError for an unknown DC.
-std::vector<Direction> dc_directions(const net::NetworkState& s, const std::string& dc);
+std::vector<Direction> dc_directions(const Wan& w, const std::string& dc);
 
 // The network's state; throws InputError when no network `net` is up.
 net::NetworkState load_network(const std::string& net);
@@ -75,7 +73,7 @@ struct AppliedChange {
   netem::LinkParams params;  // after the change, undilated
   bool down = false;
   std::string source;
-  nlohmann::json to_json(const LinkChange& c) const;  // one events-log line
+  nlohmann::json to_json(const topo::WanChange& c) const;  // one events-log line
 };
 
 // Applies `c` to each direction of `net` in turn (holding the StateLock), saving the
@@ -84,7 +82,7 @@ struct AppliedChange {
 // changed, and recorded). `ready`: the caller's handles by direction name (filled on first
 // use), so that repeated changes skip finding the interface (shaper.h, ReshapeHandle).
 std::vector<AppliedChange> change_links(
-    const std::string& net, const std::vector<Direction>& dirs, const LinkChange& c,
+    const std::string& net, const std::vector<Direction>& dirs, const topo::WanChange& c,
     std::map<std::string, netem::ReshapeHandle>* ready = nullptr);
 
 // The parameters a direction runs now (down: loss 100%), as built (dilated).

@@ -47,4 +47,27 @@ std::vector<WanChange> read_changes(const yaml::Value& v) {
   return out;
 }
 
+netem::LinkParams applied(netem::LinkParams p, const WanChange& c) {
+  if (c.params) p = *c.params;
+  if (c.delay_us) p.delay_us = *c.delay_us;
+  if (c.jitter_us) p.jitter_us = *c.jitter_us;
+  if (c.rate_bps) p.rate_bps = *c.rate_bps;
+  if (c.loss_pct) {
+    p.loss = {};
+    if (*c.loss_pct > 0) {
+      p.loss.kind = netem::LossModel::Kind::kRandom;
+      p.loss.p_pct = *c.loss_pct;
+    }
+  }
+  return p;
+}
+
+WanChange time_dilated(WanChange c, double k) {
+  if (c.params) c.params = netem::time_dilated(*c.params, k);
+  if (c.delay_us) c.delay_us = netem::time_dilated_us(*c.delay_us, k);
+  if (c.jitter_us) c.jitter_us = netem::time_dilated_us(*c.jitter_us, k);
+  if (c.rate_bps) c.rate_bps = netem::time_dilated_rate_bps(*c.rate_bps, k);
+  return c;
+}
+
 }  // namespace xdc::topo

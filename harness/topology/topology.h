@@ -145,13 +145,27 @@ struct IntraDc {
 // Checked: `at` a duration (0..60 s, units.h), strictly increasing within a direction and
 // after the end of a down window before it; each change names at least one of delay,
 // jitter, loss, rate, down; rate > 0; unknown keys are errors.
+// The one change type of a WAN direction: the topology's `changes:` / `trace:`, an
+// experiment's `events:`, `xdc link`, and the simulator's timelines all carry it.
 struct WanChange {
-  uint64_t at_us = 0;
-  std::optional<uint64_t> delay_us, jitter_us, rate_bps;
-  std::optional<double> loss_pct;  // random loss; 0 = none
-  std::optional<bool> down;        // true: cut; false: restore
-  SourcePos pos;                   // the change's `at:`
+  uint64_t at_us = 0;  // scheduled changes: when, from the run's start (undilated)
+  std::optional<uint64_t> delay_us, jitter_us, rate_bps;  // one-way, undilated
+  std::optional<double> loss_pct;                         // random loss; 0 = none
+  std::optional<bool> down;                               // true: cut; false: restore
+  // Every parameter at once, undilated (restoring a direction), before the keys above.
+  std::optional<netem::LinkParams> params;
+  SourcePos pos;       // the change's `at:`
+  std::string source;  // who asked, for the events log: "xdc link" | "FILE:LINE (at 4s)"
+  bool empty() const {
+    return !delay_us && !jitter_us && !loss_pct && !rate_bps && !down && !params;
+  }
 };
+// A direction's parameters `p` with change `c` applied (params first, then the keys given;
+// `down` is not a parameter: a cut keeps them). Both in the same time (undilated, or both
+// dilated: time_dilated below).
+netem::LinkParams applied(netem::LinkParams p, const WanChange& c);
+// The change with its durations x k and its rates / k (netem::time_dilated).
+WanChange time_dilated(WanChange c, double k);
 
 // A trace file as changes: rows "t_ms,delay_ms,rate_mbit,loss_pct" (an optional header of
 // exactly those names first; blank lines and '#' comments skipped), each a change of
