@@ -12,7 +12,7 @@
 
 #include "commands.h"
 #include "common/input_error.h"
-#include "harness/run/plan.h"
+#include "harness/run/predict.h"
 #include "harness/sim/simulator.h"
 #include "harness/trace/analysis.h"
 #include "harness/trace/gantt.h"
@@ -59,9 +59,11 @@ int show_experiment(const std::string& file) {
   for (const run::SchedulePlan& sp : plan.schedules) {
     const run::Prediction p = run::predict(plan, sp, sp.costs);
     const sched::ValidationReport rep = sched::validate(sp.schedule);
-    std::printf("%s: %d ranks, %d stages, %d microbatches; simulated iteration %.3f s\n",
-                sp.choice.name.c_str(), sp.schedule.ranks, sp.schedule.stages,
-                sp.schedule.microbatches, static_cast<double>(p.summary.iteration_ns) / 1e9);
+    std::printf(
+        "%s: %d ranks, %d stages, %d microbatches; simulated iteration %.3f s (the steady "
+        "state drawn: %.3f s)\n",
+        sp.choice.name.c_str(), sp.schedule.ranks, sp.schedule.stages, sp.schedule.microbatches,
+        p.iteration_s(), p.steady_iteration_s());
     // Measured-scale durations share no useful gcd: 150 columns across the iteration.
     const int64_t quantum = std::max<int64_t>(1, p.summary.iteration_ns / 150);
     std::cout << trace::text_gantt(p.trace, sp.schedule.chunks(), quantum, 160);

@@ -8,8 +8,10 @@
 //                                      simulate_sweep): DIR/sweep.csv, index.html
 //   xdc simulate --schedule 1f1b,overlap --stages 4 --microbatches 8 --dcs 2
 //     --latency 20ms --bandwidth 10gbit --tf 20ms --tb 40ms --activation 10mb -o DIR
-//                                      a run described by flags: DIR/summary.json and per
-//                                      schedule DIR/<schedule>/{trace.json,trace.csv,schedule.csv}
+//                                      a run described by flags: the experiment they
+//                                      describe (DIR/experiment.yaml), predicted as above
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -17,8 +19,6 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <iostream>
-#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "commands.h"
@@ -26,16 +26,11 @@
 #include "common/text_file.h"
 #include "harness/common/units.h"
 #include "harness/report/report.h"
+#include "harness/run/experiment.h"
 #include "harness/run/results.h"
 #include "harness/run/simulate.h"
-#include "harness/sim/setup.h"
-#include "harness/sim/simulator.h"
 #include "harness/sweep/runner.h"
-#include "harness/trace/analysis.h"
-#include "harness/trace/chrome.h"
-#include "workloads/schedule/csv.h"
 #include "workloads/schedule/generators.h"
-#include "workloads/schedule/validate.h"
 
 namespace xdc::cli {
 
@@ -77,6 +72,8 @@ bool is_sweep_file(const std::string& path) {
   }
 }
 
+int print_prediction(const run::Plan& plan, const std::string& dir, const std::string& measured);
+
 int simulate_file(const std::string& file, const std::string& out_dir,
                   const std::string& measured) {
   if (is_sweep_file(file)) {
@@ -90,7 +87,12 @@ int simulate_file(const std::string& file, const std::string& out_dir,
     return kExitOk;
   }
   const run::Plan plan = run::make_plan(run::load_experiment(file));
-  const std::string dir = out_dir.empty() ? "results/simulate-" + plan.experiment.name : out_dir;
+  return print_prediction(
+      plan, out_dir.empty() ? "results/simulate-" + plan.experiment.name : out_dir, measured);
+}
+
+// Predicts every schedule of `plan` into `dir` and prints the table.
+int print_prediction(const run::Plan& plan, const std::string& dir, const std::string& measured) {
   const auto results = run::simulate_plan(plan, dir, run::SimulateOptions{true, measured});
   std::printf("%-18s %12s %10s %10s %10s  %s\n", "schedule", "simulated", "megatron", "zerobubble",
               "crosspipe", "costs");
@@ -115,41 +117,20 @@ int simulate_file(const std::string& file, const std::string& out_dir,
   return ok ? kExitOk : kExitRunFailed;
 }
 
-int run(const SimArgs& a) {
-  if (a.stages < 1 || a.microbatches < 1 || a.dcs < 1 || a.dcs > a.stages)
-    throw InputError("--stages, --microbatches >= 1 and 1 <= --dcs <= --stages expected");
-  sim::CostSpec spec;
-  if (!a.model.empty()) {
-    spec.source = sim::CostSpec::Source::kShape;
-    spec.model = a.model;
-    spec.device = a.device;
-    spec.workload = {a.seq, a.mbs, a.efficiency, 2, 1, a.node_tp};
-  } else if (!a.profile.empty()) {
-    spec.source = sim::CostSpec::Source::kProfile;
-    spec.profile_text = read_input_file(a.profile, "the profile");
-    spec.profile_file = a.profile;
-  } else {
-    spec.f_ms = duration_ms("--tf", a.tf);
-    spec.b_ms = duration_ms("--tb", a.tb);
-    spec.w_ms = a.tw.empty() ? -1 : duration_ms("--tw", a.tw);
-    if (spec.w_ms > spec.b_ms) throw InputError("--tw: the weight grad is part of --tb");
-    auto bytes = parse_size_bytes(a.activation);
-    if (!bytes)
-      throw InputError("--activation: expected " + bytes.expected + ", got \"" + a.activation +
-                       "\"");
-    spec.activation_bytes = static_cast<int64_t>(*bytes.value);
-  }
-  sim::Network net;
-  net.dcs = a.dcs;
-  net.wan = {static_cast<int64_t>(duration_ms("--latency", a.latency) * 1e6),
-             rate_bps("--bandwidth", a.bandwidth)};
-  net.lan = {static_cast<int64_t>(duration_ms("--lan-latency", a.lan_latency) * 1e6),
-             rate_bps("--lan-bandwidth", a.lan_bandwidth)};
-  const sched::Params p =
-      sim::make_params(spec, net, a.stages, a.microbatches, a.chunks, a.memory_cap);
-  sched::Params params = p;
-  params.milp_seconds = a.milp_seconds;
-
+// A run described by flags is sugar for an experiment: the flags become one (an inline
+// topology of --dcs DCs, the ranks split into contiguous blocks, every pair of DCs joined
+// by the --latency / --bandwidth WAN; modeled compute from --tf/--tb/--tw/--activation,
+// --profile or --model), written to OUT/experiment.yaml and predicted as `xdc simulate
+// OUT/experiment.yaml` would predict it.
+std::string flags_experiment(const SimArgs& a) {
+  if (a.stages < 1 || a.microbatches < 1 || a.dcs < 1 || a.dcs > a.stages || a.chunks < 1)
+    throw InputError("--stages, --microbatches, --chunks >= 1 and 1 <= --dcs <= --stages expected");
+  for (const auto& [flag, text] :
+       {std::pair{"--latency", a.latency}, {"--lan-latency", a.lan_latency}})
+    duration_ms(flag, text);
+  for (const auto& [flag, text] :
+       {std::pair{"--bandwidth", a.bandwidth}, {"--lan-bandwidth", a.lan_bandwidth}})
+    rate_bps(flag, text);
   std::vector<std::string> names;
   std::stringstream list(a.schedules);
   for (std::string n; std::getline(list, n, ',');) {
@@ -159,64 +140,64 @@ int run(const SimArgs& a) {
       throw InputError("--schedule: unknown schedule \"" + n + "\" (xdc schedule list)");
     names.push_back(n);
   }
-  // Every schedule generated before anything is printed or written: bad flags leave nothing.
-  std::vector<sched::Schedule> schedules;
-  std::vector<sched::ValidationReport> reports;
-  for (const auto& name : names) {
-    try {
-      schedules.push_back(sched::generate(name, params));
-    } catch (const std::invalid_argument& e) {
-      throw InputError(std::string("--schedule: ") + e.what());
-    }
-    reports.push_back(sched::validate(schedules.back(), a.memory_cap));
-    if (reports.back().ok()) continue;
-    // A fixed schedule (1f1b, gpipe, ...) does not adapt to the cap: refused, not run past it.
-    if (a.memory_cap > 0)
-      throw InputError("--memory-cap: " + name + " does not fit:\n" + reports.back().message());
-    throw std::runtime_error(name + ": generated an invalid schedule:\n" +
-                             reports.back().message());
+  if (names.empty()) throw InputError("--schedule: expected at least one schedule");
+  std::string compute;
+  if (!a.model.empty()) {
+    compute = fmt::format(
+        "{{model: {}, device: {}, seq: {}, efficiency: {}, tensor_parallel: {}, "
+        "coexec_interference: {}}}",
+        a.model, a.device, a.seq, a.efficiency, a.node_tp, a.coexec_interference);
+  } else if (!a.profile.empty()) {
+    read_input_file(a.profile, "the profile");  // a missing file named by its flag
+    compute = fmt::format("{{profile: \"{}\", coexec_interference: {}}}",
+                          std::filesystem::absolute(a.profile).string(), a.coexec_interference);
+  } else {
+    duration_ms("--tf", a.tf);
+    duration_ms("--tb", a.tb);
+    if (!a.tw.empty() && duration_ms("--tw", a.tw) > duration_ms("--tb", a.tb))
+      throw InputError("--tw: the weight grad is part of --tb");
+    if (auto bytes = parse_size_bytes(a.activation); !bytes)
+      throw InputError("--activation: expected " + bytes.expected + ", got \"" + a.activation +
+                       "\"");
+    compute = fmt::format("{{f: {}, b: {}{}, activation: {}, coexec_interference: {}}}", a.tf, a.tb,
+                          a.tw.empty() ? "" : ", w: " + a.tw, a.activation, a.coexec_interference);
   }
-  std::filesystem::create_directories(a.out_dir);
-  nlohmann::json summary = {
-      {"simulated", true},
-      {"stages", a.stages},
-      {"microbatches", a.microbatches},
-      {"dcs", a.dcs},
-      {"wan", {{"latency_ns", net.wan.latency_ns}, {"bandwidth_bps", net.wan.bandwidth_bps}}}};
-  std::printf("%-18s %12s %12s %10s %10s %10s %6s\n", "schedule", "iteration", "per mb", "megatron",
-              "zerobubble", "crosspipe", "peak");
-  for (size_t i = 0; i < names.size(); ++i) {
-    const std::string& name = names[i];
-    const sched::Schedule& s = schedules[i];
-    const sched::ValidationReport& rep = reports[i];
-    sim::CostModel costs = sim::make_costs(spec, a.stages, s.stage_rank);
-    costs.coexec_interference = a.coexec_interference;
-    const auto t = sim::simulate(s, costs, sim::make_links(net, a.stages));
-    const auto sum = trace::analyze(t);
-    const auto dir = std::filesystem::path(a.out_dir) / name;
-    std::filesystem::create_directories(dir);
-    trace::write_file(dir / "trace.json", trace::to_chrome_json(t));
-    trace::write_file(dir / "trace.csv", trace::to_csv(t));
-    sched::write_csv_file(dir / "schedule.csv", s);
-    double peak = 0;
-    for (double x : rep.peak_activations) peak = std::max(peak, x);
-    std::printf("%-18s %9.3f ms %9.3f ms %9.1f%% %9.1f%% %9.1f%% %6g\n", name.c_str(),
-                sum.iteration_ns / 1e6, sum.time_per_microbatch_ns / 1e6, 100 * sum.bubble.megatron,
-                100 * sum.bubble.zerobubble, 100 * sum.bubble.crosspipe, peak);
-    nlohmann::json j = {{"iteration_ns", sum.iteration_ns},
-                        {"time_per_microbatch_ns", sum.time_per_microbatch_ns},
-                        {"bubble",
-                         {{"megatron", sum.bubble.megatron},
-                          {"zerobubble", sum.bubble.zerobubble},
-                          {"crosspipe", sum.bubble.crosspipe}}},
-                        {"peak_activations", rep.peak_activations},
-                        {"comm_bytes", sum.comm_bytes}};
-    for (const auto& [k, v] : s.info) j["info"][k] = v;
-    summary["schedules"][name] = j;
+  std::string y =
+      "# Written by xdc simulate from its flags; `xdc simulate` of this file predicts the same.\n";
+  y += "name: simulate-flags\n";
+  y += "topology:\n  name: flags\n";
+  y += fmt::format("  intra_dc: {{delay: {}{}}}\n", a.lan_latency,
+                   a.lan_bandwidth.empty() ? "" : ", rate: " + a.lan_bandwidth);
+  y += "  dcs:\n";
+  std::vector<std::string> placement;
+  for (int d = 0; d < a.dcs; ++d) {
+    int hosts = 0;
+    for (int r = 0; r < a.stages; ++r)
+      if (r * a.dcs / a.stages == d) placement.push_back(fmt::format("dc{}-h{}", d + 1, ++hosts));
+    y += fmt::format("    - {{name: dc{}, hosts: {}}}\n", d + 1, hosts);
   }
-  std::ofstream(std::filesystem::path(a.out_dir) / "summary.json") << summary.dump(2) << "\n";
-  std::printf("wrote %s/summary.json and per-schedule traces\n", a.out_dir.c_str());
-  return kExitOk;
+  if (a.dcs > 1) {
+    y += "  wan:\n";
+    for (int x = 0; x < a.dcs; ++x)
+      for (int z = x + 1; z < a.dcs; ++z)
+        y += fmt::format("    - {{between: [dc{}, dc{}], delay: {}{}}}\n", x + 1, z + 1, a.latency,
+                         a.bandwidth.empty() ? "" : ", rate: " + a.bandwidth);
+  }
+  y += "compute:\n  modeled: " + compute + "\n";
+  y += fmt::format("pipeline:\n  stages: {}\n  placement: [{}]\n  chunks: {}\n", a.stages,
+                   fmt::join(placement, ", "), a.chunks);
+  if (a.memory_cap > 0) y += fmt::format("  memory_cap: {}\n", a.memory_cap);
+  y += fmt::format("  milp_seconds: {}\n", a.milp_seconds);
+  y += fmt::format("microbatches: {}\nmicrobatch_size: {}\nschedules: [{}]\n", a.microbatches,
+                   a.mbs, fmt::join(names, ", "));
+  return y;
+}
+
+int run(const SimArgs& a) {
+  // Planned before anything is written: flags the experiment refuses leave nothing.
+  const std::string file = (std::filesystem::path(a.out_dir) / "experiment.yaml").string();
+  const run::Plan plan = run::make_plan(run::parse_experiment(flags_experiment(a), file));
+  return print_prediction(plan, a.out_dir, "");
 }
 }  // namespace
 
@@ -236,7 +217,8 @@ void add_simulate_command(CLI::App& app, Commands& out) {
   c->add_option("--bandwidth", a.bandwidth,
                 "WAN rate per direction, e.g. 10gbit (default: infinite)");
   c->add_option("--lan-latency", a.lan_latency, "intra-DC one-way latency")->capture_default_str();
-  c->add_option("--lan-bandwidth", a.lan_bandwidth, "intra-DC rate (default: infinite)");
+  c->add_option("--lan-bandwidth", a.lan_bandwidth,
+                "intra-DC rate (default: a topology's intra_dc default, 10gbit)");
   c->add_option("--tf", a.tf, "forward time per microbatch per rank")->capture_default_str();
   c->add_option("--tb", a.tb, "full backward time (B + W)")->capture_default_str();
   c->add_option("--tw", a.tw, "weight-grad part of --tb (default: half)");

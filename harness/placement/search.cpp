@@ -12,7 +12,7 @@
 
 #include "common/text_file.h"
 #include "harness/common/yaml_reader.h"
-#include "harness/run/plan.h"
+#include "harness/run/predict.h"
 #include "harness/sim/worker_model.h"
 #include "harness/topology/parse.h"
 
@@ -474,7 +474,7 @@ Outcome rank(const Search& s, const std::function<void(size_t, size_t)>& progres
         const run::Plan plan = run::make_plan(experiment(s, p, choice.name));
         const run::SchedulePlan& sp = plan.schedules.front();
         const run::Prediction pred = run::predict(plan, sp, sp.costs);
-        r.iteration_s = static_cast<double>(pred.summary.iteration_ns) / 1e9;
+        r.iteration_s = pred.iteration_s();
         const run::Experiment& e = plan.experiment;
         auto dc = [&e](const std::string& host) { return e.topology.find_host(host)->dc; };
         for (const trace::Event& ev : pred.trace.events) {

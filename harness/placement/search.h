@@ -110,7 +110,7 @@ run::Experiment experiment(const Search& s, const Placement& p, const std::strin
 struct Ranked {
   Placement placement;
   std::string schedule;
-  double iteration_s = 0;  // predicted (run/plan.h predict), steady state
+  double iteration_s = 0;  // predicted (run/predict.h Prediction::iteration_s)
   int64_t wan_bytes = 0;   // per iteration: pipeline messages between DCs (every replica)
                            // and all-reduce messages between DCs (modeled compute)
   int wan_crossings = 0;

@@ -209,17 +209,6 @@ ScheduleData from_run_entry(const nlohmann::json& j, const fs::path& root, doubl
   return s;
 }
 
-ScheduleData from_simulate_entry(const std::string& name, const nlohmann::json& j,
-                                 const fs::path& root, std::vector<std::string>& notes) {
-  ScheduleData s;
-  s.name = name;
-  if (auto ns = number(j, "iteration_ns")) s.simulated_iteration_s = *ns / 1e9;
-  s.simulated_bubble = bubbles(j, "bubble");
-  if (auto sim = read_trace(root / name / "trace.csv", notes); sim && !sim->events.empty())
-    s.simulated = from_zero(*sim);
-  return s;
-}
-
 }  // namespace
 
 trace::Trace from_zero(trace::Trace t) {
@@ -297,8 +286,7 @@ RunData read_results_dir(const std::string& dir_text) {
   d.experiment = s.value("experiment", name);
   d.compute_mode = s.value("compute_mode", std::string());
   d.compute_costs = s.value("compute_costs", std::string());
-  d.simulated_only =
-      s.value("simulated", false) || (s.contains("schedules") && s["schedules"].is_object());
+  d.simulated_only = s.value("simulated", false);
   d.backend = s.value("backend", std::string(d.simulated_only ? "none (simulated)" : ""));
   add_facts(s, {"experiment", "backend", "compute_mode", "simulated", "schedules"}, d.setup);
   if (s.contains("time_dilation") && s["time_dilation"].is_number())
@@ -337,9 +325,6 @@ RunData read_results_dir(const std::string& dir_text) {
                           ? fmt::format("{:.0f}", st.value("goodput_mbit_p50", 0.0))
                           : std::string("-")));
     }
-  } else if (s.contains("schedules") && s["schedules"].is_object()) {
-    for (auto& [k, v] : s["schedules"].items())
-      d.schedules.push_back(from_simulate_entry(k, v, dir, d.notes));
   }
   if (auto lc = read_json(dir / "link_check.json", d.notes)) {
     if (lc->is_object() && lc->contains("links") && (*lc)["links"].is_array())

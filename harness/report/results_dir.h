@@ -1,12 +1,10 @@
 #pragma once
-// What a report shows, read from a results directory. Two layouts are understood:
-//  - `xdc run` (harness/run/runner.h): summary.json {"experiment", "backend",
-//    "compute_mode", ..., "schedules": [{"schedule", "iteration_s_mean", ...}]},
-//    environment.json, link_check.json, and per schedule <schedule>/trace.csv (measured,
-//    every measured iteration), rank<r>.json (each rank's iteration bounds) and
-//    simulated.trace.csv;
-//  - `xdc simulate`: summary.json {"simulated": true, "schedules": {name: {...}}} and per
-//    schedule <schedule>/trace.csv (simulated, one iteration).
+// What a report shows, read from a results directory of `xdc run` or `xdc simulate` (one
+// layout, harness/run/results.h): summary.json {"experiment", "backend", "compute_mode",
+// ..., "schedules": [{"schedule", "iteration_s_mean", ...}]} ("simulated": true, no
+// measured figures, from `xdc simulate`), environment.json, link_check.json, and per
+// schedule <schedule>/trace.csv (measured, every measured iteration), rank<r>.json (each
+// rank's iteration bounds) and simulated.trace.csv.
 // Everything is optional but summary.json: a section of the report appears when its file
 // does. Files that exist but cannot be read become `notes` (shown on the page), not errors.
 #include <nlohmann/json.hpp>

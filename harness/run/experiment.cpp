@@ -275,12 +275,19 @@ class Parser {
 
   void read_pipeline(const yaml::Value& v) {
     yaml::Map m = v.map({}, "a map like {stages: 4, placement: [h1, h2, h3, h4]}");
-    m.check_keys({"stages", "placement", "data_parallel", "tensor_parallel"},
+    m.check_keys({"stages", "placement", "data_parallel", "tensor_parallel", "chunks", "memory_cap",
+                  "milp_seconds"},
                  {{"replicas", "data_parallel"},
                   {"dp", "data_parallel"},
                   {"hosts", "placement"},
                   {"tp", "tensor_parallel"}});
     yaml::Value pl = m.require("placement");
+    if (auto c = m.get("chunks")) e_.chunks = static_cast<int>(c->integer(1, 64));
+    if (auto c = m.get("memory_cap")) {
+      e_.memory_cap = c->number(0, 1e6);
+      e_.memory_cap_pos = c->pos();
+    }
+    if (auto t = m.get("milp_seconds")) e_.milp_seconds = t->number(0.01, 86400);
     if (auto d = m.get("data_parallel")) e_.data_parallel = static_cast<int>(d->integer(1, 256));
     if (auto t = m.get("tensor_parallel")) {
       e_.tensor_parallel = static_cast<int>(t->integer(1, 64));

@@ -34,6 +34,10 @@
 //                                     # one list per replica, or one list for all
 //     data_parallel: 1
 //     tensor_parallel: 1              # TP ranks per pipeline rank (below)
+//     chunks: 2                       # model chunks per rank of `interleaved`
+//     memory_cap: 0                   # peak activations per rank (microbatches; 0: none):
+//                                     # memory-aware schedules plan within it, others must fit
+//     milp_seconds: 10                # `optimal`: the solver's time limit
 //   microbatches: 8
 //   microbatch_size: 4
 //   iterations: 20                    # measured
@@ -252,6 +256,10 @@ struct Experiment {
   int stages = 0;  // pipeline ranks
   int data_parallel = 1;
   int tensor_parallel = 1;
+  int chunks = 2;            // pipeline.chunks (interleaved)
+  double memory_cap = 0;     // pipeline.memory_cap, microbatches; 0: none
+  double milp_seconds = 10;  // pipeline.milp_seconds (optimal)
+  SourcePos memory_cap_pos;
   // [replica][pipeline rank] -> host of its TP rank 0 (the pipeline's view: TP rank i of
   // every stage is in the same DC as TP rank 0, so the links between stages are these).
   std::vector<std::vector<std::string>> placement;

@@ -2,16 +2,18 @@
 // From an experiment to what its runs need, resolved once: make_plan() turns an
 // Experiment into a Plan (every schedule generated and checked, per-rank costs, the link
 // model, what the workers do besides the schedule, DP groups, the MPI/TCP settings and
-// time dilation as recorded) that `xdc run`, `xdc simulate` and `xdc schedule show`
-// consume; predict() is the one prediction of a schedule, run_spec() the worker's spec.
+// time dilation as recorded) that `xdc run`, `xdc simulate`, `xdc plan` and `xdc schedule
+// show` consume; predict.h predicts a Plan's schedule, run_spec() is the worker's spec.
 // The functions below the Plan are its building blocks.
 //
 // Links come from the topology as run: between the DCs of two ranks, the one-way delays
-// along the route add up and the slowest rate counts; inside a DC, intra_dc. Jitter and
-// loss are not modelled. Costs: modeled compute uses exactly the durations the worker
-// sleeps (with tensor parallelism, plus its TP all-reduces as modeled: cost_model.h);
-// real compute plans with FLOPs / compute.real.gflops (F = 1/3 of the training
-// FLOPs of the stage's layers, B = W = F) until measured costs replace them
+// along the route add up and the slowest rate counts; inside a DC, intra_dc. Each ordered
+// pair of ranks has a TCP path (tcp_model.h): its window from the hosts' buffers, the
+// route's bottleneck and queue, and its loss episodes (random or Gilbert-Elliott loss:
+// netem/shaper/loss_model.h). Jitter is not modelled. Costs: modeled compute uses exactly
+// the durations the worker sleeps (with tensor parallelism, plus its TP all-reduces as
+// modeled: cost_model.h); real compute plans with FLOPs / compute.real.gflops (F = 1/3 of
+// the training FLOPs of the stage's layers, B = W = F) until measured costs replace them
 // (measured_costs, for the prediction beside a real run).
 #include <algorithm>
 #include <string>
@@ -71,59 +73,6 @@ struct Plan {
 // Everything that can be wrong with the input is found here (InputError naming the
 // experiment file); nothing is built or run.
 Plan make_plan(const Experiment& e);
-
-// One schedule predicted with `costs` (its planned costs, or measured ones): a measured
-// iteration as the workers run it (sim::simulate_iteration).
-struct Prediction {
-  trace::Trace trace;
-  trace::Summary summary;
-};
-Prediction predict(const Plan& p, const SchedulePlan& s, const sim::CostModel& costs);
-
-// The order in which temporal WAN sharing grants transfers: per pipeline rank, per action
-// index of its list, the predicted start of that SEND in one replica's iteration (the
-// schedule's planned costs, the WAN shared: links.copies), -1 for other actions. The
-// workers' arbiter and the simulator order by it, then by replica.
-std::vector<std::vector<int64_t>> send_order(const Plan& p, const SchedulePlan& s);
-
-// Each action's start in trace `t` of schedule `s` (a prediction: the trace's ranks
-// 0..s.ranks-1 are s's), per rank, per index of its action list; -1 for an action the
-// trace does not have.
-std::vector<std::vector<int64_t>> action_starts(const trace::Trace& t, const sched::Schedule& s);
-
-// Whether the WAN changes while the experiment runs: the topology's `changes:` / `trace:`
-// (after the experiment's `wan:`) or the experiment's `events:`.
-bool changes_over_time(const Experiment& e);
-
-// The run as it goes: every iteration, warmup first,
-// back to back (sim::simulate_run), the topology's `changes:` / `trace:` in force at their
-// `at` from the launch and the experiment's `events:` applied when the simulated iteration
-// they name starts (a kill_ranks event ends the run there). The launch is
-// `launch_to_measured_ns` before measured iteration 0 starts, as a run measured it (the
-// simulator has no mpirun start-up: the warmup iterations take their steady-state time,
-// the rest is start-up); < 0: unknown, the first iteration starts at the launch.
-// The mean of its measured iterations is `xdc run`'s and `xdc simulate`'s prediction
-// (results.h set_simulated_series), as the measured figure is theirs; predict()'s steady
-// state is kept beside it. The two differ where the connections' state keeps changing from
-// one iteration to the next although the ranks' start offsets repeat, which ends the
-// steady-state search: a lossy WAN's windows tighten over the run as its losses strike
-// (tcp_model.h), and at CrossPipe's greedy at 80 ms / 26 Mbit/s windows and ssthresh settle over
-// several iterations (steady state 4.393 s, the 16 measured iterations' mean 4.609 s; measured
-// 4.585 and 4.687 s, 2026-11-28).
-struct RunPrediction {
-  std::vector<double> iteration_s;  // per measured iteration simulated
-  std::vector<double> start_s;      // its start, from measured iteration 0's
-  struct Applied {
-    double t_s = 0;            // from measured iteration 0's start (< 0: before it)
-    std::string what, source;  // "link_down east->west", "FILE:LINE (at 5s)"
-  };
-  std::vector<Applied> changes;  // in time order
-  std::string ended;             // why it ended early ("" when it did not)
-};
-// `steady_ns`: predict()'s iteration time when the caller has it (< 0: worked out here
-// when the launch is known).
-RunPrediction predict_run(const Plan& p, const SchedulePlan& s, const sim::CostModel& costs,
-                          int64_t launch_to_measured_ns = -1, int64_t steady_ns = -1);
 
 // The worker's spec; schedule_csv and run_dir absolute.
 worker::RunSpec run_spec(const Plan& p, const SchedulePlan& s, const std::string& run_dir,

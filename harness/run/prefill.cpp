@@ -62,7 +62,9 @@ worker::PrefillSpec prefill_spec(const Plan& p, const SchedulePlan& s) {
   }
 
   // The predicted steady-state iteration: each compute action's start, from the start.
-  const Prediction pred = predict(p, s, s.costs);
+  PredictOptions steady;
+  steady.run = false;
+  const Prediction pred = predict(p, s, s.costs, steady);
   int64_t origin = INT64_MAX;
   for (const auto& ev : pred.trace.events) origin = std::min(origin, ev.start_ns);
   if (origin == INT64_MAX) origin = 0;

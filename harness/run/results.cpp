@@ -181,7 +181,7 @@ nlohmann::json transfers_json(const trace::Trace& t, const std::vector<std::stri
 }
 
 namespace {
-nlohmann::json applied_json(const std::vector<RunPrediction::Applied>& changes) {
+nlohmann::json applied_json(const std::vector<RunSeries::Applied>& changes) {
   nlohmann::json out = nlohmann::json::array();
   for (const auto& c : changes)
     out.push_back({{"t_s", c.t_s}, {"what", c.what}, {"source", c.source}});
@@ -349,23 +349,15 @@ nlohmann::json run_summary_json(const Plan& plan, const std::vector<ScheduleResu
 
 void set_simulated(ScheduleResult& r, const Prediction& p, const Plan& plan,
                    const SchedulePlan& sp) {
-  r.simulated_iteration_s = static_cast<double>(p.summary.iteration_ns) / 1e9;
+  r.simulated_iteration_s = p.iteration_s();
+  r.simulated_steady_iteration_s = p.steady_iteration_s();
   r.simulated_bubble = p.summary.bubble;
+  r.simulated_series = p.run;
   const Experiment& e = plan.experiment;
   const double peak = peak_flops_per_rank(e);
   if (peak > 0 && r.simulated_iteration_s > 0)
     r.simulated_mfu =
         iteration_flops(e, sp.costs) / (r.simulated_iteration_s * e.world_size() * peak);
-}
-
-void set_simulated_series(ScheduleResult& r, RunPrediction p) {
-  r.simulated_steady_iteration_s = r.simulated_iteration_s;
-  if (!p.iteration_s.empty())
-    r.simulated_iteration_s = std::accumulate(p.iteration_s.begin(), p.iteration_s.end(), 0.0) /
-                              static_cast<double>(p.iteration_s.size());
-  if (r.simulated_iteration_s > 0)  // the MFU of that iteration time, as set_simulated's
-    r.simulated_mfu *= r.simulated_steady_iteration_s / r.simulated_iteration_s;
-  r.simulated_series = std::move(p);
 }
 
 std::string simulated_costs_label(const Plan& plan) {

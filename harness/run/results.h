@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/run/plan.h"
+#include "harness/run/predict.h"
 #include "harness/trace/analysis.h"
 #include "workloads/trace/trace.h"
 #include "workloads/worker/run_spec.h"
@@ -41,12 +41,11 @@ struct ScheduleResult {
   std::vector<trace::BubbleRatios> bubbles;  // per iteration
   trace::BubbleRatios bubble;                // mean over iterations
   std::vector<double> loss;                  // replica 0's last stage, per iteration
-  // The prediction of the measured iterations: the steady-state iteration, or where the
-  // WAN changes under the run (simulated_series) the mean of its predicted iterations,
-  // as iteration_s_mean is the mean of the measured ones; the steady state is then
-  // simulated_steady_iteration_s.
+  // The prediction of the measured iterations (predict.h Prediction::iteration_s: the mean
+  // of the predicted run's, as iteration_s_mean is the mean of the measured ones), and the
+  // steady state's.
   double simulated_iteration_s = 0;
-  double simulated_steady_iteration_s = 0;  // set with simulated_series
+  double simulated_steady_iteration_s = 0;
   trace::BubbleRatios simulated_bubble;
   std::string simulated_costs;  // "modeled" | "measured compute" | ...
   double tokens_per_s = 0;
@@ -69,10 +68,10 @@ struct ScheduleResult {
   std::vector<Point> series;
   // The WAN changes applied during the run (events.json), t_s from measured iteration 0's
   // start as series' start_s.
-  std::vector<RunPrediction::Applied> changes;
+  std::vector<RunSeries::Applied> changes;
   // When the WAN changes under the run (plan.h's changes_over_time): the run predicted
   // with the same changes (predict_run), per iteration.
-  std::optional<RunPrediction> simulated_series;
+  std::optional<RunSeries> simulated_series;
   // Per world rank: compute busy (PREFILL included) / the measured span (prefill.h).
   std::vector<double> utilisation;
   nlohmann::json prefill;  // a run with prefill: prefill.h's prefill_json (+ baseline)
@@ -107,13 +106,10 @@ nlohmann::json summary_json(const ScheduleResult& r);
 nlohmann::json run_summary_json(const Plan& plan, const std::vector<ScheduleResult>& rs,
                                 const std::string& backend, const std::string& network,
                                 bool interrupted);
-// The prediction's iteration time and bubbles, and its MFU where the peak is known
-// (modeled, like every simulated figure).
+// The prediction's iteration time, run series and bubbles, and its MFU where the peak is
+// known (modeled, like every simulated figure).
 void set_simulated(ScheduleResult& r, const Prediction& p, const Plan& plan,
                    const SchedulePlan& sp);
-// The run predicted with its WAN's changes (predict_run): simulated_series, and its mean
-// as simulated_iteration_s (above). After set_simulated.
-void set_simulated_series(ScheduleResult& r, RunPrediction p);
 // What the prediction's costs are when none were measured (simulated_costs).
 std::string simulated_costs_label(const Plan& plan);
 // tokens/s and MFU (with its peak) for iterations of `iteration_s` (0: left at 0).

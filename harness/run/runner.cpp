@@ -29,6 +29,7 @@
 #include "harness/process/process.h"
 #include "harness/run/environment.h"
 #include "harness/run/plan.h"
+#include "harness/run/predict.h"
 #include "harness/run/prefill.h"
 #include "harness/sim/simulator.h"
 #include "harness/trace/chrome.h"
@@ -409,7 +410,7 @@ ScheduleResult analyse(const Plan& plan, const SchedulePlan& p, const fs::path& 
   r.utilisation = utilisation(files, true);
   if (p.prefill) r.prefill = prefill_json(files);
 
-  // The same schedule predicted (plan.h's predict, as `xdc simulate`): modeled costs as
+  // The same schedule predicted (predict.h, as `xdc simulate`): modeled costs as
   // slept; real compute as measured in this run, under the same CPU sharing.
   sim::CostModel costs = p.costs;
   r.simulated_costs = simulated_costs_label(plan);
@@ -418,24 +419,22 @@ ScheduleResult analyse(const Plan& plan, const SchedulePlan& p, const fs::path& 
     r.simulated_costs = "measured compute durations (this run, same CPU sharing)";
   }
   try {
-    const Prediction pred = predict(plan, p, costs);
+    // The run as it went: the topology's changes from the launch, aligned on the measured
+    // first iteration (mpirun's start-up is not simulated), the events at the iterations
+    // they name (predict.h).
+    int64_t first_ns = 0;
+    for (auto& rep : files.reports)
+      if (!rep.iteration_start_ns.empty() &&
+          (first_ns == 0 || rep.iteration_start_ns[0] < first_ns))
+        first_ns = rep.iteration_start_ns[0];
+    const double k = e.time_dilation;
+    PredictOptions o;
+    o.launch_to_measured_ns =
+        first_ns > 0 ? static_cast<int64_t>(static_cast<double>(first_ns) -
+                                            static_cast<double>(launched_ns + to_mono_ns) / k)
+                     : -1;
+    const Prediction pred = predict(plan, p, costs, o);
     set_simulated(r, pred, plan, p);
-    {
-      // The run as it went (predict_run: its measured iterations' mean is the prediction):
-      // the topology's changes from the launch, aligned on the measured first iteration
-      // (mpirun's start-up is not simulated), the events at the iterations they name.
-      int64_t first_ns = 0;
-      for (auto& rep : files.reports)
-        if (!rep.iteration_start_ns.empty() &&
-            (first_ns == 0 || rep.iteration_start_ns[0] < first_ns))
-          first_ns = rep.iteration_start_ns[0];
-      const double k = e.time_dilation;
-      const int64_t warm_ns =
-          first_ns > 0 ? static_cast<int64_t>(static_cast<double>(first_ns) -
-                                              static_cast<double>(launched_ns + to_mono_ns) / k)
-                       : -1;
-      set_simulated_series(r, predict_run(plan, p, costs, warm_ns, pred.summary.iteration_ns));
-    }
     r.simulated_transfers = transfers_json(pred.trace, rank_dcs);
     trace::write_file((dir / "simulated.trace.json").string(), trace::to_chrome_json(pred.trace));
     trace::write_file((dir / "simulated.trace.csv").string(), trace::to_csv(pred.trace));
@@ -601,10 +600,8 @@ RunOutcome run_experiment(const Experiment& e, const RunOptions& opts) {
             say(fmt::format("[{}] event: {}", p.choice.name, killed));
             continue;
           }
-          const auto dirs =
-              ev.dc.empty() ? linkctl::link_directions(state, ev.link_a, ev.link_b, ev.direction)
-                            : linkctl::dc_directions(state, ev.dc);
-          changes.apply_now(dirs, ev.change, ev.down_for_us, ev.source());
+          changes.apply_now(event_directions(linkctl::wan_of(state), ev), ev.change, ev.down_for_us,
+                            ev.source());
           say(fmt::format("[{}] event at iteration {}: {} {}", p.choice.name, iteration,
                           ev.dc.empty() ? "link " + ev.link_a + "-" + ev.link_b : "dc " + ev.dc,
                           ev.down_for_us ? "down for " + format_duration(*ev.down_for_us)

@@ -41,7 +41,6 @@ std::vector<ScheduleResult> simulate_plan(const Plan& plan, const std::string& o
     try {
       const Prediction p = predict(plan, sp, costs[i]);
       set_simulated(r, p, plan, sp);
-      set_simulated_series(r, predict_run(plan, sp, costs[i]));  // its mean: plan.h
       if (o.traces) {
         const fs::path dir = root / sp.choice.name;
         fs::create_directories(dir);

@@ -88,9 +88,10 @@ class ReportRender : public ::testing::Test {
     EXPECT_EQ(rep.exit_code, 0) << rep.err;
     EXPECT_NE(rep.out.find("report.html"), std::string::npos);
     for (auto& sub : fs::directory_iterator(r.dir))
-      if (fs::exists(sub.path() / "trace.csv"))
+      if (fs::exists(sub.path() / "simulated.trace.csv"))
         for (auto& e :
-             trace::from_csv(xdc::read_text_file_or_empty(sub.path() / "trace.csv")).events)
+             trace::from_csv(xdc::read_text_file_or_empty(sub.path() / "simulated.trace.csv"))
+                 .events)
           r.compute_events += sched::is_compute(e.kind);
     auto dom = proc::run(chromium({"--dump-dom", url(r.dir)}), std::chrono::seconds(120));
     EXPECT_EQ(dom.exit_code, 0) << dom.err;

@@ -129,10 +129,10 @@ TEST(ReportResultsDir, SplitByOptWithoutBounds) {
 
 TEST(ReportResultsDir, SimulateLayout) {
   TempDir d("sim");
-  put(d.path / "summary.json", R"({"simulated": true, "stages": 2, "schedules": {"1f1b":
-    {"iteration_ns": 40000000, "bubble": {"megatron": 0.2, "zerobubble": 0.1,
-    "crosspipe": 0.1}}}})");
-  put(d.path / "1f1b" / "trace.csv", trace::to_csv(three_iterations()));
+  put(d.path / "summary.json", R"({"simulated": true, "schedules": [{"schedule": "1f1b",
+    "ok": true, "simulated_iteration_s": 0.04, "simulated_bubble_ratio": {"megatron": 0.2,
+    "zerobubble": 0.1, "crosspipe": 0.1}}]})");
+  put(d.path / "1f1b" / "simulated.trace.csv", trace::to_csv(three_iterations()));
   const RunData run = read_results_dir(d.path.string());
   EXPECT_TRUE(run.simulated_only);
   EXPECT_EQ(run.experiment, d.path.filename().string());
@@ -162,7 +162,7 @@ TEST(ReportResultsDir, BrokenFilesBecomeNotesAndNoSummaryIsBadInput) {
 
 TEST(ReportResultsDir, SweepDirectoryGetsAReportPerPoint) {
   TempDir d("sweep");
-  const std::string point = R"({"simulated": true, "schedules": {}})";
+  const std::string point = R"({"simulated": true, "schedules": []})";
   put(d.path / "sweep.csv", "point\n");
   put(d.path / "lat-20ms" / "summary.json", point);
   put(d.path / "lat-0ms" / "summary.json", point);

@@ -1,8 +1,6 @@
 // The resolved plan (plan.h): one Experiment -> schedules, costs, links, the workers'
 // iteration-level behaviour and DP groups, as `xdc run`, `xdc simulate` and `xdc
 // schedule show` consume it.
-#include "harness/run/plan.h"
-
 #include <gtest/gtest.h>
 
 #include <map>
@@ -10,6 +8,7 @@
 #include <utility>
 
 #include "common/text_file.h"
+#include "harness/run/predict.h"
 #include "harness/sim/simulator.h"
 #include "harness/sim/tcp_model.h"
 #include "harness/trace/analysis.h"
@@ -116,7 +115,7 @@ TEST(Plan, TheRunPredictedWithItsEventsStallsTheIterationTheyName) {
   const auto& sp = plan.schedules[0];
   const double steady =
       static_cast<double>(xdc::run::predict(plan, sp, sp.costs).summary.iteration_ns) / 1e9;
-  const auto run = xdc::run::predict_run(plan, sp, sp.costs);
+  const auto run = xdc::run::predict(plan, sp, sp.costs).run;
   ASSERT_EQ(run.iteration_s.size(), 10u);
   // Away from the cut every iteration is the steady one (to 0.1%: each starts from the TCP
   // state the one before left); next to it (4, 6) the connections idle across the cut and
@@ -142,7 +141,7 @@ TEST(Plan, TheRunPredictedWithItsEventsStallsTheIterationTheyName) {
 
 TEST(Plan, KillRanksEndsThePredictedRunAtItsIteration) {
   const auto plan = make_plan(load_experiment("tests/run/kill-dc.yaml"));
-  const auto run = xdc::run::predict_run(plan, plan.schedules[0], plan.schedules[0].costs);
+  const auto run = xdc::run::predict(plan, plan.schedules[0], plan.schedules[0].costs).run;
   EXPECT_EQ(run.iteration_s.size(), 3u);
   EXPECT_NE(run.ended.find("DC west"), std::string::npos) << run.ended;
 }
@@ -166,9 +165,9 @@ TEST(Plan, ALossChangeSlowsThePredictedRunAsAStaticLoss) {
   const auto statics = make_plan(
       xdc::run::parse_experiment(base + "wan: {loss: 2%, changes: []}\n", "tests/run/static.yaml"));
   const double plain_s =
-      mean(xdc::run::predict_run(plain, plain.schedules[0], plain.schedules[0].costs).iteration_s);
+      mean(xdc::run::predict(plain, plain.schedules[0], plain.schedules[0].costs).run.iteration_s);
   const double lossy_s =
-      mean(xdc::run::predict_run(lossy, lossy.schedules[0], lossy.schedules[0].costs).iteration_s);
+      mean(xdc::run::predict(lossy, lossy.schedules[0], lossy.schedules[0].costs).run.iteration_s);
   const auto& sp = statics.schedules[0];
   const double static_s =
       static_cast<double>(xdc::run::predict(statics, sp, sp.costs).summary.iteration_ns) / 1e9;
@@ -184,7 +183,7 @@ TEST(Plan, AKillAtTheFirstMeasuredIterationIsAtTimeZero) {
       "microbatches: 4\niterations: 4\nwarmup: 2\nschedules: [1f1b]\n"
       "events:\n  - {at_iteration: 0, dc: west, kill_ranks: true}\n",
       "tests/run/kill-0.yaml"));
-  const auto run = xdc::run::predict_run(plan, plan.schedules[0], plan.schedules[0].costs);
+  const auto run = xdc::run::predict(plan, plan.schedules[0], plan.schedules[0].costs).run;
   EXPECT_TRUE(run.iteration_s.empty());
   ASSERT_EQ(run.changes.size(), 1u);
   EXPECT_EQ(run.changes[0].what, "dc_kill_ranks west");
@@ -206,7 +205,7 @@ TEST(Plan, TheRunPredictedUnderTemporalSharingIsTheSteadyOne) {
   const auto& sp = plan.schedules[0];
   const double steady =
       static_cast<double>(xdc::run::predict(plan, sp, sp.costs).summary.iteration_ns) / 1e9;
-  const auto run = xdc::run::predict_run(plan, sp, sp.costs);
+  const auto run = xdc::run::predict(plan, sp, sp.costs).run;
   ASSERT_EQ(run.iteration_s.size(), 4u);
   EXPECT_NEAR(run.iteration_s.back(), steady, 0.02 * steady);
 }
@@ -217,7 +216,7 @@ TEST(Plan, TopologyChangesArePlayedFromTheLaunch) {
   const auto& sp = plan.schedules[0];
   const double steady =
       static_cast<double>(xdc::run::predict(plan, sp, sp.costs).summary.iteration_ns) / 1e9;
-  const auto run = xdc::run::predict_run(plan, sp, sp.costs);
+  const auto run = xdc::run::predict(plan, sp, sp.costs).run;
   ASSERT_EQ(run.iteration_s.size(), 8u);
   int stalled = 0;
   for (size_t i = 0; i < run.iteration_s.size(); ++i)

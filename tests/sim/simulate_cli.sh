@@ -133,6 +133,24 @@ rc=$?
 grep -q "late-sweep.yaml:4:3: point (microbatches=6, schedules=interleaved): schedules: interleaved:" \
   <<<"$err" || fail "late schedule in a sweep: not at the axis: $err"
 
+# A run described by flags is the experiment it writes: the flags, that file, and the same
+# setting written by hand predict the same iteration per schedule.
+flags=(-s 1f1b,overlap -p 4 -m 8 --dcs 2 --latency 20ms --bandwidth 1gbit --tf 20ms --tb 40ms
+  --activation 4mb)
+as_user "$xdc" simulate "${flags[@]}" -o "$out/flags" >"$out/flags.log" 2>&1 ||
+  fail "xdc simulate FLAGS: exit $?"
+as_user "$xdc" simulate "$out/flags/experiment.yaml" -o "$out/flags-file" >/dev/null 2>&1 ||
+  fail "xdc simulate of the flags' experiment.yaml: exit $?"
+as_user "$xdc" simulate tests/sim/flags-two-dc.yaml -o "$out/flags-hand" >/dev/null 2>&1 ||
+  fail "xdc simulate tests/sim/flags-two-dc.yaml: exit $?"
+its() { jq -c '[.schedules[] | [.schedule, .simulated_iteration_s]]' "$1/summary.json"; }
+[[ $(its "$out/flags") == $(its "$out/flags-file") ]] ||
+  fail "flags $(its "$out/flags") vs their experiment.yaml $(its "$out/flags-file")"
+[[ $(its "$out/flags") == $(its "$out/flags-hand") ]] ||
+  fail "flags $(its "$out/flags") vs the same setting by hand $(its "$out/flags-hand")"
+[[ $(jq '[.schedules[].simulated_iteration_s > 0] | all' "$out/flags/summary.json") == true ]] ||
+  fail "flags: no simulated iteration"
+
 # Bad flags: exit 2, nothing printed on stdout, nothing written.
 res=$(as_user "$xdc" simulate -s 1f1b,interleaved -p 4 -m 8 -v 0 -o "$out/chunks" 2>/dev/null)
 rc=$?
