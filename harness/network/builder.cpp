@@ -473,7 +473,7 @@ class Builder {
   std::map<std::pair<std::string, std::string>, std::string> peer_ip_;
   std::vector<HostState> all_hosts_;  // the whole network's, wherever built
   std::vector<std::unique_ptr<ShapingHandle>> shapers_;
-  int steps_ = 0;                              // steps begun
+  int steps_ = 0;                                 // steps begun
   const int stop_at_step_ = test_stop_at_step();  // the test hook's step; 0 = none
 };
 

@@ -5,7 +5,6 @@
 #include <thread>
 
 #include "common/text_file.h"
-
 #include "harness/network/names.h"
 #include "harness/network/namespace.h"
 #include "harness/network/state.h"

@@ -88,7 +88,7 @@ TEST(Lifecycle, KillNineMidwayThenCleanLeavesNothing) {
                                 "tests/network/shaped-pair.yaml", "--name", "tk9"},
                                log);
       ASSERT_TRUE(xdc::testing::wait_stopped(up)) << "up did not stop at step " << at << ":\n"
-                                                   << xdc::read_text_file_or_empty(log);
+                                                  << xdc::read_text_file_or_empty(log);
       kill(up.pid(), SIGKILL);
       up.wait_for(std::chrono::seconds(5));
     }

@@ -126,11 +126,10 @@ TEST(Mininet, KillNineOfUpHalfWayThenDownLeavesNothing) {
   const std::string log = testing::TempDir() + "/tmn9-up.log";
   for (std::string at : {"2", "7", "last"}) {
     {
-      xdc::proc::Background b({"env", "XDC_TEST_STOP_UP_AT=" + at, XDC_EXE_PATH, "up", kChain,
-                               "--name", "tmn9"},
-                              log);
+      xdc::proc::Background b(
+          {"env", "XDC_TEST_STOP_UP_AT=" + at, XDC_EXE_PATH, "up", kChain, "--name", "tmn9"}, log);
       ASSERT_TRUE(xdc::testing::wait_stopped(b)) << "up did not stop at step " << at << ":\n"
-                                                  << xdc::read_text_file_or_empty(log);
+                                                 << xdc::read_text_file_or_empty(log);
       kill(b.pid(), SIGKILL);
       b.wait_for(std::chrono::seconds(5));
     }
