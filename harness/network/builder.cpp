@@ -8,6 +8,8 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -83,6 +85,21 @@ void tune_namespace(const std::string& ns, bool router) {
   if (router) nl::write_sysctl(ns, "net/ipv4/ip_forward", "1");
 }
 
+// The test hook (builder.h): the step at which the build stops itself; 0 = none.
+constexpr const char* kStopAtEnv = "XDC_TEST_STOP_UP_AT";
+constexpr int kStopAtLast = -1;
+int test_stop_at_step() {
+  const char* v = std::getenv(kStopAtEnv);
+  if (!v || !*v) return 0;
+  if (std::string(v) == "last") return kStopAtLast;
+  char* end = nullptr;
+  const long n = std::strtol(v, &end, 10);
+  if (*end || n < 1 || n > 1000000)
+    throw InputError(fmt::format("{}: expected a step number (1, 2, ...) or \"last\", got \"{}\"",
+                                 kStopAtEnv, v));
+  return static_cast<int>(n);
+}
+
 constexpr double kLinuxRtoMinMs = 200;  // TCP_RTO_MIN
 
 void write_hosts_file(const std::string& ns, const std::vector<HostState>& hosts) {
@@ -119,7 +136,13 @@ class Builder {
     if (mininet()) {
       phase(fmt::format("Mininet: {} hosts, {} DCs, {} WAN links", topo_.hosts().size(),
                         topo_.dcs.size(), topo_.wan.size()));
-      mininet_ = std::make_unique<MininetNetwork>(topo_, net_, [] { InterruptScope::check(); });
+      // Polled while the driver builds: the first poll is a step (the driver is running),
+      // the later ones, as many as the build takes, only look for an interrupt.
+      mininet_ = std::make_unique<MininetNetwork>(topo_, net_, [this, first = true]() mutable {
+        if (first) step("Mininet driver building");
+        first = false;
+        InterruptScope::check();
+      });
       state_.mininet_pid = mininet_->pid();
       state_.mininet_nodes = mininet_->nodes();
     } else {
@@ -140,7 +163,7 @@ class Builder {
     shape_wan();
     shape_fabric();
     note_dilated_hystart();
-    InterruptScope::check();  // the shaping took a while: an interrupt in it undoes the build
+    step("saving the state", true);  // the shaping took a while: an interrupt undoes the build
     state_.root_tcp = read_root_tcp();
     save_state(state_);
     for (auto& s : shapers_) s->detach();
@@ -150,8 +173,19 @@ class Builder {
 
  private:
   void phase(const std::string& what) {
-    InterruptScope::check();
+    step(what);
     if (opts_.progress) opts_.progress(what);
+  }
+
+  // A point between two parts of the build: an interrupt received so far undoes the build
+  // here, and the test hook (builder.h, XDC_TEST_STOP_UP_AT) may stop the process here.
+  void step(const std::string& what, bool last = false) {
+    InterruptScope::check();
+    ++steps_;
+    if (stop_at_step_ != steps_ && !(last && stop_at_step_ == kStopAtLast)) return;
+    fmt::print(stderr, "xdc up: stopped at step {} ({}) by {}\n", steps_, what, kStopAtEnv);
+    std::fflush(stderr);
+    ::raise(SIGSTOP);
   }
 
   nl::NlSocket& sock(const std::string& ns) {
@@ -212,7 +246,7 @@ class Builder {
       auto& gsk = sock(gw);
       int br = add_bridge(gsk, "br0");
       for (const topo::Host& h : dc.hosts) {
-        InterruptScope::check();
+        step("namespace of " + h.name);
         std::string ns = host_ns(net_, h.name);
         create_netns(ns, h.name, uts_path(net_, h.name));
         add_veth(gsk, h.name, "eth0", ns, br);
@@ -279,7 +313,7 @@ class Builder {
     set_up(gsk, gateway_lan());
     set_up(gsk, "lo");
     for (const topo::Host& h : dc.hosts) {
-      InterruptScope::check();
+      step("addresses of " + h.name);
       HostState hs = whole(h.name);
       tune_namespace(hs.ns, false);
       hs.tcp = apply_host_tcp(hs.ns, h.name, h.tcp, SourcePos{topo_.source_file, 0, 0},
@@ -439,6 +473,8 @@ class Builder {
   std::map<std::pair<std::string, std::string>, std::string> peer_ip_;
   std::vector<HostState> all_hosts_;  // the whole network's, wherever built
   std::vector<std::unique_ptr<ShapingHandle>> shapers_;
+  int steps_ = 0;                                 // steps begun
+  const int stop_at_step_ = test_stop_at_step();  // the test hook's step; 0 = none
 };
 
 }  // namespace

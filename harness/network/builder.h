@@ -6,6 +6,16 @@
 // All or nothing: on any failure (or SIGINT/SIGTERM during the build) what was made is
 // torn down before the error propagates. On success the state file is written and the
 // shapers are left running until `xdc down`.
+//
+// The build runs in steps, one per phase and one per host in each per-host loop (with
+// Mininet, one more once its driver runs); the last step, "saving the state", comes
+// after every shaper has started and before the state file is written. A signal is
+// acted on between steps.
+//
+// Test hook: with XDC_TEST_STOP_UP_AT=N in its environment (N >= 1, or "last") the build
+// stops itself with SIGSTOP as step N begins, after writing "xdc up: stopped at step N
+// (what)" to standard error; SIGCONT resumes it. A test of what a crash leaves behind
+// kills it there: the moment is the same on any machine, however fast it builds.
 #include <functional>
 #include <map>
 #include <optional>

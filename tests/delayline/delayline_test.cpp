@@ -122,17 +122,16 @@ TEST(DelaylineProgram, SecondBinderOfAQueueFailsClearly) {
 TEST(DelaylineProgram, ReleasesHeldPacketsOnExit) {
   Line l("dlhold");
   Cleanup cleanup{l};
-  pid_t pid = netem::start_delayline(spec_for(l, 3'000'000));  // 3 s
-  auto t0 = std::chrono::steady_clock::now();
+  // Held for 60 s, longer than the ping waits for its reply: a reply means the stop
+  // released it, however long the stop took.
+  pid_t pid = netem::start_delayline(spec_for(l, 60'000'000));
   std::thread stopper([&] {
     std::this_thread::sleep_for(500ms);
     netem::stop_delayline(pid);
   });
-  PingResult p = ping(l.a, l.b_ip, 1, 0.2, 5);
+  PingResult p = ping(l.a, l.b_ip, 1, 0.2, 30);
   stopper.join();
-  double waited_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  EXPECT_EQ(p.received, 1) << p.output;  // held for 3 s but released at the stop (0.5 s)
-  EXPECT_LT(waited_s, 2.0) << "held packet was not released at shutdown";
+  EXPECT_EQ(p.received, 1) << "held packet was not released at shutdown\n" << p.output;
 }
 
 TEST(DelaylineProgram, ExitsWhenItsInterfaceDisappears) {
@@ -141,7 +140,7 @@ TEST(DelaylineProgram, ExitsWhenItsInterfaceDisappears) {
   pid_t pid = netem::start_delayline(spec_for(l, 1000));
   ASSERT_TRUE(alive(pid));
   must_run({"ip", "link", "del", Line::kGwToB}, l.gw);
-  EXPECT_TRUE(gone_within(pid, 3s));
+  EXPECT_TRUE(gone_within(pid, 60s));  // a hang guard: it exits once it sees the loss
 }
 
 }  // namespace

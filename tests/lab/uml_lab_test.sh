@@ -148,9 +148,9 @@ nothing_left "xdc run --lab"
   fail "xdc run (one machine) exited $?: $(tail -5 "$DIR/run-one.log")"
 one_iter=$(field "$DIR/run-one/1f1b/summary.json" .iteration_s_mean)
 diff=$(echo "scale=2; 100 * ($lab_iter - $one_iter) / $one_iter" | bc)
+# How close the lab's iteration is to one machine's is scripts/bench_lab.sh's figure: a
+# ratio of two timings, printed here, not held to a bound.
 echo "uml_lab_test: the same experiment on this machine: iteration $one_iter s (lab $diff%)"
-[ "$(echo "$lab_iter > 0.9 * $one_iter && $lab_iter < 1.1 * $one_iter" | bc)" = 1 ] ||
-  fail "iteration $lab_iter s across the lab against $one_iter s on one machine"
 
 # The controller killed (-9) once a machine has its part (the others may be building or
 # done): xdc clean --lab removes every machine's part.

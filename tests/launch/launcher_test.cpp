@@ -119,12 +119,9 @@ TEST_F(Launcher, ARankThatDiesIsNamedWithItsHost) {
 TEST_F(Launcher, AHungJobIsStoppedAtItsTimeoutAndLeavesNothing) {
   auto j = job({"e1", "w1"}, {"hang"});
   j.timeout = std::chrono::seconds(4);
-  const auto t0 = std::chrono::steady_clock::now();
   auto r = xdc::launch::run_job(state(), j);
-  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  EXPECT_TRUE(r.timed_out);
+  EXPECT_TRUE(r.timed_out);  // stopped by its own timeout: a hang would be ctest's
   EXPECT_FALSE(r.ok());
-  EXPECT_LT(s, 15.0);
   EXPECT_NE(r.message().find("no end after"), std::string::npos) << r.message();
   // What the ranks printed before the hang is kept.
   EXPECT_NE(xdc::read_text_file_or_empty(dir_ / "rank1.log").find("rank 1 of 2 host w1"),

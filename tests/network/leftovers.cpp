@@ -2,7 +2,9 @@
 
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
+#include "common/text_file.h"
 #include "harness/network/names.h"
 #include "harness/network/namespace.h"
 #include "harness/network/state.h"
@@ -36,6 +38,20 @@ CliResult run_xdc(const std::vector<std::string>& args, int timeout_s) {
   argv.insert(argv.end(), args.begin(), args.end());
   auto r = proc::run(argv, std::chrono::seconds(timeout_s));
   return {r.exit_code, r.out + r.err};
+}
+
+bool wait_stopped(proc::Background& p, std::chrono::seconds limit) {
+  const auto until = std::chrono::steady_clock::now() + limit;
+  const std::string stat = "/proc/" + std::to_string(p.pid()) + "/stat";
+  while (std::chrono::steady_clock::now() < until) {
+    if (!p.running()) return false;
+    // "pid (comm) S ...": the state follows the last ')'; T is stopped by a signal.
+    const std::string s = read_text_file_or_empty(stat);
+    const auto paren = s.rfind(')');
+    if (paren != std::string::npos && paren + 2 < s.size() && s[paren + 2] == 'T') return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return false;
 }
 
 }  // namespace xdc::testing

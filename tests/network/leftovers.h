@@ -1,8 +1,11 @@
 #pragma once
 // What an xdc network may leave on the machine, for tests that assert nothing leaks:
 // namespaces, root links, state and /etc/netns files, helper processes.
+#include <chrono>
 #include <string>
 #include <vector>
+
+#include "harness/process/process.h"
 
 namespace xdc::testing {
 
@@ -15,5 +18,10 @@ struct CliResult {
   std::string out;
 };
 CliResult run_xdc(const std::vector<std::string>& args, int timeout_s = 300);
+
+// Waits until `p` has stopped itself (SIGSTOP: `xdc up`'s XDC_TEST_STOP_UP_AT hook,
+// harness/network/builder.h). False when it exits first, or has not stopped after
+// `limit`: a guard against a hang, far above any build's time, not a timing bound.
+bool wait_stopped(proc::Background& p, std::chrono::seconds limit = std::chrono::seconds(300));
 
 }  // namespace xdc::testing

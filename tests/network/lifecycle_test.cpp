@@ -9,6 +9,7 @@
 #include <fstream>
 #include <thread>
 
+#include "common/text_file.h"
 #include "harness/network/names.h"
 #include "harness/network/state.h"
 #include "harness/network/teardown.h"
@@ -76,21 +77,27 @@ TEST(Lifecycle, UpRefusesANameInUse) {
 
 TEST(Lifecycle, KillNineMidwayThenCleanLeavesNothing) {
   SKIP_IF_OTHER_NETWORKS_ARE_UP();
-  // The 64-host topology takes long enough to be caught half-built.
-  int caught_half_built = 0;
-  for (int delay_ms : {20, 60, 150}) {
+  // Up stops itself at a chosen step (XDC_TEST_STOP_UP_AT, builder.h) and is killed there,
+  // so that each kill lands at the same moment on any machine: with only the state
+  // directory made, with one host's namespace made and the other's not, halfway through
+  // the hosts' addresses, and with the delay lines running but no state file written.
+  const std::string log = testing::TempDir() + "/tk9-up.log";
+  for (std::string at : {"1", "3", "7", "last"}) {
     {
-      xdc::proc::Background up({XDC_EXE_PATH, "up", "topologies/scale-64.yaml", "--name", "tk9"});
-      std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
+      xdc::proc::Background up({"env", "XDC_TEST_STOP_UP_AT=" + at, XDC_EXE_PATH, "up",
+                                "tests/network/shaped-pair.yaml", "--name", "tk9"},
+                               log);
+      ASSERT_TRUE(xdc::testing::wait_stopped(up)) << "up did not stop at step " << at << ":\n"
+                                                  << xdc::read_text_file_or_empty(log);
       kill(up.pid(), SIGKILL);
       up.wait_for(std::chrono::seconds(5));
     }
-    caught_half_built += !leftovers("tk9").empty();
+    const std::string stopped = xdc::read_text_file_or_empty(log);
+    EXPECT_NE(joined(leftovers("tk9")), "") << "nothing was built when " << stopped;
     auto clean = run_xdc({"clean"});
     EXPECT_EQ(clean.rc, 0) << clean.out;
-    EXPECT_EQ(joined(leftovers("tk9")), "") << "after kill -9 at " << delay_ms << " ms";
+    EXPECT_EQ(joined(leftovers("tk9")), "") << "after kill -9 when " << stopped;
   }
-  EXPECT_GT(caught_half_built, 0) << "no kill landed while up was building: test proves nothing";
 }
 
 // An MPI daemon that a launch was starting while its network went down outlives its

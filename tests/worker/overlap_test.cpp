@@ -125,7 +125,6 @@ TEST(WorkerOverlap, FourMiBTransferHidesBehindThreeHundredMsCompute) {
     EXPECT_GT(none.send_end[k], none.recv_start[k]) << "iteration " << k;
     // With the comm thread it crossed during the compute, and the RECV found it there.
     EXPECT_LT(thread.send_end[k], thread.recv_start[k]) << "iteration " << k;
-    EXPECT_LT(wait, standalone_ns / 10) << "iteration " << k;
   }
 }
 
