@@ -7,7 +7,7 @@ import unittest
 from xdc_results import (err_pct, load_run, load_sweep, schedule_table, sweep_table,
                          to_dataframe, try_load_run)
 
-from .fixtures import DATA, entry, write_summary, write_sweep_csv
+from .fixtures import DATA, METRICS, entry, write_summary, write_sweep_csv
 
 try:
     import pandas  # noqa: F401
@@ -132,6 +132,12 @@ class LoadSweep(unittest.TestCase):
         self.assertAlmostEqual(t[0]["err_pct"], 10.0)
         self.assertIsNone(t[1]["err_pct"])  # failed
         self.assertAlmostEqual(t[2]["err_pct"], -25.0)
+
+    def test_header_as_xdc_writes_it(self):
+        sw = load_sweep(os.path.join(DATA, "sweep-header"))
+        self.assertEqual(sw.axes, ["delays"])
+        self.assertEqual(sw.metrics, METRICS)  # the fixtures write the same columns
+        self.assertEqual(sw.rows, [])
 
     def test_missing_csv(self):
         with tempfile.TemporaryDirectory() as d:
