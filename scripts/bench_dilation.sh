@@ -16,10 +16,7 @@
 # states 64 MiB in its `tcp:` block (stock Debian: 6 MiB / 4 MiB).
 # Needs root and a build (XDC_BUILD_DIR, default build). Throughput depends on the
 # machine's load: run it on a quiet machine, and read the medians.
-set -euo pipefail
-cd "$(dirname "$0")/.."
-BUILD_DIR=${XDC_BUILD_DIR:-build}
-XDC=${XDC:-$BUILD_DIR/harness/cli/xdc}
+. "$(dirname "$0")/lib.sh"
 OUT=${1:-results/bench/dilation.json}
 DILATIONS=${DILATIONS:-"10 20"}
 RATES=${RATES:-"5gbit 10gbit"}
@@ -32,7 +29,7 @@ CONGESTION=${CONGESTION-cubic}
 # pipe, so CUBIC points omit 25 s by default.
 if [[ "$CONGESTION" == cubic ]]; then TCP_OMIT=${TCP_OMIT:-25}; else TCP_OMIT=${TCP_OMIT:-2}; fi
 NAME=${NAME:-bdil}
-mkdir -p "$(dirname "$OUT")"
+out_dir "$OUT"
 work=$(mktemp -d)
 trap '"$XDC" down "$NAME" >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
 
@@ -68,7 +65,7 @@ for k in $DILATIONS; do
   done
 done
 
-python3 - "$work" "$OUT" "$RUNS" "$CONGESTION" "${points[@]}" <<'PY'
+"$XDC_PY" - "$work" "$OUT" "$RUNS" "$CONGESTION" "${points[@]}" <<'PY'
 import glob, json, statistics, sys
 work, out, runs, congestion = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
 res = []

@@ -16,19 +16,11 @@
 # ("trace_wan", ~2 min).
 # Top-level keys: the userspace backend's; "backends" holds each backend's.
 # Needs root (namespaces, qdiscs, iptables) and iperf3. About 20 s per backend.
-set -euo pipefail
-cd "$(dirname "$0")/.."
+. "$(dirname "$0")/lib.sh"
 OUT=${1:-results/bench/dynamic.json}
-BUILD_DIR=${XDC_BUILD_DIR:-build}
-if [[ $(id -u) -ne 0 ]]; then
-  echo "bench_dynamic: needs root (network namespaces); try sudo $0" >&2
-  exit 2
-fi
-if [[ ! -f "$BUILD_DIR/build.ninja" && ! -f "$BUILD_DIR/Makefile" ]]; then
-  cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >&2
-fi
-cmake --build "$BUILD_DIR" --target bench_dynamic xdc-delayline -j2 >&2
-mkdir -p "$(dirname "$OUT")"
+need_root bench_dynamic
+build_targets bench_dynamic xdc-delayline
+out_dir "$OUT"
 rm -f "$OUT"
 export XDC_DELAYLINE="$PWD/$BUILD_DIR/harness/cli/xdc-delayline"
 BENCH="$BUILD_DIR/tests/shaper/bench_dynamic"
@@ -42,7 +34,7 @@ elif command -v linux.uml > /dev/null; then
 else
   echo "bench_dynamic: kernel backend not measured (no sch_netem, no user-mode-linux)" >&2
 fi
-cmake --build "$BUILD_DIR" --target xdc xdc-worker -j2 >&2
+build_targets xdc xdc-worker
 FLAP_DIR=$(mktemp -d /tmp/xdc-bench-flap.XXXXXX)
 rc=0
 "$BUILD_DIR/harness/cli/xdc" run tests/run/flap.yaml -o "$FLAP_DIR" --name bflap >&2 || rc=$?

@@ -11,19 +11,17 @@
 # "rtts": [...], "run_exit", "run_s", "iteration_s", "single_machine_iteration_s",
 # "clock_offset_max_us", "clock_residual_us", "lost_machine_exit", "lost_machine_end_s"}.
 # Needs root. ~14 min.
-set -euo pipefail
-cd "$(dirname "$0")/.."
+. "$(dirname "$0")/lib.sh"
 OUT=${1:-results/bench/lab.json}
-BUILD_DIR=${XDC_BUILD_DIR:-build}
 if [[ $(id -u) -ne 0 ]]; then
   echo "bench_lab: needs root (namespaces, TAP devices); try sudo $0" >&2
   exit 2
 fi
-cmake --build "$BUILD_DIR" --target xdc xdc-delayline -j2 >&2
-mkdir -p "$(dirname "$OUT")"
+build_targets xdc xdc-delayline
+out_dir "$OUT"
 raw=$(mktemp /root/xdc-bench-lab.XXXXXX 2>/dev/null || mktemp)
 XDC_LAB_JSON=$raw tests/lab/uml_lab_test.sh "$BUILD_DIR/harness/cli/xdc" "$BUILD_DIR/uml-lab" >&2
-python3 - "$raw" "$OUT" <<'PY'
+"$XDC_PY" - "$raw" "$OUT" <<'PY'
 import json, sys
 j = json.load(open(sys.argv[1]))
 errs = [100 * (r["median_ms"] / r["configured_ms"] - 1) for r in j["rtts"]]

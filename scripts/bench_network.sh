@@ -4,18 +4,14 @@
 # Prints both side by side and writes results/bench/network.json =
 # {"hosts", "up_s", "down_s", ..., "mininet": {"up_s", "down_s"}} (top level: native).
 #   scripts/bench_network.sh [ROUNDS]      (default 3; the figures are the median round)
-set -euo pipefail
-cd "$(dirname "$0")/.."
-BUILD_DIR=${XDC_BUILD_DIR:-build}
-[ -x "$BUILD_DIR/harness/cli/xdc" ] || scripts/setup.sh
-XDC=$BUILD_DIR/harness/cli/xdc
+. "$(dirname "$0")/lib.sh"
+[ -x "$XDC" ] || scripts/setup.sh
 TOPO=topologies/scale-64.yaml
 ROUNDS=${1:-3}
 NAME=bench64
 now() { date +%s.%N; }
 
 "$XDC" down "$NAME" >/dev/null 2>&1 || true
-median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 declare -A UP DOWN
 for backend in native mininet; do
   ups=(); downs=()

@@ -7,16 +7,13 @@
 # Writes {"file", "placements", "predictions", "seconds", "cpu_seconds", "load", "runs"}
 # (medians over RUNS runs of the whole command: wall time, and user + system CPU time;
 # load: the 1-minute load average before) and prints it. Goal: < 10 s.
-set -euo pipefail
-cd "$(dirname "$0")/.."
-BUILD_DIR=${XDC_BUILD_DIR:-build}
-XDC=${XDC:-$BUILD_DIR/harness/cli/xdc}
+. "$(dirname "$0")/lib.sh"
 SEARCH=${1:-experiments/plan-3dc.yaml}
 OUT=${2:-results/bench/plan.json}
 RUNS=${RUNS:-5}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-load=$(cut -d' ' -f1 /proc/loadavg)
+load=$(load_avg)
 walls=() cpus=()
 for _ in $(seq 1 "$RUNS"); do
   /usr/bin/time -f "%e %U %S" -o "$tmp/time" "$XDC" plan "$SEARCH" --json -o "$tmp/best.yaml" >"$tmp/plan.json"
@@ -24,10 +21,9 @@ for _ in $(seq 1 "$RUNS"); do
   walls+=("$wall")
   cpus+=("$(awk -v u="$user" -v s="$sys" 'BEGIN { printf "%.3f", u + s }')")
 done
-median() { printf '%s\n' "$@" | sort -g | sed -n "$((($# + 1) / 2))p"; }
-placements=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["placements"])' "$tmp/plan.json")
-predictions=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["predicted"])' "$tmp/plan.json")
-mkdir -p "$(dirname "$OUT")"
+placements=$("$XDC_PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["placements"])' "$tmp/plan.json")
+predictions=$("$XDC_PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["predicted"])' "$tmp/plan.json")
+out_dir "$OUT"
 printf '{"file": "%s", "placements": %d, "predictions": %d, "seconds": %.3f, "cpu_seconds": %.3f, "load": %s, "runs": %d}\n' \
   "$SEARCH" "$placements" "$predictions" "$(median "${walls[@]}")" "$(median "${cpus[@]}")" \
   "$load" "$RUNS" | tee "$OUT"

@@ -8,18 +8,10 @@
 # Prints one line per figure (configured, measured, acceptance bounds); the JSON adds
 # the raw numbers, the delay line's counters and the load average (other processes on
 # the machine disturb timing).
-set -euo pipefail
-cd "$(dirname "$0")/.."
+. "$(dirname "$0")/lib.sh"
 OUT=${1:-results/bench/shaping.json}
-BUILD_DIR=${XDC_BUILD_DIR:-build}
-if [[ $(id -u) -ne 0 ]]; then
-  echo "bench_shaping: needs root (network namespaces); try sudo $0" >&2
-  exit 2
-fi
-if [[ ! -f "$BUILD_DIR/build.ninja" && ! -f "$BUILD_DIR/Makefile" ]]; then
-  cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >&2
-fi
-cmake --build "$BUILD_DIR" --target bench_shaping xdc-delayline -j2 >&2
-mkdir -p "$(dirname "$OUT")"
+need_root bench_shaping
+build_targets bench_shaping xdc-delayline
+out_dir "$OUT"
 XDC_DELAYLINE="$PWD/$BUILD_DIR/harness/cli/xdc-delayline" \
   "$BUILD_DIR/tests/shaper/bench_shaping" "$OUT"

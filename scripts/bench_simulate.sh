@@ -10,10 +10,7 @@
 # whole command, both points: wall time, and user + system CPU time, which does not
 # depend on what else the machine runs; load: the 1-minute load average before) and
 # prints it. Goal: < 1 s per point.
-set -euo pipefail
-cd "$(dirname "$0")/.."
-BUILD_DIR=${XDC_BUILD_DIR:-build}
-XDC=${XDC:-$BUILD_DIR/harness/cli/xdc}
+. "$(dirname "$0")/lib.sh"
 OUT=${1:-results/bench/simulate.json}
 RUNS=${RUNS:-5}
 tmp=$(mktemp -d)
@@ -47,7 +44,7 @@ experiment: base.yaml
 grid:
   schedules: [[1f1b], [crosspipe-greedy]]
 YAML
-load=$(cut -d' ' -f1 /proc/loadavg)
+load=$(load_avg)
 walls=() cpus=()
 for _ in $(seq 1 "$RUNS"); do
   /usr/bin/time -f "%e %U %S" -o "$tmp/time" "$XDC" simulate "$tmp/sweep.yaml" -o "$tmp/out" >/dev/null
@@ -55,11 +52,10 @@ for _ in $(seq 1 "$RUNS"); do
   walls+=("$wall")
   cpus+=("$(awk -v u="$user" -v s="$sys" 'BEGIN { printf "%.3f", u + s }')")
 done
-median() { printf '%s\n' "$@" | sort -g | sed -n "$((($# + 1) / 2))p"; }
 wall=$(median "${walls[@]}")
 cpu=$(median "${cpus[@]}")
 points=$(($(wc -l <"$tmp/out/sweep.csv") - 1))
-mkdir -p "$(dirname "$OUT")"
+out_dir "$OUT"
 printf '{"points": %d, "stages": 64, "microbatches": 512, "data_parallel": 8, "seconds": %.3f, "seconds_per_point": %.3f, "cpu_seconds": %.3f, "cpu_seconds_per_point": %.3f, "load": %s, "runs": %d}\n' \
   "$points" "$wall" "$(awk -v w="$wall" -v n="$points" 'BEGIN { print w / n }')" "$cpu" \
   "$(awk -v c="$cpu" -v n="$points" 'BEGIN { print c / n }')" "$load" "$RUNS" | tee "$OUT"

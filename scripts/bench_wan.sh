@@ -12,8 +12,7 @@
 #   tcp_settings_recorded  `xdc up` records the hosts' TCP settings in its state
 #   scripts/bench_wan.sh [OUT.json] [--quick]
 # Needs root. About 15 minutes in full (each tcp_loss point ~1 min); --quick: 3 points.
-set -euo pipefail
-cd "$(dirname "$0")/.."
+. "$(dirname "$0")/lib.sh"
 OUT=results/bench/wan.json
 QUICK=()
 for a in "$@"; do
@@ -22,15 +21,8 @@ for a in "$@"; do
     *) OUT=$a ;;
   esac
 done
-BUILD_DIR=${XDC_BUILD_DIR:-build}
-if [[ $(id -u) -ne 0 ]]; then
-  echo "bench_wan: needs root (network namespaces); try sudo $0" >&2
-  exit 2
-fi
-if [[ ! -f "$BUILD_DIR/build.ninja" ]]; then
-  cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >&2
-fi
-cmake --build "$BUILD_DIR" -j2 --target xdc xdc-delayline xdc-bench-wan >&2
+need_root bench_wan
+build_targets xdc xdc-delayline xdc-bench-wan
 export XDC_EXE="$PWD/$BUILD_DIR/harness/cli/xdc"
 export XDC_DELAYLINE="$PWD/$BUILD_DIR/harness/cli/xdc-delayline"
 # Each part's figures are kept beside OUT (a later failure loses none of them).
