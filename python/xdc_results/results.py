@@ -146,16 +146,7 @@ class Run:
 
 def _schedule_entries(summary: Dict[str, Any]) -> List[Dict[str, Any]]:
     s = summary.get("schedules", [])
-    if isinstance(s, list):
-        return [e for e in s if isinstance(e, dict)]
-    # `xdc simulate --schedule ...`: {name: {"iteration_ns", "bubble", ...}}.
-    out = []
-    for name, e in (s or {}).items():
-        ns = e.get("iteration_ns")
-        out.append({"schedule": name, "ok": True,
-                    "simulated_iteration_s": ns / 1e9 if isinstance(ns, (int, float)) else 0,
-                    "simulated_bubble_ratio": e.get("bubble", {})})
-    return out
+    return [e for e in s if isinstance(e, dict)] if isinstance(s, list) else []
 
 
 def load_run(directory: str) -> Run:
