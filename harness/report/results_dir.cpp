@@ -12,6 +12,7 @@
 #include "common/input_error.h"
 #include "common/text_file.h"
 #include "harness/report/html.h"
+#include "harness/run/summary_schema.h"
 
 namespace xdc::report {
 namespace fs = std::filesystem;
@@ -281,6 +282,11 @@ RunData read_results_dir(const std::string& dir_text) {
                      "no readable summary.json: not a results directory of xdc run or xdc "
                      "simulate");
   const auto& s = *summary;
+  if (s.value("schema_version", 0) > run::kSummarySchemaVersion)
+    throw InputError(SourcePos{(dir / "summary.json").string(), 0, 0},
+                     fmt::format("schema_version {}: written by a newer xdc (this one reads up "
+                                 "to {})",
+                                 s.value("schema_version", 0), run::kSummarySchemaVersion));
   std::string name = fs::absolute(dir).lexically_normal().filename().string();
   if (name.empty()) name = fs::absolute(dir).lexically_normal().parent_path().filename().string();
   d.experiment = s.value("experiment", name);
@@ -288,7 +294,8 @@ RunData read_results_dir(const std::string& dir_text) {
   d.compute_costs = s.value("compute_costs", std::string());
   d.simulated_only = s.value("simulated", false);
   d.backend = s.value("backend", std::string(d.simulated_only ? "none (simulated)" : ""));
-  add_facts(s, {"experiment", "backend", "compute_mode", "simulated", "schedules"}, d.setup);
+  add_facts(s, {"schema_version", "experiment", "backend", "compute_mode", "simulated", "schedules"},
+            d.setup);
   if (s.contains("time_dilation") && s["time_dilation"].is_number())
     d.time_dilation = std::max(1.0, s["time_dilation"].get<double>());
   if (auto env = read_json(dir / "environment.json", d.notes)) {

@@ -281,7 +281,8 @@ nlohmann::json run_summary_json(const Plan& plan, const std::vector<ScheduleResu
   const Experiment& e = plan.experiment;
   bool measured = false;
   for (auto& r : rs) measured = measured || r.measured;
-  nlohmann::json j = {{"experiment", e.name},
+  nlohmann::json j = {{"schema_version", kSummarySchemaVersion},
+                      {"experiment", e.name},
                       {"compute_mode", e.compute.name()},
                       {"compute_costs", e.compute.costs_source()},
                       {"time_dilation", e.time_dilation},

@@ -3,8 +3,8 @@
 // (rank<r>.trace.csv, rank<r>.json; run_spec.h), split into iterations by the ranks'
 // own iteration bounds and analysed with the simulator's analysis (harness/trace):
 // iteration time, the three bubble ratios, loss, waits by cause; beside it the
-// simulator's prediction of the same schedule. summary_json() is the contract of
-// issue 5's summary.json entry.
+// simulator's prediction of the same schedule. run_summary_json() writes summary.json
+// (summary_schema.h: its keys, units and sign conventions).
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "harness/run/predict.h"
+#include "harness/run/summary_schema.h"
 #include "harness/trace/analysis.h"
 #include "workloads/trace/trace.h"
 #include "workloads/worker/run_spec.h"

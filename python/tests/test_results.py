@@ -1,5 +1,6 @@
 """xdc_results.results: reading run and sweep directories, and err_pct."""
 
+import json
 import os
 import tempfile
 import unittest
@@ -76,6 +77,13 @@ class LoadRun(unittest.TestCase):
         for s in run:
             self.assertGreater(s.simulated_iteration_s, 0)
             self.assertGreaterEqual(s.bubble("megatron", simulated=True), 0)
+
+    def test_newer_schema_is_refused(self):
+        with tempfile.TemporaryDirectory() as d:
+            with open(os.path.join(d, "summary.json"), "w") as f:
+                json.dump({"schema_version": 99, "schedules": []}, f)
+            with self.assertRaises(ValueError):
+                load_run(d)
 
     def test_missing_summary(self):
         with tempfile.TemporaryDirectory() as d:

@@ -1,15 +1,13 @@
 """Reading xdc's results directories: one run, one sweep.
 
-A run directory (``xdc run``, ``xdc simulate EXP.yaml``, a sweep's point) holds
-``summary.json`` (harness/run/results.h, ``run_summary_json``): run facts at the top
+A run directory (``xdc run``, ``xdc simulate``, a sweep's point) holds ``summary.json``
+(its schema: harness/run/summary_schema.h, ``schema_version``): run facts at the top
 (``experiment``, ``compute_mode``, ``time_dilation``, ``stages``, ...) and
 ``schedules``, a list of per-schedule entries (``summary_json``): ``schedule``, ``ok``,
 ``error``, the simulator's ``simulated_iteration_s`` and ``simulated_bubble_ratio``, and
 when the run was measured ``iteration_s`` (per iteration), ``iteration_s_mean``, ``_p50``,
 ``_p95``, ``bubble_ratio``, ``loss``, ``tokens_per_s``, ``transfers``, ``prefill``, ...
-Beside it ``environment.json`` (where and with what it ran). ``xdc simulate --schedule
-...`` (a run described by flags) writes ``schedules`` as an object {name: {"iteration_ns",
-"bubble"}}; it is read into the same form.
+Beside it ``environment.json`` (where and with what it ran).
 
 A sweep directory (``xdc sweep``, ``xdc simulate SWEEP.yaml``; harness/sweep/metrics.h)
 holds ``sweep.csv`` -- columns ``point``, ``id``, one per axis, ``schedule``, ``status``
@@ -27,6 +25,9 @@ import json
 import math
 import os
 from typing import Any, Dict, Iterator, List, Optional
+
+# summary.json's schema version this package reads (harness/run/summary_schema.h).
+SCHEMA_VERSION = 1
 
 
 def err_pct(simulated_s: Optional[float], measured_s: Optional[float]) -> Optional[float]:
@@ -155,6 +156,11 @@ def load_run(directory: str) -> Run:
     if summary is None:
         raise FileNotFoundError(os.path.join(directory, "summary.json") +
                                 ": no summary.json (not a results directory of xdc)")
+    version = summary.get("schema_version", 0)
+    if isinstance(version, int) and version > SCHEMA_VERSION:
+        raise ValueError("%s: schema_version %d: written by a newer xdc (this package reads up "
+                         "to %d)" % (os.path.join(directory, "summary.json"), version,
+                                     SCHEMA_VERSION))
     return Run(directory, summary, _read_json(os.path.join(directory, "environment.json")))
 
 

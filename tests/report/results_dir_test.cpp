@@ -144,6 +144,14 @@ TEST(ReportResultsDir, SimulateLayout) {
   EXPECT_FALSE(run.schedules[0].measured.has_value());
 }
 
+TEST(ReportResultsDir, ANewerSchemaIsBadInput) {
+  TempDir d("newer");
+  put(d.path / "summary.json", R"({"schema_version": 99, "schedules": []})");
+  EXPECT_THROW(read_results_dir(d.path.string()), InputError);
+  put(d.path / "summary.json", R"({"schema_version": 1, "schedules": []})");
+  EXPECT_NO_THROW(read_results_dir(d.path.string()));
+}
+
 TEST(ReportResultsDir, BrokenFilesBecomeNotesAndNoSummaryIsBadInput) {
   TempDir d("broken");
   EXPECT_THROW(read_results_dir(d.path.string()), InputError);

@@ -1,0 +1,32 @@
+#pragma once
+// summary.json, the results schema of `xdc run` and `xdc simulate` (one layout for both),
+// versioned. Written by one writer (results.h run_summary_json), read by one C++ reader
+// (report/results_dir.h, which the report and the sweep tables use) and by the Python
+// package in python/xdc_results. A reader refuses a version newer than its own.
+//
+// Version 1. Times in seconds unless the key says otherwise, undilated (a run under time
+// dilation k reports its times divided by k). Top level:
+//   schema_version, experiment, compute_mode ("real" | "modeled"), compute_costs,
+//   time_dilation, stages, data_parallel, tensor_parallel, world_size, microbatches,
+//   microbatch_size, mpi_tcp_links, mpi_connections, wan_sharing, interrupted, simulation
+//   {grad_norm_allreduce, iteration_barrier, cpus, ranks_per_cpu}, schedule_shape {name:
+//   {peak_activations, co_executed_pairs, ...}}, backend and network (`xdc run`),
+//   simulated: true (`xdc simulate`: no measured figures), schedules: [entry, ...].
+// A schedule's entry:
+//   schedule, ok, error (when not ok), iterations (measured), iteration_s [per measured
+//   iteration], iteration_s_mean / _p50 / _p95, bubble_ratio {megatron, zerobubble,
+//   crosspipe} (fractions), loss, waits_s_per_iteration {cause: s}, tokens_per_s, mfu,
+//   series {start_s, wan_bytes, waits_s}, changes [{t_s, what, source}];
+//   simulated_iteration_s (the prediction: predict.h Prediction::iteration_s, the mean of
+//   the predicted run's measured iterations), simulated_steady_iteration_s,
+//   simulated_bubble_ratio, simulated_costs, simulated_mfu, simulated_series {iteration_s,
+//   start_s, changes, ended}.
+// Sign conventions: measured_over_simulated = iteration_s_mean / simulated_iteration_s
+// (> 1: the run was slower than predicted). Prediction error, where a benchmark or the
+// Python package states one: err_pct = 100 (simulated - measured) / measured (> 0: the
+// prediction is slower than the run, pessimistic).
+namespace xdc::run {
+
+inline constexpr int kSummarySchemaVersion = 1;
+
+}  // namespace xdc::run
