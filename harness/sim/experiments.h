@@ -20,15 +20,6 @@
 
 namespace xdc::sim {
 
-// Generate `name` with `p`, simulate it with costs and links, analyse the trace.
-struct RunResult {
-  sched::Schedule schedule;
-  trace::Trace trace;
-  trace::Summary summary;
-};
-RunResult run_schedule(const std::string& name, const sched::Params& p, const CostModel& c,
-                       const LinkModel& l);
-
 struct FormulaCheck {
   std::string name;
   double expected = 0;

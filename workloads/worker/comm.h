@@ -92,8 +92,6 @@ class Comm {
   bool wait(Request* r, std::chrono::steady_clock::time_point deadline);
   void release(Request* r);  // r must be complete
 
-  int64_t polls() const { return polls_.load(std::memory_order_relaxed); }
-
   // Point-to-point requests on `comm` to peers `s` connects go through `s` from now on.
   // Call before the first submission; `s` outlives this Comm's use of it.
   void attach_stripes(Stripes* s, MPI_Comm comm);
@@ -146,7 +144,6 @@ class Comm {
   std::vector<Request*> owners_;
   std::vector<int> done_idx_;
   std::map<int64_t, Request*> held_;  // ordered sends awaiting their grant, by ticket
-  std::atomic<int64_t> polls_{0};
 
   std::thread thread_;
 };
