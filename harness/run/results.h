@@ -3,8 +3,8 @@
 // (rank<r>.trace.csv, rank<r>.json; run_spec.h), split into iterations by the ranks'
 // own iteration bounds and analysed with the simulator's analysis (harness/trace):
 // iteration time, the three bubble ratios, loss, waits by cause; beside it the
-// simulator's prediction of the same schedule. summary_json() is the contract of
-// issue 5's summary.json entry.
+// simulator's prediction of the same schedule. summary_json() is the contract of a
+// schedule's entry in summary.json.
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
