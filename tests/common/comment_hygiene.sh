@@ -54,7 +54,8 @@ find harness netem workloads common \( -name '*.h' -o -name '*.hpp' -o -name '*.
         } elsif ($c =~ /\bcommit\s+[0-9a-f]{7,40}\b/i
                  || $c =~ /\((?=[0-9a-f]*[a-f])(?=[0-9a-f]*\d)[0-9a-f]{7,40}\)/i) {
           $why = "a commit hash";
-        } elsif ($c =~ /\b(issues?|tasks?|tickets?|acceptance)\s+#?\d+/i
+        } elsif ($c =~ /\b(issue|task|ticket|acceptance)\s+#?\d+/i
+                 || $c =~ /\b(issues|tasks|tickets)\s+#?\d+\s*(,|and\b|&)/i
                  || $c =~ /(^|[\s(,;])#\d+\b/) {
           $why = "a numbered work item";
         } elsif ($c =~ m{(^|[\s(`"\x27])/(root|work)/|\.\./shared\b}) {
