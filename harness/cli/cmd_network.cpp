@@ -152,9 +152,10 @@ void add_network_commands(CLI::App& app, Commands& out) {
                    backend_override
                        ? "--backend mininet: a lab's network is built by the native backend "
                          "(Mininet runs on one machine); drop --backend or --lab"
-                       : file + ": network.backend mininet: a lab's network is built by the "
-                                "native backend (Mininet runs on one machine); pass --backend "
-                                "native or drop --lab");
+                       : file +
+                             ": network.backend mininet: a lab's network is built by the "
+                             "native backend (Mininet runs on one machine); pass --backend "
+                             "native or drop --lab");
              const lab::Lab l = lab::load_lab(lab_file);
              std::vector<std::string> extra;
              if (!shaping.empty()) extra.insert(extra.end(), {"--shaping", shaping});

@@ -43,8 +43,8 @@ void refuse_given(const std::vector<CLI::Option*>& options, const std::string& n
   for (const CLI::Option* o : options)
     if (o->count() > 0) given += (given.empty() ? "" : ", ") + o->get_name();
   if (given.empty()) return;
-  const std::string what = is_experiment(name)       ? "an experiment brings its own schedules, "
-                                                       "costs and links"
+  const std::string what = is_experiment(name)      ? "an experiment brings its own schedules, "
+                                                      "costs and links"
                            : is_schedule_file(name) ? "a schedule file fixes its ranks, "
                                                       "microbatches and actions"
                                                     : "they need --dcs 2 or more";

@@ -200,7 +200,8 @@ TEST(TcpModel, BinomialAllreduceIsTwoFullTransfersForTwoReplicas) {
 TEST(TcpModel, AllreduceAsMeasuredAcrossTheWan) {
   // `xdc run` of tests/run/dp-modeled.yaml with `wan: {loss: 0%}` and `grad: 40mib`
   // (2 stages x 2 replicas, one replica per DC, so each stage all-reduces across the 20 ms
-  // / 1 Gbit/s WAN): ALLREDUCE events of 1.67-1.76 s on all four ranks, 3 iterations. The plan passes 4 microbatches x (30 + 60 ms) as the idle time.
+  // / 1 Gbit/s WAN): ALLREDUCE events of 1.67-1.76 s on all four ranks, 3 iterations. The plan
+  // passes 4 microbatches x (30 + 60 ms) as the idle time.
   const LinkModel m = pair(xdc::sim::kOpenMpiEagerLimit);
   const double s = static_cast<double>(xdc::sim::allreduce_ns(m, 40 * kMiB, 360 * kMs)) / 1e9;
   EXPECT_NEAR(s, 1.72, 0.15 * 1.72);

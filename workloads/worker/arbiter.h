@@ -18,9 +18,9 @@
 // the transfers of identical replicas take turns: replica 0's first, then replica 1's, and
 // a replica that fell behind goes before another's later transfer. Control messages go over
 // MPI on two duplicates of the world communicator (requests and releases to the arbiter;
-// grants back), inside the DC. A grant is held from the send's issue to the arrival plus the RELEASE's way back: the
-// direction idles one one-way delay per transfer. Gradient all-reduces (MPI collectives)
-// are not arbitrated.
+// grants back), inside the DC. A grant is held from the send's issue to the arrival plus
+// the RELEASE's way back: the direction idles one one-way delay per transfer. Gradient
+// all-reduces (MPI collectives) are not arbitrated.
 #include <mpi.h>
 
 #include <array>
