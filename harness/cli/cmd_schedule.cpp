@@ -38,18 +38,14 @@ bool is_schedule_file(const std::string& name) {
 }
 
 // Options given that `name` cannot honour are bad input, not silently dropped.
-void refuse_given(const std::vector<CLI::Option*>& options, const std::string& name) {
+void refuse_given(const std::vector<CLI::Option*>& options, const std::string& name,
+                  const std::string& why) {
   std::string given;
   for (const CLI::Option* o : options)
     if (o->count() > 0) given += (given.empty() ? "" : ", ") + o->get_name();
-  if (given.empty()) return;
-  const std::string what = is_experiment(name)      ? "an experiment brings its own schedules, "
-                                                      "costs and links"
-                           : is_schedule_file(name) ? "a schedule file fixes its ranks, "
-                                                      "microbatches and actions"
-                                                    : "they need --dcs 2 or more";
-  throw InputError("schedule show " + name + ": " + given + " cannot apply (" + what +
-                   "); drop them");
+  if (!given.empty())
+    throw InputError("schedule show " + name + ": " + given + " cannot apply (" + why +
+                     "); drop them");
 }
 
 sched::Schedule load_or_generate(const ShowArgs& a, sched::Params& p) {
@@ -195,16 +191,18 @@ void add_schedule_commands(CLI::App& app, Commands& out) {
                            "peak activations per rank (microbatches)"),
   };
   out.push_back({show_cmd, [] {
-                   std::vector<CLI::Option*> unused;
                    if (is_experiment(a.name)) {
-                     unused = making;
-                     unused.insert(unused.end(), drawing.begin(), drawing.end());
-                   } else if (is_schedule_file(a.name)) {
-                     unused = making;
-                   } else if (a.dcs <= 1) {
-                     unused = {latency, transfer};
+                     std::vector<CLI::Option*> all = making;
+                     all.insert(all.end(), drawing.begin(), drawing.end());
+                     refuse_given(all, a.name,
+                                  "an experiment brings its own schedules, costs and links");
+                   } else {
+                     if (is_schedule_file(a.name))
+                       refuse_given(making, a.name,
+                                    "a schedule file fixes its ranks, microbatches and actions");
+                     if (a.dcs <= 1)
+                       refuse_given({latency, transfer}, a.name, "they need --dcs 2 or more");
                    }
-                   refuse_given(unused, a.name);
                    return show(a);
                  }});
 
