@@ -33,7 +33,7 @@ class InputError : public std::runtime_error {
   std::string message_;
 };
 
-// Exit codes of the xdc CLI (DESIGN.md).
+// Exit codes of the xdc CLI: 0 ok, 1 the run failed, 2 bad input.
 enum ExitCode : int { kExitOk = 0, kExitRunFailed = 1, kExitBadInput = 2 };
 
 }  // namespace xdc

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The CUDA stage's correctness checks, on a machine with an NVIDIA GPU (issue 16).
+# The CUDA stage's correctness checks, on a machine with an NVIDIA GPU.
 #   scripts/test_gpu.sh
 # Builds the CUDA targets (build dir $XDC_BUILD_DIR, default build-cuda; XDC_NO_BUILD=1 uses
 # what is there), then fails unless every check passes on the GPU — a machine without one

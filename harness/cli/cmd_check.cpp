@@ -31,28 +31,36 @@ void add_check_command(CLI::App& app, Commands& out) {
                 "build the topology K times slower (delays x K, rates / K) and report the "
                 "figures undilated; with a network name: the K it was built with (xdc up "
                 "--time-dilation)");
-  c->add_option("--congestion", opts.congestion,
-                "congestion control of the TCP probe (iperf3 -C), e.g. cubic; default: the "
-                "host's");
+  auto* congestion = c->add_option(
+      "--congestion", opts.congestion,
+      "congestion control of the TCP probe (iperf3 -C), e.g. cubic; default: the host's");
   c->add_option("-o,--output", json_out, "also write the JSON report to this file");
-  c->add_flag("--no-throughput", no_tcp, "skip the TCP goodput probes");
-  c->add_option("--flows", opts.flows,
-                "parallel TCP flows of the multi-flow goodput probe (iperf3 -P); 1: skip it")
-      ->check(CLI::Range(1, 128))
-      ->capture_default_str();
+  auto* flows =
+      c->add_option("--flows", opts.flows,
+                    "parallel TCP flows of the multi-flow goodput probe (iperf3 -P); 1: skip it")
+          ->check(CLI::Range(1, 128))
+          ->capture_default_str();
   c->add_option("--pings", opts.ping_count, "pings per link direction")
       ->check(CLI::Range(10, 100000))
       ->capture_default_str();
   c->add_option("--udp-packets", opts.udp_packets, "UDP datagrams for the loss probe")
       ->check(CLI::Range(100L, 100000000L))
       ->capture_default_str();
-  c->add_option("--tcp-seconds", opts.tcp_seconds, "seconds of TCP measured per direction")
-      ->check(CLI::Range(1.0, 3600.0))
-      ->capture_default_str();
-  c->add_option("--tcp-omit-seconds", opts.tcp_omit_seconds,
-                "seconds of TCP ramp-up not measured (at least 30 round trips as built)")
-      ->check(CLI::Range(0.0, 3600.0))
-      ->capture_default_str();
+  auto* tcp_seconds =
+      c->add_option("--tcp-seconds", opts.tcp_seconds, "seconds of TCP measured per direction")
+          ->check(CLI::Range(1.0, 3600.0))
+          ->capture_default_str();
+  auto* tcp_omit =
+      c->add_option("--tcp-omit-seconds", opts.tcp_omit_seconds,
+                    "seconds of TCP ramp-up not measured (at least 30 round trips as built)")
+          ->check(CLI::Range(0.0, 3600.0))
+          ->capture_default_str();
+  // The TCP probes' options mean nothing without the probes.
+  c->add_flag("--no-throughput", no_tcp, "skip the TCP goodput probes")
+      ->excludes(congestion)
+      ->excludes(flows)
+      ->excludes(tcp_seconds)
+      ->excludes(tcp_omit);
   out.push_back({c, [] {
                    opts.throughput = !no_tcp;
                    std::optional<net::NetworkState> built;

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 
 #include "commands.h"
 #include "common/input_error.h"
@@ -133,12 +134,33 @@ void add_network_commands(CLI::App& app, Commands& out) {
     out.push_back(
         {c, [] {
            auto t0 = std::chrono::steady_clock::now();
+           const std::optional<netem::Backend> shaping_override =
+               shaping.empty() ? std::nullopt : std::optional(parse_backend(shaping));
+           std::optional<topo::NetworkBackend> backend_override;
+           if (backend == "mininet" || backend == "native")
+             backend_override = backend == "mininet" ? topo::NetworkBackend::kMininet
+                                                     : topo::NetworkBackend::kNative;
+           else if (!backend.empty())
+             throw InputError("--backend: expected native or mininet, got \"" + backend + "\"");
            topo::Topology t =
                from_experiment ? run::load_experiment(file).topology : topo::load_topology(file);
            if (!lab_file.empty()) {
+             // Mininet builds on one machine; a lab's machines build native parts joined
+             // by tunnels. Refused here rather than after the first machines are up.
+             if (backend_override.value_or(t.backend) == topo::NetworkBackend::kMininet)
+               throw InputError(
+                   backend_override
+                       ? "--backend mininet: a lab's network is built by the native backend "
+                         "(Mininet runs on one machine); drop --backend or --lab"
+                       : file +
+                             ": network.backend mininet: a lab's network is built by the "
+                             "native backend (Mininet runs on one machine); pass --backend "
+                             "native or drop --lab");
              const lab::Lab l = lab::load_lab(lab_file);
              std::vector<std::string> extra;
              if (!shaping.empty()) extra.insert(extra.end(), {"--shaping", shaping});
+             if (backend_override) extra.insert(extra.end(), {"--backend", backend});
+             if (from_experiment) extra.push_back("--experiment-topology");
              if (dilation != 1)
                extra.insert(extra.end(), {"--time-dilation", fmt::format("{}", dilation)});
              const std::string net = name.empty() ? t.name : name;
@@ -160,12 +182,8 @@ void add_network_commands(CLI::App& app, Commands& out) {
            net::BuildOptions opts;
            if (!lab_part.empty()) opts.lab = net::LabPart::from_json(lab_part);
            opts.name = name;
-           if (!shaping.empty()) opts.shaping = parse_backend(shaping);
-           if (backend == "mininet" || backend == "native")
-             opts.backend = backend == "mininet" ? topo::NetworkBackend::kMininet
-                                                 : topo::NetworkBackend::kNative;
-           else if (!backend.empty())
-             throw InputError("--backend: expected native or mininet, got \"" + backend + "\"");
+           opts.shaping = shaping_override;
+           opts.backend = backend_override;
            opts.progress = [](const std::string& m) { spdlog::debug("up: {}", m); };
            opts.time_dilation = dilation;
            net::NetworkState s = net::build_network(t, opts);

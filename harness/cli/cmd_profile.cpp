@@ -107,7 +107,8 @@ void add_profile_command(CLI::App& app, Commands& out) {
   c->add_option("model", a.model, "preset (tiny, small, medium) or a YAML file with model keys")
       ->required();
   c->add_option("--device", a.device, "cpu or cuda")->check(CLI::IsMember({"cpu", "cuda"}));
-  c->add_option("--gpu", a.gpu, "GPU number with --device cuda")->check(CLI::Range(0, 1023));
+  static CLI::Option* gpu = nullptr;
+  gpu = c->add_option("--gpu", a.gpu, "GPU number with --device cuda")->check(CLI::Range(0, 1023));
   c->add_option("--stages", a.stages, "pipeline stages the layers are split into");
   c->add_option("--microbatch-size", a.microbatch_size, "sequences per microbatch")
       ->check(CLI::Range(1, 4096));
@@ -115,7 +116,12 @@ void add_profile_command(CLI::App& app, Commands& out) {
       ->check(CLI::Range(1, 100000));
   c->add_option("--threads", a.threads, "CPU compute threads")->check(CLI::Range(1, 1024));
   c->add_option("-o,--output", a.out, "the profile CSV to write")->required();
-  out.push_back({c, [] { return run_profile(a); }});
+  out.push_back({c, [] {
+                   if (gpu->count() > 0 && a.device != "cuda")
+                     throw InputError("--gpu: applies to --device cuda; this profile runs on the " +
+                                      a.device);
+                   return run_profile(a);
+                 }});
 }
 
 }  // namespace xdc::cli

@@ -53,8 +53,11 @@ void add_run_command(CLI::App& app, Commands& out) {
     c->add_option("experiment", file, "experiment YAML")->required();
     c->add_option("-o,--output", opts.out_dir, "results directory (default results/<date>-<name>)")
         ->check(kOutputDir);
-    c->add_option("--network", opts.network, "reuse this network (xdc up) instead of building one");
-    c->add_option("--name", opts.network_name, "name of the network to build (default r<pid>)");
+    auto* network = c->add_option("--network", opts.network,
+                                  "reuse this network (xdc up) instead of building one");
+    // --name names a network the run builds; with --network it builds none.
+    c->add_option("--name", opts.network_name, "name of the network to build (default r<pid>)")
+        ->excludes(network);
     c->add_option("--lab", opts.lab_file,
                   "lab.yaml: build the network across the lab's machines and run the workers "
                   "there (-o and the topology file at the same paths on every machine)");

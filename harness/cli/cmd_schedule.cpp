@@ -30,9 +30,26 @@ struct ShowArgs {
   bool csv = false, no_optimizer = false;
 };
 
+bool is_experiment(const std::string& name) {
+  return name.ends_with(".yaml") || name.ends_with(".yml");
+}
+bool is_schedule_file(const std::string& name) {
+  return name.ends_with(".csv") || std::filesystem::is_regular_file(name);
+}
+
+// Options given that `name` cannot honour are bad input, not silently dropped.
+void refuse_given(const std::vector<CLI::Option*>& options, const std::string& name,
+                  const std::string& why) {
+  std::string given;
+  for (const CLI::Option* o : options)
+    if (o->count() > 0) given += (given.empty() ? "" : ", ") + o->get_name();
+  if (!given.empty())
+    throw InputError("schedule show " + name + ": " + given + " cannot apply (" + why +
+                     "); drop them");
+}
+
 sched::Schedule load_or_generate(const ShowArgs& a, sched::Params& p) {
-  if (a.name.ends_with(".csv") || std::filesystem::is_regular_file(a.name))
-    return sched::read_csv_file(a.name);
+  if (is_schedule_file(a.name)) return sched::read_csv_file(a.name);
   p.ranks = a.stages;
   p.microbatches = a.microbatches;
   p.chunks = a.chunks;
@@ -81,7 +98,7 @@ int show_experiment(const std::string& file) {
 }
 
 int show(const ShowArgs& a) {
-  if (a.name.ends_with(".yaml") || a.name.ends_with(".yml")) return show_experiment(a.name);
+  if (is_experiment(a.name)) return show_experiment(a.name);
   if (a.stages < 1 || a.microbatches < 1)
     throw InputError("--stages and --microbatches must be >= 1");
   sched::Params p;
@@ -143,23 +160,53 @@ void add_schedule_commands(CLI::App& app, Commands& out) {
                    "schedule name (xdc schedule list), a schedule CSV file, or an "
                    "experiment YAML (its schedules as planned)")
       ->required();
-  show_cmd->add_option("-p,--stages", a.stages, "pipeline ranks (stages)")->capture_default_str();
-  show_cmd->add_option("-m,--microbatches", a.microbatches, "microbatches")->capture_default_str();
-  show_cmd->add_option("-v,--chunks", a.chunks, "chunks per rank for interleaved")
-      ->capture_default_str();
-  show_cmd->add_flag("--csv", a.csv, "print PyTorch's CSV form instead");
-  show_cmd->add_flag("--no-optimizer", a.no_optimizer, "leave out ALLREDUCE/OPT");
-  show_cmd->add_option("--tf", a.tf, "forward cost (T_F units)")->capture_default_str();
-  show_cmd->add_option("--tb", a.tb, "input-grad cost; a full backward is tb + tw")
-      ->capture_default_str();
-  show_cmd->add_option("--tw", a.tw, "weight-grad cost")->capture_default_str();
-  show_cmd->add_option("--dcs", a.dcs, "split the ranks into this many DCs")->capture_default_str();
-  show_cmd->add_option("--latency", a.latency, "one-way latency between DCs (T_F units)");
-  show_cmd->add_option("--transfer", a.transfer, "bytes/bandwidth of one message (T_F units)");
-  show_cmd->add_option("--memory-cap", a.memory_cap, "peak activations per rank (microbatches)");
-  show_cmd->add_option("--milp-seconds", a.milp_seconds, "time limit of `optimal`")
-      ->capture_default_str();
-  out.push_back({show_cmd, [] { return show(a); }});
+  // Options that make a schedule (a file or an experiment brings its own) and options that
+  // draw one (an experiment brings its own costs and links).
+  static std::vector<CLI::Option*> making, drawing;
+  making = {
+      show_cmd->add_option("-p,--stages", a.stages, "pipeline ranks (stages)")
+          ->capture_default_str(),
+      show_cmd->add_option("-m,--microbatches", a.microbatches, "microbatches")
+          ->capture_default_str(),
+      show_cmd->add_option("-v,--chunks", a.chunks, "chunks per rank for interleaved")
+          ->capture_default_str(),
+      show_cmd->add_flag("--no-optimizer", a.no_optimizer, "leave out ALLREDUCE/OPT"),
+      show_cmd->add_option("--milp-seconds", a.milp_seconds, "time limit of `optimal`")
+          ->capture_default_str(),
+  };
+  static CLI::Option* latency = nullptr;
+  static CLI::Option* transfer = nullptr;
+  latency = show_cmd->add_option("--latency", a.latency, "one-way latency between DCs (T_F units)");
+  transfer =
+      show_cmd->add_option("--transfer", a.transfer, "bytes/bandwidth of one message (T_F units)");
+  drawing = {
+      show_cmd->add_flag("--csv", a.csv, "print PyTorch's CSV form instead"),
+      show_cmd->add_option("--tf", a.tf, "forward cost (T_F units)")->capture_default_str(),
+      show_cmd->add_option("--tb", a.tb, "input-grad cost; a full backward is tb + tw")
+          ->capture_default_str(),
+      show_cmd->add_option("--tw", a.tw, "weight-grad cost")->capture_default_str(),
+      show_cmd->add_option("--dcs", a.dcs, "split the ranks into this many DCs")
+          ->capture_default_str(),
+      latency,
+      transfer,
+      show_cmd->add_option("--memory-cap", a.memory_cap,
+                           "peak activations per rank (microbatches)"),
+  };
+  out.push_back({show_cmd, [] {
+                   if (is_experiment(a.name)) {
+                     std::vector<CLI::Option*> all = making;
+                     all.insert(all.end(), drawing.begin(), drawing.end());
+                     refuse_given(all, a.name,
+                                  "an experiment brings its own schedules, costs and links");
+                   } else {
+                     if (is_schedule_file(a.name))
+                       refuse_given(making, a.name,
+                                    "a schedule file fixes its ranks, microbatches and actions");
+                     if (a.dcs <= 1)
+                       refuse_given({latency, transfer}, a.name, "they need --dcs 2 or more");
+                   }
+                   return show(a);
+                 }});
 
   static std::string file;
   static double cap = 0;

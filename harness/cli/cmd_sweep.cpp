@@ -79,10 +79,15 @@ void add_sweep_command(CLI::App& app, Commands& out) {
   c->add_option("sweep", file, "sweep YAML")->required();
   c->add_option("-o,--output", opts.out_dir, "sweep directory (default results/sweep-<name>)")
       ->check(kOutputDir);
-  c->add_option("--name", opts.network_name, "name of the network each point builds");
-  c->add_flag("--retry-failed", opts.retry_failed, "run failed points again");
-  c->add_flag("--list", list_only, "list the points and their state; run nothing");
-  c->add_flag("--steps", verbose_steps, "print every run step (always, when not a terminal)");
+  auto* name = c->add_option("--name", opts.network_name, "name of the network each point builds");
+  auto* retry = c->add_flag("--retry-failed", opts.retry_failed, "run failed points again");
+  auto* steps =
+      c->add_flag("--steps", verbose_steps, "print every run step (always, when not a terminal)");
+  // --list runs nothing, so the options that shape a run are refused beside it.
+  c->add_flag("--list", list_only, "list the points and their state; run nothing")
+      ->excludes(name)
+      ->excludes(retry)
+      ->excludes(steps);
   out.push_back({c, [] {
                    const sweep::Sweep s = sweep::load_sweep(file);
                    if (list_only) {

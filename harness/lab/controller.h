@@ -1,5 +1,5 @@
 #pragma once
-// The controller's side of a network spread over a lab (issue 13): the machine that runs
+// The controller's side of a network spread over a lab: the machine that runs
 // `xdc up/run --lab` holds no DC, but it joins the lab's management switch (a VXLAN port
 // `xdc-<net>`, root_link's name, flooding to every machine's data address, at
 // 198.18.<slot>.(254 - machines)) so that mpirun's out-of-band channel reaches the orted

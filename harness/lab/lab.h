@@ -1,5 +1,5 @@
 #pragma once
-// A lab (issue 13, item 1): the machines one `xdc up/run --lab` spans, and which DC of a
+// A lab: the machines one `xdc up/run --lab` spans, and which DC of a
 // topology each machine holds. `vagrant up` writes one (Vagrantfile); any hosts reachable
 // over ssh can be listed by hand. Loading validates it; bad input throws InputError
 // "FILE:LINE:COL: PATH: expected ..., got ..." (exit 2). Unknown keys are errors.

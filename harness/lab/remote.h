@@ -30,10 +30,10 @@ std::vector<std::string> ssh_argv(const Machine& m, const std::vector<std::strin
 proc::Result run_on(const Machine& m, const std::vector<std::string>& remote_argv,
                     std::chrono::milliseconds timeout = std::chrono::minutes(5));
 
-// `xdc clean` on every machine of the lab (issue 13: nothing left on any machine, also
-// after a controller crash), one after another; and here, every lab network's controller
-// port and record. Per machine: its name, whether it was
-// cleaned, and what xdc said (or why ssh failed).
+// `xdc clean` on every machine of the lab (nothing left on any machine, also after a
+// controller crash), one after another; and here, every lab network's controller port and
+// record. Per machine: its name, whether it was cleaned, and what xdc said (or why ssh
+// failed).
 struct MachineOutcome {
   std::string machine;
   bool ok = false;

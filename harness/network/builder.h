@@ -28,7 +28,7 @@
 
 namespace xdc::net {
 
-// One machine's part of a network spread over a lab (issue 13; harness/lab/): only `dcs`
+// One machine's part of a network spread over a lab (harness/lab/): only `dcs`
 // are built here; a WAN link to a DC on another machine is a VXLAN tunnel between the two
 // machines' data addresses (on `data_interface`) ending in this DC's gateway, and the
 // hosts' data MTU leaves room for its 50 bytes. Host addresses, management addresses and

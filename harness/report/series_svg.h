@@ -1,5 +1,5 @@
 #pragma once
-// A run over time (issue 14), as SVG: one panel each for the iteration time (measured, and
+// A run over time, as SVG: one panel each for the iteration time (measured, and
 // predicted with the same WAN changes, dashed), the bytes each iteration put on the WAN,
 // and the ranks' waits by cause, on one time axis (s from measured iteration 0's start);
 // every WAN change applied is a vertical mark across the panels (red: a cut, green: a

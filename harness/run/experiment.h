@@ -90,7 +90,7 @@
 // (about 0.66 x wmem_max / 0.58 x rmem_max per round trip, harness/sim/tcp_model.h); N of
 // them carry N windows, up to the link's rate. Data-parallel all-reduces stay on OpenMPI.
 // `tcp_links` is OpenMPI's btl_tcp_links only: measured, it does not stripe one message
-// (stripes.h has the figures). Both are non-default settings, recorded in
+// (docs/history/connections.md). Both are non-default settings, recorded in
 // environment.json's non_default_settings and shown in the report.
 //
 // WAN sharing (mpi.wan_sharing, Atlas): `fair` (the default, stock) lets every transfer

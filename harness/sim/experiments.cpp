@@ -30,15 +30,6 @@ double max_peak(const sched::Schedule& s) {
 }
 }  // namespace
 
-RunResult run_schedule(const std::string& name, const sched::Params& p, const CostModel& c,
-                       const LinkModel& l) {
-  RunResult r;
-  r.schedule = sched::generate(name, p);
-  r.trace = simulate(r.schedule, c, l);
-  r.summary = trace::analyze(r.trace);
-  return r;
-}
-
 std::vector<FormulaCheck> formula_checks() {
   std::vector<FormulaCheck> out;
   const int P = 4, M = 8;

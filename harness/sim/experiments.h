@@ -20,15 +20,6 @@
 
 namespace xdc::sim {
 
-// Generate `name` with `p`, simulate it with costs and links, analyse the trace.
-struct RunResult {
-  sched::Schedule schedule;
-  trace::Trace trace;
-  trace::Summary summary;
-};
-RunResult run_schedule(const std::string& name, const sched::Params& p, const CostModel& c,
-                       const LinkModel& l);
-
 struct FormulaCheck {
   std::string name;
   double expected = 0;
@@ -44,7 +35,7 @@ struct GridSetup {
   std::vector<std::string> schedules = {
       "1f1b", "zbh1", "zbv", "interleaved", "overlap", "crosspipe-greedy", "optimal"};
 };
-// (latency, bandwidth-delay) in units of T_F, in the order.
+// (latency, bandwidth-delay) in units of T_F, in CrossPipe's order.
 inline constexpr std::array<std::array<double, 2>, 4> kGridDelays = {
     {{0, 0}, {2, 0.25}, {0.25, 2}, {2, 2}}};
 struct GridRow {

@@ -56,8 +56,8 @@ void apply_loss(const yaml::Value& v, netem::LinkParams* p) {
       loss.p_pct = m.require("p").percent();
       if (auto r = m.get("r")) loss.r_pct = r->percent();
       // h and k are written as tc's command line takes them (`loss gemodel p r 1-h 1-k`):
-      // the LOSS probabilities in the bad and the good state (DESIGN.md's example
-      // {p: 1%, r: 10%, h: 100%, k: 0%} is simple Gilbert). LinkParams keeps netem's
+      // the LOSS probabilities in the bad and the good state ({p: 1%, r: 10%, h: 100%,
+      // k: 0%} is simple Gilbert). LinkParams keeps netem's
       // delivery probabilities, their complements.
       double bad_loss = 100, good_loss = 0;
       if (auto h = m.get("h")) bad_loss = h->percent();

@@ -15,31 +15,18 @@
 // forwarding hop an skb is whatever the previous hop transmitted: a sender's TSO/GSO
 // aggregate crosses veths and bridges whole (it is cut into frames only when a device
 // transmits it, after its qdisc). So netem drops whole aggregates and TCP sees far
-// fewer loss events than configured. Measured in a UML guest (6.1, scripts/uml/), one
-// CUBIC flow A -> GW -> B, netem on GW both ways, 40 ms RTT, 1% loss on GW -> B:
-//   offloads as created (veth: TSO, GSO on)   netem drops per wire packet 0.15-0.57%,
-//                                             goodput 5.8-33 Mbit/s
-//   tso/gso/gro off on GW's two interfaces    0.40%  (segmenting after the qdisc is too late)
-//   tso off on A's eth0 (the feeding peer)    1.06%, 3.6 Mbit/s
-//   gso_max_segs 1 on A's eth0                1.11%, 4.2 Mbit/s
-//   tso/gso/gro off everywhere                0.94-1.04%, 3.1-4.2 Mbit/s
-// (Mathis: 1448 B / 40 ms x 1.22 / sqrt(0.01) = 3.5 Mbit/s.) TCP's retransmitted
-// segments per segment sent stay near 1% in every case (a dropped aggregate's segments
-// are all resent): loss *events* per wire packet is what differs.
-// Hence, when an impairment acts per packet (loss, duplicate, corrupt, reorder), the
+// fewer loss events than configured; turning offloads off on the gateway itself is too
+// late. Hence, when an impairment acts per packet (loss, duplicate, corrupt, reorder), the
 // kernel backend sets gso_max_segs 1 on the veth peer of every other interface in the
 // gateway's namespace (hosts' eth0 behind the DC bridge, neighbouring gateways' WAN
 // veths): TCP there builds one-segment skbs and any aggregate is segmented when that
 // peer transmits, before the gateway. This is rtnetlink (RTM_SETLINK in the peer's
 // namespace, found by its netnsid); the old values are recorded and restored by undo.
-// It costs the senders' CPU: in UML an unshaped flow fell from 1.39 to 0.68 Gbit/s.
-// Without it, in the fidelity case WireLoss1pctTcp (1 ms one way, 1% loss), netem made
-// 0.031% drop decisions per wire packet (158 in 504030) and TCP got 1166 Mbit/s; with
-// it 1.07% and 76 Mbit/s. Through an `xdc up` network in UML (hosts behind the DC
-// bridge, 20 ms one way, 1% loss, 1 gbit): 24 drops in 2327 wire packets (1.03%), one
-// CUBIC flow 3.3 Mbit/s. GRO, which could re-aggregate on the gateway, is off on veths
-// unless someone turns it on. Limit: peers shared by two shapers (a gateway with several
-// lossy links) are restored by the first one undone.
+// It costs the senders' CPU (about half an unshaped flow's rate in a UML guest). GRO,
+// which could re-aggregate on the gateway, is off on veths unless someone turns it on.
+// The measurements behind this: docs/history/kernel-netem-wire-packets.md.
+// Limit: peers shared by two shapers (a gateway with several lossy links) are restored by
+// the first one undone.
 #include <netlink/msg.h>
 
 #include <cstdint>

@@ -3,7 +3,8 @@
 # its own 6.1 kernel as an ordinary process, the host's filesystem as root), each with an
 # sshd of its own, on one switch in a network namespace of their own (`xdclab`: a bridge,
 # 10.99.0.1/24, and a TAP device per machine), so that they reach each other and the
-# namespace, never the host's networks. What issue 13's lab test runs xdc across.
+# namespace, never the host's networks. The lab test (tests/lab/uml_lab_test.sh) runs xdc
+# across it.
 #
 #   scripts/uml/lab.sh up N DIR [--mem SIZE]   boot lab1..labN (10.99.0.11, .12, ...)
 #   scripts/uml/lab.sh ssh DIR MACHINE CMD...  run CMD on a machine (from the namespace)

@@ -139,8 +139,8 @@ for i in 1 2 3; do
   echo "$placement" | grep -q "lab$i (" || fail "the placement does not name lab$i: $placement"
 done
 # The residual measured here (two measurements back to back, between guests of one CPU
-# each on a 65-130 ms path) ranges 14-160 us over runs: issue 13's 100 us is a figure to
-# report (scripts/bench_lab.sh), the test holds it to 1 ms, far below the offsets applied.
+# each on a 65-130 ms path) ranges 14-160 us over runs: a 100 us goal is a figure to report
+# (scripts/bench_lab.sh); the test holds it to 1 ms, far below the offsets applied.
 [ "$(echo "$residual >= 0 && $residual < 1000" | bc)" = 1 ] ||
   fail "clock residual $residual us (at most 1 ms)"
 nothing_left "xdc run --lab"

@@ -1,4 +1,4 @@
-// Several TCP connections per transfer (issue 11): over 80 ms one way with stock buffers
+// Several TCP connections per transfer: over 80 ms one way with stock buffers
 // one flow is window-limited, 8 parallel flows carry the link's rate. xdc check's
 // multi-flow probe (harness/check/probes.h, iperf3 -P) measures both; the rate verdict
 // is judged on the multi-flow figure (link_check.h).

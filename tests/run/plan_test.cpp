@@ -280,10 +280,9 @@ TEST(Plan, ARateLimitedRouteGivesItsConnectionsTheBottleneck) {
 }
 
 TEST(Plan, MessagesLargerThanTheBottleneckArePredictedWithTheirLosses) {
-  // Measured 2026-11-27 (tests/run/crosspipe-10ms-26mbit.yaml, six iterations): every
-  // activation overflows the bottleneck. Without congestion loss the simulator predicted
-  // 4.330 / 3.800 / 2.985 s (-10 / -15 / -20%); with it, -1 / -3 / -8% (put protocol and
-  // FIFO connections).
+  // Measured (tests/run/crosspipe-10ms-26mbit.yaml, six iterations): every activation
+  // overflows the bottleneck, so the prediction holds only with congestion loss modeled
+  // (docs/history/predictions.md).
   const auto plan = make_plan(load_experiment("tests/run/crosspipe-10ms-26mbit.yaml"));
   const std::map<std::string, double> measured = {
       {"1f1b", 4.830}, {"zbh1", 4.470}, {"crosspipe-greedy", 3.753}};
@@ -293,8 +292,8 @@ TEST(Plan, MessagesLargerThanTheBottleneckArePredictedWithTheirLosses) {
     const double m = measured.at(sp.choice.name);
     EXPECT_NEAR(s, m, (sp.choice.name == "crosspipe-greedy" ? 0.10 : 0.05) * m) << sp.choice.name;
   }
-  // GeoPipe at 500 Mbit/s (tests/run/geopipe-500mbit.yaml): a window larger than the queue.
-  // Without congestion loss 3.877 / 2.876 s (-24 / -31%); with it +4 / +8% (2026-11-27).
+  // GeoPipe at 500 Mbit/s (tests/run/geopipe-500mbit.yaml): a window larger than the queue,
+  // again predicted only with congestion loss.
   const auto geo = make_plan(load_experiment("tests/run/geopipe-500mbit.yaml"));
   const std::map<std::string, std::pair<double, double>> geo_measured = {
       {"1f1b", {5.119, 0.05}}, {"overlap", {4.176, 0.09}}};

@@ -30,8 +30,8 @@ double simulated_s(const xdc::run::Experiment& e, const std::string& schedule, b
 }  // namespace
 
 // `xdc run` of experiments/two-dc-modeled.yaml with `time_dilation: 1` (copy), stock MPI
-// and TCP, 2026-11-24 on the 2-core development machine while other builds ran (load ~8):
-// mean of 3 measured iterations, seconds.
+// and TCP, on a 2-core machine while other builds ran (load ~8): mean of 3 measured
+// iterations, seconds.
 TEST(Prediction, TwoDcModeledStock) {
   const auto e = xdc::run::load_experiment("experiments/two-dc-modeled.yaml");
   ASSERT_TRUE(e.mca.empty()) << "the shipped experiment runs stock OpenMPI";

@@ -1,13 +1,13 @@
 // `xdc run` end to end on real namespaces, real OpenMPI and the real xdc-worker
 // (modeled compute, so the figures do not depend on this machine's speed):
-//  - acceptance 2: modeled 1F1B and crosspipe-greedy at 20 ms one way, measured
+//  - modeled 1F1B and crosspipe-greedy at 20 ms one way, measured
 //    iteration within 10% of the simulator's prediction of the same spec, and
 //    `xdc simulate` of the experiment predicting exactly what the run printed;
-//  - acceptance 3: a 4 MiB cross-DC transfer overlaps 300 ms of compute, the receiver
+//  - a 4 MiB cross-DC transfer overlaps 300 ms of compute, the receiver
 //    waits less than 10% of the transfer's standalone time;
-//  - acceptance 6: a rank killed mid-run ends the run with exit 1 naming rank and host,
+//  - a rank killed mid-run ends the run with exit 1 naming rank and host,
 //    the other ranks' traces kept;
-//  - issue 11 acceptance 2: at 80 ms one way, stock buffers, 8 connections per transfer
+//  - at 80 ms one way, stock buffers, 8 connections per transfer
 //    carry at least 3 x one connection's goodput, every connection its share;
 // and each run leaves no network and no MPI process behind.
 #include <gtest/gtest.h>
@@ -401,7 +401,7 @@ TEST(Run, PartitionLongerThanTheTimeoutEndsTheRunNamingTheLinkAndTheChange) {
   EXPECT_EQ(job_processes(net, dir), std::vector<std::string>{});
 }
 
-// Issue 14 acceptance 3: experiments/flap.yaml cuts the WAN for 2 s when measured
+// experiments/flap.yaml cuts the WAN for 2 s when measured
 // iteration 5 starts (an event anchored to training progress).
 TEST(Run, FlapAtAnIterationIsSurvivedShownAndPredicted) {
   const std::string net = "trevflap";
@@ -538,7 +538,7 @@ TEST(Run, DataParallelReplicasAcrossDcsKeepIdenticalWeights) {
   EXPECT_EQ(job_processes(net, dir), std::vector<std::string>{});
 }
 
-// Issue 12 acceptance 1: TP 2 x PP 2 x DP 2 trains across two DCs with TP inside each, the
+// TP 2 x PP 2 x DP 2 trains across two DCs with TP inside each, the
 // TP all-reduces traced on their own, and the losses those of the same run at TP 1.
 TEST(Run, TensorParallelTwoByTwoByTwoEqualsTensorParallelOne) {
   const std::string net = "trtp";
@@ -625,7 +625,7 @@ TEST(Run, TensorParallelTwoByTwoByTwoEqualsTensorParallelOne) {
 }  // namespace
 
 namespace {
-// Temporal WAN sharing (issue 11 item 2, experiments/wan-sharing.yaml): the run completes
+// Temporal WAN sharing (experiments/wan-sharing.yaml): the run completes
 // with every cross-DC transfer granted by its DC's arbiter (east-h1 serves east->west,
 // west-h1 west->east: 2 replicas x 8 microbatches x 5 iterations each), the setting is
 // recorded as non-default, and the simulator predicts the run with both replicas.

@@ -1,9 +1,9 @@
-// bench_shaping: measures shaping fidelity (acceptance item 1) for each backend this
+// bench_shaping: measures shaping fidelity (fidelity.h's figures) for each backend this
 // machine can run, prints one line per figure and writes them as JSON.
 //   bench_shaping [OUT.json]     (default results/bench/shaping.json)
 //   bench_shaping --kernel-summary OUT.json
 //     the kernel backend only (fails without sch_netem), plus a summary for
-//     scripts/bench_wan.sh (issue 10, via scripts/uml/bench_kernel_backend.sh):
+//     scripts/bench_wan.sh (via scripts/uml/bench_kernel_backend.sh):
 //     "ran", "rtt_err_pct_max" (worst |delay measured - configured| / configured, %;
 //     one direction shaped, so this is the RTT increase's error), "goodput_ratio_min"
 //     (worst TCP goodput / rate) and "loss_sigma_max" (worst |loss - configured| / sigma,

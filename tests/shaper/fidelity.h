@@ -1,5 +1,5 @@
 #pragma once
-// Fidelity measurements of one shaped direction (acceptance item 1): each shapes GW's
+// Fidelity measurements of one shaped direction: each shapes GW's
 // egress towards B of a testbed::Line with one backend, measures from A to B, and
 // returns configured vs measured with the acceptance bounds. Used by the fidelity
 // tests (which assert ok()) and by bench_shaping (which writes the figures as JSON).

@@ -1,4 +1,4 @@
-// Acceptance item 1: fidelity of each backend, one direction (GW -> B) shaped at a time.
+// Fidelity of each backend, one direction (GW -> B) shaped at a time.
 // Prints every figure (configured vs measured) on stdout; bench_shaping writes them as JSON.
 //
 // The kernel cases skip where the kernel has no sch_netem; ctest also runs them inside a
@@ -85,7 +85,8 @@ TEST_P(Fidelity, Loss1pct) {
 TEST_P(Fidelity, Loss5pct) {
   report(measure_loss(*line_, GetParam(), 5));
 }
-// Loss per wire packet under TCP with the hosts' TSO/GSO on (issue 10 item 1).
+// Loss per wire packet under TCP with the hosts' TSO/GSO on (kernel_netem.h, "Wire
+// packets").
 TEST_P(Fidelity, WireLoss1pctTcp) {
   report(measure_wire_loss(*line_, GetParam(), 1, 1));
 }

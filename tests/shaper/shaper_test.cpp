@@ -296,7 +296,7 @@ TEST(Shaper, BothDirectionsOnOneGateway) {
   EXPECT_NEAR(median(p.rtt_ms), 15.0, 0.5);
 }
 
-// Loss models on the wire (beyond acceptance item 1): 20000 probes through GW.
+// Loss models on the wire (beyond the fidelity tests' random loss): 20000 probes through GW.
 struct Burst {
   double loss = 0, loss_after_loss = 0;
 };

@@ -1,4 +1,4 @@
-// Acceptance 2 and 3: CrossPipe's orderings over its delay grid, and GeoPipe-style
+// CrossPipe's orderings over its delay grid, and GeoPipe-style
 // overlap against 1F1B across a 20 ms WAN.
 #include <gtest/gtest.h>
 

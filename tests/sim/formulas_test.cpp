@@ -1,5 +1,5 @@
-// Acceptance 1: with zero delay, simulated bubble ratios and peak activations equal the
-// closed forms (REFERENCE.md, "Pipeline schedules").
+// With zero delay, simulated bubble ratios and peak activations equal the closed forms
+// (GPipe / 1F1B: (p-1)/(m+p-1); Zero Bubble's and interleaved 1F1B's papers for theirs).
 #include <gtest/gtest.h>
 
 #include "harness/sim/experiments.h"

@@ -1,5 +1,5 @@
 // The TCP / OpenMPI message model (tcp_model.h, LinkState) against single messages measured
-// on the emulator, 2026-11-24, kernel 6.18, OpenMPI 4.1.4, stock CUBIC: `xdc up` of two DCs
+// on the emulator, kernel 6.18, OpenMPI 4.1.4, stock CUBIC: `xdc up` of two DCs
 // with one host each, 20 ms one way (1 ms normal jitter), 1 Gbit/s, no loss, time dilation
 // 1; a 2-rank MPI program (mpirun as harness/launch/launcher.cpp builds it, btl tcp) where
 // rank 0 sends one message per step after an idle gap and rank 1, its receive posted
@@ -98,9 +98,7 @@ TEST(TcpModel, MessagesOnOneConnectionGoInTheOrderTheyWereQueued) {
   // in 8 ms), no rendezvous. 4 MB alone: rounds at 0, 40, 80, 120 ms, out at 128, in at
   // 148. A second 4 MB issued at 1 ms queues behind the first (OpenMPI's fragments, then the
   // socket's bytes, in order): the first keeps its timing, and the second starts in the
-  // round after the first's last (160) and is out at 288. Before 2026-11-27 the two shared
-  // each round from 120 on (first out at 168): that matched arrivals only because the
-  // receiver's completion (the FIN behind later puts, link_model.h) was not modeled.
+  // round after the first's last (160) and is out at 288.
   const LinkModel m = windowed(1'000'000, xdc::sim::kNoRendezvous);
   LinkState alone(m);
   EXPECT_EQ(alone.send(0, 1, 4'000'000, 0).arrival_ns, 148 * kMs);
@@ -202,8 +200,8 @@ TEST(TcpModel, BinomialAllreduceIsTwoFullTransfersForTwoReplicas) {
 TEST(TcpModel, AllreduceAsMeasuredAcrossTheWan) {
   // `xdc run` of tests/run/dp-modeled.yaml with `wan: {loss: 0%}` and `grad: 40mib`
   // (2 stages x 2 replicas, one replica per DC, so each stage all-reduces across the 20 ms
-  // / 1 Gbit/s WAN), 2026-11-24: ALLREDUCE events of 1.67-1.76 s on all four ranks, 3
-  // iterations. The plan passes 4 microbatches x (30 + 60 ms) as the idle time.
+  // / 1 Gbit/s WAN): ALLREDUCE events of 1.67-1.76 s on all four ranks, 3 iterations. The plan
+  // passes 4 microbatches x (30 + 60 ms) as the idle time.
   const LinkModel m = pair(xdc::sim::kOpenMpiEagerLimit);
   const double s = static_cast<double>(xdc::sim::allreduce_ns(m, 40 * kMiB, 360 * kMs)) / 1e9;
   EXPECT_NEAR(s, 1.72, 0.15 * 1.72);
@@ -328,7 +326,7 @@ TEST(TcpModel, FromTheRdmaPipelineSizeTheRequestCarriesNoData) {
 
 // The receiver of a put completes on its FIN, which the sender queues once the put's last
 // byte is in the socket, behind whatever was queued by then (GeoPipe `overlap`, 10 MiB
-// activations, measured 2026-11-27: sent one after the other, the first completes at the
+// activations, measured: sent one after the other, the first completes at the
 // receiver with the later ones). 20 ms one way, 1 Gbit/s, a warm 1 MB window: 4 MB issued at
 // 0 and 4 MB at 1 ms, both answered at once. The first's data goes in rounds 40-160; its
 // last byte enters the socket at 160, when the second's data (queued at 41) is ahead of its
@@ -347,7 +345,7 @@ TEST(TcpModel, APutCompletesAtItsFinBehindThePutsQueuedBeforeIt) {
 
 // Both directions of a connection pair are byte streams: a rendezvous answer leaves behind
 // what was queued on its direction before it, and a request queued before the peer's answer
-// arrives before it (two-dc-modeled `overlap`, 2026-11-27: rank 2's gradient request, queued
+// arrives before it (two-dc-modeled `overlap`, measured: rank 2's gradient request, queued
 // before its answer to rank 1's activation, was answered at once, not after the activation's
 // 40 MiB). 20 ms one way, 1 Gbit/s, warm 1 MB windows: rank 1 puts 4 MB to rank 0 at 0 (its
 // data goes from 40, out at 168) and issues M (1 MiB) at 50; rank 0 issues N (1 MiB) to rank
@@ -592,7 +590,7 @@ TEST(TcpModel, ARoundThatMeetsARandomLossCutsTheWindowAndSendsTheSegmentAgain) {
 // round trip CUBIC's curve is nearly flat (K = cbrt((W_max - cwnd) / C) is seconds away),
 // so the Reno-friendly estimate leads: one segment per 1.875 windows acknowledged, about
 // half a segment per round trip. Measured (the kernel's tcp_probe tracepoint, the demo's
-// crosspipe-greedy, 2026-11-28): 41 -> 47 segments in 12 round trips, 22 -> 32 in 20.
+// crosspipe-greedy): 41 -> 47 segments in 12 round trips, 22 -> 32 in 20.
 TEST(TcpModel, CongestionAvoidanceAtASmallWindowGrowsHalfASegmentPerRoundTrip) {
   using xdc::sim::kTcpMss;
   xdc::sim::TcpPath path;

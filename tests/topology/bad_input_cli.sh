@@ -1,5 +1,5 @@
 #!/bin/bash
-# Acceptance 4 through the real CLI: `xdc up BAD.yaml` exits 2 and prints
+# bad_input_test.cpp through the real CLI: `xdc up BAD.yaml` exits 2 and prints
 # "xdc: <file>:<line>:<col>: <message>" exactly as the file's "# expect:" line says, and
 # leaves nothing behind. `--name` is deliberately invalid, so that even a wrongly accepted
 # topology is refused before anything is built (and the message check then fails).

@@ -1,4 +1,4 @@
-// Acceptance 4: every file in tests/topology/bad/ is a malformed topology whose first
+// Every file in tests/topology/bad/ is a malformed topology whose first
 // line says what load_topology must report:
 //   # expect: LINE:COL: MESSAGE
 // The error must read "<path>:LINE:COL: MESSAGE" (what the CLI prints before exit 2).

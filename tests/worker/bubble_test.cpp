@@ -1,5 +1,5 @@
 // Modeled 1F1B, p = 4, m = 8, zero added delay: the measured bubble is the schedule's
-// (p-1)/(m+p-1) = 27.3% within 3 points (acceptance 4 of issue 5), measured with the
+// (p-1)/(m+p-1) = 27.3% within 3 points, measured with the
 // one trace analysis (harness/trace/analysis.h, the Zero Bubble definition, which is
 // the one this formula is for).
 #include <gtest/gtest.h>

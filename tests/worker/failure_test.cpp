@@ -1,5 +1,4 @@
-// A run that cannot finish must end, not hang, and keep what it finished
-// (acceptance 6 of issue 5).
+// A run that cannot finish must end, not hang, and keep what it finished.
 #include <gtest/gtest.h>
 
 #include <cstdio>

@@ -1,4 +1,4 @@
-// Communication overlaps computation (acceptance 3 of issue 5), on loopback.
+// Communication overlaps computation, on loopback.
 //
 // Probe: 2 ranks, forward only, 2 microbatches; rank 0 holds stages 0 and 2, rank 1
 // stage 1. rank 0 computes 20 ms per forward and sends 4 MiB activations (stage 0's);

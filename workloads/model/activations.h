@@ -70,7 +70,6 @@ class ActivationPool {
       const size_t bytes = (n * sizeof(T) + 63) / 64 * 64;
       b.data_ = static_cast<T*>(std::aligned_alloc(64, bytes ? bytes : 64));
       if (!b.data_) throw std::bad_alloc();
-      pooled_bytes_ += n * sizeof(T);
     }
     b.pool_ = this;
     b.n_ = n;
@@ -79,9 +78,8 @@ class ActivationPool {
     return b;
   }
 
-  size_t live_bytes() const { return live_bytes_; }      // held by microbatches now
-  size_t peak_bytes() const { return peak_bytes_; }      // high-water mark of live_bytes
-  size_t pooled_bytes() const { return pooled_bytes_; }  // ever allocated (live + free)
+  size_t live_bytes() const { return live_bytes_; }  // held by microbatches now
+  size_t peak_bytes() const { return peak_bytes_; }  // high-water mark of live_bytes
   void reset_peak() { peak_bytes_ = live_bytes_; }
 
  private:
@@ -91,7 +89,7 @@ class ActivationPool {
     free_[n].push_back(p);
   }
   std::map<size_t, std::vector<T*>> free_;
-  size_t live_bytes_ = 0, peak_bytes_ = 0, pooled_bytes_ = 0;
+  size_t live_bytes_ = 0, peak_bytes_ = 0;
 };
 
 template <typename T>

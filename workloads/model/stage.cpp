@@ -281,11 +281,6 @@ size_t StageT<T>::activation_bytes_after_backward_input() const {
   return model::activation_bytes_after_backward_input(cfg_, range_, B_, sizeof(T), tp_);
 }
 
-template <typename T>
-size_t StageT<T>::workspace_bytes() const {
-  return (ws_dg_.size() + ws_datt_.size() + ws_dp_.size()) * sizeof(T);
-}
-
 // Pieces of sequences that F and B hand to the threads: the whole microbatch on one thread
 // (largest GEMMs), else twice as many pieces as threads.
 template <typename T>

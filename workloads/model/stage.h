@@ -128,8 +128,6 @@ class StageT {
   size_t live_activation_bytes() const { return pool_.live_bytes(); }
   size_t peak_activation_bytes() const { return pool_.peak_bytes(); }
   void reset_peak_activation_bytes() { pool_.reset_peak(); }
-  // Per-stage scratch that does not scale with microbatches in flight.
-  size_t workspace_bytes() const;
   int in_flight() const { return int(active_.size()); }
 
   // ---- compute (see the header comment)

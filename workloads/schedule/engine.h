@@ -170,8 +170,6 @@ class Engine {
   // --- Results ---
   const std::vector<Action>& actions(int rank) const { return actions_[rank]; }
   const std::vector<Record>& records(int rank) const { return records_[rank]; }  // run prefix
-  // (rank, index) of every executed action, in execution order.
-  const std::vector<std::pair<int, size_t>>& execution_order() const { return order_; }
   bool finished() const;  // every appended action ran
   double makespan() const { return makespan_; }
   std::vector<Stall> stalls() const;       // ranks with actions left (after run())

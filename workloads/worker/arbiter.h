@@ -12,16 +12,15 @@
 // issues the send (OpenMPI or the stripes), and the receiver's comm thread, when the
 // message has arrived, sends RELEASE to that arbiter (back across the WAN), freeing the
 // direction for the next. (Released at the sender's completion instead, a transfer would
-// hold the direction only until its data sat in the socket buffers: measured with 2 MiB
-// messages and 4 MiB send buffers, the next one then started a round trip after the first
-// and the two shared the link as under fair sharing, 4.14 s vs fair 3.66 s.) `key` is the SEND's
-// predicted start in the plan's simulation of one replica (RunSpec::wan_send_order_ns), so the
-// transfers of identical replicas take turns: replica 0's first, then replica 1's, and a replica
-// that fell behind goes before another's later transfer. Control messages go over MPI on two
-// duplicates of the world communicator (requests and releases to the arbiter; grants back), inside
-// the DC. A grant is held from the send's issue to the arrival plus the RELEASE's way back: the
-// direction idles one one-way delay per transfer. Gradient all-reduces (MPI collectives)
-// are not arbitrated.
+// hold the direction only until its data sat in the socket buffers, and the next would
+// share the link as under fair sharing: docs/history/wan-sharing.md.) `key` is the SEND's
+// predicted start in the plan's simulation of one replica (RunSpec::wan_send_order_ns), so
+// the transfers of identical replicas take turns: replica 0's first, then replica 1's, and
+// a replica that fell behind goes before another's later transfer. Control messages go over
+// MPI on two duplicates of the world communicator (requests and releases to the arbiter;
+// grants back), inside the DC. A grant is held from the send's issue to the arrival plus
+// the RELEASE's way back: the direction idles one one-way delay per transfer. Gradient
+// all-reduces (MPI collectives) are not arbitrated.
 #include <mpi.h>
 
 #include <array>

@@ -224,7 +224,6 @@ void Comm::poll_once() {
   done_idx_.resize(n);
   int outcount = 0;
   MPI_Testsome(n, mpi_reqs_.data(), &outcount, done_idx_.data(), MPI_STATUSES_IGNORE);
-  polls_.fetch_add(1, std::memory_order_relaxed);
   if (outcount <= 0) {
     interval_ = std::min(interval_ * 2, poll_ * 10);
     return;

@@ -4,7 +4,7 @@
 // issues every MPI call and, while any request is pending, calls MPI_Testsome, so that a
 // rendezvous message (over OpenMPI's 64 KiB eager limit) progresses while the compute
 // thread is busy in a layer. Without it a 4 MiB Isend to a computing rank completes only
-// when that rank next enters MPI (REFERENCE.md).
+// when that rank next enters MPI: OpenMPI's btl/tcp progresses only inside MPI calls.
 //
 // Poll period: `poll_us` while the executor waits and right after any submission or
 // completion; each quiet poll after that doubles it, up to 10 x poll_us, so that a rank
@@ -13,9 +13,9 @@
 //
 // Progress::kNone keeps the same code path but polls only while the executor is blocked
 // in wait() or one of its Isends is pending: a rank that computes with only receives
-// outstanding does not answer a rendezvous, which is the stalled receiver REFERENCE.md
-// measured (a 4 MiB Isend to a rank computing 300 ms completes after ~302 ms). It exists
-// to measure what the comm thread buys.
+// outstanding does not answer a rendezvous: the stalled receiver (a 4 MiB Isend to a rank
+// computing 300 ms completes after ~302 ms). It exists to measure what the comm thread
+// buys.
 //
 // Requests are reusable slots: submit -> wait/test -> release. Sizes may exceed INT_MAX
 // (split into several MPI requests). Times are steady_clock ns of this process.
@@ -92,8 +92,6 @@ class Comm {
   bool wait(Request* r, std::chrono::steady_clock::time_point deadline);
   void release(Request* r);  // r must be complete
 
-  int64_t polls() const { return polls_.load(std::memory_order_relaxed); }
-
   // Point-to-point requests on `comm` to peers `s` connects go through `s` from now on.
   // Call before the first submission; `s` outlives this Comm's use of it.
   void attach_stripes(Stripes* s, MPI_Comm comm);
@@ -146,7 +144,6 @@ class Comm {
   std::vector<Request*> owners_;
   std::vector<int> done_idx_;
   std::map<int64_t, Request*> held_;  // ordered sends awaiting their grant, by ticket
-  std::atomic<int64_t> polls_{0};
 
   std::thread thread_;
 };

@@ -2,12 +2,8 @@
 // Several TCP connections per peer, owned by the worker: one logical point-to-point
 // message striped over N sockets (experiment key mpi.connections, harness/run/experiment.h).
 //
-// Why not OpenMPI: measured on the emulator (80 ms one way, 1 Gbit/s, stock CUBIC, 4 MiB /
-// 6 MiB buffer limits; OpenMPI 4.1.4), `btl_tcp_links=N` does not stripe one message: with
-// N = 2 one 64 MiB message went whole over one of the two connections (138 Mbit/s, as with
-// N = 1); with N = 8 and the message cut into 8 MPI messages of distinct tags, 70 of 128
-// MiB still went over one connection and 6-13 MiB over each of the 7 others (177 Mbit/s);
-// N = 8 also hung once on the second message (README, "Several connections per transfer").
+// Why not OpenMPI: `btl_tcp_links=N` does not stripe one message; one connection carries
+// most of it (docs/history/connections.md has the measurements).
 //
 // Wire format: a message of B bytes goes as pieces of at most 256 KiB, each a 40-byte
 // header {int32 tag, uint32 magic, int64 index, int64 B, int64 offset, int64 length} then
@@ -16,7 +12,7 @@
 // TCP_NOTSENT_LOWAT at 512 KiB it is writable only when its unsent data runs low, so a
 // connection that drains faster (no loss, larger window) carries more; a message waits
 // for the aggregate, not for its slowest connection (dealing B/N to each was measured
-// slower: 8 connections at 80 ms, 451 vs 674 Mbit/s per message, tests/run/run_test.cpp).
+// slower: docs/history/connections.md).
 // TCP_NOTSENT_LOWAT bounds only what waits unsent in the kernel; the window and
 // congestion control are the host's (stock). Matching is MPI's for one communicator: the
 // k-th receive posted for (peer, tag) takes the message with index k of that tag (the
