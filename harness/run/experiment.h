@@ -215,7 +215,7 @@ struct Compute {
 //                 with exit 1 naming the DC and this event).
 // Checked at load: the link / DC exists, at_iteration < iterations, something to do, no
 // kill_ranks on a link; InputError at the key. The simulator plays the same events
-// (plan.h's predict_run), anchored to its own iteration starts.
+// (run/predict.h), anchored to its own iteration starts.
 struct ProgressEvent {
   int at_iteration = 0;
   std::string link_a, link_b;  // link: [a, b]

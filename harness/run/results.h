@@ -71,7 +71,7 @@ struct ScheduleResult {
   // start as series' start_s.
   std::vector<RunSeries::Applied> changes;
   // When the WAN changes under the run (plan.h's changes_over_time): the run predicted
-  // with the same changes (predict_run), per iteration.
+  // with the same changes (predict.h), per iteration.
   std::optional<RunSeries> simulated_series;
   // Per world rank: compute busy (PREFILL included) / the measured span (prefill.h).
   std::vector<double> utilisation;
@@ -118,7 +118,7 @@ void set_throughput(ScheduleResult& r, const Plan& plan, const SchedulePlan& sp,
                     double iteration_s);
 // One CSV row per measured iteration: schedule,iteration,iteration_s,loss,megatron,...,
 // then the series (start_s, wan_bytes, wait_recv_f_s, wait_recv_b_s, wait_allreduce_s)
-// and simulated_s (predict_run's iteration; empty without WAN changes).
+// and simulated_s (the predicted run's iteration, predict.h).
 std::string iterations_csv_header();
 std::string iterations_csv_rows(const ScheduleResult& r);
 // The comparison table printed at the end of `xdc run`.
