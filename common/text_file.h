@@ -1,12 +1,13 @@
 #pragma once
-// Reading a whole file into a string, the one way the harness, the workers and the tests
-// do it. A directory or an unreadable file is not read as empty text.
+// Reading a whole file into a string and writing one, the one way the harness, the workers
+// and the tests do it. A directory or an unreadable file is not read as empty text.
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <system_error>
 
@@ -48,6 +49,20 @@ inline std::string read_input_file(const std::string& path, const std::string& w
   std::string why;
   if (auto text = read_text_file(path, &why)) return std::move(*text);
   throw InputError(SourcePos{path, 0, 0}, "cannot read " + what + ": " + why);
+}
+
+// Writes `text` as the whole file at `path`, through a temporary beside it renamed over
+// it, so a reader never sees half a file; throws std::runtime_error naming the file.
+inline void write_text_file(const std::string& path, const std::string& text) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out << text;
+    if (!out) throw std::runtime_error("cannot write " + path);
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) throw std::runtime_error("cannot write " + path + ": " + ec.message());
 }
 
 }  // namespace xdc

@@ -24,12 +24,6 @@ namespace {
 
 // Data subnets only (hosts 10.1.0.0/16, WAN 10.2.0.0/16): MPI traffic is shaped.
 
-void write_text(const fs::path& p, const std::string& text) {
-  std::ofstream out(p);
-  out << text;
-  if (!out) throw std::runtime_error("cannot write " + p.string());
-}
-
 std::vector<std::string> distinct(const std::vector<std::string>& v) {
   std::vector<std::string> out;
   for (auto& x : v)
@@ -260,16 +254,16 @@ Result run_job(const net::NetworkState& net, const Job& job) {
       throw std::invalid_argument("launch: no host '" + h + "' in network " + net.name);
   refuse_local_names(job.rank_hosts);
   const fs::path dir = job.run_dir;
-  write_text(dir / "hostfile", hostfile_text(job.rank_hosts));
+  write_text_file((dir / "hostfile").string(), hostfile_text(job.rank_hosts));
   std::string rankmap;
   for (auto& h : job.rank_hosts) rankmap += h + "\n";
-  write_text(dir / "rankmap", rankmap);
+  write_text_file((dir / "rankmap").string(), rankmap);
 
   const auto argv = mpirun_argv(net, job);
   std::string cmdline;
   for (auto& a : argv)  // a record to read or paste into a shell; mpirun gets argv itself
     cmdline += (a.find(' ') == std::string::npos ? a : "'" + a + "'") + " ";
-  write_text(dir / "mpirun.cmd", cmdline + "\n");
+  write_text_file((dir / "mpirun.cmd").string(), cmdline + "\n");
   const fs::path log = dir / "mpirun.log";
   Result r;
   const auto t0 = std::chrono::steady_clock::now();
@@ -321,7 +315,7 @@ Result run_job(const net::NetworkState& net, const Job& job) {
     if (rank >= 0) per_rank[rank] += text + "\n";
   }
   for (int rank = 0; rank < static_cast<int>(job.rank_hosts.size()); ++rank)
-    write_text(dir / fmt::format("rank{}.log", rank), per_rank[rank]);
+    write_text_file((dir / fmt::format("rank{}.log", rank)).string(), per_rank[rank]);
   if (r.exit_code != 0 || r.timed_out || r.cancelled)
     r.failures = parse_failures(output, job.rank_hosts);
   return r;

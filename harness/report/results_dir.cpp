@@ -13,6 +13,7 @@
 #include "common/text_file.h"
 #include "harness/report/html.h"
 #include "harness/run/summary_schema.h"
+#include "harness/trace/iterations.h"
 
 namespace xdc::report {
 namespace fs = std::filesystem;
@@ -111,7 +112,7 @@ void pick_measured(ScheduleData& s, const fs::path& dir, double time_dilation,
       for (auto& t : *v)
         t = static_cast<int64_t>(std::llround(static_cast<double>(t) / time_dilation));
   }
-  auto its = split_iterations(*all, starts, ends);
+  auto its = trace::split_iterations(*all, starts, ends);
   std::erase_if(its, [](const trace::Trace& t) { return t.events.empty(); });
   if (its.empty()) return;
   std::vector<std::pair<int64_t, size_t>> by_time;
@@ -166,8 +167,10 @@ void read_series(const nlohmann::json& j, ScheduleData& s) {
   }
 }
 
+// One schedule's entry; with `traces`, its measured and simulated iterations drawn from
+// the trace files beside it.
 ScheduleData from_run_entry(const nlohmann::json& j, const fs::path& root, double time_dilation,
-                            std::vector<std::string>& notes) {
+                            std::vector<std::string>& notes, bool traces) {
   ScheduleData s;
   s.name = j.value("schedule", std::string("?"));
   s.ok = j.value("ok", true);
@@ -186,6 +189,7 @@ ScheduleData from_run_entry(const nlohmann::json& j, const fs::path& root, doubl
   if (s.simulated_iteration_s.value_or(0) <= 0) s.simulated_iteration_s = std::nullopt;
   s.simulated_bubble = bubbles(j, "simulated_bubble_ratio");
   if (!s.simulated_iteration_s) s.simulated_bubble = std::nullopt;
+  s.measured_over_simulated = number(j, "measured_over_simulated");
   s.simulated_costs = j.value("simulated_costs", std::string());
   s.prefill = j.value("prefill", nlohmann::json());
   s.tokens_per_s = number(j, "tokens_per_s");
@@ -203,6 +207,7 @@ ScheduleData from_run_entry(const nlohmann::json& j, const fs::path& root, doubl
     for (auto& [cause, v] : j["waits_s_per_iteration"].items())
       if (v.is_number()) s.waits_s.emplace_back(cause, v.get<double>());
   read_series(j, s);
+  if (!traces) return s;
   const fs::path dir = root / s.name;
   pick_measured(s, dir, time_dilation, notes);
   if (auto sim = read_trace(dir / "simulated.trace.csv", notes); sim && !sim->events.empty())
@@ -223,56 +228,8 @@ trace::Trace from_zero(trace::Trace t) {
   return t;
 }
 
-std::vector<trace::Trace> split_iterations(const trace::Trace& t,
-                                           const std::vector<std::vector<int64_t>>& starts,
-                                           const std::vector<std::vector<int64_t>>& ends) {
-  auto empty_like = [&] {
-    trace::Trace o;
-    o.name = t.name;
-    o.ranks = t.ranks;
-    o.microbatches = t.microbatches;
-    return o;
-  };
-  std::vector<trace::Trace> out;
-  const bool bounds =
-      !starts.empty() && starts.size() == ends.size() && static_cast<int>(starts.size()) >= t.ranks;
-  if (bounds) {
-    size_t n = std::numeric_limits<size_t>::max();
-    for (size_t r = 0; r < starts.size(); ++r) n = std::min({n, starts[r].size(), ends[r].size()});
-    out.assign(n, empty_like());
-    for (const auto& e : t.events)
-      for (size_t i = 0; i < n; ++i)
-        if (e.rank >= 0 && e.rank < static_cast<int>(starts.size()) &&
-            e.start_ns >= starts[e.rank][i] && e.start_ns < ends[e.rank][i]) {
-          out[i].events.push_back(e);
-          break;
-        }
-    return out;
-  }
-  // By OPT: each rank's events in start order; an OPT closes that rank's iteration.
-  std::vector<trace::Event> events = t.events;
-  std::stable_sort(events.begin(), events.end(),
-                   [](const auto& a, const auto& b) { return a.start_ns < b.start_ns; });
-  std::vector<size_t> iteration(std::max(0, t.ranks), 0);
-  bool any_opt = false;
-  for (const auto& e : events) {
-    if (e.rank < 0 || e.rank >= t.ranks) continue;
-    size_t& i = iteration[e.rank];
-    if (out.size() <= i) out.resize(i + 1, empty_like());
-    out[i].events.push_back(e);
-    if (e.kind == trace::Kind::OPT) {
-      ++i;
-      any_opt = true;
-    }
-  }
-  if (!any_opt) {
-    out.assign(1, empty_like());
-    out[0].events = events;
-  }
-  return out;
-}
-
-RunData read_results_dir(const std::string& dir_text) {
+namespace {
+RunData read_dir(const std::string& dir_text, bool traces) {
   const fs::path dir = dir_text;
   RunData d;
   d.dir = dir_text;
@@ -293,8 +250,10 @@ RunData read_results_dir(const std::string& dir_text) {
   d.compute_mode = s.value("compute_mode", std::string());
   d.compute_costs = s.value("compute_costs", std::string());
   d.simulated_only = s.value("simulated", false);
+  d.interrupted = s.value("interrupted", false);
   d.backend = s.value("backend", std::string(d.simulated_only ? "none (simulated)" : ""));
-  add_facts(s, {"schema_version", "experiment", "backend", "compute_mode", "simulated", "schedules"},
+  add_facts(s,
+            {"schema_version", "experiment", "backend", "compute_mode", "simulated", "schedules"},
             d.setup);
   if (s.contains("time_dilation") && s["time_dilation"].is_number())
     d.time_dilation = std::max(1.0, s["time_dilation"].get<double>());
@@ -317,7 +276,8 @@ RunData read_results_dir(const std::string& dir_text) {
   }
   if (s.contains("schedules") && s["schedules"].is_array()) {
     for (const auto& j : s["schedules"])
-      if (j.is_object()) d.schedules.push_back(from_run_entry(j, dir, d.time_dilation, d.notes));
+      if (j.is_object())
+        d.schedules.push_back(from_run_entry(j, dir, d.time_dilation, d.notes, traces));
     // WAN messages' goodput per schedule (results.h transfers_json), measured / simulated.
     for (const auto& j : s["schedules"]) {
       if (!j.is_object() || !j.contains("transfers") || !j["transfers"].is_object()) continue;
@@ -344,6 +304,15 @@ RunData read_results_dir(const std::string& dir_text) {
     for (const char* f : {"trace.json", "simulated.trace.json"})
       if (fs::is_regular_file(dir / sd.name / f)) d.trace_files.push_back(sd.name + "/" + f);
   return d;
+}
+}  // namespace
+
+RunData read_results_dir(const std::string& dir) {
+  return read_dir(dir, true);
+}
+
+RunData read_summary(const std::string& dir) {
+  return read_dir(dir, false);
 }
 
 }  // namespace xdc::report

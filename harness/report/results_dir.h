@@ -27,6 +27,7 @@ struct ScheduleData {
   int iterations = 0;
   // Predicted by the simulator.
   std::optional<double> simulated_iteration_s;
+  std::optional<double> measured_over_simulated;  // iteration_s_mean / simulated_iteration_s
   std::optional<trace::BubbleRatios> simulated_bubble;
   std::string simulated_costs;  // how the simulator's costs were chosen, when said
   std::optional<double> tokens_per_s;
@@ -64,6 +65,7 @@ struct RunData {
   std::string compute_mode;   // "" when not said
   std::string compute_costs;  // where the costs came from (Compute::costs_source); ""
   bool simulated_only = false;
+  bool interrupted = false;  // the run was stopped (SIGINT) before every schedule ran
   std::vector<std::pair<std::string, std::string>> setup;  // scalar facts of the run
   std::vector<ScheduleData> schedules;
   std::optional<nlohmann::json> link_check;  // `xdc check --json` form
@@ -75,15 +77,11 @@ struct RunData {
   std::vector<std::string> trace_files;
 };
 
-// Throws InputError when DIR has no readable summary.json.
+// Throws InputError when DIR has no readable summary.json, or one of a newer schema.
 RunData read_results_dir(const std::string& dir);
-
-// Iterations of a merged multi-iteration trace: by the ranks' own bounds when given
-// (start/end per rank, per iteration, on the trace's clock), else each rank's events up to
-// and including its k-th OPT form iteration k, else the whole trace is one iteration.
-std::vector<trace::Trace> split_iterations(const trace::Trace& t,
-                                           const std::vector<std::vector<int64_t>>& starts,
-                                           const std::vector<std::vector<int64_t>>& ends);
+// The same without the traces (no measured or simulated iteration drawn): the figures of
+// summary.json, environment.json and link_check.json, as a sweep's table takes them.
+RunData read_summary(const std::string& dir);
 
 // The trace moved so that its first event starts at 0.
 trace::Trace from_zero(trace::Trace t);

@@ -112,8 +112,6 @@ std::vector<std::string> check_gpus_here(const Experiment& e) {
   return notes;
 }
 
-
-
 Record record(const Experiment& e) {
   namespace fs = std::filesystem;
   auto absolute = [](const yaml::FileRef& r) -> std::optional<std::string> {
@@ -136,11 +134,10 @@ void write_experiment(const std::string& dir, const Experiment& e) {
   namespace fs = std::filesystem;
   const Record r = record(e);
   fs::create_directories(dir);
-  trace::write_file((fs::path(dir) / "experiment.yaml").string(), r.experiment);
+  write_text_file((fs::path(dir) / "experiment.yaml").string(), r.experiment);
   if (!e.topology_file.empty())
-    trace::write_file((fs::path(dir) / "topology.yaml").string(), r.topology);
+    write_text_file((fs::path(dir) / "topology.yaml").string(), r.topology);
 }
-
 
 nlohmann::json model_json(const model::ModelConfig& m) {
   return {{"vocab", m.vocab},

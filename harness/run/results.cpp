@@ -13,6 +13,7 @@
 
 #include "common/text_file.h"
 #include "harness/run/environment.h"
+#include "harness/trace/iterations.h"
 
 namespace xdc::run {
 namespace fs = std::filesystem;
@@ -78,26 +79,13 @@ RankFiles read_rank_files(const std::string& run_dir, int world_size, const std:
 }
 
 std::vector<trace::Trace> split_iterations(const RankFiles& f) {
-  std::vector<trace::Trace> out;
-  if (f.reports.empty() || !f.missing.empty()) return out;
-  size_t n = SIZE_MAX;
-  for (auto& r : f.reports) n = std::min(n, r.iteration_end_ns.size());
-  for (size_t i = 0; i < n; ++i) {
-    trace::Trace t;
-    t.name = f.trace.name;
-    t.ranks = f.trace.ranks;
-    t.microbatches = f.trace.microbatches;
-    for (const auto& ev : f.trace.events) {
-      const auto& rep = f.reports[ev.rank];
-      // Prefill in the barrier's wait after the iteration belongs to it (prefill.h).
-      const int64_t end = ev.kind == sched::Kind::PREFILL && i + 1 < n
-                              ? rep.iteration_start_ns[i + 1]
-                              : rep.iteration_end_ns[i];
-      if (ev.start_ns >= rep.iteration_start_ns[i] && ev.start_ns < end) t.events.push_back(ev);
-    }
-    out.push_back(std::move(t));
+  if (f.reports.empty() || !f.missing.empty()) return {};
+  std::vector<std::vector<int64_t>> starts, ends;
+  for (const auto& r : f.reports) {
+    starts.push_back(r.iteration_start_ns);
+    ends.push_back(r.iteration_end_ns);
   }
-  return out;
+  return trace::split_iterations(f.trace, starts, ends);
 }
 
 double ScheduleResult::mean() const {

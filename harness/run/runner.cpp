@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "common/input_error.h"
+#include "common/text_file.h"
 #include "harness/check/link_check.h"
 #include "harness/common/units.h"
 #include "harness/lab/remote.h"
@@ -39,12 +40,6 @@
 namespace xdc::run {
 namespace fs = std::filesystem;
 namespace {
-
-void write(const fs::path& p, const std::string& text) {
-  std::ofstream out(p);
-  out << text;
-  if (!out) throw std::runtime_error("cannot write " + p.string());
-}
 
 // The network of this run: built here (and torn down on every way out) or borrowed.
 class RunNetwork {
@@ -205,10 +200,10 @@ ScheduleResult analyse(const Plan& plan, const SchedulePlan& p, const fs::path& 
     r.error = fmt::format("{} rank(s) wrote no report (first: rank {})", files.missing.size(),
                           files.missing[0]);
   }
-  trace::write_file(
+  write_text_file(
       (dir / "trace.json").string(),
       trace::to_chrome_json(files.trace, event_markers(events, to_mono_ns, e.time_dilation)));
-  trace::write_file((dir / "trace.csv").string(), trace::to_csv(files.trace));
+  write_text_file((dir / "trace.csv").string(), trace::to_csv(files.trace));
   std::vector<std::string> rank_dcs;
   for (const std::string& h : e.rank_hosts()) rank_dcs.push_back(e.topology.find_host(h)->dc);
   for (const auto& it : split_iterations(files)) {
@@ -272,14 +267,15 @@ ScheduleResult analyse(const Plan& plan, const SchedulePlan& p, const fs::path& 
     const Prediction pred = predict(plan, p, costs, o);
     set_simulated(r, pred, plan, p);
     r.simulated_transfers = transfers_json(pred.trace, rank_dcs);
-    trace::write_file((dir / "simulated.trace.json").string(), trace::to_chrome_json(pred.trace));
-    trace::write_file((dir / "simulated.trace.csv").string(), trace::to_csv(pred.trace));
+    write_text_file((dir / "simulated.trace.json").string(), trace::to_chrome_json(pred.trace));
+    write_text_file((dir / "simulated.trace.csv").string(), trace::to_csv(pred.trace));
   } catch (const std::exception& ex) {
     r.simulated_costs = std::string("simulation failed: ") + ex.what();
   }
   set_throughput(r, plan, p, r.mean());
-  write(dir / "iterations.csv", iterations_csv_header() + iterations_csv_rows(r));
-  write(dir / "summary.json", summary_json(r).dump(2) + "\n");
+  write_text_file((dir / "iterations.csv").string(),
+                  iterations_csv_header() + iterations_csv_rows(r));
+  write_text_file((dir / "summary.json").string(), summary_json(r).dump(2) + "\n");
   return r;
 }
 
@@ -339,7 +335,7 @@ void record_setup(const RunContext& c, const RunNetwork& network,
     env["lab"] = lab::placement_json(*c.lab, state, e.rank_hosts());
     c.say("lab " + c.lab->name + ": " + env["lab"]["placement"].get<std::string>());
   }
-  write(c.root / "environment.json", env.dump(2) + "\n");
+  write_text_file((c.root / "environment.json").string(), env.dump(2) + "\n");
   if (e.link_check) {
     check::CheckOptions co;
     co.ping_count = 20;
@@ -347,7 +343,7 @@ void record_setup(const RunContext& c, const RunNetwork& network,
     co.throughput = false;
     auto checks =
         check::check_network(state, co, [&](const std::string& m) { c.say("check: " + m); });
-    write(c.root / "link_check.json", check::to_json(checks).dump(2) + "\n");
+    write_text_file((c.root / "link_check.json").string(), check::to_json(checks).dump(2) + "\n");
     c.say("link check:\n" + check::to_table(checks));
   }
 }
@@ -531,7 +527,7 @@ ScheduleResult run_schedule(const RunContext& c, const SchedulePlan& p) {
   std::vector<nlohmann::json> log;
   if (fs::exists(linkctl::events_path(c.state.name))) {
     log = linkctl::read_link_events(c.state.name, launched_ns, ended_ns);
-    write(dir / "events.json", nlohmann::json(log).dump(2) + "\n");
+    write_text_file((dir / "events.json").string(), nlohmann::json(log).dump(2) + "\n");
   }
   ScheduleResult r = analyse(c.plan, p, dir, res, log, launched_ns, monotonic_minus_realtime());
   explain_failure(r, c, res, events.killed(), unfetched, watch ? &*watch : nullptr, launched_ns,
@@ -628,8 +624,8 @@ RunOutcome run_experiment(const Experiment& e, const RunOptions& opts) {
       run_summary_json(plan, out.schedules, shaping_backend(state), state.name, cancelled());
   std::string rows;
   for (auto& r : out.schedules) rows += iterations_csv_rows(r);
-  write(root / "summary.json", summary.dump(2) + "\n");
-  write(root / "iterations.csv", iterations_csv_header() + rows);
+  write_text_file((root / "summary.json").string(), summary.dump(2) + "\n");
+  write_text_file((root / "iterations.csv").string(), iterations_csv_header() + rows);
   return out;  // ~RunNetwork tears down
 }
 

@@ -45,9 +45,9 @@ std::vector<ScheduleResult> simulate_plan(const Plan& plan, const std::string& o
         const fs::path dir = root / sp.choice.name;
         fs::create_directories(dir);
         sched::write_csv_file((dir / "schedule.csv").string(), sp.schedule);
-        trace::write_file((dir / "simulated.trace.json").string(), trace::to_chrome_json(p.trace));
-        trace::write_file((dir / "simulated.trace.csv").string(), trace::to_csv(p.trace));
-        trace::write_file((dir / "summary.json").string(), summary_json(r).dump(2) + "\n");
+        write_text_file((dir / "simulated.trace.json").string(), trace::to_chrome_json(p.trace));
+        write_text_file((dir / "simulated.trace.csv").string(), trace::to_csv(p.trace));
+        write_text_file((dir / "summary.json").string(), summary_json(r).dump(2) + "\n");
       }
     } catch (const std::invalid_argument& ex) {  // a schedule that deadlocks
       r.ok = false;
@@ -55,8 +55,8 @@ std::vector<ScheduleResult> simulate_plan(const Plan& plan, const std::string& o
     }
     out.push_back(std::move(r));
   }
-  trace::write_file((root / "summary.json").string(),
-                    run_summary_json(plan, out, "", "", false).dump(2) + "\n");
+  write_text_file((root / "summary.json").string(),
+                  run_summary_json(plan, out, "", "", false).dump(2) + "\n");
   return out;
 }
 

@@ -9,25 +9,36 @@
 #include <sstream>
 #include <string_view>
 
+#include "common/input_error.h"
 #include "common/text_file.h"
 #include "harness/common/units.h"
+#include "harness/report/results_dir.h"
 
 namespace xdc::sweep {
 namespace fs = std::filesystem;
 
 namespace {
 
-std::optional<nlohmann::json> read_json(const fs::path& p) {
-  if (!fs::exists(p)) return std::nullopt;
+// A point's summary through the report's reader (one reader of summary.json); none where
+// the point has no readable one yet.
+std::optional<report::RunData> read_summary(const std::string& dir) {
+  if (!fs::exists(fs::path(dir) / "summary.json")) return std::nullopt;
   try {
-    return nlohmann::json::parse(read_text_file_or_empty(p));
-  } catch (const nlohmann::json::exception&) {
+    return report::read_summary(dir);
+  } catch (const InputError&) {
     return std::nullopt;
   }
 }
 
-void put(Row& r, const std::string& name, const nlohmann::json& v) {
-  if (v.is_number() && std::isfinite(v.get<double>())) r.m[name] = v.get<double>();
+void put(Row& r, const std::string& name, std::optional<double> v) {
+  if (v && std::isfinite(*v)) r.m[name] = *v;
+}
+
+std::optional<double> max_of(const std::vector<double>& v) {
+  std::optional<double> m;
+  for (double x : v)
+    if (std::isfinite(x) && (!m || x > *m)) m = x;
+  return m;
 }
 
 std::string csv_field(const std::string& s) {
@@ -114,7 +125,7 @@ const char* state_name(PointState s) {
 
 PointState point_state(const std::string& dir, const run::Record& record, const std::string& text,
                        const std::vector<std::string>& schedules) {
-  const auto summary = read_json(fs::path(dir) / "summary.json");
+  const auto summary = read_summary(dir);
   if (!summary) return PointState::kMissing;
   // The text after point_text's first line ("# SWEEP-FILE, point ID").
   auto body = [](const std::string& t) -> std::string_view {
@@ -128,15 +139,14 @@ PointState point_state(const std::string& dir, const run::Record& record, const 
   if (!record.topology.empty() &&
       read_text_file_or_empty(fs::path(dir) / "topology.yaml") != record.topology)
     return PointState::kStale;
-  if (summary->value("interrupted", false)) return PointState::kInterrupted;
-  const auto& list = summary->value("schedules", nlohmann::json::array());
+  if (summary->interrupted) return PointState::kInterrupted;
   bool failed = false;
   for (auto& name : schedules) {
     bool found = false;
-    for (auto& s : list)
-      if (s.value("schedule", "") == name) {
+    for (const report::ScheduleData& s : summary->schedules)
+      if (s.name == name) {
         found = true;
-        failed = failed || !s.value("ok", false);
+        failed = failed || !s.ok;
       }
     if (!found) return PointState::kInterrupted;
   }
@@ -151,45 +161,32 @@ PointState point_state(const std::string& dir, const run::Experiment& e) {
 
 std::vector<Row> read_rows(const Point& p, const std::string& dir) {
   std::vector<Row> rows;
-  const auto summary = read_json(fs::path(dir) / "summary.json");
-  if (!summary || !summary->contains("schedules")) return rows;
-  const bool interrupted = summary->value("interrupted", false);
-  for (auto& s : (*summary)["schedules"]) {
+  const auto summary = read_summary(dir);
+  if (!summary) return rows;
+  for (const report::ScheduleData& s : summary->schedules) {
     Row r;
     r.point = p.index;
     r.id = p.id;
     r.at = p.at;
-    r.schedule = s.value("schedule", "");
-    const bool ok = s.value("ok", false);
-    r.status = ok            ? "ok"
-               : interrupted ? "interrupted"
-                             : "failed: " + s.value("error", std::string());
-    put(r, "iteration_s", s.value("iteration_s_mean", nlohmann::json()));
-    put(r, "iteration_s_p50", s.value("iteration_s_p50", nlohmann::json()));
-    put(r, "iteration_s_p95", s.value("iteration_s_p95", nlohmann::json()));
-    for (const char* b : {"megatron", "zerobubble", "crosspipe"}) {
-      if (s.contains("bubble_ratio"))
-        put(r, std::string("bubble.") + b, s["bubble_ratio"].value(b, nlohmann::json()));
-      if (s.contains("simulated_bubble_ratio"))
-        put(r, std::string("simulated_bubble.") + b,
-            s["simulated_bubble_ratio"].value(b, nlohmann::json()));
-    }
-    put(r, "simulated_iteration_s", s.value("simulated_iteration_s", nlohmann::json()));
-    put(r, "measured_over_simulated", s.value("measured_over_simulated", nlohmann::json()));
-    put(r, "tokens_per_s", s.value("tokens_per_s", nlohmann::json()));
+    r.schedule = s.name;
+    r.status = s.ok ? "ok" : summary->interrupted ? "interrupted" : "failed: " + s.error;
+    put(r, "iteration_s", s.iteration_s_mean);
+    put(r, "iteration_s_p50", s.iteration_s_p50);
+    put(r, "iteration_s_p95", s.iteration_s_p95);
+    for (const auto& [name, b] :
+         {std::pair{"bubble.", s.bubble}, std::pair{"simulated_bubble.", s.simulated_bubble}})
+      if (b) {
+        put(r, std::string(name) + "megatron", b->megatron);
+        put(r, std::string(name) + "zerobubble", b->zerobubble);
+        put(r, std::string(name) + "crosspipe", b->crosspipe);
+      }
+    put(r, "simulated_iteration_s", s.simulated_iteration_s);
+    put(r, "measured_over_simulated", s.measured_over_simulated);
+    put(r, "tokens_per_s", s.tokens_per_s);
     // The slowest iteration, measured and predicted with the WAN's changes (a flap's cost).
-    auto max_of = [](const nlohmann::json& a) {
-      nlohmann::json m;
-      if (a.is_array())
-        for (auto& v : a)
-          if (v.is_number() && (m.is_null() || v.get<double>() > m.get<double>())) m = v;
-      return m;
-    };
-    put(r, "iteration_s_max", max_of(s.value("iteration_s", nlohmann::json())));
-    if (s.contains("simulated_series"))
-      put(r, "simulated_iteration_s_max",
-          max_of(s["simulated_series"].value("iteration_s", nlohmann::json())));
-    if (!ok) {  // a failed run's partial figures are not results
+    put(r, "iteration_s_max", max_of(s.iteration_s));
+    put(r, "simulated_iteration_s_max", max_of(s.simulated_series));
+    if (!s.ok) {  // a failed run's partial figures are not results
       for (const char* k :
            {"iteration_s", "iteration_s_p50", "iteration_s_p95", "iteration_s_max", "tokens_per_s",
             "measured_over_simulated", "bubble.megatron", "bubble.zerobubble", "bubble.crosspipe"})

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "common/text_file.h"
 #include "harness/report/html.h"
 #include "harness/sweep/plot.h"
 
@@ -13,16 +14,6 @@ namespace xdc::sweep {
 namespace fs = std::filesystem;
 
 namespace {
-
-void write_file(const fs::path& p, const std::string& text) {
-  const fs::path tmp = p.string() + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << text;
-    if (!out) throw std::runtime_error("cannot write " + tmp.string());
-  }
-  fs::rename(tmp, p);  // readers never see half a file
-}
 
 using report::escape;  // one HTML/SVG escaper, harness/report/html.h
 
@@ -49,14 +40,15 @@ std::vector<Row> write_sweep_outputs(const Sweep& s, const std::vector<PointStat
         rows.push_back(std::move(r));
   std::vector<Row> csv_rows = rows;
   add_slowdown(s, reference_axis(s), csv_rows);
-  write_file(fs::path(dir) / "sweep.csv", sweep_csv(s, csv_rows));
+  write_text_file((fs::path(dir) / "sweep.csv").string(), sweep_csv(s, csv_rows));
   std::vector<std::string> svgs;
   for (auto& spec : s.plots) {
     const std::string svg = svg_line_plot(sweep_plot(s, spec, rows));
-    write_file(fs::path(dir) / plot_file_name(spec), svg);
+    write_text_file((fs::path(dir) / plot_file_name(spec)).string(), svg);
     svgs.push_back(svg);
   }
-  write_file(fs::path(dir) / "index.html", index_html(s, points, csv_rows, svgs, dir));
+  write_text_file((fs::path(dir) / "index.html").string(),
+                  index_html(s, points, csv_rows, svgs, dir));
   return csv_rows;
 }
 

@@ -10,6 +10,7 @@
 
 #include "common/input_error.h"
 #include "harness/report/report.h"
+#include "harness/trace/iterations.h"
 
 namespace xdc::report {
 namespace {

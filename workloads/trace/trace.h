@@ -48,8 +48,6 @@ struct Trace {
 std::string to_csv(const Trace& t);
 Trace from_csv(const std::string& text);
 
-void write_file(const std::string& path, const std::string& content);
-
 // The partners of co-executed pairs: zero-length B / BW records, by (rank, end), the
 // index of each in t.events; a paired F ends on the same rank at the same time.
 std::map<std::pair<int, int64_t>, size_t> pair_partners(const Trace& t);

@@ -7,12 +7,6 @@
 
 namespace xdc::trace {
 
-void write_file(const std::string& path, const std::string& content) {
-  std::ofstream out(path);
-  if (!out) throw std::runtime_error("cannot write " + path);
-  out << content;
-}
-
 std::string to_csv(const Trace& t) {
   std::ostringstream out;
   out << "rank,kind,stage,microbatch,start_ns,end_ns,bytes,peer,connections\n";

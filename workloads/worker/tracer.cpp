@@ -4,12 +4,14 @@
 #include <fstream>
 #include <stdexcept>
 
+#include "common/text_file.h"
+
 namespace xdc::worker {
 
 Tracer::Tracer(int world_rank, std::string path, size_t reserve_events)
     : rank_(world_rank), path_(std::move(path)) {
   events_.reserve(reserve_events);
-  trace::write_file(path_, trace::to_csv(trace::Trace{}));  // header only
+  write_text_file(path_, trace::to_csv(trace::Trace{}));  // header only
 }
 
 void Tracer::record_send(sched::Kind kind, int stage, int mb, int64_t post_ns, int64_t done_ns,
@@ -48,10 +50,7 @@ void Tracer::write_final(const ClockSample& start, const ClockSample& end) const
     e.start_ns += offset_at(start, end, e.start_ns);
     e.end_ns += offset_at(start, end, e.end_ns);
   }
-  const std::string tmp = path_ + ".tmp";
-  trace::write_file(tmp, trace::to_csv(t));
-  if (std::rename(tmp.c_str(), path_.c_str()) != 0)
-    throw std::runtime_error("cannot rename " + tmp + " to " + path_);
+  write_text_file(path_, trace::to_csv(t));
 }
 
 }  // namespace xdc::worker
