@@ -3,6 +3,7 @@
 // schedule show` consume it.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <map>
 #include <string>
 #include <utility>
@@ -12,6 +13,7 @@
 #include "harness/sim/simulator.h"
 #include "harness/sim/tcp_model.h"
 #include "harness/trace/analysis.h"
+#include "netem/shaper/loss_model.h"
 
 namespace {
 
@@ -173,6 +175,36 @@ TEST(Plan, ALossChangeSlowsThePredictedRunAsAStaticLoss) {
       static_cast<double>(xdc::run::predict(statics, sp, sp.costs).summary.iteration_ns) / 1e9;
   EXPECT_GT(lossy_s, 1.2 * plain_s) << "the loss change did not slow the run";
   EXPECT_NEAR(lossy_s, static_s, 0.1 * static_s);
+}
+
+// A Gilbert-Elliott WAN is predicted, not dropped: its connections meet its loss episodes
+// (netem::loss_episodes_per_packet, checked against the delay line's chain in
+// impairment_test), so the prediction is the one of random loss at that episode rate, and
+// slower than the lossless one.
+TEST(Plan, AGilbertElliottLossIsPredictedByItsLossEpisodes) {
+  const std::string base =
+      "name: ge\ntopology: flap-pair.yaml\ncompute: {modeled: {f: 50ms, b: 100ms, activation: "
+      "256kib}}\npipeline: {stages: 2, placement: [e1, w1]}\nmicrobatches: 4\niterations: "
+      "4\nwarmup: 1\nschedules: [1f1b]\n";
+  auto iteration_s = [&](const std::string& wan) {
+    const auto plan = make_plan(xdc::run::parse_experiment(base + wan, "tests/run/ge-loss.yaml"));
+    return xdc::run::predict(plan, plan.schedules[0], plan.schedules[0].costs).iteration_s();
+  };
+  xdc::netem::LossModel ge;
+  ge.kind = xdc::netem::LossModel::Kind::kGilbertElliott;
+  ge.p_pct = 1;
+  ge.r_pct = 25;
+  ge.h_pct = 0;
+  ge.k_pct = 100;
+  const double episodes_pct = 100 * xdc::netem::loss_episodes_per_packet(ge);
+  const double lossless = iteration_s("wan: {changes: []}\n");
+  const double bursty =
+      iteration_s("wan: {loss: {model: gemodel, p: 1%, r: 25%, h: 100%, k: 0%}, changes: []}\n");
+  char pct[64];
+  std::snprintf(pct, sizeof pct, "%.15g", episodes_pct);
+  const double random = iteration_s("wan: {loss: " + std::string(pct) + "%, changes: []}\n");
+  EXPECT_GT(bursty, lossless);
+  EXPECT_NEAR(bursty, random, 1e-3 * random);
 }
 
 // The changes' times are from measured iteration 0's start, also when the run ends there.
