@@ -172,7 +172,8 @@ namespace {
 
 // The run from new connections (Prediction::run), the steady state's iteration time given.
 RunSeries predict_series(const Plan& p, const SchedulePlan& s, const sim::CostModel& costs,
-                         int64_t launch_to_measured_ns, int64_t steady_ns) {
+                         const std::optional<AllReplicas>& all, int64_t launch_to_measured_ns,
+                         int64_t steady_ns) {
   const Experiment& e = p.experiment;
   RunSeries out;
   // The launch on the simulated clock: the warmup iterations at their steady-state time.
@@ -189,9 +190,7 @@ RunSeries predict_series(const Plan& p, const SchedulePlan& s, const sim::CostMo
                            dir ? l.a : l.b, c,
                            c.pos.file + ":" + std::to_string(c.pos.line) + " (at " +
                                format_duration(c.at_us) + ")"});
-  // Every replica together (Plan::all_replicas, as predict): its timeline is the world's.
-  std::optional<AllReplicas> all;
-  if (p.all_replicas) all = all_replicas(p, s, costs);
+  // Every replica together (Plan::all_replicas): its timeline is the world's.
   auto timelines = [&](sim::RunTimeline& t) {
     build_timelines(e, changes, t);
     if (all) t.pipeline = t.world;
@@ -286,17 +285,18 @@ double Prediction::steady_iteration_s() const {
 Prediction predict(const Plan& p, const SchedulePlan& s, const sim::CostModel& costs,
                    const PredictOptions& o) {
   Prediction out;
+  std::optional<AllReplicas> all;
   if (!p.all_replicas) {
     out.trace = sim::simulate_iteration(s.schedule, costs, p.links, p.worker);
   } else {
-    const AllReplicas all = all_replicas(p, s, costs);
-    out.trace = sim::simulate_iteration(all.schedule, all.costs, p.world_links, all.worker);
+    all = all_replicas(p, s, costs);
+    out.trace = sim::simulate_iteration(all->schedule, all->costs, p.world_links, all->worker);
     for (trace::Event& ev : out.trace.events) ev.stage %= s.schedule.stages;
   }
   out.summary = trace::analyze(out.trace);
   add_tp_records(costs, out.trace);
   if (o.run)
-    out.run = predict_series(p, s, costs, o.launch_to_measured_ns, out.summary.iteration_ns);
+    out.run = predict_series(p, s, costs, all, o.launch_to_measured_ns, out.summary.iteration_ns);
   return out;
 }
 
