@@ -144,9 +144,9 @@ as_user "$xdc" simulate "$out/flags/experiment.yaml" -o "$out/flags-file" >/dev/
 as_user "$xdc" simulate tests/sim/flags-two-dc.yaml -o "$out/flags-hand" >/dev/null 2>&1 ||
   fail "xdc simulate tests/sim/flags-two-dc.yaml: exit $?"
 its() { jq -c '[.schedules[] | [.schedule, .simulated_iteration_s]]' "$1/summary.json"; }
-[[ $(its "$out/flags") == $(its "$out/flags-file") ]] ||
+[[ "$(its "$out/flags")" == "$(its "$out/flags-file")" ]] ||
   fail "flags $(its "$out/flags") vs their experiment.yaml $(its "$out/flags-file")"
-[[ $(its "$out/flags") == $(its "$out/flags-hand") ]] ||
+[[ "$(its "$out/flags")" == "$(its "$out/flags-hand")" ]] ||
   fail "flags $(its "$out/flags") vs the same setting by hand $(its "$out/flags-hand")"
 [[ $(jq '[.schedules[].simulated_iteration_s > 0] | all' "$out/flags/summary.json") == true ]] ||
   fail "flags: no simulated iteration"
