@@ -12,7 +12,7 @@
 
 #include "common/input_error.h"
 #include "harness/run/environment.h"
-#include "harness/run/plan.h"
+#include "harness/run/predict.h"
 #include "tests/network/leftovers.h"
 #include "workloads/model/stage_api.h"
 
