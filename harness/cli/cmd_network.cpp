@@ -103,164 +103,183 @@ std::string pick_network(const std::string& given) {
   throw InputError("several networks are up:" + names + "; name one");
 }
 
+struct UpArgs {
+  std::string file, name, shaping, backend, lab_file, lab_part;
+  bool from_experiment = false;
+  double dilation = 1;
+};
+
+// xdc up --lab: the network across the lab's machines, each building its part.
+int up_lab(const UpArgs& a, const topo::Topology& t,
+           const std::optional<topo::NetworkBackend>& backend,
+           std::chrono::steady_clock::time_point t0) {
+  // Mininet builds on one machine; a lab's machines build native parts joined by tunnels.
+  // Refused here rather than after the first machines are up.
+  if (backend.value_or(t.backend) == topo::NetworkBackend::kMininet)
+    throw InputError(backend ? "--backend mininet: a lab's network is built by the native "
+                               "backend (Mininet runs on one machine); drop --backend or --lab"
+                             : a.file +
+                                   ": network.backend mininet: a lab's network is built by the "
+                                   "native backend (Mininet runs on one machine); pass "
+                                   "--backend native or drop --lab");
+  const lab::Lab l = lab::load_lab(a.lab_file);
+  std::vector<std::string> extra;
+  if (!a.shaping.empty()) extra.insert(extra.end(), {"--shaping", a.shaping});
+  if (backend) extra.insert(extra.end(), {"--backend", a.backend});
+  if (a.from_experiment) extra.push_back("--experiment-topology");
+  if (a.dilation != 1)
+    extra.insert(extra.end(), {"--time-dilation", fmt::format("{}", a.dilation)});
+  const std::string net = a.name.empty() ? t.name : a.name;
+  const auto outcomes = lab::up_lab(l, t, std::filesystem::absolute(a.file).string(), net, extra);
+  for (const auto& o : outcomes)
+    if (o.ok)
+      spdlog::info("{}:\n{}", o.machine, o.message);
+    else
+      spdlog::error(
+          "{}: xdc up failed (the machines before it were taken "
+          "down again): {}",
+          o.machine, o.message);
+  if (!outcomes.empty() && !outcomes.back().ok) return 1;
+  spdlog::info("up {} across {} machines of lab {}, {:.2f} s", net, outcomes.size(), l.name,
+               seconds_since(t0));
+  return 0;
+}
+
+int up(const UpArgs& a) {
+  auto t0 = std::chrono::steady_clock::now();
+  // Both overrides checked before anything is read or built.
+  const std::optional<netem::Backend> shaping =
+      a.shaping.empty() ? std::nullopt : std::optional(parse_backend(a.shaping));
+  std::optional<topo::NetworkBackend> backend;
+  if (a.backend == "mininet" || a.backend == "native")
+    backend =
+        a.backend == "mininet" ? topo::NetworkBackend::kMininet : topo::NetworkBackend::kNative;
+  else if (!a.backend.empty())
+    throw InputError("--backend: expected native or mininet, got \"" + a.backend + "\"");
+  topo::Topology t =
+      a.from_experiment ? run::load_experiment(a.file).topology : topo::load_topology(a.file);
+  if (!a.lab_file.empty()) return up_lab(a, t, backend, t0);
+  net::BuildOptions opts;
+  if (!a.lab_part.empty()) opts.lab = net::LabPart::from_json(a.lab_part);
+  opts.name = a.name;
+  opts.shaping = shaping;
+  opts.backend = backend;
+  opts.progress = [](const std::string& m) { spdlog::debug("up: {}", m); };
+  opts.time_dilation = a.dilation;
+  net::NetworkState s = net::build_network(t, opts);
+  print_network(s);
+  spdlog::info("up {}: {} hosts in {} DCs, {} WAN links, {:.2f} s", s.name, s.hosts.size(),
+               s.dcs.size(), t.wan.size(), seconds_since(t0));
+  return 0;
+}
+
+void add_up(CLI::App& app, Commands& out) {
+  static UpArgs a;
+  auto* c = app.add_subcommand("up", "build the emulated network of a topology");
+  c->add_option("--lab", a.lab_file,
+                "lab.yaml: build the network across the lab's machines over ssh (each DC on "
+                "its machine, WAN links between machines as VXLAN tunnels); the topology "
+                "file must be at the same path on every machine");
+  c->add_option("--lab-part", a.lab_part, "(used by --lab) this machine's part, as JSON")
+      ->group("");
+  c->add_flag("--experiment-topology", a.from_experiment,
+              "(used by xdc run --lab) the file is an experiment: build its topology, with "
+              "the experiment's wan/tcp overrides")
+      ->group("");
+  c->add_option("topology", a.file, "topology YAML")->required();
+  c->add_option("--name", a.name, "network name (default: the topology's name)");
+  c->add_option("--shaping", a.shaping, "override the topology: auto | kernel | userspace");
+  c->add_option("--backend", a.backend,
+                "override the topology's network.backend: native | mininet (what builds the "
+                "namespaces, bridges and links)");
+  c->add_option("--time-dilation", a.dilation,
+                "build the network K times slower than the topology (every delay and "
+                "jitter x K, every rate / K); xdc check reports it undilated")
+      ->capture_default_str();
+  out.push_back({c, [] { return up(a); }});
+}
+
+int down(const std::string& name, const std::string& lab_file) {
+  if (!lab_file.empty()) {
+    if (name.empty()) throw InputError("down --lab: name the network");
+    return report_machines(lab::down_lab(lab::load_lab(lab_file), name), "not taken down");
+  }
+  auto t0 = std::chrono::steady_clock::now();
+  std::string n = pick_network(name);
+  auto present = net::networks_present();
+  if (std::find(present.begin(), present.end(), n) == present.end())
+    throw InputError("no network named '" + n + "' is up");
+  auto r = net::teardown_network(n);
+  spdlog::info("down {}: {} namespaces, {} processes removed, {:.2f} s", n, r.namespaces,
+               r.processes, seconds_since(t0));
+  if (!r.restored.empty()) spdlog::info("down: {}", r.restored);
+  return 0;
+}
+
+void add_down(CLI::App& app, Commands& out) {
+  auto* c = app.add_subcommand("down", "remove one network (the only one if none named)");
+  static std::string name, lab_file;
+  c->add_option("name", name, "network name");
+  c->add_option("--lab", lab_file, "lab.yaml: take the network down on every machine of the lab");
+  out.push_back({c, [] { return down(name, lab_file); }});
+}
+
+void add_clean(CLI::App& app, Commands& out) {
+  auto* c = app.add_subcommand("clean", "remove everything xdc created, even after a crash");
+  static std::string lab_file;
+  c->add_option("--lab", lab_file,
+                "lab.yaml: run `xdc clean` on every machine of the lab instead (over ssh)");
+  out.push_back({c, [] {
+                   if (!lab_file.empty()) {
+                     return report_machines(lab::clean_lab(lab::load_lab(lab_file)), "not cleaned");
+                   }
+                   auto nets = net::networks_present();
+                   auto r = net::clean_all();
+                   spdlog::info(
+                       "clean: {} networks, {} namespaces, {} root links, {} processes removed",
+                       nets.size(), r.namespaces, r.root_links, r.processes);
+                   if (!r.restored.empty()) spdlog::info("clean: {}", r.restored);
+                   return 0;
+                 }});
+}
+
+void add_exec(CLI::App& app, Commands& out) {
+  auto* c = app.add_subcommand("exec", "run a command inside an emulated host");
+  static std::string host, name;
+  static std::vector<std::string> argv;
+  c->add_option("host", host, "host name (or gw.<dc>, mgmt)")->required();
+  c->add_option("--name", name, "network, when several are up");
+  c->add_option("command", argv, "command and arguments, after --")->required();
+  c->positionals_at_end();
+  out.push_back({c, []() -> int {
+                   if (!argv.empty() && argv.front() == "--") argv.erase(argv.begin());
+                   auto [n, ns] = net::resolve_host(host, name);
+                   net::exec_in_namespace(n, ns, argv);
+                 }});
+}
+
+void add_ls(CLI::App& app, Commands& out) {
+  auto* c = app.add_subcommand("ls", "list networks and their hosts");
+  out.push_back({c, [] {
+                   for (auto& n : net::networks_present()) {
+                     if (auto s = net::load_state(n))
+                       print_network(*s);
+                     else
+                       std::cout << fmt::format("network {}  (incomplete: no state; xdc down {})\n",
+                                                n, n);
+                   }
+                   return 0;
+                 }});
+}
+
 }  // namespace
 
 void add_network_commands(CLI::App& app, Commands& out) {
-  {
-    auto* c = app.add_subcommand("up", "build the emulated network of a topology");
-    static std::string file, name, shaping, backend, lab_file, lab_part;
-    static bool from_experiment = false;
-    static double dilation = 1;
-    c->add_option("--lab", lab_file,
-                  "lab.yaml: build the network across the lab's machines over ssh (each DC on "
-                  "its machine, WAN links between machines as VXLAN tunnels); the topology "
-                  "file must be at the same path on every machine");
-    c->add_option("--lab-part", lab_part, "(used by --lab) this machine's part, as JSON")
-        ->group("");
-    c->add_flag("--experiment-topology", from_experiment,
-                "(used by xdc run --lab) the file is an experiment: build its topology, with "
-                "the experiment's wan/tcp overrides")
-        ->group("");
-    c->add_option("topology", file, "topology YAML")->required();
-    c->add_option("--name", name, "network name (default: the topology's name)");
-    c->add_option("--shaping", shaping, "override the topology: auto | kernel | userspace");
-    c->add_option("--backend", backend,
-                  "override the topology's network.backend: native | mininet (what builds the "
-                  "namespaces, bridges and links)");
-    c->add_option("--time-dilation", dilation,
-                  "build the network K times slower than the topology (every delay and "
-                  "jitter x K, every rate / K); xdc check reports it undilated")
-        ->capture_default_str();
-    out.push_back(
-        {c, [] {
-           auto t0 = std::chrono::steady_clock::now();
-           const std::optional<netem::Backend> shaping_override =
-               shaping.empty() ? std::nullopt : std::optional(parse_backend(shaping));
-           std::optional<topo::NetworkBackend> backend_override;
-           if (backend == "mininet" || backend == "native")
-             backend_override = backend == "mininet" ? topo::NetworkBackend::kMininet
-                                                     : topo::NetworkBackend::kNative;
-           else if (!backend.empty())
-             throw InputError("--backend: expected native or mininet, got \"" + backend + "\"");
-           topo::Topology t =
-               from_experiment ? run::load_experiment(file).topology : topo::load_topology(file);
-           if (!lab_file.empty()) {
-             // Mininet builds on one machine; a lab's machines build native parts joined
-             // by tunnels. Refused here rather than after the first machines are up.
-             if (backend_override.value_or(t.backend) == topo::NetworkBackend::kMininet)
-               throw InputError(
-                   backend_override
-                       ? "--backend mininet: a lab's network is built by the native backend "
-                         "(Mininet runs on one machine); drop --backend or --lab"
-                       : file +
-                             ": network.backend mininet: a lab's network is built by the "
-                             "native backend (Mininet runs on one machine); pass --backend "
-                             "native or drop --lab");
-             const lab::Lab l = lab::load_lab(lab_file);
-             std::vector<std::string> extra;
-             if (!shaping.empty()) extra.insert(extra.end(), {"--shaping", shaping});
-             if (backend_override) extra.insert(extra.end(), {"--backend", backend});
-             if (from_experiment) extra.push_back("--experiment-topology");
-             if (dilation != 1)
-               extra.insert(extra.end(), {"--time-dilation", fmt::format("{}", dilation)});
-             const std::string net = name.empty() ? t.name : name;
-             const auto outcomes =
-                 lab::up_lab(l, t, std::filesystem::absolute(file).string(), net, extra);
-             for (const auto& o : outcomes)
-               if (o.ok)
-                 spdlog::info("{}:\n{}", o.machine, o.message);
-               else
-                 spdlog::error(
-                     "{}: xdc up failed (the machines before it were taken "
-                     "down again): {}",
-                     o.machine, o.message);
-             if (!outcomes.empty() && !outcomes.back().ok) return 1;
-             spdlog::info("up {} across {} machines of lab {}, {:.2f} s", net, outcomes.size(),
-                          l.name, seconds_since(t0));
-             return 0;
-           }
-           net::BuildOptions opts;
-           if (!lab_part.empty()) opts.lab = net::LabPart::from_json(lab_part);
-           opts.name = name;
-           opts.shaping = shaping_override;
-           opts.backend = backend_override;
-           opts.progress = [](const std::string& m) { spdlog::debug("up: {}", m); };
-           opts.time_dilation = dilation;
-           net::NetworkState s = net::build_network(t, opts);
-           print_network(s);
-           spdlog::info("up {}: {} hosts in {} DCs, {} WAN links, {:.2f} s", s.name, s.hosts.size(),
-                        s.dcs.size(), t.wan.size(), seconds_since(t0));
-           return 0;
-         }});
-  }
-  {
-    auto* c = app.add_subcommand("down", "remove one network (the only one if none named)");
-    static std::string name, lab_file;
-    c->add_option("name", name, "network name");
-    c->add_option("--lab", lab_file, "lab.yaml: take the network down on every machine of the lab");
-    out.push_back({c, [] {
-                     if (!lab_file.empty()) {
-                       if (name.empty()) throw InputError("down --lab: name the network");
-                       return report_machines(lab::down_lab(lab::load_lab(lab_file), name),
-                                              "not taken down");
-                     }
-                     auto t0 = std::chrono::steady_clock::now();
-                     std::string n = pick_network(name);
-                     auto present = net::networks_present();
-                     if (std::find(present.begin(), present.end(), n) == present.end())
-                       throw InputError("no network named '" + n + "' is up");
-                     auto r = net::teardown_network(n);
-                     spdlog::info("down {}: {} namespaces, {} processes removed, {:.2f} s", n,
-                                  r.namespaces, r.processes, seconds_since(t0));
-                     if (!r.restored.empty()) spdlog::info("down: {}", r.restored);
-                     return 0;
-                   }});
-  }
-  {
-    auto* c = app.add_subcommand("clean", "remove everything xdc created, even after a crash");
-    static std::string lab_file;
-    c->add_option("--lab", lab_file,
-                  "lab.yaml: run `xdc clean` on every machine of the lab instead (over ssh)");
-    out.push_back(
-        {c, [] {
-           if (!lab_file.empty()) {
-             return report_machines(lab::clean_lab(lab::load_lab(lab_file)), "not cleaned");
-           }
-           auto nets = net::networks_present();
-           auto r = net::clean_all();
-           spdlog::info("clean: {} networks, {} namespaces, {} root links, {} processes removed",
-                        nets.size(), r.namespaces, r.root_links, r.processes);
-           if (!r.restored.empty()) spdlog::info("clean: {}", r.restored);
-           return 0;
-         }});
-  }
-  {
-    auto* c = app.add_subcommand("exec", "run a command inside an emulated host");
-    static std::string host, name;
-    static std::vector<std::string> argv;
-    c->add_option("host", host, "host name (or gw.<dc>, mgmt)")->required();
-    c->add_option("--name", name, "network, when several are up");
-    c->add_option("command", argv, "command and arguments, after --")->required();
-    c->positionals_at_end();
-    out.push_back({c, []() -> int {
-                     if (!argv.empty() && argv.front() == "--") argv.erase(argv.begin());
-                     auto [n, ns] = net::resolve_host(host, name);
-                     net::exec_in_namespace(n, ns, argv);
-                   }});
-  }
-  {
-    auto* c = app.add_subcommand("ls", "list networks and their hosts");
-    out.push_back({c, [] {
-                     for (auto& n : net::networks_present()) {
-                       if (auto s = net::load_state(n))
-                         print_network(*s);
-                       else
-                         std::cout << fmt::format(
-                             "network {}  (incomplete: no state; xdc down {})\n", n, n);
-                     }
-                     return 0;
-                   }});
-  }
+  add_up(app, out);
+  add_down(app, out);
+  add_clean(app, out);
+  add_exec(app, out);
+  add_ls(app, out);
 }
 
 }  // namespace xdc::cli

@@ -94,9 +94,8 @@ std::string facts(const RunData& d) {
   return out + "</dl>";
 }
 
-}  // namespace
-
-std::string render_html(const RunData& d) {
+// The document's head and the page's header: the experiment, and a line on how it ran.
+std::string page_head(const RunData& d) {
   std::string subtitle =
       "backend: " + (d.backend.empty() ? std::string("not recorded") : d.backend);
   if (!d.compute_costs.empty()) {
@@ -107,32 +106,36 @@ std::string render_html(const RunData& d) {
   subtitle += " · " + std::to_string(d.schedules.size()) + " schedule(s)";
   if (d.simulated_only) subtitle += " · simulation only (no emulated network)";
   if (d.time_dilation != 1) subtitle += fmt::format(" · time dilation {:g}", d.time_dilation);
-
-  std::string page = fmt::format(
+  return fmt::format(
       "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
       "<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">"
       "<title>xdc report: {}</title><style>{}</style></head><body>\n"
       "<header><h1>{}</h1><p class=\"sub\">{}</p></header>\n",
       escape(d.experiment), kStyle, escape(d.experiment), escape(subtitle));
-  if (!d.setup.empty() || d.time_dilation != 1) {
-    std::string run = facts(d);
-    if (d.time_dilation != 1) {
-      std::string timers;
-      for (const auto& t : d.not_stretched) timers += (timers.empty() ? "" : ", ") + escape(t);
-      run += fmt::format(
-          "<p class=\"note\">Run under <b>time dilation {0:g}</b>: every WAN delay and jitter and "
-          "modeled compute lasted {0:g} times longer and every link rate was divided by {0:g}, "
-          "with real-sized messages, so TCP saw the packets, windows and bandwidth-delay "
-          "product of the emulated links; every time shown here is divided back by {0:g}. "
-          "What does not stretch: {1}.</p>",
-          d.time_dilation,
-          timers.empty() ? std::string("the kernel's fixed timers (delayed ACK, pacing "
-                                       "granularity, CUBIC's growth)")
-                         : timers);
-    }
-    page += section("setup", "Run", run);
-  }
+}
 
+// Each section below is "" when the run has nothing for it.
+std::string setup_section(const RunData& d) {
+  if (d.setup.empty() && d.time_dilation == 1) return "";
+  std::string run = facts(d);
+  if (d.time_dilation != 1) {
+    std::string timers;
+    for (const auto& t : d.not_stretched) timers += (timers.empty() ? "" : ", ") + escape(t);
+    run += fmt::format(
+        "<p class=\"note\">Run under <b>time dilation {0:g}</b>: every WAN delay and jitter and "
+        "modeled compute lasted {0:g} times longer and every link rate was divided by {0:g}, "
+        "with real-sized messages, so TCP saw the packets, windows and bandwidth-delay "
+        "product of the emulated links; every time shown here is divided back by {0:g}. "
+        "What does not stretch: {1}.</p>",
+        d.time_dilation,
+        timers.empty() ? std::string("the kernel's fixed timers (delayed ACK, pacing "
+                                     "granularity, CUBIC's growth)")
+                       : timers);
+  }
+  return section("setup", "Run", run);
+}
+
+std::string comparison_section(const RunData& d) {
   std::string cmp = comparison_table_html(d);
   cmp +=
       "<p class=\"note\">Bubble ratios, each named: <b>Megatron</b> = (iteration &minus; "
@@ -149,9 +152,12 @@ std::string render_html(const RunData& d) {
   if (!costs.empty()) cmp += "<p class=\"note\">The simulator's costs: " + costs + ".</p>";
   if (std::string w = waits_table_html(d); !w.empty())
     cmp += "<h3>Waiting time per iteration, summed over ranks, by cause</h3>" + w;
-  page += section("comparison", "Schedules compared", cmp);
+  return section("comparison", "Schedules compared", cmp);
+}
 
-  std::string prefill;  // BubbleTea: inference prefill in the bubbles
+// BubbleTea: inference prefill in the bubbles.
+std::string prefill_section(const RunData& d) {
+  std::string prefill;
   for (const auto& s : d.schedules) {
     const nlohmann::json& p = s.prefill;
     if (!p.is_object()) continue;
@@ -171,81 +177,92 @@ std::string render_html(const RunData& d) {
         p.value("served", 0), p.value("rejected", 0), p.value("unfinished", 0), ms("ttft_ms_p50"),
         ms("ttft_ms_p99"));
   }
-  if (!prefill.empty())
-    page += section(
-        "prefill", "Inference prefill in the bubbles",
-        "<table><tr><th>run</th><th>utilisation without</th><th>with prefill</th>"
-        "<th>training iteration vs without</th><th>served</th><th>rejected</th>"
-        "<th>unfinished</th><th>TTFT p50</th><th>TTFT p99</th></tr>" +
-            prefill +
-            "</table><p class=\"note\">Utilisation: each rank's compute busy time (training, "
-            "and PREFILL blocks where served) over the measured span, mean over ranks; "
-            "without: the same schedule run without prefill. TTFT: a request's arrival to "
-            "its prefill's end. Unfinished: queued when the run ended, within their "
-            "deadline.</p>");
+  if (prefill.empty()) return "";
+  return section(
+      "prefill", "Inference prefill in the bubbles",
+      "<table><tr><th>run</th><th>utilisation without</th><th>with prefill</th>"
+      "<th>training iteration vs without</th><th>served</th><th>rejected</th>"
+      "<th>unfinished</th><th>TTFT p50</th><th>TTFT p99</th></tr>" +
+          prefill +
+          "</table><p class=\"note\">Utilisation: each rank's compute busy time (training, "
+          "and PREFILL blocks where served) over the measured span, mean over ranks; "
+          "without: the same schedule run without prefill. TTFT: a request's arrival to "
+          "its prefill's end. Unfinished: queued when the run ended, within their "
+          "deadline.</p>");
+}
 
-  std::string tl = gantt_legend_html();
-  for (const auto& s : d.schedules) tl += timeline(s);
-  page += section("timelines", "Timelines (one iteration, one row per rank)", tl);
-
+std::string over_time_section(const RunData& d) {
   std::string over_time;
   for (const auto& s : d.schedules)
     if (std::string chart = run_series_svg(s); !chart.empty())
       over_time += fmt::format(
           "<div class=\"series\" data-schedule=\"{}\"><h3>{}</h3><figure>{}</figure></div>",
           escape(s.name), escape(s.name), chart);
-  if (!over_time.empty())
-    page += section(
-        "over-time", "Over the run: iteration time, WAN bytes, waits, WAN changes",
-        std::string(d.simulated_only ? "<p class=\"note\">The simulator's prediction of each "
-                                       "iteration at its start (dashed), the WAN changing under "
-                                       "the run. Vertical marks: "
-                                     : "<p class=\"note\">Per measured iteration at its start; "
-                                       "the dashed line is the simulator's prediction with the "
-                                       "same WAN changes. Vertical marks: ") +
-            "changes applied to the WAN (red cut, green restore, blue parameters; "
-            "hover for what and who).</p>" +
-            over_time);
+  if (over_time.empty()) return "";
+  return section(
+      "over-time", "Over the run: iteration time, WAN bytes, waits, WAN changes",
+      std::string(d.simulated_only ? "<p class=\"note\">The simulator's prediction of each "
+                                     "iteration at its start (dashed), the WAN changing under "
+                                     "the run. Vertical marks: "
+                                   : "<p class=\"note\">Per measured iteration at its start; "
+                                     "the dashed line is the simulator's prediction with the "
+                                     "same WAN changes. Vertical marks: ") +
+          "changes applied to the WAN (red cut, green restore, blue parameters; "
+          "hover for what and who).</p>" +
+          over_time);
+}
 
+std::string loss_section(const RunData& d) {
   std::vector<LossSeries> series;
   for (const auto& s : d.schedules)
     if (!s.loss.empty()) series.push_back({s.name, s.loss});
-  if (std::string chart = loss_chart_svg(series); !chart.empty()) {
-    // Schedules change when work runs, not what is computed: with one seed their losses
-    // agree, and the lines lie on each other.
-    bool same = series.size() > 1;
-    for (const auto& s : series)
-      for (size_t k = 0; same && k < std::max(s.values.size(), series[0].values.size()); ++k)
-        same = k < s.values.size() && k < series[0].values.size() &&
-               (std::fabs(s.values[k] - series[0].values[k]) <= 1e-6 * std::fabs(s.values[k]) ||
-                (std::isnan(s.values[k]) && std::isnan(series[0].values[k])));
-    if (same)
-      chart +=
-          "<p class=\"note\">Every schedule's loss is the same at every iteration (same "
-          "data, same seed): the lines lie on each other.</p>";
-    page += section("loss", "Training loss", "<figure>" + chart + "</figure>");
-  }
+  std::string chart = loss_chart_svg(series);
+  if (chart.empty()) return "";
+  // Schedules change when work runs, not what is computed: with one seed their losses
+  // agree, and the lines lie on each other.
+  bool same = series.size() > 1;
+  for (const auto& s : series)
+    for (size_t k = 0; same && k < std::max(s.values.size(), series[0].values.size()); ++k)
+      same = k < s.values.size() && k < series[0].values.size() &&
+             (std::fabs(s.values[k] - series[0].values[k]) <= 1e-6 * std::fabs(s.values[k]) ||
+              (std::isnan(s.values[k]) && std::isnan(series[0].values[k])));
+  if (same)
+    chart +=
+        "<p class=\"note\">Every schedule's loss is the same at every iteration (same "
+        "data, same seed): the lines lie on each other.</p>";
+  return section("loss", "Training loss", "<figure>" + chart + "</figure>");
+}
 
+// The footer names the results directory and the Chrome traces it holds.
+std::string page_foot(const RunData& d) {
+  std::string files;
+  for (const auto& f : d.trace_files) files += " <code>" + escape(f) + "</code>";
+  return "<footer>Generated by xdc from " + escape(d.dir) + "." +
+         (files.empty() ? std::string()
+                        : " Chrome/Perfetto traces (open in ui.perfetto.dev or chrome://tracing):" +
+                              files + ".") +
+         "</footer>\n</body></html>\n";
+}
+
+}  // namespace
+
+std::string render_html(const RunData& d) {
+  std::string page = page_head(d) + setup_section(d) + comparison_section(d) + prefill_section(d);
+  std::string tl = gantt_legend_html();
+  for (const auto& s : d.schedules) tl += timeline(s);
+  page += section("timelines", "Timelines (one iteration, one row per rank)", tl);
+  page += over_time_section(d) + loss_section(d);
   if (d.link_check)
     page += section(
         "links",
         "Link check (backend " + d.link_check->value("backend", std::string("not recorded")) + ")",
         link_table_html(*d.link_check));
-
   if (!d.notes.empty()) {
     std::string n = "<ul>";
     for (const auto& x : d.notes) n += "<li>" + escape(x) + "</li>";
     page += section("notes", "Notes", n + "</ul>");
   }
-  std::string files;  // the Chrome traces the directory holds (a run's, a simulation's)
-  for (const auto& f : d.trace_files) files += " <code>" + escape(f) + "</code>";
-  page += "<footer>Generated by xdc from " + escape(d.dir) + "." +
-          (files.empty()
-               ? std::string()
-               : " Chrome/Perfetto traces (open in ui.perfetto.dev or chrome://tracing):" + files +
-                     ".") +
-          "</footer>\n</body></html>\n";
-  return page;
+  return page + page_foot(d);
 }
 
 std::vector<std::string> write_reports(const std::string& dir) {

@@ -15,22 +15,12 @@
 
 using namespace xdc;
 
-int main(int argc, char** argv) {
-  std::string out_path = "results/bench/schedules.json";
-  double milp_seconds = 20;
-  int microbatches = 32;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    if (a == "--milp-seconds" && i + 1 < argc)
-      milp_seconds = std::stod(argv[++i]);
-    else if (a == "--microbatches" && i + 1 < argc)
-      microbatches = std::stoi(argv[++i]);
-    else
-      out_path = a;
-  }
-  nlohmann::json doc;
+namespace {
 
-  // 1. Formula checks at zero delay.
+// The parts, in the order they run: each prints its figures and adds them to doc.
+
+// 1. Formula checks at zero delay.
+void print_formula_checks(nlohmann::json& doc) {
   std::printf("== formula checks (p=4, m=8, zero delay) ==\n");
   auto checks = sim::formula_checks();
   for (const auto& c : checks) {
@@ -39,8 +29,10 @@ int main(int argc, char** argv) {
     doc["formula_checks"].push_back(
         {{"name", c.name}, {"expected", c.expected}, {"simulated", c.simulated}});
   }
+}
 
-  // 2. CrossPipe grid.
+// 2. CrossPipe grid.
+void print_crosspipe_grid(nlohmann::json& doc, int microbatches, double milp_seconds) {
   sim::GridSetup g;
   g.microbatches = microbatches;
   g.milp_seconds = milp_seconds;
@@ -79,8 +71,10 @@ int main(int argc, char** argv) {
                                      {"zbh1", {0.133, 0.229, 0.230, 0.309}},
                                      {"zbv", {0.118, 0.314, 0.315, 0.473}},
                                      {"crossud", {0.137, 0.153, 0.177, 0.196}}};
+}
 
-  // 3. Overlap vs 1F1B across a 20 ms WAN.
+// 3. Overlap vs 1F1B across a 20 ms WAN.
+void print_overlap_case(nlohmann::json& doc) {
   auto ov = sim::overlap_case();
   std::printf(
       "\n== overlap vs 1F1B: 2 DCs x 2 stages, 20 ms one-way, 10 gbit, 10 MB, "
@@ -106,8 +100,10 @@ int main(int argc, char** argv) {
         cut(b.megatron, o.megatron), cut(b.zerobubble, o.zerobubble), cut(b.crosspipe, o.crosspipe),
         cut(ov[0].iteration_ms, ov[1].iteration_ms));
   }
+}
 
-  // 4. optimal (MILP) vs crosspipe-greedy, makespans by evaluate_order on each order.
+// 4. optimal (MILP) vs crosspipe-greedy, makespans by evaluate_order on each order.
+void print_optimal_vs_greedy(nlohmann::json& doc) {
   std::printf(
       "\n== optimal (CBC MILP, warm-started from the greedy) vs crosspipe-greedy: makespan by "
       "evaluate_order; simulated iteration in ms at 1 unit = 1 ms ==\n"
@@ -147,8 +143,10 @@ int main(int argc, char** argv) {
   std::printf(
       "  random class: optimal strictly shorter on %d of %zu, mean gain %.2f%%, max %.2f%%\n", wins,
       rows.size() - 1, gain_sum / (rows.size() - 1), gain_max);
+}
 
-  // 5. Simulator speed.
+// 5. Simulator speed.
+void print_simulator_speed(nlohmann::json& doc) {
   auto t0 = std::chrono::steady_clock::now();
   const double sim_s = sim::time_large_1f1b(64, 512);
   auto t1 = std::chrono::steady_clock::now();
@@ -157,6 +155,29 @@ int main(int argc, char** argv) {
       "(simulate only; generate + simulate + analyse %.4f s)\n",
       sim_s, std::chrono::duration<double>(t1 - t0).count());
   doc["sim_64x512_s"] = sim_s;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string out_path = "results/bench/schedules.json";
+  double milp_seconds = 20;
+  int microbatches = 32;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--milp-seconds" && i + 1 < argc)
+      milp_seconds = std::stod(argv[++i]);
+    else if (a == "--microbatches" && i + 1 < argc)
+      microbatches = std::stoi(argv[++i]);
+    else
+      out_path = a;
+  }
+  nlohmann::json doc;
+  print_formula_checks(doc);
+  print_crosspipe_grid(doc, microbatches, milp_seconds);
+  print_overlap_case(doc);
+  print_optimal_vs_greedy(doc);
+  print_simulator_speed(doc);
 
   std::ofstream out(out_path);
   if (!out) {

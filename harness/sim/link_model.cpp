@@ -230,6 +230,8 @@ Transfer LinkState::current(int64_t ticket) {
 }
 
 namespace {
+constexpr int64_t kNone = std::numeric_limits<int64_t>::max();  // no time yet
+
 // Whether `b`, a connection's state before a round, is `a`, its state before the previous
 // round, moved `step` later: the times the rounds set (the last send, the full window's
 // stamp, the bottleneck's round when it is read) moved by `step`, all else equal. CUBIC's
@@ -310,25 +312,50 @@ int64_t LinkState::lone_rounds(Job& j, std::pair<size_t, TcpConn>& conn, size_t*
 }
 
 void LinkState::run_channel(Channel& ch, int64_t until, bool commit, int64_t target) {
-  constexpr int64_t kNone = std::numeric_limits<int64_t>::max();
-  const size_t n = ch.jobs.size();
-  if (n == 0) return;
+  if (ch.jobs.empty()) return;
   const int id = jobs_[static_cast<size_t>(ch.jobs[0])].channel;
-  if (commit && ch.settled == ch.version) {
-    const End& e = ends_[id];
-    if (until >= e.t) {  // every round ran before `until`: as worked out already
-      adopt(e.conns, e.applied);
-      for (const auto& [back, when] : e.answers) note_answer(back, when);
-      for (int64_t k : ch.jobs) {
-        jobs_[static_cast<size_t>(k)].done = true;
-        known_[static_cast<size_t>(k)] = -1;
-      }
-      ch.jobs.clear();
-      ch.t = e.t;
-      ch.free_at = e.free_at;
-      return;
+  if (commit && ch.settled == ch.version && take_end(ch, id, until)) return;
+  load_channel(ch);
+  Run r{ch, id, commit, m_.exclusive_channel(id), target, ch.free_at, {}, false};
+  const size_t n = ch.jobs.size();
+  int64_t t = ch.t;
+  while (!r.target_done) {
+    if (n == 1 && !r.exclusive)
+      t = lone_rounds(jobs_scratch_[0], conns_[0], &applied_[0], t, until);
+    int64_t next = ready_at(t);
+    if (r.exclusive && !grant(r, t, until, next)) break;
+    if (ready_.empty()) {
+      if (next == kNone || next >= until) break;
+      t = next;
+      continue;
     }
+    if (t >= until) break;
+    t = run_round(r, t);
   }
+  if (commit) {
+    commit_run(r, t);
+  } else {
+    keep_end(r, t);
+  }
+}
+
+bool LinkState::take_end(Channel& ch, int id, int64_t until) {
+  const End& e = ends_[id];
+  if (until < e.t) return false;
+  adopt(e.conns, e.applied);
+  for (const auto& [back, when] : e.answers) note_answer(back, when);
+  for (int64_t k : ch.jobs) {
+    jobs_[static_cast<size_t>(k)].done = true;
+    known_[static_cast<size_t>(k)] = -1;
+  }
+  ch.jobs.clear();
+  ch.t = e.t;
+  ch.free_at = e.free_at;
+  return true;
+}
+
+void LinkState::load_channel(const Channel& ch) {
+  const size_t n = ch.jobs.size();
   std::vector<Job>& jobs = jobs_scratch_;
   jobs.resize(n);
   conn_of_.resize(n);
@@ -342,202 +369,226 @@ void LinkState::run_channel(Channel& ch, int64_t until, bool commit, int64_t tar
     conn_of_[a] = c;
   }
   applied_.assign(conns_.size(), 0);
-  const bool exclusive = m_.exclusive_channel(id);
-  int64_t free_at = ch.free_at;                     // exclusive: the last holder's release
-  std::vector<std::pair<size_t, int64_t>> answers;  // (back connection, when it answered)
-  bool target_done = false;
   sent_.assign(n, 0);
   done_t_.assign(n, std::numeric_limits<int64_t>::min());  // its last phase done in this call
   done_ready_.assign(n, kNone);                            // that phase's place in the queue
   given_.assign(conns_.size(), 0);
-  // Message a is at the receiver: its last byte (or its FIN) left at `finish`.
-  auto complete = [&](size_t a, int64_t finish) {
-    Job& j = jobs[a];
-    j.done = true;
-    const Link& l = m_.at(j.from, j.to);
-    if (exclusive && j.granted) {  // the receiver's release arrives back then
-      const int64_t rtt = l.latency_ns + m_.at(j.to, j.from).latency_ns;
-      const TcpPath& p = tcp_[static_cast<size_t>(j.from) * m_.ranks + j.to];
-      // Early: the byte a round trip of bytes before the end arrives (at the link's
-      // rate, as the holder leaves it) a one-way delay before `finish`, or the first
-      // piece when the whole message is shorter; the release takes one back.
-      free_at = p.early_release ? std::max(j.start + rtt, finish) : finish + rtt;
+}
+
+int64_t LinkState::ready_at(int64_t t) {
+  const std::vector<Job>& jobs = jobs_scratch_;
+  ready_.clear();
+  int64_t next = kNone;
+  for (size_t a = 0; a < jobs.size(); ++a) {
+    if (jobs[a].done || jobs[a].fin()) continue;  // a FIN waits on the data ahead of it
+    if (jobs[a].ready <= t) {
+      ready_.push_back(a);
+    } else {
+      next = std::min(next, jobs[a].ready);
     }
-    const auto k = static_cast<size_t>(ch.jobs[a]);
-    result_[k] = {j.start, finish, finish + l.latency_ns, ch.jobs[a]};
-    known_[k] = commit ? -1 : ch.version;
-    if (ch.jobs[a] == target) target_done = true;
-  };
-  int64_t t = ch.t;
-  while (!target_done) {
-    if (n == 1 && !exclusive) t = lone_rounds(jobs[0], conns_[0], &applied_[0], t, until);
+  }
+  return next;
+}
+
+bool LinkState::grant(Run& r, int64_t t, int64_t until, int64_t& next) {
+  std::vector<Job>& jobs = jobs_scratch_;
+  const size_t n = jobs.size();
+  size_t holder = n;
+  for (size_t a = 0; a < n && holder == n; ++a)
+    if (jobs[a].granted && !jobs[a].done) holder = a;
+  if (holder == n && !ready_.empty() && t < r.free_at) {  // wait for the release
+    next = std::min(next, r.free_at);
     ready_.clear();
-    int64_t next = kNone;
-    for (size_t a = 0; a < n; ++a) {
-      if (jobs[a].done || jobs[a].fin()) continue;  // a FIN waits on the data ahead of it
-      if (jobs[a].ready <= t) {
-        ready_.push_back(a);
-      } else {
-        next = std::min(next, jobs[a].ready);
-      }
+  }
+  if (holder == n && !ready_.empty() && t >= until) return false;  // decided with later posts
+  if (holder == n && !ready_.empty()) {
+    holder = ready_[0];
+    for (size_t a : ready_)
+      if (jobs[a].priority < jobs[holder].priority) holder = a;  // ties: posted first
+    jobs[holder].granted = true;
+    const auto k = static_cast<size_t>(r.ch.jobs[holder]);  // issued now (post())
+    queued_[k].post = t;
+    if (jobs[holder].rest == 0) queued_[k].data_ready = t;
+  }
+  const bool go = holder < n && jobs[holder].ready <= t;
+  ready_.assign(go ? 1 : 0, holder);
+  if (!go && holder < n) next = jobs[holder].ready;  // its rendezvous answer
+  return true;
+}
+
+int64_t LinkState::run_round(Run& r, int64_t t) {
+  queue_ready(t);
+  const Round s = send_round(t);
+  const bool phases_left = end_phases(r, t, s);
+  const bool fins_wait = send_fins(r);
+  const int64_t wire = s.link ? s.link->transfer_ns(s.total) : 0;
+  const int64_t end = t + wire;
+  for (size_t c = 0; c < conns_.size(); ++c)
+    if (given_[c] > 0) {
+      conns_[c].second.last_send_ns = std::max(conns_[c].second.last_send_ns, end);
+      given_[c] = 0;
     }
-    if (exclusive) {  // the holder alone, or the first in priority order takes the channel
-      size_t holder = n;
-      for (size_t a = 0; a < n && holder == n; ++a)
-        if (jobs[a].granted && !jobs[a].done) holder = a;
-      if (holder == n && !ready_.empty() && t < free_at) {  // wait for the release
-        next = std::min(next, free_at);
-        ready_.clear();
-      }
-      if (holder == n && !ready_.empty() && t >= until) break;  // decided with later posts
-      if (holder == n && !ready_.empty()) {
-        holder = ready_[0];
-        for (size_t a : ready_)
-          if (jobs[a].priority < jobs[holder].priority) holder = a;  // ties: posted first
-        jobs[holder].granted = true;
-        const auto k = static_cast<size_t>(ch.jobs[holder]);  // issued now (post())
-        queued_[k].post = t;
-        if (jobs[holder].rest == 0) queued_[k].data_ready = t;
-      }
-      const bool go = holder < n && jobs[holder].ready <= t;
-      ready_.assign(go ? 1 : 0, holder);
-      if (!go && holder < n) next = jobs[holder].ready;  // its rendezvous answer
+  return phases_left || fins_wait ? t + std::max(s.rtt, wire) : end;
+}
+
+void LinkState::queue_ready(int64_t t) {
+  std::vector<Job>& jobs = jobs_scratch_;
+  offered_.assign(conns_.size(), 0);
+  for (size_t a : ready_) offered_[conn_of_[a]] += jobs[a].left;
+  order_ = ready_;
+  if (order_.size() > 1)
+    std::sort(order_.begin(), order_.end(), [&](size_t x, size_t y) {
+      if (conn_of_[x] != conn_of_[y]) return conn_of_[x] < conn_of_[y];
+      return jobs[x].ready != jobs[y].ready ? jobs[x].ready < jobs[y].ready : x < y;
+    });
+  // A put's last byte is in the socket once what is queued up to it fits the socket
+  // buffer: its FIN is queued then, behind whatever is queued by that time.
+  int64_t queued = 0;  // on the current connection, up to and including phase a
+  for (size_t k = 0; k < order_.size(); ++k) {
+    const size_t a = order_[k];
+    const size_t c = conn_of_[a];
+    queued = (k > 0 && conn_of_[order_[k - 1]] == c ? queued : 0) + jobs[a].left;
+    const TcpPath& p = tcp_[conns_[c].first];
+    const int64_t room = p.window_bytes * std::max(p.connections, 1);
+    if (jobs[a].fin_queues(queued, room)) jobs[a].fin_ready = t;
+  }
+}
+
+LinkState::Round LinkState::send_round(int64_t t) {
+  const std::vector<Job>& jobs = jobs_scratch_;
+  Round s;
+  for (size_t k = 0; k < order_.size();) {
+    const size_t c = conn_of_[order_[k]];
+    size_t e = k;
+    while (e < order_.size() && conn_of_[order_[e]] == c) ++e;
+    const auto from = static_cast<int>(conns_[c].first / m_.ranks);
+    const auto to = static_cast<int>(conns_[c].first % m_.ranks);
+    const int64_t r = round_trip(conns_[c].first);
+    s.rtt = std::max(s.rtt, r);
+    s.link = &m_.at(from, to);
+    take_answers(conns_[c].first, conns_[c].second, t, &applied_[c]);
+    given_[c] = tcp_round(conns_[c].second, tcp_[conns_[c].first], r, t, offered_[c]);
+    s.total += given_[c];
+    int64_t budget = given_[c];
+    for (size_t q = k; q < e; ++q) {
+      sent_[order_[q]] = std::min(jobs[order_[q]].left, budget);
+      budget -= sent_[order_[q]];
     }
-    if (ready_.empty()) {
-      if (next == kNone || next >= until) break;
-      t = next;
+    k = e;
+  }
+  return s;
+}
+
+bool LinkState::end_phases(Run& r, int64_t t, const Round& s) {
+  std::vector<Job>& jobs = jobs_scratch_;
+  // The connections share the link round robin: a phase's last byte leaves once every
+  // connection has sent as many bytes of this round as its own connection up to it (or
+  // all of its own).
+  bool more = false;
+  int64_t cum = 0;  // bytes of this connection's round up to the current phase
+  for (size_t q = 0; q < order_.size(); ++q) {
+    const size_t a = order_[q];
+    Job& j = jobs[a];
+    if (q > 0 && conn_of_[order_[q - 1]] != conn_of_[a]) cum = 0;
+    cum += sent_[a];
+    if (sent_[a] > 0 && j.start < 0) j.start = t;
+    j.left -= sent_[a];
+    if (j.left > 0) {
+      more = true;
       continue;
     }
-    if (t >= until) break;
-    // Each connection sends what its window allows, its messages' phases in the order they
-    // were queued on it (FIFO: ob1's fragments, then the socket's bytes).
-    offered_.assign(conns_.size(), 0);
-    for (size_t a : ready_) offered_[conn_of_[a]] += jobs[a].left;
-    order_ = ready_;
-    if (order_.size() > 1)
-      std::sort(order_.begin(), order_.end(), [&](size_t x, size_t y) {
-        if (conn_of_[x] != conn_of_[y]) return conn_of_[x] < conn_of_[y];
-        return jobs[x].ready != jobs[y].ready ? jobs[x].ready < jobs[y].ready : x < y;
-      });
-    // A put's last byte is in the socket once what is queued up to it fits the socket
-    // buffer: its FIN is queued then, behind whatever is queued by that time.
-    int64_t queued = 0;  // on the current connection, up to and including phase a
-    for (size_t k = 0; k < order_.size(); ++k) {
-      const size_t a = order_[k];
-      const size_t c = conn_of_[a];
-      queued = (k > 0 && conn_of_[order_[k - 1]] == c ? queued : 0) + jobs[a].left;
-      const TcpPath& p = tcp_[conns_[c].first];
-      const int64_t room = p.window_bytes * std::max(p.connections, 1);
-      if (jobs[a].fin_queues(queued, room)) jobs[a].fin_ready = t;
+    int64_t upto = 0;
+    for (size_t c = 0; c < conns_.size(); ++c) upto += std::min(cum, given_[c]);
+    const int64_t finish = t + (s.link ? s.link->transfer_ns(upto) : 0);
+    const auto k = static_cast<size_t>(r.ch.jobs[a]);
+    done_t_[a] = finish;
+    done_ready_[a] = j.ready;
+    (j.rest > 0 ? queued_[k].first_end : queued_[k].data_end) = finish;
+    if (j.fin()) {  // the receiver completes at its FIN
+      if (j.fin_ready < 0) j.fin_ready = t;
+      continue;
     }
-    int64_t rtt = 0, total = 0;
-    const Link* link = nullptr;  // the channel's
-    for (size_t k = 0; k < order_.size();) {
-      const size_t c = conn_of_[order_[k]];
-      size_t e = k;
-      while (e < order_.size() && conn_of_[order_[e]] == c) ++e;
-      const auto from = static_cast<int>(conns_[c].first / m_.ranks);
-      const auto to = static_cast<int>(conns_[c].first % m_.ranks);
-      const int64_t r = round_trip(conns_[c].first);
-      rtt = std::max(rtt, r);
-      link = &m_.at(from, to);
-      take_answers(conns_[c].first, conns_[c].second, t, &applied_[c]);
-      given_[c] = tcp_round(conns_[c].second, tcp_[conns_[c].first], r, t, offered_[c]);
-      total += given_[c];
-      int64_t budget = given_[c];
-      for (size_t q = k; q < e; ++q) {
-        sent_[order_[q]] = std::min(jobs[order_[q]].left, budget);
-        budget -= sent_[order_[q]];
-      }
-      k = e;
+    const Link& l = m_.at(j.from, j.to);
+    if (j.rest > 0) {  // the request is there: the receiver answers, the rest follows
+      const size_t back = static_cast<size_t>(j.to) * m_.ranks + j.from;
+      const int64_t answer = queued_until(back, finish + l.latency_ns);
+      r.answers.push_back({back, answer});
+      j.ready = answer + m_.at(j.to, j.from).latency_ns;
+      queued_[k].data_ready = j.ready;
+      j.left = j.rest;
+      j.rest = 0;
+    } else {
+      complete(r, a, finish);
     }
-    auto serialise = [&](int64_t b) -> int64_t { return link ? link->transfer_ns(b) : 0; };
-    // The connections share the link round robin: a phase's last byte leaves once every
-    // connection has sent as many bytes of this round as its own connection up to it (or
-    // all of its own).
-    bool more = false;
-    int64_t cum = 0;  // bytes of this connection's round up to the current phase
-    for (size_t q = 0; q < order_.size(); ++q) {
-      const size_t a = order_[q];
-      Job& j = jobs[a];
-      if (q > 0 && conn_of_[order_[q - 1]] != conn_of_[a]) cum = 0;
-      cum += sent_[a];
-      if (sent_[a] > 0 && j.start < 0) j.start = t;
-      j.left -= sent_[a];
-      if (j.left > 0) {
-        more = true;
-        continue;
-      }
-      int64_t upto = 0;
-      for (size_t c = 0; c < conns_.size(); ++c) upto += std::min(cum, given_[c]);
-      const int64_t finish = t + serialise(upto);
-      const auto k = static_cast<size_t>(ch.jobs[a]);
-      done_t_[a] = finish;
-      done_ready_[a] = j.ready;
-      (j.rest > 0 ? queued_[k].first_end : queued_[k].data_end) = finish;
-      if (j.fin()) {  // the receiver completes at its FIN
-        if (j.fin_ready < 0) j.fin_ready = t;
-        continue;
-      }
-      const Link& l = m_.at(j.from, j.to);
-      if (j.rest > 0) {  // the request is there: the receiver answers, the rest follows
-        const size_t back = static_cast<size_t>(j.to) * m_.ranks + j.from;
-        const int64_t answer = queued_until(back, finish + l.latency_ns);
-        answers.push_back({back, answer});
-        j.ready = answer + m_.at(j.to, j.from).latency_ns;
-        queued_[k].data_ready = j.ready;
-        j.left = j.rest;
-        j.rest = 0;
-      } else {
-        complete(a, finish);
-      }
-    }
-    // A FIN goes once every phase queued on its connection before it has left.
-    for (size_t a = 0; a < n; ++a) {
-      if (!jobs[a].fin() || jobs[a].done) continue;
-      bool blocked = false;
-      int64_t finish = std::max(done_t_[a], queued_[static_cast<size_t>(ch.jobs[a])].data_end);
-      for (size_t b = 0; b < n && !blocked; ++b) {
-        // On an exclusive channel a message not granted yet is not issued (the worker holds
-        // it until the arbiter's grant): nothing of it is queued.
-        if (b == a || conn_of_[b] != conn_of_[a] || (exclusive && !jobs[b].granted)) continue;
-        if (!jobs[b].done && !jobs[b].fin() && jobs[b].ready <= jobs[a].fin_ready)
-          blocked = true;  // queued ahead of the FIN, bytes still to send
-        else if (done_ready_[b] <= jobs[a].fin_ready)
-          finish = std::max(finish, done_t_[b]);
-      }
-      if (blocked) {
-        more = true;
-      } else {
-        complete(a, finish);
-      }
-    }
-    const int64_t end = t + serialise(total);
-    for (size_t c = 0; c < conns_.size(); ++c)
-      if (given_[c] > 0) {
-        conns_[c].second.last_send_ns = std::max(conns_[c].second.last_send_ns, end);
-        given_[c] = 0;
-      }
-    t = more ? t + std::max(rtt, serialise(total)) : end;
   }
-  if (!commit) {
-    if (std::all_of(jobs.begin(), jobs.end(), [](const Job& j) { return j.done; })) {
-      End& e = ends_[id];
-      e.t = t;
-      e.free_at = free_at;
-      e.conns = conns_;
-      e.applied = applied_;
-      e.answers = std::move(answers);
-      ch.settled = ch.version;
-    }
-    return;
-  }
-  ch.t = t;
-  ch.free_at = free_at;
-  adopt(conns_, applied_);
-  for (const auto& [back, when] : answers) note_answer(back, when);
-  size_t w = 0;
+  return more;
+}
+
+bool LinkState::send_fins(Run& r) {
+  const std::vector<Job>& jobs = jobs_scratch_;
+  const size_t n = jobs.size();
+  bool more = false;
   for (size_t a = 0; a < n; ++a) {
+    if (!jobs[a].fin() || jobs[a].done) continue;
+    bool blocked = false;
+    int64_t finish = std::max(done_t_[a], queued_[static_cast<size_t>(r.ch.jobs[a])].data_end);
+    for (size_t b = 0; b < n && !blocked; ++b) {
+      // On an exclusive channel a message not granted yet is not issued (the worker holds
+      // it until the arbiter's grant): nothing of it is queued.
+      if (b == a || conn_of_[b] != conn_of_[a] || (r.exclusive && !jobs[b].granted)) continue;
+      if (!jobs[b].done && !jobs[b].fin() && jobs[b].ready <= jobs[a].fin_ready)
+        blocked = true;  // queued ahead of the FIN, bytes still to send
+      else if (done_ready_[b] <= jobs[a].fin_ready)
+        finish = std::max(finish, done_t_[b]);
+    }
+    if (blocked) {
+      more = true;
+    } else {
+      complete(r, a, finish);
+    }
+  }
+  return more;
+}
+
+void LinkState::complete(Run& r, size_t a, int64_t finish) {
+  Job& j = jobs_scratch_[a];
+  j.done = true;
+  const Link& l = m_.at(j.from, j.to);
+  if (r.exclusive && j.granted) {  // the receiver's release arrives back then
+    const int64_t rtt = l.latency_ns + m_.at(j.to, j.from).latency_ns;
+    const TcpPath& p = tcp_[static_cast<size_t>(j.from) * m_.ranks + j.to];
+    // Early: the byte a round trip of bytes before the end arrives (at the link's
+    // rate, as the holder leaves it) a one-way delay before `finish`, or the first
+    // piece when the whole message is shorter; the release takes one back.
+    r.free_at = p.early_release ? std::max(j.start + rtt, finish) : finish + rtt;
+  }
+  const auto k = static_cast<size_t>(r.ch.jobs[a]);
+  result_[k] = {j.start, finish, finish + l.latency_ns, r.ch.jobs[a]};
+  known_[k] = r.commit ? -1 : r.ch.version;
+  if (r.ch.jobs[a] == r.target) r.target_done = true;
+}
+
+void LinkState::keep_end(Run& r, int64_t t) {
+  const std::vector<Job>& jobs = jobs_scratch_;
+  if (!std::all_of(jobs.begin(), jobs.end(), [](const Job& j) { return j.done; })) return;
+  End& e = ends_[r.id];
+  e.t = t;
+  e.free_at = r.free_at;
+  e.conns = conns_;
+  e.applied = applied_;
+  e.answers = std::move(r.answers);
+  r.ch.settled = r.ch.version;
+}
+
+void LinkState::commit_run(Run& r, int64_t t) {
+  Channel& ch = r.ch;
+  const std::vector<Job>& jobs = jobs_scratch_;
+  ch.t = t;
+  ch.free_at = r.free_at;
+  adopt(conns_, applied_);
+  for (const auto& [back, when] : r.answers) note_answer(back, when);
+  size_t w = 0;
+  for (size_t a = 0; a < jobs.size(); ++a) {
     jobs_[static_cast<size_t>(ch.jobs[a])] = jobs[a];
     if (!jobs[a].done) ch.jobs[w++] = ch.jobs[a];
   }

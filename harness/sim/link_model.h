@@ -198,6 +198,45 @@ class LinkState {
   // without commit, on copies until message `target` is complete, filling result_ (and
   // known_) for every message complete by then.
   void run_channel(Channel& ch, int64_t until, bool commit, int64_t target = -1);
+  // One run_channel call: what its steps share besides the scratch vectors (which hold its
+  // messages, jobs_scratch_, and their connections, conns_).
+  struct Run {
+    Channel& ch;
+    int id;  // ch's
+    bool commit, exclusive;
+    int64_t target;
+    int64_t free_at;                                  // exclusive: the last holder's release
+    std::vector<std::pair<size_t, int64_t>> answers;  // (back connection, when it answered)
+    bool target_done = false;
+  };
+  // What a round sent: the longest round trip, the bytes, the channel's link (null: none).
+  struct Round {
+    int64_t rtt = 0, total = 0;
+    const Link* link = nullptr;
+  };
+  // run_channel's steps. take_end: a commit past the channel's worked-out end (End) takes
+  // it; false when `until` is before that end. load_channel: ch's messages and connections
+  // into the scratch. ready_at: ready_ = the messages with a phase ready at t; returns the
+  // next time one becomes ready. grant (exclusive channels): narrows ready_ to the holder,
+  // granting the channel when free; false when the grant waits for later posts.
+  bool take_end(Channel& ch, int id, int64_t until);
+  void load_channel(const Channel& ch);
+  int64_t ready_at(int64_t t);
+  bool grant(Run& r, int64_t t, int64_t until, int64_t& next);
+  // One round from t of the ready messages; returns where the next starts. Its steps:
+  // queue_ready orders ready_ by stream (order_) and queues the FINs that fit; send_round
+  // sends each connection's window (sent_, given_); end_phases ends the phases sent out
+  // and send_fins the FINs whose queue has left, each true when some wait for more rounds.
+  int64_t run_round(Run& r, int64_t t);
+  void queue_ready(int64_t t);
+  Round send_round(int64_t t);
+  bool end_phases(Run& r, int64_t t, const Round& s);
+  bool send_fins(Run& r);
+  void complete(Run& r, size_t a, int64_t finish);  // message a is at the receiver
+  // After the rounds: commit_run makes them final; keep_end, without commit, keeps the
+  // channel's end (End) once every message is complete.
+  void commit_run(Run& r, int64_t t);
+  void keep_end(Run& r, int64_t t);
   // run_channel's rounds while a channel carries one message, not on an exclusive channel,
   // that leave some of its current phase to send (the same rounds, without the bookkeeping
   // of several messages): from `t`, before `until`; returns where the next round starts.

@@ -257,13 +257,19 @@ void Executor::handle_output(const Action& a, std::span<const std::byte> out) {
 }
 
 Executor::Buffer Executor::take_input(int direction, int stage, int mb, const Action& a) {
-  auto it = inbox_.find(Key{direction, stage, mb});
-  if (it == inbox_.end())
+  return take_from(inbox_, Key{direction, stage, mb}, a,
+                   "before its input arrived (no RECV or local producer before it)");
+}
+
+Executor::Buffer Executor::take_from(std::map<Key, Buffer>& box, const Key& key, const Action& a,
+                                     const char* missing) {
+  auto it = box.find(key);
+  if (it == box.end())
     throw std::runtime_error("schedule " + sched_.name + ": rank " +
                              std::to_string(L_.pipeline_rank) + " runs " + sched::to_string(a) +
-                             " before its input arrived (no RECV or local producer before it)");
+                             " " + missing);
   Buffer b = std::move(it->second);
-  inbox_.erase(it);
+  box.erase(it);
   return b;
 }
 
@@ -342,136 +348,15 @@ Executor::Iteration Executor::run_iteration(int iteration, bool another_follows)
   } else {
     post_receives(cur_);
   }
-
-  if (spec_.iteration_barrier) {
-    // Not part of the iteration: its wait is reported, not traced.
-    const int64_t t0 = now_ns();
-    Comm::Request* r = comm_.ibarrier(L_.world);
-    // Prefill in the wait (prefill.h) counts as waiting: the training waited as long.
-    if (prefill_) prefill_->fill(prefill_->predicted_barrier(), until(r));
-    wait_for(r, Action{Kind::OPT, -1, -1, -1}, iteration, "ITERATION_BARRIER",
-             "every rank to finish the previous iteration");
-    if (prefill_) prefill_->observe_barrier(r->complete_ns > 0 ? r->complete_ns : now_ns());
-    comm_.release(r);
-    add_wait("ITERATION_BARRIER", now_ns() - t0);
-  }
+  if (spec_.iteration_barrier) wait_iteration_barrier(iteration);
   Iteration res;
   iteration_ = iteration;
   res.start_ns = now_ns();
   if (prefill_) prefill_->begin_iteration(res.start_ns, tracer_.measuring());
   if (on_start) on_start(iteration);
   for (int i = 0; i < n; ++i) {
-    const Action& a = actions_[i];
-    const int s = a.stage, mb = a.microbatch;
-    running_ = a;
-    switch (a.kind) {
-      case Kind::RECV_F:
-      case Kind::RECV_B: {
-        const int peer = L_.world_of(a.peer);
-        const int64_t t0 = now_ns();
-        // Prefill while the data is on its way (prefill.h): within the RECV's wait, as the
-        // training waited as long.
-        if (prefill_)
-          prefill_->fill(prefill_->predicted_ready(i, next_compute_[i]), until(cur_.req[i]));
-        wait_for(cur_.req[i], a, iteration, sched::kind_name(a.kind).data(),
-                 "rank " + std::to_string(peer) + " (host " + L_.host(peer) + ")");
-        const int64_t t1 = now_ns();
-        if (prefill_)
-          prefill_->observe(i, next_compute_[i],
-                            cur_.req[i]->complete_ns > 0 ? cur_.req[i]->complete_ns : t1);
-        tracer_.record(a.kind, s, mb, t0, t1, message_bytes(a), peer);
-        add_wait(a.kind == Kind::RECV_F ? "RECV_F" : "RECV_B", t1 - t0);
-        comm_.release(cur_.req[i]);
-        inbox_[Key{a.kind == Kind::RECV_F ? 0 : 1, s, mb}] = std::move(cur_.buf[i]);
-        break;
-      }
-      case Kind::F: {
-        if (a.paired) {  // the pair: this F and the backward after it (schedule.h)
-          if (i + 1 >= n)
-            throw std::runtime_error("schedule " + sched_.name + ": " + sched::to_string(a) +
-                                     " is paired but ends the list");
-          run_pair(a, actions_[i + 1]);
-          ++i;
-          break;
-        }
-        Buffer in;
-        if (s > 0) in = take_input(0, s, mb, a);
-        const int64_t t0 = now_ns();
-        auto out = compute_.forward(s, mb, {in.data, in.size});
-        tracer_.record(a.kind, s, mb, t0, now_ns());
-        give_back(std::move(in));
-        handle_output(a, out);
-        break;
-      }
-      case Kind::B:
-      case Kind::BW: {
-        Buffer dout;
-        if (s + 1 < sched_.stages) dout = take_input(1, s, mb, a);
-        const int64_t t0 = now_ns();
-        auto out = a.kind == Kind::B ? compute_.backward_input(s, mb, {dout.data, dout.size})
-                                     : compute_.backward(s, mb, {dout.data, dout.size});
-        tracer_.record(a.kind, s, mb, t0, now_ns());
-        give_back(std::move(dout));
-        handle_output(a, out);
-        break;
-      }
-      case Kind::W: {
-        const int64_t t0 = now_ns();
-        compute_.backward_weight(s, mb);
-        tracer_.record(a.kind, s, mb, t0, now_ns());
-        break;
-      }
-      case Kind::SEND_F:
-      case Kind::SEND_B: {
-        const Key key = a.kind == Kind::SEND_F ? Key{0, s + 1, mb} : Key{1, s - 1, mb};
-        auto it = outbox_.find(key);
-        if (it == outbox_.end())
-          throw std::runtime_error("schedule " + sched_.name + ": rank " +
-                                   std::to_string(L_.pipeline_rank) + " runs " +
-                                   sched::to_string(a) + " before the compute producing it");
-        Buffer b = std::move(it->second);
-        outbox_.erase(it);
-        const int64_t bytes = static_cast<int64_t>(b.size);
-        SendOrder order;  // temporal WAN sharing: the arbiter's order (arbiter.h)
-        if (!spec_.wan_send_order_ns.empty())
-          order = {iteration, spec_.wan_send_order_ns.at(L_.pipeline_rank).at(i)};
-        Comm::Request* r =
-            comm_.isend(b.data, bytes, L_.world_of(a.peer),
-                        tag(std::get<0>(key), std::get<1>(key), mb), L_.world, order);
-        sends_.push_back(PendingSend{r, std::move(b), a, bytes, tracer_.measuring()});
-        break;
-      }
-      case Kind::ALLREDUCE: {
-        const int64_t t0 = now_ns();
-        int64_t bytes = 0;
-        if (L_.data_parallel > 1 && !reduced_.count(s)) {
-          start_allreduce(s);
-          bytes = static_cast<int64_t>(compute_.grads(s).size_bytes());
-          wait_for(allreduce_[s], a, iteration, "ALLREDUCE",
-                   "the replicas of stage " + std::to_string(s));
-          comm_.release(allreduce_[s]);
-          allreduce_.erase(s);
-          reduced_.insert(s);
-        }
-        const int64_t t1 = now_ns();
-        tracer_.record(a.kind, s, -1, t0, t1, bytes);
-        add_wait("ALLREDUCE", t1 - t0);
-        break;
-      }
-      case Kind::OPT: {
-        // The global-norm exchange is a wait (GRAD_NORM), not optimizer time: it shows
-        // as idle before the OPT event.
-        const double scale = grad_scale(iteration);
-        const int64_t t0 = now_ns();
-        compute_.optimizer_step(s, scale);
-        tracer_.record(a.kind, s, -1, t0, now_ns());
-        break;
-      }
-      case Kind::TP_ALLREDUCE:  // never in a schedule (the validator refuses it)
-        throw std::runtime_error("schedule " + sched_.name + ": TP_ALLREDUCE is not an action");
-      case Kind::PREFILL:  // a trace kind: validate() keeps it out of schedules
-        throw std::runtime_error("schedule " + sched_.name + ": PREFILL is not an action");
-    }
+    running_ = actions_[i];
+    i = run_action(i, iteration);
     // A stage's gradients are final after its last W/BW: reduce them while the rank
     // goes on with the other stages' work.
     const Action& done = actions_[i];  // the pair's partner when a pair ran
@@ -484,6 +369,146 @@ Executor::Iteration Executor::run_iteration(int iteration, bool another_follows)
   res.end_ns = now_ns();
   res.loss = compute_.iteration_loss();
   return res;
+}
+
+void Executor::wait_iteration_barrier(int iteration) {
+  // Not part of the iteration: its wait is reported, not traced.
+  const int64_t t0 = now_ns();
+  Comm::Request* r = comm_.ibarrier(L_.world);
+  // Prefill in the wait (prefill.h) counts as waiting: the training waited as long.
+  if (prefill_) prefill_->fill(prefill_->predicted_barrier(), until(r));
+  wait_for(r, Action{Kind::OPT, -1, -1, -1}, iteration, "ITERATION_BARRIER",
+           "every rank to finish the previous iteration");
+  if (prefill_) prefill_->observe_barrier(r->complete_ns > 0 ? r->complete_ns : now_ns());
+  comm_.release(r);
+  add_wait("ITERATION_BARRIER", now_ns() - t0);
+}
+
+int Executor::run_action(int i, int iteration) {
+  const Action& a = actions_[i];
+  const int s = a.stage;
+  switch (a.kind) {
+    case Kind::RECV_F:
+    case Kind::RECV_B:
+      receive(i, iteration);
+      break;
+    case Kind::F:
+      if (a.paired) {  // the pair: this F and the backward after it (schedule.h)
+        if (i + 1 >= static_cast<int>(actions_.size()))
+          throw std::runtime_error("schedule " + sched_.name + ": " + sched::to_string(a) +
+                                   " is paired but ends the list");
+        run_pair(a, actions_[i + 1]);
+        return i + 1;
+      }
+      forward(a);
+      break;
+    case Kind::B:
+    case Kind::BW:
+      backward(a);
+      break;
+    case Kind::W: {
+      const int64_t t0 = now_ns();
+      compute_.backward_weight(s, a.microbatch);
+      tracer_.record(a.kind, s, a.microbatch, t0, now_ns());
+      break;
+    }
+    case Kind::SEND_F:
+    case Kind::SEND_B:
+      send(i, iteration);
+      break;
+    case Kind::ALLREDUCE:
+      finish_allreduce(a, iteration);
+      break;
+    case Kind::OPT: {
+      // The global-norm exchange is a wait (GRAD_NORM), not optimizer time: it shows
+      // as idle before the OPT event.
+      const double scale = grad_scale(iteration);
+      const int64_t t0 = now_ns();
+      compute_.optimizer_step(s, scale);
+      tracer_.record(a.kind, s, -1, t0, now_ns());
+      break;
+    }
+    case Kind::TP_ALLREDUCE:  // never in a schedule (the validator refuses it)
+      throw std::runtime_error("schedule " + sched_.name + ": TP_ALLREDUCE is not an action");
+    case Kind::PREFILL:  // a trace kind: validate() keeps it out of schedules
+      throw std::runtime_error("schedule " + sched_.name + ": PREFILL is not an action");
+  }
+  return i;
+}
+
+void Executor::receive(int i, int iteration) {
+  const Action& a = actions_[i];
+  const int s = a.stage, mb = a.microbatch;
+  const int peer = L_.world_of(a.peer);
+  const int64_t t0 = now_ns();
+  // Prefill while the data is on its way (prefill.h): within the RECV's wait, as the
+  // training waited as long.
+  if (prefill_) prefill_->fill(prefill_->predicted_ready(i, next_compute_[i]), until(cur_.req[i]));
+  wait_for(cur_.req[i], a, iteration, sched::kind_name(a.kind).data(),
+           "rank " + std::to_string(peer) + " (host " + L_.host(peer) + ")");
+  const int64_t t1 = now_ns();
+  if (prefill_)
+    prefill_->observe(i, next_compute_[i],
+                      cur_.req[i]->complete_ns > 0 ? cur_.req[i]->complete_ns : t1);
+  tracer_.record(a.kind, s, mb, t0, t1, message_bytes(a), peer);
+  add_wait(a.kind == Kind::RECV_F ? "RECV_F" : "RECV_B", t1 - t0);
+  comm_.release(cur_.req[i]);
+  inbox_[Key{a.kind == Kind::RECV_F ? 0 : 1, s, mb}] = std::move(cur_.buf[i]);
+}
+
+void Executor::forward(const Action& a) {
+  const int s = a.stage, mb = a.microbatch;
+  Buffer in;
+  if (s > 0) in = take_input(0, s, mb, a);
+  const int64_t t0 = now_ns();
+  auto out = compute_.forward(s, mb, {in.data, in.size});
+  tracer_.record(a.kind, s, mb, t0, now_ns());
+  give_back(std::move(in));
+  handle_output(a, out);
+}
+
+void Executor::backward(const Action& a) {
+  const int s = a.stage, mb = a.microbatch;
+  Buffer dout;
+  if (s + 1 < sched_.stages) dout = take_input(1, s, mb, a);
+  const int64_t t0 = now_ns();
+  auto out = a.kind == Kind::B ? compute_.backward_input(s, mb, {dout.data, dout.size})
+                               : compute_.backward(s, mb, {dout.data, dout.size});
+  tracer_.record(a.kind, s, mb, t0, now_ns());
+  give_back(std::move(dout));
+  handle_output(a, out);
+}
+
+void Executor::send(int i, int iteration) {
+  const Action& a = actions_[i];
+  const int s = a.stage, mb = a.microbatch;
+  const Key key = a.kind == Kind::SEND_F ? Key{0, s + 1, mb} : Key{1, s - 1, mb};
+  Buffer b = take_from(outbox_, key, a, "before the compute producing it");
+  const int64_t bytes = static_cast<int64_t>(b.size);
+  SendOrder order;  // temporal WAN sharing: the arbiter's order (arbiter.h)
+  if (!spec_.wan_send_order_ns.empty())
+    order = {iteration, spec_.wan_send_order_ns.at(L_.pipeline_rank).at(i)};
+  Comm::Request* r = comm_.isend(b.data, bytes, L_.world_of(a.peer),
+                                 tag(std::get<0>(key), std::get<1>(key), mb), L_.world, order);
+  sends_.push_back(PendingSend{r, std::move(b), a, bytes, tracer_.measuring()});
+}
+
+void Executor::finish_allreduce(const Action& a, int iteration) {
+  const int s = a.stage;
+  const int64_t t0 = now_ns();
+  int64_t bytes = 0;
+  if (L_.data_parallel > 1 && !reduced_.count(s)) {
+    start_allreduce(s);
+    bytes = static_cast<int64_t>(compute_.grads(s).size_bytes());
+    wait_for(allreduce_[s], a, iteration, "ALLREDUCE",
+             "the replicas of stage " + std::to_string(s));
+    comm_.release(allreduce_[s]);
+    allreduce_.erase(s);
+    reduced_.insert(s);
+  }
+  const int64_t t1 = now_ns();
+  tracer_.record(a.kind, s, -1, t0, t1, bytes);
+  add_wait("ALLREDUCE", t1 - t0);
 }
 
 }  // namespace xdc::worker

@@ -122,10 +122,24 @@ class Executor {
   void reap_sends();
   void handle_output(const sched::Action& a, std::span<const std::byte> out);
   Buffer take_input(int direction, int stage, int mb, const sched::Action& a);
+  // The buffer at `key`, taken out of `box`; throws, naming a and what is `missing`, when
+  // it is not there.
+  Buffer take_from(std::map<Key, Buffer>& box, const Key& key, const sched::Action& a,
+                   const char* missing);
   void start_allreduce(int stage);
   void tp_allreduce(std::span<float> buf);
   void run_pair(const sched::Action& f, const sched::Action& b);  // a co-executed pair
   double grad_scale(int iteration);
+  // run_iteration's steps. run_action runs action i and returns the index of the last
+  // action it ran (i + 1 when i is a pair's F); receive waits for RECV i's data, send posts
+  // SEND i's Isend, finish_allreduce waits for the stage's gradient allreduce.
+  void wait_iteration_barrier(int iteration);
+  int run_action(int i, int iteration);
+  void receive(int i, int iteration);
+  void forward(const sched::Action& a);
+  void backward(const sched::Action& a);
+  void send(int i, int iteration);
+  void finish_allreduce(const sched::Action& a, int iteration);
 
   const RunSpec& spec_;
   const sched::Schedule& sched_;

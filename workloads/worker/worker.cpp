@@ -76,10 +76,10 @@ std::vector<Stripes::Peer> striped_peers(const RunSpec& spec, const sched::Sched
   std::_Exit(1);
 }
 
-void run(const RunSpec& spec, int rank, int thread_level, const std::string& host) {
+// The run's schedule, checked against the spec and the MPI world (`size` ranks, the
+// thread level MPI provides): a mismatch throws; on rank 0 one that does not validate warns.
+sched::Schedule read_schedule(const RunSpec& spec, int rank, int size, int thread_level) {
   const int P = spec.pipeline_ranks, D = spec.data_parallel, T = spec.tensor_parallel;
-  int size = 0;
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
   if (T < 1) throw std::runtime_error("run spec tensor_parallel: expected >= 1");
   if (size != spec.world_size())
     throw std::runtime_error("world size " + std::to_string(size) + " != pipeline_ranks " +
@@ -88,7 +88,7 @@ void run(const RunSpec& spec, int rank, int thread_level, const std::string& hos
   if (thread_level < MPI_THREAD_SERIALIZED)
     throw std::runtime_error("MPI provides thread level " + std::to_string(thread_level) +
                              "; the comm thread needs MPI_THREAD_SERIALIZED or better");
-  const sched::Schedule schedule = sched::read_csv_file(spec.schedule_csv);
+  sched::Schedule schedule = sched::read_csv_file(spec.schedule_csv);
   if (schedule.ranks != P)
     throw std::runtime_error("schedule " + spec.schedule_csv + " has " +
                              std::to_string(schedule.ranks) + " ranks, run spec pipeline_ranks " +
@@ -108,14 +108,20 @@ void run(const RunSpec& spec, int rank, int thread_level, const std::string& hos
   if (spec.progress != "thread" && spec.progress != "none")
     throw std::runtime_error("run spec progress: expected \"thread\" or \"none\", got \"" +
                              spec.progress + "\"");
+  return schedule;
+}
 
+// This rank's place in the world and its communicators (collective: every rank; the
+// caller frees replicas, pipeline and tensor).
+Layout make_layout(const RunSpec& spec, int rank, int size, const std::string& host) {
+  const int P = spec.pipeline_ranks, T = spec.tensor_parallel;
   Layout L;
   L.world_rank = rank;  // (replica * P + pipeline rank) * T + tp index (run_spec.h)
   L.replica = rank / (P * T);
   L.pipeline_rank = rank / T % P;
   L.tp_index = rank % T;
   L.pipeline_ranks = P;
-  L.data_parallel = D;
+  L.data_parallel = spec.data_parallel;
   L.tensor_parallel = T;
   L.world = MPI_COMM_WORLD;
   MPI_Comm_split(MPI_COMM_WORLD, L.pipeline_rank * T + L.tp_index, L.replica, &L.replicas);
@@ -125,15 +131,153 @@ void run(const RunSpec& spec, int rank, int thread_level, const std::string& hos
   L.hosts.resize(size);
   for (int r = 0; r < size; ++r)
     if (L.hosts[r].empty()) L.hosts[r] = r == rank ? host : "rank" + std::to_string(r);
+  return L;
+}
 
+// One rank's run: what its steps share.
+struct RankRun {
+  const RunSpec& spec;
+  int rank;
+  std::string host;
+  std::string prefix;  // run_dir/rank<r>: the rank's report, trace and progress files
+  RankReport report;
+  ClockSample c0;                               // the clock offset at the start
+  std::vector<int64_t> start_local, end_local;  // per measured iteration, local clock
+};
+
+// Stripes over the peers the spec stripes, attached to `comm`; null when the spec stripes
+// none. Collective: every rank.
+std::unique_ptr<Stripes> attach_stripes(const RankRun& r, const sched::Schedule& schedule,
+                                        const Layout& L, Comm& comm, Tracer& tracer) {
+  if (r.spec.connections_wan <= 0 && r.spec.connections_dc <= 0) return nullptr;
+  const auto peers = striped_peers(r.spec, schedule, L);
+  auto stripes = std::make_unique<Stripes>(
+      MPI_COMM_WORLD, r.spec.data_cidr, peers,
+      [&comm](Comm::Request* q) { comm.complete_external(q); },
+      "rank " + std::to_string(r.rank) + " (host " + r.host + ")",
+      [&comm](int peer) { comm.release_wan_from(peer); });
+  comm.attach_stripes(stripes.get(), MPI_COMM_WORLD);
+  std::map<int, int> per_peer;
+  for (auto& p : peers) per_peer[p.rank] = p.connections;
+  tracer.set_connections(per_peer);
+  return stripes;
+}
+
+// The WAN arbiter of temporal WAN sharing, attached to `comm`; null without it.
+// Collective: every rank.
+std::unique_ptr<WanArbiter> attach_arbiter(const RunSpec& spec, Progress progress, Comm& comm) {
+  if (spec.wan_send_order_ns.empty()) return nullptr;
+  if (progress != Progress::kThread)
+    throw std::runtime_error(
+        "temporal WAN sharing needs progress \"thread\" (the comm "
+        "thread serves the arbiter)");
+  if (static_cast<int>(spec.wan_send_order_ns.size()) != spec.pipeline_ranks)
+    throw std::runtime_error("run spec wan_send_order_ns: expected one list per pipeline rank");
+  auto arbiter = std::make_unique<WanArbiter>(MPI_COMM_WORLD, spec.rank_dcs);
+  comm.attach_arbiter(arbiter.get(), MPI_COMM_WORLD);
+  return arbiter;
+}
+
+// A measured iteration `it` (warmup included) is done: into the report, rewritten at once,
+// and a line on stdout. debug_exit_after_iteration exits here.
+void record_iteration(RankRun& r, int it, const Executor::Iteration& res, Executor& ex,
+                      Tracer& tracer, StageCompute& compute) {
+  const RunSpec& spec = r.spec;
+  RankReport& report = r.report;
+  r.start_local.push_back(res.start_ns);
+  r.end_local.push_back(res.end_ns);
+  report.iteration_start_ns.push_back(res.start_ns + r.c0.offset_ns);
+  report.iteration_end_ns.push_back(res.end_ns + r.c0.offset_ns);
+  if (!std::isnan(res.loss)) report.loss.push_back(res.loss);
+  if (compute.real()) report.param_checksums.push_back(compute.param_checksum());
+  tracer.flush_iteration(r.c0.offset_ns);
+  report.iterations_done++;
+  report.waits = ex.waits();
+  report.peak_activation_bytes = compute.peak_activation_bytes();
+  write_report(r.prefix + ".json", report);
+  if (!std::isnan(res.loss))
+    std::printf("rank %d iteration %d loss %.6f (this rank's span %.3f ms)\n", r.rank,
+                it - spec.warmup, res.loss, (res.end_ns - res.start_ns) / 1e6 / spec.time_dilation);
+  else
+    std::printf("rank %d iteration %d (this rank's span %.3f ms)\n", r.rank, it - spec.warmup,
+                (res.end_ns - res.start_ns) / 1e6 / spec.time_dilation);
+  std::fflush(stdout);
+  if (r.rank == spec.debug_exit_rank && report.iterations_done == spec.debug_exit_after_iteration) {
+    ex.drain_sends();  // die between iterations: what this one sent has arrived
+    std::fprintf(stderr,
+                 "xdc-worker: rank %d (host %s): debug_exit_after_iteration %d reached, "
+                 "exiting with code 3 (test)\n",
+                 r.rank, r.host.c_str(), spec.debug_exit_after_iteration);
+    std::fflush(stderr);
+    std::_Exit(3);
+  }
+}
+
+// The warmup and measured iterations, then the end of the communication: every send
+// drained, the arbiters stopped together, the stripes' counts into the report.
+void run_iterations(RankRun& r, Executor& ex, Tracer& tracer, StageCompute& compute, Comm& comm,
+                    WanArbiter* arbiter, Stripes* stripes) {
+  const RunSpec& spec = r.spec;
+  const int total = spec.warmup + spec.iterations;
+  for (int it = 0; it < total; ++it) {
+    const bool measured = it >= spec.warmup;
+    tracer.set_measuring(measured);
+    const Executor::Iteration res = ex.run_iteration(it, it + 1 < total);
+    if (measured) record_iteration(r, it, res, ex, tracer, compute);
+  }
+  ex.drain_sends();
+  if (arbiter) {  // every rank past its last ordered send: the arbiters may stop
+    Comm::Request* q = comm.ibarrier(MPI_COMM_WORLD);
+    if (!comm.wait(q, std::chrono::steady_clock::now() + std::chrono::seconds(spec.timeout_s)))
+      throw std::runtime_error("temporal WAN sharing: the closing barrier timed out");
+    comm.release(q);
+    comm.detach_arbiter();
+    r.report.wan_grants_served = arbiter->grants_served();
+  }
+  r.report.waits = ex.waits();
+  if (!r.end_local.empty()) ex.finish_prefill(r.end_local.back());
+  r.report.prefill = ex.prefill_report();
+  if (stripes) {
+    stripes->finish();
+    for (const Stripes::ConnStats& c : stripes->stats())
+      r.report.connections.push_back({c.peer, c.index, c.bytes_sent, c.bytes_received,
+                                      c.kernel_bytes_acked, c.kernel_retransmits});
+  }
+}
+
+// The clock offset measured again at the end: the iterations' times on the common clock
+// interpolated between the two, the trace written, the report complete.
+void finish_report(RankRun& r, Tracer& tracer, StageCompute& compute, int clock_rounds) {
+  RankReport& report = r.report;
+  const ClockSample c1 = measure_clock_offset(MPI_COMM_WORLD, clock_rounds);
+  report.clock_offset_drift_ns = c1.offset_ns - r.c0.offset_ns;
+  if (r.spec.clock_check) {
+    const ClockSample again = measure_clock_offset(MPI_COMM_WORLD, clock_rounds);
+    report.clock_residual_ns = std::llabs(again.offset_ns - c1.offset_ns);
+  }
+  for (size_t i = 0; i < r.start_local.size(); ++i) {
+    report.iteration_start_ns[i] = r.start_local[i] + offset_at(r.c0, c1, r.start_local[i]);
+    report.iteration_end_ns[i] = r.end_local[i] + offset_at(r.c0, c1, r.end_local[i]);
+  }
+  tracer.write_final(r.c0, c1);
+  report.peak_activation_bytes = compute.peak_activation_bytes();
+  report.complete = true;
+  write_report(r.prefix + ".json", report);
+}
+
+void run(const RunSpec& spec, int rank, int thread_level, const std::string& host) {
+  int size = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  const sched::Schedule schedule = read_schedule(spec, rank, size, thread_level);
+  Layout L = make_layout(spec, rank, size, host);
   std::vector<int> stages;
   for (int s = 0; s < schedule.stages; ++s)
     if (schedule.stage_rank[s] == L.pipeline_rank) stages.push_back(s);
   std::unique_ptr<StageCompute> compute =
       make_compute(spec, schedule.stages, stages, L.replica, rank, L.tp_index);
 
-  const std::string prefix = spec.run_dir + "/rank" + std::to_string(rank);
-  RankReport report;
+  RankRun r{spec, rank, host, spec.run_dir + "/rank" + std::to_string(rank), {}, {}, {}, {}};
+  RankReport& report = r.report;
   report.world_rank = rank;
   report.replica = L.replica;
   report.pipeline_rank = L.pipeline_rank;
@@ -150,46 +294,23 @@ void run(const RunSpec& spec, int rank, int thread_level, const std::string& hos
   for (const sched::Action& a : schedule.actions[L.pipeline_rank])  // TP_ALLREDUCE records
     if (a.kind == sched::Kind::F || a.kind == sched::Kind::B || a.kind == sched::Kind::BW)
       per_iteration += static_cast<size_t>(compute->tp_allreduces(a.stage));
-  Tracer tracer(rank, prefix + ".trace.csv", per_iteration * (spec.iterations + 1) + 64);
+  Tracer tracer(rank, r.prefix + ".trace.csv", per_iteration * (spec.iterations + 1) + 64);
 
   // Across machines (clock_check) 24 round trips, not 8: a guest's scheduling noise on a
   // 100 ms path otherwise moves the offset by ~0.1 ms between measurements.
   const int clock_rounds = spec.clock_check ? 24 : 8;
-  const ClockSample c0 = measure_clock_offset(MPI_COMM_WORLD, clock_rounds);
-  report.clock_offset_ns = c0.offset_ns;
-  std::vector<int64_t> start_local, end_local;
+  r.c0 = measure_clock_offset(MPI_COMM_WORLD, clock_rounds);
+  report.clock_offset_ns = r.c0.offset_ns;
   MPI_Barrier(MPI_COMM_WORLD);
   {
     Comm comm(progress, spec.progress_poll_us);
-    std::unique_ptr<Stripes> stripes;
-    if (spec.connections_wan > 0 || spec.connections_dc > 0) {  // collective: every rank
-      const auto peers = striped_peers(spec, schedule, L);
-      stripes = std::make_unique<Stripes>(
-          MPI_COMM_WORLD, spec.data_cidr, peers,
-          [&comm](Comm::Request* r) { comm.complete_external(r); },
-          "rank " + std::to_string(rank) + " (host " + host + ")",
-          [&comm](int peer) { comm.release_wan_from(peer); });
-      comm.attach_stripes(stripes.get(), MPI_COMM_WORLD);
-      std::map<int, int> per_peer;
-      for (auto& p : peers) per_peer[p.rank] = p.connections;
-      tracer.set_connections(per_peer);
-    }
-    std::unique_ptr<WanArbiter> arbiter;
-    if (!spec.wan_send_order_ns.empty()) {  // temporal WAN sharing; collective: every rank
-      if (progress != Progress::kThread)
-        throw std::runtime_error(
-            "temporal WAN sharing needs progress \"thread\" (the comm "
-            "thread serves the arbiter)");
-      if (static_cast<int>(spec.wan_send_order_ns.size()) != P)
-        throw std::runtime_error("run spec wan_send_order_ns: expected one list per pipeline rank");
-      arbiter = std::make_unique<WanArbiter>(MPI_COMM_WORLD, spec.rank_dcs);
-      comm.attach_arbiter(arbiter.get(), MPI_COMM_WORLD);
-    }
+    std::unique_ptr<Stripes> stripes = attach_stripes(r, schedule, L, comm, tracer);
+    std::unique_ptr<WanArbiter> arbiter = attach_arbiter(spec, progress, comm);
     Executor ex(spec, schedule, L, *compute, comm, tracer);
     // Progress for the harness (experiment events anchored to iterations): one line per
     // iteration started, measured ones from 0, warmup ones below 0, written at once.
     std::unique_ptr<std::FILE, int (*)(std::FILE*)> progress_file(
-        std::fopen((prefix + ".progress").c_str(), "w"), &std::fclose);
+        std::fopen((r.prefix + ".progress").c_str(), "w"), &std::fclose);
     ex.on_start = [&](int it) {
       if (!progress_file) return;
       std::fprintf(progress_file.get(), "%d\n", it - spec.warmup);
@@ -198,78 +319,12 @@ void run(const RunSpec& spec, int rank, int thread_level, const std::string& hos
     // Errors abort here, before unwinding: the comm thread may still be writing into the
     // executor's receive buffers.
     try {
-      const int total = spec.warmup + spec.iterations;
-      for (int it = 0; it < total; ++it) {
-        const bool measured = it >= spec.warmup;
-        tracer.set_measuring(measured);
-        const Executor::Iteration res = ex.run_iteration(it, it + 1 < total);
-        if (!measured) continue;
-        start_local.push_back(res.start_ns);
-        end_local.push_back(res.end_ns);
-        report.iteration_start_ns.push_back(res.start_ns + c0.offset_ns);
-        report.iteration_end_ns.push_back(res.end_ns + c0.offset_ns);
-        if (!std::isnan(res.loss)) report.loss.push_back(res.loss);
-        if (compute->real()) report.param_checksums.push_back(compute->param_checksum());
-        tracer.flush_iteration(c0.offset_ns);
-        report.iterations_done++;
-        report.waits = ex.waits();
-        report.peak_activation_bytes = compute->peak_activation_bytes();
-        write_report(prefix + ".json", report);
-        if (!std::isnan(res.loss))
-          std::printf("rank %d iteration %d loss %.6f (this rank's span %.3f ms)\n", rank,
-                      it - spec.warmup, res.loss,
-                      (res.end_ns - res.start_ns) / 1e6 / spec.time_dilation);
-        else
-          std::printf("rank %d iteration %d (this rank's span %.3f ms)\n", rank, it - spec.warmup,
-                      (res.end_ns - res.start_ns) / 1e6 / spec.time_dilation);
-        std::fflush(stdout);
-        if (rank == spec.debug_exit_rank &&
-            report.iterations_done == spec.debug_exit_after_iteration) {
-          ex.drain_sends();  // die between iterations: what this one sent has arrived
-          std::fprintf(stderr,
-                       "xdc-worker: rank %d (host %s): debug_exit_after_iteration %d reached, "
-                       "exiting with code 3 (test)\n",
-                       rank, host.c_str(), spec.debug_exit_after_iteration);
-          std::fflush(stderr);
-          std::_Exit(3);
-        }
-      }
-      ex.drain_sends();
-      if (arbiter) {  // every rank past its last ordered send: the arbiters may stop
-        Comm::Request* r = comm.ibarrier(MPI_COMM_WORLD);
-        if (!comm.wait(r, std::chrono::steady_clock::now() + std::chrono::seconds(spec.timeout_s)))
-          throw std::runtime_error("temporal WAN sharing: the closing barrier timed out");
-        comm.release(r);
-        comm.detach_arbiter();
-        report.wan_grants_served = arbiter->grants_served();
-      }
-      report.waits = ex.waits();
-      if (!end_local.empty()) ex.finish_prefill(end_local.back());
-      report.prefill = ex.prefill_report();
-      if (stripes) {
-        stripes->finish();
-        for (const Stripes::ConnStats& c : stripes->stats())
-          report.connections.push_back({c.peer, c.index, c.bytes_sent, c.bytes_received,
-                                        c.kernel_bytes_acked, c.kernel_retransmits});
-      }
+      run_iterations(r, ex, tracer, *compute, comm, arbiter.get(), stripes.get());
     } catch (const std::exception& e) {
       fail(rank, host, e.what());
     }
   }
-  const ClockSample c1 = measure_clock_offset(MPI_COMM_WORLD, clock_rounds);
-  report.clock_offset_drift_ns = c1.offset_ns - c0.offset_ns;
-  if (spec.clock_check) {
-    const ClockSample again = measure_clock_offset(MPI_COMM_WORLD, clock_rounds);
-    report.clock_residual_ns = std::llabs(again.offset_ns - c1.offset_ns);
-  }
-  for (size_t i = 0; i < start_local.size(); ++i) {
-    report.iteration_start_ns[i] = start_local[i] + offset_at(c0, c1, start_local[i]);
-    report.iteration_end_ns[i] = end_local[i] + offset_at(c0, c1, end_local[i]);
-  }
-  tracer.write_final(c0, c1);
-  report.peak_activation_bytes = compute->peak_activation_bytes();
-  report.complete = true;
-  write_report(prefix + ".json", report);
+  finish_report(r, tracer, *compute, clock_rounds);
   MPI_Comm_free(&L.replicas);
   MPI_Comm_free(&L.pipeline);
   MPI_Comm_free(&L.tensor);
