@@ -90,6 +90,14 @@ up() {
         missing="$missing lab$i"
     done
     [ -z "$missing" ] && break
+    if grep -qs "ptrace set fp regs failed" "$dir"/lab*.console; then
+      # The guests' kernel cannot start their first process on this host's CPU and kernel
+      # (the floating-point register layout; scripts/uml/run.sh says the same).
+      echo "lab: SKIP: User-Mode Linux cannot run on this host ('ptrace set fp regs" \
+        "failed'; consoles: $dir/*.console)" >&2
+      down "$dir"
+      exit 77
+    fi
     if [ "$(date +%s)" -ge "$deadline" ]; then
       echo "lab: not answering over ssh after 180 s:$missing (consoles: $dir/*.console)" >&2
       down "$dir"

@@ -16,7 +16,8 @@
 # command's stdout+stderr, also printed here at the end), rc, uname, console.log (the
 # guest kernel's console).
 # Exit status: COMMAND's; 1 when the guest did not report one (crashed, or killed at
-# the timeout, default 600 s); 2 on bad usage or when linux.uml is not installed.
+# the timeout, default 600 s); 2 on bad usage or when linux.uml is not installed; 77 when
+# User-Mode Linux cannot run on this host at all (its first process cannot start).
 # The guest (linux.uml and the helper processes it forks) runs in its own process
 # group, which is killed on timeout, on exit of this script and on INT/TERM.
 #
@@ -115,6 +116,13 @@ secs=$(echo "$(date +%s.%N) - $start" | bc)
 if [ "$timed_out" = 1 ]; then
   echo "uml: guest killed after ${timeout_s} s (console: $out/console.log)" >&2
   exit 1
+fi
+if [ ! -s "$out/rc" ] && grep -q "ptrace set fp regs failed" "$out/console.log"; then
+  # The guest kernel could not start its first process: this host's CPU and kernel give
+  # a floating-point register layout this User-Mode Linux cannot set (seen with AMX).
+  echo "uml: SKIP: User-Mode Linux cannot run on this host (its first process died:" \
+    "'ptrace set fp regs failed'; console: $out/console.log)" >&2
+  exit 77
 fi
 if [ ! -s "$out/rc" ]; then
   echo "uml: the guest ended without reporting an exit status (console: $out/console.log):" >&2
