@@ -284,6 +284,7 @@ sim::CostModel planned_costs(const Experiment& e, const std::vector<int>& stage_
     add_tp_allreduces(e, stage_rank, costs);
     if (e.data_parallel > 1) {
       const auto grads = grad_bytes(e, stages);
+      costs.grad_bytes = grads;
       for (int st = 0; st < stages; ++st) {
         std::vector<std::string> replicas;
         for (const auto& r : e.placement) replicas.push_back(r[stage_rank[st]]);
@@ -488,6 +489,20 @@ Plan make_plan(const Experiment& e) {
   p.worker.iteration_barrier = defaults.iteration_barrier;
   p.worker.replicas = e.data_parallel;
   p.worker.world = world_link_model(e);
+  if (e.data_parallel > 1 && e.compute.mode == Compute::Mode::kModeled) {
+    // OpenMPI's connections between world ranks (not the workers' stripes); across DCs
+    // each TP rank of a stage all-reduces its own share at once with its peers.
+    const std::vector<std::string> hosts = e.pipeline_hosts();
+    p.worker.dp_links = links_between(e, hosts, false);
+    if (e.tensor_parallel > 1) {
+      const int n = p.worker.dp_links.ranks;
+      p.worker.dp_links.copies.assign(static_cast<size_t>(n) * n, 1);
+      for (int a = 0; a < n; ++a)
+        for (int b = 0; b < n; ++b)
+          if (e.topology.find_host(hosts[a])->dc != e.topology.find_host(hosts[b])->dc)
+            p.worker.dp_links.copies[static_cast<size_t>(a) * n + b] = e.tensor_parallel;
+    }
+  }
   if (e.data_parallel > 1 || e.tensor_parallel > 1) {
     // For each pair of replica 0, the replicas whose same pair takes the same channel
     // (one WAN direction) as replica 0's: identical replicas send on it at once; across

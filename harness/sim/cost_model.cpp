@@ -21,7 +21,7 @@ int64_t CostModel::duration_ns(const sched::Action& a) const {
     case Kind::BW:
       return b_ns[a.stage] + w_ns[a.stage];
     case Kind::ALLREDUCE:
-      return allreduce_ns;
+      return allreduce_stage_ns.empty() ? allreduce_ns : allreduce_stage_ns[a.stage];
     case Kind::OPT:
       return opt_ns;
     default:
@@ -204,6 +204,8 @@ CostModel replicated(const CostModel& c, int replicas) {
   tile(out.tp_allreduce_ns);
   tile(out.node_tp_ns);
   tile(out.node_tp_allreduces);
+  tile(out.allreduce_stage_ns);
+  tile(out.grad_bytes);
   return out;
 }
 

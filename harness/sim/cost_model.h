@@ -13,10 +13,12 @@
 namespace xdc::sim {
 
 struct CostModel {
-  std::vector<int64_t> f_ns, b_ns, w_ns;  // per stage; BW = B + W
-  std::vector<int64_t> activation_bytes;  // per stage: its output (and input-grad) message
-  int64_t allreduce_ns = 0;               // per stage per iteration (0 with no data parallel)
-  int64_t opt_ns = 0;                     // per stage per iteration
+  std::vector<int64_t> f_ns, b_ns, w_ns;    // per stage; BW = B + W
+  std::vector<int64_t> activation_bytes;    // per stage: its output (and input-grad) message
+  int64_t allreduce_ns = 0;                 // per stage per iteration (0 with no data parallel)
+  std::vector<int64_t> allreduce_stage_ns;  // per stage: overrides allreduce_ns (empty: none)
+  std::vector<int64_t> grad_bytes;          // per stage: what its ALLREDUCE sums (empty: unknown)
+  int64_t opt_ns = 0;                       // per stage per iteration
   // Tensor parallelism, per stage (empty without): the TP all-reduces inside each F and
   // each B (2 per layer, workloads/model/stage.h), the bytes of one (a microbatch's hidden
   // state) and the time of one. f_ns and b_ns include tp_allreduces x tp_allreduce_ns; the

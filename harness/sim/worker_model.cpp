@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
+#include <queue>
 #include <stdexcept>
+#include <tuple>
 
 #include "harness/sim/link_timeline.h"
 #include "harness/sim/simulator.h"
@@ -94,6 +97,155 @@ std::vector<int64_t> dissemination_barrier(const std::vector<int64_t>& enter,
 
 namespace {
 
+// One binomial all-reduce among `ranks` (world ranks, comm rank order) with its messages:
+// the reduce's (into v in round `half`) and the broadcast's (parent -> v), as
+// binomial_allreduce orders them.
+struct Collective {
+  int stage = 0;
+  std::vector<int> ranks;
+  std::vector<int64_t> enter;
+  int64_t bytes = 0;
+  bool rendezvous = false;
+};
+struct CollectiveMessage {
+  int coll = 0, from = 0, to = 0, half = 0;  // members; half 0: the broadcast's
+  int64_t ticket = -1;
+  int64_t arrival = -1;  // -1: not yet complete
+  bool posted = false;
+};
+
+// When every message of `msgs` matching `pick` has arrived: the latest arrival, at least
+// `floor`; -1 while one has not.
+template <class Pick>
+int64_t all_arrived(const std::vector<CollectiveMessage>& msgs, int64_t floor, Pick pick) {
+  int64_t t = floor;
+  for (const auto& m : msgs)
+    if (pick(m)) {
+      if (m.arrival < 0) return -1;
+      t = std::max(t, m.arrival);
+    }
+  return t;
+}
+
+}  // namespace
+
+std::vector<int64_t> dp_allreduce_ns(const trace::Trace& t, const sched::Schedule& s,
+                                     const CostModel& costs, const WorkerModel& w,
+                                     sched::MessageTiming& wire) {
+  std::vector<int64_t> out(s.stages, -1);
+  const int replicas = std::max(1, s.replicas);
+  const int local = s.ranks / replicas;  // pipeline ranks of one replica
+  if (w.dp_links.ranks == 0 || local == 0) return out;
+  const int members = w.dp_links.ranks / local;
+  const int local_stages = s.stages / replicas;
+  const int64_t eager =
+      w.dp_links.tcp.empty() ? kOpenMpiEagerLimit : w.dp_links.tcp.front().eager_limit;
+  // One collective per stage of replica 0; members enter at their replica's ALLREDUCE.
+  std::vector<Collective> colls(local_stages);
+  for (int st = 0; st < local_stages; ++st) {
+    Collective& c = colls[st];
+    c.stage = st;
+    c.enter.assign(members, -1);
+    c.bytes = costs.grad_bytes.empty() ? 0 : costs.grad_bytes[st];
+    c.rendezvous = c.bytes > eager - kEagerHeaderBytes;
+    const int rank = s.stage_rank[st];
+    for (int q = 0; q < members; ++q) c.ranks.push_back(q * local + rank);
+  }
+  for (const auto& ev : t.events) {
+    if (ev.kind != sched::Kind::ALLREDUCE) continue;
+    const int q = ev.rank / local, st = ev.stage % local_stages;
+    if (replicas > 1)
+      colls[st].enter[q] = ev.start_ns;
+    else
+      colls[st].enter.assign(members, ev.start_ns);
+  }
+  std::vector<CollectiveMessage> msgs;
+  std::vector<char> timed(local_stages, 0);
+  for (int k = 0; k < local_stages; ++k) {
+    const Collective& c = colls[k];
+    if (c.bytes <= 0 || members < 2 ||
+        std::any_of(c.enter.begin(), c.enter.end(), [](int64_t x) { return x < 0; }))
+      continue;
+    timed[k] = 1;
+    for (int half = 1; half < members; half *= 2)
+      for (int v = 0; v + half < members; v += 2 * half) msgs.push_back({k, v + half, v, half});
+    for (int v = 1; v < members; ++v) {
+      int high = 1;
+      while (high * 2 <= v) high *= 2;
+      msgs.push_back({k, v - high, v, 0});
+    }
+  }
+  // What member v has summed: every reduce message into it (before round `below`).
+  auto have = [&](int k, int v, int below) {
+    return all_arrived(msgs, colls[k].enter[v], [&](const CollectiveMessage& m) {
+      return m.coll == k && m.half > 0 && m.to == v && m.half < below;
+    });
+  };
+  // When member v has the result: the root once it has summed, others at the broadcast.
+  auto result = [&](int k, int v) {
+    const int64_t h = have(k, v, members);
+    if (v == 0 || h < 0) return h;
+    return all_arrived(msgs, h, [&](const CollectiveMessage& m) {
+      return m.coll == k && m.half == 0 && m.to == v;
+    });
+  };
+  // When message i may be posted (libnbc's rounds; binomial_allreduce); -1: not yet known.
+  auto ready = [&](const CollectiveMessage& m) -> int64_t {
+    if (m.half == 0) return result(m.coll, m.from);
+    const int64_t sender = have(m.coll, m.from, members);
+    if (sender < 0 || !colls[m.coll].rendezvous) return sender;
+    const int64_t receiver = have(m.coll, m.to, m.half);
+    return receiver < 0 ? -1 : std::max(sender, receiver);
+  };
+  // Events in time order: a post (kind 0) before an arrival check (kind 1) at one time.
+  using Event = std::tuple<int64_t, int, size_t>;
+  std::priority_queue<Event, std::vector<Event>, std::greater<>> q;
+  auto offer = [&](int64_t now) {
+    for (size_t i = 0; i < msgs.size(); ++i) {
+      if (msgs[i].posted) continue;
+      const int64_t r = ready(msgs[i]);
+      if (r < 0) continue;
+      msgs[i].posted = true;
+      q.emplace(std::max(r, now), 0, i);
+    }
+  };
+  offer(std::numeric_limits<int64_t>::min());
+  const sched::Action none{};
+  while (!q.empty()) {
+    const auto [now, kind, i] = q.top();
+    q.pop();
+    CollectiveMessage& m = msgs[i];
+    const Collective& c = colls[m.coll];
+    if (kind == 0) {
+      const sched::Transfer x =
+          wire.send(c.ranks[m.from], c.ranks[m.to], c.bytes, static_cast<double>(now), none);
+      m.ticket = x.ticket;
+      q.emplace(static_cast<int64_t>(x.arrival), 1, i);
+      continue;
+    }
+    if (m.ticket >= 0) {
+      const auto at = static_cast<int64_t>(wire.current(m.ticket).arrival);
+      if (at > now) {  // a later post slowed it
+        q.emplace(at, 1, i);
+        continue;
+      }
+    }
+    m.arrival = now;
+    offer(now);
+  }
+  for (int k = 0; k < local_stages; ++k) {
+    const Collective& c = colls[k];
+    if (!timed[k]) continue;
+    const int64_t start = *std::max_element(c.enter.begin(), c.enter.end());
+    int64_t done = start;
+    for (int v = 0; v < members; ++v) done = std::max(done, result(k, v));
+    for (int r = 0; r < replicas; ++r) out[r * local_stages + k] = done - start;
+  }
+  return out;
+}
+
+namespace {
+
 // A message of the workers' barrier is a send on its TCP connection too (an empty MPI
 // message still carries its header): an idle window restarts then, and the connection has
 // not been idle since. Pipeline ranks only (history is [from * ranks + to] of `links`).
@@ -172,11 +324,73 @@ class Iterations {
     return out;
   }
   std::vector<TcpConn>& history() { return history_; }
+  std::vector<TcpConn>& dp_history() { return dp_history_; }
   int64_t world_ranks() const { return world_links_.ranks; }
 
   // Runs the next iteration; its trace, times absolute.
   trace::Trace next() {
     const int64_t origin = this->origin();
+    std::vector<TcpConn> pipe;
+    trace::Trace t = once(costs_, origin, pipe);
+    if (w_.dp_links.ranks > 0) {
+      // When a stage enters its all-reduce can depend on an earlier one's time (a rank
+      // with several stages): simulate again with the all-reduces' times until they agree.
+      CostModel c = costs_;
+      for (int pass = 0; pass < 4; ++pass) {
+        TimedLinks dp(w_.dp_links, world_tl_, origin, dp_history_);
+        std::vector<int64_t> ns = dp_allreduce_ns(t, s_, costs_, w_, dp);
+        for (int st = 0; st < s_.stages; ++st)
+          if (ns[st] < 0) ns[st] = costs_.duration_ns({sched::Kind::ALLREDUCE, st});
+        std::vector<TcpConn> dp_after = dp.history();
+        const bool agree = ns == c.allreduce_stage_ns;
+        c.allreduce_stage_ns = std::move(ns);
+        if (agree || pass == 3) {
+          dp_next = std::move(dp_after);
+          break;
+        }
+        t = once(c, origin, pipe);
+      }
+    }
+    history_ = std::move(pipe);
+    for (auto& ev : t.events) ev.start_ns += origin, ev.end_ns += origin;
+    if (w_.iteration_barrier) {
+      TimedLinks barrier(world_links_, world_tl_, 0);
+      start_ = barrier_release(t, start_, world_, [&](int from, int to, int64_t b, int64_t at) {
+        note_send(history_, links_, from, to, at - origin);  // history: this iteration's clock
+        return barrier.arrival(from, to, b, at);
+      });
+    } else {  // every rank starts the next when the last one ends
+      std::vector<int64_t> end = start_;
+      for (const auto& ev : t.events) end[ev.rank] = std::max(end[ev.rank], ev.end_ns);
+      start_.assign(s_.ranks, *std::max_element(end.begin(), end.end()));
+    }
+    shift_history(history_, this->origin() - origin);
+    if (w_.dp_links.ranks > 0) {
+      dp_history_ = std::move(dp_next);
+      shift_history(dp_history_, this->origin() - origin);
+    }
+    return t;
+  }
+
+  // The last iteration repeated, `period` later (RunTimeline::fixed).
+  trace::Trace repeat(trace::Trace t, int64_t period) {
+    for (auto& ev : t.events) ev.start_ns += period, ev.end_ns += period;
+    for (auto& x : start_) x += period;
+    return t;
+  }
+
+ private:
+  const sched::Schedule& s_;
+  const CostModel& costs_;
+  const LinkModel& links_;
+  const WorkerModel& w_;
+  const LinkTimeline& pipeline_;
+  const LinkTimeline& world_tl_;
+  const int world_;
+  const LinkModel& world_links_;
+  // One pass of the iteration from `origin` with costs `c`: its trace (on its clock) and,
+  // in `after`, the pipeline's connections as it leaves them.
+  trace::Trace once(const CostModel& c, int64_t origin, std::vector<TcpConn>& after) {
     IterationSetup setup;
     setup.start_ns = offsets();
     TimedLinks wire(links_, pipeline_, origin, history_, w_.send_priority);
@@ -198,42 +412,16 @@ class Iterations {
         }
         return done;
       };
-    trace::Trace t = simulate(s_, costs_, links_, setup, wire);
-    history_ = wire.history();
-    for (auto& ev : t.events) ev.start_ns += origin, ev.end_ns += origin;
-    if (w_.iteration_barrier) {
-      TimedLinks barrier(world_links_, world_tl_, 0);
-      start_ = barrier_release(t, start_, world_, [&](int from, int to, int64_t b, int64_t at) {
-        note_send(history_, links_, from, to, at - origin);  // history: this iteration's clock
-        return barrier.arrival(from, to, b, at);
-      });
-    } else {  // every rank starts the next when the last one ends
-      std::vector<int64_t> end = start_;
-      for (const auto& ev : t.events) end[ev.rank] = std::max(end[ev.rank], ev.end_ns);
-      start_.assign(s_.ranks, *std::max_element(end.begin(), end.end()));
-    }
-    shift_history(history_, this->origin() - origin);
+    trace::Trace t = simulate(s_, c, links_, setup, wire);
+    after = wire.history();
     return t;
   }
 
-  // The last iteration repeated, `period` later (RunTimeline::fixed).
-  trace::Trace repeat(trace::Trace t, int64_t period) {
-    for (auto& ev : t.events) ev.start_ns += period, ev.end_ns += period;
-    for (auto& x : start_) x += period;
-    return t;
-  }
-
- private:
-  const sched::Schedule& s_;
-  const CostModel& costs_;
-  const LinkModel& links_;
-  const WorkerModel& w_;
-  const LinkTimeline& pipeline_;
-  const LinkTimeline& world_tl_;
-  const int world_;
-  const LinkModel& world_links_;
   std::vector<int64_t> start_;    // absolute
   std::vector<TcpConn> history_;  // empty: warm, just used (LinkState)
+  // The data-parallel all-reduces' connections (WorkerModel::dp_links), as history_; the
+  // next iteration's while one runs.
+  std::vector<TcpConn> dp_history_, dp_next;
 };
 
 }  // namespace
@@ -286,23 +474,25 @@ std::vector<trace::Trace> simulate_run(const sched::Schedule& s, const CostModel
         std::to_string(it.world_ranks()));
   // At the launch: new connections, no loss met yet.
   it.history() = LinkState::launch(links);
+  if (w.dp_links.ranks > 0) it.dp_history() = LinkState::launch(w.dp_links);
   std::vector<trace::Trace> out;
   // The state the previous iteration started from (RunTimeline::fixed).
   std::vector<int64_t> prev_offsets;
-  std::vector<TcpConn> prev_history;
+  std::vector<TcpConn> prev_history, prev_dp;
   int64_t prev_origin = 0;
   for (int i = 0; i < iterations; ++i) {
     const int64_t origin = it.origin();
     if (tl.on_start && !tl.on_start(i, origin, tl)) break;
     const std::vector<int64_t> offsets = it.offsets();
     if (tl.fixed && !out.empty() && offsets == prev_offsets &&
-        same_state(it.history(), prev_history)) {
+        same_state(it.history(), prev_history) && same_state(it.dp_history(), prev_dp)) {
       out.push_back(it.repeat(out.back(), origin - prev_origin));  // repeats the previous one
       prev_origin = origin;
       continue;
     }
     prev_offsets = offsets;
     prev_history = it.history();
+    prev_dp = it.dp_history();
     prev_origin = origin;
     out.push_back(it.next());
   }

@@ -8,7 +8,8 @@
 //    MPI_Ibarrier over the world, outside the measured window; a rank's iteration starts
 //    when the barrier completes on it, so ranks start at different times;
 //  - the DP gradient all-reduce and the optimizer step are the IR's ALLREDUCE and OPT
-//    (CostModel::allreduce_ns, opt_ns).
+//    (CostModel::allreduce_ns, opt_ns; with WorkerModel::dp_links, every iteration's
+//    all-reduces are timed together on the links: dp_allreduce_ns below).
 // Both collectives carry a few bytes and are latency-bound; OpenMPI (4.x) runs nonblocking
 // collectives with libnbc, whose algorithms for these sizes the functions below follow
 // (a message takes the link's latency + bytes / rate, no queueing). The comm thread's
@@ -68,7 +69,27 @@ struct WorkerModel {
   // then 1): each replica's pipeline ranks run their own gradient-norm all-reduce.
   // send_priority: IterationSetup's, for exclusive channels.
   std::function<int64_t(int rank, const sched::Action& send)> send_priority;
+  // The data-parallel gradient all-reduces as the workers run them: each stage's ALLREDUCE
+  // is an MPI_Iallreduce of CostModel::grad_bytes[stage] among the world ranks that hold its
+  // pipeline rank (replica q's is q x pipeline ranks + rank; comm rank q), and an
+  // iteration's all-reduces run at once over OpenMPI's own connections between world
+  // ranks (dp_links: TCP paths): dp_allreduce_ns. Empty (dp_links.ranks 0): ALLREDUCE lasts
+  // CostModel::allreduce_ns.
+  LinkModel dp_links;
 };
+
+// The ALLREDUCEs of one iteration (trace `t` of schedule `s`, on the iteration's clock;
+// a rank's ALLREDUCE record starts when it entered the collective), timed together as
+// libnbc runs them (binomial_allreduce's rounds and its rendezvous rule) with every message
+// a send on `wire` (world ranks, w.dp_links), posted in time order when its rounds before
+// it have completed: all-reduces that overlap share the WAN directions they cross, and a
+// connection idle since its last use restarts its window (LinkState). Without replicas in
+// `s` (replica 0 stands for all) every replica enters when replica 0's rank does. Per stage
+// of `s`: from the collective's start (its last member's entry) until its last member has
+// the sum (-1: the stage has no ALLREDUCE in `t`).
+std::vector<int64_t> dp_allreduce_ns(const trace::Trace& t, const sched::Schedule& s,
+                                     const CostModel& costs, const WorkerModel& w,
+                                     sched::MessageTiming& wire);
 
 // Iterations back to back as the workers run them, each rank starting where the barrier
 // after the previous one releases it (the first all at 0), until the start offsets

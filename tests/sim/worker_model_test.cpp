@@ -100,3 +100,39 @@ TEST(WorkerModel, BarrierStaggersTheStartsAsHandWorked) {
       EXPECT_EQ(e.start_ns, 10 * kMs);
     }
 }
+
+TEST(WorkerModel, AnIterationsDataParallelAllreducesShareTheWanTheyCross) {
+  // Two stages x two replicas, replica 0 in DC A (world ranks 0, 1), replica 1 in DC B
+  // (2, 3): each stage's all-reduce crosses the WAN (10 ms, 100 Mbit/s, one FIFO channel
+  // per direction), 8 MiB each, T = 671 ms on the wire. Stage 1 enters first (at t1):
+  // reduce 3 -> 1 at t1, then stage 0's 2 -> 0 queues behind it on B -> A; the broadcasts
+  // 1 -> 3 and 0 -> 2 likewise on A -> B. So stage 1 lasts 2T + 20 ms, and stage 0 ends at
+  // t1 + 3T + 20 ms, where alone it would last 2T + 20 ms too.
+  sched::Params p;
+  p.ranks = 2;
+  p.microbatches = 2;
+  const sched::Schedule s = sched::generate("1f1b", p);
+  auto c = sim::constant_costs(2, kMs, 2 * kMs, 0, 1000);
+  c.allreduce_ns = 5 * kMs;
+  c.grad_bytes = {8 << 20, 8 << 20};
+  const auto lan = sim::LinkModel::uniform(2, {kMs, 0});
+  sim::WorkerModel w;
+  w.iteration_barrier = false;
+  w.replicas = 2;
+  w.world = sim::LinkModel::dcs({0, 0, 1, 1}, {10 * kMs, 1e8}, {kMs, 0});
+  auto allreduces = [&](const sim::WorkerModel& m) {
+    std::vector<std::pair<int64_t, int64_t>> at(2, {-1, -1});  // per stage: start, end
+    for (const auto& e : sim::simulate_iteration(s, c, lan, m).events)
+      if (e.kind == Kind::ALLREDUCE) at[e.stage] = {e.start_ns, e.end_ns};
+    return at;
+  };
+  // Without dp_links: the cost model's time.
+  for (const auto& [start, end] : allreduces(w)) EXPECT_EQ(end - start, 5 * kMs);
+  w.dp_links = w.world;
+  const auto at = allreduces(w);
+  const int64_t T = (8 << 20) * 8 * 10;  // ns at 100 Mbit/s
+  const int64_t t1 = at[1].first, t0 = at[0].first;
+  ASSERT_LT(t1, t0);
+  EXPECT_EQ(at[1].second - t1, 2 * T + 20 * kMs);
+  EXPECT_EQ(at[0].second, t1 + 3 * T + 20 * kMs);
+}
