@@ -65,8 +65,8 @@ std::vector<double> parse_ping_rtts(const std::string& out) {
   return v;
 }
 
-RttStats ping(const std::string& net, const std::string& from, const std::string& to_ip, int count,
-              double interval_ms) {
+std::vector<double> ping_rtts(const std::string& net, const std::string& from,
+                              const std::string& to_ip, int count, double interval_ms) {
   std::vector<std::string> argv{
       "ping", "-n", "-c", std::to_string(count), "-i", format_general(interval_ms / 1000.0),
       "-W",   "2",  to_ip};
@@ -75,7 +75,12 @@ RttStats ping(const std::string& net, const std::string& from, const std::string
                              std::chrono::milliseconds(static_cast<long>(budget_ms)));
   if (r.exit_code != 0 && r.exit_code != 1)  // 1 = some replies missing, still measured
     throw std::runtime_error(fmt::format("ping {} -> {} failed: {}", from, to_ip, r.err));
-  return summarize_rtts(parse_ping_rtts(r.out), count);
+  return parse_ping_rtts(r.out);
+}
+
+RttStats ping(const std::string& net, const std::string& from, const std::string& to_ip, int count,
+              double interval_ms) {
+  return summarize_rtts(ping_rtts(net, from, to_ip, count, interval_ms), count);
 }
 
 TcpResult tcp_goodput(const std::string& net, const std::string& from, const std::string& to,
