@@ -10,16 +10,13 @@
 #include <stdexcept>
 #include <thread>
 
+#include "common/number_text.h"
 #include "harness/process/process.h"
 
 namespace xdc::check {
 namespace {
 
 constexpr int kIperfPort = 5201;
-
-std::string fmt_num(double v) {
-  return fmt::format("{:g}", v);
-}
 
 // Runs an iperf3 client against a one-shot server in `to`; retries while the server
 // is still starting. Returns iperf3's JSON report.
@@ -68,23 +65,29 @@ std::vector<double> parse_ping_rtts(const std::string& out) {
   return v;
 }
 
-RttStats ping(const std::string& net, const std::string& from, const std::string& to_ip, int count,
-              double interval_ms) {
+std::vector<double> ping_rtts(const std::string& net, const std::string& from,
+                              const std::string& to_ip, int count, double interval_ms) {
   std::vector<std::string> argv{
-      "ping", "-n", "-c", std::to_string(count), "-i", fmt_num(interval_ms / 1000.0),
+      "ping", "-n", "-c", std::to_string(count), "-i", format_general(interval_ms / 1000.0),
       "-W",   "2",  to_ip};
   double budget_ms = count * interval_ms + 5000;
   proc::Result r = proc::run(proc::in_host(net, from, argv),
                              std::chrono::milliseconds(static_cast<long>(budget_ms)));
   if (r.exit_code != 0 && r.exit_code != 1)  // 1 = some replies missing, still measured
     throw std::runtime_error(fmt::format("ping {} -> {} failed: {}", from, to_ip, r.err));
-  return summarize_rtts(parse_ping_rtts(r.out), count);
+  return parse_ping_rtts(r.out);
+}
+
+RttStats ping(const std::string& net, const std::string& from, const std::string& to_ip, int count,
+              double interval_ms) {
+  return summarize_rtts(ping_rtts(net, from, to_ip, count, interval_ms), count);
 }
 
 TcpResult tcp_goodput(const std::string& net, const std::string& from, const std::string& to,
                       const std::string& to_ip, double seconds, double omit_s,
                       const std::string& congestion, int flows) {
-  std::vector<std::string> args{"-c", to_ip, "-t", fmt_num(seconds), "-O", fmt_num(omit_s)};
+  std::vector<std::string> args{
+      "-c", to_ip, "-t", format_general(seconds), "-O", format_general(omit_s)};
   if (!congestion.empty()) args.insert(args.end(), {"-C", congestion});
   if (flows > 1) args.insert(args.end(), {"-P", std::to_string(flows)});
   auto j = iperf(net, from, to, args, seconds + omit_s);
@@ -101,7 +104,7 @@ UdpLoss udp_loss(const std::string& net, const std::string& from, const std::str
   auto j = iperf(net, from, to,
                  // A large receive buffer: a busy core must not turn into socket drops.
                  {"-c", to_ip, "-u", "-w", "2M", "-l", std::to_string(size), "-b",
-                  fmt_num(rate_mbit) + "M", "-k", std::to_string(packets)},
+                  format_general(rate_mbit) + "M", "-k", std::to_string(packets)},
                  packets * size * 8 / (rate_mbit * 1e6));
   UdpLoss r;
   const auto& sum = j.at("end").at("sum");

@@ -19,6 +19,9 @@ std::vector<double> parse_ping_rtts(const std::string& ping_output);
 // `count` pings every `interval_ms` from `from` to `to_ip` (network `net`).
 RttStats ping(const std::string& net, const std::string& from, const std::string& to_ip, int count,
               double interval_ms);
+// The same pings' round trips (ms), one per reply, in the order they came.
+std::vector<double> ping_rtts(const std::string& net, const std::string& from,
+                              const std::string& to_ip, int count, double interval_ms);
 
 struct TcpResult {
   double goodput_mbit = 0;  // receiver side, after the omitted slow-start seconds

@@ -4,7 +4,8 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
-#include <cstdio>
+
+#include "common/number_text.h"
 
 namespace xdc {
 namespace {
@@ -52,9 +53,7 @@ Parsed<T> fail(std::string expected) {
 }
 
 std::string trim_number(double v, int decimals) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
-  std::string s = buf;
+  std::string s = format_fixed(v, decimals);
   if (s.find('.') != std::string::npos) {
     while (s.back() == '0') s.pop_back();
     if (s.back() == '.') s.pop_back();

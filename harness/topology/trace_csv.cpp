@@ -5,6 +5,7 @@
 #include <cmath>
 #include <fstream>
 
+#include "common/number_text.h"
 #include "harness/common/units.h"
 #include "harness/topology/parse.h"
 
@@ -23,9 +24,8 @@ double field(const std::string& path, int line, int col, const std::string& text
   auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
   if (s.empty() || ec != std::errc() || end != s.data() + s.size() || !std::isfinite(v) ||
       v < min || v > max) {
-    char range[96];
-    std::snprintf(range, sizeof range, "a number in %g..%g", min, max);
-    throw InputError({path, line, col}, name + ": expected " + range + ", got \"" + s + "\"");
+    throw InputError({path, line, col}, name + ": expected a number in " + format_general(min) +
+                                            ".." + format_general(max) + ", got \"" + s + "\"");
   }
   return v;
 }

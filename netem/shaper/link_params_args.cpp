@@ -1,17 +1,17 @@
 #include "netem/shaper/link_params_args.h"
 
-#include <cstdio>
 #include <cstdlib>
 #include <stdexcept>
+
+#include "common/number_text.h"
 
 namespace xdc::netem {
 
 namespace {
 
-std::string num(double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.17g", v);
-  return buf;
+// Reads back as the same double (the delay line parses its arguments).
+std::string exact(double v) {
+  return format_general(v, 17);
 }
 
 const char* loss_name(LossModel::Kind k) {
@@ -49,18 +49,18 @@ std::vector<std::string> to_args(const LinkParams& p) {
       "--delay-us=" + std::to_string(p.delay_us),
       "--jitter-us=" + std::to_string(p.jitter_us),
       std::string("--jitter-dist=") + to_string(p.jitter_dist),
-      "--jitter-corr=" + num(p.jitter_correlation_pct),
+      "--jitter-corr=" + exact(p.jitter_correlation_pct),
       std::string("--loss-model=") + loss_name(p.loss.kind),
-      "--loss-p=" + num(p.loss.p_pct),
-      "--loss-corr=" + num(p.loss.correlation_pct),
-      "--loss-r=" + num(p.loss.r_pct),
-      "--loss-h=" + num(p.loss.h_pct),
-      "--loss-k=" + num(p.loss.k_pct),
+      "--loss-p=" + exact(p.loss.p_pct),
+      "--loss-corr=" + exact(p.loss.correlation_pct),
+      "--loss-r=" + exact(p.loss.r_pct),
+      "--loss-h=" + exact(p.loss.h_pct),
+      "--loss-k=" + exact(p.loss.k_pct),
       "--rate-bps=" + std::to_string(p.rate_bps),
       "--queue-pkts=" + std::to_string(p.queue_pkts),
-      "--duplicate=" + num(p.duplicate_pct),
-      "--reorder=" + num(p.reorder_pct),
-      "--corrupt=" + num(p.corrupt_pct),
+      "--duplicate=" + exact(p.duplicate_pct),
+      "--reorder=" + exact(p.reorder_pct),
+      "--corrupt=" + exact(p.corrupt_pct),
   };
 }
 

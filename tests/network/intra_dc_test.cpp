@@ -8,8 +8,14 @@
 #include "harness/check/probes.h"
 #include "harness/network/state.h"
 #include "tests/network/network_fixture.h"
+#include "tests/network/round_trip_base.h"
 
 namespace {
+
+using xdc::testing::median_bounds;
+using xdc::testing::RoundTrips;
+using xdc::testing::within;
+using xdc::testing::zero_delay_base;
 
 class IntraDcDelay : public xdc::testing::NetworkTest {
  protected:
@@ -21,14 +27,23 @@ TEST_F(IntraDcDelay, RoundTripsCarryTheFabricDelay) {
   auto state = xdc::net::load_state("intrad");
   ASSERT_TRUE(state);
   ASSERT_EQ(state->fabric.size(), 2u);
-  // 2 ms each way inside the DC; bounds as for WAN links: max(0.2 ms, 2%) above, and the
-  // delay line never releases early by more than its learnt wake-up advance.
-  auto in_dc = xdc::check::ping("intrad", "east-h1", state->find_host("east-h2")->data_ip, 20, 50);
-  EXPECT_EQ(in_dc.received, 20);
-  EXPECT_NEAR(in_dc.median_ms, 4.0, 0.3);
+  // Each round trip is held to its delays plus this machine's base round trip on the same
+  // path, measured with the same pings and every delay, fabric and WAN, at 0
+  // (tests/common/round_trip.h).
+  auto pings = [&](const std::string& to) {
+    return [&, to] {
+      return xdc::check::ping_rtts("intrad", "east-h1", state->find_host(to)->data_ip, 20, 50);
+    };
+  };
+  // 2 ms each way inside the DC.
+  const RoundTrips in_dc(pings("east-h2")());
+  EXPECT_EQ(in_dc.size(), 20u);
+  const RoundTrips in_dc_base = zero_delay_base("intrad", pings("east-h2"));
+  EXPECT_TRUE(within("east-h1->east-h2 median", in_dc.median(), median_bounds({2, 2}, in_dc_base)));
   // 10 ms each way across the WAN plus the fabric of the receiving DC each way.
-  auto wan = xdc::check::ping("intrad", "east-h1", state->find_host("w1")->data_ip, 20, 50);
-  EXPECT_NEAR(wan.median_ms, 24.0, 0.5);
+  const RoundTrips wan(pings("w1")());
+  const RoundTrips wan_base = zero_delay_base("intrad", pings("w1"));
+  EXPECT_TRUE(within("east-h1->w1 median", wan.median(), median_bounds({10, 2, 10, 2}, wan_base)));
 }
 
 }  // namespace

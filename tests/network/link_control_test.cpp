@@ -20,6 +20,7 @@
 #include "harness/network/state.h"
 #include "netem/nl/netns.h"
 #include "tests/network/network_fixture.h"
+#include "tests/network/round_trip_base.h"
 
 namespace xdc::testing {
 namespace {
@@ -36,13 +37,23 @@ const net::ShapedLink& link_of(const net::NetworkState& s, const std::string& fr
   throw std::runtime_error("no link " + from + "->" + to);
 }
 
+// Round trips (ms) of `count` pings `interval_ms` apart from `from` to host `to` of `net`.
+std::vector<double> ping_rtts(const std::string& net, const std::string& from,
+                              const std::string& to, int count, double interval_ms) {
+  auto s = net::load_state(net);
+  return check::ping_rtts(net, from, s->find_host(to)->data_ip, count, interval_ms);
+}
+
+// Round trips are held to the configured delays plus this machine's base round trip on
+// the same path (tests/common/round_trip.h), measured with the same pings and the
+// delays at 0.
 class LinkPair : public NetworkTest {
  protected:
   LinkPair() : NetworkTest("tests/network/shaped-pair.yaml", "lnkpair") {}
-  double rtt_ms() {
-    auto s = net::load_state(name_);
-    auto r = check::ping(name_, "e1", s->find_host("w1")->data_ip, 10, 20);
-    return r.received ? r.median_ms : -1;
+  std::vector<double> rtts() { return ping_rtts(name_, "e1", "w1", 10, 20); }
+  double median_rtt_ms() { return RoundTrips(rtts()).median(); }
+  RoundTrips base() {
+    return zero_delay_base(name_, [&] { return rtts(); });
   }
   int received(int count) {
     auto s = net::load_state(name_);
@@ -51,14 +62,15 @@ class LinkPair : public NetworkTest {
 };
 
 TEST_F(LinkPair, SetChangesOnlyWhatItNamesInPlaceAndLogsIt) {
-  // 15 ms east->west + 25 ms back: 40 ms.
-  EXPECT_NEAR(rtt_ms(), 40, 1.5);
+  const RoundTrips base = this->base();
+  EXPECT_TRUE(within("e1->w1 as built", median_rtt_ms(), median_bounds({15, 25}, base)));
   auto before = net::load_state(name_);
   pid_t delayline = link_of(*before, "east", "west").record.value("delayline_pid", 0);
   auto r = run_xdc(
       {"link", "set", name_, "east", "west", "--direction", "east->west", "--delay", "40ms"});
   ASSERT_EQ(r.rc, 0) << r.out;
-  EXPECT_NEAR(rtt_ms(), 65, 1.5);
+  EXPECT_TRUE(
+      within("e1->w1 after east->west 40ms", median_rtt_ms(), median_bounds({40, 25}, base)));
   auto s = net::load_state(name_);
   const auto& ew = link_of(*s, "east", "west");
   EXPECT_EQ(ew.configured.delay_us, 40'000u);
@@ -84,6 +96,7 @@ TEST_F(LinkPair, SetChangesOnlyWhatItNamesInPlaceAndLogsIt) {
 
 TEST_F(LinkPair, DownDropsEverythingAndUpRestores) {
   ASSERT_EQ(received(5), 5);
+  const RoundTrips base = this->base();
   auto r = run_xdc({"link", "down", name_, "east", "west"});
   ASSERT_EQ(r.rc, 0) << r.out;
   EXPECT_EQ(received(10), 0);
@@ -95,7 +108,8 @@ TEST_F(LinkPair, DownDropsEverythingAndUpRestores) {
   EXPECT_EQ(j["links"][0]["loss_drops"].get<uint64_t>(), 0u) << "the link has no loss";
   r = run_xdc({"link", "up", name_, "east", "west"});
   ASSERT_EQ(r.rc, 0) << r.out;
-  EXPECT_NEAR(rtt_ms(), 40, 1.5) << "up restores the parameters";
+  EXPECT_TRUE(within("e1->w1 after up (up restores the parameters)", median_rtt_ms(),
+                     median_bounds({15, 25}, base)));
   show = run_xdc({"link", "show", name_, "--json"});
   j = nlohmann::json::parse(show.out.substr(show.out.find('{')));
   EXPECT_GE(j["links"][0]["down_drops"].get<uint64_t>(), 10u) << "kept after the cut";
@@ -178,8 +192,10 @@ TEST_F(LinkChain, SetShapesALinkThatWasUnshaped) {
   ASSERT_EQ(r.rc, 0) << r.out;
   auto s = net::load_state(name_);
   EXPECT_NE(link_of(*s, "east", "west").backend, "none");
-  auto ping = check::ping(name_, "east-h1", s->find_host("w1")->data_ip, 10, 20);
-  EXPECT_NEAR(ping.median_ms, 40, 1.5);
+  auto rtts = [&] { return ping_rtts(name_, "east-h1", "w1", 10, 20); };
+  const RoundTrips base = zero_delay_base(name_, rtts);
+  EXPECT_TRUE(within("east-h1->w1 after set 20ms", RoundTrips(rtts()).median(),
+                     median_bounds({20, 20}, base)));
 }
 
 class LinkDilated : public NetworkTest {
@@ -203,8 +219,11 @@ TEST_F(LinkDilated, ChangesAreGivenUndilatedAndAppliedDilated) {
   ASSERT_EQ(events.size(), 2u);
   EXPECT_EQ(events[0]["params"]["delay_us"], 8000) << "the log is undilated";
   EXPECT_EQ(events[0]["params"]["rate_bps"], 500'000'000);
-  auto ping = check::ping(name_, "e1", s->find_host("w1")->data_ip, 5, 50);
-  EXPECT_NEAR(ping.median_ms, 2 * 80, 2) << "as built: 80 ms each way";
+  // As built: 80 ms each way.
+  auto rtts = [&] { return ping_rtts(name_, "e1", "w1", 5, 50); };
+  const RoundTrips base = zero_delay_base(name_, rtts);
+  EXPECT_TRUE(within("e1->w1 after set 8ms x 10", RoundTrips(rtts()).median(),
+                     median_bounds({80, 80}, base)));
 }
 
 // Dilation stretches TCP's minimum RTO with the round trip (the hosts' route rto_min,

@@ -17,6 +17,7 @@
 #include "harness/network/teardown.h"
 #include "harness/process/process.h"
 #include "tests/network/leftovers.h"
+#include "tests/network/round_trip_base.h"
 
 using xdc::testing::leftovers;
 using xdc::testing::run_xdc;
@@ -92,14 +93,27 @@ TEST(Mininet, BuildsTheTopologyXdcMeasuresAndDownLeavesNothing) {
   EXPECT_EQ(run_xdc({"exec", "--name", "tmn", "w2", "--", "hostname"}).out, "w2\n");
   // Round trips as configured. Every packet crosses the fabric (1 ms, on the gateway's
   // lan0 egress) of the DC it is delivered in, once: inside a DC 2 x 1 ms; east->west
-  // 2 x (10 + 1) ms; east->eu, routed through west, 2 x (10 + 5 + 1) ms.
-  auto wan = xdc::check::ping("tmn", "east-h1", "10.1.1.1", 20, 50);
-  auto far = xdc::check::ping("tmn", "east-h1", "10.1.2.1", 20, 50);
-  auto dc = xdc::check::ping("tmn", "east-h1", "10.1.0.2", 20, 50);
-  EXPECT_EQ(wan.received, 20);
-  EXPECT_NEAR(wan.min_ms, 22, 1.0);
-  EXPECT_NEAR(far.min_ms, 32, 1.0);
-  EXPECT_NEAR(dc.min_ms, 2, 0.5);
+  // 2 x (10 + 1) ms; east->eu, routed through west, 2 x (10 + 5 + 1) ms. Each median is
+  // held to its delays plus this machine's base round trip on the same path, measured
+  // with the same pings and every delay at 0 (tests/common/round_trip.h).
+  struct Path {
+    std::string what, to_ip;
+    std::vector<double> waits_ms;
+  };
+  for (const Path& p : {Path{"east-h1->w1", "10.1.1.1", {10, 1, 10, 1}},
+                        Path{"east-h1->eu-h1", "10.1.2.1", {10, 5, 1, 5, 10, 1}},
+                        Path{"east-h1->east-h2", "10.1.0.2", {1, 1}}}) {
+    try {  // xdc down below runs either way
+      auto pings = [&] { return xdc::check::ping_rtts("tmn", "east-h1", p.to_ip, 20, 50); };
+      const xdc::testing::RoundTrips shaped(pings());
+      EXPECT_EQ(shaped.size(), 20u) << p.what;
+      const auto base = xdc::testing::zero_delay_base("tmn", pings);
+      EXPECT_TRUE(xdc::testing::within(p.what + " median", shaped.median(),
+                                       xdc::testing::median_bounds(p.waits_ms, base)));
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << p.what << ": " << e.what();
+    }
+  }
   auto down = run_xdc({"down", "tmn"});
   EXPECT_EQ(down.rc, 0) << down.out;
   EXPECT_EQ(left_of("tmn", s), "");

@@ -5,21 +5,26 @@
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <chrono>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <thread>
 
+#include "harness/check/probes.h"
 #include "harness/network/state.h"
 #include "netem/nl/netns.h"
-#include "tests/network/leftovers.h"
+#include "tests/network/network_fixture.h"
+#include "tests/network/round_trip_base.h"
 
-using xdc::testing::leftovers;
+using xdc::testing::median_bounds;
+using xdc::testing::RoundTrips;
 using xdc::testing::run_xdc;
+using xdc::testing::sample_bounds;
+using xdc::testing::within;
+using xdc::testing::zero_delay_base;
 using Clock = std::chrono::steady_clock;
 
 namespace {
@@ -34,20 +39,13 @@ int socket_in(const std::string& ns) {
   return socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 }
 
-class ShapedPair : public ::testing::Test {
+class ShapedPair : public xdc::testing::NetworkTest {
  protected:
-  void SetUp() override {
-    auto up = run_xdc({"up", "tests/network/shaped-pair.yaml", "--name", "tcp"});
-    ASSERT_EQ(up.rc, 0) << up.out;
-  }
-  void TearDown() override {
-    run_xdc({"down", "tcp"});
-    EXPECT_TRUE(leftovers("tcp").empty());
-  }
+  ShapedPair() : NetworkTest("tests/network/shaped-pair.yaml", "tcp") {}
 };
 
 // One-byte request/response round trips on a connected socket, each sent `idle` after the
-// previous answer (zero: back to back), in ms, sorted.
+// previous answer (zero: back to back), in ms; empty when the connection fails.
 std::vector<double> round_trips(int fd, int n, std::chrono::milliseconds idle) {
   std::vector<double> rtts;
   for (int i = 0; i < n; ++i) {
@@ -57,39 +55,14 @@ std::vector<double> round_trips(int fd, int n, std::chrono::milliseconds idle) {
     if (write(fd, &b, 1) != 1 || read(fd, &b, 1) != 1) return {};
     rtts.push_back(ms_since(t0));
   }
-  std::sort(rtts.begin(), rtts.end());
   return rtts;
 }
 
-// How late a timer with the delay line's 1 ns slack (netem/delayline/main.cpp) fires after
-// `sleep` of idle, the median of `n`, in ms: what each of the delay line's waits adds.
-double timer_lateness_ms(std::chrono::microseconds sleep, int n) {
-  std::vector<double> late;
-  std::thread t([&] {
-    prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
-    for (int i = 0; i < n; ++i) {
-      const auto t0 = Clock::now();
-      std::this_thread::sleep_until(t0 + sleep);
-      late.push_back(ms_since(t0) - std::chrono::duration<double, std::milli>(sleep).count());
-    }
-  });
-  t.join();
-  std::sort(late.begin(), late.end());
-  return late[late.size() / 2];
-}
-
-// The shaped round trip is the configured 40 ms plus what this machine adds to a round
-// trip on this path, which is measured here rather than assumed (a fixed +-1 ms failed on
-// an idle 2-core machine at 41.1 ms):
-//  - base: the same connection with both directions' delay set to 0 (the delay line
-//    still relays every packet), each request after 40 ms of idle, so that every wake-up
-//    on the way costs what it costs between the shaped requests;
-//  - late: the delay line's two waits (15 ms there, 25 ms back), which base has not, each
-//    as late as a timer fires here after that much idle.
-// Median shaped - median base must be within a of 40 below, where a = max(0.2 ms, 2%) is
-// xdc check's acceptance (a delay line never delivers early), and within a + late +
-// spread above, spread = base p90 - base median (the noise of a median of this many
-// samples is below it). The handshake, one sample, gets the base's whole range.
+// The shaped round trip is held to the configured 15 + 25 ms plus what this machine adds
+// to a round trip on this path, measured here (tests/common/round_trip.h): the base is
+// the same connection with the delays at 0 (the delay lines still relay every packet),
+// each request after 40 ms of idle, so that every wake-up on the way costs what it costs
+// between the shaped requests. The handshake, one sample, gets the base's whole range.
 TEST_F(ShapedPair, TcpConnectionShowsTheConfiguredRoundTrip) {
   auto state = xdc::net::load_state("tcp");
   ASSERT_TRUE(state);
@@ -117,31 +90,23 @@ TEST_F(ShapedPair, TcpConnectionShowsTheConfiguredRoundTrip) {
   const double handshake_ms = ms_since(t0);
   const int n = 21;
   const std::vector<double> shaped = round_trips(cli, n, std::chrono::milliseconds(0));
-  auto zero = run_xdc({"link", "set", "tcp", "east", "west", "--delay", "0ms"});
-  ASSERT_EQ(zero.rc, 0) << zero.out;
-  const std::vector<double> base = round_trips(cli, n, std::chrono::milliseconds(40));
+  std::optional<RoundTrips> base;
+  try {  // the echo thread is joined either way
+    base =
+        zero_delay_base("tcp", [&] { return round_trips(cli, n, std::chrono::milliseconds(40)); });
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << "base round trips: " << e.what();
+  }
   close(cli);
   echo.join();
   close(srv);
   ASSERT_EQ(shaped.size(), size_t(n));
-  ASSERT_EQ(base.size(), size_t(n));
-  const double late_ms = timer_lateness_ms(std::chrono::milliseconds(15), 11) +
-                         timer_lateness_ms(std::chrono::milliseconds(25), 11);
-
-  const double configured_ms = 15 + 25;
-  const double accept_ms = std::max(0.2, 0.02 * configured_ms);
-  const double base_ms = base[n / 2], spread_ms = base[n * 9 / 10] - base_ms;
-  const double rtt_ms = shaped[n / 2] - base_ms;
-  std::printf(
-      "tcp e1->w1 (configured %.0f): request/response median %.3f ms - base %.3f ms = %.3f ms; "
-      "handshake %.3f ms; base p90 - median %.3f ms, base range %.3f..%.3f ms, timer "
-      "lateness (15 + 25 ms) %.3f ms\n",
-      configured_ms, shaped[n / 2], base_ms, rtt_ms, handshake_ms, spread_ms, base.front(),
-      base.back(), late_ms);
-  EXPECT_GE(rtt_ms, configured_ms - accept_ms) << "request/response median";
-  EXPECT_LE(rtt_ms, configured_ms + accept_ms + late_ms + spread_ms) << "request/response median";
-  EXPECT_GE(handshake_ms, configured_ms + base.front() - accept_ms) << "SYN -> SYN/ACK";
-  EXPECT_LE(handshake_ms, configured_ms + base.back() + accept_ms + late_ms) << "SYN -> SYN/ACK";
+  ASSERT_TRUE(base && base->size() == size_t(n));
+  const std::vector<double> waits_ms = {15, 25};
+  EXPECT_TRUE(within("tcp e1->w1 request/response median", RoundTrips(shaped).median(),
+                     median_bounds(waits_ms, *base)));
+  EXPECT_TRUE(within("tcp e1->w1 handshake (SYN -> SYN/ACK)", handshake_ms,
+                     sample_bounds(waits_ms, *base)));
 }
 
 TEST_F(ShapedPair, CheckMeasuresBothDirectionsAsConfigured) {
@@ -155,11 +120,19 @@ TEST_F(ShapedPair, CheckMeasuresBothDirectionsAsConfigured) {
   ASSERT_FALSE(j.is_discarded()) << r.out;
   EXPECT_EQ(r.rc, 0) << r.out;
   ASSERT_EQ(j["links"].size(), 2u);
+  auto state = xdc::net::load_state("tcp");
+  ASSERT_TRUE(state);
   for (auto& l : j["links"]) {
     EXPECT_TRUE(l["ok"].get<bool>()) << l.dump(2);
-    EXPECT_NEAR(
-        l["measured"]["rtt_median_ms"].get<double>() - l["measured"]["base_rtt_ms"].get<double>(),
-        40.0, 0.8);
+    // The check's round trip against this test's own base, measured with the check's
+    // pings (100, 10 ms apart) on the same path with the delays at 0.
+    const std::string src = l["hosts"][0], dst = l["hosts"][1];
+    const RoundTrips base = zero_delay_base("tcp", [&] {
+      return xdc::check::ping_rtts("tcp", src, state->find_host(dst)->data_ip, 100, 10);
+    });
+    EXPECT_TRUE(within("check " + src + "->" + dst + " RTT median",
+                       l["measured"]["rtt_median_ms"].get<double>(),
+                       median_bounds({15, 25}, base)));
     double goodput = l["measured"]["goodput_mbit"].get<double>();
     EXPECT_GE(goodput, 92.0);
     EXPECT_LE(goodput, 101.0);

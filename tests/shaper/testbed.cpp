@@ -16,7 +16,6 @@
 #include <cerrno>
 #include <chrono>
 #include <cmath>
-#include <cstdio>
 #include <cstring>
 #include <nlohmann/json.hpp>
 #include <numeric>
@@ -26,6 +25,7 @@
 #include <system_error>
 #include <thread>
 
+#include "common/number_text.h"
 #include "netem/nl/netns.h"
 #include "netem/shaper/run.h"
 
@@ -34,12 +34,6 @@ extern char** environ;
 namespace xdc::testbed {
 
 namespace {
-
-std::string fmt_double(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.6f", v);
-  return buf;
-}
 
 // A background program (iperf3 server) in a namespace; killed and reaped on destruction.
 class Background {
@@ -154,8 +148,8 @@ PingResult ping(const std::string& netns, const std::string& ip, int count, doub
   // the wait for the last replies; `timeout` bounds the whole run.
   netem::RunResult r =
       netem::run_argv({"timeout", std::to_string(static_cast<int>(std::ceil(deadline_s))), "ping",
-                       "-n", "-c", std::to_string(count), "-i", fmt_double(interval_s), "-W", "2",
-                       "-s", std::to_string(payload_bytes), ip},
+                       "-n", "-c", std::to_string(count), "-i", format_fixed(interval_s, 6), "-W",
+                       "2", "-s", std::to_string(payload_bytes), ip},
                       netns);
   PingResult res;
   res.output = r.output;

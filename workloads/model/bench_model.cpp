@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "common/number_text.h"
 #include "workloads/model/data.h"
 #include "workloads/model/local_model.h"
 
@@ -278,9 +279,7 @@ int main(int argc, char** argv) {
 
   std::string json = "{\n";
   auto field = [&](const char* k, double v, int prec = 1) {
-    char buf[128];
-    std::snprintf(buf, sizeof buf, "  \"%s\": %.*f,\n", k, prec, v);
-    json += buf;
+    json += std::string("  \"") + k + "\": " + xdc::format_fixed(v, prec) + ",\n";
   };
   field("tokens_per_s_1t", r1.tokens_per_s);
   field("tokens_per_s_2t", r2.tokens_per_s);

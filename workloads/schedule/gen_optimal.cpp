@@ -29,11 +29,11 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <cstdio>
 #include <cstdlib>
 #include <stdexcept>
 #include <string>
 
+#include "common/number_text.h"
 #include "workloads/schedule/generators.h"
 #include "workloads/schedule/greedy.h"
 
@@ -45,14 +45,10 @@ namespace xdc::sched {
 
 namespace {
 std::string num(double x) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.6g", x);
-  return buf;
+  return format_general(x);
 }
 std::string pct(double x) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f%%", 100 * x);
-  return buf;
+  return format_fixed(100 * x, 1) + "%";
 }
 
 #ifdef XDC_HAVE_CBC

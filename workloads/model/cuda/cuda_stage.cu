@@ -37,25 +37,32 @@ int blocks_for(int64_t n) {
 }
 
 // ---------------------------------------------------------------------------- reductions
-__device__ float warp_sum(float v) {
-  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-  return v;
-}
-__device__ float warp_max(float v) {
-  for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+// A reduction's operation and its identity (what a lane without a value contributes).
+struct SumOp {
+  __device__ static float identity() { return 0.f; }
+  __device__ static float apply(float a, float b) { return a + b; }
+};
+struct MaxOp {
+  __device__ static float identity() { return -INFINITY; }
+  __device__ static float apply(float a, float b) { return fmaxf(a, b); }
+};
+template <class Op>
+__device__ float warp_reduce(float v) {
+  for (int o = 16; o > 0; o >>= 1) v = Op::apply(v, __shfl_xor_sync(0xffffffffu, v, o));
   return v;
 }
 // blockDim.x a multiple of 32; every thread gets the result.
-__device__ float block_sum(float v) {
+template <class Op>
+__device__ float block_reduce(float v) {
   __shared__ float part[32];
   __shared__ float total;
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = blockDim.x >> 5;
-  v = warp_sum(v);
+  v = warp_reduce<Op>(v);
   if (lane == 0) part[warp] = v;
   __syncthreads();
   if (warp == 0) {
-    float w = lane < nw ? part[lane] : 0.f;
-    w = warp_sum(w);
+    float w = lane < nw ? part[lane] : Op::identity();
+    w = warp_reduce<Op>(w);
     if (lane == 0) total = w;
   }
   __syncthreads();
@@ -63,22 +70,11 @@ __device__ float block_sum(float v) {
   __syncthreads();
   return r;
 }
+__device__ float block_sum(float v) {
+  return block_reduce<SumOp>(v);
+}
 __device__ float block_max(float v) {
-  __shared__ float part[32];
-  __shared__ float total;
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = blockDim.x >> 5;
-  v = warp_max(v);
-  if (lane == 0) part[warp] = v;
-  __syncthreads();
-  if (warp == 0) {
-    float w = lane < nw ? part[lane] : -INFINITY;
-    w = warp_max(w);
-    if (lane == 0) total = w;
-  }
-  __syncthreads();
-  const float r = total;
-  __syncthreads();
-  return r;
+  return block_reduce<MaxOp>(v);
 }
 
 // ---------------------------------------------------------------------------- kernels

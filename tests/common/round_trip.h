@@ -1,0 +1,80 @@
+#pragma once
+// The one way a test bounds a shaped round trip: by its configured delays and what this
+// machine adds to a round trip, measured in the same test rather than assumed.
+//
+// A shaped path's round trip is the sum of its delay stages' waits (configured) plus what
+// the same path costs here with every delay at 0 (base: zero_delay_base, the delay lines
+// still relaying every packet). A delay stage never releases a packet early by more than
+// xdc check's acceptance, and a late timer only adds, so a median round trip is held to
+//   low  = configured + base median - accept
+//   high = configured + base median + accept + late + spread
+//   accept = max(0.2 ms, 2% of configured): xdc check's acceptance (harness/check/
+//            link_check.cpp; a delay line may release a packet by its learnt wake-up
+//            advance early);
+//   late   = how late a timer with the delay line's 1 ns slack fires here after each of
+//            the path's waits, summed (the base has no such waits);
+//   spread = base p90 - base median (the noise of a median of as many samples is below it).
+// One sample (a handshake) is held to the base's whole range instead: base min and base
+// max in place of the median, no spread.
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "netem/shaper/link_params.h"
+#include "netem/shaper/shaper.h"
+
+namespace xdc::testing {
+
+// Round trips (ms) measured on one path, sorted, and their order statistics.
+class RoundTrips {
+ public:
+  explicit RoundTrips(std::vector<double> samples_ms);  // throws when empty
+  double median() const { return at(0.5); }
+  double p90() const { return at(0.9); }
+  double min() const { return samples_.front(); }
+  double max() const { return samples_.back(); }
+  double spread() const { return p90() - median(); }
+  size_t size() const { return samples_.size(); }
+
+ private:
+  double at(double q) const { return samples_[size_t(q * (samples_.size() - 1) + 0.5)]; }
+  std::vector<double> samples_;
+};
+
+// A shaped direction as it runs: what reaches it and the parameters it has now.
+struct ShapedDirection {
+  netem::ShapeRecord record;
+  netem::LinkParams params;
+};
+
+// Runs `probe` with the delay and jitter of each of `dirs` set to 0 in place
+// (netem::reshape_egress: a delay line stays and relays every packet, the rate and the rest
+// stay), then sets each back to its `params`, also when `probe` throws. Returns `probe`'s
+// round trips: the base. An inactive record is passed over.
+RoundTrips zero_delay_base(const std::vector<ShapedDirection>& dirs,
+                           const std::function<std::vector<double>()>& probe);
+
+// The median lateness (ms) of a timer with the delay line's 1 ns slack after each of
+// `waits_ms` of idle, `n` times each, summed over the waits.
+double timer_lateness_ms(const std::vector<double>& waits_ms, int n = 11);
+
+// low = configured + base_low - accept, high = configured + base_high + accept + late + spread.
+struct RoundTripBounds {
+  double configured_ms = 0, accept_ms = 0, late_ms = 0, spread_ms = 0;
+  double base_low_ms = 0, base_high_ms = 0;  // base median and median, or min and max
+  double low_ms = 0, high_ms = 0;
+};
+// For the median of a path whose delay stages hold a packet `waits_ms` in turn (both
+// directions); measures `late` here (timer_lateness_ms).
+RoundTripBounds median_bounds(const std::vector<double>& waits_ms, const RoundTrips& base);
+// For one sample on that path.
+RoundTripBounds sample_bounds(const std::vector<double>& waits_ms, const RoundTrips& base);
+
+// Success when low <= measured_ms <= high. Prints `what`, the figure, the bounds and the
+// measured figures behind them to standard output either way, and fails with the same line.
+::testing::AssertionResult within(const std::string& what, double measured_ms,
+                                  const RoundTripBounds& b);
+
+}  // namespace xdc::testing
