@@ -171,9 +171,10 @@ void build_timelines(const Experiment& e, std::vector<TimedChange> changes, sim:
 namespace {
 
 // The run from new connections (Prediction::run), the steady state's iteration time given.
+// loss_seed: as sim::WorkerModel's (0: random losses evenly spaced).
 RunSeries predict_series(const Plan& p, const SchedulePlan& s, const sim::CostModel& costs,
                          const std::optional<AllReplicas>& all, int64_t launch_to_measured_ns,
-                         int64_t steady_ns) {
+                         int64_t steady_ns, uint64_t loss_seed = 0) {
   const Experiment& e = p.experiment;
   RunSeries out;
   // The launch on the simulated clock: the warmup iterations at their steady-state time.
@@ -230,10 +231,12 @@ RunSeries predict_series(const Plan& p, const SchedulePlan& s, const sim::CostMo
     if (added) timelines(t);
     return true;
   };
+  sim::WorkerModel worker = all ? all->worker : p.worker;
+  worker.loss_seed = loss_seed;
   std::vector<trace::Trace> its =
-      all ? sim::simulate_run(all->schedule, all->costs, p.world_links, all->worker,
+      all ? sim::simulate_run(all->schedule, all->costs, p.world_links, worker,
                               e.warmup + e.iterations, tl)
-          : sim::simulate_run(s.schedule, costs, p.links, p.worker, e.warmup + e.iterations, tl);
+          : sim::simulate_run(s.schedule, costs, p.links, worker, e.warmup + e.iterations, tl);
   if (all)
     for (trace::Trace& t : its)
       for (trace::Event& ev : t.events) ev.stage %= s.schedule.stages;
@@ -297,7 +300,35 @@ Prediction predict(const Plan& p, const SchedulePlan& s, const sim::CostModel& c
   add_tp_records(costs, out.trace);
   if (o.run)
     out.run = predict_series(p, s, costs, all, o.launch_to_measured_ns, out.summary.iteration_ns);
+  if (o.run && o.band_runs > 0 && random_loss(p))
+    for (int k = 1; k <= o.band_runs; ++k) {
+      const RunSeries r = predict_series(p, s, costs, all, o.launch_to_measured_ns,
+                                         out.summary.iteration_ns, static_cast<uint64_t>(k));
+      if (!r.iteration_s.empty())
+        out.band_runs_s.push_back(std::accumulate(r.iteration_s.begin(), r.iteration_s.end(), 0.0) /
+                                  static_cast<double>(r.iteration_s.size()));
+    }
   return out;
+}
+
+std::array<double, 2> Prediction::band_s() const {
+  if (band_runs_s.size() < 2) return {iteration_s(), iteration_s()};
+  std::vector<double> v = band_runs_s;
+  std::sort(v.begin(), v.end());
+  auto at = [&v](double q) {  // linear between order statistics
+    const double x = q * static_cast<double>(v.size() - 1);
+    const auto i = static_cast<size_t>(x);
+    return i + 1 < v.size() ? v[i] + (x - static_cast<double>(i)) * (v[i + 1] - v[i]) : v[i];
+  };
+  return {at(0.05), at(0.95)};
+}
+
+bool random_loss(const Plan& p) {
+  auto lossy = [](const sim::LinkModel& m) {
+    return std::any_of(m.tcp.begin(), m.tcp.end(),
+                       [](const sim::TcpPath& t) { return t.loss > 0; });
+  };
+  return lossy(p.links) || lossy(p.world_links) || lossy(p.worker.dp_links);
 }
 
 }  // namespace xdc::run

@@ -17,6 +17,7 @@
 // keeps changing from one iteration to the next (a lossy WAN's windows tighten as its
 // losses strike; windows and ssthresh settle over several iterations at a small
 // bottleneck queue).
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -45,7 +46,13 @@ struct PredictOptions {
   int64_t launch_to_measured_ns = -1;
   // false: the steady state only (make_plan's prefill placement, `xdc schedule show`).
   bool run = true;
+  // Over a WAN with random loss (random_loss): the run predicted this many times more,
+  // replica k with its losses drawn from seed k (sim::WorkerModel::loss_seed), for the
+  // band the measured mean should fall in (Prediction::band_s). 0: none.
+  int band_runs = 0;
 };
+// The band's replicas for `xdc run` and `xdc simulate`.
+inline constexpr int kBandRuns = 20;
 
 struct Prediction {
   trace::Trace trace;  // the steady-state iteration
@@ -55,7 +62,16 @@ struct Prediction {
   // state's when the run was not predicted or ended before its first).
   double iteration_s() const;
   double steady_iteration_s() const;
+  // Each band replica's predicted mean (PredictOptions::band_runs), and the band: their
+  // 5th to 95th percentile (a 90% band); [iteration_s, iteration_s] without replicas (a
+  // deterministic WAN: zero width).
+  std::vector<double> band_runs_s;
+  std::array<double, 2> band_s() const;
 };
+
+// Whether some path of the plan loses packets at random (random or Gilbert-Elliott loss):
+// where the losses fall then varies from run to run.
+bool random_loss(const Plan& p);
 
 // Schedule `s` of plan `p` predicted with `costs` (its planned costs, or measured ones).
 // Throws std::invalid_argument for a schedule that deadlocks on these links.

@@ -199,6 +199,7 @@ nlohmann::json summary_json(const ScheduleResult& r) {
   nlohmann::json j = {{"schedule", r.schedule},
                       {"ok", r.ok},
                       {"simulated_iteration_s", r.simulated_iteration_s},
+                      {"simulated_band_s", r.simulated_band_s},
                       {"simulated_bubble_ratio", bubble_json(r.simulated_bubble)},
                       {"simulated_costs", r.simulated_costs}};
   if (!r.simulated_transfers.is_null()) j["simulated_transfers"] = r.simulated_transfers;
@@ -211,6 +212,7 @@ nlohmann::json summary_json(const ScheduleResult& r) {
         {{"iterations", r.iteration_s.size()},
          {"iteration_s", r.iteration_s},
          {"iteration_s_mean", r.mean()},
+         {"within_band", r.simulated_band_s[0] <= r.mean() && r.mean() <= r.simulated_band_s[1]},
          {"iteration_s_p50", r.percentile(50)},
          {"iteration_s_p95", r.percentile(95)},
          {"bubble_ratio", bubble_json(r.bubble)},
@@ -340,6 +342,7 @@ void set_simulated(ScheduleResult& r, const Prediction& p, const Plan& plan,
                    const SchedulePlan& sp) {
   r.simulated_iteration_s = p.iteration_s();
   r.simulated_steady_iteration_s = p.steady_iteration_s();
+  r.simulated_band_s = p.band_s();
   r.simulated_bubble = p.summary.bubble;
   r.simulated_series = p.run;
   const Experiment& e = plan.experiment;

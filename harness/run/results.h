@@ -5,6 +5,7 @@
 // iteration time, the three bubble ratios, loss, waits by cause; beside it the
 // simulator's prediction of the same schedule. run_summary_json() writes summary.json
 // (summary_schema.h: its keys, units and sign conventions).
+#include <array>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -47,6 +48,7 @@ struct ScheduleResult {
   // steady state's.
   double simulated_iteration_s = 0;
   double simulated_steady_iteration_s = 0;
+  std::array<double, 2> simulated_band_s{};  // Prediction::band_s (0, 0: not predicted)
   trace::BubbleRatios simulated_bubble;
   std::string simulated_costs;  // "modeled" | "measured compute" | ...
   double tokens_per_s = 0;

@@ -39,7 +39,9 @@ std::vector<ScheduleResult> simulate_plan(const Plan& plan, const std::string& o
     r.ok = true;
     r.simulated_costs = labels[i];
     try {
-      const Prediction p = predict(plan, sp, costs[i]);
+      PredictOptions po;
+      po.band_runs = kBandRuns;
+      const Prediction p = predict(plan, sp, costs[i], po);
       set_simulated(r, p, plan, sp);
       if (o.traces) {
         const fs::path dir = root / sp.choice.name;

@@ -18,7 +18,10 @@
 //   crosspipe} (fractions), loss, waits_s_per_iteration {cause: s}, tokens_per_s, mfu,
 //   series {start_s, wan_bytes, waits_s}, changes [{t_s, what, source}];
 //   simulated_iteration_s (the prediction: predict.h Prediction::iteration_s, the mean of
-//   the predicted run's measured iterations), simulated_steady_iteration_s,
+//   the predicted run's measured iterations), simulated_band_s [low, high] (the 90% band
+//   of that mean over runs whose random losses fall differently, Prediction::band_s; zero
+//   width on a WAN without random loss), within_band (measured runs: iteration_s_mean
+//   inside simulated_band_s), simulated_steady_iteration_s,
 //   simulated_bubble_ratio, simulated_costs, simulated_mfu, simulated_series {iteration_s,
 //   start_s, changes, ended}.
 // Sign conventions: measured_over_simulated = iteration_s_mean / simulated_iteration_s

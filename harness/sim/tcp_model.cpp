@@ -54,6 +54,43 @@ int64_t tcp_retransmit_after(int64_t lost_ns, int64_t up_ns, int64_t rto_ns) {
   return at;
 }
 
+// The gap, in bytes carried, to the next loss on a connection that draws them: a
+// geometric number of segments of mean `period` bytes (splitmix64 into an exponential).
+namespace {
+uint64_t mix64(uint64_t z) {  // splitmix64's finaliser
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+int64_t loss_gap(TcpConn& c, double period) {
+  const uint64_t z = mix64(c.loss_draws += 0x9e3779b97f4a7c15ULL);
+  const double u = (static_cast<double>(z >> 11) + 1.0) / 9007199254740993.0;  // (0, 1]
+  const double segments = std::ceil(-std::log(u) * period / static_cast<double>(kTcpMss));
+  return std::max<int64_t>(1, static_cast<int64_t>(segments)) * kTcpMss;
+}
+
+}  // namespace
+
+uint64_t tcp_loss_stream(uint64_t seed, uint64_t index) {
+  const uint64_t z = mix64(mix64(seed) ^ mix64(index + 0x632be59bd9b4e019ULL));
+  return z | 1;  // never 0 (0: no stream)
+}
+
+int64_t tcp_random_losses(TcpConn& c, const TcpPath& p, int64_t bytes) {
+  if (!(p.loss > 0) || bytes <= 0) return 0;
+  const double period = static_cast<double>(kTcpMss) / std::min(p.loss, 1.0);
+  if (c.loss_draws != 0) {
+    if (c.next_loss < 0) c.next_loss = c.carried + loss_gap(c, period);
+    c.carried += bytes;
+    int64_t lost = 0;
+    for (; c.next_loss <= c.carried; c.next_loss += loss_gap(c, period)) ++lost;
+    return lost;
+  }
+  const auto before = static_cast<int64_t>(static_cast<double>(c.carried) / period);
+  c.carried += bytes;
+  return static_cast<int64_t>(static_cast<double>(c.carried) / period) - before;
+}
+
 namespace {
 
 // CUBIC's reaction to a loss when the window is `w` (tcp_cubic.c's cubictcp_recalc_ssthresh):
@@ -90,16 +127,6 @@ int64_t through_bottleneck(TcpConn& c, const TcpPath& p, int64_t rtt_ns, int64_t
   if (round > room)
     cubic_loss(c, std::max(room, std::min(round, c.cwnd)), kCubicBeta, 1, false, now_ns);
   return c.round_bytes;
-}
-
-// A round of `bytes` over a lossy path: the connection carries them (TcpConn::carried),
-// and one segment in 1/loss is lost; returns how many of this round's were.
-int64_t random_losses(TcpConn& c, const TcpPath& p, int64_t bytes) {
-  if (!(p.loss > 0) || bytes <= 0) return 0;
-  const double period = static_cast<double>(kTcpMss) / std::min(p.loss, 1.0);
-  const auto before = static_cast<int64_t>(static_cast<double>(c.carried) / period);
-  c.carried += bytes;
-  return static_cast<int64_t>(static_cast<double>(c.carried) / period) - before;
 }
 
 // A round that filled the window grows it: slow start up to ssthresh, then as
@@ -172,11 +199,11 @@ int64_t tcp_round(TcpConn& c, const TcpPath& p, int64_t rtt_ns, int64_t now_ns, 
   if (p.queue_bytes > 0 && p.loss_based && round > 0 && n == 1) {  // congestion loss
     const int64_t through = through_bottleneck(c, p, rtt_ns, now_ns, round);
     if (through < round) {
-      random_losses(c, p, through);
+      tcp_random_losses(c, p, through);
       return through;
     }
   }
-  if (const int64_t lost = random_losses(c, p, round); lost > 0) {
+  if (const int64_t lost = tcp_random_losses(c, p, round); lost > 0) {
     // One reduction per round trip (SACK recovery): one of the n connections backs off.
     cubic_loss(c, c.cwnd, 1 - (1 - kCubicBeta) / n, n, true, now_ns);
     c.used_bytes = 0;

@@ -142,7 +142,10 @@ int64_t tcp_slow_start_ns(int64_t bytes, int64_t rtt_ns, double bandwidth_bps);
 inline constexpr int64_t kTcpNever = std::numeric_limits<int64_t>::max() / 4;
 int64_t tcp_retransmit_after(int64_t lost_ns, int64_t up_ns, int64_t rto_ns);
 // Random loss (TcpPath::loss) is met, not capped: one segment in 1/loss of those a
-// connection carries is lost (TcpConn::carried places them, deterministically). A round
+// connection carries is lost. TcpConn::carried places them: evenly spaced (the
+// expectation), or, on a connection with a loss stream (TcpConn::loss_draws), at gaps
+// drawn as the emulator's per-packet Bernoulli loss makes them (geometric, mean 1/loss
+// segments), so that seeded runs spread as measured runs do. A round
 // that meets a loss sets ssthresh and the window to kCubicBeta of the window then (one
 // reduction per round trip, SACK recovery; with n connections, the one that lost), and
 // the lost segment goes again in the next round: a message whose last round meets a loss
@@ -167,8 +170,18 @@ struct TcpConn {
   int64_t round_ns = std::numeric_limits<int64_t>::min();  // the last round with bytes
   int64_t round_bytes = 0;
   int64_t carried = kLongInUse;  // bytes sent so far (random loss: where the next falls)
+  // Drawn loss positions (splitmix64 state; 0: evenly spaced) and where, in carried
+  // bytes, the next drawn loss falls (-1: not drawn yet).
+  uint64_t loss_draws = 0;
+  int64_t next_loss = -1;
   bool operator==(const TcpConn&) const = default;
 };
+
+// Carries `bytes` more on `c` over path `p`: how many segments of them random loss takes.
+int64_t tcp_random_losses(TcpConn& c, const TcpPath& p, int64_t bytes);
+// The start of loss stream `index` of `seed` (TcpConn::loss_draws): streams of different
+// seeds or indices draw independently.
+uint64_t tcp_loss_stream(uint64_t seed, uint64_t index);
 
 // Linux's cwnd restart for a send at `now_ns` (RTO = rtt + rto_min), and records the send.
 void tcp_note_send(TcpConn& c, const TcpPath& p, int64_t rtt_ns, int64_t now_ns);

@@ -473,8 +473,9 @@ std::vector<trace::Trace> simulate_run(const sched::Schedule& s, const CostModel
         std::to_string(tl.world.ranks()) + " ranks, the run " + std::to_string(s.ranks) + " and " +
         std::to_string(it.world_ranks()));
   // At the launch: new connections, no loss met yet.
-  it.history() = LinkState::launch(links);
-  if (w.dp_links.ranks > 0) it.dp_history() = LinkState::launch(w.dp_links);
+  it.history() = LinkState::launch(links, w.loss_seed);
+  if (w.dp_links.ranks > 0)
+    it.dp_history() = LinkState::launch(w.dp_links, w.loss_seed ? ~w.loss_seed : 0);
   std::vector<trace::Trace> out;
   // The state the previous iteration started from (RunTimeline::fixed).
   std::vector<int64_t> prev_offsets;

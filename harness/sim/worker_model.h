@@ -76,6 +76,9 @@ struct WorkerModel {
   // ranks (dp_links: TCP paths): dp_allreduce_ns. Empty (dp_links.ranks 0): ALLREDUCE lasts
   // CostModel::allreduce_ns.
   LinkModel dp_links;
+  // simulate_run: != 0, the connections draw where their random losses fall from
+  // streams of this seed (LinkState::launch); 0, evenly spaced (the expectation).
+  uint64_t loss_seed = 0;
 };
 
 // The ALLREDUCEs of one iteration (trace `t` of schedule `s`, on the iteration's clock;

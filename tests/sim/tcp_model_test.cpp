@@ -695,3 +695,37 @@ TEST(TcpModel, ALoneMessageTakesEveryRoundsTime) {
       EXPECT_TRUE(wire.history()[1] == expected) << c.what << ", " << bytes << " bytes";
     }
 }
+
+TEST(TcpModel, DrawnRandomLossesKeepTheRateAndFallAtGeometricGaps) {
+  // The emulator loses each packet with probability `loss` (per-packet Bernoulli, as the
+  // delay line and netem draw it): the gaps between losses are geometric, mean 1 / loss
+  // packets, sd about the same. Evenly spaced (no stream): exactly one per 1 / loss.
+  xdc::sim::TcpPath p;
+  p.loss = 0.001;
+  constexpr int64_t kSeg = xdc::sim::kTcpMss;
+  xdc::sim::TcpConn even;
+  even.carried = 0;
+  EXPECT_EQ(xdc::sim::tcp_random_losses(even, p, 100'000 * kSeg), 100);
+  std::vector<int64_t> per_run;
+  for (uint64_t seed = 1; seed <= 200; ++seed) {
+    xdc::sim::TcpConn c;
+    c.carried = 0;
+    c.loss_draws = xdc::sim::tcp_loss_stream(seed, 0);
+    int64_t lost = 0;
+    for (int r = 0; r < 1000; ++r) lost += xdc::sim::tcp_random_losses(c, p, 100 * kSeg);
+    per_run.push_back(lost);
+  }
+  // 100000 segments a run: Poisson-like, mean 100, sd ~10.
+  double mean = 0, var = 0;
+  for (int64_t x : per_run) mean += static_cast<double>(x) / 200;
+  for (int64_t x : per_run)
+    var += (static_cast<double>(x) - mean) * (static_cast<double>(x) - mean) / 199;
+  EXPECT_NEAR(mean, 100, 3);             // 4.2 standard errors
+  EXPECT_NEAR(std::sqrt(var), 10, 2.5);  // the runs spread as Bernoulli draws do
+  // The same seed draws the same losses.
+  xdc::sim::TcpConn a, b;
+  a.carried = b.carried = 0;
+  a.loss_draws = b.loss_draws = 7;
+  EXPECT_EQ(xdc::sim::tcp_random_losses(a, p, 50'000 * kSeg),
+            xdc::sim::tcp_random_losses(b, p, 50'000 * kSeg));
+}
