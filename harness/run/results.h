@@ -73,9 +73,9 @@ struct ScheduleResult {
   // When the WAN changes under the run (plan.h's changes_over_time): the run predicted
   // with the same changes (predict.h), per iteration.
   std::optional<RunSeries> simulated_series;
-  // Per world rank: compute busy (PREFILL included) / the measured span (prefill.h).
+  // Per world rank: compute busy (PREFILL included) / the measured span (prefill_results.h).
   std::vector<double> utilisation;
-  nlohmann::json prefill;  // a run with prefill: prefill.h's prefill_json (+ baseline)
+  nlohmann::json prefill;  // a run with prefill: prefill_results.h's prefill_json (+ baseline)
   // Ranks on several machines (RunSpec::clock_check): the largest offset to rank 0's clock
   // that was applied, and the largest residual (the offset measured twice, difference).
   double clock_offset_max_us = -1, clock_residual_us = -1;  // -1: not measured

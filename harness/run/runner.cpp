@@ -32,7 +32,7 @@
 #include "harness/run/environment.h"
 #include "harness/run/plan.h"
 #include "harness/run/predict.h"
-#include "harness/run/prefill.h"
+#include "harness/run/prefill_results.h"
 #include "harness/sim/simulator.h"
 #include "harness/trace/chrome.h"
 #include "workloads/schedule/csv.h"
