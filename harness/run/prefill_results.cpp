@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string>
 
-#include "harness/run/prefill.h"
+#include "harness/plan/prefill.h"
 
 namespace xdc::run {
 

@@ -1,5 +1,5 @@
 #pragma once
-// Prefill in bubbles (prefill.h), what is read back from a run: utilisation, served /
+// Prefill in bubbles (plan/prefill.h), what is read back from a run: utilisation, served /
 // rejected, time to first token, training slowdown against the same schedule run without
 // prefill.
 //
@@ -22,7 +22,7 @@ std::vector<double> utilisation(const RankFiles& f, bool with_prefill);
 // ran, all ranks) and overrun_ms (the training's delay they caused, summed).
 nlohmann::json prefill_json(const RankFiles& f);
 
-// For every run with prefill in `rs` (prefill.h is_prefill_run), its baseline (the
+// For every run with prefill in `rs` (plan/prefill.h is_prefill_run), its baseline (the
 // same schedule without): adds to its `prefill` the baseline's utilisation
 // (utilisation_without), iteration time and the training slowdown in percent (mean
 // iteration with / without - 1).

@@ -1,11 +1,11 @@
 #pragma once
-// Prefill in bubbles (BubbleTea; experiment.h's `prefill:`, workloads/worker/prefill.h),
+// Prefill in bubbles (BubbleTea; experiment/experiment.h's `prefill:`, workloads/worker/prefill.h),
 // the harness's side as planned: which runs carry prefill and what their workers are told
 // (the request stream, the cost per token, the simulator's predicted start of every compute
-// action). What is read back from such a run is prefill_results.h.
+// action). What is read back from such a run is run/prefill_results.h.
 #include <string>
 
-#include "harness/run/plan.h"
+#include "harness/plan/plan.h"
 #include "workloads/worker/run_spec.h"
 
 namespace xdc::run {

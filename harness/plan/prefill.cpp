@@ -1,10 +1,10 @@
-#include "harness/run/prefill.h"
+#include "harness/plan/prefill.h"
 
 #include <algorithm>
 #include <climits>
 #include <cmath>
 
-#include "harness/run/predict.h"
+#include "harness/plan/predict.h"
 
 namespace xdc::run {
 
