@@ -2,7 +2,7 @@
 # `xdc plan` speed (issue 11, acceptance 5: at least 10 placements ranked in under 10 s):
 # the shipped 3-DC search, experiments/plan-3dc.yaml (4 ranks over three DCs of 2 GPUs,
 # every pipeline depth, DC order and data-parallel layout, each predicted with 1f1b and
-# overlap through run/plan.h), needs no root.
+# overlap through plan/plan.h), needs no root.
 #   scripts/bench_plan.sh [SEARCH.yaml] [OUT.json]   (default results/bench/plan.json)
 # Writes {"file", "placements", "predictions", "seconds", "cpu_seconds", "load", "runs"}
 # (medians over RUNS runs of the whole command: wall time, and user + system CPU time;

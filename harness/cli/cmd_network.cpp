@@ -10,13 +10,13 @@
 
 #include "commands.h"
 #include "common/input_error.h"
+#include "harness/experiment/experiment.h"
 #include "harness/lab/remote.h"
 #include "harness/network/builder.h"
 #include "harness/network/enter.h"
 #include "harness/network/names.h"
 #include "harness/network/tcp.h"
 #include "harness/network/teardown.h"
-#include "harness/run/experiment.h"
 #include "harness/topology/topology.h"
 
 namespace xdc::cli {

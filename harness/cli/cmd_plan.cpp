@@ -1,7 +1,7 @@
 // xdc plan: choose the DCs to train in (placement search, harness/placement/search.h).
 //   xdc plan SEARCH.yaml [-o BEST.yaml] [--top N] [--json]
 // Enumerates the placements of the search's GPUs over its DCs, predicts each with each
-// schedule (run/plan.h, as `xdc simulate` does), prints them fastest first and writes the
+// schedule (plan/plan.h, as `xdc simulate` does), prints them fastest first and writes the
 // best as an experiment `xdc run` takes (default results/plan-<name>.yaml). Progress goes
 // to standard error once the search takes more than a second; --json puts the ranking on
 // standard output as JSON instead of the table.
@@ -16,8 +16,8 @@
 
 #include "commands.h"
 #include "common/input_error.h"
+#include "harness/experiment/experiment.h"
 #include "harness/placement/search.h"
-#include "harness/run/experiment.h"
 
 namespace xdc::cli {
 

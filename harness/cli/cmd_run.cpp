@@ -9,9 +9,9 @@
 
 #include "commands.h"
 #include "common/input_error.h"
+#include "harness/experiment/experiment.h"
 #include "harness/launch/agent.h"
 #include "harness/report/report.h"
-#include "harness/run/experiment.h"
 #include "harness/run/runner.h"
 
 namespace xdc::cli {

@@ -3,7 +3,7 @@
 //   xdc schedule show zbv --stages 4 --microbatches 8 --csv     PyTorch CSV form
 //   xdc schedule show FILE.csv                                  draw a schedule file
 //   xdc schedule show EXP.yaml                                  each schedule of an
-//       experiment as planned (run/plan.h) and predicted, in the experiment's own costs
+//       experiment as planned (plan/plan.h) and predicted, in the experiment's own costs
 //   xdc schedule validate FILE.csv [--memory-cap N]             exit 2 when invalid
 #include <algorithm>
 #include <cmath>
@@ -12,7 +12,7 @@
 
 #include "commands.h"
 #include "common/input_error.h"
-#include "harness/run/predict.h"
+#include "harness/plan/predict.h"
 #include "harness/sim/simulator.h"
 #include "harness/trace/analysis.h"
 #include "harness/trace/gantt.h"

@@ -1,7 +1,7 @@
 // xdc simulate: predict a pipeline run with the discrete-event simulator; no root, no
 // namespaces, nothing built.
 //   xdc simulate EXP.yaml [-o DIR]     the experiment as `xdc run` would run it (its plan,
-//                                      run/plan.h): DIR/summary.json in `xdc run`'s schema,
+//                                      plan/plan.h): DIR/summary.json in `xdc run`'s schema,
 //                                      per schedule the simulated trace, report.html
 //                                      (run/simulate.h)
 //   xdc simulate SWEEP.yaml [-o DIR]   every point of a sweep (sweep/runner.h's
@@ -25,8 +25,8 @@
 #include "common/input_error.h"
 #include "common/text_file.h"
 #include "harness/common/units.h"
+#include "harness/experiment/experiment.h"
 #include "harness/report/report.h"
-#include "harness/run/experiment.h"
 #include "harness/run/results.h"
 #include "harness/run/simulate.h"
 #include "harness/sweep/runner.h"

@@ -12,7 +12,7 @@
 
 #include "common/text_file.h"
 #include "harness/common/yaml_reader.h"
-#include "harness/run/predict.h"
+#include "harness/plan/predict.h"
 #include "harness/sim/worker_model.h"
 #include "harness/topology/parse.h"
 

@@ -3,7 +3,7 @@
 // data-parallel replicas over them. A search file holds an inventory of DCs (GPUs each,
 // the WAN between them) and a base experiment without topology or pipeline; every
 // placement that fits is made into an experiment (a generated inline topology: the DCs it
-// uses, one host per GPU used there, one rank per host) and predicted through run/plan.h
+// uses, one host per GPU used there, one rank per host) and predicted through plan/plan.h
 // (make_plan + predict), the one prediction `xdc simulate` and `xdc run` make. Nothing is
 // simulated here. Errors are InputError "FILE:LINE:COL: KEY: expected ..., got ...";
 // unknown keys are errors.
@@ -48,7 +48,7 @@
 #include <vector>
 
 #include "common/input_error.h"
-#include "harness/run/experiment.h"
+#include "harness/experiment/experiment.h"
 
 namespace xdc::placement {
 
@@ -110,7 +110,7 @@ run::Experiment experiment(const Search& s, const Placement& p, const std::strin
 struct Ranked {
   Placement placement;
   std::string schedule;
-  double iteration_s = 0;  // predicted (run/predict.h Prediction::iteration_s)
+  double iteration_s = 0;  // predicted (plan/predict.h Prediction::iteration_s)
   int64_t wan_bytes = 0;   // per iteration: pipeline messages between DCs (every replica)
                            // and all-reduce messages between DCs (modeled compute)
   int wan_crossings = 0;

@@ -31,7 +31,7 @@ struct ScheduleData {
   std::optional<trace::BubbleRatios> simulated_bubble;
   std::string simulated_costs;  // how the simulator's costs were chosen, when said
   std::optional<double> tokens_per_s;
-  nlohmann::json prefill;  // summary.json's `prefill` of a run with prefill (run/prefill.h)
+  nlohmann::json prefill;  // summary.json's `prefill` of a run with prefill (run/prefill_results.h)
   std::optional<double> mfu, peak_flops_per_rank;
   // The simulated iteration's MFU: modeled, at the assumed device peak (summary.json).
   std::optional<double> simulated_mfu;

@@ -5,8 +5,8 @@
 // so that results can be compared honestly.
 #include <nlohmann/json.hpp>
 
+#include "harness/experiment/experiment.h"
 #include "harness/network/state.h"
-#include "harness/run/experiment.h"
 
 namespace xdc::run {
 

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/run/predict.h"
+#include "harness/plan/predict.h"
 #include "harness/run/summary_schema.h"
 #include "harness/trace/analysis.h"
 #include "workloads/trace/trace.h"
@@ -25,7 +25,7 @@ struct RankFiles {
   std::vector<worker::RankReport> reports;  // those present, by world rank
   std::vector<int> missing;                 // ranks with no report
 };
-// Under time dilation k (experiment.h) the ranks ran k times slower than the run they
+// Under time dilation k (experiment/experiment.h) the ranks ran k times slower than the run they
 // emulate: every time read here (events, iteration bounds, waits) is divided by k, the
 // one place where dilation is undone, so everything derived (analysis, Chrome trace,
 // summary.json, report) is in undilated time.
@@ -43,7 +43,7 @@ struct ScheduleResult {
   std::vector<trace::BubbleRatios> bubbles;  // per iteration
   trace::BubbleRatios bubble;                // mean over iterations
   std::vector<double> loss;                  // replica 0's last stage, per iteration
-  // The prediction of the measured iterations (predict.h Prediction::iteration_s: the mean
+  // The prediction of the measured iterations (plan/predict.h Prediction::iteration_s: the mean
   // of the predicted run's, as iteration_s_mean is the mean of the measured ones), and the
   // steady state's.
   double simulated_iteration_s = 0;
@@ -72,12 +72,12 @@ struct ScheduleResult {
   // The WAN changes applied during the run (events.json), t_s from measured iteration 0's
   // start as series' start_s.
   std::vector<RunSeries::Applied> changes;
-  // When the WAN changes under the run (plan.h's changes_over_time): the run predicted
-  // with the same changes (predict.h), per iteration.
+  // When the WAN changes under the run (plan/plan.h's changes_over_time): the run predicted
+  // with the same changes (plan/predict.h), per iteration.
   std::optional<RunSeries> simulated_series;
-  // Per world rank: compute busy (PREFILL included) / the measured span (prefill.h).
+  // Per world rank: compute busy (PREFILL included) / the measured span (prefill_results.h).
   std::vector<double> utilisation;
-  nlohmann::json prefill;  // a run with prefill: prefill.h's prefill_json (+ baseline)
+  nlohmann::json prefill;  // a run with prefill: prefill_results.h's prefill_json (+ baseline)
   // Ranks on several machines (RunSpec::clock_check): the largest offset to rank 0's clock
   // that was applied, and the largest residual (the offset measured twice, difference).
   double clock_offset_max_us = -1, clock_residual_us = -1;  // -1: not measured
@@ -120,7 +120,7 @@ void set_throughput(ScheduleResult& r, const Plan& plan, const SchedulePlan& sp,
                     double iteration_s);
 // One CSV row per measured iteration: schedule,iteration,iteration_s,loss,megatron,...,
 // then the series (start_s, wan_bytes, wait_recv_f_s, wait_recv_b_s, wait_allreduce_s)
-// and simulated_s (the predicted run's iteration, predict.h).
+// and simulated_s (the predicted run's iteration, plan/predict.h).
 std::string iterations_csv_header();
 std::string iterations_csv_rows(const ScheduleResult& r);
 // The comparison table printed at the end of `xdc run`.

@@ -28,11 +28,11 @@
 #include "harness/network/names.h"
 #include "harness/network/tcp.h"
 #include "harness/network/teardown.h"
+#include "harness/plan/plan.h"
+#include "harness/plan/predict.h"
 #include "harness/process/process.h"
 #include "harness/run/environment.h"
-#include "harness/run/plan.h"
-#include "harness/run/predict.h"
-#include "harness/run/prefill.h"
+#include "harness/run/prefill_results.h"
 #include "harness/sim/simulator.h"
 #include "harness/trace/chrome.h"
 #include "workloads/schedule/csv.h"
@@ -241,7 +241,7 @@ ScheduleResult analyse(const Plan& plan, const SchedulePlan& p, const fs::path& 
   r.utilisation = utilisation(files, true);
   if (p.prefill) r.prefill = prefill_json(files);
 
-  // The same schedule predicted (predict.h, as `xdc simulate`): modeled costs as
+  // The same schedule predicted (plan/predict.h, as `xdc simulate`): modeled costs as
   // slept; real compute as measured in this run, under the same CPU sharing.
   sim::CostModel costs = p.costs;
   r.simulated_costs = simulated_costs_label(plan);
@@ -252,7 +252,7 @@ ScheduleResult analyse(const Plan& plan, const SchedulePlan& p, const fs::path& 
   try {
     // The run as it went: the topology's changes from the launch, aligned on the measured
     // first iteration (mpirun's start-up is not simulated), the events at the iterations
-    // they name (predict.h).
+    // they name (plan/predict.h).
     int64_t first_ns = 0;
     for (auto& rep : files.reports)
       if (!rep.iteration_start_ns.empty() &&

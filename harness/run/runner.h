@@ -1,10 +1,10 @@
 #pragma once
-// `xdc run`: one experiment end to end. The experiment's plan (plan.h: every schedule
+// `xdc run`: one experiment end to end. The experiment's plan (plan/plan.h: every schedule
 // generated and checked, costs, links) is made before anything is built, so bad input
 // costs nothing. Then: the network comes up (or an existing one is reused), optionally
 // a quick link check, and per schedule: schedule.csv + spec.json into its directory, the
 // workers launched (harness/launch), their files read back and analysed, the same
-// schedule predicted (plan.h's predict, as `xdc simulate`; real compute with the
+// schedule predicted (plan/plan.h's predict, as `xdc simulate`; real compute with the
 // durations this run measured). The network this run built is torn down on every way
 // out (success, failure, exception, SIGINT/SIGTERM via `cancel`).
 //
@@ -20,7 +20,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/run/experiment.h"
+#include "harness/experiment/experiment.h"
 #include "harness/run/results.h"
 
 namespace xdc::run {

@@ -1,12 +1,12 @@
 #pragma once
-// `xdc simulate EXP.yaml`: an experiment's plan (plan.h) predicted, nothing built or run:
+// `xdc simulate EXP.yaml`: an experiment's plan (plan/plan.h) predicted, nothing built or run:
 // no root, no namespaces, no workers. Writes into `out_dir`:
 //   experiment.yaml and topology.yaml (run::write_experiment), summary.json (the schema of `xdc
 //   run`'s, run_summary_json: "simulated": true, no backend or network, per schedule only the
 //   simulated fields), and with `traces` per schedule <schedule>/: schedule.csv,
 //   simulated.trace.csv, simulated.trace.json (the names `xdc run` gives its prediction,
 //   so readers find a prediction in one place), summary.json.
-// The prediction is `xdc run`'s own (plan.h's predict with the planned costs): for modeled
+// The prediction is `xdc run`'s own (plan/plan.h's predict with the planned costs): for modeled
 // compute exactly what a run prints beside its measurement; for real compute the costs
 // are planned from FLOPs (compute.real.gflops), where a run uses the durations it measured;
 // `measured_run` (a results directory of `xdc run`) gives the prediction with the compute
@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/run/plan.h"
+#include "harness/plan/plan.h"
 #include "harness/run/results.h"
 
 namespace xdc::run {

@@ -17,7 +17,7 @@
 //   iteration], iteration_s_mean / _p50 / _p95, bubble_ratio {megatron, zerobubble,
 //   crosspipe} (fractions), loss, waits_s_per_iteration {cause: s}, tokens_per_s, mfu,
 //   series {start_s, wan_bytes, waits_s}, changes [{t_s, what, source}];
-//   simulated_iteration_s (the prediction: predict.h Prediction::iteration_s, the mean of
+//   simulated_iteration_s (the prediction: plan/predict.h Prediction::iteration_s, the mean of
 //   the predicted run's measured iterations), simulated_band_s [low, high] (the 90% band
 //   of that mean over runs whose random losses fall differently, Prediction::band_s; zero
 //   width on a WAN without random loss), within_band (measured runs: iteration_s_mean

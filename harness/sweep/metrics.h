@@ -7,7 +7,7 @@
 //   bubble.zerobubble, bubble.crosspipe, simulated_iteration_s, simulated_bubble.megatron,
 //   simulated_bubble.zerobubble, simulated_bubble.crosspipe, measured_over_simulated,
 //   tokens_per_s, iteration_s_max (the slowest measured iteration), simulated_iteration_s_max
-//   (the slowest of the run predicted with its WAN changes, run/predict.h; absent
+//   (the slowest of the run predicted with its WAN changes, plan/predict.h; absent
 //   without changes)
 // slowdown = iteration_s / iteration_s of the same schedule at the reference axis' first
 // value, everything else equal (the reference axis is a plot's x, or in the CSV the first

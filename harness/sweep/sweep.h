@@ -1,7 +1,7 @@
 #pragma once
 // A sweep (experiments/repro/*.yaml, `xdc sweep`): one base experiment and a grid of
 // overrides of its keys, by dotted path. Each grid point is the base experiment's YAML
-// tree with the point's values set, validated by the experiment loader (run/experiment.h)
+// tree with the point's values set, validated by the experiment loader (experiment/experiment.h)
 // exactly as `xdc run` would. Loading checks every value and every point up front, so a
 // bad sweep costs nothing; errors are InputError "SWEEP:LINE:COL: grid.KEY: ...".
 //
@@ -34,7 +34,7 @@
 #include <vector>
 
 #include "common/input_error.h"
-#include "harness/run/experiment.h"
+#include "harness/experiment/experiment.h"
 
 namespace xdc::sweep {
 

@@ -1,4 +1,4 @@
-// Time dilation (harness/run/experiment.h): the network as built (delays x k, rates / k,
+// Time dilation (harness/experiment/experiment.h): the network as built (delays x k, rates / k,
 // packets unchanged) and the one place where it is undone (the ranks' files as read).
 #include <gtest/gtest.h>
 

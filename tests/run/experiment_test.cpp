@@ -1,6 +1,6 @@
 // Experiment files: the shipped ones load; bad ones are refused with FILE:LINE:COL and
 // what was expected, before anything is built (exit 2 from the CLI, nothing left).
-#include "harness/run/experiment.h"
+#include "harness/experiment/experiment.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -11,8 +11,8 @@
 #include <sstream>
 
 #include "common/input_error.h"
+#include "harness/plan/predict.h"
 #include "harness/run/environment.h"
-#include "harness/run/predict.h"
 #include "tests/network/leftovers.h"
 #include "workloads/model/stage_api.h"
 

@@ -1,4 +1,4 @@
-// The resolved plan (plan.h): one Experiment -> schedules, costs, links, the workers'
+// The resolved plan (plan/plan.h): one Experiment -> schedules, costs, links, the workers'
 // iteration-level behaviour and DP groups, as `xdc run`, `xdc simulate` and `xdc
 // schedule show` consume it.
 #include <gtest/gtest.h>
@@ -9,7 +9,7 @@
 #include <utility>
 
 #include "common/text_file.h"
-#include "harness/run/predict.h"
+#include "harness/plan/predict.h"
 #include "harness/sim/simulator.h"
 #include "harness/sim/tcp_model.h"
 #include "harness/trace/analysis.h"

@@ -52,7 +52,7 @@ struct ModeledCosts {                     // compute = "modeled": sleep, do not 
 };
 
 // Inference prefill in pipeline bubbles (BubbleTea; workloads/worker/prefill.h), filled in
-// by the harness from the experiment's `prefill:` block (harness/run/experiment.h) and the
+// by the harness from the experiment's `prefill:` block (harness/experiment/experiment.h) and the
 // simulator's prediction of the schedule. Every duration here is already x time_dilation
 // and the rate / time_dilation, as the modeled costs.
 struct PrefillSpec {
@@ -101,7 +101,7 @@ struct RunSpec {
   int threads = 1;             // OpenBLAS / compute threads per rank
   std::vector<int> rank_gpus;  // real: world rank -> GPU of its CUDA stage; empty: CPU
   int timeout_s = 600;         // a rank that waits longer than this aborts the run
-  double time_dilation = 1;    // k of the run (harness/run/experiment.h): the durations and
+  double time_dilation = 1;    // k of the run (harness/experiment/experiment.h): the durations and
                                // timeout_s above are already x k; the worker only divides
                                // the iteration times it prints by it
 

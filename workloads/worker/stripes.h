@@ -1,6 +1,6 @@
 #pragma once
 // Several TCP connections per peer, owned by the worker: one logical point-to-point
-// message striped over N sockets (experiment key mpi.connections, harness/run/experiment.h).
+// message striped over N sockets (experiment key mpi.connections, harness/experiment/experiment.h).
 //
 // Why not OpenMPI: `btl_tcp_links=N` does not stripe one message; one connection carries
 // most of it (docs/history/connections.md has the measurements).

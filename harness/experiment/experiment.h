@@ -74,7 +74,7 @@
 // stage's compute by t (a shape: its layers' FLOPs, the LM head stays whole; constants
 // or a profile: the given TP-1 durations, the layers per stage from `model:`'s layers)
 // and adds 2 TP all-reduces per layer in F and 2 in B, each of the stage's activation
-// (hidden state) bytes, timed on the TP group's intra-DC links (plan.h); a shape's
+// (hidden state) bytes, timed on the TP group's intra-DC links (plan/plan.h); a shape's
 // gradient bytes are per TP rank (its share of the layers), a constant `grad` is what each
 // TP rank all-reduces. The simulator runs one rank per TP group: each TP rank sends its
 // own copy of every pipeline message, which across DCs it counts t times on the WAN
@@ -125,7 +125,7 @@
 // machine carries: the network is built with every WAN delay and jitter and the intra-DC
 // delay x k and every rate / k (topo::time_dilated), modeled compute durations and
 // mpi.timeout_s are x k, message sizes are kept; every time the run reports is divided
-// back by k where the ranks' files are read (results.h), so summary.json, traces and the
+// back by k where the ranks' files are read (run/results.h), so summary.json, traces and the
 // report are in undilated time. TCP then sees the same packets, windows in packets, BDP
 // and loss events per message as on the real link. The minimum RTO is stretched too
 // (route rto_min = k x 200 ms on the hosts); what does not stretch is the kernel's other
@@ -215,7 +215,7 @@ struct Compute {
 //                 with exit 1 naming the DC and this event).
 // Checked at load: the link / DC exists, at_iteration < iterations, something to do, no
 // kill_ranks on a link; InputError at the key. The simulator plays the same events
-// (run/predict.h), anchored to its own iteration starts.
+// (plan/predict.h), anchored to its own iteration starts.
 struct ProgressEvent {
   int at_iteration = 0;
   std::string link_a, link_b;  // link: [a, b]

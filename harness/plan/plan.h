@@ -20,7 +20,7 @@
 #include <utility>
 #include <vector>
 
-#include "harness/run/experiment.h"
+#include "harness/experiment/experiment.h"
 #include "harness/sim/cost_model.h"
 #include "harness/sim/link_model.h"
 #include "harness/sim/worker_model.h"

@@ -1,4 +1,4 @@
-#include "harness/run/plan.h"
+#include "harness/plan/plan.h"
 
 #include <unistd.h>
 
@@ -13,8 +13,8 @@
 #include "common/input_error.h"
 #include "harness/common/units.h"
 #include "harness/launch/launcher.h"
-#include "harness/run/predict.h"
-#include "harness/run/prefill.h"
+#include "harness/plan/predict.h"
+#include "harness/plan/prefill.h"
 #include "harness/sim/link_timeline.h"
 #include "harness/sim/setup.h"
 #include "netem/shaper/loss_model.h"
@@ -572,7 +572,7 @@ worker::RunSpec run_spec(const Plan& p, const SchedulePlan& sp, const std::strin
   r.seed = e.seed;
   r.compute = e.compute.name();
   // Under time dilation k every duration the workers act on lasts k times longer
-  // (experiment.h); the trace they write is divided back when it is read (results.h).
+  // (experiment.h); the trace they write is divided back when it is read (run/results.h).
   const double k = e.time_dilation;
   r.time_dilation = k;
   r.timeout_s = static_cast<int>(std::ceil(e.timeout_s * k));

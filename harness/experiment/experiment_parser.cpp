@@ -11,7 +11,7 @@
 #include "common/text_file.h"
 #include "harness/common/units.h"
 #include "harness/common/yaml_reader.h"
-#include "harness/run/experiment.h"
+#include "harness/experiment/experiment.h"
 #include "harness/topology/parse.h"
 #include "workloads/model/stage_api.h"
 #include "workloads/schedule/generators.h"

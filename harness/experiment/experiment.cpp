@@ -1,4 +1,4 @@
-#include "harness/run/experiment.h"
+#include "harness/experiment/experiment.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>

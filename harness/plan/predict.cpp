@@ -1,4 +1,4 @@
-#include "harness/run/predict.h"
+#include "harness/plan/predict.h"
 
 #include <algorithm>
 #include <map>

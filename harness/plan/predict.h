@@ -23,7 +23,7 @@
 #include <vector>
 
 #include "harness/linkctl/link_control.h"
-#include "harness/run/plan.h"
+#include "harness/plan/plan.h"
 
 namespace xdc::run {
 
