@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# How often a run's measured mean falls inside the 90% band predicted beside it.
+#   scripts/bench_calibration.sh [RUNS] [OUT]
+# Runs the demo (experiments/two-dc.yaml, 0.1% random loss, real compute) with seeds
+# 1..RUNS (default 20) and experiments/lossy-modeled.yaml with seeds 1..RUNS/2, each an
+# `xdc sweep` over `seed`, then writes OUT (default results/bench/calibration.json):
+#   {"points": [{"experiment", "schedule", "runs", "inside", "band_halfwidth_pct",
+#                "measured_s", "band_s"}], "load_before"}
+. "$(dirname "$0")/lib.sh"
+need_root bench_calibration.sh
+RUNS=${1:-20}
+OUT=${2:-results/bench/calibration.json}
+DIR=results/bench/calibration
+mkdir -p "$DIR"
+load=$(load_avg)
+build_targets xdc xdc-worker xdc-delayline
+
+sweep() {  # sweep NAME EXPERIMENT SEEDS
+  local seeds
+  seeds=$(seq -s ', ' 1 "$3")
+  cat >"$DIR/$1.sweep.yaml" <<YAML
+name: calibration-$1
+description: seeds 1-$3 of $2, each predicted with its band
+experiment: $ROOT/$2
+grid:
+  seed: [$seeds]
+YAML
+  rm -rf "${DIR:?}/$1"
+  "$XDC" sweep "$DIR/$1.sweep.yaml" -o "$DIR/$1" >&2 || echo "(some runs of $1 failed; kept)" >&2
+}
+sweep demo experiments/two-dc.yaml "$RUNS"
+sweep lossy-modeled experiments/lossy-modeled.yaml $(((RUNS + 1) / 2))
+"$XDC_PY" -m xdc_results.calibration --out "$OUT" --load "$load" "$DIR/demo" "$DIR/lossy-modeled"
