@@ -1,4 +1,5 @@
-// xdc run EXPERIMENT.yaml: up, launch the workers per schedule, collect, analyse, down.
+// xdc run EXPERIMENT.yaml [--repeat N]: up, launch the workers per schedule (N times each,
+// interleaved: run/repeat.h), collect, analyse, down.
 // xdc mpi-agent --name NET HOST ARGS...: MPI's rsh agent (harness/launch/agent.h); the
 // launcher passes it to mpirun, users never call it.
 #include <signal.h>
@@ -58,11 +59,17 @@ void add_run_command(CLI::App& app, Commands& out) {
     // --name names a network the run builds; with --network it builds none.
     c->add_option("--name", opts.network_name, "name of the network to build (default r<pid>)")
         ->excludes(network);
+    static int repeat = 0;
+    c->add_option("--repeat", repeat,
+                  "run each schedule N times, interleaved, seeds seed..seed+N-1 (overrides "
+                  "the experiment's `repeat`)")
+        ->check(CLI::Range(1, 1000));
     c->add_option("--lab", opts.lab_file,
                   "lab.yaml: build the network across the lab's machines and run the workers "
                   "there (-o and the topology file at the same paths on every machine)");
     out.push_back({c, [] {
-                     const run::Experiment e = run::load_experiment(file);
+                     run::Experiment e = run::load_experiment(file);
+                     if (repeat > 0) e.repeat = repeat;
                      CancelOnSignal guard;
                      opts.cancel = &g_cancel;
                      opts.progress = [](const std::string& m) { spdlog::info("{}", m); };

@@ -42,6 +42,7 @@
 //   microbatch_size: 4
 //   iterations: 20                    # measured
 //   warmup: 2                         # run before, not measured
+//   repeat: 1                         # runs of each schedule (below); --repeat N overrides
 //   schedules: [1f1b, overlap, crosspipe-greedy]   # names (xdc schedule list) or
 //                                     # {csv: file.csv} (PyTorch's form, csv.h)
 //   mpi: {tcp_links: 1, timeout_s: 600, progress: thread,
@@ -61,6 +62,14 @@
 //   events:                           # optional: WAN changes anchored to training progress
 //     - {at_iteration: 5, link: [east, west], down_for: 2s}   # ProgressEvent below
 //     - {at_iteration: 8, dc: west, kill_ranks: true}
+//
+// Repeats (repeat: N, 1..1000; `xdc run --repeat N` overrides it): every schedule runs N
+// times on the one network, interleaved (round k runs every schedule once, in `schedules`
+// order, before round k + 1; run/repeat.h), repeat k with seed + k (the model's and the
+// prefill's seeds + k too), its files in SCHEDULE/repeat-K/ (0-based; N = 1: SCHEDULE/ as
+// ever). A failed repeat keeps what it measured and the next ones still run. summary.json
+// pools the repeats' iterations and states each run's mean and the 95% confidence
+// interval of the mean over them (summary_schema.h); `xdc simulate` ignores the key.
 //
 // Tensor parallelism (tensor_parallel: t > 1; Megatron-style, workloads/model/stage.h):
 // each pipeline rank of each replica is a TP group of t ranks, world size = stages x t x
@@ -266,6 +275,7 @@ struct Experiment {
   // [replica][pipeline rank][tp index] -> host
   std::vector<std::vector<std::vector<std::string>>> tp_placement;
   int microbatches = 8, microbatch_size = 1, iterations = 10, warmup = 1;
+  int repeat = 1;  // `repeat`: runs of each schedule (above)
   std::vector<ScheduleChoice> schedules;
   int tcp_links = 0;                            // 0: OpenMPI's default (1)
   int connections_wan = 0, connections_dc = 0;  // mpi.connections; 0: OpenMPI (default)

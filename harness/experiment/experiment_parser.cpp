@@ -24,12 +24,13 @@ const std::vector<std::string> kTopKeys = {
     "name",   "description", "topology",      "shaping",      "network",         "wan",
     "model",  "compute",     "pipeline",      "microbatches", "microbatch_size", "iterations",
     "warmup", "schedules",   "mpi",           "seed",         "learning_rate",   "data",
-    "check",  "tcp",         "time_dilation", "events",       "prefill"};
+    "check",  "tcp",         "time_dilation", "events",       "prefill",         "repeat"};
 const std::map<std::string, std::string> kSynonyms = {
     {"schedule", "schedules"},     {"topo", "topology"},       {"backend", "network"},
     {"steps", "iterations"},       {"mbs", "microbatch_size"}, {"batch_size", "microbatch_size"},
     {"placements", "pipeline"},    {"stages", "pipeline"},     {"lr", "learning_rate"},
-    {"dilation", "time_dilation"}, {"tdf", "time_dilation"},   {"message_scale", "time_dilation"}};
+    {"dilation", "time_dilation"}, {"tdf", "time_dilation"},   {"message_scale", "time_dilation"},
+    {"repeats", "repeat"}};
 
 std::string read_text(const std::string& path, const yaml::Value& where) {
   std::string why;
@@ -79,6 +80,7 @@ class Parser {
       e_.microbatch_size = static_cast<int>(v->integer(1, 65536));
     if (auto v = top.get("iterations")) e_.iterations = static_cast<int>(v->integer(1, 100000));
     if (auto v = top.get("warmup")) e_.warmup = static_cast<int>(v->integer(0, 100000));
+    if (auto v = top.get("repeat")) e_.repeat = static_cast<int>(v->integer(1, 1000));
     read_schedules(top.require("schedules"));
     if (auto v = top.get("mpi")) read_mpi(*v);
     if (auto v = top.get("seed")) e_.seed = static_cast<uint64_t>(v->integer(0, INT64_MAX));

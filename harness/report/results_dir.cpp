@@ -143,6 +143,20 @@ std::vector<ScheduleData::Applied> applied(const nlohmann::json& j) {
   return out;
 }
 
+// Where a schedule's run files are (run/repeat.h run_subdir): <schedule>/, or with
+// repeats the repeat whose mean is the median of run_means_s (the lower of two),
+// <schedule>/repeat-<k>/, with `label` "repeat K: ".
+fs::path run_files_dir(const ScheduleData& s, const fs::path& root, std::string& label) {
+  if (s.repeats <= 1) return root / s.name;
+  std::vector<std::pair<double, size_t>> by_mean;
+  for (size_t k = 0; k < s.run_means_s.size(); ++k)
+    if (std::isfinite(s.run_means_s[k])) by_mean.emplace_back(s.run_means_s[k], k);
+  std::sort(by_mean.begin(), by_mean.end());
+  const size_t k = by_mean.empty() ? 0 : by_mean[(by_mean.size() - 1) / 2].second;
+  label = "repeat " + std::to_string(k) + " (median mean): ";
+  return root / s.name / ("repeat-" + std::to_string(k));
+}
+
 // The run's series (summary.json "series", "changes", "simulated_series").
 void read_series(const nlohmann::json& j, ScheduleData& s) {
   s.iteration_s = numbers(j, "iteration_s");
@@ -181,6 +195,13 @@ ScheduleData from_run_entry(const nlohmann::json& j, const fs::path& root, doubl
   s.iteration_s_p95 = number(j, "iteration_s_p95");
   if (s.iterations == 0 && j.contains("iteration_s") && j["iteration_s"].is_array())
     s.iterations = static_cast<int>(j["iteration_s"].size());
+  s.repeats = std::max(1, j.value("repeats", 1));
+  s.run_means_s = numbers(j, "run_means_s");
+  if (j.contains("iteration_s_ci95") && j["iteration_s_ci95"].is_array() &&
+      j["iteration_s_ci95"].size() == 2 && j["iteration_s_ci95"][0].is_number() &&
+      j["iteration_s_ci95"][1].is_number())
+    s.iteration_s_ci95.emplace(j["iteration_s_ci95"][0].get<double>(),
+                               j["iteration_s_ci95"][1].get<double>());
   if (s.iterations == 0 && s.iteration_s_mean.value_or(0) == 0)  // nothing was measured
     s.iteration_s_mean = s.iteration_s_p50 = s.iteration_s_p95 = std::nullopt;
   s.bubble = bubbles(j, "bubble_ratio");
@@ -208,8 +229,10 @@ ScheduleData from_run_entry(const nlohmann::json& j, const fs::path& root, doubl
       if (v.is_number()) s.waits_s.emplace_back(cause, v.get<double>());
   read_series(j, s);
   if (!traces) return s;
-  const fs::path dir = root / s.name;
+  std::string repeat_label;
+  const fs::path dir = run_files_dir(s, root, repeat_label);
   pick_measured(s, dir, time_dilation, notes);
+  if (s.measured) s.measured_label = repeat_label + s.measured_label;
   if (auto sim = read_trace(dir / "simulated.trace.csv", notes); sim && !sim->events.empty())
     s.simulated = from_zero(*sim);
   return s;
@@ -301,8 +324,11 @@ RunData read_dir(const std::string& dir_text, bool traces) {
     if (d.backend.empty()) d.backend = lc->value("backend", std::string());
   }
   for (const auto& sd : d.schedules)
-    for (const char* f : {"trace.json", "simulated.trace.json"})
-      if (fs::is_regular_file(dir / sd.name / f)) d.trace_files.push_back(sd.name + "/" + f);
+    for (int k = 0; k < sd.repeats; ++k) {
+      const std::string sub = sd.repeats == 1 ? sd.name : sd.name + "/repeat-" + std::to_string(k);
+      for (const char* f : {"trace.json", "simulated.trace.json"})
+        if (fs::is_regular_file(dir / sub / f)) d.trace_files.push_back(sub + "/" + f);
+    }
   return d;
 }
 }  // namespace

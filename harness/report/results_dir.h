@@ -4,7 +4,8 @@
 // ..., "schedules": [{"schedule", "iteration_s_mean", ...}]} ("simulated": true, no
 // measured figures, from `xdc simulate`), environment.json, link_check.json, and per
 // schedule <schedule>/trace.csv (measured, every measured iteration), rank<r>.json (each
-// rank's iteration bounds) and simulated.trace.csv.
+// rank's iteration bounds) and simulated.trace.csv; a schedule run `repeats` > 1 times
+// keeps those per repeat in <schedule>/repeat-<k>/ (run/repeat.h).
 // Everything is optional but summary.json: a section of the report appears when its file
 // does. Files that exist but cannot be read become `notes` (shown on the page), not errors.
 #include <nlohmann/json.hpp>
@@ -25,6 +26,12 @@ struct ScheduleData {
   std::optional<double> iteration_s_mean, iteration_s_p50, iteration_s_p95;
   std::optional<trace::BubbleRatios> bubble;
   int iterations = 0;
+  // Repeats (summary.json "repeats", "run_means_s", "iteration_s_ci95"; 1, empty, none
+  // when absent): the runs pooled, each one's mean (NaN: none measured), the 95%
+  // confidence interval of the mean iteration.
+  int repeats = 1;
+  std::vector<double> run_means_s;
+  std::optional<std::pair<double, double>> iteration_s_ci95;
   // Predicted by the simulator.
   std::optional<double> simulated_iteration_s;
   std::optional<double> measured_over_simulated;  // iteration_s_mean / simulated_iteration_s
@@ -42,7 +49,9 @@ struct ScheduleData {
   std::vector<std::pair<std::string, double>> waits_s;
   // One iteration of each trace, times from 0 at the iteration's first event.
   std::optional<trace::Trace> measured;
-  std::string measured_label;  // which iteration: "iteration 7 of 20 (median time)"
+  // which iteration: "iteration 7 of 20 (median time)"; with repeats, of the repeat whose
+  // mean is the median of run_means_s ("repeat 2: iteration 7 ...")
+  std::string measured_label;
   std::optional<trace::Trace> simulated;
   // Over the run (summary.json "series", "changes", "simulated_series"; empty when absent):
   // per measured iteration its time, start (s from iteration 0's), WAN bytes and waits by
@@ -73,7 +82,8 @@ struct RunData {
   double time_dilation = 1;                  // summary "time_dilation" (experiment.h)
   std::vector<std::string> not_stretched;    // what dilation does not stretch (environment)
   // The Chrome traces the directory holds ("<schedule>/trace.json", a simulation's
-  // "<schedule>/simulated.trace.json"), relative to dir.
+  // "<schedule>/simulated.trace.json", with repeats "<schedule>/repeat-<k>/trace.json"),
+  // relative to dir.
   std::vector<std::string> trace_files;
 };
 

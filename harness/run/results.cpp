@@ -13,6 +13,7 @@
 
 #include "common/text_file.h"
 #include "harness/run/environment.h"
+#include "harness/run/repeat.h"
 #include "harness/trace/iterations.h"
 
 namespace xdc::run {
@@ -221,6 +222,7 @@ nlohmann::json summary_json(const ScheduleResult& r) {
          {"tokens_per_s", r.tokens_per_s},
          {"loss", loss},
          {"waits_s_per_iteration", r.waits_s}});
+    add_spread_json(j, r);
     if (!r.transfers.is_null()) j["transfers"] = r.transfers;
     if (r.clock_residual_us >= 0)
       j.update({{"clock_offset_max_us", r.clock_offset_max_us},
@@ -371,17 +373,20 @@ void set_throughput(ScheduleResult& r, const Plan& plan, const SchedulePlan& sp,
 
 std::string iterations_csv_header() {
   return "schedule,iteration,iteration_s,loss,megatron,zerobubble,crosspipe,start_s,wan_bytes,"
-         "wait_recv_f_s,wait_recv_b_s,wait_allreduce_s,simulated_s\n";
+         "wait_recv_f_s,wait_recv_b_s,wait_allreduce_s,simulated_s,repeat\n";
 }
 
 std::string iterations_csv_rows(const ScheduleResult& r) {
   std::string out;
+  size_t first = 0;  // the pooled index of this repeat's iteration 0
   for (size_t i = 0; i < r.iteration_s.size(); ++i) {
+    const int k = i < r.iteration_repeat.size() ? r.iteration_repeat[i] : 0;
+    if (i > 0 && i < r.iteration_repeat.size() && r.iteration_repeat[i - 1] != k) first = i;
     const double loss = i < r.loss.size() ? r.loss[i] : NAN;
     const auto& b = i < r.bubbles.size() ? r.bubbles[i] : trace::BubbleRatios{};
-    out += fmt::format("{},{},{:.6f},{},{:.4f},{:.4f},{:.4f}", r.schedule, i, r.iteration_s[i],
-                       std::isfinite(loss) ? fmt::format("{:.6f}", loss) : "", b.megatron,
-                       b.zerobubble, b.crosspipe);
+    out += fmt::format("{},{},{:.6f},{},{:.4f},{:.4f},{:.4f}", r.schedule, i - first,
+                       r.iteration_s[i], std::isfinite(loss) ? fmt::format("{:.6f}", loss) : "",
+                       b.megatron, b.zerobubble, b.crosspipe);
     if (i < r.series.size()) {
       const auto& pt = r.series[i];
       auto wait = [&pt](const char* cause) {
@@ -394,15 +399,38 @@ std::string iterations_csv_rows(const ScheduleResult& r) {
       out += ",,,,,";
     }
     const auto* sim = r.simulated_series ? &r.simulated_series->iteration_s : nullptr;
-    out += sim && i < sim->size() ? fmt::format(",{:.6f}\n", (*sim)[i]) : ",\n";
+    out += sim && i - first < sim->size() ? fmt::format(",{:.6f}", (*sim)[i - first]) : ",";
+    out += fmt::format(",{}\n", k);
   }
   return out;
 }
 
+namespace {
+// Characters of UTF-8 `text` (a character's continuation bytes take no column).
+size_t columns(const std::string& text) {
+  size_t n = 0;
+  for (char ch : text) n += (static_cast<unsigned char>(ch) & 0xC0) != 0x80 ? 1 : 0;
+  return n;
+}
+// `text` right-aligned in `width` columns.
+std::string right(const std::string& text, size_t width) {
+  const size_t n = columns(text);
+  return std::string(width > n ? width - n : 0, ' ') + text;
+}
+// The mean column: "1.234 s", or with an interval over repeats "1.234 ± 0.012 s".
+std::string mean_cell(const ScheduleResult& r) {
+  if (const Spread s = spread(r); s.over_runs && s.ci)
+    return fmt::format("{:.3f} \u00b1 {:.3f} s", s.ci->mean, s.ci->half());
+  return fmt::format("{:.3f} s", r.mean());
+}
+}  // namespace
+
 std::string comparison_table(const std::vector<ScheduleResult>& rs) {
-  std::string out = fmt::format("{:<18} {:>10} {:>10} {:>10} {:>8} {:>9} {:>9} {:>9} {:>10} {}\n",
-                                "schedule", "iter mean", "iter p95", "simulated", "meas/sim",
-                                "megatron", "zerobub", "crosspipe", "tokens/s", "loss");
+  size_t w = 10;
+  for (const auto& r : rs) w = std::max(w, columns(mean_cell(r)));
+  std::string out = fmt::format("{:<18} {} {:>10} {:>10} {:>8} {:>9} {:>9} {:>9} {:>10} {}\n",
+                                "schedule", right("iter mean", w), "iter p95", "simulated",
+                                "meas/sim", "megatron", "zerobub", "crosspipe", "tokens/s", "loss");
   for (const auto& r : rs) {
     if (!r.ok && r.iteration_s.empty()) {
       out += fmt::format("{:<18} FAILED: {}\n", r.schedule, r.error);
@@ -414,14 +442,14 @@ std::string comparison_table(const std::vector<ScheduleResult>& rs) {
       if (std::isfinite(x)) finite.push_back(x);
     if (!finite.empty()) loss = fmt::format("{:.3f} -> {:.3f}", finite.front(), finite.back());
     out += fmt::format(
-        "{:<18} {:>8.3f} s {:>8.3f} s {:>8.3f} s {:>8.3f} {:>8.1f}% {:>8.1f}% {:>8.1f}% {:>10.0f} "
+        "{:<18} {} {:>8.3f} s {:>8.3f} s {:>8.3f} {:>8.1f}% {:>8.1f}% {:>8.1f}% {:>10.0f} "
         "{}{}\n",
-        r.schedule, r.mean(), r.percentile(95), r.simulated_iteration_s,
+        r.schedule, right(mean_cell(r), w), r.percentile(95), r.simulated_iteration_s,
         r.simulated_iteration_s > 0 ? r.mean() / r.simulated_iteration_s : 0.0,
         100 * r.bubble.megatron, 100 * r.bubble.zerobubble, 100 * r.bubble.crosspipe,
         r.tokens_per_s, loss, r.ok ? "" : "  (FAILED: " + r.error + ")");
   }
-  return out;
+  return out + ci_comparison(rs);
 }
 
 }  // namespace xdc::run

@@ -81,6 +81,13 @@ struct ScheduleResult {
   // Ranks on several machines (RunSpec::clock_check): the largest offset to rank 0's clock
   // that was applied, and the largest residual (the offset measured twice, difference).
   double clock_offset_max_us = -1, clock_residual_us = -1;  // -1: not measured
+  // Repeats (repeat.h): how many runs are pooled here, each one's mean measured iteration
+  // (NaN: it measured none) and seed, and per pooled iteration the repeat it is from
+  // (empty: every one from repeat 0).
+  int repeats = 1;
+  std::vector<double> run_means_s;
+  std::vector<uint64_t> run_seeds;
+  std::vector<int> iteration_repeat;
   double mean() const;
   double percentile(double p) const;  // nearest rank
 };
@@ -119,11 +126,13 @@ std::string simulated_costs_label(const Plan& plan);
 void set_throughput(ScheduleResult& r, const Plan& plan, const SchedulePlan& sp,
                     double iteration_s);
 // One CSV row per measured iteration: schedule,iteration,iteration_s,loss,megatron,...,
-// then the series (start_s, wan_bytes, wait_recv_f_s, wait_recv_b_s, wait_allreduce_s)
-// and simulated_s (the predicted run's iteration, plan/predict.h).
+// then the series (start_s, wan_bytes, wait_recv_f_s, wait_recv_b_s, wait_allreduce_s),
+// simulated_s (the predicted run's iteration, plan/predict.h) and repeat (repeat.h; iteration
+// counts from 0 in each repeat).
 std::string iterations_csv_header();
 std::string iterations_csv_rows(const ScheduleResult& r);
-// The comparison table printed at the end of `xdc run`.
+// The comparison table printed at the end of `xdc run` (with repeats, the mean is the
+// centre of its 95% interval +- the half-width), then repeat.h's ci_comparison lines.
 std::string comparison_table(const std::vector<ScheduleResult>& rs);
 
 }  // namespace xdc::run

@@ -33,6 +33,7 @@
 #include "harness/process/process.h"
 #include "harness/run/environment.h"
 #include "harness/run/prefill_results.h"
+#include "harness/run/repeat.h"
 #include "harness/sim/simulator.h"
 #include "harness/trace/chrome.h"
 #include "workloads/schedule/csv.h"
@@ -188,12 +189,13 @@ std::vector<trace::Marker> event_markers(const std::vector<nlohmann::json>& even
 
 ScheduleResult analyse(const Plan& plan, const SchedulePlan& p, const fs::path& dir,
                        const launch::Result& job, const std::vector<nlohmann::json>& events,
-                       int64_t launched_ns, int64_t to_mono_ns) {
+                       int64_t launched_ns, int64_t to_mono_ns, uint64_t seed) {
   const Experiment& e = plan.experiment;
   ScheduleResult r;
   r.schedule = p.choice.name;
   r.ok = job.ok();
   r.error = job.message();
+  r.run_seeds = {seed};
   RankFiles files = read_rank_files(dir.string(), e.world_size(), p.choice.name, e.time_dilation);
   if (!files.missing.empty() && r.ok) {
     r.ok = false;
@@ -274,6 +276,7 @@ ScheduleResult analyse(const Plan& plan, const SchedulePlan& p, const fs::path& 
     r.simulated_costs = std::string("simulation failed: ") + ex.what();
   }
   set_throughput(r, plan, p, r.mean());
+  r.run_means_s = {r.iteration_s.empty() ? NAN : r.mean()};
   write_text_file((dir / "iterations.csv").string(),
                   iterations_csv_header() + iterations_csv_rows(r));
   write_text_file((dir / "summary.json").string(), summary_json(r).dump(2) + "\n");
@@ -470,12 +473,22 @@ void explain_failure(ScheduleResult& r, const RunContext& c, const launch::Resul
                " was removed during the run (xdc down or xdc clean from elsewhere)";
 }
 
-// The job of one schedule: its spec written, the workers launched with the topology's
-// `changes:` and the experiment's `events:` played against the WAN (undone after it: every
-// schedule sees the same WAN timeline), its files analysed.
-ScheduleResult run_schedule(const RunContext& c, const SchedulePlan& p) {
+// Repeat k's seeds: the run's, the model's and the prefill's, each + k.
+void seed_repeat(worker::RunSpec& spec, int k) {
+  spec.seed += static_cast<uint64_t>(k);
+  if (spec.model.is_object() && spec.model.contains("seed") &&
+      spec.model["seed"].is_number_integer())
+    spec.model["seed"] = spec.model["seed"].get<uint64_t>() + static_cast<uint64_t>(k);
+  spec.prefill.seed += static_cast<uint64_t>(k);
+}
+
+// The job of one schedule (repeat k of the experiment's `repeat`): its spec written, the
+// workers launched with the topology's `changes:` and the experiment's `events:` played
+// against the WAN (undone after it: every schedule sees the same WAN timeline), its files
+// analysed.
+ScheduleResult run_schedule(const RunContext& c, const SchedulePlan& p, int k) {
   const Experiment& e = c.e;
-  const fs::path dir = c.root / p.choice.name;
+  const fs::path dir = c.root / run_subdir(p.choice.name, k, e.repeat);
   fs::create_directories(dir);
   for (auto& old : fs::directory_iterator(dir))  // a rerun into the same directory
     if (old.path().filename().string().rfind("rank", 0) == 0) fs::remove(old.path());
@@ -483,6 +496,7 @@ ScheduleResult run_schedule(const RunContext& c, const SchedulePlan& p) {
   // Where the ranks find their files: here, or on a lab's machines (lab::RunFiles).
   const std::string rank_dir = c.files ? c.files->dir(dir) : dir.string();
   worker::RunSpec spec = run_spec(c.plan, p, rank_dir, rank_dir + "/schedule.csv");
+  seed_repeat(spec, k);
   spec.clock_check = c.lab != nullptr;
   worker::write_run_spec((dir / "spec.json").string(), spec);
   if (c.files) c.files->push(dir);
@@ -508,6 +522,9 @@ ScheduleResult run_schedule(const RunContext& c, const SchedulePlan& p) {
   };
   linkctl::ChangeSchedule changes(c.state.name, e.topology, c.state.time_dilation);
   EventFirer events(c, p, spec, job, changes, dir);
+  if (e.repeat > 1)
+    c.say(fmt::format("[{}] repeat {} of {} (seed {}) in {}", p.choice.name, k, e.repeat, spec.seed,
+                      dir.string()));
   c.say(fmt::format("[{}] launching {} ranks on {}", p.choice.name, spec.rank_hosts.size(),
                     fmt::join(spec.rank_hosts, ",")));
   const int64_t launched_ns = realtime_now_ns();
@@ -530,7 +547,8 @@ ScheduleResult run_schedule(const RunContext& c, const SchedulePlan& p) {
     log = linkctl::read_link_events(c.state.name, launched_ns, ended_ns);
     write_text_file((dir / "events.json").string(), nlohmann::json(log).dump(2) + "\n");
   }
-  ScheduleResult r = analyse(c.plan, p, dir, res, log, launched_ns, monotonic_minus_realtime());
+  ScheduleResult r =
+      analyse(c.plan, p, dir, res, log, launched_ns, monotonic_minus_realtime(), spec.seed);
   explain_failure(r, c, res, events.killed(), unfetched, watch ? &*watch : nullptr, launched_ns,
                   job_end_ns, ended_ns);
   c.say(r.ok ? fmt::format("[{}] done in {:.1f} s: iteration {:.3f} s (simulated {:.3f} s)",
@@ -565,6 +583,46 @@ std::string worker_program(const std::optional<lab::Lab>& lab) {
   return worker;
 }
 
+// Every schedule's runs in run_order (each repeat of a schedule on the same network),
+// until cancelled; each schedule that ran, its repeats pooled (repeat.h) and, with
+// repeats, its pooled summary.json and iterations.csv in SCHEDULE/.
+std::vector<ScheduleResult> run_all(const RunContext& c, const std::function<bool()>& cancelled) {
+  const std::vector<SchedulePlan>& schedules = c.plan.schedules;
+  std::vector<std::vector<ScheduleResult>> runs(schedules.size());
+  for (const RunSlot& slot : run_order(schedules.size(), c.e.repeat)) {
+    if (cancelled()) break;
+    const SchedulePlan& p = schedules[slot.schedule];
+    if (!fs::exists(net::state_dir(c.state.name) + "/state.json")) {
+      // Removed under the run (`xdc down`/`xdc clean` from elsewhere): say so.
+      ScheduleResult gone;
+      gone.schedule = p.choice.name;
+      gone.error =
+          "network " + c.state.name + " was removed during the run (xdc down or xdc clean)";
+      gone.run_seeds = {c.e.seed + static_cast<uint64_t>(slot.repeat)};
+      gone.run_means_s = {NAN};
+      c.say(fmt::format("[{}] FAILED: {}", p.choice.name, gone.error));
+      runs[slot.schedule].push_back(std::move(gone));
+      continue;
+    }
+    runs[slot.schedule].push_back(run_schedule(c, p, slot.repeat));
+  }
+  std::vector<ScheduleResult> out;
+  for (size_t i = 0; i < runs.size(); ++i) {
+    if (runs[i].empty()) continue;
+    if (c.e.repeat == 1) {
+      out.push_back(std::move(runs[i][0]));
+      continue;
+    }
+    out.push_back(pool_repeats(runs[i]));
+    const fs::path dir = c.root / schedules[i].choice.name;
+    fs::create_directories(dir);
+    write_text_file((dir / "summary.json").string(), summary_json(out.back()).dump(2) + "\n");
+    write_text_file((dir / "iterations.csv").string(),
+                    iterations_csv_header() + iterations_csv_rows(out.back()));
+  }
+  return out;
+}
+
 }  // namespace
 
 RunOutcome run_experiment(const Experiment& e, const RunOptions& opts) {
@@ -588,8 +646,10 @@ RunOutcome run_experiment(const Experiment& e, const RunOptions& opts) {
   const fs::path root = out.out_dir;
   write_experiment(root.string(), e);  // creates the directory
   say(fmt::format(
-      "{}: {} schedule(s), {} rank(s) ({} stages x {} replicas{}), {} compute; results in {}",
-      e.name, plan.schedules.size(), e.world_size(), e.stages, e.data_parallel,
+      "{}: {} schedule(s){}, {} rank(s) ({} stages x {} replicas{}), {} compute; results in {}",
+      e.name, plan.schedules.size(),
+      e.repeat > 1 ? fmt::format(" x {} repeats, interleaved", e.repeat) : "", e.world_size(),
+      e.stages, e.data_parallel,
       e.tensor_parallel > 1 ? fmt::format(" x {} TP ranks", e.tensor_parallel) : "",
       e.compute.name(), out.out_dir));
   const auto t_up = std::chrono::steady_clock::now();
@@ -605,19 +665,7 @@ RunOutcome run_experiment(const Experiment& e, const RunOptions& opts) {
                      worker, root, say};
   record_setup(c, network, gpu_notes,
                std::chrono::duration<double>(std::chrono::steady_clock::now() - t_up).count());
-  for (const auto& p : plan.schedules) {
-    if (cancelled()) break;
-    if (!fs::exists(net::state_dir(state.name) + "/state.json")) {
-      // Removed under the run (`xdc down`/`xdc clean` from elsewhere): say so.
-      ScheduleResult gone;
-      gone.schedule = p.choice.name;
-      gone.error = "network " + state.name + " was removed during the run (xdc down or xdc clean)";
-      say(fmt::format("[{}] FAILED: {}", p.choice.name, gone.error));
-      out.schedules.push_back(std::move(gone));
-      continue;
-    }
-    out.schedules.push_back(run_schedule(c, p));
-  }
+  out.schedules = run_all(c, cancelled);
   if (cancelled()) say("interrupted: stopping, tearing the network down");
   compare_with_baselines(out.schedules);
   say_prefill(out.schedules, say);

@@ -15,6 +15,9 @@
 //   (merged Chrome trace), trace.csv, iterations.csv, summary.json,
 //   simulated.trace.{json,csv}. A lab run adds environment.json's "lab" (machine -> DCs,
 //   hosts, ranks) and the clock offsets between machines (summary.json's clock_*_us).
+//   With `repeat: N` > 1 (experiment.h) the schedules run N rounds on the one network
+//   (repeat.h run_order), each run's files in <schedule>/repeat-<k>/, and <schedule>/ holds
+//   the repeats' pooled summary.json and iterations.csv.
 #include <atomic>
 #include <functional>
 #include <string>

@@ -17,6 +17,17 @@
 //   iteration], iteration_s_mean / _p50 / _p95, bubble_ratio {megatron, zerobubble,
 //   crosspipe} (fractions), loss, waits_s_per_iteration {cause: s}, tokens_per_s, mfu,
 //   series {start_s, wan_bytes, waits_s}, changes [{t_s, what, source}];
+//   repeats (the runs pooled in the entry: experiment.h `repeat`, 1 without), run_means_s
+//   [per repeat: the mean of its measured iterations, null when it measured none],
+//   run_seeds [per repeat: the seed it ran with, the experiment's seed + k for repeat k],
+//   iteration_s_ci95 [low, high]: the 95% confidence interval of the mean iteration
+//   (run/repeat.h): with m >= 2 repeats that measured (non-null run_means_s), the mean of
+//   run_means_s +- t(0.975, m - 1) x sd / sqrt(m); with m = 1, over that run's iterations
+//   (t(0.975, n - 1)); null with fewer than 2 values; iteration_s_sd: that sd (of the
+//   run means, or of the iterations), null likewise. With repeats > 1 the other measured
+//   keys pool the repeats (run/repeat.h pool_repeats: iteration_s, loss and series in
+//   repeat order, series and changes laid end to end, the simulated_* keys the mean of
+//   the repeats' predictions); each repeat's own entry is SCHEDULE/repeat-K/summary.json.
 //   simulated_iteration_s (the prediction: plan/predict.h Prediction::iteration_s, the mean of
 //   the predicted run's measured iterations), simulated_band_s [low, high] (the 90% band
 //   of that mean over runs whose random losses fall differently, Prediction::band_s; zero

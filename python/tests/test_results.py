@@ -1,6 +1,7 @@
 """xdc_results.results: reading run and sweep directories, and err_pct."""
 
 import json
+import math
 import os
 import tempfile
 import unittest
@@ -49,6 +50,51 @@ class LoadRun(unittest.TestCase):
         self.assertAlmostEqual(s.bubble("zerobubble", simulated=True), 0.4)
         self.assertEqual(s.raw["transfers"]["goodput_mbit_p50"], 312.5)
         self.assertEqual(run.non_default_settings, ["mpi.tcp_links: 2"])
+
+    def test_a_run_without_repeats_is_one_run(self):
+        # Written before the spread keys: one run, its mean; no interval.
+        s = load_run(os.path.join(DATA, "run-measured")).schedule("1f1b")
+        self.assertEqual(s.repeats, 1)
+        self.assertEqual(s.run_means_s, [s.measured_iteration_s])
+        self.assertIsNone(s.iteration_s_ci95)
+        self.assertIsNone(s.iteration_s_sd)
+        self.assertEqual(load_run(os.path.join(DATA, "simulated")).schedules[0].run_means_s, [])
+
+    def test_repeated_run(self):
+        run = load_run(os.path.join(DATA, "run-repeated"))
+        s = run.schedule("1f1b")
+        self.assertEqual(s.repeats, 2)
+        self.assertEqual(len(s.iteration_s), 6)  # pooled
+        self.assertEqual(len(s.run_means_s), 2)
+        self.assertAlmostEqual(s.run_means_s[1], 0.26)
+        lo, hi = s.iteration_s_ci95
+        # Over the two runs' means: mean +- t(0.975, 1) sd / sqrt(2).
+        half = 12.7062 * s.iteration_s_sd / math.sqrt(2)
+        self.assertAlmostEqual((lo + hi) / 2, sum(s.run_means_s) / 2)
+        self.assertAlmostEqual((hi - lo) / 2, half, places=4)
+        self.assertEqual(s.raw["run_seeds"], [1, 2])
+        # A repeat that measured nothing: None in run_means_s, the interval over the rest.
+        g = run.schedule("gpipe")
+        self.assertFalse(g.ok)
+        self.assertEqual(g.run_means_s, [g.measured_iteration_s, None])
+        lo, hi = g.iteration_s_ci95
+        self.assertLess(lo, g.measured_iteration_s)
+        self.assertGreater(hi, g.measured_iteration_s)
+        t = schedule_table(run)
+        self.assertEqual(t[0]["repeats"], 2)
+        self.assertAlmostEqual(t[0]["iteration_s_ci95_low"], s.iteration_s_ci95[0])
+        self.assertIsNotNone(t[1]["iteration_s_ci95_high"])
+
+    def test_interval_from_entries(self):
+        with tempfile.TemporaryDirectory() as d:
+            write_summary(d, [entry("a", 1.0, 1.1, iterations=[1.0],
+                                    iteration_s_ci95=None, repeats=1, run_means_s=[1.0]),
+                              entry("b", 2.0, 2.0, iteration_s_ci95=[1.5, "x"], repeats=True)])
+            a, b = load_run(d).schedules
+            self.assertIsNone(a.iteration_s_ci95)  # null: one iteration, no interval
+            self.assertEqual(a.run_means_s, [1.0])
+            self.assertIsNone(b.iteration_s_ci95)  # malformed
+            self.assertEqual(b.repeats, 1)
 
     def test_a_failed_schedule_has_no_error_figure(self):
         s = load_run(os.path.join(DATA, "run-measured")).schedule("overlap")

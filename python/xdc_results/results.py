@@ -6,7 +6,10 @@ A run directory (``xdc run``, ``xdc simulate``, a sweep's point) holds ``summary
 ``schedules``, a list of per-schedule entries (``summary_json``): ``schedule``, ``ok``,
 ``error``, the simulator's ``simulated_iteration_s`` and ``simulated_bubble_ratio``, and
 when the run was measured ``iteration_s`` (per iteration), ``iteration_s_mean``, ``_p50``,
-``_p95``, ``bubble_ratio``, ``loss``, ``tokens_per_s``, ``transfers``, ``prefill``, ...
+``_p95``, ``bubble_ratio``, ``loss``, ``tokens_per_s``, ``transfers``, ``prefill``, ...,
+and the spread: ``repeats`` (runs pooled: ``xdc run --repeat N``), ``run_means_s`` (per
+repeat), ``iteration_s_ci95`` ([low, high], the 95% confidence interval of the mean:
+over the runs' means with N >= 2, over the iterations with N = 1) and ``iteration_s_sd``.
 Beside it ``environment.json`` (where and with what it ran).
 
 A sweep directory (``xdc sweep``, ``xdc simulate SWEEP.yaml``; harness/sweep/metrics.h)
@@ -24,7 +27,7 @@ import csv
 import json
 import math
 import os
-from typing import Any, Dict, Iterator, List, Optional
+from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 # summary.json's schema version this package reads (harness/run/summary_schema.h).
 SCHEMA_VERSION = 1
@@ -47,6 +50,14 @@ def _positive(x: Any) -> Optional[float]:
         return None
     x = float(x)
     return x if math.isfinite(x) and x > 0 else None
+
+
+def _number(x: Any) -> Optional[float]:
+    """A finite number as float, else None."""
+    if isinstance(x, bool) or not isinstance(x, (int, float)):
+        return None
+    x = float(x)
+    return x if math.isfinite(x) else None
 
 
 def _read_json(path: str) -> Optional[Dict[str, Any]]:
@@ -81,6 +92,42 @@ class Schedule:
         return _positive(self.raw.get("iteration_s_mean"))
 
     @property
+    def repeats(self) -> int:
+        """How many runs the entry pools (``xdc run --repeat N``); 1 when not said."""
+        n = self.raw.get("repeats", 1)
+        return n if isinstance(n, int) and not isinstance(n, bool) and n >= 1 else 1
+
+    @property
+    def run_means_s(self) -> List[Optional[float]]:
+        """Per repeat, the mean of its measured iterations (s), None where it measured none.
+
+        An entry without the key (written before repeats existed) is one run:
+        [measured_iteration_s] when measured, else [].
+        """
+        means = self.raw.get("run_means_s")
+        if isinstance(means, list):
+            return [_number(x) for x in means]
+        return [self.measured_iteration_s] if self.measured else []
+
+    @property
+    def iteration_s_ci95(self) -> Optional[Tuple[float, float]]:
+        """(low, high), the 95% confidence interval of the mean iteration (s): over the runs'
+        means with two or more of them, else over the one run's iterations. None where the
+        entry has none (too few values, not measured, or written before the key existed)."""
+        ci = self.raw.get("iteration_s_ci95")
+        if isinstance(ci, list) and len(ci) == 2:
+            lo, hi = _number(ci[0]), _number(ci[1])
+            if lo is not None and hi is not None:
+                return (lo, hi)
+        return None
+
+    @property
+    def iteration_s_sd(self) -> Optional[float]:
+        """The standard deviation the interval rests on (of the run means, or of the
+        iterations of one run); None where absent."""
+        return _number(self.raw.get("iteration_s_sd"))
+
+    @property
     def simulated_iteration_s(self) -> Optional[float]:
         """The simulator's prediction of the measured iterations (s); None when absent."""
         return _positive(self.raw.get("simulated_iteration_s"))
@@ -99,8 +146,9 @@ class Schedule:
         return float(x) if isinstance(x, (int, float)) else None
 
     def __repr__(self) -> str:
-        return "Schedule(%r, ok=%r, measured_s=%r, simulated_s=%r)" % (
-            self.name, self.ok, self.measured_iteration_s, self.simulated_iteration_s)
+        return "Schedule(%r, ok=%r, measured_s=%r, simulated_s=%r, repeats=%r)" % (
+            self.name, self.ok, self.measured_iteration_s, self.simulated_iteration_s,
+            self.repeats)
 
 
 class Run:
@@ -271,12 +319,16 @@ def try_load_sweep(directory: str) -> Optional[Sweep]:
 
 
 def schedule_table(run: Run) -> List[Dict[str, Any]]:
-    """One plain record per schedule: measured and simulated iteration (s), err_pct, bubbles."""
+    """One plain record per schedule: measured and simulated iteration (s), err_pct, repeats,
+    the measured mean's 95% interval (``iteration_s_ci95_low`` / ``_high``), bubbles."""
     out = []
     for s in run.schedules:
         rec = {"experiment": run.experiment, "schedule": s.name, "ok": s.ok,
                "measured_iteration_s": s.measured_iteration_s,
-               "simulated_iteration_s": s.simulated_iteration_s, "err_pct": s.err_pct}
+               "simulated_iteration_s": s.simulated_iteration_s, "err_pct": s.err_pct,
+               "repeats": s.repeats}
+        ci = s.iteration_s_ci95
+        rec["iteration_s_ci95_low"], rec["iteration_s_ci95_high"] = ci if ci else (None, None)
         for d in ("megatron", "zerobubble", "crosspipe"):
             rec["bubble_" + d] = s.bubble(d)
             rec["simulated_bubble_" + d] = s.bubble(d, simulated=True)

@@ -1,6 +1,6 @@
 // Reading results directories: the `xdc run` layout (measured iterations split by the
 // ranks' bounds, the median one shown; simulated trace, loss, link check), the
-// `xdc simulate` layout, tolerance to missing and broken files.
+// `xdc simulate` layout, a run's repeats, tolerance to missing and broken files.
 #include "harness/report/results_dir.h"
 
 #include <gtest/gtest.h>
@@ -117,6 +117,34 @@ TEST(ReportResultsDir, RunLayoutShowsTheMedianIterationBesideTheSimulation) {
   EXPECT_NE(html.find("iteration 2 (of 0-2, median time)"), std::string::npos);
   EXPECT_NE(html.find("<th>ITERATION_BARRIER</th>"), std::string::npos);
   EXPECT_NE(html.find(">4 ms</td>"), std::string::npos);
+}
+
+TEST(ReportResultsDir, RepeatsShowTheMedianRunAndTheirInterval) {
+  // Three repeats (run/repeat.h): their files in 1f1b/repeat-K/, the median mean is K = 2's.
+  TempDir d("repeat");
+  put(d.path / "summary.json", R"({"experiment": "rep", "schedules": [{"schedule": "1f1b",
+    "ok": true, "iterations": 9, "iteration_s": [0.01, 0.03, 0.02, 0.05, 0.05, 0.05, 0.02,
+    0.02, 0.02], "iteration_s_mean": 0.03, "repeats": 3, "run_means_s": [0.02, 0.05, 0.02],
+    "iteration_s_ci95": [0.0, 0.0727], "iteration_s_sd": 0.0173}]})");
+  for (const char* k : {"repeat-0", "repeat-2"}) {
+    put(d.path / "1f1b" / k / "trace.csv", trace::to_csv(three_iterations()));
+    put(d.path / "1f1b" / k / "trace.json", "{}");
+  }
+  const RunData run = read_results_dir(d.path.string());
+  ASSERT_EQ(run.schedules.size(), 1u);
+  const ScheduleData& s = run.schedules[0];
+  EXPECT_EQ(s.repeats, 3);
+  EXPECT_EQ(s.run_means_s, (std::vector<double>{0.02, 0.05, 0.02}));
+  ASSERT_TRUE(s.iteration_s_ci95);
+  EXPECT_DOUBLE_EQ(s.iteration_s_ci95->second, 0.0727);
+  ASSERT_TRUE(s.measured.has_value());
+  EXPECT_EQ(s.measured_label.rfind("repeat 2 (median mean): measured: iteration", 0), 0u)
+      << s.measured_label;
+  EXPECT_EQ(run.trace_files,
+            (std::vector<std::string>{"1f1b/repeat-0/trace.json", "1f1b/repeat-2/trace.json"}));
+  std::ifstream in(write_report(d.path.string()));
+  const std::string page((std::istreambuf_iterator<char>(in)), {});
+  EXPECT_NE(page.find("95% CI"), std::string::npos);
 }
 
 TEST(ReportResultsDir, SplitByOptWithoutBounds) {

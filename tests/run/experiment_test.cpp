@@ -40,7 +40,8 @@ TEST(Experiment, ShippedFilesLoad) {
         "experiments/flap.yaml", "tests/run/kill-dc.yaml", "experiments/tp-two-dc.yaml",
         "experiments/tp-two-dc-modeled.yaml", "tests/run/tp-real.yaml",
         "experiments/repro/bubbletea-base.yaml", "tests/run/prefill.yaml",
-        "experiments/wan-sharing.yaml", "experiments/repro/geopipe-paper-base.yaml"}) {
+        "experiments/wan-sharing.yaml", "experiments/repro/geopipe-paper-base.yaml",
+        "tests/run/repeat-pair.yaml"}) {
     SCOPED_TRACE(f);
     const auto e = xdc::run::load_experiment(f);
     EXPECT_EQ(e.world_size(), static_cast<int>(e.rank_hosts().size()));

@@ -9,6 +9,8 @@
 //    the other ranks' traces kept;
 //  - at 80 ms one way, stock buffers, 8 connections per transfer
 //    carry at least 3 x one connection's goodput, every connection its share;
+//  - --repeat 2 runs two schedules in interleaved rounds with seeds seed, seed + 1, each
+//    repeat in its own directory, and summary.json gives each run's mean and an interval;
 // and each run leaves no network and no MPI process behind.
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -263,6 +265,53 @@ TEST(Run, CrossDcTransferOverlapsCompute) {
   }
   EXPECT_EQ(leftovers(net), std::vector<std::string>{});
   EXPECT_EQ(job_processes(net, dir), std::vector<std::string>{});
+}
+
+TEST(Run, RepeatsAreInterleavedAndGiveAnInterval) {
+  // repeat-pair.yaml says `repeat: 3`; --repeat 2 overrides it.
+  const std::string net = "trrep";
+  const fs::path dir = fresh_dir("repeat");
+  auto r = run_xdc(
+      {"run", "tests/run/repeat-pair.yaml", "-o", dir.string(), "--name", net, "--repeat", "2"},
+      180);
+  ASSERT_EQ(r.rc, 0) << r.out;
+  // Round 0 runs both schedules before round 1 starts.
+  std::vector<size_t> at;
+  for (const char* line : {"[1f1b] repeat 0 of 2", "[gpipe] repeat 0 of 2", "[1f1b] repeat 1 of 2",
+                           "[gpipe] repeat 1 of 2"})
+    at.push_back(r.out.find(line));
+  for (size_t i = 0; i < at.size(); ++i) {
+    ASSERT_NE(at[i], std::string::npos) << i << "\n" << r.out;
+    if (i > 0) {
+      EXPECT_LT(at[i - 1], at[i]) << r.out;
+    }
+  }
+  const auto s = summary_of(dir);
+  ASSERT_EQ(s["schedules"].size(), 2u);
+  for (const auto& sc : s["schedules"]) {
+    SCOPED_TRACE(sc["schedule"].get<std::string>());
+    EXPECT_EQ(sc["repeats"], 2);
+    ASSERT_EQ(sc["run_means_s"].size(), 2u);
+    EXPECT_EQ(sc["run_seeds"], nlohmann::json::array({5, 6}));
+    EXPECT_EQ(sc["iteration_s"].size(), 6u);  // pooled
+    ASSERT_TRUE(sc["iteration_s_ci95"].is_array()) << sc.dump();
+    EXPECT_LE(sc["iteration_s_ci95"][0].get<double>(), sc["iteration_s_ci95"][1].get<double>());
+    for (int k = 0; k < 2; ++k) {
+      const fs::path run =
+          dir / sc["schedule"].get<std::string>() / ("repeat-" + std::to_string(k));
+      const auto spec = nlohmann::json::parse(xdc::read_text_file_or_empty(run / "spec.json"));
+      EXPECT_EQ(spec["seed"], 5 + k);
+      EXPECT_TRUE(fs::exists(run / "rank1.trace.csv"));
+      EXPECT_TRUE(fs::exists(run / "summary.json"));
+    }
+  }
+  // The table: mean +- half-width, then the pair judged.
+  EXPECT_NE(r.out.find("\u00b1"), std::string::npos) << r.out;
+  EXPECT_TRUE(r.out.find("1f1b vs gpipe: not distinguishable at 95%") != std::string::npos ||
+              r.out.find("faster than") != std::string::npos)
+      << r.out;
+  EXPECT_TRUE(fs::exists(dir / "report.html"));
+  EXPECT_EQ(leftovers(net), std::vector<std::string>{});
 }
 
 TEST(Run, AKilledRankEndsTheRunWithExit1NamingRankAndHost) {
