@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # How often a run's measured mean falls inside the 90% band predicted beside it.
-#   scripts/bench_calibration.sh [RUNS] [OUT]
+#   scripts/bench_calibration.sh [RUNS] [OUT]      (SCHEDULES="1f1b" to run only those)
 # Runs the demo (experiments/two-dc.yaml, 0.1% random loss, real compute) with seeds
 # 1..RUNS (default 20) and experiments/lossy-modeled.yaml with seeds 1..RUNS/2, each an
 # `xdc sweep` over `seed`, then writes OUT (default results/bench/calibration.json):
@@ -24,6 +24,7 @@ description: seeds 1-$3 of $2, each predicted with its band
 experiment: $ROOT/$2
 grid:
   seed: [$seeds]
+${SCHEDULES:+  schedules: [[${SCHEDULES// /, }]]}
 YAML
   rm -rf "${DIR:?}/$1"
   "$XDC" sweep "$DIR/$1.sweep.yaml" -o "$DIR/$1" >&2 || echo "(some runs of $1 failed; kept)" >&2

@@ -168,6 +168,8 @@ ScheduleResult pool_repeats(const std::vector<ScheduleResult>& runs) {
   }
   using R = const ScheduleResult&;
   out.simulated_iteration_s = predicted_mean(runs, [](R r) { return r.simulated_iteration_s; });
+  out.simulated_band_s = {predicted_mean(runs, [](R r) { return r.simulated_band_s[0]; }),
+                          predicted_mean(runs, [](R r) { return r.simulated_band_s[1]; })};
   out.simulated_steady_iteration_s =
       predicted_mean(runs, [](R r) { return r.simulated_steady_iteration_s; });
   out.simulated_mfu = predicted_mean(runs, [](R r) { return r.simulated_mfu; });
