@@ -26,13 +26,13 @@
 //   (t(0.975, n - 1)); null with fewer than 2 values; iteration_s_sd: that sd (of the
 //   run means, or of the iterations), null likewise. With repeats > 1 the other measured
 //   keys pool the repeats (run/repeat.h pool_repeats: iteration_s, loss and series in
-//   repeat order, series and changes laid end to end, the simulated_* keys, the band's ends too, the mean
-//   of the repeats' predictions); each repeat's own entry is SCHEDULE/repeat-K/summary.json.
-//   simulated_iteration_s (the prediction: plan/predict.h Prediction::iteration_s, the mean of
-//   the predicted run's measured iterations), simulated_band_s [low, high] (the 90% band
-//   of that mean over runs whose random losses fall differently, Prediction::band_s; zero
-//   width on a WAN without random loss), within_band (measured runs: iteration_s_mean
-//   inside simulated_band_s), simulated_steady_iteration_s,
+//   repeat order, series and changes laid end to end, the simulated_* keys, the band's ends too,
+//   the mean of the repeats' predictions); each repeat's own entry is
+//   SCHEDULE/repeat-K/summary.json. simulated_iteration_s (the prediction: plan/predict.h
+//   Prediction::iteration_s, the mean of the predicted run's measured iterations), simulated_band_s
+//   [low, high] (the 90% band of that mean over runs whose random losses fall differently,
+//   Prediction::band_s; zero width on a WAN without random loss), within_band (measured runs:
+//   iteration_s_mean inside simulated_band_s), simulated_steady_iteration_s,
 //   simulated_bubble_ratio, simulated_costs, simulated_mfu, simulated_series {iteration_s,
 //   start_s, changes, ended}.
 // Sign conventions: measured_over_simulated = iteration_s_mean / simulated_iteration_s
