@@ -330,7 +330,7 @@ class Iterations {
   // Runs the next iteration; its trace, times absolute.
   trace::Trace next() {
     const int64_t origin = this->origin();
-    std::vector<TcpConn> pipe;
+    std::vector<TcpConn> pipe, dp_next;
     trace::Trace t = once(costs_, origin, pipe);
     if (w_.dp_links.ranks > 0) {
       // When a stage enters its all-reduce can depend on an earlier one's time (a rank
@@ -419,9 +419,8 @@ class Iterations {
 
   std::vector<int64_t> start_;    // absolute
   std::vector<TcpConn> history_;  // empty: warm, just used (LinkState)
-  // The data-parallel all-reduces' connections (WorkerModel::dp_links), as history_; the
-  // next iteration's while one runs.
-  std::vector<TcpConn> dp_history_, dp_next;
+  // The data-parallel all-reduces' connections (WorkerModel::dp_links), as history_.
+  std::vector<TcpConn> dp_history_;
 };
 
 }  // namespace
