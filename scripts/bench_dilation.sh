@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Time dilation benchmark (issue 10, acceptance 3): WAN links faster than this machine
+# Time dilation benchmark: WAN links faster than this machine
 # carries, built k times slower (`xdc up --time-dilation k`) and measured by `xdc check`,
 # which reports them undilated. Points: k in DILATIONS x rate in RATES, one-way delay
 # DELAY, one TCP flow per direction (iperf3 -C $CONGESTION; "" = the hosts' default), each

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runtime link changes (issue 14): how fast a change of delay or rate is in force, and
+# Runtime link changes: how fast a change of delay or rate is in force, and
 # what it costs the traffic (drops, reorders), measured on a real A — GW — B line of
 # namespaces with every backend this machine can run (tests/shaper/bench_dynamic.cpp
 # says how each figure is taken).

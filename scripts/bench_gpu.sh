@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The CUDA stage against the CPU stage and PyTorch on an NVIDIA GPU (issue 16's contract).
+# The CUDA stage against the CPU stage and PyTorch on an NVIDIA GPU.
 #   scripts/bench_gpu.sh [--seconds S]
 # Reference config "medium": dim 1024, 12 layers, 16 heads, seq 1024, batch 8, fp32.
 # Writes results/bench/gpu.json: gpu, max_rel_err_vs_cpu, max_rel_err_vs_torch (loss and

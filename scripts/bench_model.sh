@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Mini Llama training throughput against PyTorch, in one go (issue 3, acceptance 4-5).
+# Mini Llama training throughput against PyTorch, in one go.
 #   scripts/bench_model.sh [--seconds S] [--rounds R]
 # Installs Debian's python3-torch if missing, builds xdc-bench-model, then measures training
 # tokens/s of PyTorch's reference and ours at 1 and 2 threads, alternating the four runs in

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `xdc plan` speed (issue 11, acceptance 5: at least 10 placements ranked in under 10 s):
+# `xdc plan` speed(at least 10 placements ranked in under 10 s):
 # the shipped 3-DC search, experiments/plan-3dc.yaml (4 ranks over three DCs of 2 GPUs,
 # every pipeline depth, DC order and data-parallel layout, each predicted with 1f1b and
 # overlap through plan/plan.h), needs no root.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Prediction accuracy (issue 15): runs every shipped experiment and a sample of the
+# Prediction accuracy: runs every shipped experiment and a sample of the
 # reproduction grids on the emulator with their own (stock) settings, and tabulates each
 # schedule's measured iteration against the simulator's prediction made beside it.
 #   scripts/bench_prediction.sh [--quick] [--resume] [OUT.json]
@@ -15,18 +15,15 @@
 # "load_before", "quick"} and prints a table (python/xdc_results/prediction.py).
 # err_pct = 100 (simulated - measured) / measured (positive: the prediction is slower),
 # measured = the mean of the measured iterations (each listed, so the spread a lossy or
-# bursty WAN gives one run shows); target_pct: issue 15's, 5 for modeled compute, 10 for real.
+# bursty WAN gives one run shows); target_pct: 5 for modeled compute, 10 for real.
 # The demo is run eight times (seeds 1-8) and its runs pooled into one point per schedule
 # ("measured_runs_s": each run's mean; "simulated_s": the mean of their predictions): its
-# 0.1% random loss and four ranks on two cores move one 20-iteration run's mean far from
-# the next: over 24, 17 and 24 runs (2026-11-28) the sd of a run's mean is 8.5% (1f1b),
-# 7.3% (overlap) and 12.9% (crosspipe-greedy: 2.37-4.31 s), so the mean of three had a
-# standard error of up to 7.4%, near the 10% the point is held to; of eight, 4.6%.
-# CrossPipe's point runs 16 iterations
-# (its experiment has 2): its greedy schedule's iterations vary by a quarter from one to
-# the next (sd 0.42 s of a 4.6 s mean, 4.10-5.71 s, 2026-11-28), so the mean of 6 has a
-# standard error of 3.7%, too close to the 5% the point is held to (6 iterations: 4.975 s,
-# 16 on the same machine the next day: 4.585 s); 16 bring it to 2.3%.
+# 0.1% random loss and four ranks on two cores move one 20-iteration run's mean by 7-13%
+# (sd) from the next, so the mean of eight is needed to bring the standard error (~4.6%)
+# well under the 10% the point is held to. CrossPipe's point runs 16 iterations (its
+# experiment has 2): its greedy schedule's iterations vary by about a tenth (sd) from one
+# to the next, so 16 are needed to bring the standard error (~2.3%) under its 5%.
+# Measured spreads behind these counts: docs/history/predictions.md.
 # Needs root (namespaces); each point's run directory is kept under results/bench/prediction/.
 . "$(dirname "$0")/lib.sh"
 QUICK=0

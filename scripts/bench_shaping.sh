@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# WAN shaping fidelity (issue 2, acceptance 1): one direction shaped at a time on a
+# WAN shaping fidelity: one direction shaped at a time on a
 # real A — GW — B line of namespaces; delay 1/10/50/100 ms, jitter 5 ms normal, rate
 # 10/100/1000 mbit at 20 ms, random loss 1%/5%, for every backend this kernel can run
 # (the kernel backend needs sch_netem; its absence is recorded, not hidden).

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `xdc simulate` speed (issue 15, acceptance 2): one sweep point of 64 pipeline stages x
+# `xdc simulate` speed: one sweep point of 64 pipeline stages x
 # 512 microbatches x data parallel 8 (512 world ranks on 64 hosts in two DCs, Llama-2
 # 70B-shaped stages on H100s, 1F1B and crosspipe-greedy) planned and predicted by
 # `xdc simulate SWEEP.yaml`, which needs no root: the plan (schedules, links between all

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A WAN that TCP believes (issue 10): writes results/bench/wan.json and prints it.
+# A WAN that TCP believes: writes results/bench/wan.json and prints it.
 #   tcp_loss        one TCP flow over a lossy two-DC link, RTT 10/40/160 ms x loss
 #                   0.01/0.1/1% (CUBIC) and BBR at 40 ms / 1%: goodput (median of 3) beside
 #                   the same flow with every offload off (reference) and Mathis' model;

@@ -1,7 +1,8 @@
 #!/bin/bash
-# Header comments state what the code is and why. History belongs in commit messages and
-# docs/: a comment in a header (*.h, *.hpp, *.cuh) under harness/ netem/ workloads/ common/
-# may not cite
+# Comments state what the code is and why. History belongs in commit messages and docs/:
+# a comment in a header (*.h, *.hpp, *.cuh) under harness/ netem/ workloads/ common/, or a
+# `#` comment in a script, Python module or shipped YAML (scripts/ python/ experiments/
+# topologies/ .ci/) may not cite
 #   - a date (2026-11-27),
 #   - a commit hash ("commit 3d1e510", "(ccb215f)"),
 #   - a numbered work item ("issue 13", "task 7", "ticket 4", "acceptance 2", "#12"),
@@ -17,7 +18,11 @@ allow=()
 # Markdown files the repository holds, by name.
 known_md=$(find . -name '*.md' -not -path './build*' -printf '%f\n' | sort -u | tr '\n' ' ')
 
-find harness netem workloads common \( -name '*.h' -o -name '*.hpp' -o -name '*.cuh' \) -print |
+{
+  find harness netem workloads common \( -name '*.h' -o -name '*.hpp' -o -name '*.cuh' \) -print
+  find scripts python experiments topologies .ci \( -name '*.sh' -o -name '*.py' -o -name '*.yaml' \
+    -o -name run \) -not -path '*/__pycache__/*' -print 2>/dev/null
+} |
   sort | KNOWN_MD="$known_md" ALLOW="${allow[*]}" perl -e '
     my %allow = map { $_ => 1 } split " ", $ENV{ALLOW};
     my %md = map { $_ => 1 } split " ", $ENV{KNOWN_MD};
@@ -27,10 +32,14 @@ find harness netem workloads common \( -name '*.h' -o -name '*.hpp' -o -name '*.
       next if $allow{$f};
       open(my $in, "<", $f) or die "$f: $!";
       my $block = 0;
+      my $hash = $f !~ /\.(h|hpp|cuh)$/;  # `#` comments (shell, Python, YAML)
       while (my $line = <$in>) {
         chomp $line;
         my $c = "";
-        if ($block) {  # inside /* ... */
+        if ($hash) {
+          next if $. == 1 && $line =~ /^#!/;
+          $c = $1 if $line =~ /(?:^|\s)#(?![!{#])(.*)$/;
+        } elsif ($block) {  # inside /* ... */
           $c = $line;
           $block = 0 if $line =~ m{\*/};
         } elsif ($line =~ m{(//|/\*)(.*)$}) {
@@ -62,6 +71,6 @@ find harness netem workloads common \( -name '*.h' -o -name '*.hpp' -o -name '*.
       }
       close $in;
     }
-    print "$bad header comment(s) cite history or files outside the repository\n";
+    print "$bad comment(s) cite history or files outside the repository\n";
     exit($bad ? 1 : 0);
   '
