@@ -128,10 +128,8 @@ double tcp_loss_limited_bps(int64_t rtt_ns, double loss);
 int64_t tcp_rto_ns(const TcpPath& p, int64_t srtt_ns);
 // What the round-trip samples of pipeline messages add to the path's round trip:
 // request / response traffic whose last segment's ACK is delayed, bursts queued at the
-// bottleneck. Measured on a link flap at 40 ms round trip, not derived: the kernel's
-// tracepoints show srtt 5 ms above the path there and a tail loss probe before the RTO,
-// and the timer wheel's rounding, which together give the same crossings
-// (docs/history/simulator.md).
+// bottleneck. Measured on a flap at 40 ms, not derived: it stands in for srtt +5 ms, a tail
+// loss probe and the timer wheel's rounding (tracepoints: docs/history/simulator.md).
 inline constexpr int64_t kMessageAckDelayNs = 60'000'000;
 // `bytes` sent after a retransmission timeout, from a window of one segment doubling
 // every `rtt_ns` (tcp_enter_loss, then slow start): a round trip per doubling until the
