@@ -1,9 +1,11 @@
 // xdc run EXPERIMENT.yaml [--repeat N]: up, launch the workers per schedule (N times each,
-// interleaved: run/repeat.h), collect, analyse, down.
+// interleaved: run/repeat.h), collect, analyse, down. On a terminal each schedule's
+// iterations redraw one progress line (run/progress.h); -v prints each one's line.
 // xdc mpi-agent --name NET HOST ARGS...: MPI's rsh agent (harness/launch/agent.h); the
 // launcher passes it to mpirun, users never call it.
 #include <signal.h>
 #include <spdlog/spdlog.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <iostream>
@@ -13,6 +15,7 @@
 #include "harness/experiment/experiment.h"
 #include "harness/launch/agent.h"
 #include "harness/report/report.h"
+#include "harness/run/progress.h"
 #include "harness/run/runner.h"
 
 namespace xdc::cli {
@@ -59,6 +62,9 @@ void add_run_command(CLI::App& app, Commands& out) {
     // --name names a network the run builds; with --network it builds none.
     c->add_option("--name", opts.network_name, "name of the network to build (default r<pid>)")
         ->excludes(network);
+    static bool every_iteration = false;
+    c->add_flag("-v,--verbose", every_iteration,
+                "print every iteration's line (the last rank's), not a progress line");
     static int repeat = 0;
     c->add_option("--repeat", repeat,
                   "run each schedule N times, interleaved, seeds seed..seed+N-1 (overrides "
@@ -72,8 +78,26 @@ void add_run_command(CLI::App& app, Commands& out) {
                      if (repeat > 0) e.repeat = repeat;
                      CancelOnSignal guard;
                      opts.cancel = &g_cancel;
-                     opts.progress = [](const std::string& m) { spdlog::info("{}", m); };
+                     // Iterations: on a terminal one line per schedule, redrawn as they end;
+                     // not on a terminal, none (the steps only); -v: the last rank's own
+                     // line per iteration, as steps.
+                     const bool tty = isatty(STDOUT_FILENO);
+                     const bool verbose =
+                         every_iteration || spdlog::get_level() <= spdlog::level::debug;
+                     static bool live = false;  // a progress line is drawn and not ended
+                     opts.progress = [](const std::string& m) {
+                       if (live) std::cout << "\r\033[K" << std::flush;
+                       live = false;
+                       spdlog::info("{}", m);
+                     };
+                     if (!verbose)
+                       opts.on_iteration = [tty](const run::IterationProgress& p) {
+                         if (!tty) return;
+                         std::cout << "\r\033[K" << run::iteration_line(p) << std::flush;
+                         live = true;
+                       };
                      const run::RunOutcome r = run::run_experiment(e, opts);
+                     if (live) std::cout << "\r\033[K";
                      std::cout << "\n" << run::comparison_table(r.schedules);
                      std::cout << "results: " << r.out_dir << "\n";
                      try {

@@ -13,6 +13,7 @@
 
 #include "commands.h"
 #include "common/input_error.h"
+#include "harness/run/progress.h"
 #include "harness/sweep/runner.h"
 
 namespace xdc::cli {
@@ -41,13 +42,6 @@ class CancelSweepOnSignal {
   }, old_term_{};
 };
 
-std::string hms(double s) {
-  if (s < 0) return "--";
-  const long t = static_cast<long>(s + 0.5);
-  return t >= 3600 ? fmt::format("{}h{:02}m", t / 3600, t / 60 % 60)
-                   : fmt::format("{}m{:02}s", t / 60, t % 60);
-}
-
 // "[########..........] 4/12 points  ETA 3m10s  delay-20ms_schedules-1f1b"; the ETA
 // counts down from the runner's estimate at the last point boundary.
 std::string bar(const sweep::Progress& p) {
@@ -65,7 +59,8 @@ std::string bar(const sweep::Progress& p) {
   const int width = 24;
   const int filled = p.total ? static_cast<int>(width * p.finished / p.total) : 0;
   return fmt::format("[{}{}] {}/{} points  ETA {}  {}", std::string(filled, '#'),
-                     std::string(width - filled, '.'), p.finished, p.total, hms(eta_s), p.point);
+                     std::string(width - filled, '.'), p.finished, p.total, run::hms(eta_s),
+                     p.point);
 }
 
 }  // namespace
@@ -109,7 +104,7 @@ void add_sweep_command(CLI::App& app, Commands& out) {
                          std::cout << p.line
                                    << (p.eta_s >= 0 && !p.line.empty()
                                            ? fmt::format("  [{}/{}, ETA {}]", p.finished, p.total,
-                                                         hms(p.eta_s))
+                                                         run::hms(p.eta_s))
                                            : "")
                                    << "\n";
                        std::cout.flush();

@@ -235,7 +235,8 @@ std::string Result::message() const {
   if (ok()) return "";
   std::string m;
   if (cancelled) m = "interrupted";
-  if (timed_out) m = fmt::format("no end after {:.0f} s: stopped", seconds);
+  if (timed_out)
+    m = fmt::format("no rank wrote a line for {} s: stopped after {:.0f} s", stall_s, seconds);
   for (auto& f : failures) {
     if (!m.empty()) m += "; ";
     m += f.rank >= 0       ? fmt::format("rank {} (host {}) {}", f.rank, f.host, f.what)
@@ -271,11 +272,14 @@ Result run_job(const net::NetworkState& net, const Job& job) {
     proc::Background mpirun(argv, log.string());
     std::ifstream tail;
     std::string partial;
+    auto last_line = std::chrono::steady_clock::now();
+    r.stall_s = static_cast<int>(job.stall_timeout.count());
     auto pump = [&] {
       if (!tail.is_open()) tail.open(log);
       if (!tail.is_open()) return;
       tail.clear();
       std::string chunk((std::istreambuf_iterator<char>(tail)), std::istreambuf_iterator<char>());
+      if (!chunk.empty()) last_line = std::chrono::steady_clock::now();
       partial += chunk;
       size_t nl;
       while ((nl = partial.find('\n')) != std::string::npos) {
@@ -295,7 +299,7 @@ Result run_job(const net::NetworkState& net, const Job& job) {
         break;
       }
       if (job.cancel && job.cancel->load()) r.cancelled = true;
-      if (std::chrono::steady_clock::now() - t0 > job.timeout) r.timed_out = true;
+      if (std::chrono::steady_clock::now() - last_line > job.stall_timeout) r.timed_out = true;
       if (r.cancelled || r.timed_out) {
         mpirun.terminate();  // SIGTERM: mpirun takes its job down; SIGKILL after 2 s
         r.exit_code = -1;

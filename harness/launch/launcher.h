@@ -17,8 +17,9 @@
 // Host names the root namespace resolves itself (its hostname, /etc/hosts) are refused:
 // mpirun would take them as local and start those ranks outside the emulated network.
 //
-// A job that outlives `timeout` (or is cancelled) is terminated and whatever it wrote
-// is kept. Failures are named: the first rank that died or aborted and its host.
+// A job in which no rank writes a line for `stall_timeout` (or that is cancelled) is
+// terminated and whatever it wrote is kept; a long job that keeps writing runs to its end. Failures
+// are named: the first rank that died or aborted and its host.
 #include <atomic>
 #include <chrono>
 #include <functional>
@@ -40,7 +41,8 @@ struct Job {
   std::vector<std::pair<std::string, std::string>> env;  // exported to the ranks (-x)
   int tcp_links = 0;                                     // btl_tcp_links; 0 = OpenMPI's default
   std::vector<std::pair<std::string, std::string>> mca;  // more --mca KEY VALUE
-  std::chrono::seconds timeout{600};
+  // Stopped when mpirun's output (every rank's) gains no line for this long.
+  std::chrono::seconds stall_timeout{600};
   const std::atomic<bool>* cancel = nullptr;  // set (e.g. by SIGINT) to stop the job
   // Each new line of mpirun's output as {rank or -1, text without the tag}, within ~20 ms
   // of mpirun writing it (run_job polls its log).
@@ -54,10 +56,11 @@ struct Failure {
 };
 
 struct Result {
-  int exit_code = 0;  // mpirun's; -1 when it was terminated
-  bool timed_out = false;
+  int exit_code = 0;       // mpirun's; -1 when it was terminated
+  bool timed_out = false;  // stopped: no line for stall_s
   bool cancelled = false;
   double seconds = 0;
+  int stall_s = 0;                // the job's stall_timeout
   std::vector<Failure> failures;  // first failure first
   bool ok() const { return exit_code == 0 && !timed_out && !cancelled; }
   std::string message() const;  // one line for the user ("" when ok)

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <climits>
 #include <cmath>
 #include <cstdlib>
@@ -508,17 +509,32 @@ ScheduleResult run_schedule(const RunContext& c, const SchedulePlan& p, int k) {
   job.env = {{"OPENBLAS_NUM_THREADS", "1"}, {"OMP_NUM_THREADS", "1"}};
   job.tcp_links = e.tcp_links;
   job.mca = e.mca;
-  // The workers' own timeout aborts a wait that lasts too long; this one catches a
-  // job that never gets that far (a hung launch, a rank stuck outside MPI).
-  job.timeout = std::chrono::seconds(spec.timeout_s + 60);  // timeout_s x time dilation
+  // The workers' own timeout aborts a wait that lasts too long; this one catches a job
+  // that never gets that far (a hung launch, a rank stuck outside MPI): every rank prints
+  // a line per iteration, so only a job with no rank advancing for that long is stopped.
+  job.stall_timeout = std::chrono::seconds(spec.timeout_s + 60);  // timeout_s x time dilation
   job.cancel = c.opts.cancel;
   std::optional<lab::MachineWatch> watch;
   if (c.lab) job.cancel = watch.emplace(*c.lab, c.state, c.opts.cancel).stop_flag();
   const int report_rank = p.schedule.stage_rank.back();
+  const auto launched = std::chrono::steady_clock::now();
+  int iterations_done = 0;
   job.on_line = [&](int rank, const std::string& text) {
-    if ((rank == report_rank && text.find("iteration") != std::string::npos) ||
-        (rank < 0 && text.find("xdc-worker") != std::string::npos))
+    const bool iteration = rank == report_rank && text.find(" iteration ") != std::string::npos;
+    if (iteration && c.opts.on_iteration) {
+      IterationProgress it{
+          p.choice.name,
+          ++iterations_done,
+          e.warmup + e.iterations,
+          -1,
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - launched).count(),
+          text};
+      if (const size_t at = text.find(" loss "); at != std::string::npos)
+        it.loss = std::atof(text.c_str() + at + 6);
+      c.opts.on_iteration(it);
+    } else if (iteration || (rank < 0 && text.find("xdc-worker") != std::string::npos)) {
       c.say(fmt::format("  [{}] {}", p.choice.name, text));
+    }
   };
   linkctl::ChangeSchedule changes(c.state.name, e.topology, c.state.time_dilation);
   EventFirer events(c, p, spec, job, changes, dir);

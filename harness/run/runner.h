@@ -28,6 +28,17 @@
 
 namespace xdc::run {
 
+// One iteration ended on the schedule's last pipeline rank (it reports the loss): what a
+// live display needs. `line` is that rank's own line ("rank R iteration I loss L ...").
+struct IterationProgress {
+  std::string schedule;
+  int done = 0;          // iterations ended so far, warm-up included
+  int total = 0;         // warm-up + measured iterations
+  double loss = -1;      // < 0: none (modeled compute)
+  double elapsed_s = 0;  // since the schedule's ranks were launched
+  std::string line;
+};
+
 struct RunOptions {
   std::string out_dir;       // "" = results/<date>-<name>
   std::string network;       // reuse this network (must be up) instead of building one
@@ -42,6 +53,8 @@ struct RunOptions {
   std::string lab_file;
   const std::atomic<bool>* cancel = nullptr;
   std::function<void(const std::string&)> progress;  // one line per step
+  // Each iteration as it ends; without it, that rank's lines go to `progress` as steps.
+  std::function<void(const IterationProgress&)> on_iteration;
 };
 
 struct RunOutcome {

@@ -67,7 +67,7 @@ class Launcher : public ::testing::Test {
     j.rank_hosts = std::move(hosts);
     j.program = {XDC_MPI_PROBE};
     j.program.insert(j.program.end(), args.begin(), args.end());
-    j.timeout = std::chrono::seconds(60);
+    j.stall_timeout = std::chrono::seconds(60);
     return j;
   }
   xdc::net::NetworkState state() { return *xdc::net::load_state(kNet); }
@@ -116,18 +116,32 @@ TEST_F(Launcher, ARankThatDiesIsNamedWithItsHost) {
   EXPECT_EQ(job_processes(), std::vector<std::string>{});
 }
 
-TEST_F(Launcher, AHungJobIsStoppedAtItsTimeoutAndLeavesNothing) {
+TEST_F(Launcher, AJobWithNoRankWritingForItsStallTimeoutIsStoppedAndLeavesNothing) {
   auto j = job({"e1", "w1"}, {"hang"});
-  j.timeout = std::chrono::seconds(4);
+  j.stall_timeout = std::chrono::seconds(4);
   auto r = xdc::launch::run_job(state(), j);
   EXPECT_TRUE(r.timed_out);  // stopped by its own timeout: a hang would be ctest's
   EXPECT_FALSE(r.ok());
-  EXPECT_NE(r.message().find("no end after"), std::string::npos) << r.message();
+  EXPECT_NE(r.message().find("no rank wrote a line for 4 s"), std::string::npos) << r.message();
   // What the ranks printed before the hang is kept.
   EXPECT_NE(xdc::read_text_file_or_empty(dir_ / "rank1.log").find("rank 1 of 2 host w1"),
             std::string::npos);
   for (auto& h : {"e1", "w1"})
     EXPECT_EQ(xdc::net::netns_pids(xdc::net::host_ns(kNet, h)).size(), 0u) << h;
+  EXPECT_EQ(job_processes(), std::vector<std::string>{});
+}
+
+// The limit is on silence, not on length: a job that runs three times its stall_timeout
+// while its ranks keep writing (a line each half second) ends on its own, exit 0.
+TEST_F(Launcher, ALongJobThatKeepsWritingOutlivesItsStallTimeout) {
+  auto j = job({"e1", "w1"}, {"ticks", "24"});
+  j.stall_timeout = std::chrono::seconds(8);
+  auto r = xdc::launch::run_job(state(), j);
+  EXPECT_TRUE(r.ok()) << r.message();
+  EXPECT_FALSE(r.timed_out);
+  EXPECT_GT(r.seconds, 24.0);
+  EXPECT_NE(xdc::read_text_file_or_empty(dir_ / "rank1.log").find("rank 1 tick 47"),
+            std::string::npos);
   EXPECT_EQ(job_processes(), std::vector<std::string>{});
 }
 

@@ -1,7 +1,8 @@
 /* A trivial MPI program for the launcher's tests (not the worker): every rank writes
  * "rank R of N host H rtt_ms T" to stdout after a ping-pong with rank 0 over the data
- * network. argv[1] may be "die R" (rank R kills itself with SIGKILL after the ping-pong)
- * or "hang" (every rank sleeps forever after it). */
+ * network. argv[1] may be "die R" (rank R kills itself with SIGKILL after the ping-pong),
+ * "hang" (every rank sleeps forever after it) or "ticks S" (every rank prints a line every
+ * half second for S seconds, then ends: a long job that keeps making progress). */
 #include <mpi.h>
 #include <signal.h>
 #include <stdio.h>
@@ -42,6 +43,12 @@ int main(int argc, char** argv) {
   if (argc > 2 && strcmp(argv[1], "die") == 0 && atoi(argv[2]) == rank) raise(SIGKILL);
   if (argc > 1 && strcmp(argv[1], "hang") == 0)
     for (;;) pause();
+  if (argc > 2 && strcmp(argv[1], "ticks") == 0)
+    for (int i = 0; i < 2 * atoi(argv[2]); ++i) {
+      usleep(500000);
+      printf("rank %d tick %d\n", rank, i);
+      fflush(stdout);
+    }
   if (argc > 1) MPI_Barrier(MPI_COMM_WORLD); /* the others wait for the dead one */
   MPI_Finalize();
   (void)rtt;
