@@ -30,6 +30,8 @@ APT_PACKAGES=(
 [ "${XDC_TEST_TOOLS:-0}" = 1 ] && APT_PACKAGES+=(openssh-server)
 # Only for tests: the formatting check (tests/common, Style.SourcesAreClangFormatted).
 [ "${XDC_TEST_TOOLS:-0}" = 1 ] && APT_PACKAGES+=(clang-format)
+# Only for tests: the documentation site's strict build (Docs.SiteBuildsWithoutWarnings).
+[ "${XDC_TEST_TOOLS:-0}" = 1 ] && APT_PACKAGES+=(mkdocs)
 
 missing=()
 for p in "${APT_PACKAGES[@]}"; do

@@ -94,8 +94,8 @@ int simulate_file(const std::string& file, const std::string& out_dir,
 // Predicts every schedule of `plan` into `dir` and prints the table.
 int print_prediction(const run::Plan& plan, const std::string& dir, const std::string& measured) {
   const auto results = run::simulate_plan(plan, dir, run::SimulateOptions{true, measured});
-  std::printf("%-18s %12s %10s %10s %10s  %s\n", "schedule", "simulated", "megatron", "zerobubble",
-              "crosspipe", "costs");
+  std::printf("%-18s %12s %11s %9s %9s  %s\n", "schedule", "simulated", "bubble/comp", "idle ZB",
+              "idle CP", "costs");
   bool ok = true;
   for (const auto& r : results) {
     ok = ok && r.ok;
@@ -103,11 +103,12 @@ int print_prediction(const run::Plan& plan, const std::string& dir, const std::s
       std::printf("%-18s FAILED: %s\n", r.schedule.c_str(), r.error.c_str());
       continue;
     }
-    std::printf("%-18s %10.3f s %9.1f%% %9.1f%% %9.1f%%  %s\n", r.schedule.c_str(),
-                r.simulated_iteration_s, 100 * r.simulated_bubble.megatron,
+    std::printf("%-18s %10.3f s %9.2f x %8.1f%% %8.1f%%  %s\n", r.schedule.c_str(),
+                r.simulated_iteration_s, r.simulated_bubble.megatron,
                 100 * r.simulated_bubble.zerobubble, 100 * r.simulated_bubble.crosspipe,
                 r.simulated_costs.c_str());
   }
+  std::printf("%s", run::kBubbleLegend);
   std::printf("results: %s/summary.json\n", dir.c_str());
   try {
     std::printf("report:  %s\n", report::write_report(dir).c_str());

@@ -42,8 +42,9 @@ class CancelSweepOnSignal {
   }, old_term_{};
 };
 
-// "[########..........] 4/12 points  ETA 3m10s  delay-20ms_schedules-1f1b"; the ETA
-// counts down from the runner's estimate at the last point boundary.
+// "[########..........] 4/12 points  ETA 3m10s  delay-20ms_schedules-1f1b  [1f1b] [###...]
+// 6/22 iterations ..."; the ETA counts down from the runner's estimate at the last point
+// boundary.
 std::string bar(const sweep::Progress& p) {
   using Clock = std::chrono::steady_clock;
   static double last_eta_s = -1;
@@ -58,9 +59,9 @@ std::string bar(const sweep::Progress& p) {
           : std::max(0.0, last_eta_s - std::chrono::duration<double>(Clock::now() - since).count());
   const int width = 24;
   const int filled = p.total ? static_cast<int>(width * p.finished / p.total) : 0;
-  return fmt::format("[{}{}] {}/{} points  ETA {}  {}", std::string(filled, '#'),
+  return fmt::format("[{}{}] {}/{} points  ETA {}  {}{}", std::string(filled, '#'),
                      std::string(width - filled, '.'), p.finished, p.total, run::hms(eta_s),
-                     p.point);
+                     p.point, p.live.empty() ? "" : "  " + p.live);
 }
 
 }  // namespace
@@ -98,6 +99,7 @@ void add_sweep_command(CLI::App& app, Commands& out) {
                    opts.cancel = &g_sweep_cancel;
                    opts.progress = [tty](const sweep::Progress& p) {
                      if (!tty) {
+                       if (p.line.empty()) return;  // only the live iteration line moved
                        if (p.step)
                          std::cout << "  " << p.line << "\n";
                        else
@@ -111,7 +113,7 @@ void add_sweep_command(CLI::App& app, Commands& out) {
                        return;
                      }
                      std::cout << "\r\033[K";
-                     if (!p.step || verbose_steps) std::cout << p.line << "\n";
+                     if (!p.line.empty() && (!p.step || verbose_steps)) std::cout << p.line << "\n";
                      std::cout << bar(p) << std::flush;
                    };
                    const sweep::SweepOutcome r = sweep::run_sweep(s, opts);

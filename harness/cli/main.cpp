@@ -1,4 +1,4 @@
-// xdc: the multi-datacenter emulation testbed CLI (README.md lists the commands).
+// xdc: the multi-datacenter emulation testbed CLI (docs/commands.md lists the commands).
 #include <fcntl.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>

@@ -391,7 +391,7 @@ class Builder {
   // CUBIC's HyStart ends slow start when a round's RTT exceeds the minimum by
   // clamp(min RTT / 8, 4 ms, 16 ms) of wall clock: the 16 ms cap does not stretch, so past a
   // wall-clock RTT of 128 ms a dilated link leaves slow start earlier than the link it
-  // emulates (README, "Time dilation").
+  // emulates (docs/emulation.md, "Time dilation").
   void note_dilated_hystart() {
     if (opts_.time_dilation == 1) return;
     bool cubic = false;

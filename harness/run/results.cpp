@@ -428,9 +428,10 @@ std::string mean_cell(const ScheduleResult& r) {
 std::string comparison_table(const std::vector<ScheduleResult>& rs) {
   size_t w = 10;
   for (const auto& r : rs) w = std::max(w, columns(mean_cell(r)));
-  std::string out = fmt::format("{:<18} {} {:>10} {:>10} {:>8} {:>9} {:>9} {:>9} {:>10} {}\n",
-                                "schedule", right("iter mean", w), "iter p95", "simulated",
-                                "meas/sim", "megatron", "zerobub", "crosspipe", "tokens/s", "loss");
+  std::string out =
+      fmt::format("{:<18} {} {:>10} {:>10} {:>8} {:>11} {:>9} {:>9} {:>10} {}\n", "schedule",
+                  right("iter mean", w), "iter p95", "simulated", "meas/sim", "bubble/comp",
+                  "idle ZB", "idle CP", "tokens/s", "loss");
   for (const auto& r : rs) {
     if (!r.ok && r.iteration_s.empty()) {
       out += fmt::format("{:<18} FAILED: {}\n", r.schedule, r.error);
@@ -442,14 +443,14 @@ std::string comparison_table(const std::vector<ScheduleResult>& rs) {
       if (std::isfinite(x)) finite.push_back(x);
     if (!finite.empty()) loss = fmt::format("{:.3f} -> {:.3f}", finite.front(), finite.back());
     out += fmt::format(
-        "{:<18} {} {:>8.3f} s {:>8.3f} s {:>8.3f} {:>8.1f}% {:>8.1f}% {:>8.1f}% {:>10.0f} "
+        "{:<18} {} {:>8.3f} s {:>8.3f} s {:>8.3f} {:>9.2f} x {:>8.1f}% {:>8.1f}% {:>10.0f} "
         "{}{}\n",
         r.schedule, right(mean_cell(r), w), r.percentile(95), r.simulated_iteration_s,
-        r.simulated_iteration_s > 0 ? r.mean() / r.simulated_iteration_s : 0.0,
-        100 * r.bubble.megatron, 100 * r.bubble.zerobubble, 100 * r.bubble.crosspipe,
-        r.tokens_per_s, loss, r.ok ? "" : "  (FAILED: " + r.error + ")");
+        r.simulated_iteration_s > 0 ? r.mean() / r.simulated_iteration_s : 0.0, r.bubble.megatron,
+        100 * r.bubble.zerobubble, 100 * r.bubble.crosspipe, r.tokens_per_s, loss,
+        r.ok ? "" : "  (FAILED: " + r.error + ")");
   }
-  return out + ci_comparison(rs);
+  return out + kBubbleLegend + ci_comparison(rs);
 }
 
 }  // namespace xdc::run

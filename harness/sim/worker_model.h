@@ -38,7 +38,7 @@ namespace xdc::sim {
 // been summed); a rendezvous message (above the eager limit: `rendezvous`) moves its data
 // only once that receive is posted, so it starts when both ends are ready, while an eager
 // one leaves when its sender is ready (measured: 6 ranks over 3 DCs at 80 ms one way, 128
-// MiB: 27.0 s per all-reduce, three WAN transfers in sequence; README "Atlas").
+// MiB: 27.0 s per all-reduce, three WAN transfers in sequence; docs/sweeps.md, Atlas).
 std::vector<int64_t> binomial_allreduce(const std::vector<int64_t>& enter, const LinkModel& links,
                                         int64_t bytes);
 // The same algorithm with each message's arrival from `message(from, to, bytes,

@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "harness/report/report.h"
+#include "harness/run/progress.h"
 #include "harness/run/runner.h"
 #include "harness/run/simulate.h"
 
@@ -107,6 +108,10 @@ SweepOutcome run_sweep(const Sweep& s, const SweepOptions& opts) {
     ro.network_name = opts.network_name;
     ro.cancel = opts.cancel;
     ro.progress = [&](const std::string& m) { report(m, true); };
+    ro.on_iteration = [&](const run::IterationProgress& it) {
+      pr.live = run::iteration_line(it, 10);
+      report("", true);
+    };
     std::string error;
     const run::Experiment e = point_experiment(s, ps.point);
     try {
@@ -125,6 +130,7 @@ SweepOutcome run_sweep(const Sweep& s, const SweepOptions& opts) {
     const size_t left = pr.to_run - pr.ran;
     pr.eta_s = spent_s / static_cast<double>(pr.ran) * static_cast<double>(left);
     pr.point.clear();
+    pr.live.clear();
     write_sweep_outputs(s, out.points, out.out_dir);
     report(fmt::format("point {}/{} {}: {}{}", ps.point.index + 1, pr.total, ps.point.id,
                        state_name(ps.state), error.empty() ? "" : " (" + error + ")"));

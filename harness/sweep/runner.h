@@ -22,8 +22,10 @@ struct Progress {
   size_t ran = 0;       // of those, run so far
   double eta_s = -1;    // remaining, from the mean of the points run so far; -1 unknown
   std::string point;    // the point being run (empty between points)
-  std::string line;     // a message (a point starting/skipped/finished, a run step)
+  std::string line;     // a message (a point starting/skipped/finished, a run step);
+                        // empty: only `live` changed
   bool step = false;    // `line` is a run's step, not a sweep event
+  std::string live;     // the running schedule's iteration line (run/progress.h), "" none
 };
 
 struct SweepOptions {

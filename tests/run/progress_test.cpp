@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "harness/run/results.h"
+
 using xdc::run::iteration_line;
 using xdc::run::IterationProgress;
 
@@ -21,4 +23,22 @@ TEST(Progress, TheLineShowsBarCountLossElapsedAndEta) {
 TEST(Progress, ModeledComputeHasNoLossAndNothingDoneHasNoEta) {
   IterationProgress p{"zbv", 0, 5, -1, 3.0, ""};
   EXPECT_EQ(iteration_line(p, 5), "[zbv] [.....] 0/5 iterations  0m03s  ETA --");
+}
+
+// The final table gives each column its unit: Megatron's bubble in computes (it passes 1
+// when the WAN dominates), the two idle shares in percent, and a legend says which is which.
+TEST(Progress, TheFinalTableCarriesUnitsAndSaysWhichBubbleIsWhich) {
+  xdc::run::ScheduleResult r;
+  r.schedule = "1f1b";
+  r.ok = true;
+  r.iteration_s = {0.676, 0.677};
+  r.simulated_iteration_s = 0.671;
+  r.bubble = {1.809, 0.644, 0.643};
+  const std::string t = xdc::run::comparison_table({r});
+  EXPECT_NE(t.find("bubble/comp"), std::string::npos) << t;
+  EXPECT_NE(t.find("1.81 x"), std::string::npos) << t;
+  EXPECT_NE(t.find("64.4%"), std::string::npos) << t;
+  EXPECT_EQ(t.find("180.9%"), std::string::npos) << t;
+  EXPECT_NE(t.find("Megatron's bubble, (iteration - compute) / compute"), std::string::npos) << t;
+  EXPECT_NE(t.find("CrossPipe's"), std::string::npos) << t;
 }

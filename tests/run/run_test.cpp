@@ -649,7 +649,7 @@ TEST(Run, TensorParallelTwoByTwoByTwoEqualsTensorParallelOne) {
 
   // Modeled: each TP rank sleeps its half and performs 2 + 2 TP all-reduces per layer (2
   // layers per stage) and microbatch over MPI; the simulator predicts the iteration (the
-  // README gives the figures; the bound here only catches a model gone wrong).
+  // figures are in docs/; the bound here only catches a model gone wrong).
   const fs::path mod = dir / "modeled";
   auto m = xdc_run("experiments/tp-two-dc-modeled.yaml", mod, net, 180);
   ASSERT_EQ(m.rc, 0) << m.out;

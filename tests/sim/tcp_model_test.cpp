@@ -210,7 +210,7 @@ TEST(TcpModel, AllreduceAsMeasuredAcrossTheWan) {
 TEST(TcpModel, SeveralConnectionsCarrySeveralWindowsUpToTheLinkRate) {
   // 80 ms one way, 1 Gbit/s, stock buffers (window 0.66 x 4 MiB = 2.77 MB per 160 ms round
   // trip). Measured on the emulator (OpenMPI, one connection, a 2-rank program sending 64
-  // MiB warm, README "Several connections per transfer"): 3.88-3.90 s, 138 Mbit/s.
+  // MiB warm, docs/experiments.md, "Several connections per transfer"): 3.88-3.90 s, 138 Mbit/s.
   auto path = [](int n) {
     LinkModel m = LinkModel::uniform(2, {80 * kMs, 1e9});
     xdc::sim::TcpPath p;
