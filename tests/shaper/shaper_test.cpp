@@ -353,7 +353,9 @@ TEST(Shaper, CorrelatedRandomLossOnTheWire) {
 // Both directions shaped, as xdc shapes a WAN link (topologies/two-dc.yaml: 20 ms one
 // way each, 1 gbit): RTT 40 ms (its median held to the delays plus this machine's base
 // round trip on the line, tests/common/round_trip.h), and a single TCP flow still fills
-// the link.
+// the link: at least 90% of the payload a 1 Gbit/s link carries (1448-byte segments in
+// 1514-byte frames), room for a busy machine's scheduling of the delay lines (a flow the
+// shaper held back by its queue or window would carry far less, or retransmit).
 TEST(Shaper, SymmetricLinkCarriesTcpAtRate) {
   Line l("sym");
   big_tcp_buffers(l.a);
@@ -370,7 +372,7 @@ TEST(Shaper, SymmetricLinkCarriesTcpAtRate) {
   std::printf("symmetric 20 ms + 20 ms, 1 gbit: TCP goodput %.1f Mbit/s, %ld retransmits\n",
               r.goodput_bps / 1e6, r.retransmits);
   EXPECT_TRUE(within("A->B median", rtt.median(), median_bounds({20, 20}, base)));
-  EXPECT_GE(r.goodput_bps, 0.92e9) << r.error;
+  EXPECT_GE(r.goodput_bps, 0.9 * 1e9 * 1448 / 1514) << r.error;
   EXPECT_LE(r.goodput_bps, 1.01e9);
 }
 
