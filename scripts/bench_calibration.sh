@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # How often a run's measured mean falls inside the 90% band predicted beside it.
 #   scripts/bench_calibration.sh [RUNS] [OUT]      (SCHEDULES="1f1b" to run only those)
-# Runs the demo (experiments/two-dc.yaml, 0.1% random loss, real compute) with seeds
-# 1..RUNS (default 20) and experiments/lossy-modeled.yaml with seeds 1..RUNS/2, each an
-# `xdc sweep` over `seed`, then writes OUT (default results/bench/calibration.json):
+# Runs the demo's pipeline over the lossy WAN (experiments/two-dc-lossy.yaml, 0.1% random
+# loss, real compute) with seeds 1..RUNS (default 20) and experiments/lossy-modeled.yaml
+# with seeds 1..RUNS/2, each an `xdc sweep` over `seed`, then writes OUT (default
+# results/bench/calibration.json):
 #   {"points": [{"experiment", "schedule", "runs", "inside", "band_halfwidth_pct",
 #                "measured_s", "band_s"}], "load_before"}
 . "$(dirname "$0")/lib.sh"
@@ -29,6 +30,6 @@ YAML
   rm -rf "${DIR:?}/$1"
   "$XDC" sweep "$DIR/$1.sweep.yaml" -o "$DIR/$1" >&2 || echo "(some runs of $1 failed; kept)" >&2
 }
-sweep demo experiments/two-dc.yaml "$RUNS"
+sweep two-dc-lossy experiments/two-dc-lossy.yaml "$RUNS"
 sweep lossy-modeled experiments/lossy-modeled.yaml $(((RUNS + 1) / 2))
-"$XDC_PY" -m xdc_results.calibration --out "$OUT" --load "$load" "$DIR/demo" "$DIR/lossy-modeled"
+"$XDC_PY" -m xdc_results.calibration --out "$OUT" --load "$load" "$DIR/two-dc-lossy" "$DIR/lossy-modeled"

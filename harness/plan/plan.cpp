@@ -423,8 +423,18 @@ sim::CostModel measured_costs(const trace::Trace& t, const sim::CostModel& plann
   struct Acc {
     double sum = 0;
     int n = 0;
-    void add(int64_t d) { sum += static_cast<double>(d), ++n; }
+    std::vector<double> seen;
+    void add(int64_t d) {
+      sum += static_cast<double>(d), ++n, seen.push_back(static_cast<double>(d));
+    }
     int64_t mean(int64_t fallback) const { return n ? std::llround(sum / n) : fallback; }
+    // Each duration over the mean (CostModel's measured noise); empty below two.
+    std::vector<double> ratios() const {
+      std::vector<double> r;
+      if (n < 2 || !(sum > 0)) return r;
+      for (double d : seen) r.push_back(d * n / sum);
+      return r;
+    }
   };
   std::vector<Acc> f(S), b(S), w(S), bw(S);
   Acc opt, ar;
@@ -460,7 +470,15 @@ sim::CostModel measured_costs(const trace::Trace& t, const sim::CostModel& plann
         break;
     }
   }
+  c.f_ratio.assign(S, {});
+  c.b_ratio.assign(S, {});
+  c.w_ratio.assign(S, {});
+  c.bw_ratio.assign(S, {});
   for (int s = 0; s < S; ++s) {
+    c.f_ratio[s] = f[s].ratios();
+    c.b_ratio[s] = b[s].ratios();
+    c.w_ratio[s] = w[s].ratios();
+    c.bw_ratio[s] = bw[s].ratios();
     c.f_ns[s] = f[s].mean(c.f_ns[s]);
     if (b[s].n || w[s].n) {
       c.b_ns[s] = b[s].mean(c.b_ns[s]);

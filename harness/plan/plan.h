@@ -95,7 +95,9 @@ sched::Schedule make_schedule(const Experiment& e, const sched::Params& params,
                               const ScheduleChoice& c, double* peak = nullptr);
 
 // Mean measured duration per stage of F, B, W (BW split in halves), OPT, ALLREDUCE;
-// stages never seen keep `planned`'s values.
+// stages never seen keep `planned`'s values. Each F, B, W and BW duration over its mean is
+// kept as the costs' measured noise (CostModel::f_ratio ...: the prediction's band draws
+// from it).
 sim::CostModel measured_costs(const trace::Trace& t, const sim::CostModel& planned);
 
 // Training FLOPs of one iteration of the whole run (all replicas), for MFU; and the

@@ -300,7 +300,8 @@ Prediction predict(const Plan& p, const SchedulePlan& s, const sim::CostModel& c
   add_tp_records(costs, out.trace);
   if (o.run)
     out.run = predict_series(p, s, costs, all, o.launch_to_measured_ns, out.summary.iteration_ns);
-  if (o.run && o.band_runs > 0 && random_loss(p))
+  const bool drawn = random_loss(p) || (all ? all->costs : costs).noisy();
+  if (o.run && o.band_runs > 0 && drawn)
     for (int k = 1; k <= o.band_runs; ++k) {
       const RunSeries r = predict_series(p, s, costs, all, o.launch_to_measured_ns,
                                          out.summary.iteration_ns, static_cast<uint64_t>(k));

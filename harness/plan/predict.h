@@ -46,9 +46,10 @@ struct PredictOptions {
   int64_t launch_to_measured_ns = -1;
   // false: the steady state only (make_plan's prefill placement, `xdc schedule show`).
   bool run = true;
-  // Over a WAN with random loss (random_loss): the run predicted this many times more,
-  // replica k with its losses drawn from seed k (sim::WorkerModel::loss_seed), for the
-  // band the measured mean should fall in (Prediction::band_s). 0: none.
+  // Over a WAN with random loss (random_loss) or with costs that carry measured compute
+  // noise (sim::CostModel::noisy): the run predicted this many times more, replica k with
+  // its losses and compute durations drawn from seed k (sim::WorkerModel::loss_seed), for
+  // the band the measured mean should fall in (Prediction::band_s). 0: none.
   int band_runs = 0;
 };
 // The band's replicas for `xdc run` and `xdc simulate`.
@@ -63,8 +64,8 @@ struct Prediction {
   double iteration_s() const;
   double steady_iteration_s() const;
   // Each band replica's predicted mean (PredictOptions::band_runs), and the band: their
-  // 5th to 95th percentile (a 90% band); [iteration_s, iteration_s] without replicas (a
-  // deterministic WAN: zero width).
+  // 5th to 95th percentile (a 90% band); [iteration_s, iteration_s] without replicas
+  // (nothing drawn: a WAN without random loss and modeled compute; zero width).
   std::vector<double> band_runs_s;
   std::array<double, 2> band_s() const;
 };

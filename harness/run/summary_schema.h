@@ -30,8 +30,9 @@
 //   the mean of the repeats' predictions); each repeat's own entry is
 //   SCHEDULE/repeat-K/summary.json. simulated_iteration_s (the prediction: plan/predict.h
 //   Prediction::iteration_s, the mean of the predicted run's measured iterations), simulated_band_s
-//   [low, high] (the 90% band of that mean over runs whose random losses fall differently,
-//   Prediction::band_s; zero width on a WAN without random loss), within_band (measured runs:
+//   [low, high] (the 90% band of that mean over runs whose random losses and measured
+//   compute noise fall differently, Prediction::band_s; zero width where nothing is drawn),
+//   within_band (measured runs:
 //   iteration_s_mean inside simulated_band_s), simulated_steady_iteration_s,
 //   simulated_bubble_ratio, simulated_costs, simulated_mfu, simulated_series {iteration_s,
 //   start_s, changes, ended}.

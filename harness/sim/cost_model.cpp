@@ -29,6 +29,46 @@ int64_t CostModel::duration_ns(const sched::Action& a) const {
   }
 }
 
+bool CostModel::noisy() const {
+  auto any = [](const std::vector<std::vector<double>>& v) {
+    return std::any_of(v.begin(), v.end(), [](const auto& r) { return !r.empty(); });
+  };
+  return any(f_ratio) || any(b_ratio) || any(w_ratio) || any(bw_ratio);
+}
+
+double CostModel::noise_factor(const sched::Action& a, uint64_t key) const {
+  const std::vector<std::vector<double>>* per_stage = nullptr;
+  switch (a.kind) {
+    case Kind::F:
+      per_stage = &f_ratio;
+      break;
+    case Kind::B:
+      per_stage = &b_ratio;
+      break;
+    case Kind::W:
+      per_stage = &w_ratio;
+      break;
+    case Kind::BW:
+      per_stage = &bw_ratio;
+      break;
+    default:
+      return 1;
+  }
+  if (a.stage < 0 || static_cast<size_t>(a.stage) >= per_stage->size()) return 1;
+  const std::vector<double>& r = (*per_stage)[a.stage];
+  if (r.empty()) return 1;
+  // splitmix64's finaliser over the key and the action's identity.
+  uint64_t z = key ^ (static_cast<uint64_t>(a.kind) << 56) ^
+               (static_cast<uint64_t>(a.stage) << 40) ^ static_cast<uint64_t>(a.microbatch + 1);
+  for (int round = 0; round < 2; ++round) {
+    z += 0x9e3779b97f4a7c15ULL;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    z ^= z >> 31;
+  }
+  return r[z % r.size()];
+}
+
 std::vector<sched::Op> CostModel::coexec_ops(const sched::Action& a) const {
   const int st = a.stage;
   const int launched = tp_allreduces.empty() ? 0 : tp_allreduces[st];
@@ -206,6 +246,10 @@ CostModel replicated(const CostModel& c, int replicas) {
   tile(out.node_tp_allreduces);
   tile(out.allreduce_stage_ns);
   tile(out.grad_bytes);
+  tile(out.f_ratio);
+  tile(out.b_ratio);
+  tile(out.w_ratio);
+  tile(out.bw_ratio);
   return out;
 }
 

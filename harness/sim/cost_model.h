@@ -46,6 +46,18 @@ struct CostModel {
     return tp_comm_ns(stage) + (node_tp_ns.empty() ? 0 : node_tp_ns[stage]);
   }
 
+  // Compute noise as a real run measured it (plan.h's measured_costs): per stage, each F,
+  // B, W and BW duration of that run over its stage's mean of that kind. Empty: none
+  // measured (modeled compute sleeps its durations). A prediction's band replicas draw
+  // each compute action's duration as its mean times one of these ratios (noise_factor:
+  // the measured spread resampled, no distribution assumed), so where it falls on the
+  // schedule's critical path varies as in the run; the point prediction uses the means.
+  std::vector<std::vector<double>> f_ratio, b_ratio, w_ratio, bw_ratio;
+  bool noisy() const;
+  // The factor for action `a` under draw `key` (!= 0; one per rank, iteration and band
+  // replica): a ratio of a's stage and kind picked by a hash of key and a, 1 without any.
+  double noise_factor(const sched::Action& a, uint64_t key) const;
+
   int stages() const { return static_cast<int>(f_ns.size()); }
   int64_t duration_ns(const sched::Action& a) const;
   // The operators of compute action `a` (F, B or BW) for co-execution: its computation

@@ -1,6 +1,7 @@
 #include "harness/sim/simulator.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <stdexcept>
 #include <string>
@@ -55,7 +56,13 @@ trace::Trace simulate(const sched::Schedule& s, const CostModel& costs, const Li
     throw std::invalid_argument("link model has " + std::to_string(links.ranks) +
                                 " ranks, the schedule " + std::to_string(s.ranks));
   sched::Costs c;
-  c.duration = [&costs](int, const Action& a) { return static_cast<double>(costs.duration_ns(a)); };
+  const uint64_t noise = costs.noisy() ? it.noise_key : 0;
+  c.duration = [&costs, noise](int rank, const Action& a) {
+    const auto mean = static_cast<double>(costs.duration_ns(a));
+    if (noise == 0) return mean;
+    const uint64_t key = noise ^ (0x9e3779b97f4a7c15ULL * static_cast<uint64_t>(rank + 1));
+    return std::round(mean * costs.noise_factor(a, key));  // integer ns, as the rest
+  };
   c.bytes = [&costs](const Action& a) { return costs.message_bytes(a); };
   // A pair's plan depends only on its halves' stages and kinds: one per combination.
   std::map<std::tuple<int, int, Kind>, double> pair_ns;

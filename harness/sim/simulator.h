@@ -33,6 +33,9 @@ struct IterationSetup {
   // A SEND's place in the grant order of an exclusive channel (LinkModel::exclusive;
   // smaller first); unset: its ready time (first come, first served).
   std::function<int64_t(int rank, const sched::Action& send)> send_priority;
+  // != 0: compute durations drawn with CostModel::noise_factor (this iteration of one band
+  // replica); 0: the costs' means.
+  uint64_t noise_key = 0;
 };
 
 trace::Trace simulate(const sched::Schedule& s, const CostModel& costs, const LinkModel& links,

@@ -352,6 +352,7 @@ class Iterations {
       }
     }
     history_ = std::move(pipe);
+    ++iteration_;
     for (auto& ev : t.events) ev.start_ns += origin, ev.end_ns += origin;
     if (w_.iteration_barrier) {
       TimedLinks barrier(world_links_, world_tl_, 0);
@@ -393,6 +394,8 @@ class Iterations {
   trace::Trace once(const CostModel& c, int64_t origin, std::vector<TcpConn>& after) {
     IterationSetup setup;
     setup.start_ns = offsets();
+    // A band replica's compute draws: one stream per replica and iteration.
+    if (w_.loss_seed != 0) setup.noise_key = tcp_loss_stream(~w_.loss_seed, iteration_);
     TimedLinks wire(links_, pipeline_, origin, history_, w_.send_priority);
     TimedLinks small(links_, pipeline_, origin);  // the gradient norm's few bytes
     const int per_replica = s_.ranks / std::max(1, s_.replicas);
@@ -418,6 +421,7 @@ class Iterations {
   }
 
   std::vector<int64_t> start_;    // absolute
+  uint64_t iteration_ = 0;        // iterations run (the compute draws' stream index)
   std::vector<TcpConn> history_;  // empty: warm, just used (LinkState)
   // The data-parallel all-reduces' connections (WorkerModel::dp_links), as history_.
   std::vector<TcpConn> dp_history_;
@@ -484,7 +488,9 @@ std::vector<trace::Trace> simulate_run(const sched::Schedule& s, const CostModel
     const int64_t origin = it.origin();
     if (tl.on_start && !tl.on_start(i, origin, tl)) break;
     const std::vector<int64_t> offsets = it.offsets();
-    if (tl.fixed && !out.empty() && offsets == prev_offsets &&
+    // Drawn compute (a band replica over noisy costs) never repeats an iteration.
+    const bool drawn = w.loss_seed != 0 && costs.noisy();
+    if (tl.fixed && !drawn && !out.empty() && offsets == prev_offsets &&
         same_state(it.history(), prev_history) && same_state(it.dp_history(), prev_dp)) {
       out.push_back(it.repeat(out.back(), origin - prev_origin));  // repeats the previous one
       prev_origin = origin;

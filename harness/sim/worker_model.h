@@ -77,7 +77,9 @@ struct WorkerModel {
   // CostModel::allreduce_ns.
   LinkModel dp_links;
   // simulate_run: != 0, the connections draw where their random losses fall from
-  // streams of this seed (LinkState::launch); 0, evenly spaced (the expectation).
+  // streams of this seed (LinkState::launch), and compute durations are drawn from the
+  // costs' measured noise (CostModel::noise_factor; IterationSetup::noise_key); 0, losses
+  // evenly spaced (the expectation) and the costs' means.
   uint64_t loss_seed = 0;
 };
 

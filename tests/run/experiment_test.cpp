@@ -33,15 +33,26 @@ schedules: [1f1b, crosspipe-greedy]
 )";
 
 TEST(Experiment, ShippedFilesLoad) {
-  for (const char* f :
-       {"experiments/two-dc.yaml", "experiments/two-dc-modeled.yaml", "tests/run/modeled-20ms.yaml",
-        "tests/run/overlap.yaml", "tests/run/kill.yaml", "tests/run/bubble-0ms.yaml",
-        "tests/run/dp-real.yaml", "tests/run/dp-modeled.yaml", "experiments/multi-connection.yaml",
-        "experiments/flap.yaml", "tests/run/kill-dc.yaml", "experiments/tp-two-dc.yaml",
-        "experiments/tp-two-dc-modeled.yaml", "tests/run/tp-real.yaml",
-        "experiments/repro/bubbletea-base.yaml", "tests/run/prefill.yaml",
-        "experiments/wan-sharing.yaml", "experiments/repro/geopipe-paper-base.yaml",
-        "tests/run/repeat-pair.yaml"}) {
+  for (const char* f : {"experiments/two-dc.yaml",
+                        "experiments/two-dc-lossy.yaml",
+                        "experiments/two-dc-modeled.yaml",
+                        "tests/run/modeled-20ms.yaml",
+                        "tests/run/overlap.yaml",
+                        "tests/run/kill.yaml",
+                        "tests/run/bubble-0ms.yaml",
+                        "tests/run/dp-real.yaml",
+                        "tests/run/dp-modeled.yaml",
+                        "experiments/multi-connection.yaml",
+                        "experiments/flap.yaml",
+                        "tests/run/kill-dc.yaml",
+                        "experiments/tp-two-dc.yaml",
+                        "experiments/tp-two-dc-modeled.yaml",
+                        "tests/run/tp-real.yaml",
+                        "experiments/repro/bubbletea-base.yaml",
+                        "tests/run/prefill.yaml",
+                        "experiments/wan-sharing.yaml",
+                        "experiments/repro/geopipe-paper-base.yaml",
+                        "tests/run/repeat-pair.yaml"}) {
     SCOPED_TRACE(f);
     const auto e = xdc::run::load_experiment(f);
     EXPECT_EQ(e.world_size(), static_cast<int>(e.rank_hosts().size()));

@@ -34,26 +34,35 @@ TEST(Plan, TheDemoResolvedOnce) {
     EXPECT_EQ(sp.costs.stages(), sp.schedule.stages);
     for (auto f : sp.costs.f_ns) EXPECT_GT(f, 0);  // planned from FLOPs
   }
-  // Links of replica 0 as the topology gives them: 20 ms WAN + 50 us fabric, east-h2 -> w1.
+  // Links of replica 0 as the topology and the experiment's `wan:` give them: 40 ms WAN
+  // + 50 us fabric, east-h2 -> w1, lossless.
   EXPECT_EQ(plan.links.ranks, 4);
-  EXPECT_EQ(plan.links.at(1, 2).latency_ns, 20'050'000);
+  EXPECT_EQ(plan.links.at(1, 2).latency_ns, 40'050'000);
   EXPECT_EQ(plan.links.at(0, 1).latency_ns, 50'000);
   // The socket buffers limit every connection's window (0.66 x 4 MiB of send buffer,
-  // tcp_model.h); the cross-DC ones meet the WAN's 0.1% random loss, and a warm one long in
-  // use has Mathis's window, 1448 x sqrt(1.5 / 0.001) = 56081 B.
+  // tcp_model.h); no random loss: the deterministic WAN gives no loss band.
   const int64_t buffers = xdc::sim::tcp_window_bytes(4 << 20, 6 << 20);
-  for (int i : {1 * 4 + 2, 2 * 4 + 1, 0 * 4 + 1})
+  for (int i : {1 * 4 + 2, 2 * 4 + 1, 0 * 4 + 1}) {
     EXPECT_EQ(plan.links.tcp[i].window_bytes, buffers);
-  EXPECT_DOUBLE_EQ(plan.links.tcp[1 * 4 + 2].loss, 0.001);
-  EXPECT_DOUBLE_EQ(plan.links.tcp[2 * 4 + 1].loss, 0.001);
-  EXPECT_EQ(plan.links.tcp[0 * 4 + 1].loss, 0);
+    EXPECT_EQ(plan.links.tcp[i].loss, 0);
+  }
+  EXPECT_FALSE(xdc::run::random_loss(plan));
+  EXPECT_EQ(e.repeat, 3);
+  // Its lossy twin: the topology's 0.1% random loss on the cross-DC connections, where a
+  // warm one long in use has Mathis's window, 1448 x sqrt(1.5 / 0.001) = 56081 B.
+  const auto lossy = make_plan(load_experiment("experiments/two-dc-lossy.yaml"));
+  EXPECT_EQ(lossy.links.at(1, 2).latency_ns, 20'050'000);
+  EXPECT_DOUBLE_EQ(lossy.links.tcp[1 * 4 + 2].loss, 0.001);
+  EXPECT_DOUBLE_EQ(lossy.links.tcp[2 * 4 + 1].loss, 0.001);
+  EXPECT_EQ(lossy.links.tcp[0 * 4 + 1].loss, 0);
+  EXPECT_TRUE(xdc::run::random_loss(lossy));
   EXPECT_EQ(xdc::sim::tcp_loss_window_bytes(0.001), 56081);
   // Real compute clips gradients across 4 pipeline ranks: the grad-norm all-reduce runs;
   // every iteration starts with the barrier over the 4 world ranks.
   EXPECT_TRUE(plan.worker.grad_norm);
   EXPECT_TRUE(plan.worker.iteration_barrier);
   EXPECT_EQ(plan.worker.world.ranks, 4);
-  EXPECT_EQ(plan.worker.world.at(1, 2).latency_ns, 20'050'000);
+  EXPECT_EQ(plan.worker.world.at(1, 2).latency_ns, 40'050'000);
   EXPECT_EQ(plan.dp_groups, (std::vector<std::vector<int>>{{0}, {1}, {2}, {3}}));
   EXPECT_EQ(plan.params.ranks, 4);
   // The worker's spec comes from the plan.
@@ -80,14 +89,14 @@ TEST(Plan, ModeledComputeHasNoGradNormAndDpGroupsSpanReplicas) {
 
 TEST(Plan, ThePredictionIncludesTheGradNormAllreduceAcrossTheWan) {
   // In the demo's 1F1B, rank 0 computes last; the west ranks' OPT waits for the
-  // all-reduce: rank 0's sum goes west (20 ms) after rank 2's partial came east (20 ms).
+  // all-reduce: rank 0's sum goes west (40 ms) after rank 2's partial came east (40 ms).
   const auto plan = make_plan(load_experiment("experiments/two-dc.yaml"));
   const auto& sp = plan.schedules[0];
   auto no_norm = plan;  // the same iterations (barrier, connections' history) without it
   no_norm.worker.grad_norm = false;
   const int64_t plain = xdc::run::predict(no_norm, sp, sp.costs).summary.iteration_ns;
   const int64_t with = xdc::run::predict(plan, sp, sp.costs).summary.iteration_ns;
-  EXPECT_GE(with, plain + 20 * kMs) << "without " << plain << " with " << with;
+  EXPECT_GE(with, plain + 40 * kMs) << "without " << plain << " with " << with;
   // Without the worker's extras the prediction is the plain simulation of an iteration
   // whose connections start as the one before it left them (idle since, back to back).
   auto bare = plan;
@@ -205,6 +214,50 @@ TEST(Plan, AGilbertElliottLossIsPredictedByItsLossEpisodes) {
   const double random = iteration_s("wan: {loss: " + std::string(pct) + "%, changes: []}\n");
   EXPECT_GT(bursty, lossless);
   EXPECT_NEAR(bursty, random, 1e-3 * random);
+}
+
+// Compute noise as a run measured it (measured_costs keeps each duration over its mean)
+// gives a lossless prediction its band: the replicas draw the durations, the point
+// prediction keeps the means; modeled costs (no noise) keep a zero-width band.
+TEST(Plan, MeasuredComputeNoiseGivesTheBandItsWidth) {
+  const auto plan = make_plan(xdc::run::parse_experiment(
+      "name: noise\ntopology: flap-pair.yaml\ncompute: {modeled: {f: 50ms, b: 100ms, "
+      "activation: 256kib}}\npipeline: {stages: 2, placement: [e1, w1]}\nmicrobatches: "
+      "4\niterations: 6\nwarmup: 1\nschedules: [1f1b]\nwan: {changes: []}\n",
+      "tests/run/noise.yaml"));
+  const auto& sp = plan.schedules[0];
+  xdc::run::PredictOptions o;
+  o.band_runs = 20;
+  const auto modeled = xdc::run::predict(plan, sp, sp.costs, o);
+  EXPECT_TRUE(modeled.band_runs_s.empty());
+  EXPECT_EQ(modeled.band_s()[0], modeled.band_s()[1]);
+
+  // A "run" whose F took 25 or 75 ms (mean 50) and whose BW took 100 ms every time.
+  xdc::trace::Trace t;
+  t.ranks = 2;
+  int64_t at = 0;
+  for (int st = 0; st < 2; ++st)
+    for (int mb = 0; mb < 4; ++mb) {
+      const int64_t f = (mb % 2 ? 75 : 25) * kMs;
+      t.events.push_back({st, xdc::sched::Kind::F, st, mb, at, at + f, 0, -1, 0});
+      at += f;
+      t.events.push_back({st, xdc::sched::Kind::BW, st, mb, at, at + 100 * kMs, 0, -1, 0});
+      at += 100 * kMs;
+    }
+  const auto costs = xdc::run::measured_costs(t, sp.costs);
+  EXPECT_EQ(costs.f_ns, sp.costs.f_ns);
+  EXPECT_EQ(costs.b_ns[0] + costs.w_ns[0], sp.costs.b_ns[0] + sp.costs.w_ns[0]);
+  EXPECT_EQ(costs.f_ratio[0], (std::vector<double>{0.5, 1.5, 0.5, 1.5}));
+  EXPECT_EQ(costs.bw_ratio[1], (std::vector<double>{1, 1, 1, 1}));
+  EXPECT_TRUE(costs.noisy());
+
+  const auto noisy = xdc::run::predict(plan, sp, costs, o);
+  EXPECT_DOUBLE_EQ(noisy.iteration_s(), modeled.iteration_s());  // the means
+  ASSERT_EQ(noisy.band_runs_s.size(), 20u);
+  const auto band = noisy.band_s();
+  EXPECT_GT(band[1] - band[0], 0.01 * noisy.iteration_s());
+  // Drawn from seeds: the same band again.
+  EXPECT_EQ(xdc::run::predict(plan, sp, costs, o).band_runs_s, noisy.band_runs_s);
 }
 
 // The changes' times are from measured iteration 0's start, also when the run ends there.
