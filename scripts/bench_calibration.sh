@@ -5,7 +5,7 @@
 # 1..RUNS (default 20) and experiments/lossy-modeled.yaml with seeds 1..RUNS/2, each an
 # `xdc sweep` over `seed`, then writes OUT (default results/bench/calibration.json):
 #   {"points": [{"experiment", "schedule", "runs", "inside", "band_halfwidth_pct",
-#                "measured_s", "band_s"}], "load_before"}
+#                "measured_s", "band_s"}], "load_before", "bench"}   (bench: bench_record's)
 . "$(dirname "$0")/lib.sh"
 need_root bench_calibration.sh
 RUNS=${1:-20}
@@ -32,3 +32,4 @@ YAML
 sweep demo experiments/two-dc.yaml "$RUNS"
 sweep lossy-modeled experiments/lossy-modeled.yaml $(((RUNS + 1) / 2))
 "$XDC_PY" -m xdc_results.calibration --out "$OUT" --load "$load" "$DIR/demo" "$DIR/lossy-modeled"
+bench_record "$OUT"
