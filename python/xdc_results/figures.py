@@ -516,10 +516,11 @@ BENCHMARKS = [
               "an NVIDIA GPU, CUDA, PyTorch with CUDA"),
     Benchmark("schedules", "scripts/bench_schedules.sh", "schedules in the simulator",
               "The schedules alone in the simulator: CrossPipe's grid (8 stages in 2 DCs "
-              "split 4|4, 32 microbatches, T_F = T_B = T_W; time per microbatch in T_F at "
-              "(latency, bandwidth-delay) = (0,0) / (2,.25) / (.25,2) / (2,2) in T_F) beside "
-              "CrossPipe's Table 5, the zero-delay formula checks, the MILP `optimal` against "
-              "the greedy, the simulator's speed.", render_schedules),
+              "split 4|4, 32 microbatches, T_F = T_B = T_W; time per microbatch at (latency, "
+              "bandwidth-delay) = (0,0) / (2,.25) / (.25,2) / (2,2), all in T_F) beside "
+              "CrossPipe's Table 5, the zero-delay formula checks, a GeoPipe-style overlap "
+              "case, the MILP `optimal` against the greedy, the simulator's speed.",
+              render_schedules),
     Benchmark("simulate", "scripts/bench_simulate.sh", "`xdc simulate` speed",
               "`xdc simulate SWEEP.yaml` of two points (1F1B, crosspipe-greedy), each 512 world "
               "ranks on 64 hosts in two DCs, Llama-2 70B-shaped stages on H100s: the plan, "
