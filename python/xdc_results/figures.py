@@ -21,7 +21,7 @@ import difflib
 import os
 import sys
 import textwrap
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Tuple
 
 from .bench import BENCH_DIR, ROOT, load_all
 
@@ -165,7 +165,8 @@ def render_wan(d: Dict[str, Any]) -> Rows:
         rows.append(("kernel backend in a User-Mode Linux guest",
                      "not run: %s" % k.get("error", "no figures")))
     rows += _dilation_rows(_list(d.get("dilation")))
-    rows.append(("`xdc up` records the hosts' TCP settings", yes_no(d.get("tcp_settings_recorded"))))
+    rows.append(("`xdc up` records the hosts' TCP settings",
+                 yes_no(d.get("tcp_settings_recorded"))))
     return rows
 
 
@@ -600,14 +601,15 @@ def render(docs: List[Tuple[str, Dict[str, Any]]]) -> str:
     out = [
         "# Figures",
         "",
-        _wrap("What each benchmark (`scripts/bench_*.sh`) measured the last time it ran. Each writes "
-        "its figures to `results/bench/NAME.json` with a record of the run (command, date, "
-        "commit, machine: `bench_record` in scripts/lib.sh); this page is rendered from those "
-        "files by `python3 -m xdc_results.figures` (python/xdc_results/figures.py) and is not "
-        "edited by hand: rerun a benchmark, then the generator, and commit the JSON with the "
-        "page (ctest `python_results` fails when they differ). How each benchmark measures: "
-        "its script's header. Figures from before, and from one-off runs no benchmark "
-        "repeats: [past figures](%s)." % HISTORY_MD),
+        _wrap("What each benchmark (`scripts/bench_*.sh`) measured the last time it ran. "
+              "Each writes its figures to `results/bench/NAME.json` with a record of the run "
+              "(command, date, commit, machine: `bench_record` in scripts/lib.sh); this page is "
+              "rendered from those files by `python3 -m xdc_results.figures` "
+              "(python/xdc_results/figures.py) and is not edited by hand: rerun a benchmark, "
+              "then the generator, and commit the JSON with the page (ctest `python_results` "
+              "fails when they differ). How each benchmark measures: its script's header. "
+              "Figures from before, and from one-off runs no benchmark repeats: "
+              "[past figures](%s)." % HISTORY_MD),
         "",
         "| benchmark | measures | date | commit |",
         "|---|---|---|---|",
