@@ -6,7 +6,7 @@
 # with seeds 1..RUNS/2, each an `xdc sweep` over `seed`, then writes OUT (default
 # results/bench/calibration.json):
 #   {"points": [{"experiment", "schedule", "runs", "inside", "band_halfwidth_pct",
-#                "measured_s", "band_s"}], "load_before"}
+#                "measured_s", "band_s"}], "load_before", "bench"}   (bench: bench_record's)
 . "$(dirname "$0")/lib.sh"
 need_root bench_calibration.sh
 RUNS=${1:-20}
@@ -33,3 +33,4 @@ YAML
 sweep two-dc-lossy experiments/two-dc-lossy.yaml "$RUNS"
 sweep lossy-modeled experiments/lossy-modeled.yaml $(((RUNS + 1) / 2))
 "$XDC_PY" -m xdc_results.calibration --out "$OUT" --load "$load" "$DIR/two-dc-lossy" "$DIR/lossy-modeled"
+bench_record "$OUT"

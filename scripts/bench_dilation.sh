@@ -4,12 +4,10 @@
 # which reports them undilated. Points: k in DILATIONS x rate in RATES, one-way delay
 # DELAY, one TCP flow per direction (iperf3 -C $CONGESTION; "" = the hosts' default), each
 # point measured RUNS times; the figures are medians over runs and both directions.
-# Measured (2 cores shared with builds): with the hosts' default (BBR here) every point
-# is 93-96% of the rate and RTT within 0.05%; with CUBIC the 5 Gbit/s points are 95%,
-# the 10 Gbit/s points 50-58% after 2 s of ramp-up and 94-96% after 25 s (TCP_OMIT).
 #   scripts/bench_dilation.sh [OUT.json]      (default results/bench/dilation.json)
 # Writes {"dilation": [{"k", "rate_mbit", "delay_ms", "goodput_ratio", "rtt_err_pct",
-#   "congestion", "runs", "goodput_mbit", "rtt_ms", "samples"}...]} and prints it.
+#   "congestion", "runs", "goodput_mbit", "rtt_ms", "samples"}...], "load_before", "bench"}
+# (load_before: the 1-minute load average before; bench: bench_record's) and prints it.
 # goodput_ratio = median goodput / configured rate (TCP over an L2-counting shaper tops
 # out near 1448/1514 = 95.6%); rtt_err_pct = |median RTT - base - 2 x delay| / (2 x delay).
 # Socket buffers must exceed the dilated BDP (10 Gbit/s x 10 ms = 12.5 MB): the topology
@@ -30,6 +28,7 @@ CONGESTION=${CONGESTION-cubic}
 if [[ "$CONGESTION" == cubic ]]; then TCP_OMIT=${TCP_OMIT:-25}; else TCP_OMIT=${TCP_OMIT:-2}; fi
 NAME=${NAME:-bdil}
 out_dir "$OUT"
+load=$(load_avg)
 work=$(mktemp -d)
 trap '"$XDC" down "$NAME" >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
 
@@ -65,11 +64,12 @@ for k in $DILATIONS; do
   done
 done
 
-"$XDC_PY" - "$work" "$OUT" "$RUNS" "$CONGESTION" "${points[@]}" <<'PY'
+"$XDC_PY" - "$work" "$OUT" "$RUNS" "$CONGESTION" "$load" "${points[@]}" <<'PY'
 import glob, json, statistics, sys
 work, out, runs, congestion = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+load = float(sys.argv[5])
 res = []
-for p in sys.argv[5:]:
+for p in sys.argv[6:]:
     k, rate = p.split()
     goodput, rtt, delay_ms, rate_mbit, samples = [], [], None, None, []
     for f in sorted(glob.glob(f"{work}/k{k}-{rate}-*.json")):
@@ -87,7 +87,8 @@ for p in sys.argv[5:]:
                 "rtt_err_pct": round(abs(r - 2 * delay_ms) / (2 * delay_ms) * 100, 3),
                 "congestion": congestion or "host default", "runs": runs,
                 "goodput_mbit": round(g, 1), "rtt_ms": round(r, 4), "samples": samples})
-text = json.dumps({"dilation": res}, indent=2)
+text = json.dumps({"dilation": res, "load_before": load}, indent=2)
 open(out, "w").write(text + "\n")
 print(text)
 PY
+bench_record "$OUT"

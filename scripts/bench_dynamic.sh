@@ -14,7 +14,8 @@
 # message ("partition"); the flap anchored to iteration 5 of experiments/flap.yaml, measured
 # beside the simulator's prediction ("flap_event"), and experiments/trace-wan.yaml
 # ("trace_wan", ~2 min).
-# Top-level keys: the userspace backend's; "backends" holds each backend's.
+# Top-level keys: the userspace backend's; "backends" holds each backend's; "bench" the
+# record of the run (bench_record).
 # Needs root (namespaces, qdiscs, iptables) and iperf3. About 20 s per backend.
 . "$(dirname "$0")/lib.sh"
 OUT=${1:-results/bench/dynamic.json}
@@ -55,4 +56,5 @@ rc=0
 "$BUILD_DIR/harness/cli/xdc" run tests/run/partition.yaml -o "$PART_DIR" --name bpart >&2 || rc=$?
 "$BENCH" --partition "$PART_DIR" "$rc" "$OUT"
 rm -rf "$PART_DIR"
+bench_record "$OUT"
 echo "bench_dynamic: wrote $OUT" >&2

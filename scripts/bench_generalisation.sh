@@ -5,11 +5,12 @@
 # Writes results/bench/generalisation.json:
 #   {"seed", "points": [{"experiment_yaml", "schedule", "compute", "measured_s",
 #    "simulated_s", "band_s", "err_pct", "inside"}], "median_abs_err_pct",
-#    "p90_abs_err_pct", "inside_fraction"}
+#    "p90_abs_err_pct", "inside_fraction", "bench"}
 # one point per schedule of every experiment (python/xdc_results/generalisation.py
 # defines each field), and prints a table. The experiments (and generated.json, what
 # they hold) are in results/bench/generalisation/SEED/, their runs under run/ (or
-# simulate/) there. Needs root (namespaces) unless --simulate-only.
+# simulate/) there; bench is the record of the run (bench_record). Needs root
+# (namespaces) unless --simulate-only.
 . "$(dirname "$0")/lib.sh"
 if [[ $# -lt 2 || ( $# -eq 3 && ${3:-} != --simulate-only ) || $# -gt 3 ]]; then
   echo "usage: $0 N SEED [--simulate-only]" >&2
@@ -34,3 +35,4 @@ for exp in "$DIR"/gen-*.yaml; do
   runs+=("$run")
 done
 "$XDC_PY" -m xdc_results.generalisation collect --seed "$SEED" --runs "${runs[@]}" --out "$OUT"
+bench_record "$OUT"

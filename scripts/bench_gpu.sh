@@ -9,11 +9,11 @@
 # (fp32 8192^3 through PyTorch, TF32 off, as the stage's own GEMMs); and the same under
 # "bf16": the stage with model precision bf16 (GEMM operands in bf16, fp32 accumulation,
 # everything else fp32) against PyTorch under torch.autocast(bfloat16), its error against
-# the fp32 CUDA stage and against autocast's gradients, and the bf16 GEMM peak.
+# the fp32 CUDA stage and against autocast's gradients, and the bf16 GEMM peak; "bench",
+# the record of the run (bench_record).
 # Build dir $XDC_BUILD_DIR (default build-cuda; XDC_NO_BUILD=1 uses what is there);
 # PyTorch with CUDA from $XDC_PYTHON (default python3).
-set -euo pipefail
-cd "$(dirname "$0")/.."
+. "$(dirname "$0")/lib.sh"
 SECONDS_PER_RUN=10
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -22,7 +22,7 @@ while [[ $# -gt 0 ]]; do
   esac
 done
 BUILD_DIR=${XDC_BUILD_DIR:-build-cuda}
-PY=${XDC_PYTHON:-python3}
+PY=$XDC_PY
 if [[ "${XDC_NO_BUILD:-0}" != 1 ]]; then
   if [[ ! -f "$BUILD_DIR/build.ninja" && ! -f "$BUILD_DIR/Makefile" ]]; then
     cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DXDC_CUDA=ON >&2
@@ -105,3 +105,4 @@ if isinstance(res["bf16"], dict):
           f"GEMM peak; rel err vs the fp32 stage {b['max_rel_err_vs_fp32_stage']:.2g}, vs autocast "
           f"{b['max_rel_err_vs_torch_autocast']:.2g}")
 PYEOF
+bench_record results/bench/gpu.json

@@ -9,7 +9,8 @@
 #   scripts/bench_lab.sh [OUT.json]      default results/bench/lab.json
 # Writes {"machines", "kernels", "up_s", "down_s", "wan_rtt_err_pct" (the largest, %),
 # "rtts": [...], "run_exit", "run_s", "iteration_s", "single_machine_iteration_s",
-# "clock_offset_max_us", "clock_residual_us", "lost_machine_exit", "lost_machine_end_s"}.
+# "clock_offset_max_us", "clock_residual_us", "lost_machine_exit", "lost_machine_end_s",
+# "bench"} (bench: the record of the run, bench_record).
 # Needs root. ~14 min.
 . "$(dirname "$0")/lib.sh"
 OUT=${1:-results/bench/lab.json}
@@ -37,4 +38,5 @@ print("bench_lab: run exit %d, iteration %.3f s (one machine %.3f s, %+.1f%%), c
     j["clock_residual_us"], j["lost_machine_exit"], j["lost_machine_end_s"]))
 PY
 rm -f "$raw"
+bench_record "$OUT"
 echo "bench_lab: wrote $OUT" >&2

@@ -11,9 +11,8 @@
 # AVX2 kernel, a second pass runs both sides with OPENBLAS_CORETYPE=SKYLAKEX and writes
 # results/bench/model_avx512.json.
 # Other processes distort wall-clock figures: the JSON also carries tokens per CPU-second
-# and the load average.
-set -euo pipefail
-cd "$(dirname "$0")/.."
+# and the load average, and bench_record's record of the run.
+. "$(dirname "$0")/lib.sh"
 SECONDS_PER_RUN=5
 ROUNDS=3
 while [[ $# -gt 0 ]]; do
@@ -23,7 +22,6 @@ while [[ $# -gt 0 ]]; do
     *) echo "usage: $0 [--seconds S] [--rounds R]" >&2; exit 2 ;;
   esac
 done
-BUILD_DIR=${XDC_BUILD_DIR:-build}
 PY=/usr/bin/python3   # Debian's interpreter: that is where python3-torch installs
 BENCH="$BUILD_DIR/workloads/model/xdc-bench-model"
 
@@ -34,10 +32,7 @@ if ! "$PY" -c "import torch" 2>/dev/null; then
   $SUDO apt-get install -y python3-torch >&2
 fi
 
-if [[ ! -f "$BUILD_DIR/build.ninja" && ! -f "$BUILD_DIR/Makefile" ]]; then
-  cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >&2
-fi
-cmake --build "$BUILD_DIR" --target xdc-bench-model -j2 >&2
+build_targets xdc-bench-model
 
 # One JSON line from a run: {"threads", "tokens_per_s", "tokens_per_cpu_s", ...}
 # torch.set_num_threads() does not reach the OpenBLAS behind torch's libblas, which would
@@ -74,6 +69,7 @@ run_pass() {
 
 mkdir -p results/bench
 run_pass results/bench/model.json
+bench_record results/bench/model.json
 
 if [[ "${OPENBLAS_CORETYPE:-}" != SKYLAKEX ]] && grep -qw avx512f /proc/cpuinfo &&
   grep -q '"openblas_core": "\(Haswell\|Zen\)"' results/bench/model.json; then
@@ -81,4 +77,5 @@ if [[ "${OPENBLAS_CORETYPE:-}" != SKYLAKEX ]] && grep -qw avx512f /proc/cpuinfo 
   echo "bench_model: this CPU has AVX-512 but OpenBLAS ran its AVX2 kernel;" \
     "second pass with OPENBLAS_CORETYPE=SKYLAKEX on both sides" >&2
   OPENBLAS_CORETYPE=SKYLAKEX run_pass results/bench/model_avx512.json
+  bench_record results/bench/model_avx512.json
 fi

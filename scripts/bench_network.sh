@@ -2,7 +2,8 @@
 # Scale benchmark: `xdc up` then `xdc down` of the shipped 64-host, 8-DC topology, on the
 # native backend and on the Mininet one (xdc up --backend mininet, harness/network/mininet.h).
 # Prints both side by side and writes results/bench/network.json =
-# {"hosts", "up_s", "down_s", ..., "mininet": {"up_s", "down_s"}} (top level: native).
+# {"hosts", "up_s", "down_s", ..., "mininet": {"up_s", "down_s"}, "load_before"} (top
+# level: native; load_before: the 1-minute load average before), with bench_record's record.
 #   scripts/bench_network.sh [ROUNDS]      (default 3; the figures are the median round)
 . "$(dirname "$0")/lib.sh"
 [ -x "$XDC" ] || scripts/setup.sh
@@ -12,6 +13,7 @@ NAME=bench64
 now() { date +%s.%N; }
 
 "$XDC" down "$NAME" >/dev/null 2>&1 || true
+load=$(load_avg)
 declare -A UP DOWN
 for backend in native mininet; do
   ups=(); downs=()
@@ -35,6 +37,8 @@ cat > results/bench/network.json <<JSON
 {"hosts": $hosts, "wan_directions": $dirs, "shaping_backend": "$backend", "rounds": $ROUNDS,
  "up_s": $(printf %.4f "$up"), "down_s": $(printf %.4f "$down"),
  "per_host_ms": $(echo "($up + $down) * 1000 / $hosts" | bc -l | xargs printf %.2f),
- "mininet": {"up_s": $(printf %.4f "${UP[mininet]}"), "down_s": $(printf %.4f "${DOWN[mininet]}")}}
+ "mininet": {"up_s": $(printf %.4f "${UP[mininet]}"), "down_s": $(printf %.4f "${DOWN[mininet]}")},
+ "load_before": $load}
 JSON
+bench_record results/bench/network.json
 cat results/bench/network.json

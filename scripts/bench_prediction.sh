@@ -13,7 +13,8 @@
 # Writes {"points": [{"experiment", "point", "schedule", "compute", "measured_s",
 # "simulated_s", "err_pct", "measured_iterations_s", "target_pct", "within_target"}...],
 # "stock_settings", "overrides": [{"experiment", "setting"}], "within_target": "K of N",
-# "load_before", "quick"} and prints a table (python/xdc_results/prediction.py).
+# "load_before", "quick", "bench"} and prints a table (python/xdc_results/prediction.py;
+# bench: the record of the run, bench_record).
 # err_pct = 100 (simulated - measured) / measured (positive: the prediction is slower),
 # measured = the mean of the measured iterations (each listed, so the spread a lossy or
 # bursty WAN gives one run shows); target_pct: 5 for modeled compute, 10 for real.
@@ -81,3 +82,4 @@ quick=()
 # two-dc-lossy varies the seed alone: its runs are pooled into one row per schedule.
 "$XDC_PY" -m xdc_results.prediction --runs "$RUNS" --out "$OUT" --load "$load" "${quick[@]}" \
   --pooled two-dc-lossy "${points[@]}"
+bench_record "$OUT"

@@ -7,13 +7,12 @@
 #   formula_checks   [{name, expected, simulated}]  zero-delay bubble ratios, peaks
 #   overlap_case     GeoPipe-style overlap vs 1F1B across a 20 ms WAN
 #   sim_64x512_s     seconds to simulate a 64-stage, 512-microbatch 1F1B iteration
+#   optimal_vs_greedy  the MILP's orders against the greedy's, makespans by evaluate_order
+#   bench            the record of the run (bench_record)
 #   scripts/bench_schedules.sh [--milp-seconds S] [--microbatches M]
-set -euo pipefail
-cd "$(dirname "$0")/.."
-BUILD_DIR=${XDC_BUILD_DIR:-build}
-if [ ! -f "$BUILD_DIR/build.ninja" ] && [ ! -f "$BUILD_DIR/Makefile" ]; then
-  cmake -S . -B "$BUILD_DIR" -G Ninja
-fi
-cmake --build "$BUILD_DIR" --target xdc-bench-schedules -j2
-mkdir -p results/bench
-"$BUILD_DIR/harness/sim/xdc-bench-schedules" results/bench/schedules.json "$@"
+. "$(dirname "$0")/lib.sh"
+OUT=results/bench/schedules.json
+build_targets xdc-bench-schedules
+out_dir "$OUT"
+"$BUILD_DIR/harness/sim/xdc-bench-schedules" "$OUT" "$@"
+bench_record "$OUT"

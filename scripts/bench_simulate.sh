@@ -9,7 +9,7 @@
 # "cpu_seconds", "cpu_seconds_per_point", "load", "runs"} (medians over RUNS runs of the
 # whole command, both points: wall time, and user + system CPU time, which does not
 # depend on what else the machine runs; load: the 1-minute load average before) and
-# prints it. Goal: < 1 s per point.
+# prints it, then adds bench_record's record. Goal: < 1 s per point.
 . "$(dirname "$0")/lib.sh"
 OUT=${1:-results/bench/simulate.json}
 RUNS=${RUNS:-5}
@@ -59,3 +59,4 @@ out_dir "$OUT"
 printf '{"points": %d, "stages": 64, "microbatches": 512, "data_parallel": 8, "seconds": %.3f, "seconds_per_point": %.3f, "cpu_seconds": %.3f, "cpu_seconds_per_point": %.3f, "load": %s, "runs": %d}\n' \
   "$points" "$wall" "$(awk -v w="$wall" -v n="$points" 'BEGIN { print w / n }')" "$cpu" \
   "$(awk -v c="$cpu" -v n="$points" 'BEGIN { print c / n }')" "$load" "$RUNS" | tee "$OUT"
+bench_record "$OUT"

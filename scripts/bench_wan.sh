@@ -10,6 +10,7 @@
 #   dilation        time-dilated links: 5 and 10 Gbit/s at 5 ms one way, k = 10 and 20,
 #                   as `xdc check` reports them (scripts/bench_dilation.sh)
 #   tcp_settings_recorded  `xdc up` records the hosts' TCP settings in its state
+#   bench           the record of the run (bench_record)
 #   scripts/bench_wan.sh [OUT.json] [--quick]
 # Needs root. About 15 minutes in full (each tcp_loss point ~1 min); --quick: 3 points.
 . "$(dirname "$0")/lib.sh"
@@ -52,3 +53,4 @@ echo "{\"tcp_settings_recorded\": $recorded}" > "$parts/recorded.json"
 echo "== TCP over lossy links" >&2
 "$BUILD_DIR/harness/check/xdc-bench-wan" "${QUICK[@]}" --merge "$parts/kernel_backend.json" \
   --merge "$parts/dilation.json" --merge "$parts/recorded.json" "$OUT"
+bench_record "$OUT"

@@ -5,6 +5,7 @@
 #   XDC        the xdc CLI ($XDC, default $BUILD_DIR/harness/cli/xdc)
 #   XDC_PY     python3 ($XDC_PYTHON overrides), with python/ on PYTHONPATH so that
 #              `"$XDC_PY" -m xdc_results...` reads results (python/xdc_results)
+#   BENCH_COMMAND  the command line that ran the script (scripts/NAME ARGS)
 # and the helpers below.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -13,6 +14,7 @@ BUILD_DIR=${XDC_BUILD_DIR:-build}
 XDC=${XDC:-$BUILD_DIR/harness/cli/xdc}
 XDC_PY=${XDC_PYTHON:-python3}
 export PYTHONPATH="$ROOT/python${PYTHONPATH:+:$PYTHONPATH}"
+BENCH_COMMAND="scripts/$(basename "$0")${*:+ $*}"
 
 # need_root NAME: exit 2 unless root (network namespaces, qdiscs).
 need_root() {
@@ -38,3 +40,8 @@ median() { printf '%s\n' "$@" | sort -g | sed -n "$((($# + 1) / 2))p"; }
 
 # out_dir FILE: creates FILE's directory (a benchmark's JSON output).
 out_dir() { mkdir -p "$(dirname "$1")"; }
+
+# bench_record FILE: adds to a benchmark's JSON the record of this run: BENCH_COMMAND, the
+# date, the commit and the machine (python/xdc_results/bench.py), from which
+# `python3 -m xdc_results.figures` renders docs/figures.md.
+bench_record() { "$XDC_PY" -m xdc_results.bench record "$1" --command "$BENCH_COMMAND"; }

@@ -83,9 +83,9 @@ class Reshape : public ::testing::TestWithParam<Backend> {
   }
   // How long after a change returns it may take to be in force: 1 ms (the target, which
   // the userspace delay line meets); the UML guest's run sets XDC_RESHAPE_GRACE_MS, its
-  // netlink changes measured in force 1.3-4.4 ms after the request (docs/figures.md's benchmark
-  // of runtime link changes), so there a packet sent 1-4 ms after the return may still get the old
-  // delay. A grace above 1 ms also opens the window that much less 1 ms before the
+  // netlink changes measured in force 1.3-4.4 ms after the request (scripts/bench_dynamic.sh's
+  // kernel backend in the guest), so there a packet sent 1-4 ms after the return may still get
+  // the old delay. A grace above 1 ms also opens the window that much less 1 ms before the
   // request: in the guest a packet stamped just before it (user space, then sendto) was
   // seen reaching the qdisc after the change (5 ms after a 30 -> 5 ms change, then FIFO
   // behind the packet before it: 29.3 ms).
