@@ -538,10 +538,10 @@ ScheduleResult run_schedule(const RunContext& c, const SchedulePlan& p, int k) {
   };
   linkctl::ChangeSchedule changes(c.state.name, e.topology, c.state.time_dilation);
   EventFirer events(c, p, spec, job, changes, dir);
-  if (e.repeat > 1)
-    c.say(fmt::format("[{}] repeat {} of {} (seed {}) in {}", p.choice.name, k, e.repeat, spec.seed,
-                      dir.string()));
-  c.say(fmt::format("[{}] launching {} ranks on {}", p.choice.name, spec.rank_hosts.size(),
+  // One line per launch: the run (1-based; its files in repeat-K, 0-based), its seed.
+  const std::string run =
+      e.repeat > 1 ? fmt::format(" run {} of {} (seed {}):", k + 1, e.repeat, spec.seed) : "";
+  c.say(fmt::format("[{}]{} launching {} ranks on {}", p.choice.name, run, spec.rank_hosts.size(),
                     fmt::join(spec.rank_hosts, ",")));
   const int64_t launched_ns = realtime_now_ns();
   if (!changes.empty())

@@ -277,8 +277,8 @@ TEST(Run, RepeatsAreInterleavedAndGiveAnInterval) {
   ASSERT_EQ(r.rc, 0) << r.out;
   // Round 0 runs both schedules before round 1 starts.
   std::vector<size_t> at;
-  for (const char* line : {"[1f1b] repeat 0 of 2", "[gpipe] repeat 0 of 2", "[1f1b] repeat 1 of 2",
-                           "[gpipe] repeat 1 of 2"})
+  for (const char* line : {"[1f1b] run 1 of 2 (seed 5)", "[gpipe] run 1 of 2 (seed 5)",
+                           "[1f1b] run 2 of 2 (seed 6)", "[gpipe] run 2 of 2 (seed 6)"})
     at.push_back(r.out.find(line));
   for (size_t i = 0; i < at.size(); ++i) {
     ASSERT_NE(at[i], std::string::npos) << i << "\n" << r.out;
