@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
@@ -164,9 +165,28 @@ int up(const UpArgs& a) {
   opts.name = a.name;
   opts.shaping = shaping;
   opts.backend = backend;
-  opts.progress = [](const std::string& m) { spdlog::debug("up: {}", m); };
+  // On a terminal the phase under way is one line, redrawn, with the time so far (a large
+  // network's build takes seconds), and cleared when the build ends either way.
+  const bool tty = isatty(STDOUT_FILENO);
+  bool drawn = false;
+  opts.progress = [&](const std::string& m) {
+    spdlog::debug("up: {}", m);
+    if (!tty) return;
+    std::cout << fmt::format("\r\033[Kup {}: {} ({:.1f} s)", t.name, m, seconds_since(t0))
+              << std::flush;
+    drawn = true;
+  };
   opts.time_dilation = a.dilation;
-  net::NetworkState s = net::build_network(t, opts);
+  struct Clear {
+    bool& drawn;
+    ~Clear() {
+      if (drawn) std::cout << "\r\033[K" << std::flush;
+    }
+  };
+  const net::NetworkState s = [&] {
+    const Clear clear{drawn};
+    return net::build_network(t, opts);
+  }();
   print_network(s);
   spdlog::info("up {}: {} hosts in {} DCs, {} WAN links, {:.2f} s", s.name, s.hosts.size(),
                s.dcs.size(), t.wan.size(), seconds_since(t0));
