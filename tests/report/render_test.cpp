@@ -126,7 +126,7 @@ TEST_F(ReportRender, SmallSimulatedRunDrawsTimelinesAndTable) {
   EXPECT_EQ(count(r.dom, "class=\"blk "), r.compute_events + 6);
   EXPECT_EQ(count(r.dom, "<div class=\"timeline\""), 2u);
   EXPECT_NE(r.dom.find("<section id=\"comparison\">"), std::string::npos);
-  EXPECT_NE(r.dom.find(">bubble ZeroBubble</th>"), std::string::npos);
+  EXPECT_NE(r.dom.find(">idle ZB</th>"), std::string::npos);
   EXPECT_NE(r.dom.find("<td>overlap</td>"), std::string::npos);
   EXPECT_NE(r.dom.find(">time (ms)</text>"), std::string::npos);
 
@@ -177,7 +177,7 @@ TEST_F(ReportRender, SixtyFourRanksFiveHundredTwelveMicrobatches) {
                                           "512", "--tf", "1ms", "--tb", "2ms"});
   EXPECT_EQ(r.compute_events, 2u * 64 * 512);
   EXPECT_EQ(count(r.dom, "class=\"blk "), r.compute_events + 6);
-  EXPECT_EQ(count(r.dom, ">rank 0</text>"), 1u);
+  EXPECT_EQ(count(r.dom, "class=\"rl\" text-anchor=\"end\">rank 0</text>"), 1u);  // the timeline's
   EXPECT_LT(fs::file_size(r.dir / "report.html"), 16u << 20);
 }
 
