@@ -19,12 +19,7 @@ T parsed_or_throw(const Parsed<T>& p, const std::string& flag, const std::string
 }
 
 std::string describe(const netem::LinkParams& p, bool down) {
-  std::string s = fmt::format("delay {}", format_duration(p.delay_us));
-  if (p.jitter_us) s += fmt::format(", jitter {}", format_duration(p.jitter_us));
-  if (p.loss.kind != netem::LossModel::Kind::kNone)
-    s += fmt::format(", loss {}", format_percent(p.loss.p_pct));
-  s += p.rate_bps ? fmt::format(", rate {}", format_rate(p.rate_bps)) : ", rate unlimited";
-  return s + (down ? " [DOWN]" : "");
+  return topo::describe(p) + (down ? " [DOWN]" : "");
 }
 
 int print_applied(const std::vector<linkctl::AppliedChange>& applied) {

@@ -108,7 +108,7 @@ int print_prediction(const run::Plan& plan, const std::string& dir, const std::s
                 100 * r.simulated_bubble.zerobubble, 100 * r.simulated_bubble.crosspipe,
                 r.simulated_costs.c_str());
   }
-  std::printf("%s", run::kBubbleLegend);
+  std::printf("%s", trace::kBubbleLegend);
   std::printf("results: %s/summary.json\n", dir.c_str());
   try {
     std::printf("report:  %s\n", report::write_report(dir).c_str());

@@ -153,4 +153,33 @@ nlohmann::json model_json(const model::ModelConfig& m) {
           {"precision", m.precision}};
 }
 
+std::vector<std::string> non_default_settings(const Experiment& e) {
+  std::vector<std::string> out;
+  for (auto& [k, v] : e.mca) out.push_back("mpi.mca." + k + "=" + v);
+  if (e.tcp_links > 1) out.push_back("mpi.tcp_links=" + std::to_string(e.tcp_links));
+  if (e.connections_wan > 0)
+    out.push_back("mpi.connections.wan=" + std::to_string(e.connections_wan));
+  if (e.connections_dc > 0) out.push_back("mpi.connections.dc=" + std::to_string(e.connections_dc));
+  if (e.wan_temporal) out.push_back("mpi.wan_sharing=temporal");
+  const topo::TcpSettings stock;
+  std::set<std::string> tcp;
+  for (auto& dc : e.topology.dcs)
+    for (auto& h : dc.hosts) {
+      const topo::TcpSettings& t = h.tcp;
+      if (t.congestion != stock.congestion) tcp.insert("tcp.congestion=" + t.congestion);
+      if (t.rmem_max_bytes != stock.rmem_max_bytes)
+        tcp.insert("tcp.rmem_max=" + std::to_string(t.rmem_max_bytes));
+      if (t.wmem_max_bytes != stock.wmem_max_bytes)
+        tcp.insert("tcp.wmem_max=" + std::to_string(t.wmem_max_bytes));
+      if (t.slow_start_after_idle != stock.slow_start_after_idle)
+        tcp.insert("tcp.slow_start_after_idle=false");
+      if (t.ecn != stock.ecn) tcp.insert("tcp.ecn=" + topo::ecn_word(t.ecn));
+    }
+  out.insert(out.end(), tcp.begin(), tcp.end());
+  if (e.prefill.on) out.push_back("prefill: " + e.prefill.describe());
+  if (e.topology.backend != topo::NetworkBackend::kNative)
+    out.push_back("network.backend=" + topo::to_string(e.topology.backend));
+  return out;
+}
+
 }  // namespace xdc::run

@@ -324,6 +324,12 @@ Record record(const Experiment& e);
 // Writes dir/experiment.yaml and dir/topology.yaml (record()).
 void write_experiment(const std::string& dir, const Experiment& e);
 
+// What the experiment changes from stock OpenMPI 4.1 and stock Linux TCP, as "key=value"
+// (mpi.mca.*, mpi.tcp_links above 1, mpi.connections, mpi.wan_sharing, the hosts' tcp.*
+// unlike topology.h's TcpSettings{}, prefill, the Mininet backend): environment.json's
+// non_default_settings, and the report's.
+std::vector<std::string> non_default_settings(const Experiment& e);
+
 // The model's keys as the worker's RunSpec takes them (model::ModelConfig fields).
 nlohmann::json model_json(const model::ModelConfig& m);
 

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <utility>
 
 namespace xdc::report {
 
@@ -43,13 +44,27 @@ std::string percent(double ratio, int decimals) {
   return fmt::format("{:.{}f} %", 100 * ratio, decimals);
 }
 
+namespace {
+// The unit seconds_text writes `s` in: its scale and name.
+std::pair<double, const char*> unit_of(double s) {
+  const double a = std::fabs(s);
+  if (a < 1e-3) return {1e6, "µs"};
+  if (a < 1) return {1e3, "ms"};
+  return {1, "s"};
+}
+}  // namespace
+
 std::string seconds_text(double s) {
   if (!std::isfinite(s)) return "-";
-  const double a = std::fabs(s);
-  if (a == 0) return "0";
-  if (a < 1e-3) return fmt::format("{:.3g} µs", s * 1e6);
-  if (a < 1) return fmt::format("{:.4g} ms", s * 1e3);
-  return fmt::format("{:.4g} s", s);
+  if (s == 0) return "0";
+  const auto [scale, unit] = unit_of(s);
+  return fmt::format("{:.{}g} {}", s * scale, scale == 1e6 ? 3 : 4, unit);
+}
+
+std::string seconds_range_text(double lo, double hi, std::string_view sep) {
+  if (!std::isfinite(lo) || !std::isfinite(hi)) return "-";
+  const auto [scale, unit] = unit_of(lo == 0 ? hi : lo);
+  return fmt::format("{:.4g}{}{:.4g} {}", lo * scale, sep, hi * scale, unit);
 }
 
 std::string si_text(double x) {

@@ -17,6 +17,9 @@ std::string fixed(double x, int decimals);
 std::string percent(double ratio, int decimals = 1);
 // A duration in the unit that reads best: "87 µs", "412 ms", "1.23 s".
 std::string seconds_text(double s);
+// Two durations in one unit, the first's: "956.9–1043 ms", "1.359–1.488 s"; `sep` between
+// them ("993.5 / 1069 ms").
+std::string seconds_range_text(double lo, double hi, std::string_view sep = "–");
 // 1234567 -> "1.23 M" (tokens/s and rates).
 std::string si_text(double x);
 

@@ -9,11 +9,13 @@
 #include <stdexcept>
 
 #include "common/input_error.h"
+#include "harness/report/answer.h"
 #include "harness/report/gantt_svg.h"
 #include "harness/report/html.h"
 #include "harness/report/loss_chart.h"
 #include "harness/report/series_svg.h"
 #include "harness/report/table.h"
+#include "harness/report/what_ran.h"
 
 namespace xdc::report {
 
@@ -25,14 +27,14 @@ constexpr const char* kStyle = R"css(
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Helvetica,Arial,sans-serif;
  color:var(--ink);margin:24px auto;max-width:1180px;padding:0 16px;background:#fff}
 h1{font-size:24px;margin:0 0 4px}
-h2{font-size:18px;margin:28px 0 8px;border-bottom:1px solid var(--line);padding-bottom:4px}
+h2{font-size:18px;margin:24px 0 6px;border-bottom:1px solid var(--line);padding-bottom:4px}
 h3{font-size:15px;margin:18px 0 6px}.sub{color:var(--mute);margin:0}
 dl.facts{display:grid;grid-template-columns:repeat(auto-fill,minmax(260px,1fr));
  gap:2px 18px;margin:0}
 dl.facts div{display:flex;gap:8px}dl.facts dt{color:var(--mute)}
 dl.facts dd{margin:0;font-variant-numeric:tabular-nums}
 table{border-collapse:collapse;font-variant-numeric:tabular-nums;margin:6px 0}
-th,td{padding:4px 10px;border-bottom:1px solid var(--line);text-align:left;vertical-align:top}
+th,td{padding:4px 8px;border-bottom:1px solid var(--line);text-align:left;vertical-align:top}
 th{font-weight:600;background:#f4f6f8}td.n{text-align:right;white-space:nowrap}
 .sim{color:var(--mute);font-size:12px}tr.failed td{background:#fff3f3}
 .bad{color:#b3261e;font-weight:600}.good{color:#1e7b34;font-weight:600}
@@ -51,6 +53,22 @@ rect.blk,rect.opt{stroke:#fff;stroke-width:.35}.dense rect.blk,.dense rect.opt{s
 .legend{display:flex;flex-wrap:wrap;gap:4px 16px;font-size:12px;color:var(--mute);
  margin:4px 0 8px}
 .legend svg{vertical-align:-1px}footer{margin-top:32px;color:var(--mute);font-size:12px}
+p.answer{font-size:16px;line-height:1.4;margin:6px 0 4px}
+table.cmp td:first-child{white-space:nowrap}
+p.settings{margin:4px 0 12px;padding:6px 10px;border-left:4px solid;border-radius:3px}
+p.settings.changed{background:#fff4e0;border-color:#e8a33d}
+p.settings.stock{background:#eef6ee;border-color:#6aa96f}
+p.settings.unknown{background:#f4f6f8;border-color:#8a959c}
+p.settings code{background:#fff;padding:0 4px;margin-right:4px;border-radius:2px}
+div.ran{display:flex;flex-wrap:wrap;gap:10px 28px;align-items:flex-start}
+figure.topo{margin:0}svg.topo{max-width:100%;height:auto;display:block}
+dl.ran{display:grid;grid-template-columns:max-content minmax(0,1fr);gap:3px 12px;margin:0;
+ flex:1 1 340px}dl.ran dt{color:var(--mute)}dl.ran dd{margin:0}
+.dc{fill:#f4f6f8;stroke:#8a959c}.host{fill:#fff;stroke:#c9d0d5}
+.dcn{font-size:13px;font-weight:600;fill:var(--ink)}.hn{font-size:12px;fill:var(--ink)}
+.rk{font-size:11px;fill:#1d4f7a}.rk.none{fill:var(--mute)}
+.wan{stroke:#4e79a7;stroke-width:2;fill:none}.wl{font-size:11px;fill:var(--ink)}.wl.m{fill:#1e7b34}
+details.env{margin:16px 0 0}details.env summary{cursor:pointer;color:var(--mute)}
 @media print{body{margin:0;max-width:none}h2{break-after:avoid}
  figure,div.timeline{break-inside:avoid}}
 )css";
@@ -87,14 +105,8 @@ std::string timeline(const ScheduleData& s) {
                      escape(s.name), escape(s.name), body);
 }
 
-std::string facts(const RunData& d) {
-  std::string out = "<dl class=\"facts\">";
-  for (const auto& [k, v] : d.setup)
-    out += fmt::format("<div><dt>{}</dt><dd>{}</dd></div>", escape(k), escape(v));
-  return out + "</dl>";
-}
-
-// The document's head and the page's header: the experiment, and a line on how it ran.
+// The document's head and the page's header: the experiment, the answer, and a line on
+// how it ran.
 std::string page_head(const RunData& d) {
   std::string subtitle =
       "backend: " + (d.backend.empty() ? std::string("not recorded") : d.backend);
@@ -110,49 +122,53 @@ std::string page_head(const RunData& d) {
       "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
       "<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">"
       "<title>xdc report: {}</title><style>{}</style></head><body>\n"
-      "<header><h1>{}</h1><p class=\"sub\">{}</p></header>\n",
-      escape(d.experiment), kStyle, escape(d.experiment), escape(subtitle));
+      "<header><h1>{}</h1><p class=\"answer\">{}</p><p class=\"sub\">{}</p></header>\n",
+      escape(d.experiment), kStyle, escape(d.experiment), escape(answer_sentence(d)),
+      escape(subtitle));
 }
 
-// Each section below is "" when the run has nothing for it.
-std::string setup_section(const RunData& d) {
-  if (d.setup.empty() && d.time_dilation == 1) return "";
-  std::string run = facts(d);
-  if (d.time_dilation != 1) {
-    std::string timers;
-    for (const auto& t : d.not_stretched) timers += (timers.empty() ? "" : ", ") + escape(t);
-    run += fmt::format(
-        "<p class=\"note\">Run under <b>time dilation {0:g}</b>: every WAN delay and jitter and "
-        "modeled compute lasted {0:g} times longer and every link rate was divided by {0:g}, "
-        "with real-sized messages, so TCP saw the packets, windows and bandwidth-delay "
-        "product of the emulated links; every time shown here is divided back by {0:g}. "
-        "What does not stretch: {1}.</p>",
-        d.time_dilation,
-        timers.empty() ? std::string("the kernel's fixed timers (delayed ACK, pacing "
-                                     "granularity, CUBIC's growth)")
-                       : timers);
+// The notes under the comparison: which bubble is which, the peak MFU is against, and
+// where the simulator's costs came from (once when every schedule says the same).
+std::string comparison_notes(const RunData& d) {
+  std::string legend = trace::kBubbleLegend;
+  std::replace(legend.begin(), legend.end(), '\n', ' ');
+  while (!legend.empty() && legend.back() == ' ') legend.pop_back();
+  std::string out = "<p class=\"note\">" + escape(legend) + ".";
+  std::vector<std::string> peaks, costs;
+  auto add = [](std::vector<std::string>& v, const std::string& x) {
+    if (!x.empty() && std::find(v.begin(), v.end(), x) == v.end()) v.push_back(x);
+  };
+  for (const auto& s : d.schedules) {
+    if (s.mfu && s.peak_flops_per_rank)
+      add(peaks, (s.modeled ? "an assumed " : "") + si_text(*s.peak_flops_per_rank) + "FLOP/s");
+    add(costs, s.simulated_costs);
   }
-  return section("setup", "Run", run);
+  if (!peaks.empty()) {
+    out += " MFU: model FLOPs over " + escape(peaks[0]);
+    for (size_t k = 1; k < peaks.size(); ++k) out += " or " + escape(peaks[k]);
+    out += " peak per rank; sim: at the simulated iteration time, modeled.";
+  }
+  if (costs.size() == 1) out += " The simulator's costs: " + escape(costs[0]) + ".";
+  if (costs.size() > 1) {
+    out += " The simulator's costs:";
+    for (const auto& s : d.schedules)
+      if (!s.simulated_costs.empty())
+        out += " " + escape(s.name) + ": " + escape(s.simulated_costs) + ";";
+    out.back() = '.';
+  }
+  return out + "</p>";
 }
 
 std::string comparison_section(const RunData& d) {
-  std::string cmp = comparison_table_html(d);
-  cmp +=
-      "<p class=\"note\">Bubble ratios, each named: <b>Megatron</b> = (iteration &minus; "
-      "max per-rank compute) / max per-rank compute; <b>ZeroBubble</b> = (span &minus; "
-      "compute) / span of the rank with the longest span; <b>CrossPipe</b> = mean over ranks "
-      "of idle / total from the first F to the last operation.";
-  if (!d.simulated_only)
-    cmp += " Grey values below are the simulator's prediction of the same schedule.";
-  cmp += "</p>";
-  std::string costs;
-  for (const auto& s : d.schedules)
-    if (!s.simulated_costs.empty())
-      costs += (costs.empty() ? "" : "; ") + escape(s.name) + ": " + escape(s.simulated_costs);
-  if (!costs.empty()) cmp += "<p class=\"note\">The simulator's costs: " + costs + ".</p>";
-  if (std::string w = waits_table_html(d); !w.empty())
-    cmp += "<h3>Waiting time per iteration, summed over ranks, by cause</h3>" + w;
-  return section("comparison", "Schedules compared", cmp);
+  return section("comparison", "Schedules compared",
+                 comparison_table_html(d) + comparison_notes(d));
+}
+
+// Each section below is "" when the run has nothing for it.
+std::string waits_section(const RunData& d) {
+  std::string w = waits_table_html(d);
+  if (w.empty()) return "";
+  return section("waits", "Waiting time per iteration, summed over ranks, by cause", w);
 }
 
 // BubbleTea: inference prefill in the bubbles.
@@ -247,7 +263,9 @@ std::string page_foot(const RunData& d) {
 }  // namespace
 
 std::string render_html(const RunData& d) {
-  std::string page = page_head(d) + setup_section(d) + comparison_section(d) + prefill_section(d);
+  std::string page = page_head(d) + comparison_section(d) +
+                     section("what-ran", "What ran", what_ran_html(d)) + waits_section(d) +
+                     prefill_section(d);
   std::string tl = gantt_legend_html();
   for (const auto& s : d.schedules) tl += timeline(s);
   page += section("timelines", "Timelines (one iteration, one row per rank)", tl);

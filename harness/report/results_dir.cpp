@@ -208,6 +208,12 @@ ScheduleData from_run_entry(const nlohmann::json& j, const fs::path& root, doubl
   if (!s.iteration_s_mean) s.bubble = std::nullopt;
   s.simulated_iteration_s = number(j, "simulated_iteration_s");
   if (s.simulated_iteration_s.value_or(0) <= 0) s.simulated_iteration_s = std::nullopt;
+  if (const auto band = numbers(j, "simulated_band_s");
+      s.simulated_iteration_s && band.size() == 2 && std::isfinite(band[0]) &&
+      std::isfinite(band[1]) && band[1] > 0)
+    s.simulated_band_s.emplace(band[0], band[1]);
+  if (j.contains("within_band") && j["within_band"].is_boolean() && s.iteration_s_mean)
+    s.within_band = j["within_band"].get<bool>();
   s.simulated_bubble = bubbles(j, "simulated_bubble_ratio");
   if (!s.simulated_iteration_s) s.simulated_bubble = std::nullopt;
   s.measured_over_simulated = number(j, "measured_over_simulated");
@@ -215,6 +221,12 @@ ScheduleData from_run_entry(const nlohmann::json& j, const fs::path& root, doubl
   s.prefill = j.value("prefill", nlohmann::json());
   s.tokens_per_s = number(j, "tokens_per_s");
   if (s.tokens_per_s.value_or(0) <= 0) s.tokens_per_s = std::nullopt;
+  if (j.contains("transfers") && j["transfers"].is_object()) {
+    s.wan_goodput_mbit_p50 = number(j["transfers"], "goodput_mbit_p50");
+    s.wan_connections = j["transfers"].value("connections", 0);
+  }
+  if (j.contains("simulated_transfers") && j["simulated_transfers"].is_object())
+    s.simulated_wan_goodput_mbit_p50 = number(j["simulated_transfers"], "goodput_mbit_p50");
   if (j.contains("mfu") && j["mfu"].is_object()) {
     s.mfu = number(j["mfu"], "value");
     s.peak_flops_per_rank = number(j["mfu"], "peak_flops_per_rank");
@@ -240,6 +252,21 @@ ScheduleData from_run_entry(const nlohmann::json& j, const fs::path& root, doubl
 
 }  // namespace
 
+int ScheduleData::measured_runs() const {
+  return static_cast<int>(std::count_if(run_means_s.begin(), run_means_s.end(),
+                                        [](double m) { return std::isfinite(m); }));
+}
+
+ScheduleData::Agreement ScheduleData::agreement() const {
+  if (!iteration_s_mean || !simulated_iteration_s) return Agreement::kNone;
+  if (simulated_band_s && simulated_band_s->first < simulated_band_s->second && within_band)
+    return *within_band ? Agreement::kInBand : Agreement::kOutsideBand;
+  if (!has_ci()) return Agreement::kNone;
+  const double sim = *simulated_iteration_s;
+  return iteration_s_ci95->first <= sim && sim <= iteration_s_ci95->second ? Agreement::kInCi
+                                                                           : Agreement::kOutsideCi;
+}
+
 trace::Trace from_zero(trace::Trace t) {
   int64_t first = std::numeric_limits<int64_t>::max();
   for (auto& e : t.events) first = std::min(first, e.start_ns);
@@ -251,7 +278,27 @@ trace::Trace from_zero(trace::Trace t) {
   return t;
 }
 
+std::string settings_text(const std::vector<std::string>& settings) {
+  std::string list;
+  for (const auto& x : settings) list += (list.empty() ? "" : ", ") + x;
+  return list.empty() ? "none (stock OpenMPI and TCP)" : list;
+}
+
 namespace {
+// The experiment as run, when the directory keeps it; a copy that no longer loads (a file
+// it names is gone, a key renamed since) is a note, and the page goes without it.
+void read_recorded(RunData& d) {
+  const fs::path file = fs::path(d.dir) / "experiment.yaml";
+  if (!fs::is_regular_file(file)) return;
+  try {
+    d.recorded = run::load_experiment(file.string());
+    if (!d.non_default_settings) d.non_default_settings = run::non_default_settings(*d.recorded);
+  } catch (const std::exception& e) {
+    d.notes.push_back(std::string("experiment.yaml: does not load, the setup is not drawn (") +
+                      e.what() + ")");
+  }
+}
+
 RunData read_dir(const std::string& dir_text, bool traces) {
   const fs::path dir = dir_text;
   RunData d;
@@ -285,13 +332,12 @@ RunData read_dir(const std::string& dir_text, bool traces) {
               {"wan_links", "notes", "compute_mode", "shaping_backend", "network", "mpi_tcp_links",
                "mpi_connections", "time_dilation"},
               d.setup);
-    // Settings unlike stock OpenMPI / Linux TCP (environment.h), one line.
+    // Settings unlike stock OpenMPI / Linux TCP (experiment.h), one line.
     if (auto nd = env->find("non_default_settings"); nd != env->end() && nd->is_array()) {
-      std::string list;
+      d.non_default_settings.emplace();
       for (auto& x : *nd)
-        if (x.is_string()) list += (list.empty() ? "" : ", ") + x.get<std::string>();
-      d.setup.emplace_back("non_default_settings",
-                           list.empty() ? "none (stock OpenMPI and TCP)" : list);
+        if (x.is_string()) d.non_default_settings->push_back(x.get<std::string>());
+      d.setup.emplace_back("non_default_settings", settings_text(*d.non_default_settings));
     }
     if (auto td = env->find("time_dilation"); td != env->end() && td->is_object())
       for (auto& x : td->value("not_stretched", nlohmann::json::array()))
@@ -301,21 +347,8 @@ RunData read_dir(const std::string& dir_text, bool traces) {
     for (const auto& j : s["schedules"])
       if (j.is_object())
         d.schedules.push_back(from_run_entry(j, dir, d.time_dilation, d.notes, traces));
-    // WAN messages' goodput per schedule (results.h transfers_json), measured / simulated.
-    for (const auto& j : s["schedules"]) {
-      if (!j.is_object() || !j.contains("transfers") || !j["transfers"].is_object()) continue;
-      const auto& t = j["transfers"];
-      const auto st = j.value("simulated_transfers", nlohmann::json::object());
-      if (!t.contains("goodput_mbit_p50")) continue;
-      d.setup.emplace_back(
-          "wan_goodput." + j.value("schedule", std::string("?")),
-          fmt::format("{:.0f} Mbit/s p50 per message over {} connection(s) (simulated {})",
-                      t.value("goodput_mbit_p50", 0.0), t.value("connections", 0),
-                      st.contains("goodput_mbit_p50")
-                          ? fmt::format("{:.0f}", st.value("goodput_mbit_p50", 0.0))
-                          : std::string("-")));
-    }
   }
+  if (traces) read_recorded(d);
   if (auto lc = read_json(dir / "link_check.json", d.notes)) {
     if (lc->is_object() && lc->contains("links") && (*lc)["links"].is_array())
       d.link_check = *lc;

@@ -6,6 +6,9 @@
 // schedule <schedule>/trace.csv (measured, every measured iteration), rank<r>.json (each
 // rank's iteration bounds) and simulated.trace.csv; a schedule run `repeats` > 1 times
 // keeps those per repeat in <schedule>/repeat-<k>/ (run/repeat.h).
+// The experiment as run is experiment.yaml and topology.yaml (experiment.h record()),
+// loaded with the experiment's own parser: the topology with its `wan:` override applied,
+// the placement, the model and the compute.
 // Everything is optional but summary.json: a section of the report appears when its file
 // does. Files that exist but cannot be read become `notes` (shown on the page), not errors.
 #include <nlohmann/json.hpp>
@@ -13,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/experiment/experiment.h"
 #include "harness/trace/analysis.h"
 #include "workloads/trace/trace.h"
 
@@ -32,12 +36,21 @@ struct ScheduleData {
   int repeats = 1;
   std::vector<double> run_means_s;
   std::optional<std::pair<double, double>> iteration_s_ci95;
-  // Predicted by the simulator.
+  // Predicted by the simulator: the mean iteration, the 90% band of that mean over runs
+  // whose random losses fall differently (low == high: deterministic, no random loss), and
+  // whether the measured mean fell inside it (summary.json within_band; measured runs).
   std::optional<double> simulated_iteration_s;
+  std::optional<std::pair<double, double>> simulated_band_s;
+  std::optional<bool> within_band;
   std::optional<double> measured_over_simulated;  // iteration_s_mean / simulated_iteration_s
   std::optional<trace::BubbleRatios> simulated_bubble;
   std::string simulated_costs;  // how the simulator's costs were chosen, when said
   std::optional<double> tokens_per_s;
+  // The WAN's point-to-point messages (summary.json transfers / simulated_transfers,
+  // results.h transfers_json): median goodput per message, measured and simulated, and
+  // the connections each message went over (0: not recorded).
+  std::optional<double> wan_goodput_mbit_p50, simulated_wan_goodput_mbit_p50;
+  int wan_connections = 0;
   nlohmann::json prefill;  // summary.json's `prefill` of a run with prefill (run/prefill_results.h)
   std::optional<double> mfu, peak_flops_per_rank;
   // The simulated iteration's MFU: modeled, at the assumed device peak (summary.json).
@@ -65,6 +78,16 @@ struct ScheduleData {
   std::vector<Applied> changes;
   std::vector<double> simulated_series, simulated_start_s;
   std::vector<Applied> simulated_changes;
+
+  // Repeats whose mean was measured (finite run_means_s); the interval of the mean is
+  // shown with two or more (has_ci).
+  int measured_runs() const;
+  bool has_ci() const { return iteration_s_ci95 && measured_runs() > 1; }
+  // The prediction against the measurement: with a band (random loss) whether the measured
+  // mean fell in it; with a deterministic prediction whether it lies in the measured mean's
+  // 95% CI; kNone when neither can be said.
+  enum class Agreement { kNone, kInBand, kOutsideBand, kInCi, kOutsideCi };
+  Agreement agreement() const;
 };
 
 struct RunData {
@@ -78,9 +101,15 @@ struct RunData {
   std::vector<std::pair<std::string, std::string>> setup;  // scalar facts of the run
   std::vector<ScheduleData> schedules;
   std::optional<nlohmann::json> link_check;  // `xdc check --json` form
-  std::vector<std::string> notes;            // files that were there but unreadable
-  double time_dilation = 1;                  // summary "time_dilation" (experiment.h)
-  std::vector<std::string> not_stretched;    // what dilation does not stretch (environment)
+  // experiment.yaml (+ topology.yaml) loaded; none in read_summary, when absent, or when it
+  // does not load (a note says why).
+  std::optional<run::Experiment> recorded;
+  // What differs from stock OpenMPI and Linux TCP (environment.json non_default_settings,
+  // else the recorded experiment's); none when neither says.
+  std::optional<std::vector<std::string>> non_default_settings;
+  std::vector<std::string> notes;          // files that were there but unreadable
+  double time_dilation = 1;                // summary "time_dilation" (experiment.h)
+  std::vector<std::string> not_stretched;  // what dilation does not stretch (environment)
   // The Chrome traces the directory holds ("<schedule>/trace.json", a simulation's
   // "<schedule>/simulated.trace.json", with repeats "<schedule>/repeat-<k>/trace.json"),
   // relative to dir.
@@ -92,6 +121,9 @@ RunData read_results_dir(const std::string& dir);
 // The same without the traces (no measured or simulated iteration drawn): the figures of
 // summary.json, environment.json and link_check.json, as a sweep's table takes them.
 RunData read_summary(const std::string& dir);
+
+// Settings as the page states them: "a=1, b=2", or "none (stock OpenMPI and TCP)".
+std::string settings_text(const std::vector<std::string>& settings);
 
 // The trace moved so that its first event starts at 0.
 trace::Trace from_zero(trace::Trace t);

@@ -23,15 +23,70 @@ std::string opt_seconds(const std::optional<double>& v) {
   return v ? seconds_text(*v) : "";
 }
 
-// "31.2 %" measured with the simulator's "sim 28.0 %" under it when both exist.
-std::string bubble_cell(const ScheduleData& s, double trace::BubbleRatios::*field) {
+// The measured value with the simulator's under it ("sim ...") when both exist; a
+// simulation has only the latter, as the value.
+std::string with_sim(const ScheduleData& s, double trace::BubbleRatios::*field,
+                     std::string (*text)(double)) {
   std::string out;
-  if (s.bubble) out = escape(percent((*s.bubble).*field));
+  if (s.bubble) out = escape(text((*s.bubble).*field));
   if (s.simulated_bubble) {
-    const std::string sim = escape(percent((*s.simulated_bubble).*field));
+    const std::string sim = escape(text((*s.simulated_bubble).*field));
     out += out.empty() ? sim : "<br><span class=\"sim\">sim " + sim + "</span>";
   }
   return out;
+}
+// Megatron's bubble is a multiple of the compute ("1.99 x"); the idle shares are in %.
+std::string computes_text(double x) {
+  return fixed(x, 2) + " x";
+}
+std::string share_text(double x) {
+  return percent(x);
+}
+
+std::string mean_cell(const ScheduleData& s) {
+  std::string c = escape(opt_seconds(s.iteration_s_mean));
+  if (s.has_ci())
+    c += fmt::format(
+        "<br><span class=\"sim\">95% CI {}, {} runs</span>",
+        escape(seconds_range_text(s.iteration_s_ci95->first, s.iteration_s_ci95->second)),
+        s.measured_runs());
+  return c;
+}
+
+// The prediction, with its band when it has a width (random loss).
+std::string simulated_cell(const ScheduleData& s) {
+  std::string c = escape(opt_seconds(s.simulated_iteration_s));
+  if (s.simulated_band_s && s.simulated_band_s->first < s.simulated_band_s->second)
+    c += "<br><span class=\"sim\">90% band " +
+         escape(seconds_range_text(s.simulated_band_s->first, s.simulated_band_s->second)) +
+         "</span>";
+  return c;
+}
+
+std::string agreement_cell(const ScheduleData& s) {
+  using A = ScheduleData::Agreement;
+  switch (s.agreement()) {
+    case A::kInBand:
+      return "<span class=\"good\">in band</span>";
+    case A::kOutsideBand:
+      return "<span class=\"bad\">outside band</span>";
+    case A::kInCi:
+      return "<span class=\"good\">in CI</span>";
+    case A::kOutsideCi:
+      return "<span class=\"bad\">outside CI</span>";
+    case A::kNone:
+      break;
+  }
+  return "";
+}
+
+std::string mfu_cell(const ScheduleData& s) {
+  std::string c;
+  if (s.mfu) c = escape(percent(*s.mfu, 2));
+  if (s.simulated_mfu)
+    c += (c.empty() ? "" : "<br>") + std::string("<span class=\"sim\">sim ") +
+         escape(percent(*s.simulated_mfu, 2)) + "</span>";
+  return c;
 }
 
 std::string json_number(const nlohmann::json& j, const char* key, int decimals) {
@@ -45,36 +100,40 @@ std::string comparison_table_html(const RunData& d) {
   const bool sim_only = d.simulated_only;
   std::vector<Column> cols = {
       {"schedule", "", [](const ScheduleData& s) { return escape(s.name); }, false},
-      {"iteration mean",
-       "measured, mean over iterations (with repeats: over every run's, and the 95% confidence "
-       "interval of the mean over the runs' means)",
+      {"measured mean",
+       "mean over the measured iterations (with repeats: over every run's, and the 95% "
+       "confidence interval of the mean over the runs' means)",
+       mean_cell},
+      {"p50 / p95", "measured median and 95th percentile",
        [](const ScheduleData& s) -> std::string {
-         std::string c = escape(opt_seconds(s.iteration_s_mean));
-         const auto runs = std::count_if(s.run_means_s.begin(), s.run_means_s.end(),
-                                         [](double m) { return std::isfinite(m); });
-         if (runs > 1 && s.iteration_s_ci95)
-           c += fmt::format("<br><span class=\"sim\">95% CI {}&ndash;{}, {} runs</span>",
-                            escape(seconds_text(s.iteration_s_ci95->first)),
-                            escape(seconds_text(s.iteration_s_ci95->second)), runs);
-         return c;
+         if (!s.iteration_s_p50 || !s.iteration_s_p95) return "";
+         return escape(seconds_range_text(*s.iteration_s_p50, *s.iteration_s_p95, " / "));
        }},
-      {"p50", "measured median",
-       [](const ScheduleData& s) { return escape(opt_seconds(s.iteration_s_p50)); }},
-      {"p95", "measured 95th percentile",
-       [](const ScheduleData& s) { return escape(opt_seconds(s.iteration_s_p95)); }},
-      {sim_only ? "iteration (simulated)" : "simulated", "the simulator's prediction",
-       [](const ScheduleData& s) { return escape(opt_seconds(s.simulated_iteration_s)); }},
-      {"measured / simulated", "",
+      {sim_only ? "iteration (simulated)" : "simulated",
+       "the simulator's prediction of the mean iteration, with its 90% band over runs whose "
+       "random losses fall differently (none shown: deterministic, no random loss)",
+       simulated_cell},
+      {"meas / sim", "measured mean / simulated",
        [](const ScheduleData& s) -> std::string {
          if (!s.iteration_s_mean || !s.simulated_iteration_s) return "";
          return escape(fixed(*s.iteration_s_mean / *s.simulated_iteration_s, 2));
        }},
-      {"bubble Megatron", "(iteration - max compute) / max compute",
-       [](const ScheduleData& s) { return bubble_cell(s, &trace::BubbleRatios::megatron); }},
-      {"bubble ZeroBubble", "(span - compute) / span of the rank with the longest span",
-       [](const ScheduleData& s) { return bubble_cell(s, &trace::BubbleRatios::zerobubble); }},
-      {"bubble CrossPipe", "mean over ranks of idle / total from the first F",
-       [](const ScheduleData& s) { return bubble_cell(s, &trace::BubbleRatios::crosspipe); }},
+      {"agreement",
+       "in band: the measured mean inside the prediction's 90% band (a WAN with random loss); "
+       "in CI: a deterministic prediction inside the measured mean's 95% confidence interval",
+       agreement_cell, false},
+      {"bubble/comp", "Megatron's bubble: (iteration - max compute) / max compute, in computes",
+       [](const ScheduleData& s) {
+         return with_sim(s, &trace::BubbleRatios::megatron, computes_text);
+       }},
+      {"idle ZB", "ZeroBubble's: (span - compute) / span of the rank with the longest span",
+       [](const ScheduleData& s) {
+         return with_sim(s, &trace::BubbleRatios::zerobubble, share_text);
+       }},
+      {"idle CP", "CrossPipe's: mean over ranks of idle / total from the first F",
+       [](const ScheduleData& s) {
+         return with_sim(s, &trace::BubbleRatios::crosspipe, share_text);
+       }},
       {"tokens/s",
        "tokens per iteration over the mean iteration time (modeled: the compute in it is modeled)",
        [](const ScheduleData& s) -> std::string {
@@ -83,22 +142,9 @@ std::string comparison_table_html(const RunData& d) {
                 (s.modeled ? "<br><span class=\"sim\">modeled compute</span>" : "");
        }},
       {"MFU",
-       "model FLOPs utilisation against the stated peak per rank (modeled: arithmetic on the "
-       "assumed peak, not a measurement; sim: the simulated iteration's, at the assumed peak)",
-       [](const ScheduleData& s) -> std::string {
-         std::string c;
-         if (s.mfu) {
-           c = escape(percent(*s.mfu, 2));
-           if (s.peak_flops_per_rank)
-             c += "<br><span class=\"sim\">" +
-                  std::string(s.modeled ? "modeled, assumed " : "of ") +
-                  escape(si_text(*s.peak_flops_per_rank)) + "FLOP/s peak</span>";
-         }
-         if (s.simulated_mfu)
-           c += (c.empty() ? "" : "<br>") + std::string("<span class=\"sim\">sim ") +
-                escape(percent(*s.simulated_mfu, 2)) + ", modeled</span>";
-         return c;
-       }},
+       "model FLOPs utilisation against the peak per rank said under the table (sim: the "
+       "simulated iteration's, modeled)",
+       mfu_cell},
   };
   std::vector<bool> used(cols.size(), false);
   used[0] = true;
@@ -130,8 +176,8 @@ std::string comparison_table_html(const RunData& d) {
       std::string v = cols[c].cell(s);
       if (c == 0 && !s.ok) v += " <span class=\"bad\">failed</span>";
       if (s.ok && ((c == 1 && best(s.iteration_s_mean, best_mean)) ||
-                   (c == 4 && best(s.simulated_iteration_s, best_sim))))
-        v = "<b>" + v + "</b>";
+                   (c == 3 && best(s.simulated_iteration_s, best_sim))))
+        v.insert(std::min(v.find("<br>"), v.size()), "</b>"), v.insert(0, "<b>");
       out +=
           fmt::format("<td{}>{}</td>", cols[c].numeric ? " class=\"n\"" : "", v.empty() ? "-" : v);
     }

@@ -1,7 +1,8 @@
 #pragma once
-// The report's tables as HTML: the comparison of schedules (iteration time mean/p50/p95
-// measured, the simulator's prediction and measured/simulated, the three bubble ratios
-// each named, tokens/s, MFU with the device peak it assumes) and the link check
+// The report's tables as HTML: the comparison of schedules (the measured mean with its 95%
+// confidence interval over repeats, p50 / p95, the simulator's prediction with its band,
+// measured / simulated and whether they agree, the three bubble ratios under the terminal
+// table's names and units (trace::kBubbleLegend), tokens/s, MFU) and the link check
 // (configured vs measured per WAN direction). Columns with no value in any row are left
 // out, so a simulation-only directory gets a table of predictions. The fastest mean and
 // the fastest prediction are bold. All text escaped.

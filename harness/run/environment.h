@@ -20,9 +20,6 @@ nlohmann::json root_tcp_json(const net::RootTcp& r);
 nlohmann::json time_dilation_json(double k);
 // What time dilation does not stretch (experiment.h), in words, for the record and the report.
 std::vector<std::string> time_dilation_fixed_timers();
-// What the experiment changes from stock OpenMPI 4.1 and stock Linux TCP, as "key=value"
-// (mpi.mca.*, mpi.tcp_links above 1, the hosts' tcp.* unlike topology.h's TcpSettings{}).
-std::vector<std::string> non_default_settings(const Experiment& e);
 // mpi.connections as recorded: {"wan": N or "openmpi", "dc": N or "openmpi"}.
 nlohmann::json connections_json(const Experiment& e);
 // "kernel" | "userspace" | "mixed: ..." from the network's WAN links.

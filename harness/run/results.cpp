@@ -450,7 +450,7 @@ std::string comparison_table(const std::vector<ScheduleResult>& rs) {
         100 * r.bubble.zerobubble, 100 * r.bubble.crosspipe, r.tokens_per_s, loss,
         r.ok ? "" : "  (FAILED: " + r.error + ")");
   }
-  return out + kBubbleLegend + ci_comparison(rs);
+  return out + trace::kBubbleLegend + ci_comparison(rs);
 }
 
 }  // namespace xdc::run

@@ -108,13 +108,6 @@ ScheduleResult::Point iteration_point(const trace::Trace& iteration,
 // Per-iteration traces from the merged trace and the reports.
 std::vector<trace::Trace> split_iterations(const RankFiles& f);
 
-// The tables' bubble columns, said once under them: Megatron's bubble is a multiple of
-// the compute (it passes 1 when the WAN dominates), the other two are idle shares.
-inline constexpr const char* kBubbleLegend =
-    "bubble/comp: Megatron's bubble, (iteration - compute) / compute, in computes (can pass "
-    "1);\nidle ZB / CP: the idle share of the longest rank span (ZeroBubble's) / of every "
-    "rank, averaged (CrossPipe's)\n";
-
 // One schedule's entry of summary.json; a result that was not measured has only the
 // simulated fields (the measured ones are absent).
 nlohmann::json summary_json(const ScheduleResult& r);

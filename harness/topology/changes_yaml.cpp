@@ -1,4 +1,5 @@
-// `changes:` of a WAN link or direction -> topo::WanChange (format and checks: topology.h).
+// `changes:` of a WAN link or direction -> topo::WanChange (format and checks: topology.h),
+// and what a direction is set to, in words (describe).
 #include "harness/common/units.h"
 #include "harness/topology/parse.h"
 
@@ -68,6 +69,13 @@ WanChange time_dilated(WanChange c, double k) {
   if (c.jitter_us) c.jitter_us = netem::time_dilated_us(*c.jitter_us, k);
   if (c.rate_bps) c.rate_bps = netem::time_dilated_rate_bps(*c.rate_bps, k);
   return c;
+}
+
+std::string describe(const netem::LinkParams& p) {
+  std::string s = "delay " + format_duration(p.delay_us);
+  if (p.jitter_us) s += ", jitter " + format_duration(p.jitter_us);
+  if (p.loss.kind != netem::LossModel::Kind::kNone) s += ", loss " + format_percent(p.loss.p_pct);
+  return s + (p.rate_bps ? ", rate " + format_rate(p.rate_bps) : ", rate unlimited");
 }
 
 }  // namespace xdc::topo

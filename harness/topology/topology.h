@@ -166,6 +166,9 @@ struct WanChange {
 netem::LinkParams applied(netem::LinkParams p, const WanChange& c);
 // The change with its durations x k and its rates / k (netem::time_dilated).
 WanChange time_dilated(WanChange c, double k);
+// One direction in words, as `xdc link` and the report show it: "delay 20ms, jitter 1ms,
+// loss 0.1%, rate 1gbit" (jitter and loss only when set; "rate unlimited").
+std::string describe(const netem::LinkParams& p);
 
 // A trace file as changes: rows "t_ms,delay_ms,rate_mbit,loss_pct" (an optional header of
 // exactly those names first; blank lines and '#' comments skipped), each a change of

@@ -20,6 +20,14 @@ struct BubbleRatios {
   double crosspipe = 0;
 };
 
+// The tables' bubble columns (the terminal's and the report's), said once under them:
+// Megatron's bubble is a multiple of the compute (it passes 1 when the WAN dominates), the
+// other two are idle shares.
+inline constexpr const char* kBubbleLegend =
+    "bubble/comp: Megatron's bubble, (iteration - compute) / compute, in computes (can pass "
+    "1);\nidle ZB / CP: the idle share of the longest rank span (ZeroBubble's) / of every "
+    "rank, averaged (CrossPipe's)\n";
+
 struct Summary {
   int64_t iteration_ns = 0;
   double time_per_microbatch_ns = 0;

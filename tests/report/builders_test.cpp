@@ -232,15 +232,20 @@ TEST(ReportTable, ComparisonNamesEveryBubbleAndEscapes) {
   d.schedules[1].ok = false;
   d.schedules[1].error = "rank 2 on \"w1\" died";
   const std::string html = comparison_table_html(d);
-  for (const char* head : {"iteration mean", "p50", "p95", "simulated", "bubble Megatron",
-                           "bubble ZeroBubble", "bubble CrossPipe", "tokens/s", "MFU"})
+  for (const char* head : {"measured mean", "p50 / p95", "simulated", "meas / sim", "bubble/comp",
+                           "idle ZB", "idle CP", "tokens/s", "MFU"})
     EXPECT_NE(html.find(std::string(">") + head + "</th>"), std::string::npos) << head;
   EXPECT_NE(html.find("789.2 ms"), std::string::npos);
-  EXPECT_NE(html.find("394.3 %"), std::string::npos);
-  EXPECT_NE(html.find("sim 170.9 %"), std::string::npos);
+  EXPECT_NE(html.find("770 / 828.4 ms"), std::string::npos);
+  // Megatron's bubble in computes (it passes 1), the idle shares in %.
+  EXPECT_NE(html.find(">3.94 x<"), std::string::npos);
+  EXPECT_NE(html.find("sim 1.71 x"), std::string::npos);
+  EXPECT_NE(html.find(">81.9 %<"), std::string::npos);
+  EXPECT_NE(html.find("sim 53.1 %"), std::string::npos);
+  EXPECT_EQ(html.find("394.3 %"), std::string::npos);
   EXPECT_NE(html.find(">1.84<"), std::string::npos);  // measured / simulated
   EXPECT_NE(html.find("7.29 %"), std::string::npos);
-  EXPECT_NE(html.find("sim 13.39 %, modeled"), std::string::npos);
+  EXPECT_NE(html.find("sim 13.39 %"), std::string::npos);
   EXPECT_NE(html.find("&lt;img src=x&gt;"), std::string::npos);
   EXPECT_EQ(html.find("<img"), std::string::npos);
   EXPECT_NE(html.find("rank 2 on &quot;w1&quot; died"), std::string::npos);
@@ -248,6 +253,48 @@ TEST(ReportTable, ComparisonNamesEveryBubbleAndEscapes) {
   // Only the schedule that ran counts for the fastest.
   EXPECT_EQ(count(html, "<b>789.2 ms</b>"), 1u);
   EXPECT_EQ(count(html, "<b>429.8 ms</b>"), 1u);
+}
+
+// The interval over repeats beside the mean; the prediction's band only when it has a
+// width; agreement: a measured mean in or outside the band, or with a deterministic
+// prediction, the prediction in or outside the measured interval.
+TEST(ReportTable, IntervalBandAndAgreement) {
+  RunData d;
+  ScheduleData random = measured_schedule("1f1b"), fixed = measured_schedule("overlap");
+  for (ScheduleData* s : {&random, &fixed}) {
+    s->repeats = 3;
+    s->run_means_s = {0.77, 0.79, 0.81};
+    s->iteration_s_ci95.emplace(0.7395, 0.8389);
+  }
+  random.simulated_band_s.emplace(0.41, 0.45);
+  random.within_band = false;
+  fixed.simulated_iteration_s = 0.8;
+  fixed.simulated_band_s.emplace(0.8, 0.8);
+  fixed.within_band = false;  // a zero-width band never holds a mean: not what is shown
+  d.schedules = {random, fixed};
+  std::string html = comparison_table_html(d);
+  EXPECT_NE(html.find("95% CI 739.5–838.9 ms, 3 runs"), std::string::npos);
+  EXPECT_EQ(count(html, "<span class=\"sim\">90% band "), 1u);
+  EXPECT_NE(html.find("90% band 410–450 ms"), std::string::npos);
+  EXPECT_NE(html.find("<span class=\"bad\">outside band</span>"), std::string::npos);
+  EXPECT_NE(html.find("<span class=\"good\">in CI</span>"), std::string::npos);
+  // One run: no interval shown, and nothing to say about agreement without a band.
+  d.schedules[1].run_means_s = {0.79};
+  d.schedules[1].repeats = 1;
+  html = comparison_table_html(d);
+  EXPECT_EQ(count(html, "<span class=\"sim\">95% CI"), 1u);
+  EXPECT_EQ(count(html, ">in CI</span>"), 0u);
+  d.schedules.pop_back();
+  d.schedules[0].simulated_band_s.reset();
+  d.schedules[0].iteration_s_ci95.reset();
+  EXPECT_EQ(comparison_table_html(d).find(">agreement</th>"), std::string::npos);
+}
+
+TEST(ReportFormat, RangesInOneUnit) {
+  EXPECT_EQ(seconds_range_text(0.9569, 1.0426), "956.9–1043 ms");
+  EXPECT_EQ(seconds_range_text(1.359, 1.488), "1.359–1.488 s");
+  EXPECT_EQ(seconds_range_text(0.9935, 1.069, " / "), "993.5 / 1069 ms");
+  EXPECT_EQ(seconds_range_text(NAN, 1), "-");
 }
 
 TEST(ReportTable, SimulationOnlyLeavesOutMeasuredColumns) {
@@ -260,14 +307,16 @@ TEST(ReportTable, SimulationOnlyLeavesOutMeasuredColumns) {
   d.schedules = {s};
   const std::string html = comparison_table_html(d);
   EXPECT_NE(html.find(">iteration (simulated)</th>"), std::string::npos);
-  EXPECT_EQ(html.find(">p50</th>"), std::string::npos);
+  EXPECT_EQ(html.find(">p50 / p95</th>"), std::string::npos);
+  EXPECT_EQ(html.find(">agreement</th>"), std::string::npos);
   EXPECT_EQ(html.find(">MFU</th>"), std::string::npos);
-  EXPECT_NE(html.find("43.1 %"), std::string::npos);
+  EXPECT_NE(html.find(">0.43 x<"), std::string::npos);
+  EXPECT_NE(html.find(">30.1 %<"), std::string::npos);
   // With the simulated iteration's MFU (xdc simulate of a shaped model), the column shows it.
   d.schedules[0].simulated_mfu = 0.2051;
   const std::string with_mfu = comparison_table_html(d);
   EXPECT_NE(with_mfu.find(">MFU</th>"), std::string::npos);
-  EXPECT_NE(with_mfu.find("sim 20.51 %, modeled"), std::string::npos);
+  EXPECT_NE(with_mfu.find("sim 20.51 %"), std::string::npos);
 }
 
 TEST(ReportTable, LinkCheckConfiguredBesideMeasured) {
@@ -301,9 +350,19 @@ TEST(ReportPage, SelfContainedWithEverySection) {
   d.notes = {"x/trace.csv: <bad>"};
   const std::string html = render_html(d);
   EXPECT_EQ(html.rfind("<!DOCTYPE html>", 0), 0u);
-  for (const char* id : {"setup", "comparison", "timelines", "loss", "links", "notes"})
+  for (const char* id : {"comparison", "what-ran", "timelines", "loss", "links", "notes"})
     EXPECT_NE(html.find(std::string("<section id=\"") + id + "\">"), std::string::npos) << id;
-  EXPECT_NE(html.find("<h1>two-dc &lt;&amp;&gt;</h1>"), std::string::npos);
+  // The answer first, then the comparison, then what ran with the full record folded.
+  EXPECT_NE(html.find("<h1>two-dc &lt;&amp;&gt;</h1><p class=\"answer\">1f1b: 789.2 ms per "
+                      "iteration;"),
+            std::string::npos);
+  EXPECT_LT(html.find("<section id=\"comparison\">"), html.find("<section id=\"what-ran\">"));
+  EXPECT_LT(html.find("<section id=\"what-ran\">"), html.find("<section id=\"timelines\">"));
+  EXPECT_NE(html.find("<details class=\"env\"><summary>Full environment: 1 setting recorded"
+                      "</summary><dl class=\"facts\"><div><dt>stages</dt><dd>4</dd></div>"),
+            std::string::npos);
+  EXPECT_NE(html.find(escape(trace::kBubbleLegend).substr(0, 60)), std::string::npos);
+  EXPECT_NE(html.find("Non-default settings:</b> not recorded"), std::string::npos);
   EXPECT_NE(html.find("backend: userspace · compute: real"), std::string::npos);
   EXPECT_EQ(count(html, "<svg xmlns"), 3u);  // measured + simulated timeline, loss chart
   // + the legend's F, B, W, BW, second chunk, PREFILL

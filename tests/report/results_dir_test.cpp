@@ -147,6 +147,60 @@ TEST(ReportResultsDir, RepeatsShowTheMedianRunAndTheirInterval) {
   EXPECT_NE(page.find("95% CI"), std::string::npos);
 }
 
+// The prediction's band and whether the mean fell in it, the WAN messages' goodput, and the
+// experiment as the directory keeps it: experiment.yaml naming topology.yaml beside it, its
+// `wan:` override applied by the experiment's own parser.
+TEST(ReportResultsDir, BandGoodputAndTheExperimentAsRun) {
+  TempDir d("recorded");
+  put(d.path / "summary.json", R"({"experiment": "two-dc", "schedules": [{"schedule": "1f1b",
+    "ok": true, "iterations": 3, "iteration_s_mean": 1.42, "simulated_iteration_s": 1.41,
+    "simulated_band_s": [1.38, 1.45], "within_band": true,
+    "transfers": {"connections": 1, "goodput_mbit_p50": 17.4},
+    "simulated_transfers": {"connections": 1, "goodput_mbit_p50": 17.2}}]})");
+  put(d.path / "environment.json", R"({"non_default_settings": ["mpi.tcp_links=2"]})");
+  put(d.path / "topology.yaml", R"(name: two-dc
+dcs: [{name: east, hosts: 2}, {name: west, hosts: [w1, w2]}]
+wan: [{between: [east, west], delay: 20ms, loss: 0.1%, rate: 1gbit}]
+)");
+  put(d.path / "experiment.yaml", R"(name: two-dc
+topology: topology.yaml
+wan: {loss: 0%, delay: 40ms}
+compute: {modeled: {f: 1ms, b: 1ms}}
+pipeline: {stages: 4, placement: [east-h1, east-h2, w1, w2]}
+microbatches: 4
+schedules: [1f1b]
+)");
+  RunData run = read_results_dir(d.path.string());
+  ASSERT_EQ(run.schedules.size(), 1u);
+  const ScheduleData& s = run.schedules[0];
+  ASSERT_TRUE(s.simulated_band_s);
+  EXPECT_DOUBLE_EQ(s.simulated_band_s->second, 1.45);
+  EXPECT_EQ(s.within_band, true);
+  EXPECT_EQ(s.agreement(), ScheduleData::Agreement::kInBand);
+  EXPECT_DOUBLE_EQ(s.wan_goodput_mbit_p50.value(), 17.4);
+  EXPECT_DOUBLE_EQ(s.simulated_wan_goodput_mbit_p50.value(), 17.2);
+  EXPECT_EQ(s.wan_connections, 1);
+  ASSERT_TRUE(run.recorded);
+  ASSERT_EQ(run.recorded->topology.wan.size(), 1u);
+  EXPECT_EQ(run.recorded->topology.wan[0].a_to_b.delay_us, 40'000u);
+  EXPECT_EQ(run.recorded->topology.wan[0].b_to_a.loss.kind, netem::LossModel::Kind::kNone);
+  // What the run recorded wins over what the experiment says now.
+  EXPECT_EQ(run.non_default_settings, (std::vector<std::string>{"mpi.tcp_links=2"}));
+  EXPECT_TRUE(run.notes.empty());
+  // Without environment.json (a simulation), the experiment's own.
+  fs::remove(d.path / "environment.json");
+  EXPECT_EQ(read_results_dir(d.path.string()).non_default_settings, std::vector<std::string>{});
+  // read_summary (sweeps' tables) leaves the experiment alone.
+  EXPECT_FALSE(read_summary(d.path.string()).recorded);
+  // An experiment.yaml that no longer loads is a note; the report is still written.
+  put(d.path / "experiment.yaml", "name: two-dc\ntopology: gone.yaml\n");
+  run = read_results_dir(d.path.string());
+  EXPECT_FALSE(run.recorded);
+  ASSERT_EQ(run.notes.size(), 1u);
+  EXPECT_EQ(run.notes[0].rfind("experiment.yaml: does not load", 0), 0u) << run.notes[0];
+  EXPECT_NO_THROW(write_report(d.path.string()));
+}
+
 TEST(ReportResultsDir, SplitByOptWithoutBounds) {
   const auto its = split_iterations(three_iterations(), {}, {});
   ASSERT_EQ(its.size(), 3u);
