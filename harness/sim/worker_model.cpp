@@ -114,16 +114,19 @@ struct CollectiveMessage {
   bool posted = false;
 };
 
-// When every message of `msgs` matching `pick` has arrived: the latest arrival, at least
-// `floor`; -1 while one has not.
+// When every message msgs[i] (i in `of`) matching `pick` has arrived: the latest arrival,
+// at least `floor`; -1 while one has not.
 template <class Pick>
-int64_t all_arrived(const std::vector<CollectiveMessage>& msgs, int64_t floor, Pick pick) {
+int64_t all_arrived(const std::vector<CollectiveMessage>& msgs, const std::vector<size_t>& of,
+                    int64_t floor, Pick pick) {
   int64_t t = floor;
-  for (const auto& m : msgs)
+  for (size_t i : of) {
+    const CollectiveMessage& m = msgs[i];
     if (pick(m)) {
       if (m.arrival < 0) return -1;
       t = std::max(t, m.arrival);
     }
+  }
   return t;
 }
 
@@ -175,19 +178,22 @@ std::vector<int64_t> dp_allreduce_ns(const trace::Trace& t, const sched::Schedul
       msgs.push_back({k, v - high, v, 0});
     }
   }
+  // Each collective's messages (indices into msgs): a message's readiness depends on its
+  // own collective's arrivals only, so each lookup and each offer scans those alone.
+  std::vector<std::vector<size_t>> of_coll(local_stages);
+  for (size_t i = 0; i < msgs.size(); ++i) of_coll[msgs[i].coll].push_back(i);
   // What member v has summed: every reduce message into it (before round `below`).
   auto have = [&](int k, int v, int below) {
-    return all_arrived(msgs, colls[k].enter[v], [&](const CollectiveMessage& m) {
-      return m.coll == k && m.half > 0 && m.to == v && m.half < below;
+    return all_arrived(msgs, of_coll[k], colls[k].enter[v], [&](const CollectiveMessage& m) {
+      return m.half > 0 && m.to == v && m.half < below;
     });
   };
   // When member v has the result: the root once it has summed, others at the broadcast.
   auto result = [&](int k, int v) {
     const int64_t h = have(k, v, members);
     if (v == 0 || h < 0) return h;
-    return all_arrived(msgs, h, [&](const CollectiveMessage& m) {
-      return m.coll == k && m.half == 0 && m.to == v;
-    });
+    return all_arrived(msgs, of_coll[k], h,
+                       [&](const CollectiveMessage& m) { return m.half == 0 && m.to == v; });
   };
   // When message i may be posted (libnbc's rounds; binomial_allreduce); -1: not yet known.
   auto ready = [&](const CollectiveMessage& m) -> int64_t {
@@ -200,8 +206,8 @@ std::vector<int64_t> dp_allreduce_ns(const trace::Trace& t, const sched::Schedul
   // Events in time order: a post (kind 0) before an arrival check (kind 1) at one time.
   using Event = std::tuple<int64_t, int, size_t>;
   std::priority_queue<Event, std::vector<Event>, std::greater<>> q;
-  auto offer = [&](int64_t now) {
-    for (size_t i = 0; i < msgs.size(); ++i) {
+  auto offer = [&](int k, int64_t now) {
+    for (size_t i : of_coll[k]) {
       if (msgs[i].posted) continue;
       const int64_t r = ready(msgs[i]);
       if (r < 0) continue;
@@ -209,7 +215,7 @@ std::vector<int64_t> dp_allreduce_ns(const trace::Trace& t, const sched::Schedul
       q.emplace(std::max(r, now), 0, i);
     }
   };
-  offer(std::numeric_limits<int64_t>::min());
+  for (int k = 0; k < local_stages; ++k) offer(k, std::numeric_limits<int64_t>::min());
   const sched::Action none{};
   while (!q.empty()) {
     const auto [now, kind, i] = q.top();
@@ -231,7 +237,7 @@ std::vector<int64_t> dp_allreduce_ns(const trace::Trace& t, const sched::Schedul
       }
     }
     m.arrival = now;
-    offer(now);
+    offer(m.coll, now);
   }
   for (int k = 0; k < local_stages; ++k) {
     const Collective& c = colls[k];
