@@ -1,6 +1,7 @@
 // xdc run EXPERIMENT.yaml [--repeat N]: up, launch the workers per schedule (N times each,
 // interleaved: run/repeat.h), collect, analyse, down. On a terminal each schedule's
 // iterations redraw one progress line (run/progress.h); -v prints each one's line.
+// --resume DIR: the runs DIR lacks, the ones it has kept (run/resume.h).
 // xdc mpi-agent --name NET HOST ARGS...: MPI's rsh agent (harness/launch/agent.h); the
 // launcher passes it to mpirun, users never call it.
 #include <signal.h>
@@ -16,6 +17,7 @@
 #include "harness/launch/agent.h"
 #include "harness/report/report.h"
 #include "harness/run/progress.h"
+#include "harness/run/resume.h"
 #include "harness/run/runner.h"
 
 namespace xdc::cli {
@@ -55,8 +57,16 @@ void add_run_command(CLI::App& app, Commands& out) {
     static std::string file;
     static run::RunOptions opts;
     c->add_option("experiment", file, "experiment YAML")->required();
-    c->add_option("-o,--output", opts.out_dir, "results directory (default results/<date>-<name>)")
-        ->check(kOutputDir);
+    auto* output = c->add_option("-o,--output", opts.out_dir,
+                                 "results directory (default results/<date>-<name>)")
+                       ->check(kOutputDir);
+    static std::string resume_dir;
+    c->add_option("--resume", resume_dir,
+                  "complete the run in DIR (one of this experiment, killed or stopped): keep "
+                  "its runs that finished ok, run only the others (same seeds), write the "
+                  "summary a run without a break writes; exit 2 if DIR ran another experiment")
+        ->excludes(output)
+        ->check(CLI::ExistingDirectory);
     auto* network = c->add_option("--network", opts.network,
                                   "reuse this network (xdc up) instead of building one");
     // --name names a network the run builds; with --network it builds none.
@@ -76,6 +86,12 @@ void add_run_command(CLI::App& app, Commands& out) {
     out.push_back({c, [] {
                      run::Experiment e = run::load_experiment(file);
                      if (repeat > 0) e.repeat = repeat;
+                     if (!resume_dir.empty()) {
+                       opts.out_dir = resume_dir;
+                       opts.resume = true;
+                       if (repeat == 0)  // as many runs as DIR's run asked for
+                         if (auto n = run::runs_per_schedule(resume_dir)) e.repeat = *n;
+                     }
                      CancelOnSignal guard;
                      opts.cancel = &g_cancel;
                      // Iterations: on a terminal one line per schedule, redrawn as they end;
@@ -106,7 +122,8 @@ void add_run_command(CLI::App& app, Commands& out) {
                        std::cerr << "xdc: no report: " << ex.what() << "\n";
                      }
                      if (g_cancel) {
-                       std::cerr << "xdc: run interrupted; what was measured is kept\n";
+                       std::cerr << "xdc: run interrupted; what was measured is kept (xdc run "
+                                 << file << " --resume " << r.out_dir << " runs the rest)\n";
                        return static_cast<int>(kExitRunFailed);
                      }
                      return static_cast<int>(r.ok() ? kExitOk : kExitRunFailed);

@@ -77,12 +77,12 @@ std::string names(const std::vector<std::string>& v) {
 std::string answer_sentence(const RunData& d) {
   const bool sim = d.simulated_only;
   std::vector<const ScheduleData*> ran;
-  std::vector<std::string> failed, nothing;
+  std::vector<std::string> failed, nothing, not_run;
   for (const ScheduleData& s : d.schedules) {
     if (s.ok && time_of(s, sim))
       ran.push_back(&s);
     else
-      (s.ok ? nothing : failed).push_back(s.name);
+      (s.ok ? nothing : s.not_run() ? not_run : failed).push_back(s.name);
   }
   std::stable_sort(ran.begin(), ran.end(), [sim](const ScheduleData* a, const ScheduleData* b) {
     return *time_of(*a, sim) < *time_of(*b, sim);
@@ -101,6 +101,7 @@ std::string answer_sentence(const RunData& d) {
     parts.push_back(ran[0]->name + (sim ? " is predicted fastest: " : " is fastest: ") +
                     figure(*ran[0], sim) + ", " + against_others(ran, sim));
   if (!failed.empty()) parts.push_back(names(failed) + " failed");
+  if (!not_run.empty()) parts.push_back(names(not_run) + " not run");
   if (!nothing.empty())
     parts.push_back(names(nothing) + (sim ? " predicted nothing" : " measured no iteration"));
   if (!sim)

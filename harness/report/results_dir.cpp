@@ -173,12 +173,41 @@ void read_series(const nlohmann::json& j, ScheduleData& s) {
       }
   }
   if (j.contains("changes")) s.changes = applied(j["changes"]);
+  if (j.contains("series") && j["series"].is_object() && j["series"].contains("bubble_ratio")) {
+    const auto& b = j["series"]["bubble_ratio"];
+    const auto m = numbers(b, "megatron"), z = numbers(b, "zerobubble"),
+               c = numbers(b, "crosspipe");
+    if (m.size() == z.size() && m.size() == c.size())
+      for (size_t i = 0; i < m.size(); ++i) s.bubbles.push_back({m[i], z[i], c[i]});
+  }
   if (j.contains("simulated_series") && j["simulated_series"].is_object()) {
     const auto& ss = j["simulated_series"];
+    s.has_simulated_series = true;
     s.simulated_series = numbers(ss, "iteration_s");
     s.simulated_start_s = numbers(ss, "start_s");
     if (ss.contains("changes")) s.simulated_changes = applied(ss["changes"]);
+    s.simulated_ended = ss.value("ended", std::string());
   }
+}
+
+// The entry's keys that only a run read back for pooling needs (ScheduleData's last ones).
+void read_run_record(const nlohmann::json& j, ScheduleData& s) {
+  if (j.contains("run_seeds") && j["run_seeds"].is_array())
+    for (auto& v : j["run_seeds"])
+      if (v.is_number_unsigned()) s.run_seeds.push_back(v.get<uint64_t>());
+  s.transfers = j.value("transfers", nlohmann::json());
+  s.simulated_transfers = j.value("simulated_transfers", nlohmann::json());
+  if (j.contains("utilisation") && j["utilisation"].is_object())
+    s.utilisation = numbers(j["utilisation"], "per_rank");
+  s.clock_offset_max_us = number(j, "clock_offset_max_us");
+  s.clock_residual_us = number(j, "clock_residual_us");
+  s.simulated_steady_iteration_s = number(j, "simulated_steady_iteration_s");
+  if (j.value("tokens_per_s_basis", "") == "modeled") s.modeled = true;
+  if (j.contains("missing_runs") && j["missing_runs"].is_array())
+    for (auto& m : j["missing_runs"])
+      if (m.is_object())
+        s.missing_runs.push_back(
+            {m.value("repeat", 0), m.value("seed", uint64_t{0}), m.value("state", std::string())});
 }
 
 // One schedule's entry; with `traces`, its measured and simulated iterations drawn from
@@ -195,7 +224,7 @@ ScheduleData from_run_entry(const nlohmann::json& j, const fs::path& root, doubl
   s.iteration_s_p95 = number(j, "iteration_s_p95");
   if (s.iterations == 0 && j.contains("iteration_s") && j["iteration_s"].is_array())
     s.iterations = static_cast<int>(j["iteration_s"].size());
-  s.repeats = std::max(1, j.value("repeats", 1));
+  s.repeats = std::max(0, j.value("repeats", 1));
   s.run_means_s = numbers(j, "run_means_s");
   if (j.contains("iteration_s_ci95") && j["iteration_s_ci95"].is_array() &&
       j["iteration_s_ci95"].size() == 2 && j["iteration_s_ci95"][0].is_number() &&
@@ -240,6 +269,7 @@ ScheduleData from_run_entry(const nlohmann::json& j, const fs::path& root, doubl
     for (auto& [cause, v] : j["waits_s_per_iteration"].items())
       if (v.is_number()) s.waits_s.emplace_back(cause, v.get<double>());
   read_series(j, s);
+  read_run_record(j, s);
   if (!traces) return s;
   std::string repeat_label;
   const fs::path dir = run_files_dir(s, root, repeat_label);
@@ -320,7 +350,7 @@ RunData read_dir(const std::string& dir_text, bool traces) {
   d.compute_mode = s.value("compute_mode", std::string());
   d.compute_costs = s.value("compute_costs", std::string());
   d.simulated_only = s.value("simulated", false);
-  d.interrupted = s.value("interrupted", false);
+  d.interrupted = s.value("interrupted", false) || !s.value("complete", true);
   d.backend = s.value("backend", std::string(d.simulated_only ? "none (simulated)" : ""));
   add_facts(s,
             {"schema_version", "experiment", "backend", "compute_mode", "simulated", "schedules"},
@@ -365,6 +395,11 @@ RunData read_dir(const std::string& dir_text, bool traces) {
   return d;
 }
 }  // namespace
+
+ScheduleData read_schedule_entry(const nlohmann::json& entry) {
+  std::vector<std::string> notes;
+  return from_run_entry(entry, fs::path(), 1, notes, false);
+}
 
 RunData read_results_dir(const std::string& dir) {
   return read_dir(dir, true);

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "harness/experiment/experiment.h"
+#include "harness/run/summary_schema.h"
 #include "harness/trace/analysis.h"
 #include "workloads/trace/trace.h"
 
@@ -31,7 +32,7 @@ struct ScheduleData {
   std::optional<trace::BubbleRatios> bubble;
   int iterations = 0;
   // Repeats (summary.json "repeats", "run_means_s", "iteration_s_ci95"; 1, empty, none
-  // when absent): the runs pooled, each one's mean (NaN: none measured), the 95%
+  // when absent): the runs pooled (0: none finished), each one's mean (NaN: none measured), the 95%
   // confidence interval of the mean iteration.
   int repeats = 1;
   std::vector<double> run_means_s;
@@ -78,6 +79,23 @@ struct ScheduleData {
   std::vector<Applied> changes;
   std::vector<double> simulated_series, simulated_start_s;
   std::vector<Applied> simulated_changes;
+  // The rest of the entry, what pooling a finished run with others needs (run/resume.h reads
+  // a run back through this reader): per measured iteration its bubble ratios (series
+  // bubble_ratio), run_seeds, transfers and simulated_transfers as written (null: none),
+  // utilisation per rank, the clock offsets (lab runs), the simulated steady state, whether
+  // a simulated_series is there and why it ended.
+  std::vector<trace::BubbleRatios> bubbles;
+  std::vector<uint64_t> run_seeds;
+  nlohmann::json transfers, simulated_transfers;
+  std::vector<double> utilisation;
+  std::optional<double> clock_offset_max_us, clock_residual_us;
+  std::optional<double> simulated_steady_iteration_s;
+  bool has_simulated_series = false;
+  std::string simulated_ended;
+  // The schedule's runs with no result in this summary (summary_schema.h missing_runs).
+  std::vector<run::MissingRun> missing_runs;
+  // None of its runs finished (an entry of a run killed or stopped before it).
+  bool not_run() const { return repeats == 0; }
 
   // Repeats whose mean was measured (finite run_means_s); the interval of the mean is
   // shown with two or more (has_ci).
@@ -97,7 +115,9 @@ struct RunData {
   std::string compute_mode;   // "" when not said
   std::string compute_costs;  // where the costs came from (Compute::costs_source); ""
   bool simulated_only = false;
-  bool interrupted = false;  // the run was stopped (SIGINT) before every schedule ran
+  // The run was stopped (SIGINT) or killed before every run finished (summary.json
+  // interrupted, or complete false).
+  bool interrupted = false;
   std::vector<std::pair<std::string, std::string>> setup;  // scalar facts of the run
   std::vector<ScheduleData> schedules;
   std::optional<nlohmann::json> link_check;  // `xdc check --json` form
@@ -121,6 +141,10 @@ RunData read_results_dir(const std::string& dir);
 // The same without the traces (no measured or simulated iteration drawn): the figures of
 // summary.json, environment.json and link_check.json, as a sweep's table takes them.
 RunData read_summary(const std::string& dir);
+
+// One schedule's entry of summary.json (or a run's own SCHEDULE/summary.json) as above,
+// without its traces.
+ScheduleData read_schedule_entry(const nlohmann::json& entry);
 
 // Settings as the page states them: "a=1, b=2", or "none (stock OpenMPI and TCP)".
 std::string settings_text(const std::vector<std::string>& settings);

@@ -174,7 +174,7 @@ std::string comparison_table_html(const RunData& d) {
     for (size_t c = 0; c < cols.size(); ++c) {
       if (!used[c]) continue;
       std::string v = cols[c].cell(s);
-      if (c == 0 && !s.ok) v += " <span class=\"bad\">failed</span>";
+      if (c == 0 && !s.ok) v += s.not_run() ? " (not run)" : " <span class=\"bad\">failed</span>";
       if (s.ok && ((c == 1 && best(s.iteration_s_mean, best_mean)) ||
                    (c == 3 && best(s.simulated_iteration_s, best_sim))))
         v.insert(std::min(v.find("<br>"), v.size()), "</b>"), v.insert(0, "<b>");

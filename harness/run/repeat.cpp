@@ -123,8 +123,11 @@ nlohmann::json pooled_waits(const std::vector<ScheduleResult>& runs, size_t iter
 
 }  // namespace
 
-ScheduleResult pool_repeats(const std::vector<ScheduleResult>& runs) {
+ScheduleResult pool_repeats(const std::vector<ScheduleResult>& runs,
+                            const std::vector<int>& repeat) {
   if (runs.empty()) throw std::invalid_argument("pool_repeats: no runs");
+  if (!repeat.empty() && repeat.size() != runs.size())
+    throw std::invalid_argument("pool_repeats: one repeat index per run");
   size_t base_k = 0;
   while (base_k < runs.size() && runs[base_k].iteration_s.empty()) ++base_k;
   if (base_k == runs.size()) base_k = 0;
@@ -141,13 +144,14 @@ ScheduleResult pool_repeats(const std::vector<ScheduleResult>& runs) {
   out.iteration_repeat.clear();
   bool with_loss = false;
   for (const auto& r : runs) with_loss = with_loss || !r.loss.empty();
-  for (size_t k = 0; k < runs.size(); ++k) {
-    const ScheduleResult& r = runs[k];
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const ScheduleResult& r = runs[i];
+    const int k = repeat.empty() ? static_cast<int>(i) : repeat[i];
     if (!r.ok) {
       out.ok = false;
       out.error += fmt::format("{}repeat {}: {}", out.error.empty() ? "" : "; ", k, r.error);
     }
-    append_run(out, r, static_cast<int>(k), with_loss);
+    append_run(out, r, k, with_loss);
     out.run_means_s.push_back(r.iteration_s.empty() ? NAN : mean_of(r.iteration_s));
     out.run_seeds.insert(out.run_seeds.end(), r.run_seeds.begin(), r.run_seeds.end());
     out.clock_offset_max_us = std::max(out.clock_offset_max_us, r.clock_offset_max_us);

@@ -64,7 +64,10 @@ std::string run_subdir(const std::string& name, int k, int n);
 // per repeat: real compute predicts each with its own measured durations). Transfers,
 // utilisation, prefill, the simulated series and transfers are the first repeat's that
 // measured an iteration (each repeat's own are in its directory's summary.json).
-ScheduleResult pool_repeats(const std::vector<ScheduleResult>& runs);
+// `repeat`: the repeat each run is, where they are not 0..n-1 (a run with some repeats
+// missing, run/resume.h); empty: runs[k] is repeat k.
+ScheduleResult pool_repeats(const std::vector<ScheduleResult>& runs,
+                            const std::vector<int>& repeat = {});
 
 // summary.json's spread keys of a measured entry (summary_schema.h): repeats, run_means_s,
 // run_seeds, iteration_s_ci95, iteration_s_sd.

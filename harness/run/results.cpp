@@ -213,7 +213,8 @@ nlohmann::json summary_json(const ScheduleResult& r) {
         {{"iterations", r.iteration_s.size()},
          {"iteration_s", r.iteration_s},
          {"iteration_s_mean", r.mean()},
-         {"within_band", r.simulated_band_s[0] <= r.mean() && r.mean() <= r.simulated_band_s[1]},
+         {"within_band", !r.iteration_s.empty() && r.simulated_band_s[0] <= r.mean() &&
+                             r.mean() <= r.simulated_band_s[1]},
          {"iteration_s_p50", r.percentile(50)},
          {"iteration_s_p95", r.percentile(95)},
          {"bubble_ratio", bubble_json(r.bubble)},
@@ -241,6 +242,17 @@ nlohmann::json summary_json(const ScheduleResult& r) {
           waits[cause][i] = s;
         }
       j["series"] = {{"start_s", start}, {"wan_bytes", wan}, {"waits_s", waits}};
+      if (r.bubbles.size() == r.series.size()) {
+        nlohmann::json b = {{"megatron", nlohmann::json::array()},
+                            {"zerobubble", nlohmann::json::array()},
+                            {"crosspipe", nlohmann::json::array()}};
+        for (const auto& x : r.bubbles) {
+          b["megatron"].push_back(x.megatron);
+          b["zerobubble"].push_back(x.zerobubble);
+          b["crosspipe"].push_back(x.crosspipe);
+        }
+        j["series"]["bubble_ratio"] = b;
+      }
     }
     if (!r.changes.empty()) j["changes"] = applied_json(r.changes);
     if (!r.utilisation.empty()) {
@@ -264,6 +276,11 @@ nlohmann::json summary_json(const ScheduleResult& r) {
       j["simulated_series"]["ended"] = r.simulated_series->ended;
   }
   if (!r.ok) j["error"] = r.error;
+  if (!r.missing_runs.empty()) {
+    j["missing_runs"] = nlohmann::json::array();
+    for (const MissingRun& m : r.missing_runs)
+      j["missing_runs"].push_back({{"repeat", m.repeat}, {"seed", m.seed}, {"state", m.state}});
+  }
   return j;
 }
 
@@ -271,8 +288,11 @@ nlohmann::json run_summary_json(const Plan& plan, const std::vector<ScheduleResu
                                 const std::string& backend, const std::string& network,
                                 bool interrupted) {
   const Experiment& e = plan.experiment;
-  bool measured = false;
-  for (auto& r : rs) measured = measured || r.measured;
+  bool measured = false, complete = true;
+  for (auto& r : rs) {
+    measured = measured || r.measured;
+    complete = complete && r.missing_runs.empty();
+  }
   nlohmann::json j = {{"schema_version", kSummarySchemaVersion},
                       {"experiment", e.name},
                       {"compute_mode", e.compute.name()},
@@ -288,6 +308,7 @@ nlohmann::json run_summary_json(const Plan& plan, const std::vector<ScheduleResu
                       {"mpi_connections", connections_json(e)},
                       {"wan_sharing", e.wan_temporal ? "temporal" : "fair"},
                       {"interrupted", interrupted},
+                      {"complete", complete},
                       {"simulation",
                        {{"grad_norm_allreduce", plan.worker.grad_norm},
                         {"iteration_barrier", plan.worker.iteration_barrier},
@@ -433,6 +454,10 @@ std::string comparison_table(const std::vector<ScheduleResult>& rs) {
                   right("iter mean", w), "iter p95", "simulated", "meas/sim", "bubble/comp",
                   "idle ZB", "idle CP", "tokens/s", "loss");
   for (const auto& r : rs) {
+    if (r.repeats == 0) {  // none of its runs finished (summary_schema.h missing_runs)
+      out += fmt::format("{:<18} not run\n", r.schedule);
+      continue;
+    }
     if (!r.ok && r.iteration_s.empty()) {
       out += fmt::format("{:<18} FAILED: {}\n", r.schedule, r.error);
       continue;

@@ -88,6 +88,9 @@ struct ScheduleResult {
   std::vector<double> run_means_s;
   std::vector<uint64_t> run_seeds;
   std::vector<int> iteration_repeat;
+  // The runs of this schedule the experiment asks for that have no result here (a run
+  // killed or stopped part way, run/resume.h); empty when every one finished.
+  std::vector<MissingRun> missing_runs;
   double mean() const;
   double percentile(double p) const;  // nearest rank
 };

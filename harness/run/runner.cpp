@@ -35,6 +35,7 @@
 #include "harness/run/environment.h"
 #include "harness/run/prefill_results.h"
 #include "harness/run/repeat.h"
+#include "harness/run/resume.h"
 #include "harness/sim/simulator.h"
 #include "harness/trace/chrome.h"
 #include "workloads/schedule/csv.h"
@@ -600,43 +601,41 @@ std::string worker_program(const std::optional<lab::Lab>& lab) {
 }
 
 // Every schedule's runs in run_order (each repeat of a schedule on the same network),
-// until cancelled; each schedule that ran, its repeats pooled (repeat.h) and, with
-// repeats, its pooled summary.json and iterations.csv in SCHEDULE/.
-std::vector<ScheduleResult> run_all(const RunContext& c, const std::function<bool()>& cancelled) {
+// until cancelled, each recorded in `ledger`, and summary.json rewritten from it as each
+// starts and ends (resume.h); the runs it already has (--resume) are said and kept.
+void run_all(const RunContext& c, const std::function<bool()>& cancelled, RunLedger& ledger) {
   const std::vector<SchedulePlan>& schedules = c.plan.schedules;
-  std::vector<std::vector<ScheduleResult>> runs(schedules.size());
+  const auto save = [&] {
+    ledger.write(ledger.results(), shaping_backend(c.state), c.state.name, cancelled());
+  };
   for (const RunSlot& slot : run_order(schedules.size(), c.e.repeat)) {
-    if (cancelled()) break;
     const SchedulePlan& p = schedules[slot.schedule];
+    if (ledger.kept(slot)) {
+      c.say(ledger.kept_line(slot));
+      continue;
+    }
+    if (cancelled()) break;
+    ledger.start(slot);
+    save();
+    ScheduleResult r;
     if (!fs::exists(net::state_dir(c.state.name) + "/state.json")) {
       // Removed under the run (`xdc down`/`xdc clean` from elsewhere): say so.
-      ScheduleResult gone;
-      gone.schedule = p.choice.name;
-      gone.error =
-          "network " + c.state.name + " was removed during the run (xdc down or xdc clean)";
-      gone.run_seeds = {c.e.seed + static_cast<uint64_t>(slot.repeat)};
-      gone.run_means_s = {NAN};
-      c.say(fmt::format("[{}] FAILED: {}", p.choice.name, gone.error));
-      runs[slot.schedule].push_back(std::move(gone));
-      continue;
+      r.schedule = p.choice.name;
+      r.error = "network " + c.state.name + " was removed during the run (xdc down or xdc clean)";
+      r.run_seeds = {c.e.seed + static_cast<uint64_t>(slot.repeat)};
+      r.run_means_s = {NAN};
+      c.say(fmt::format("[{}] FAILED: {}", p.choice.name, r.error));
+    } else {
+      r = run_schedule(c, p, slot.repeat);
     }
-    runs[slot.schedule].push_back(run_schedule(c, p, slot.repeat));
+    if (!r.ok && cancelled())
+      ledger.stopped(slot);  // not a result: the run goes again on --resume
+    else
+      ledger.finish(slot, std::move(r));
+    save();
   }
-  std::vector<ScheduleResult> out;
-  for (size_t i = 0; i < runs.size(); ++i) {
-    if (runs[i].empty()) continue;
-    if (c.e.repeat == 1) {
-      out.push_back(std::move(runs[i][0]));
-      continue;
-    }
-    out.push_back(pool_repeats(runs[i]));
-    const fs::path dir = c.root / schedules[i].choice.name;
-    fs::create_directories(dir);
-    write_text_file((dir / "summary.json").string(), summary_json(out.back()).dump(2) + "\n");
-    write_text_file((dir / "iterations.csv").string(),
-                    iterations_csv_header() + iterations_csv_rows(out.back()));
-  }
-  return out;
+  if (cancelled()) ledger.cancel_rest();
+  ledger.write_pooled();
 }
 
 }  // namespace
@@ -660,6 +659,7 @@ RunOutcome run_experiment(const Experiment& e, const RunOptions& opts) {
   RunOutcome out;
   out.out_dir = fs::absolute(opts.out_dir.empty() ? default_out_dir(e) : opts.out_dir).string();
   const fs::path root = out.out_dir;
+  if (opts.resume) check_resumable(root.string(), e);
   write_experiment(root.string(), e);  // creates the directory
   say(fmt::format(
       "{}: {} schedule(s){}, {} rank(s) ({} stages x {} replicas{}), {} compute; results in {}",
@@ -668,6 +668,12 @@ RunOutcome run_experiment(const Experiment& e, const RunOptions& opts) {
       e.stages, e.data_parallel,
       e.tensor_parallel > 1 ? fmt::format(" x {} TP ranks", e.tensor_parallel) : "",
       e.compute.name(), out.out_dir));
+  RunLedger ledger(plan, root.string());
+  if (opts.resume) {
+    const int kept = ledger.keep_finished();
+    say(fmt::format("resuming {}: {} of {} run(s) finished ok there and are kept, {} to run",
+                    out.out_dir, kept, ledger.slots(), ledger.slots() - kept));
+  }
   const auto t_up = std::chrono::steady_clock::now();
   RunNetwork network(e, opts, lab ? &*lab : nullptr);
   const net::NetworkState& state = network.state();
@@ -681,16 +687,11 @@ RunOutcome run_experiment(const Experiment& e, const RunOptions& opts) {
                      worker, root, say};
   record_setup(c, network, gpu_notes,
                std::chrono::duration<double>(std::chrono::steady_clock::now() - t_up).count());
-  out.schedules = run_all(c, cancelled);
+  run_all(c, cancelled, ledger);
   if (cancelled()) say("interrupted: stopping, tearing the network down");
-  compare_with_baselines(out.schedules);
+  out.schedules = ledger.results();
   say_prefill(out.schedules, say);
-  const nlohmann::json summary =
-      run_summary_json(plan, out.schedules, shaping_backend(state), state.name, cancelled());
-  std::string rows;
-  for (auto& r : out.schedules) rows += iterations_csv_rows(r);
-  write_text_file((root / "summary.json").string(), summary.dump(2) + "\n");
-  write_text_file((root / "iterations.csv").string(), iterations_csv_header() + rows);
+  ledger.write(out.schedules, shaping_backend(state), state.name, cancelled());
   return out;  // ~RunNetwork tears down
 }
 

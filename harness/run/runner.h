@@ -18,6 +18,9 @@
 //   With `repeat: N` > 1 (experiment.h) the schedules run N rounds on the one network
 //   (repeat.h run_order), each run's files in <schedule>/repeat-<k>/, and <schedule>/ holds
 //   the repeats' pooled summary.json and iterations.csv.
+// summary.json and iterations.csv are rewritten as each job starts and ends, so a run killed
+// at any point leaves them stating what finished and what did not (resume.h); with
+// `resume` the run keeps the finished runs of `out_dir` and runs only the others.
 #include <atomic>
 #include <functional>
 #include <string>
@@ -40,7 +43,10 @@ struct IterationProgress {
 };
 
 struct RunOptions {
-  std::string out_dir;       // "" = results/<date>-<name>
+  std::string out_dir;  // "" = results/<date>-<name>
+  // out_dir holds an earlier run of this experiment (resume.h check_resumable, else
+  // InputError): its runs that finished ok are kept, the others run.
+  bool resume = false;
   std::string network;       // reuse this network (must be up) instead of building one
   std::string network_name;  // name of the network to build; "" = "r<pid>"
   // lab.yaml (harness/lab/lab.h): build the network across the lab's machines (each DC on

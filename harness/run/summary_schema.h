@@ -8,15 +8,22 @@
 // dilation k reports its times divided by k). Top level:
 //   schema_version, experiment, compute_mode ("real" | "modeled"), compute_costs,
 //   time_dilation, stages, data_parallel, tensor_parallel, world_size, microbatches,
-//   microbatch_size, mpi_tcp_links, mpi_connections, wan_sharing, interrupted, simulation
-//   {grad_norm_allreduce, iteration_barrier, cpus, ranks_per_cpu}, schedule_shape {name:
-//   {peak_activations, co_executed_pairs, ...}}, backend and network (`xdc run`),
-//   simulated: true (`xdc simulate`: no measured figures), schedules: [entry, ...].
+//   microbatch_size, mpi_tcp_links, mpi_connections, wan_sharing, interrupted, complete,
+//   simulation {grad_norm_allreduce, iteration_barrier, cpus, ranks_per_cpu},
+//   schedule_shape {name: {peak_activations, co_executed_pairs, ...}}, backend and network
+//   (`xdc run`), simulated: true (`xdc simulate`: no measured figures), schedules: [entry,
+//   ...], one per schedule of the experiment.
+// complete: every run the experiment asks for (each schedule x `repeat`) has its result
+// here. `xdc run` rewrites summary.json as each run starts and ends (run/resume.h), so a
+// run killed at any point leaves one with complete false, its entries pooling the runs
+// that finished and listing the others in missing_runs; interrupted: SIGINT/SIGTERM
+// stopped the run. `xdc run --resume DIR` runs the missing runs and completes it.
 // A schedule's entry:
 //   schedule, ok, error (when not ok), iterations (measured), iteration_s [per measured
 //   iteration], iteration_s_mean / _p50 / _p95, bubble_ratio {megatron, zerobubble,
 //   crosspipe} (fractions), loss, waits_s_per_iteration {cause: s}, tokens_per_s, mfu,
-//   series {start_s, wan_bytes, waits_s}, changes [{t_s, what, source}];
+//   series {start_s, wan_bytes, waits_s, bubble_ratio {megatron: [per iteration], ...}},
+//   changes [{t_s, what, source}];
 //   repeats (the runs pooled in the entry: experiment.h `repeat`, 1 without), run_means_s
 //   [per repeat: the mean of its measured iterations, null when it measured none],
 //   run_seeds [per repeat: the seed it ran with, the experiment's seed + k for repeat k],
@@ -36,12 +43,31 @@
 //   iteration_s_mean inside simulated_band_s), simulated_steady_iteration_s,
 //   simulated_bubble_ratio, simulated_costs, simulated_mfu, simulated_series {iteration_s,
 //   start_s, changes, ended}.
+//   missing_runs [{repeat, seed, state}] (only where runs are missing, complete false): the
+//   runs of the schedule with no result here, state "running" (started when this summary
+//   was written: where no xdc runs any more, it was killed in that run), "not run" (not
+//   reached yet) or "interrupted" (stopped by SIGINT/SIGTERM, or not started because of
+//   it; a stopped run's partial files stay in its directory). The entry pools the runs
+//   that finished (repeats, run_seeds: those); a failed run is one that finished, its
+//   error in the entry's. A schedule none of whose runs finished has repeats 0, ok false
+//   and error "no run finished".
 // Sign conventions: measured_over_simulated = iteration_s_mean / simulated_iteration_s
 // (> 1: the run was slower than predicted). Prediction error, where a benchmark or the
 // Python package states one: err_pct = 100 (simulated - measured) / measured (> 0: the
 // prediction is slower than the run, pessimistic).
+#include <cstdint>
+#include <string>
+
 namespace xdc::run {
 
 inline constexpr int kSummarySchemaVersion = 1;
+
+// One entry of missing_runs (above).
+struct MissingRun {
+  int repeat = 0;
+  uint64_t seed = 0;
+  std::string state;  // "running" | "not run" | "interrupted"
+  bool operator==(const MissingRun&) const = default;
+};
 
 }  // namespace xdc::run

@@ -60,6 +60,18 @@ class LoadRun(unittest.TestCase):
         self.assertIsNone(s.iteration_s_sd)
         self.assertEqual(load_run(os.path.join(DATA, "simulated")).schedules[0].run_means_s, [])
 
+    def test_a_killed_run_is_not_complete(self):
+        self.assertTrue(load_run(os.path.join(DATA, "run-measured")).complete)  # no key: older
+        with tempfile.TemporaryDirectory() as d:
+            missing = [{"repeat": 0, "seed": 5, "state": "running"}]
+            write_summary(d, [entry("1f1b", 0.3, 0.3, repeats=1),
+                              entry("gpipe", ok=False, repeats=0, missing_runs=missing)],
+                          complete=False)
+            run = load_run(d)
+            self.assertFalse(run.complete)
+            self.assertEqual(run.schedule("gpipe").repeats, 0)
+            self.assertEqual(run.schedule("gpipe").raw["missing_runs"], missing)
+
     def test_repeated_run(self):
         run = load_run(os.path.join(DATA, "run-repeated"))
         s = run.schedule("1f1b")

@@ -93,9 +93,10 @@ class Schedule:
 
     @property
     def repeats(self) -> int:
-        """How many runs the entry pools (``xdc run --repeat N``); 1 when not said."""
+        """How many runs the entry pools (``xdc run --repeat N``; 0 in a killed or stopped
+        run's summary where none of its runs finished); 1 when not said."""
         n = self.raw.get("repeats", 1)
-        return n if isinstance(n, int) and not isinstance(n, bool) and n >= 1 else 1
+        return n if isinstance(n, int) and not isinstance(n, bool) and n >= 0 else 1
 
     @property
     def run_means_s(self) -> List[Optional[float]]:
@@ -177,6 +178,13 @@ class Run:
     @property
     def interrupted(self) -> bool:
         return bool(self.summary.get("interrupted", False))
+
+    @property
+    def complete(self) -> bool:
+        """Every run the experiment asks for has its result here (summary.json ``complete``;
+        absent in older summaries: True). A killed or stopped run's entries list the others
+        in ``missing_runs``; ``xdc run EXP --resume DIR`` completes it."""
+        return bool(self.summary.get("complete", True))
 
     @property
     def non_default_settings(self) -> List[str]:

@@ -105,6 +105,14 @@ TEST(ReportAnswer, AStoppedRunSaysSo) {
   EXPECT_EQ(answer_sentence(d).rfind("Stopped before every schedule ran: 1f1b: 1.2 s", 0), 0u);
   d.schedules.clear();
   EXPECT_EQ(answer_sentence(d), "Stopped before every schedule ran: No schedule ran.");
+  // A killed run's summary: a schedule none of whose runs finished is not run, not failed.
+  ScheduleData none = failed("gpipe");
+  none.error = "no run finished";
+  none.repeats = 0;
+  d.schedules = {measured("1f1b", 1.2, 1.1), none};
+  EXPECT_EQ(answer_sentence(d),
+            "Stopped before every schedule ran: 1f1b is the only schedule measured: 1.2 s per "
+            "iteration; gpipe not run; the measured mean within 9.1% of the prediction.");
 }
 
 }  // namespace

@@ -126,6 +126,17 @@ TEST(Repeat, RepeatsArePooledInRepeatOrder) {
   EXPECT_NEAR(s.ci->half(), 12.7062 * 0.9 / std::sqrt(2.0) / std::sqrt(2.0), 1e-3);
 }
 
+TEST(Repeat, RepeatsWithSomeMissingArePooledUnderTheirOwnIndex) {
+  // Repeats 0 and 2 of three (repeat 1 not run yet, run/resume.h).
+  const ScheduleResult p = xdc::run::pool_repeats(
+      {one_run("1f1b", {1.0}, 7, false), one_run("1f1b", {2.0, 2.2}, 9)}, {0, 2});
+  EXPECT_EQ(p.repeats, 2);
+  EXPECT_EQ(p.iteration_repeat, (std::vector<int>{0, 2, 2}));
+  EXPECT_EQ(p.run_seeds, (std::vector<uint64_t>{7, 9}));
+  EXPECT_EQ(p.error, "repeat 0: rank 1 exited");
+  EXPECT_THROW(xdc::run::pool_repeats({one_run("1f1b", {1.0}, 7)}, {0, 1}), std::invalid_argument);
+}
+
 TEST(Repeat, SummaryStatesTheSpreadOfEveryRun) {
   // One run: over its iterations (t(2) = 4.303).
   ScheduleResult one = one_run("1f1b", {1.0, 2.0, 3.0}, 1);
