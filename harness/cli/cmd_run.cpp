@@ -72,9 +72,9 @@ void add_run_command(CLI::App& app, Commands& out) {
     // --name names a network the run builds; with --network it builds none.
     c->add_option("--name", opts.network_name, "name of the network to build (default r<pid>)")
         ->excludes(network);
-    static bool every_iteration = false;
-    c->add_flag("-v,--verbose", every_iteration,
-                "print every iteration's line (the last rank's), not a progress line");
+    static bool rank_lines = false;
+    c->add_flag("-v,--verbose", rank_lines,
+                "print every rank's lines (each iteration of each rank), not a progress line");
     static int repeat = 0;
     c->add_option("--repeat", repeat,
                   "run each schedule N times, interleaved, seeds seed..seed+N-1 (overrides "
@@ -95,11 +95,11 @@ void add_run_command(CLI::App& app, Commands& out) {
                      CancelOnSignal guard;
                      opts.cancel = &g_cancel;
                      // Iterations: on a terminal one line per schedule, redrawn as they end;
-                     // not on a terminal, none (the steps only); -v: the last rank's own
-                     // line per iteration, as steps.
+                     // not on a terminal, none (the steps only); -v: every rank's lines
+                     // (each iteration of each rank), as steps.
                      const bool tty = isatty(STDOUT_FILENO);
-                     const bool verbose =
-                         every_iteration || spdlog::get_level() <= spdlog::level::debug;
+                     const bool verbose = rank_lines || spdlog::get_level() <= spdlog::level::debug;
+                     opts.rank_lines = verbose;
                      static bool live = false;  // a progress line is drawn and not ended
                      opts.progress = [](const std::string& m) {
                        if (live) std::cout << "\r\033[K" << std::flush;

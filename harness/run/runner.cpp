@@ -533,7 +533,8 @@ ScheduleResult run_schedule(const RunContext& c, const SchedulePlan& p, int k) {
       if (const size_t at = text.find(" loss "); at != std::string::npos)
         it.loss = std::atof(text.c_str() + at + 6);
       c.opts.on_iteration(it);
-    } else if (iteration || (rank < 0 && text.find("xdc-worker") != std::string::npos)) {
+    } else if (iteration || (rank >= 0 && c.opts.rank_lines) ||
+               (rank < 0 && text.find("xdc-worker") != std::string::npos)) {
       c.say(fmt::format("  [{}] {}", p.choice.name, text));
     }
   };

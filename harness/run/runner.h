@@ -61,6 +61,7 @@ struct RunOptions {
   std::function<void(const std::string&)> progress;  // one line per step
   // Each iteration as it ends; without it, that rank's lines go to `progress` as steps.
   std::function<void(const IterationProgress&)> on_iteration;
+  bool rank_lines = false;  // every rank's lines to `progress` as well (xdc run -v)
 };
 
 struct RunOutcome {

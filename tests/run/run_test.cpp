@@ -271,10 +271,14 @@ TEST(Run, RepeatsAreInterleavedAndGiveAnInterval) {
   // repeat-pair.yaml says `repeat: 3`; --repeat 2 overrides it.
   const std::string net = "trrep";
   const fs::path dir = fresh_dir("repeat");
-  auto r = run_xdc(
-      {"run", "tests/run/repeat-pair.yaml", "-o", dir.string(), "--name", net, "--repeat", "2"},
-      180);
+  auto r = run_xdc({"run", "tests/run/repeat-pair.yaml", "-o", dir.string(), "--name", net,
+                    "--repeat", "2", "-v"},
+                   180);
   ASSERT_EQ(r.rc, 0) << r.out;
+  // -v: every rank's lines, each iteration of each rank.
+  for (const char* line : {"[1f1b] rank 0 iteration 0", "[1f1b] rank 1 iteration 0",
+                           "[gpipe] rank 0 iteration 0", "[gpipe] rank 1 iteration 0"})
+    EXPECT_NE(r.out.find(line), std::string::npos) << line << "\n" << r.out;
   // Round 0 runs both schedules before round 1 starts.
   std::vector<size_t> at;
   for (const char* line : {"[1f1b] run 1 of 2 (seed 5)", "[gpipe] run 1 of 2 (seed 5)",
