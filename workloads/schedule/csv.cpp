@@ -1,5 +1,6 @@
 #include "workloads/schedule/csv.h"
 
+#include <charconv>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -114,14 +115,21 @@ Schedule from_csv(std::string_view text, const std::string& file, const std::str
         if (paired && a.kind != Kind::F)
           bad("only an F can be paired (\"+\": co-executed with the B after it)");
         a.paired = paired;
-        a.stage = std::stoi(std::string(cell.substr(0, i)));
+        auto number = [&](std::string_view digits, int max, const std::string& what) {
+          int v = 0;
+          auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v);
+          if (ec != std::errc() || v > max)
+            bad("expected a " + what + " number in 0.." + std::to_string(max));
+          return v;
+        };
+        a.stage = number(cell.substr(0, i), kMaxCsvStage, "stage");
         const bool per_iter = a.kind == Kind::ALLREDUCE || a.kind == Kind::OPT;
         if (j == cell.size() || !all_digits(cell.substr(j))) {
           if (!per_iter) bad("missing microbatch number");
           a.microbatch = -1;
         } else {
           if (per_iter) bad("ALLREDUCE/OPT take no microbatch");
-          a.microbatch = std::stoi(std::string(cell.substr(j)));
+          a.microbatch = number(cell.substr(j), kMaxCsvMicrobatch, "microbatch");
         }
         if (is_compute(a.kind)) {
           auto [it, fresh] = placed.emplace(a.stage, rank);
