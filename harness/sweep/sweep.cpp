@@ -81,6 +81,11 @@ class Reader {
     if (s_.axes.empty())
       root.error(
           "a sweep needs at least one axis: a 'grid' key with a list of values, or a 'zip' group");
+    size_t points = 1;
+    for (const Axis& a : s_.axes)
+      if ((points *= a.size()) > kMaxPoints)
+        throw InputError(a.pos, a.name + ": a sweep of at most " + std::to_string(kMaxPoints) +
+                                    " points, got more with this axis");
     if (auto p = top.get("plots")) read_plots(*p);
     if (s_.plots.empty()) default_plots();
     return std::move(s_);
