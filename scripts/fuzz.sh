@@ -7,6 +7,8 @@
 #                                      each target replays its corpus, then fuzzes SECONDS
 #                                      (default 4); exit 77 without clang and libFuzzer
 #   XDC_FUZZ_TARGETS="topology lab"    only these targets
+#   XDC_FUZZ_RESUME=DIR                 also start from DIR/TARGET/corpus, the corpus a run
+#                                      grew (its kept "findings" directory)
 # Builds build-fuzz/ (XDC_FUZZ_BUILD_DIR overrides; clang, -DXDC_FUZZ=ON, only the parsers'
 # libraries) and runs each target over a copy of tests/fuzz/corpus/TARGET/ in a directory
 # outside the repository, with tests/fuzz/dict/TARGET.dict where there is one, -timeout=1
@@ -63,6 +65,8 @@ for t in $TARGETS; do
   opts=(-timeout=$TIMEOUT_S -rss_limit_mb=$RSS_MB -artifact_prefix="$findings/" -print_final_stats=1
     -error_exitcode=1 -timeout_exitcode=1)
   [[ -f tests/fuzz/dict/$t.dict ]] && opts+=(-dict=tests/fuzz/dict/$t.dict)
+  more=()
+  [[ -d ${XDC_FUZZ_RESUME:-}/$t/corpus ]] && more=("$XDC_FUZZ_RESUME/$t/corpus")
   log="$WORK/$t/log"
   if [[ $SMOKE == 1 ]]; then
     if ! nice -n 19 "$bin" "${opts[@]}" -runs=0 "$corpus" >"$log" 2>&1 ||
@@ -82,7 +86,7 @@ for t in $TARGETS; do
     left=$((SECONDS_EACH - ($(date +%s) - start)))
     ((left > 0)) || break
     rc=0
-    nice -n 19 "$bin" "${opts[@]}" -max_total_time="$left" "$corpus" >"$log" 2>&1 || rc=$?
+    nice -n 19 "$bin" "${opts[@]}" -max_total_time="$left" "$corpus" "${more[@]}" >"$log" 2>&1 || rc=$?
     n=$(grep -o 'number_of_executed_units: [0-9]*' "$log" | tail -n 1 | awk '{print $2}')
     executions=$((executions + ${n:-0}))
     [[ $rc == 0 ]] && break
