@@ -30,6 +30,9 @@ APT_PACKAGES=(
 [ "${XDC_TEST_TOOLS:-0}" = 1 ] && APT_PACKAGES+=(openssh-server)
 # Only for tests: the formatting check (tests/common, Style.SourcesAreClangFormatted).
 [ "${XDC_TEST_TOOLS:-0}" = 1 ] && APT_PACKAGES+=(clang-format)
+# Only for tests: the parsers' libFuzzer targets (tests/fuzz; ctest Fuzz.ParsersKeepTheirContract
+# runs scripts/fuzz.sh --smoke): clang and its libFuzzer runtime.
+[ "${XDC_TEST_TOOLS:-0}" = 1 ] && APT_PACKAGES+=(clang libclang-rt-14-dev)
 # Only for tests: the documentation site's strict build (Docs.SiteBuildsWithoutWarnings).
 [ "${XDC_TEST_TOOLS:-0}" = 1 ] && APT_PACKAGES+=(mkdocs)
 

@@ -40,10 +40,12 @@ std::optional<Quantity> split_quantity(std::string_view s) {
   return q;
 }
 
-// Rounds a scaled value to an integer when it is one (within floating-point noise).
+// Rounds a scaled value to an integer when it is one (within floating-point noise) and
+// below 2^64 (the cast of a larger one is undefined; callers check their own maximum).
 std::optional<uint64_t> whole(long double v) {
   long double r = std::round(v);
   if (std::fabs(v - r) > 1e-6L * std::max<long double>(1, std::fabs(v))) return std::nullopt;
+  if (!(r < 0x1p64L)) return std::nullopt;
   return static_cast<uint64_t>(r);
 }
 
@@ -80,9 +82,9 @@ Parsed<uint64_t> parse_duration_us(std::string_view text) {
   } else {
     return fail<uint64_t>(like);
   }
+  if (q->number * scale > kMaxDurationUs) return fail<uint64_t>("a duration of at most 60s");
   auto us = whole(q->number * scale);
   if (!us) return fail<uint64_t>("a duration in whole microseconds (resolution 1us)");
-  if (*us > kMaxDurationUs) return fail<uint64_t>("a duration of at most 60s");
   return Parsed<uint64_t>{*us, {}};
 }
 
@@ -160,6 +162,7 @@ Parsed<uint64_t> parse_size_bytes(std::string_view text) {
   } else {
     return fail<uint64_t>(like);
   }
+  if (!(q->number * scale < 0x1p64L)) return fail<uint64_t>("a size below 2^64 bytes");
   auto bytes = whole(q->number * scale);
   if (!bytes) return fail<uint64_t>("a size in whole bytes");
   return Parsed<uint64_t>{*bytes, {}};

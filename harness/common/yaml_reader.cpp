@@ -1,6 +1,8 @@
 // YAML reading with file:line:col messages (see yaml_reader.h).
 #include "harness/common/yaml_reader.h"
 
+#include <yaml-cpp/eventhandler.h>
+
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
@@ -8,6 +10,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include "common/text_file.h"
@@ -272,21 +275,72 @@ void Map::check_keys(const std::vector<std::string>& allowed,
   }
 }
 
+namespace {
+
+// Where a document yaml-cpp's parser reports begins: the mark of its first node.
+class DocumentStart : public YAML::EventHandler {
+ public:
+  std::optional<YAML::Mark> mark;
+  void OnDocumentStart(const YAML::Mark&) override {}
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark& m, YAML::anchor_t) override { see(m); }
+  void OnAlias(const YAML::Mark& m, YAML::anchor_t) override { see(m); }
+  void OnScalar(const YAML::Mark& m, const std::string&, YAML::anchor_t,
+                const std::string&) override {
+    see(m);
+  }
+  void OnSequenceStart(const YAML::Mark& m, const std::string&, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {
+    see(m);
+  }
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark& m, const std::string&, YAML::anchor_t,
+                  YAML::EmitterStyle::value) override {
+    see(m);
+  }
+  void OnMapEnd() override {}
+
+ private:
+  void see(const YAML::Mark& m) {
+    if (!mark) mark = m;
+  }
+};
+
+SourcePos pos_of(const YAML::Mark& m, const std::string& file) {
+  return {file, m.is_null() ? 0 : m.line + 1, m.is_null() ? 0 : m.column + 1};
+}
+
+}  // namespace
+
 Value parse(const std::string& text, const std::string& file_label) {
-  std::vector<YAML::Node> docs;
+  // The documents counted with yaml-cpp's parser, not YAML::LoadAll: on a ',' at the top
+  // level (and other tokens no node starts with) its parser reports an empty document
+  // without consuming anything, again and again, and LoadAll loops forever. Such a
+  // document starts where the one before it did.
+  size_t docs = 0;
+  std::optional<YAML::Mark> second, last;
   try {
-    docs = YAML::LoadAll(text);
+    std::istringstream in(text);
+    YAML::Parser parser(in);
+    for (DocumentStart d; parser.HandleNextDocument(d); d = DocumentStart()) {
+      if (last && d.mark && d.mark->pos == last->pos) {
+        const std::string token = d.mark->pos < static_cast<int>(text.size())
+                                      ? "'" + text.substr(d.mark->pos, 1) + "'"
+                                      : "the end";
+        throw InputError(pos_of(*d.mark, file_label), "YAML syntax error: unexpected " + token);
+      }
+      if (++docs == 2) second = d.mark;
+      last = d.mark;
+    }
   } catch (const YAML::Exception& e) {
-    SourcePos pos{file_label, e.mark.is_null() ? 0 : e.mark.line + 1,
-                  e.mark.is_null() ? 0 : e.mark.column + 1};
-    throw InputError(pos, "YAML syntax error: " + e.msg);
+    throw InputError(pos_of(e.mark, file_label), "YAML syntax error: " + e.msg);
   }
   // A second document would be ignored silently by YAML::Load: say so instead.
-  if (docs.size() > 1)
-    Value(docs[1], "", file_label)
-        .error("expected one YAML document, got " + std::to_string(docs.size()) +
-               " (a second '---')");
-  return Value(docs.empty() ? YAML::Node() : docs[0], "", file_label);
+  if (docs > 1)
+    throw InputError(
+        pos_of(second.value_or(YAML::Mark::null_mark()), file_label),
+        "expected one YAML document, got " + std::to_string(docs) + " (a second '---')");
+  return Value(docs == 0 ? YAML::Node() : YAML::Load(text), "", file_label);
 }
 
 Value load_file(const std::string& path) {

@@ -141,7 +141,8 @@ class Parser {
       return;
     }
     const std::string path = v.file_path();
-    if (!std::filesystem::is_regular_file(path))
+    std::error_code ec;  // a name too long for the file system is no file, not an exception
+    if (!std::filesystem::is_regular_file(path, ec))
       v.fail("a topology file (relative to this file) or an inline topology map; no file \"" +
              path + "\"");
     e_.topology_file = path;
@@ -381,7 +382,8 @@ class Parser {
         yaml::Map m = item.map({"csv"}, "a schedule name or {csv: FILE}");
         yaml::Value f = m.require("csv");
         s.csv_file = std::filesystem::absolute(f.file_path()).string();
-        if (!std::filesystem::is_regular_file(s.csv_file))
+        std::error_code ec;
+        if (!std::filesystem::is_regular_file(s.csv_file, ec))
           f.fail("a schedule CSV file (relative to this file); no file \"" + s.csv_file + "\"");
         s.name = std::filesystem::path(s.csv_file).stem().string();
       } else {

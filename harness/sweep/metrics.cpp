@@ -11,7 +11,6 @@
 
 #include "common/input_error.h"
 #include "common/text_file.h"
-#include "harness/common/units.h"
 #include "harness/report/results_dir.h"
 
 namespace xdc::sweep {
@@ -49,63 +48,6 @@ std::string csv_field(const std::string& s) {
 }
 
 }  // namespace
-
-std::vector<std::string> metric_names() {
-  return {"iteration_s",
-          "iteration_s_p50",
-          "iteration_s_p95",
-          "slowdown",
-          "bubble.megatron",
-          "bubble.zerobubble",
-          "bubble.crosspipe",
-          "simulated_iteration_s",
-          "simulated_bubble.megatron",
-          "simulated_bubble.zerobubble",
-          "simulated_bubble.crosspipe",
-          "measured_over_simulated",
-          "tokens_per_s",
-          "iteration_s_max",
-          "simulated_iteration_s_max",
-          "simulated_slowdown"};
-}
-
-std::optional<double> numeric_value(const std::string& label, std::string* unit) {
-  auto set = [&](const char* u) {
-    if (unit) *unit = u;
-  };
-  if (auto d = parse_duration_us(label); d && label != "0") {
-    set("ms");
-    return static_cast<double>(*d.value) / 1000.0;
-  }
-  if (auto r = parse_rate_bps(label)) {
-    set("Mbit/s");
-    return static_cast<double>(*r.value) / 1e6;
-  }
-  if (!label.empty() && label.back() == '%')
-    if (auto p = parse_percent(label)) {
-      set("%");
-      return *p.value;
-    }
-  char* end = nullptr;
-  const double x = std::strtod(label.c_str(), &end);
-  if (!label.empty() && end == label.c_str() + label.size() && std::isfinite(x)) {
-    set("");
-    return x;
-  }
-  return std::nullopt;
-}
-
-bool axis_is_numeric(const Axis& a) {
-  for (auto& l : a.labels)
-    if (!numeric_value(l)) return false;
-  return !a.labels.empty();
-}
-
-size_t reference_axis(const Sweep& s) {
-  for (size_t a = 0; a < s.axes.size(); ++a)
-    if (axis_is_numeric(s.axes[a])) return a;
-  return 0;
-}
 
 const char* state_name(PointState s) {
   switch (s) {

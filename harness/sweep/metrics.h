@@ -25,15 +25,6 @@
 
 namespace xdc::sweep {
 
-std::vector<std::string> metric_names();
-
-// Axis values as numbers: durations in ms, rates in Mbit/s, percentages in %, plain
-// numbers as they are; nothing when a label is none of these.
-std::optional<double> numeric_value(const std::string& label, std::string* unit = nullptr);
-bool axis_is_numeric(const Axis& a);
-// The axis slowdown and the CSV refer to: the first numeric one (else the first).
-size_t reference_axis(const Sweep& s);
-
 enum class PointState { kMissing, kDone, kFailed, kInterrupted, kStale };
 const char* state_name(PointState s);
 // `record` is what a run of the point writes (run::record of its experiment): the point

@@ -1,6 +1,9 @@
-// Sweep files: reading, grid expansion, overrides by dotted path (see sweep.h).
+// Sweep files: reading, grid expansion, overrides by dotted path, axis values and the
+// metrics a plot names (see sweep.h).
 #include "harness/sweep/sweep.h"
 
+#include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -9,8 +12,8 @@
 #include <stdexcept>
 
 #include "common/text_file.h"
+#include "harness/common/units.h"
 #include "harness/common/yaml_reader.h"
-#include "harness/sweep/metrics.h"
 
 namespace xdc::sweep {
 namespace fs = std::filesystem;
@@ -78,6 +81,11 @@ class Reader {
     if (s_.axes.empty())
       root.error(
           "a sweep needs at least one axis: a 'grid' key with a list of values, or a 'zip' group");
+    size_t points = 1;
+    for (const Axis& a : s_.axes)
+      if ((points *= a.size()) > kMaxPoints)
+        throw InputError(a.pos, a.name + ": a sweep of at most " + std::to_string(kMaxPoints) +
+                                    " points, got more with this axis");
     if (auto p = top.get("plots")) read_plots(*p);
     if (s_.plots.empty()) default_plots();
     return std::move(s_);
@@ -201,6 +209,63 @@ class Reader {
 };
 
 }  // namespace
+
+std::vector<std::string> metric_names() {
+  return {"iteration_s",
+          "iteration_s_p50",
+          "iteration_s_p95",
+          "slowdown",
+          "bubble.megatron",
+          "bubble.zerobubble",
+          "bubble.crosspipe",
+          "simulated_iteration_s",
+          "simulated_bubble.megatron",
+          "simulated_bubble.zerobubble",
+          "simulated_bubble.crosspipe",
+          "measured_over_simulated",
+          "tokens_per_s",
+          "iteration_s_max",
+          "simulated_iteration_s_max",
+          "simulated_slowdown"};
+}
+
+std::optional<double> numeric_value(const std::string& label, std::string* unit) {
+  auto set = [&](const char* u) {
+    if (unit) *unit = u;
+  };
+  if (auto d = parse_duration_us(label); d && label != "0") {
+    set("ms");
+    return static_cast<double>(*d.value) / 1000.0;
+  }
+  if (auto r = parse_rate_bps(label)) {
+    set("Mbit/s");
+    return static_cast<double>(*r.value) / 1e6;
+  }
+  if (!label.empty() && label.back() == '%')
+    if (auto p = parse_percent(label)) {
+      set("%");
+      return *p.value;
+    }
+  char* end = nullptr;
+  const double x = std::strtod(label.c_str(), &end);
+  if (!label.empty() && end == label.c_str() + label.size() && std::isfinite(x)) {
+    set("");
+    return x;
+  }
+  return std::nullopt;
+}
+
+bool axis_is_numeric(const Axis& a) {
+  for (auto& l : a.labels)
+    if (!numeric_value(l)) return false;
+  return !a.labels.empty();
+}
+
+size_t reference_axis(const Sweep& s) {
+  for (size_t a = 0; a < s.axes.size(); ++a)
+    if (axis_is_numeric(s.axes[a])) return a;
+  return 0;
+}
 
 std::string label_of(const YAML::Node& v) {
   if (v.IsScalar()) return v.Scalar();

@@ -30,6 +30,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -54,6 +55,10 @@ struct PlotSpec {
   bool simulated = false;  // also the simulated_<y> line, where there is one
 };
 
+// Loading checks every point, and a run is each point's runs: the product of the axes'
+// sizes is at most this (a few seconds of checks; 10 axes of 10 values would never end).
+inline constexpr size_t kMaxPoints = 10000;
+
 struct Sweep {
   std::string name, description;
   std::string file;       // the sweep file as given
@@ -68,6 +73,15 @@ struct Point {
   std::vector<size_t> at;  // value index per axis
   std::string id;          // directory name
 };
+
+// The metrics a plot's `y:` may name (metrics.h lists them).
+std::vector<std::string> metric_names();
+// Axis values as numbers: durations in ms, rates in Mbit/s, percentages in %, plain
+// numbers as they are; nothing when a label is none of these.
+std::optional<double> numeric_value(const std::string& label, std::string* unit = nullptr);
+bool axis_is_numeric(const Axis& a);
+// The axis slowdown and the CSV refer to: the first numeric one (else the first).
+size_t reference_axis(const Sweep& s);
 
 Sweep parse_sweep(const std::string& text, const std::string& file_label);
 Sweep load_sweep(const std::string& path);

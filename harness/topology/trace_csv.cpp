@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cmath>
 #include <fstream>
+#include <map>
 
 #include "common/number_text.h"
 #include "harness/common/units.h"
@@ -87,7 +88,9 @@ std::vector<WanChange> load_mahimahi_trace(const std::string& path, uint64_t win
                                            double compress) {
   std::ifstream in(path);
   if (!in) throw InputError({path, 0, 0}, "cannot read the trace file");
-  std::vector<uint64_t> per_window;  // delivery opportunities per window
+  // Delivery opportunities per window, the windows that have any: a trace may span days of
+  // 1 ms windows, too many to hold each.
+  std::map<uint64_t, uint64_t> per_window;
   std::string text;
   int line = 0;
   double last_ms = 0;
@@ -106,24 +109,29 @@ std::vector<WanChange> load_mahimahi_trace(const std::string& path, uint64_t win
                                             std::to_string(static_cast<int64_t>(last_ms)) +
                                             ", got " + text);
     last_ms = ms;
-    const size_t w = static_cast<size_t>(ms * 1000 / static_cast<double>(window_us));
-    if (per_window.size() <= w) per_window.resize(w + 1, 0);
-    ++per_window[w];
+    ++per_window[static_cast<uint64_t>(ms * 1000 / static_cast<double>(window_us))];
   }
   if (per_window.empty())
     throw InputError({path, line, 0}, "expected one delivery time (ms) per line, got none");
   std::vector<WanChange> out;
-  for (size_t w = 0; w < per_window.size(); ++w) {
-    // MTU-sized packets per window; an empty window (a blackout) keeps one packet's worth.
-    const double bps = static_cast<double>(std::max<uint64_t>(per_window[w], 1)) *
-                       kMahimahiPacketBytes * 8 * 1e6 / static_cast<double>(window_us);
+  // Window w at its rate: MTU-sized packets per window; an empty window (a blackout) keeps
+  // one packet's worth. A change only where the rate changes.
+  auto add = [&](uint64_t w, uint64_t packets) {
+    const double bps = static_cast<double>(std::max<uint64_t>(packets, 1)) * kMahimahiPacketBytes *
+                       8 * 1e6 / static_cast<double>(window_us);
     const auto rate = static_cast<uint64_t>(std::llround(bps));
-    if (!out.empty() && out.back().rate_bps == rate) continue;
+    if (!out.empty() && out.back().rate_bps == rate) return;
     WanChange c;
     c.at_us = static_cast<uint64_t>(std::llround(static_cast<double>(w * window_us) / compress));
     c.rate_bps = rate;
     c.pos = {path, 1, 1};
     out.push_back(c);
+  };
+  uint64_t next = 0;  // the first window not yet added
+  for (const auto& [w, packets] : per_window) {
+    if (w > next) add(next, 0);  // the empty windows before w
+    add(w, packets);
+    next = w + 1;
   }
   return out;
 }

@@ -32,6 +32,11 @@ TEST(Units, DurationsRefused) {
   EXPECT_EQ(parse_duration_us("1.5us").expected,
             "a duration in whole microseconds (resolution 1us)");
   EXPECT_EQ(parse_duration_us("61s").expected, "a duration of at most 60s");
+  // Beyond 2^64 us the conversion was undefined (found by tests/fuzz's changes target).
+  EXPECT_EQ(parse_duration_us("222222222222222222222222222s").expected,
+            "a duration of at most 60s");
+  EXPECT_EQ(parse_duration_us("3000000000000000000000000.5ms").expected,
+            "a duration of at most 60s");
 }
 
 TEST(Units, Rates) {
@@ -82,6 +87,7 @@ TEST(Units, Sizes) {
   EXPECT_FALSE(parse_size_bytes("1.5b"));
   EXPECT_FALSE(parse_size_bytes("lots"));
   EXPECT_FALSE(parse_size_bytes("-1kb"));
+  EXPECT_EQ(parse_size_bytes("99999999999999999999gb").expected, "a size below 2^64 bytes");
 }
 
 TEST(Units, Formatting) {

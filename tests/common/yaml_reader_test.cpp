@@ -123,6 +123,17 @@ TEST(YamlReader, OneDocumentOnly) {
   EXPECT_TRUE(parse("---\na: 1\n", "one.yaml").is_map());
 }
 
+// yaml-cpp's LoadAll loops forever on these (its parser reports an empty document again
+// and again without consuming the ','); found by the fuzz targets (tests/fuzz).
+TEST(YamlReader, AStrayCommaIsASyntaxErrorNotAHang) {
+  EXPECT_EQ(error_of([] { parse(",", "c.yaml"); }),
+            "c.yaml:1:1: YAML syntax error: unexpected ','");
+  EXPECT_EQ(error_of([] { parse("a: 1\n---\n, null\n", "c.yaml"); }),
+            "c.yaml:3:1: YAML syntax error: unexpected ','");
+  EXPECT_EQ(error_of([] { parse("a: 1\n---\n---\n", "c.yaml"); }),
+            "c.yaml:3:1: expected one YAML document, got 3 (a second '---')");
+}
+
 TEST(YamlReader, EmptyDocumentIsNothingAtLineOne) {
   Value root = parse("", "e.yaml");
   EXPECT_TRUE(root.is_null());

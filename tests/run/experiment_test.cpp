@@ -434,6 +434,16 @@ INSTANTIATE_TEST_SUITE_P(
             "missing required key 'schedules'"},
         Bad{"missing_topology_file", with("../../topologies/two-dc.yaml", "../nope.yaml"), 2,
             "no file"},
+        // A name longer than the file system takes threw std::filesystem::filesystem_error
+        // (found by tests/fuzz's experiment target).
+        Bad{"topology_file_name_too_long",
+            with("../../topologies/two-dc.yaml", std::string(300, 'x') + ".yaml"), 2, "no file"},
+        Bad{"schedule_file_name_too_long",
+            with("crosspipe-greedy]", "{csv: " + std::string(300, 'x') + ".csv}]"), 7, "no file"},
+        Bad{"model_key_a_list",  // threw YAML::TypedBadConversion (tests/fuzz's experiment)
+            with("compute: {modeled: {model: llama2-13b, device: a100, seq: 1024}}",
+                 "compute: real\nmodel: {[layers]: 4}"),
+            4, "model: expected keys like layers or dim, got a list"},
         Bad{"yaml_syntax", with("microbatches: 8", "microbatches: [8"), 6, "syntax"},
         Bad{"schedule_twice", with("crosspipe-greedy]", "1f1b]"), 7, "listed twice"},
         Bad{"tcp_links_zero", kGood + "mpi: {tcp_links: 0}\n", 8, "1..64"},

@@ -72,6 +72,43 @@ TEST(Csv, BadCellNamesFileLineAndColumn) {
   EXPECT_THROW(from_csv("0F0\n0F1\n"), xdc::InputError);  // stage 0 on two ranks
 }
 
+// Numbers too large for an int threw std::out_of_range, and a large microbatch number made
+// the compute-only form take seconds to lower (found by tests/fuzz's schedule_csv target).
+TEST(Csv, StageAndMicrobatchNumbersHaveLimits) {
+  auto error_of = [](const std::string& text) {
+    try {
+      from_csv(text, "big.csv");
+    } catch (const xdc::InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  EXPECT_EQ(error_of("0F0,1W2222222222222222222222\n"),
+            "big.csv:1:5: rank 0: expected a microbatch number in 0..4095, got "
+            "\"1W2222222222222222222222\"");
+  EXPECT_EQ(error_of("0F81362\n").rfind("big.csv:1:1: rank 0: expected a microbatch number", 0),
+            0u);
+  EXPECT_EQ(error_of("99999999999F0\n"),
+            "big.csv:1:1: rank 0: expected a stage number in 0..65535, got \"99999999999F0\"");
+  EXPECT_EQ(error_of("0F4095\n"), "accepted");
+}
+
+// lower() threw std::invalid_argument for these (found by tests/fuzz's schedule_csv target).
+TEST(Csv, APairedForwardNeedsItsBackwardNext) {
+  auto error_of = [](const std::string& text) {
+    try {
+      from_csv(text, "pair.csv");
+    } catch (const xdc::InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  const std::string says = "rank 0: expected a paired F (\"+\") followed by its B or BW";
+  EXPECT_EQ(error_of("0F0+\n"), "pair.csv:1:1: " + says + ", got \"0F0\"");
+  EXPECT_EQ(error_of("0F0,0F1+,0W0,0B1\n").rfind("pair.csv:1:5: " + says, 0), 0u);
+  EXPECT_EQ(error_of("0F0+,0B0,0W0\n"), "accepted");
+}
+
 // The same, from a file written by hand (tests run from the repository root).
 TEST(Csv, HandWrittenPyTorchFileLoadsAndValidates) {
   Schedule s = read_csv_file("tests/schedule/data/zb_2stage_pytorch.csv");

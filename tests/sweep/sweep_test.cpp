@@ -290,7 +290,8 @@ INSTANTIATE_TEST_SUITE_P(
                       BadCase{"plot-axis.yaml", 5, 9, "one of the sweep's axes"},
                       BadCase{"typo-top.yaml", 2, 1, "unknown key"},
                       BadCase{"through-scalar.yaml", 3, 24, "not a map"},
-                      BadCase{"duplicate-value.yaml", 3, 14, "appears twice"}),
+                      BadCase{"duplicate-value.yaml", 3, 14, "appears twice"},
+                      BadCase{"too-many-points.yaml", 6, 3, "at most 10000 points"}),
     [](const auto& info) {
       std::string n = info.param.file;
       n = n.substr(0, n.find('.'));

@@ -129,6 +129,16 @@ TEST(Topology, MahimahiTraceBecomesRateChangesAndLoops) {
   }
   EXPECT_LE(looped.back().at_us, kLoopHorizonUs);
   EXPECT_LE(looped.size(), kLoopMaxSteps);
+  // A trace spanning days of 1 ms windows (it held one counter per window: 2 GB, found by
+  // tests/fuzz's mahimahi target): a blackout of one packet's worth between its deliveries.
+  std::ofstream(dir / "days.mahi") << "0\n0\n278888888\n278888888\n278888888\n";
+  const auto days = load_mahimahi_trace((dir / "days.mahi").string(), 1'000);
+  ASSERT_EQ(days.size(), 3u);
+  EXPECT_EQ(*days[0].rate_bps, 24'000'000u);  // 2 MTU packets in 1 ms
+  EXPECT_EQ(days[1].at_us, 1'000u);
+  EXPECT_EQ(*days[1].rate_bps, 12'000'000u);  // the blackout
+  EXPECT_EQ(days[2].at_us, 278'888'888'000u);
+  EXPECT_EQ(*days[2].rate_bps, 36'000'000u);
   // A CSV loops with its last row lasting as long as the interval before it.
   std::ofstream(dir / "wan.csv") << "0,20,100,0\n1000,30,50,0\n";
   const auto csv = loop_changes(load_trace_csv((dir / "wan.csv").string()), 2'000'000);

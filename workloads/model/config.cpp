@@ -95,6 +95,9 @@ ModelConfig ModelConfig::from_yaml(const YAML::Node& node, const std::string& fi
   int* ints[] = {&c.vocab, &c.dim, &c.layers, &c.heads, &c.kv_heads, &c.ffn, &c.seq};
   bool kv_given = false;
   for (const auto& kv : node) {
+    if (!kv.first.IsScalar())  // as<std::string>() would throw YAML::TypedBadConversion
+      throw InputError(pos(kv.first), "model: expected keys like layers or dim, got a " +
+                                          std::string(kv.first.IsMap() ? "map" : "list"));
     const std::string key = kv.first.as<std::string>();
     const YAML::Node& v = kv.second;
     try {

@@ -1,7 +1,9 @@
 #include "workloads/schedule/csv.h"
 
+#include <charconv>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 
@@ -75,12 +77,17 @@ Schedule from_csv(std::string_view text, const std::string& file, const std::str
   int line_no = 0, stages = 0, mbs = 0;
   bool any_comm = false;
   std::map<int, int> placed;  // stage -> rank
+  // A paired F ("+") must be followed in its row by the B or BW it runs with; lower()
+  // relies on it in the compute-only form. The first cell breaking that, kept until the
+  // form is known.
+  std::optional<InputError> unpaired;
   while (std::getline(in, line)) {
     ++line_no;
     if (!line.empty() && line.back() == '\r') line.pop_back();
     if (line.empty() || line[0] == '#') continue;
     auto& row = rows.emplace_back();
     const int rank = static_cast<int>(rows.size()) - 1;
+    std::optional<InputError> pending;  // the row's paired F still waiting for its partner
     size_t pos = 0;
     while (pos <= line.size()) {
       size_t end = line.find(',', pos);
@@ -99,11 +106,12 @@ Schedule from_csv(std::string_view text, const std::string& file, const std::str
         while (i < cell.size() && cell[i] >= '0' && cell[i] <= '9') ++i;
         size_t j = cell.size();
         while (j > i && cell[j - 1] >= '0' && cell[j - 1] <= '9') --j;
-        auto bad = [&](const std::string& why) {
-          throw InputError(
+        auto error = [&](const std::string& why) {
+          return InputError(
               SourcePos{file, line_no, col},
               "rank " + std::to_string(rank) + ": " + why + ", got \"" + std::string(cell) + "\"");
         };
+        auto bad = [&](const std::string& why) { throw error(why); };
         if (i == 0) bad("expected [stage][action][microbatch] like 0F0 or 1SEND_F2");
         auto kind = pytorch_names().find(cell.substr(i, j - i));
         if (kind == pytorch_names().end())
@@ -114,16 +122,26 @@ Schedule from_csv(std::string_view text, const std::string& file, const std::str
         if (paired && a.kind != Kind::F)
           bad("only an F can be paired (\"+\": co-executed with the B after it)");
         a.paired = paired;
-        a.stage = std::stoi(std::string(cell.substr(0, i)));
+        auto number = [&](std::string_view digits, int max, const std::string& what) {
+          int v = 0;
+          auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v);
+          if (ec != std::errc() || v > max)
+            bad("expected a " + what + " number in 0.." + std::to_string(max));
+          return v;
+        };
+        a.stage = number(cell.substr(0, i), kMaxCsvStage, "stage");
         const bool per_iter = a.kind == Kind::ALLREDUCE || a.kind == Kind::OPT;
         if (j == cell.size() || !all_digits(cell.substr(j))) {
           if (!per_iter) bad("missing microbatch number");
           a.microbatch = -1;
         } else {
           if (per_iter) bad("ALLREDUCE/OPT take no microbatch");
-          a.microbatch = std::stoi(std::string(cell.substr(j)));
+          a.microbatch = number(cell.substr(j), kMaxCsvMicrobatch, "microbatch");
         }
         if (is_compute(a.kind)) {
+          if (pending && a.kind != Kind::B && a.kind != Kind::BW && !unpaired) unpaired = pending;
+          pending.reset();
+          if (paired) pending = error("expected a paired F (\"+\") followed by its B or BW");
           auto [it, fresh] = placed.emplace(a.stage, rank);
           if (!fresh && it->second != rank)
             bad("stage " + std::to_string(a.stage) + " already runs on rank " +
@@ -136,6 +154,7 @@ Schedule from_csv(std::string_view text, const std::string& file, const std::str
       }
       pos = end + 1;
     }
+    if (pending && !unpaired) unpaired = pending;
   }
   const int ranks = static_cast<int>(rows.size());
   if (ranks == 0) throw InputError(SourcePos{file, 0, 0}, "schedule CSV has no rows");
@@ -148,6 +167,7 @@ Schedule from_csv(std::string_view text, const std::string& file, const std::str
     stage_rank[st] = it->second;
   }
   if (!any_comm) {
+    if (unpaired) throw *unpaired;
     // Compute-only form: drop any per-iteration cells, lower() re-adds them in order.
     bool opt = false;
     for (auto& row : rows)

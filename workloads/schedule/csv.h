@@ -21,7 +21,11 @@ struct CsvOptions {
   bool optimizer = true;  // write ALLREDUCE (REDUCE_GRAD) and OPT cells
 };
 std::string to_csv(const Schedule& s, const CsvOptions& o = {});
-// Throws xdc::InputError with file:line:col on a malformed cell.
+// Throws xdc::InputError with file:line:col on a malformed cell, and on a stage or
+// microbatch number beyond what an experiment can hold (1024 ranks x 64 chunks, 4096
+// microbatches: harness/experiment/experiment.h).
+inline constexpr int kMaxCsvStage = 1024 * 64 - 1;
+inline constexpr int kMaxCsvMicrobatch = 4096 - 1;
 Schedule from_csv(std::string_view text, const std::string& file = "",
                   const std::string& name = "csv");
 

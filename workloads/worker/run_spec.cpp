@@ -3,6 +3,8 @@
 #include <fstream>
 #include <stdexcept>
 
+#include "common/text_file.h"
+
 namespace xdc::worker {
 using nlohmann::json;
 
@@ -212,13 +214,39 @@ void from_json(const json& j, RankReport& r) {
   r.wan_grants_served = j.value("wan_grants_served", int64_t{0});
 }
 
+namespace {
+
+// A spec's fractional numbers are its rates, factors and per-token times: 0 <= x < 2^31.
+// Outside that one is no spec the launcher wrote, and nlohmann's conversion of it to an
+// integer field (1e300 as an int, -2.5 as a seed) would be undefined behaviour.
+void check_fractions(const json& j, const std::string& path) {
+  if (j.is_number_float()) {
+    const double x = j.get<double>();
+    if (!(x > -1 && x < 2147483648.0))
+      throw InputError(SourcePos{path, 0, 0},
+                       "expected integers, or fractions in 0..2^31, got " + j.dump());
+  }
+  if (j.is_structured())
+    for (const json& child : j) check_fractions(child, path);
+}
+
+}  // namespace
+
 RunSpec read_run_spec(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error("cannot read run spec " + path);
+  const std::string text = read_input_file(path, "the run spec");
   try {
-    return json::parse(in).get<RunSpec>();
+    const json j = json::parse(text);
+    check_fractions(j, path);
+    return j.get<RunSpec>();
+  } catch (const json::parse_error& e) {  // e.byte: 1-based offset of the bad character
+    SourcePos at{path, 1, 1};
+    for (size_t i = 0; i + 1 < e.byte && i < text.size(); ++i) {
+      at.col = text[i] == '\n' ? 1 : at.col + 1;
+      at.line += text[i] == '\n';
+    }
+    throw InputError(at, e.what());
   } catch (const json::exception& e) {
-    throw std::runtime_error("run spec " + path + ": " + e.what());
+    throw InputError(SourcePos{path, 0, 0}, e.what());
   }
 }
 

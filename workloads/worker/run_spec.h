@@ -191,7 +191,9 @@ void from_json(const nlohmann::json& j, RankReport::Connection& c);
 void to_json(nlohmann::json& j, const RankReport& r);
 void from_json(const nlohmann::json& j, RankReport& r);
 
-RunSpec read_run_spec(const std::string& path);  // throws std::runtime_error naming path
+// Throws xdc::InputError "PATH:LINE:COL: ..." (LINE:COL where the JSON is malformed) on a
+// file that cannot be read or is not a run spec.
+RunSpec read_run_spec(const std::string& path);
 void write_run_spec(const std::string& path, const RunSpec& s);
 
 }  // namespace xdc::worker

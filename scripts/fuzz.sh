@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# Fuzzes every parser of a user's file with libFuzzer, ASan and UBSan (tests/fuzz: one
+# target per parser, TARGET_fuzz.cpp), one target after another, at nice 19:
+#   scripts/fuzz.sh [SECONDS]          each target SECONDS (default 600); writes
+#                                      results/bench/fuzz.json
+#   scripts/fuzz.sh --smoke [SECONDS]  the test suite's run (ctest Fuzz.ParsersKeepTheirContract):
+#                                      each target replays its corpus, then fuzzes SECONDS
+#                                      (default 4); exit 77 without clang and libFuzzer
+#   XDC_FUZZ_TARGETS="topology lab"    only these targets
+#   XDC_FUZZ_RESUME=DIR                 also start from DIR/TARGET/corpus, the corpus a run
+#                                      grew (its kept "findings" directory)
+# Builds build-fuzz/ (XDC_FUZZ_BUILD_DIR overrides; clang, -DXDC_FUZZ=ON, only the parsers'
+# libraries) and runs each target over a copy of tests/fuzz/corpus/TARGET/ in a directory
+# outside the repository, with tests/fuzz/dict/TARGET.dict where there is one, -timeout=1
+# (an input running over 1 s is a hang) and -rss_limit_mb=2048. fuzz.json:
+#   {"targets": [{"name", "seconds", "executions", "crashes", "hangs", "seeds",
+#                 "corpus", "edges"}], "timeout_s", "rss_limit_mb", "load_before", "findings"}
+# executions from libFuzzer's final stats (summed over restarts); crashes: the crash-,
+# oom- and leak- files it wrote; hangs: its timeout- files; corpus and edges as it ended.
+# A finding stops libFuzzer: the script restarts it for the time left (at most 10 times a
+# target) on the corpus grown so far. Findings stay in the "findings" directory; each
+# becomes a fixture (tests/fuzz/corpus/TARGET/ and a regression test). Exit 1 on any.
+. "$(dirname "$0")/lib.sh"
+
+SMOKE=0
+if [[ ${1:-} == --smoke ]]; then
+  SMOKE=1
+  shift
+fi
+SECONDS_EACH=${1:-$([[ $SMOKE == 1 ]] && echo 4 || echo 600)}
+FUZZ_BUILD=${XDC_FUZZ_BUILD_DIR:-build-fuzz}
+TIMEOUT_S=1
+RSS_MB=2048
+TARGETS=${XDC_FUZZ_TARGETS:-$(ls tests/fuzz/*_fuzz.cpp | xargs -n1 basename | sed 's/_fuzz\.cpp$//')}
+
+# libFuzzer is clang's: a program built with -fsanitize=fuzzer must link and run.
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/xdc-fuzz.XXXXXX")
+echo 'extern "C" int LLVMFuzzerTestOneInput(const char*, unsigned long) { return 0; }' >"$WORK/probe.cpp"
+if ! command -v clang++ >/dev/null ||
+  ! clang++ -fsanitize=fuzzer,address,undefined "$WORK/probe.cpp" -o "$WORK/probe" >/dev/null 2>&1 ||
+  ! "$WORK/probe" -runs=0 >/dev/null 2>&1; then
+  rm -rf "$WORK"
+  echo "fuzz: needs clang++ with libFuzzer (Debian: clang libclang-rt-14-dev; scripts/setup.sh" \
+    "with XDC_TEST_TOOLS=1 installs them)" >&2
+  [[ $SMOKE == 1 ]] && echo "skipped" && exit 77
+  exit 2
+fi
+
+if [[ ! -f "$FUZZ_BUILD/build.ninja" ]]; then
+  nice -n 19 cmake -S . -B "$FUZZ_BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DXDC_FUZZ=ON >&2
+fi
+nice -n 19 cmake --build "$FUZZ_BUILD" -j "$(nproc)" >&2
+
+LOAD=$(load_avg)
+found=0
+rows=()
+for t in $TARGETS; do
+  bin="$FUZZ_BUILD/tests/fuzz/xdc-fuzz-$t"
+  corpus="$WORK/$t/corpus"
+  findings="$WORK/$t/findings"
+  mkdir -p "$corpus" "$findings"
+  cp tests/fuzz/corpus/"$t"/* "$corpus"/
+  seeds=$(ls "$corpus" | wc -l)
+  opts=(-timeout=$TIMEOUT_S -rss_limit_mb=$RSS_MB -artifact_prefix="$findings/" -print_final_stats=1
+    -error_exitcode=1 -timeout_exitcode=1)
+  [[ -f tests/fuzz/dict/$t.dict ]] && opts+=(-dict=tests/fuzz/dict/$t.dict)
+  more=()
+  [[ -d ${XDC_FUZZ_RESUME:-}/$t/corpus ]] && more=("$XDC_FUZZ_RESUME/$t/corpus")
+  log="$WORK/$t/log"
+  if [[ $SMOKE == 1 ]]; then
+    if ! nice -n 19 "$bin" "${opts[@]}" -runs=0 "$corpus" >"$log" 2>&1 ||
+      ! nice -n 19 "$bin" "${opts[@]}" -max_total_time="$SECONDS_EACH" "$corpus" >>"$log" 2>&1; then
+      tail -n 40 "$log" >&2
+      echo "fuzz: $t: a finding, kept in $findings (reproduce: $bin FILE)" >&2
+      found=1
+      continue
+    fi
+    echo "fuzz: $t: $(grep -o 'number_of_executed_units: [0-9]*' "$log" | awk '{s += $2} END {print s}')" \
+      "executions, corpus replayed and fuzzed ${SECONDS_EACH}s: ok"
+    continue
+  fi
+  start=$(date +%s)
+  executions=0
+  for _ in $(seq 10); do
+    left=$((SECONDS_EACH - ($(date +%s) - start)))
+    ((left > 0)) || break
+    rc=0
+    nice -n 19 "$bin" "${opts[@]}" -max_total_time="$left" "$corpus" "${more[@]}" >"$log" 2>&1 || rc=$?
+    n=$(grep -o 'number_of_executed_units: [0-9]*' "$log" | tail -n 1 | awk '{print $2}')
+    executions=$((executions + ${n:-0}))
+    [[ $rc == 0 ]] && break
+    cat "$log" >>"$WORK/$t/findings.log"
+  done
+  seconds=$(($(date +%s) - start))
+  crashes=$(find "$findings" -name 'crash-*' -o -name 'oom-*' -o -name 'leak-*' | wc -l)
+  hangs=$(find "$findings" -name 'timeout-*' | wc -l)
+  edges=$(grep -o 'cov: [0-9]*' "$log" | tail -n 1 | awk '{print $2}')
+  ((crashes + hangs == 0)) || found=1
+  echo "fuzz: $t: ${seconds}s, $executions executions, $crashes crashes, $hangs hangs"
+  rows+=("$(printf '{"name": "%s", "seconds": %d, "executions": %d, "crashes": %d, "hangs": %d, "seeds": %d, "corpus": %d, "edges": %d}' \
+    "$t" "$seconds" "$executions" "$crashes" "$hangs" "$seeds" "$(ls "$corpus" | wc -l)" "${edges:-0}")")
+done
+
+if [[ $SMOKE == 1 ]]; then
+  [[ $found == 0 ]] && rm -rf "$WORK"
+  exit $found
+fi
+OUT=results/bench/fuzz.json
+out_dir "$OUT"
+{
+  echo '{"targets": ['
+  for i in "${!rows[@]}"; do echo "  ${rows[$i]}$([[ $i -lt $((${#rows[@]} - 1)) ]] && echo ,)"; done
+  echo "], \"timeout_s\": $TIMEOUT_S, \"rss_limit_mb\": $RSS_MB, \"load_before\": $LOAD,"
+  echo " \"findings\": $([[ $found == 1 ]] && echo "\"$WORK\"" || echo null)}"
+} >"$OUT"
+bench_record "$OUT"
+echo "fuzz: wrote $OUT$([[ $found == 1 ]] && echo "; findings in $WORK")"
+[[ $found == 0 ]] && rm -rf "$WORK"
+exit $found
