@@ -7,8 +7,10 @@
 #                                      each target replays its corpus, then fuzzes SECONDS
 #                                      (default 4); exit 77 without clang and libFuzzer
 #   XDC_FUZZ_TARGETS="topology lab"    only these targets
-#   XDC_FUZZ_RESUME=DIR                 also start from DIR/TARGET/corpus, the corpus a run
-#                                      grew (its kept "findings" directory)
+#   XDC_FUZZ_RESUME=DIR                 go on from a run's kept directory ("findings", or
+#                                      the one a killed run left): a target it finished
+#                                      (DIR/TARGET/row.json) is not run again, the others
+#                                      start from the corpus it grew (DIR/TARGET/corpus) too
 # Builds build-fuzz/ (XDC_FUZZ_BUILD_DIR overrides; clang, -DXDC_FUZZ=ON, only the parsers'
 # libraries) and runs each target over a copy of tests/fuzz/corpus/TARGET/ in a directory
 # outside the repository, with tests/fuzz/dict/TARGET.dict where there is one, -timeout=1
@@ -56,6 +58,11 @@ LOAD=$(load_avg)
 found=0
 rows=()
 for t in $TARGETS; do
+  if [[ $SMOKE == 0 && -f ${XDC_FUZZ_RESUME:-}/$t/row.json ]]; then
+    rows+=("$(cat "$XDC_FUZZ_RESUME/$t/row.json")")
+    echo "fuzz: $t: done in $XDC_FUZZ_RESUME: ${rows[-1]}"
+    continue
+  fi
   bin="$FUZZ_BUILD/tests/fuzz/xdc-fuzz-$t"
   corpus="$WORK/$t/corpus"
   findings="$WORK/$t/findings"
@@ -87,7 +94,9 @@ for t in $TARGETS; do
     ((left > 0)) || break
     rc=0
     nice -n 19 "$bin" "${opts[@]}" -max_total_time="$left" "$corpus" "${more[@]}" >"$log" 2>&1 || rc=$?
-    n=$(grep -o 'number_of_executed_units: [0-9]*' "$log" | tail -n 1 | awk '{print $2}')
+    # The final stats; a fuzzer killed from outside prints none: its last "#N" progress line.
+    n=$(grep -o 'number_of_executed_units: [0-9]*' "$log" | tail -n 1 | awk '{print $2}' || true)
+    [[ -n $n ]] || n=$(grep -oE '^#[0-9]+' "$log" | tail -n 1 | tr -d '#' || true)
     executions=$((executions + ${n:-0}))
     [[ $rc == 0 ]] && break
     cat "$log" >>"$WORK/$t/findings.log"
@@ -95,11 +104,13 @@ for t in $TARGETS; do
   seconds=$(($(date +%s) - start))
   crashes=$(find "$findings" -name 'crash-*' -o -name 'oom-*' -o -name 'leak-*' | wc -l)
   hangs=$(find "$findings" -name 'timeout-*' | wc -l)
-  edges=$(grep -o 'cov: [0-9]*' "$log" | tail -n 1 | awk '{print $2}')
+  edges=$(grep -o 'cov: [0-9]*' "$log" | tail -n 1 | awk '{print $2}' || true)
   ((crashes + hangs == 0)) || found=1
   echo "fuzz: $t: ${seconds}s, $executions executions, $crashes crashes, $hangs hangs"
-  rows+=("$(printf '{"name": "%s", "seconds": %d, "executions": %d, "crashes": %d, "hangs": %d, "seeds": %d, "corpus": %d, "edges": %d}' \
-    "$t" "$seconds" "$executions" "$crashes" "$hangs" "$seeds" "$(ls "$corpus" | wc -l)" "${edges:-0}")")
+  printf '{"name": "%s", "seconds": %d, "executions": %d, "crashes": %d, "hangs": %d, "seeds": %d, "corpus": %d, "edges": %d}' \
+    "$t" "$seconds" "$executions" "$crashes" "$hangs" "$seeds" "$(ls "$corpus" | wc -l)" "${edges:-0}" \
+    >"$WORK/$t/row.json"
+  rows+=("$(cat "$WORK/$t/row.json")")
 done
 
 if [[ $SMOKE == 1 ]]; then

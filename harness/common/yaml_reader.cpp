@@ -316,18 +316,20 @@ Value parse(const std::string& text, const std::string& file_label) {
   // The documents counted with yaml-cpp's parser, not YAML::LoadAll: on a ',' at the top
   // level (and other tokens no node starts with) its parser reports an empty document
   // without consuming anything, again and again, and LoadAll loops forever. Such a
-  // document starts where the one before it did.
+  // document starts where the one before it did (and every other one takes at least a
+  // character, so there are never more documents than characters).
   size_t docs = 0;
   std::optional<YAML::Mark> second, last;
   try {
     std::istringstream in(text);
     YAML::Parser parser(in);
     for (DocumentStart d; parser.HandleNextDocument(d); d = DocumentStart()) {
-      if (last && d.mark && d.mark->pos == last->pos) {
-        const std::string token = d.mark->pos < static_cast<int>(text.size())
-                                      ? "'" + text.substr(d.mark->pos, 1) + "'"
+      if ((last && d.mark && d.mark->pos == last->pos) || docs > text.size()) {
+        const YAML::Mark at = d.mark.value_or(YAML::Mark::null_mark());
+        const std::string token = at.pos >= 0 && at.pos < static_cast<int>(text.size())
+                                      ? "'" + text.substr(at.pos, 1) + "'"
                                       : "the end";
-        throw InputError(pos_of(*d.mark, file_label), "YAML syntax error: unexpected " + token);
+        throw InputError(pos_of(at, file_label), "YAML syntax error: unexpected " + token);
       }
       if (++docs == 2) second = d.mark;
       last = d.mark;

@@ -209,6 +209,16 @@ class Renderers(unittest.TestCase):
         self.assertEqual(r["training tokens/s, 2 threads: xdc / PyTorch"], "9439 / 6606 (1.43x)")
         self.assertEqual(r["OpenBLAS kernel"], "Haswell")
 
+    def test_fuzz(self):
+        r = rows(figures.render_fuzz, {"timeout_s": 1, "targets": [
+            {"name": "topology", "seconds": 600, "executions": 1234567, "crashes": 0, "hangs": 1,
+             "seeds": 117, "corpus": 900, "edges": 2100},
+            {"name": "lab", "seconds": 600, "executions": 765433, "crashes": 2, "hangs": 0,
+             "seeds": 4, "corpus": 300, "edges": 800}]})
+        self.assertEqual(r["targets, executions in all (hang: an input over 1 s)"], "2, 2000000")
+        self.assertEqual(r["topology"], "600 s, 1234567 executions, 0 crashes, 1 hangs; "
+                                        "corpus 117 -> 900, 2100 edges")
+
     def test_calibration_and_generalisation(self):
         r = rows(figures.render_calibration, {"points": [
             {"experiment": "two-dc", "schedule": "1f1b", "runs": 20, "inside": 17,

@@ -460,6 +460,21 @@ def render_generalisation(d: Dict[str, Any]) -> Rows:
     ]
 
 
+def render_fuzz(d: Dict[str, Any]) -> Rows:
+    targets = _list(d.get("targets"))
+    execs = [t.get("executions") for t in targets if _is_num(t.get("executions"))]
+    rows: Rows = [("targets, executions in all (hang: an input over %s s)" % d.get(
+        "timeout_s", MISSING), "%d, %s" % (len(targets), sig(sum(execs)) if execs else MISSING))]
+    for t in targets:
+        rows.append(("%s" % t.get("name", MISSING),
+                     "%s s, %s executions, %s crashes, %s hangs; corpus %s -> %s, %s edges" % (
+                         t.get("seconds", MISSING), sig(t.get("executions")),
+                         t.get("crashes", MISSING), t.get("hangs", MISSING),
+                         t.get("seeds", MISSING), t.get("corpus", MISSING),
+                         t.get("edges", MISSING))))
+    return rows
+
+
 def render_other(d: Dict[str, Any]) -> Rows:
     """A file no renderer knows: its top-level numbers, strings and booleans."""
     return [(k, yes_no(v) if isinstance(v, bool) else str(v)) for k, v in d.items()
@@ -529,6 +544,12 @@ BENCHMARKS = [
     Benchmark("plan", "scripts/bench_plan.sh", "`xdc plan` speed",
               "`xdc plan` of experiments/plan-3dc.yaml: every placement of 4 ranks over three "
               "DCs predicted and ranked; the whole command timed.", render_plan),
+    Benchmark("fuzz", "scripts/fuzz.sh", "fuzzing the input parsers",
+              "Every parser of a user's file (tests/fuzz: topology, WAN changes, trace CSV, "
+              "Mahimahi trace, experiment, sweep, lab, schedule CSV, profile CSV, run spec) "
+              "under libFuzzer with ASan and UBSan, one after another from its seed corpus; "
+              "a crash or hang is a bug (the contract: InputError, nothing else).",
+              render_fuzz, "clang, libFuzzer; ~100 min at 600 s a target"),
     Benchmark("prediction", "sudo scripts/bench_prediction.sh --quick", "prediction accuracy",
               "Every shipped experiment and a sample of the reproduction grids run on the "
               "emulator with their own settings, each schedule's measured iteration against the "

@@ -291,7 +291,7 @@ INSTANTIATE_TEST_SUITE_P(
                       BadCase{"typo-top.yaml", 2, 1, "unknown key"},
                       BadCase{"through-scalar.yaml", 3, 24, "not a map"},
                       BadCase{"duplicate-value.yaml", 3, 14, "appears twice"},
-                      BadCase{"too-many-points.yaml", 6, 3, "at most 10000 points"}),
+                      BadCase{"too-many-points.yaml", 6, 3, "at most 1000 points"}),
     [](const auto& info) {
       std::string n = info.param.file;
       n = n.substr(0, n.find('.'));
