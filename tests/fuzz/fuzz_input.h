@@ -28,14 +28,20 @@ inline std::string yaml_label() {
   return XDC_SOURCE_DIR "/experiments/fuzz-input.yaml";
 }
 
-// Writes the input to NAME in this process's scratch directory; returns its path.
+// Writes the input to NAME in this process's scratch directory; returns its path. The
+// directory is removed when the process exits normally (libFuzzer ends with exit()).
 inline std::string scratch_file(const std::string& name, const uint8_t* data, size_t size) {
-  static const std::filesystem::path dir = [] {
-    auto d = std::filesystem::temp_directory_path() / ("xdc-fuzz-" + std::to_string(getpid()));
-    std::filesystem::create_directories(d);
-    return d;
-  }();
-  const std::string path = (dir / name).string();
+  struct Scratch {
+    std::filesystem::path dir =
+        std::filesystem::temp_directory_path() / ("xdc-fuzz-" + std::to_string(getpid()));
+    Scratch() { std::filesystem::create_directories(dir); }
+    ~Scratch() {
+      std::error_code ec;
+      std::filesystem::remove_all(dir, ec);
+    }
+  };
+  static const Scratch scratch;
+  const std::string path = (scratch.dir / name).string();
   std::ofstream(path, std::ios::binary | std::ios::trunc)
       .write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(size));
   return path;
