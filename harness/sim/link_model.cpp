@@ -264,7 +264,7 @@ int64_t LinkState::lone_rounds(Job& j, std::pair<size_t, TcpConn>& conn, size_t*
   const int64_t rtt = round_trip(i);
   const Link& link = m_.at(j.from, j.to);
   const int64_t room = p.window_bytes * std::max(p.connections, 1);
-  const bool bottleneck = p.queue_bytes > 0 && p.loss_based && std::max(p.connections, 1) == 1;
+  const bool bottleneck = p.queue_bytes > 0 && p.loss_based;
   TcpConn last{};  // the state before the previous round, which sent last_given bytes
   int64_t last_t = -1, last_given = -1;
   while (t < until) {
@@ -458,6 +458,12 @@ void LinkState::queue_ready(int64_t t) {
 LinkState::Round LinkState::send_round(int64_t t) {
   const std::vector<Job>& jobs = jobs_scratch_;
   Round s;
+  // The connections sending in this round share the channel's bottleneck queue: each
+  // overflows at its share (by connections) of the bandwidth-delay product and the queue.
+  int weight = 0;
+  for (size_t k = 0; k < order_.size(); ++k)
+    if (k == 0 || conn_of_[order_[k]] != conn_of_[order_[k - 1]])
+      weight += std::max(tcp_[conns_[conn_of_[order_[k]]].first].connections, 1);
   for (size_t k = 0; k < order_.size();) {
     const size_t c = conn_of_[order_[k]];
     size_t e = k;
@@ -468,7 +474,15 @@ LinkState::Round LinkState::send_round(int64_t t) {
     s.rtt = std::max(s.rtt, r);
     s.link = &m_.at(from, to);
     take_answers(conns_[c].first, conns_[c].second, t, &applied_[c]);
-    given_[c] = tcp_round(conns_[c].second, tcp_[conns_[c].first], r, t, offered_[c]);
+    const TcpPath& own = tcp_[conns_[c].first];
+    if (const int n = std::max(own.connections, 1); n < weight && own.queue_bytes > 0) {
+      TcpPath shared = own;
+      shared.bdp_bytes = own.bdp_bytes * n / weight;
+      shared.queue_bytes = own.queue_bytes * n / weight;
+      given_[c] = tcp_round(conns_[c].second, shared, r, t, offered_[c]);
+    } else {
+      given_[c] = tcp_round(conns_[c].second, own, r, t, offered_[c]);
+    }
     s.total += given_[c];
     int64_t budget = given_[c];
     for (size_t q = k; q < e; ++q) {

@@ -124,8 +124,16 @@ int64_t through_bottleneck(TcpConn& c, const TcpPath& p, int64_t rtt_ns, int64_t
   const int64_t room = std::min(p.bdp_bytes, paced) + p.queue_bytes;
   c.round_ns = now_ns;
   c.round_bytes = std::min(round, room);
-  if (round > room)
-    cubic_loss(c, std::max(room, std::min(round, c.cwnd)), kCubicBeta, 1, false, now_ns);
+  if (round > room) {
+    // Drop-tail loses the packets that arrive at a full queue; the n connections' packets
+    // arrive interleaved, so the first `excess` of them belong to as many connections, and
+    // each connection that lost one backs off once (SACK recovery, one cut per round trip).
+    const int n = std::max(p.connections, 1);
+    const int64_t excess = (round - room + kTcpMss - 1) / kTcpMss;
+    const double hit = static_cast<double>(std::min<int64_t>(n, excess)) / n;
+    cubic_loss(c, std::max(room, std::min(round, c.cwnd)), 1 - (1 - kCubicBeta) * hit, n, false,
+               now_ns);
+  }
   return c.round_bytes;
 }
 
@@ -196,7 +204,7 @@ int64_t tcp_round(TcpConn& c, const TcpPath& p, int64_t rtt_ns, int64_t now_ns, 
       c.stamp_ns = now_ns;
     }
   }
-  if (p.queue_bytes > 0 && p.loss_based && round > 0 && n == 1) {  // congestion loss
+  if (p.queue_bytes > 0 && p.loss_based && round > 0) {  // congestion loss
     const int64_t through = through_bottleneck(c, p, rtt_ns, now_ns, round);
     if (through < round) {
       tcp_random_losses(c, p, through);

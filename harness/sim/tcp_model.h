@@ -22,8 +22,12 @@
 // - Congestion loss at a rate-limited route's bottleneck (TcpPath::bdp_bytes, queue_bytes):
 //   the shaper's tbf passes a bucket at once and queues `limit` more (queue_sizing.h); a
 //   round whose bytes overflow that loses the excess, which follows in the next round, and
-//   CUBIC cuts (below). One aggregate window per path: N connections sharing one bottleneck
-//   are not told apart.
+//   CUBIC cuts (below). A path's n connections (stripes, replicas' copies) are one
+//   aggregate window: drop-tail loses the packets that meet the full queue, so an excess of
+//   k segments reaches min(n, k) of them and the aggregate backs off by that share. The
+//   connections of other paths on the same channel share the queue too (LinkState gives
+//   each sender its share of it: tests/network/shared_bottleneck_test.cpp checks it against
+//   the kernel).
 // - Random loss is met per segment carried (TcpPath::loss, below).
 // - CUBIC's congestion avoidance as tcp_cubic.c grows it (kCubicBeta, kCubicC, kRenoAcked).
 // - Several connections per transfer (mpi.connections, the workers' stripes): one
@@ -34,7 +38,8 @@
 // link is the limit and rounds follow back to back.
 // Not modeled: jitter (the delay line keeps packets in order, so a burst waits behind the
 // most delayed packet ahead of it), the probe timeout of a tail loss, OpenMPI's
-// btl_tcp_links > 1 (it does not stripe one message), N flows leaving slow start together.
+// btl_tcp_links > 1 (it does not stripe one message), which of n connections a loss hits
+// (the kernel's pick follows their packets' arrival order; the aggregate takes the share).
 #include <algorithm>
 #include <cstdint>
 #include <limits>

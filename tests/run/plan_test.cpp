@@ -276,9 +276,13 @@ TEST(Plan, AKillAtTheFirstMeasuredIterationIsAtTimeZero) {
 }
 
 // Under temporal WAN sharing every replica is simulated together (Plan::all_replicas): the
-// run with a change that changes nothing predicts what the steady prediction does.
+// run with a change that changes nothing predicts what the steady prediction does. The
+// stripes' congestion losses at the bottleneck move the windows from one iteration to the
+// next, so the run's iterations vary by a few percent; the steady prediction, from warm
+// windows never cut (LinkState), is within 3% of their mean.
 TEST(Plan, TheRunPredictedUnderTemporalSharingIsTheSteadyOne) {
   auto e = load_experiment("experiments/wan-sharing.yaml");
+  e.iterations = 16;
   for (auto& l : e.topology.wan) {
     xdc::topo::WanChange same;
     same.at_us = 0;
@@ -288,11 +292,11 @@ TEST(Plan, TheRunPredictedUnderTemporalSharingIsTheSteadyOne) {
   const auto plan = make_plan(e);
   ASSERT_TRUE(plan.all_replicas);
   const auto& sp = plan.schedules[0];
-  const double steady =
-      static_cast<double>(xdc::run::predict(plan, sp, sp.costs).summary.iteration_ns) / 1e9;
-  const auto run = xdc::run::predict(plan, sp, sp.costs).run;
-  ASSERT_EQ(run.iteration_s.size(), 4u);
-  EXPECT_NEAR(run.iteration_s.back(), steady, 0.02 * steady);
+  const auto p = xdc::run::predict(plan, sp, sp.costs);
+  ASSERT_EQ(p.run.iteration_s.size(), 16u);
+  EXPECT_NEAR(p.iteration_s(), p.steady_iteration_s(), 0.03 * p.steady_iteration_s());
+  const auto [lo, hi] = std::minmax_element(p.run.iteration_s.begin(), p.run.iteration_s.end());
+  EXPECT_LT(*hi / *lo, 1.1) << "the run's iterations settle within a few percent";
 }
 
 TEST(Plan, TopologyChangesArePlayedFromTheLaunch) {

@@ -525,6 +525,21 @@ TEST(TcpModel, AWindowWithinTheBottleneckQueueLosesNothing) {
   EXPECT_EQ(c.ssthresh, 112 * kTcpMss);  // 0.7 x the window (160) at the loss
 }
 
+// n connections of one path are one aggregate window: an overflow reaches as many of
+// them as it loses segments (at most n), and the aggregate backs off by that share.
+TEST(TcpModel, AnOverflowCutsTheShareOfTheConnectionsItReaches) {
+  using xdc::sim::kTcpMss;
+  auto p = bottleneck();
+  p.connections = 4;
+  xdc::sim::TcpConn one, all;
+  one.cwnd = all.cwnd = 200 * kTcpMss;  // bursts after idle: only the queue takes them
+  EXPECT_EQ(xdc::sim::tcp_round(one, p, 20 * kMs, 0, 42 * kTcpMss), 41 * kTcpMss);
+  EXPECT_NEAR(one.ssthresh, 0.925 * 42 * kTcpMss, 1)  // one segment lost: 1 of 4 backs off
+      << "1 - 0.3 / 4 of the window at the loss";
+  EXPECT_EQ(xdc::sim::tcp_round(all, p, 20 * kMs, 0, 60 * kTcpMss), 41 * kTcpMss);
+  EXPECT_EQ(all.ssthresh, 42 * kTcpMss) << "19 segments lost reach all 4: 0.7 x 60";
+}
+
 TEST(TcpModel, MessagesOverAShallowBottleneckTakeLongerThanOverADeepOne) {
   // 256 KiB every 120 ms (1F1B's rhythm at CrossPipe's (0.25, 2) point): each message's
   // first round leaves at once; a shallow queue loses part of it, and CUBIC's window, cut
