@@ -70,6 +70,55 @@ std::string to_csv(const Schedule& s, const CsvOptions& o) {
   return out;
 }
 
+namespace {
+
+// One non-empty cell of row `rank` ("0F0", "1SEND_F2", "2F3+", "0OPT"), trimmed; InputError
+// at (line, col) when it is not an action.
+Action parse_cell(std::string_view cell, const std::string& file, int line_no, int col, int rank) {
+  bool paired = false;
+  if (cell.back() == '+') {
+    paired = true;
+    cell.remove_suffix(1);
+  }
+  size_t i = 0;
+  while (i < cell.size() && cell[i] >= '0' && cell[i] <= '9') ++i;
+  size_t j = cell.size();
+  while (j > i && cell[j - 1] >= '0' && cell[j - 1] <= '9') --j;
+  auto bad = [&](const std::string& why) {
+    throw InputError(SourcePos{file, line_no, col}, "rank " + std::to_string(rank) + ": " + why +
+                                                        ", got \"" + std::string(cell) + "\"");
+  };
+  if (i == 0) bad("expected [stage][action][microbatch] like 0F0 or 1SEND_F2");
+  auto kind = pytorch_names().find(cell.substr(i, j - i));
+  if (kind == pytorch_names().end())
+    bad("unknown action (expected F, I, W, B, SEND_F, RECV_F, SEND_B, RECV_B, "
+        "REDUCE_GRAD, OPT)");
+  Action a;
+  a.kind = kind->second;
+  if (paired && a.kind != Kind::F)
+    bad("only an F can be paired (\"+\": co-executed with the B after it)");
+  a.paired = paired;
+  auto number = [&](std::string_view digits, int max, const std::string& what) {
+    int v = 0;
+    auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v);
+    if (ec != std::errc() || v > max)
+      bad("expected a " + what + " number in 0.." + std::to_string(max));
+    return v;
+  };
+  a.stage = number(cell.substr(0, i), kMaxCsvStage, "stage");
+  const bool per_iter = a.kind == Kind::ALLREDUCE || a.kind == Kind::OPT;
+  if (j == cell.size() || !all_digits(cell.substr(j))) {
+    if (!per_iter) bad("missing microbatch number");
+    a.microbatch = -1;
+  } else {
+    if (per_iter) bad("ALLREDUCE/OPT take no microbatch");
+    a.microbatch = number(cell.substr(j), kMaxCsvMicrobatch, "microbatch");
+  }
+  return a;
+}
+
+}  // namespace
+
 Schedule from_csv(std::string_view text, const std::string& file, const std::string& name) {
   std::vector<std::vector<Action>> rows;
   std::istringstream in{std::string(text)};
@@ -96,56 +145,23 @@ Schedule from_csv(std::string_view text, const std::string& file, const std::str
       const int col = static_cast<int>(pos) + 1;
       while (!cell.empty() && (cell.front() == ' ' || cell.front() == '"')) cell.remove_prefix(1);
       while (!cell.empty() && (cell.back() == ' ' || cell.back() == '"')) cell.remove_suffix(1);
-      bool paired = false;
-      if (!cell.empty() && cell.back() == '+') {
-        paired = true;
-        cell.remove_suffix(1);
-      }
       if (!cell.empty()) {
-        size_t i = 0;
-        while (i < cell.size() && cell[i] >= '0' && cell[i] <= '9') ++i;
-        size_t j = cell.size();
-        while (j > i && cell[j - 1] >= '0' && cell[j - 1] <= '9') --j;
-        auto error = [&](const std::string& why) {
-          return InputError(
-              SourcePos{file, line_no, col},
-              "rank " + std::to_string(rank) + ": " + why + ", got \"" + std::string(cell) + "\"");
-        };
-        auto bad = [&](const std::string& why) { throw error(why); };
-        if (i == 0) bad("expected [stage][action][microbatch] like 0F0 or 1SEND_F2");
-        auto kind = pytorch_names().find(cell.substr(i, j - i));
-        if (kind == pytorch_names().end())
-          bad("unknown action (expected F, I, W, B, SEND_F, RECV_F, SEND_B, RECV_B, "
-              "REDUCE_GRAD, OPT)");
-        Action a;
-        a.kind = kind->second;
-        if (paired && a.kind != Kind::F)
-          bad("only an F can be paired (\"+\": co-executed with the B after it)");
-        a.paired = paired;
-        auto number = [&](std::string_view digits, int max, const std::string& what) {
-          int v = 0;
-          auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v);
-          if (ec != std::errc() || v > max)
-            bad("expected a " + what + " number in 0.." + std::to_string(max));
-          return v;
-        };
-        a.stage = number(cell.substr(0, i), kMaxCsvStage, "stage");
-        const bool per_iter = a.kind == Kind::ALLREDUCE || a.kind == Kind::OPT;
-        if (j == cell.size() || !all_digits(cell.substr(j))) {
-          if (!per_iter) bad("missing microbatch number");
-          a.microbatch = -1;
-        } else {
-          if (per_iter) bad("ALLREDUCE/OPT take no microbatch");
-          a.microbatch = number(cell.substr(j), kMaxCsvMicrobatch, "microbatch");
-        }
+        const Action a = parse_cell(cell, file, line_no, col, rank);
+        const std::string shown(cell.substr(0, cell.size() - (a.paired ? 1 : 0)));
         if (is_compute(a.kind)) {
           if (pending && a.kind != Kind::B && a.kind != Kind::BW && !unpaired) unpaired = pending;
           pending.reset();
-          if (paired) pending = error("expected a paired F (\"+\") followed by its B or BW");
+          if (a.paired)
+            pending = InputError(
+                SourcePos{file, line_no, col},
+                "rank " + std::to_string(rank) +
+                    ": expected a paired F (\"+\") followed by its B or BW, got \"" + shown + "\"");
           auto [it, fresh] = placed.emplace(a.stage, rank);
           if (!fresh && it->second != rank)
-            bad("stage " + std::to_string(a.stage) + " already runs on rank " +
-                std::to_string(it->second));
+            throw InputError(SourcePos{file, line_no, col},
+                             "rank " + std::to_string(rank) + ": stage " + std::to_string(a.stage) +
+                                 " already runs on rank " + std::to_string(it->second) +
+                                 ", got \"" + shown + "\"");
         }
         any_comm = any_comm || is_comm(a.kind);
         stages = std::max(stages, a.stage + 1);
