@@ -121,14 +121,23 @@ CostModel profile_costs(const std::string& text, const std::string& file) {
       if (n < 4) throw std::invalid_argument("columns");
       const int st = std::stoi(cell[0]);
       if (st != c.stages()) throw std::invalid_argument("order");
-      c.f_ns.push_back(std::llround(std::stod(cell[1]) * 1e6));
-      c.b_ns.push_back(std::llround(std::stod(cell[2]) * 1e6));
-      c.w_ns.push_back(std::llround(std::stod(cell[3]) * 1e6));
-      c.activation_bytes.push_back(n == 5 ? std::stoll(cell[4]) : 0);
+      // A duration is a time: not negative, and at most a day (so that its nanoseconds fit).
+      auto ms = [](const std::string& v) {
+        const double x = std::stod(v);
+        if (!(x >= 0 && x <= 86'400'000)) throw std::invalid_argument("range");
+        return std::llround(x * 1e6);
+      };
+      c.f_ns.push_back(ms(cell[1]));
+      c.b_ns.push_back(ms(cell[2]));
+      c.w_ns.push_back(ms(cell[3]));
+      const long long bytes = n == 5 ? std::stoll(cell[4]) : 0;
+      if (bytes < 0) throw std::invalid_argument("range");
+      c.activation_bytes.push_back(bytes);
     } catch (const std::exception&) {
       throw InputError(SourcePos{file, line_no, 1},
                        "expected \"stage,f_ms,b_ms,w_ms[,activation_bytes]\" with stages "
-                       "0, 1, ... in order, got \"" +
+                       "0, 1, ... in order, times of 0 to 86400000 ms and no negative size, "
+                       "got \"" +
                            line + "\"");
     }
   }

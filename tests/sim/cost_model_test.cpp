@@ -13,6 +13,15 @@ TEST(CostModel, ProfileCsv) {
   EXPECT_EQ(c.f_ns[0], 1'500'000);
   EXPECT_EQ(c.activation_bytes[0], 1000);
   EXPECT_THROW(profile_costs("0,1,2\n", "p.csv"), xdc::InputError);
+  // A time is not negative and fits in nanoseconds; a size is not negative.
+  for (const char* row : {"0,-1,2,1\n", "0,1,2,1e300\n", "0,1,nan,1\n", "0,1,2,1,-5\n"}) {
+    try {
+      profile_costs(std::string("stage,f_ms,b_ms,w_ms\n") + row, "p.csv");
+      ADD_FAILURE() << "accepted " << row;
+    } catch (const xdc::InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("p.csv:2:1"), std::string::npos) << e.what();
+    }
+  }
 }
 
 TEST(CostModel, ShapeFollowsZeroBubbleFlops) {
