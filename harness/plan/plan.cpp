@@ -19,6 +19,8 @@
 #include "harness/sim/setup.h"
 #include "netem/shaper/loss_model.h"
 #include "netem/shaper/queue_sizing.h"
+#include "workloads/model/payload.h"
+#include "workloads/model/stage.h"
 #include "workloads/schedule/csv.h"
 #include "workloads/schedule/generators.h"
 #include "workloads/schedule/validate.h"
@@ -72,6 +74,34 @@ std::vector<int64_t> shape_grad_bytes(const Experiment& e, int stages) {
   }
   return out;
 }
+
+}  // namespace
+
+std::vector<int64_t> outer_sync_values(const Experiment& e, int stages) {
+  std::vector<int64_t> out;
+  if (e.compute.mode == Compute::Mode::kReal) {
+    for (const auto& range : model::split_layers(e.model, stages)) {
+      int64_t n = 0;
+      for (const auto& t : model::stage_tensors(e.model, range)) n += t.size;
+      out.push_back(n);
+    }
+    return out;
+  }
+  if (e.compute.source == Compute::Source::kShape) {
+    for (int64_t bf16 : shape_grad_bytes(e, stages)) out.push_back(bf16 / 2);
+    return out;
+  }
+  return std::vector<int64_t>(stages, e.compute.grad_bytes / 4);
+}
+
+std::vector<int64_t> outer_sync_bytes(const Experiment& e, int stages) {
+  std::vector<int64_t> out;
+  const model::Payload p = model::payload_from_name(e.dp_sync.payload);
+  for (int64_t n : outer_sync_values(e, stages)) out.push_back(model::payload_bytes(p, n));
+  return out;
+}
+
+namespace {
 
 // Between two hosts of one DC: the fabric's delay and the intra-DC rate.
 sim::Link lan_link(const topo::Topology& t) {
@@ -282,7 +312,9 @@ sim::CostModel planned_costs(const Experiment& e, const std::vector<int>& stage_
       }
     }
     add_tp_allreduces(e, stage_rank, costs);
-    if (e.data_parallel > 1) {
+    if (e.dp_sync.diloco()) {
+      costs.outer_bytes = outer_sync_bytes(e, stages);
+    } else if (e.data_parallel > 1) {
       const auto grads = grad_bytes(e, stages);
       costs.grad_bytes = grads;
       for (int st = 0; st < stages; ++st) {
@@ -320,6 +352,7 @@ sim::CostModel planned_costs(const Experiment& e, const std::vector<int>& stage_
     }
   }
   add_tp_allreduces(e, stage_rank, costs);
+  if (e.dp_sync.diloco()) costs.outer_bytes = outer_sync_bytes(e, stages);
   return costs;
 }
 
@@ -507,7 +540,8 @@ Plan make_plan(const Experiment& e) {
   p.worker.iteration_barrier = defaults.iteration_barrier;
   p.worker.replicas = e.data_parallel;
   p.worker.world = world_link_model(e);
-  if (e.data_parallel > 1 && e.compute.mode == Compute::Mode::kModeled) {
+  if (e.dp_sync.diloco()) p.worker.outer_every = e.dp_sync.inner_steps;
+  if (e.data_parallel > 1 && (e.compute.mode == Compute::Mode::kModeled || e.dp_sync.diloco())) {
     // OpenMPI's connections between world ranks (not the workers' stripes); across DCs
     // each TP rank of a stage all-reduces its own share at once with its peers.
     const std::vector<std::string> hosts = e.pipeline_hosts();
@@ -648,8 +682,16 @@ worker::RunSpec run_spec(const Plan& p, const SchedulePlan& sp, const std::strin
     r.modeled.activation_bytes = costs.activation_bytes;
     r.modeled.opt_ns = dilate(costs.opt_ns);
     if (e.data_parallel > 1) r.modeled.grad_bytes = grad_bytes(e, s.stages);
+    if (e.dp_sync.diloco()) {  // no per-iteration all-reduce: the scratch is the outer payload's
+      r.modeled.grad_bytes.clear();
+      for (int64_t n : outer_sync_values(e, s.stages)) r.modeled.grad_bytes.push_back(4 * n);
+    }
   }
   if (sp.prefill) r.prefill = prefill_spec(p, sp);
+  const DpSync& d = e.dp_sync;
+  if (d.diloco())
+    r.dp_sync =
+        worker::DpSyncSpec{"diloco", d.inner_steps, d.outer_lr, d.outer_momentum, d.payload};
   return r;
 }
 

@@ -6,6 +6,7 @@
 // simulator's prediction of the same schedule. run_summary_json() writes summary.json
 // (summary_schema.h: its keys, units and sign conventions).
 #include <array>
+#include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -78,6 +79,10 @@ struct ScheduleResult {
   // Per world rank: compute busy (PREFILL included) / the measured span (prefill_results.h).
   std::vector<double> utilisation;
   nlohmann::json prefill;  // a run with prefill: prefill_results.h's prefill_json (+ baseline)
+  nlohmann::json dp_sync;  // DiLoCo (experiment.h dp_sync): dp_sync_json below; null: sync
+  // Replica 0's final parameters on the validation batches (RankReport::eval_loss, a rank
+  // holding every stage); NaN: not evaluated.
+  double eval_loss = std::numeric_limits<double>::quiet_NaN();
   // Ranks on several machines (RunSpec::clock_check): the largest offset to rank 0's clock
   // that was applied, and the largest residual (the offset measured twice, difference).
   double clock_offset_max_us = -1, clock_residual_us = -1;  // -1: not measured
@@ -107,6 +112,18 @@ nlohmann::json transfers_json(const trace::Trace& t, const std::vector<std::stri
 // One iteration's series point (start_s: its first event, s on the trace's clock).
 ScheduleResult::Point iteration_point(const trace::Trace& iteration,
                                       const std::vector<std::string>& rank_dcs);
+
+// DiLoCo's outer loop as measured (Experiment::dp_sync diloco), from the ranks' files:
+// {method, inner_steps, payload, outer_syncs (in the measured iterations),
+// payload_bytes_per_outer_step (replica 0's OUTER_SYNC records' bytes per sync, its
+// stages summed: what each message of the all-reduce carries), payload_bytes_analytic
+// (`outer_bytes`: the plan's, CostModel::outer_bytes summed), collective_bytes_per_outer_step
+// (2 (M - 1) x payload_bytes_analytic: the binomial all-reduce's M - 1 reduce and M - 1
+// broadcast messages among M replicas, TCP/IP headers not counted),
+// stall_s_per_sync (OUTER_SYNC waits per sync, mean over ranks), sync_s_per_sync
+// (OUTER_SYNC records' time per sync, mean over ranks: encode, wait, decode, step)}.
+nlohmann::json dp_sync_json(const Experiment& e, const std::vector<int64_t>& outer_bytes,
+                            const RankFiles& f);
 
 // Per-iteration traces from the merged trace and the reports.
 std::vector<trace::Trace> split_iterations(const RankFiles& f);
