@@ -14,6 +14,7 @@
 #include "common/text_file.h"
 #include "harness/run/environment.h"
 #include "harness/run/repeat.h"
+#include "harness/sim/tcp_model.h"
 #include "harness/trace/iterations.h"
 
 namespace xdc::run {
@@ -245,6 +246,15 @@ nlohmann::json dp_sync_json(const Experiment& e, const std::vector<int64_t>& out
   return j;
 }
 
+void add_wan_bytes(nlohmann::json& d, const Experiment& e, uint64_t total_wan_bytes) {
+  const int syncs = (e.warmup + e.iterations) / e.dp_sync.inner_steps;
+  const int64_t payload = d.value("payload_bytes_analytic", int64_t{0});
+  constexpr int64_t kHeaderBytes = 66;  // Ethernet 14 + IPv4 20 + TCP with timestamps 32
+  const int64_t message = payload + (payload + sim::kTcpMss - 1) / sim::kTcpMss * kHeaderBytes;
+  d["collective_wire_bytes_analytic"] = 2 * (e.data_parallel - 1) * message;
+  if (syncs > 0) d["wan_wire_bytes_per_outer_step"] = static_cast<double>(total_wan_bytes) / syncs;
+}
+
 nlohmann::json summary_json(const ScheduleResult& r) {
   nlohmann::json j = {{"schedule", r.schedule},
                       {"ok", r.ok},
@@ -311,6 +321,7 @@ nlohmann::json summary_json(const ScheduleResult& r) {
     }
     if (!r.prefill.is_null()) j["prefill"] = r.prefill;
     if (!r.dp_sync.is_null()) j["dp_sync"] = r.dp_sync;
+    if (!r.wan_wire_bytes.is_null()) j["wan_wire_bytes"] = r.wan_wire_bytes;
     if (std::isfinite(r.eval_loss)) j["eval_loss"] = r.eval_loss;
     if (r.peak_flops_per_rank > 0)
       j["mfu"] = {{"value", r.mfu},

@@ -80,6 +80,10 @@ struct ScheduleResult {
   std::vector<double> utilisation;
   nlohmann::json prefill;  // a run with prefill: prefill_results.h's prefill_json (+ baseline)
   nlohmann::json dp_sync;  // DiLoCo (experiment.h dp_sync): dp_sync_json below; null: sync
+  // What every WAN direction's egress sent while the job ran (whole frames, headers
+  // included: every message, ACKs, MPI's start-up and the barriers), "from->to" -> bytes
+  // and "total"; null where not read (a lab run).
+  nlohmann::json wan_wire_bytes;
   // Replica 0's final parameters on the validation batches (RankReport::eval_loss, a rank
   // holding every stage); NaN: not evaluated.
   double eval_loss = std::numeric_limits<double>::quiet_NaN();
@@ -124,6 +128,13 @@ ScheduleResult::Point iteration_point(const trace::Trace& iteration,
 // (OUTER_SYNC records' time per sync, mean over ranks: encode, wait, decode, step)}.
 nlohmann::json dp_sync_json(const Experiment& e, const std::vector<int64_t>& outer_bytes,
                             const RankFiles& f);
+// Adds to dp_sync_json's object the WAN's measured bytes per outer step: `total_wan_bytes`
+// (ScheduleResult::wan_wire_bytes' total, the whole job's) over every outer sync of the
+// job, warmup included (wan_wire_bytes_per_outer_step), beside the analytic count of the
+// same with headers: collective_bytes_per_outer_step with each message cut into 1448-byte
+// TCP segments of 66 header bytes (Ethernet, IP, TCP with timestamps; ACKs and MPI's own
+// fragment headers not counted): collective_wire_bytes_analytic.
+void add_wan_bytes(nlohmann::json& dp_sync, const Experiment& e, uint64_t total_wan_bytes);
 
 // Per-iteration traces from the merged trace and the reports.
 std::vector<trace::Trace> split_iterations(const RankFiles& f);

@@ -3,7 +3,8 @@
 // outer syncs (their weights differ) and leave every outer sync with identical weights;
 // each sync is traced as OUTER_SYNC carrying the int8 payload's bytes of the model's
 // parameters; summary.json states the syncs, the bytes per outer step beside the
-// analytic count and the final evaluation loss; nothing is left behind.
+// analytic count (the WAN's own byte counters within 5% of it, headers included) and the
+// final evaluation loss; nothing is left behind.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -71,6 +72,13 @@ TEST(Diloco, ReplicasAgreeAfterEachOuterSyncAndDifferBetween) {
   EXPECT_EQ(d["payload_bytes_analytic"], payload);
   EXPECT_EQ(d["collective_bytes_per_outer_step"], 2 * payload);
   EXPECT_GT(d["sync_s_per_sync"].get<double>(), 0);
+  // What the WAN's egresses sent during the job, per outer sync, is the all-reduce's two
+  // messages with their TCP/IP headers, within 5% (ACKs, start-up and barriers beside).
+  const double analytic = d["collective_wire_bytes_analytic"].get<double>();
+  EXPECT_GT(analytic, 2.0 * payload);
+  EXPECT_NEAR(d["wan_wire_bytes_per_outer_step"].get<double>() / analytic, 1.0, 0.05);
+  EXPECT_EQ(s["wan_wire_bytes"]["total"].get<double>(),
+            2 * d["wan_wire_bytes_per_outer_step"].get<double>());
   // Over the 20 ms WAN the all-reduce waits for at least one one-way trip.
   EXPECT_GT(d["stall_s_per_sync"].get<double>(), 0.02);
   // No gradient all-reduce: its records are empty.
