@@ -35,24 +35,24 @@ std::vector<float> round_trip(Payload p, const std::vector<float>& in) {
 }  // namespace
 
 TEST(Payload, BytesAreTheFormatsWithABlockScale) {
-  const int64_t n = 1000;  // 4 blocks of 256, the last one padded
-  EXPECT_EQ(xdc::model::payload_bytes(Payload::kFp32, n), 4000);
-  EXPECT_EQ(xdc::model::payload_bytes(Payload::kBf16, n), 2000);
-  EXPECT_EQ(xdc::model::payload_bytes(Payload::kInt8, n), 4 * (4 + 256));
-  EXPECT_EQ(xdc::model::payload_bytes(Payload::kFp8, n), 4 * (4 + 256));
-  EXPECT_EQ(xdc::model::payload_bytes(Payload::kFp4, n), 4 * (4 + 128));
-  // A large tensor: fp4 is 1/8 of fp32 plus its scales (4 bytes a 256-value block).
+  const int64_t n = 4000;  // 4 blocks of 1024, the last one padded
+  EXPECT_EQ(xdc::model::payload_bytes(Payload::kFp32, n), 16000);
+  EXPECT_EQ(xdc::model::payload_bytes(Payload::kBf16, n), 8000);
+  EXPECT_EQ(xdc::model::payload_bytes(Payload::kInt8, n), 4 * (4 + 1024));
+  EXPECT_EQ(xdc::model::payload_bytes(Payload::kFp8, n), 4 * (4 + 1024));
+  EXPECT_EQ(xdc::model::payload_bytes(Payload::kFp4, n), 4 * (4 + 512));
+  // A large tensor: fp4 is 1/8 of fp32 plus its scales (4 bytes a 1024-value block).
   const int64_t big = 1 << 20;
   const double ratio = static_cast<double>(xdc::model::payload_bytes(Payload::kFp4, big)) /
                        static_cast<double>(xdc::model::payload_bytes(Payload::kFp32, big));
-  EXPECT_NEAR(ratio, 1.0 / 8 * (132.0 / 128.0), 1e-9);
+  EXPECT_NEAR(ratio, 1.0 / 8 * (516.0 / 512.0), 1e-9);
   for (const auto& name : xdc::model::payload_names())
     EXPECT_EQ(xdc::model::payload_name(xdc::model::payload_from_name(name)), name);
   EXPECT_THROW(xdc::model::payload_from_name("fp16"), std::invalid_argument);
 }
 
 TEST(Payload, RoundTripErrorIsWithinEachFormatsStep) {
-  const std::vector<float> x = randoms(1000, 7);
+  const std::vector<float> x = randoms(4000, 7);
   EXPECT_EQ(round_trip(Payload::kFp32, x), x);
   float amax = 0;
   for (float v : x) amax = std::max(amax, std::fabs(v));
@@ -79,7 +79,7 @@ TEST(Payload, RoundTripErrorIsWithinEachFormatsStep) {
       EXPECT_EQ(std::signbit(fp4[i]), std::signbit(x[i])) << i;
     }
   }
-  const std::vector<float> block(x.begin(), x.begin() + 256);
+  const std::vector<float> block(x.begin(), x.begin() + 1024);
   float bmax = 0;
   size_t at = 0;
   for (size_t i = 0; i < block.size(); ++i)
@@ -88,7 +88,7 @@ TEST(Payload, RoundTripErrorIsWithinEachFormatsStep) {
 }
 
 TEST(Payload, AddingTwoEncodedBuffersEncodesTheirSum) {
-  const std::vector<float> a = randoms(600, 1), b = randoms(600, 2);
+  const std::vector<float> a = randoms(2500, 1), b = randoms(2500, 2);
   for (Payload p : {Payload::kBf16, Payload::kInt8, Payload::kFp8, Payload::kFp4}) {
     const auto n = static_cast<int64_t>(a.size());
     std::vector<std::byte> wa(static_cast<size_t>(xdc::model::payload_bytes(p, n))), wb = wa;

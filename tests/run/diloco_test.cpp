@@ -49,12 +49,12 @@ TEST(Diloco, ReplicasAgreeAfterEachOuterSyncAndDifferBetween) {
     else
       EXPECT_NE(a[i], b[i]) << "iteration " << i << ": each replica on its own shard";
   }
-  // The payload: every parameter of the model, int8 blocks of 256 and a float scale.
+  // The payload: every parameter of the model, int8 blocks of 1024 and a float scale.
   const auto cfg = xdc::model::ModelConfig::preset("tiny");
   int64_t params = 0;
   for (const auto& t : xdc::model::stage_tensors(cfg, {0, cfg.layers})) params += t.size;
   const int64_t payload = xdc::model::payload_bytes(xdc::model::Payload::kInt8, params);
-  EXPECT_EQ(payload, (params + 255) / 256 * 260);
+  EXPECT_EQ(payload, (params + 1023) / 1024 * 1028);
   const auto trace =
       xdc::trace::from_csv(xdc::read_text_file_or_empty(dir / "1f1b" / "rank0.trace.csv"));
   int syncs = 0;

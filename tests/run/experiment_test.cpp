@@ -273,12 +273,12 @@ TEST(Experiment, DilocoSyncsEveryInnerStepsWithThePayloadsBytes) {
   EXPECT_EQ(w.dp_sync.outer_lr, 0.5);
   EXPECT_EQ(w.dp_sync.payload, "int8");
   // The outer payload: each stage's parameters (bf16 gradient bytes / 2) as int8 blocks
-  // of 256 values and a float scale.
+  // of 1024 values and a float scale.
   const auto values = xdc::run::outer_sync_values(e, 2);
   ASSERT_EQ(sp.costs.outer_bytes.size(), 2u);
   for (int st = 0; st < 2; ++st) {
     EXPECT_GT(values[st], 1000000000 / 2);  // llama2-13b's half
-    EXPECT_EQ(sp.costs.outer_bytes[st], (values[st] + 255) / 256 * 260);
+    EXPECT_EQ(sp.costs.outer_bytes[st], (values[st] + 1023) / 1024 * 1028);
     EXPECT_EQ(w.modeled.grad_bytes[st], 4 * values[st]);  // the workers' fp32 scratch
   }
   EXPECT_TRUE(sp.costs.grad_bytes.empty());  // no per-iteration all-reduce
@@ -297,7 +297,7 @@ TEST(Experiment, DilocoSyncsEveryInnerStepsWithThePayloadsBytes) {
   const auto fp4 = parse_experiment(
       kGoodDp + "dp_sync: {method: diloco, inner_steps: 2, payload: fp4}\n", kLabel);
   const auto fp4_plan = xdc::run::make_plan(fp4);
-  EXPECT_EQ(fp4_plan.schedules[0].costs.outer_bytes[0], (values[0] + 255) / 256 * 132);
+  EXPECT_EQ(fp4_plan.schedules[0].costs.outer_bytes[0], (values[0] + 1023) / 1024 * 516);
   const auto fp4_pred =
       xdc::run::predict(fp4_plan, fp4_plan.schedules[0], fp4_plan.schedules[0].costs);
   EXPECT_LT(fp4_pred.run.iteration_s[1], it[1]);
