@@ -82,7 +82,9 @@ std::vector<int64_t> outer_sync_values(const Experiment& e, int stages) {
   if (e.compute.mode == Compute::Mode::kReal) {
     for (const auto& range : model::split_layers(e.model, stages)) {
       int64_t n = 0;
-      for (const auto& t : model::stage_tensors(e.model, range)) n += t.size;
+      for (const auto& t :
+           model::stage_tensors(e.model, range, model::TensorParallel{e.tensor_parallel, 0}))
+        n += t.size;
       out.push_back(n);
     }
     return out;
@@ -271,6 +273,26 @@ sim::LinkModel link_model(const Experiment& e) {
   return links_between(e, e.placement[0], true);
 }
 
+namespace {
+
+// The synchronous gradient all-reduce of each stage (`grads` bytes) across the replicas,
+// planned: its bytes and the slowest stage's time (sim::allreduce_ns) as every stage's.
+void add_dp_allreduce(const Experiment& e, const std::vector<int>& stage_rank,
+                      const std::vector<int64_t>& grads, sim::CostModel& costs) {
+  costs.grad_bytes = grads;
+  for (size_t st = 0; st < grads.size(); ++st) {
+    std::vector<std::string> replicas;
+    for (const auto& r : e.placement) replicas.push_back(r[stage_rank[st]]);
+    // The replicas' connections last carried the previous iteration's all-reduce:
+    // idle for about an iteration of this stage's compute.
+    const int64_t idle = e.microbatches * (costs.f_ns[st] + costs.b_ns[st] + costs.w_ns[st]);
+    costs.allreduce_ns = std::max(
+        costs.allreduce_ns, sim::allreduce_ns(links_between(e, replicas, false), grads[st], idle));
+  }
+}
+
+}  // namespace
+
 sim::CostModel planned_costs(const Experiment& e, const std::vector<int>& stage_rank) {
   const int stages = static_cast<int>(stage_rank.size());
   const Compute& c = e.compute;
@@ -315,18 +337,7 @@ sim::CostModel planned_costs(const Experiment& e, const std::vector<int>& stage_
     if (e.dp_sync.diloco()) {
       costs.outer_bytes = outer_sync_bytes(e, stages);
     } else if (e.data_parallel > 1) {
-      const auto grads = grad_bytes(e, stages);
-      costs.grad_bytes = grads;
-      for (int st = 0; st < stages; ++st) {
-        std::vector<std::string> replicas;
-        for (const auto& r : e.placement) replicas.push_back(r[stage_rank[st]]);
-        // The replicas' connections last carried the previous iteration's all-reduce:
-        // idle for about an iteration of this stage's compute.
-        const int64_t idle = e.microbatches * (costs.f_ns[st] + costs.b_ns[st] + costs.w_ns[st]);
-        costs.allreduce_ns =
-            std::max(costs.allreduce_ns,
-                     sim::allreduce_ns(links_between(e, replicas, false), grads[st], idle));
-      }
+      add_dp_allreduce(e, stage_rank, grad_bytes(e, stages), costs);
     }
     return costs;
   }
@@ -352,7 +363,13 @@ sim::CostModel planned_costs(const Experiment& e, const std::vector<int>& stage_
     }
   }
   add_tp_allreduces(e, stage_rank, costs);
-  if (e.dp_sync.diloco()) costs.outer_bytes = outer_sync_bytes(e, stages);
+  if (e.dp_sync.diloco()) {
+    costs.outer_bytes = outer_sync_bytes(e, stages);
+  } else if (e.data_parallel > 1) {  // the fp32 gradients of every parameter of the stage
+    std::vector<int64_t> grads;
+    for (int64_t n : outer_sync_values(e, stages)) grads.push_back(4 * n);
+    add_dp_allreduce(e, stage_rank, grads, costs);
+  }
   return costs;
 }
 
