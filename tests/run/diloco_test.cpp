@@ -89,3 +89,35 @@ TEST(Diloco, ReplicasAgreeAfterEachOuterSyncAndDifferBetween) {
   EXPECT_GT(s["simulated_iteration_s"].get<double>(), 0);
   EXPECT_EQ(leftovers(net), std::vector<std::string>{});
 }
+
+// Modeled compute: the outer sync carries each stage's modeled parameters (grad / 4 fp32
+// values) in bf16, after global iterations 1 and 3 (measured 0 and 2), and the prediction
+// puts the sync's WAN transfer into those iterations only.
+TEST(Diloco, ModeledSyncsCarryTheStagesPayloadAndArePredictedWhereDue) {
+  const std::string net = "dilmt";
+  const fs::path dir = fs::temp_directory_path() / "xdc-run-test-diloco-modeled";
+  fs::remove_all(dir);
+  auto r =
+      run_xdc({"run", "tests/run/diloco-modeled.yaml", "-o", dir.string(), "--name", net}, 300);
+  ASSERT_EQ(r.rc, 0) << r.out;
+  const auto s = read_json(dir / "summary.json")["schedules"][0];
+  const auto d = s["dp_sync"];
+  EXPECT_EQ(d["outer_syncs"], 2);
+  // Two stages (one per rank of replica 0), 4 MiB / 4 values each, 2 bytes a value.
+  EXPECT_EQ(d["payload_bytes_per_outer_step"], 2 * (4 << 20) / 4 * 2);
+  EXPECT_NEAR(d["wan_wire_bytes_per_outer_step"].get<double>() /
+                  d["collective_wire_bytes_analytic"].get<double>(),
+              1.0, 0.05);
+  for (int rank = 0; rank < 4; ++rank) {
+    const auto trace = xdc::trace::from_csv(xdc::read_text_file_or_empty(
+        dir / "1f1b" / ("rank" + std::to_string(rank) + ".trace.csv")));
+    int syncs = 0;
+    for (const auto& ev : trace.events) syncs += ev.kind == xdc::sched::Kind::OUTER_SYNC;
+    EXPECT_EQ(syncs, 2) << "rank " << rank;
+  }
+  const auto predicted = s["simulated_series"]["iteration_s"].get<std::vector<double>>();
+  ASSERT_EQ(predicted.size(), 3u);
+  EXPECT_GT(predicted[0], predicted[1]);
+  EXPECT_GT(predicted[2], predicted[1]);
+  EXPECT_EQ(leftovers(net), std::vector<std::string>{});
+}
