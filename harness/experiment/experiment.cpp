@@ -33,6 +33,12 @@ std::string Prefill::describe() const {
                      static_cast<double>(deadline_us) / 1e6, seed);
 }
 
+std::string DpSync::describe() const {
+  if (!diloco()) return "sync";
+  return fmt::format("diloco inner_steps={} outer=nesterov(lr {:g}, momentum {:g}) payload={}",
+                     inner_steps, outer_lr, outer_momentum, payload);
+}
+
 std::vector<std::string> Experiment::rank_hosts() const {
   std::vector<std::string> out;
   for (auto& replica : tp_placement)
@@ -177,6 +183,7 @@ std::vector<std::string> non_default_settings(const Experiment& e) {
     }
   out.insert(out.end(), tcp.begin(), tcp.end());
   if (e.prefill.on) out.push_back("prefill: " + e.prefill.describe());
+  if (e.dp_sync.diloco()) out.push_back("dp_sync: " + e.dp_sync.describe());
   if (e.topology.backend != topo::NetworkBackend::kNative)
     out.push_back("network.backend=" + topo::to_string(e.topology.backend));
   return out;

@@ -59,6 +59,12 @@
 //     prompt_tokens: {dist: uniform, mean: 512, max: 2048}   # fixed | uniform | exponential
 //     deadline: 2s                    # not served by arrival + deadline: rejected
 //     seed: 1                         # default: the experiment's seed
+//   dp_sync:                          # optional: how data-parallel replicas synchronise
+//     method: diloco                  # sync (default: an all-reduce of the gradients every
+//                                     # iteration) | diloco (DpSync below)
+//     inner_steps: 30                 # diloco: H iterations between outer syncs
+//     outer: {optimizer: nesterov, lr: 0.7, momentum: 0.9}
+//     payload: fp32                   # fp32 | bf16 | fp8 | int8 | fp4 (model/payload.h)
 //   events:                           # optional: WAN changes anchored to training progress
 //     - {at_iteration: 5, link: [east, west], down_for: 2s}   # ProgressEvent below
 //     - {at_iteration: 8, dc: west, kill_ranks: true}
@@ -248,6 +254,26 @@ struct Prefill {
   std::string describe() const;  // "rate_rps=200 tokens=uniform(512, max 2048) deadline=2s"
 };
 
+// `dp_sync:` (DiLoCo, Douillard et al., arXiv 2311.08105; workloads/worker/outer_sync.h):
+// with method diloco each replica trains inner_steps iterations with no gradient
+// all-reduce, then the replicas average their pseudo-gradients (parameters at the last
+// outer step minus their own, encoded in `payload` on the wire) over the DP communicator
+// and every replica applies the same outer Nesterov step. Needs data_parallel > 1 and
+// real compute on cpu or modeled compute (its payload: the stage's gradient bytes'
+// values in the format). Streaming DiLoCo's fragments and overlap are refused for now
+// (InputError at the key). A non-default setting, recorded.
+struct DpSync {
+  enum class Method { kSync, kDiloco };
+  Method method = Method::kSync;
+  int inner_steps = 1;
+  double outer_lr = 0.7, outer_momentum = 0.9;
+  std::string payload = "fp32";
+  SourcePos pos;  // the block
+  bool diloco() const { return method == Method::kDiloco; }
+  // "diloco inner_steps=30 outer=nesterov(lr 0.7, momentum 0.9) payload=fp32"
+  std::string describe() const;
+};
+
 struct Experiment {
   std::string name;
   std::string source_file;           // as given
@@ -291,6 +317,7 @@ struct Experiment {
   SourcePos time_dilation_pos;        // where the experiment sets it (empty: not set)
   std::vector<ProgressEvent> events;  // in at_iteration order (stable)
   Prefill prefill;                    // `prefill:`; off by default
+  DpSync dp_sync;                     // `dp_sync:`; synchronous by default
 
   int world_size() const { return stages * data_parallel * tensor_parallel; }
   // World rank (run_spec.h's layout) of a TP rank of a pipeline rank of a replica.

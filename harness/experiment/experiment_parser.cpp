@@ -13,6 +13,7 @@
 #include "harness/common/yaml_reader.h"
 #include "harness/experiment/experiment.h"
 #include "harness/topology/parse.h"
+#include "workloads/model/payload.h"
 #include "workloads/model/stage_api.h"
 #include "workloads/schedule/generators.h"
 #include "workloads/trace/trace.h"
@@ -24,13 +25,14 @@ const std::vector<std::string> kTopKeys = {
     "name",   "description", "topology",      "shaping",      "network",         "wan",
     "model",  "compute",     "pipeline",      "microbatches", "microbatch_size", "iterations",
     "warmup", "schedules",   "mpi",           "seed",         "learning_rate",   "data",
-    "check",  "tcp",         "time_dilation", "events",       "prefill",         "repeat"};
+    "check",  "tcp",         "time_dilation", "events",       "prefill",         "repeat",
+    "dp_sync"};
 const std::map<std::string, std::string> kSynonyms = {
     {"schedule", "schedules"},     {"topo", "topology"},       {"backend", "network"},
     {"steps", "iterations"},       {"mbs", "microbatch_size"}, {"batch_size", "microbatch_size"},
     {"placements", "pipeline"},    {"stages", "pipeline"},     {"lr", "learning_rate"},
     {"dilation", "time_dilation"}, {"tdf", "time_dilation"},   {"message_scale", "time_dilation"},
-    {"repeats", "repeat"}};
+    {"repeats", "repeat"},         {"diloco", "dp_sync"},      {"outer_loop", "dp_sync"}};
 
 std::string read_text(const std::string& path, const yaml::Value& where) {
   std::string why;
@@ -91,6 +93,7 @@ class Parser {
     if (auto v = top.get("time_dilation")) read_time_dilation(*v);
     if (auto v = top.get("events")) read_events(*v);
     if (auto v = top.get("prefill")) read_prefill(*v);
+    if (auto v = top.get("dp_sync")) read_dp_sync(*v);
     if (e_.compute.mode == Compute::Mode::kReal) check_real(top);
     const Compute& c = e_.compute;
     if (c.mode == Compute::Mode::kModeled && c.source != Compute::Source::kShape &&
@@ -535,6 +538,63 @@ class Parser {
       v.error(
           "prefill with tensor_parallel > 1 is not built (a TP group would serve each request "
           "together); use tensor_parallel: 1");
+  }
+
+  void read_dp_sync(const yaml::Value& v) {
+    yaml::Map m = v.map({},
+                        "a map like {method: diloco, inner_steps: 30, outer: {optimizer: "
+                        "nesterov, lr: 0.7, momentum: 0.9}, payload: fp32}");
+    for (const char* k : {"fragments", "overlap_steps", "merge"})
+      if (auto x = m.get(k))
+        x->error(
+            "streaming DiLoCo (fragments synchronised in turn, overlapped with the inner "
+            "steps) is not built yet; drop it");
+    m.check_keys({"method", "inner_steps", "outer", "payload"}, {{"H", "inner_steps"},
+                                                                 {"h", "inner_steps"},
+                                                                 {"steps", "inner_steps"},
+                                                                 {"quantization", "payload"},
+                                                                 {"format", "payload"},
+                                                                 {"outer_optimizer", "outer"}});
+    DpSync& d = e_.dp_sync;
+    d.pos = v.pos();
+    const yaml::Value method = m.require("method");
+    if (method.is_scalar() && method.scalar("a method") == "streaming")
+      method.error("streaming DiLoCo (fragments, overlap) is not built yet; use sync or diloco");
+    d.method = method.choice({"sync", "diloco"}) == "diloco" ? DpSync::Method::kDiloco
+                                                             : DpSync::Method::kSync;
+    const auto inner = m.get("inner_steps");
+    const auto outer = m.get("outer");
+    const auto payload = m.get("payload");
+    if (!d.diloco()) {
+      for (const auto* x : {&inner, &outer, &payload})
+        if (*x)
+          (*x)->error(
+              "method sync all-reduces the gradients every iteration in fp32; inner_steps, "
+              "outer and payload go with method: diloco");
+      return;
+    }
+    if (e_.data_parallel < 2)
+      method.error(
+          "diloco synchronises data-parallel replicas: set pipeline.data_parallel "
+          "to 2 or more");
+    d.inner_steps = static_cast<int>(m.require("inner_steps").integer(1, 100000));
+    if (outer) {
+      yaml::Map om = outer->map({}, "a map like {optimizer: nesterov, lr: 0.7, momentum: 0.9}");
+      om.check_keys({"optimizer", "lr", "momentum"}, {{"learning_rate", "lr"}, {"mu", "momentum"}});
+      if (auto o = om.get("optimizer")) o->choice({"nesterov"});
+      if (auto l = om.get("lr")) d.outer_lr = l->number(0, 10);
+      if (auto mu = om.get("momentum")) {
+        d.outer_momentum = mu->number(0, 1);
+        if (d.outer_momentum >= 1) mu->fail("a momentum below 1, like 0.9");
+      }
+    }
+    if (payload) d.payload = payload->choice(model::payload_names());
+    if (e_.compute.mode == Compute::Mode::kReal && e_.compute.real_device == "cuda")
+      v.error(
+          "dp_sync diloco runs on the CPU stage only for now (its outer step writes the "
+          "parameters in host memory); use compute: real on cpu or modeled compute");
+    if (e_.tensor_parallel > 1)
+      v.error("dp_sync diloco is built for tensor_parallel 1; use tensor_parallel: 1");
   }
 
   void read_time_dilation(const yaml::Value& v) {

@@ -19,6 +19,8 @@
 #include "harness/sim/setup.h"
 #include "netem/shaper/loss_model.h"
 #include "netem/shaper/queue_sizing.h"
+#include "workloads/model/payload.h"
+#include "workloads/model/stage.h"
 #include "workloads/schedule/csv.h"
 #include "workloads/schedule/generators.h"
 #include "workloads/schedule/validate.h"
@@ -72,6 +74,36 @@ std::vector<int64_t> shape_grad_bytes(const Experiment& e, int stages) {
   }
   return out;
 }
+
+}  // namespace
+
+std::vector<int64_t> outer_sync_values(const Experiment& e, int stages) {
+  std::vector<int64_t> out;
+  if (e.compute.mode == Compute::Mode::kReal) {
+    for (const auto& range : model::split_layers(e.model, stages)) {
+      int64_t n = 0;
+      for (const auto& t :
+           model::stage_tensors(e.model, range, model::TensorParallel{e.tensor_parallel, 0}))
+        n += t.size;
+      out.push_back(n);
+    }
+    return out;
+  }
+  if (e.compute.source == Compute::Source::kShape) {
+    for (int64_t bf16 : shape_grad_bytes(e, stages)) out.push_back(bf16 / 2);
+    return out;
+  }
+  return std::vector<int64_t>(stages, e.compute.grad_bytes / 4);
+}
+
+std::vector<int64_t> outer_sync_bytes(const Experiment& e, int stages) {
+  std::vector<int64_t> out;
+  const model::Payload p = model::payload_from_name(e.dp_sync.payload);
+  for (int64_t n : outer_sync_values(e, stages)) out.push_back(model::payload_bytes(p, n));
+  return out;
+}
+
+namespace {
 
 // Between two hosts of one DC: the fabric's delay and the intra-DC rate.
 sim::Link lan_link(const topo::Topology& t) {
@@ -241,6 +273,26 @@ sim::LinkModel link_model(const Experiment& e) {
   return links_between(e, e.placement[0], true);
 }
 
+namespace {
+
+// The synchronous gradient all-reduce of each stage (`grads` bytes) across the replicas,
+// planned: its bytes and the slowest stage's time (sim::allreduce_ns) as every stage's.
+void add_dp_allreduce(const Experiment& e, const std::vector<int>& stage_rank,
+                      const std::vector<int64_t>& grads, sim::CostModel& costs) {
+  costs.grad_bytes = grads;
+  for (size_t st = 0; st < grads.size(); ++st) {
+    std::vector<std::string> replicas;
+    for (const auto& r : e.placement) replicas.push_back(r[stage_rank[st]]);
+    // The replicas' connections last carried the previous iteration's all-reduce:
+    // idle for about an iteration of this stage's compute.
+    const int64_t idle = e.microbatches * (costs.f_ns[st] + costs.b_ns[st] + costs.w_ns[st]);
+    costs.allreduce_ns = std::max(
+        costs.allreduce_ns, sim::allreduce_ns(links_between(e, replicas, false), grads[st], idle));
+  }
+}
+
+}  // namespace
+
 sim::CostModel planned_costs(const Experiment& e, const std::vector<int>& stage_rank) {
   const int stages = static_cast<int>(stage_rank.size());
   const Compute& c = e.compute;
@@ -282,19 +334,10 @@ sim::CostModel planned_costs(const Experiment& e, const std::vector<int>& stage_
       }
     }
     add_tp_allreduces(e, stage_rank, costs);
-    if (e.data_parallel > 1) {
-      const auto grads = grad_bytes(e, stages);
-      costs.grad_bytes = grads;
-      for (int st = 0; st < stages; ++st) {
-        std::vector<std::string> replicas;
-        for (const auto& r : e.placement) replicas.push_back(r[stage_rank[st]]);
-        // The replicas' connections last carried the previous iteration's all-reduce:
-        // idle for about an iteration of this stage's compute.
-        const int64_t idle = e.microbatches * (costs.f_ns[st] + costs.b_ns[st] + costs.w_ns[st]);
-        costs.allreduce_ns =
-            std::max(costs.allreduce_ns,
-                     sim::allreduce_ns(links_between(e, replicas, false), grads[st], idle));
-      }
+    if (e.dp_sync.diloco()) {
+      costs.outer_bytes = outer_sync_bytes(e, stages);
+    } else if (e.data_parallel > 1) {
+      add_dp_allreduce(e, stage_rank, grad_bytes(e, stages), costs);
     }
     return costs;
   }
@@ -320,6 +363,13 @@ sim::CostModel planned_costs(const Experiment& e, const std::vector<int>& stage_
     }
   }
   add_tp_allreduces(e, stage_rank, costs);
+  if (e.dp_sync.diloco()) {
+    costs.outer_bytes = outer_sync_bytes(e, stages);
+  } else if (e.data_parallel > 1) {  // the fp32 gradients of every parameter of the stage
+    std::vector<int64_t> grads;
+    for (int64_t n : outer_sync_values(e, stages)) grads.push_back(4 * n);
+    add_dp_allreduce(e, stage_rank, grads, costs);
+  }
   return costs;
 }
 
@@ -507,7 +557,8 @@ Plan make_plan(const Experiment& e) {
   p.worker.iteration_barrier = defaults.iteration_barrier;
   p.worker.replicas = e.data_parallel;
   p.worker.world = world_link_model(e);
-  if (e.data_parallel > 1 && e.compute.mode == Compute::Mode::kModeled) {
+  if (e.dp_sync.diloco()) p.worker.outer_every = e.dp_sync.inner_steps;
+  if (e.data_parallel > 1 && (e.compute.mode == Compute::Mode::kModeled || e.dp_sync.diloco())) {
     // OpenMPI's connections between world ranks (not the workers' stripes); across DCs
     // each TP rank of a stage all-reduces its own share at once with its peers.
     const std::vector<std::string> hosts = e.pipeline_hosts();
@@ -648,8 +699,16 @@ worker::RunSpec run_spec(const Plan& p, const SchedulePlan& sp, const std::strin
     r.modeled.activation_bytes = costs.activation_bytes;
     r.modeled.opt_ns = dilate(costs.opt_ns);
     if (e.data_parallel > 1) r.modeled.grad_bytes = grad_bytes(e, s.stages);
+    if (e.dp_sync.diloco()) {  // no per-iteration all-reduce: the scratch is the outer payload's
+      r.modeled.grad_bytes.clear();
+      for (int64_t n : outer_sync_values(e, s.stages)) r.modeled.grad_bytes.push_back(4 * n);
+    }
   }
   if (sp.prefill) r.prefill = prefill_spec(p, sp);
+  const DpSync& d = e.dp_sync;
+  if (d.diloco())
+    r.dp_sync =
+        worker::DpSyncSpec{"diloco", d.inner_steps, d.outer_lr, d.outer_momentum, d.payload};
   return r;
 }
 

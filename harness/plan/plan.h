@@ -100,6 +100,14 @@ sched::Schedule make_schedule(const Experiment& e, const sched::Params& params,
 // from it).
 sim::CostModel measured_costs(const trace::Trace& t, const sim::CostModel& planned);
 
+// DiLoCo (Experiment::dp_sync diloco): per stage of a `stages`-stage split, the values its
+// outer sync reduces (real compute: the stage's parameters, a TP rank's share; a model
+// shape: its parameters; constants or a profile: compute.modeled.grad / 4) and their
+// bytes in the payload format (model/payload.h), what each hop of the all-reduce carries.
+// Real compute's synchronous all-reduce is planned with 4 bytes a value of the same.
+std::vector<int64_t> outer_sync_values(const Experiment& e, int stages);
+std::vector<int64_t> outer_sync_bytes(const Experiment& e, int stages);
+
 // Training FLOPs of one iteration of the whole run (all replicas), for MFU; and the
 // peak FLOP/s of one rank it is stated against.
 double iteration_flops(const Experiment& e, const sim::CostModel& costs);

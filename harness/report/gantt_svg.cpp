@@ -25,6 +25,7 @@ std::string kind_class(Kind k) {
     case Kind::RECV_B:
       return "recv";
     case Kind::ALLREDUCE:
+    case Kind::OUTER_SYNC:  // the DP collective of an outer step (outer_sync.h)
       return "ar";
     case Kind::TP_ALLREDUCE:  // inside an F or B: drawn in the communication lane
       return "ar tp";

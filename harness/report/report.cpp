@@ -207,6 +207,40 @@ std::string prefill_section(const RunData& d) {
           "deadline.</p>");
 }
 
+// DiLoCo: the outer loop's syncs, their bytes and their stall; the evaluation loss.
+std::string dp_sync_section(const RunData& d) {
+  std::string rows;
+  for (const auto& s : d.schedules) {
+    const nlohmann::json& j = s.dp_sync;
+    if (!j.is_object()) continue;
+    auto num = [&j](const char* k, const char* f, double scale = 1) {
+      return j.contains(k) && j[k].is_number()
+                 ? fmt::format(fmt::runtime(f), j[k].get<double>() * scale)
+                 : std::string("-");
+    };
+    rows += fmt::format(
+        "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
+        "<td>{}</td><td>{}</td></tr>",
+        escape(s.name), j.value("inner_steps", 0), escape(j.value("payload", std::string())),
+        j.value("outer_syncs", 0), num("payload_bytes_per_outer_step", "{:.0f}"),
+        num("payload_bytes_analytic", "{:.0f}"), num("stall_s_per_sync", "{:.1f} ms", 1e3),
+        num("sync_s_per_sync", "{:.1f} ms", 1e3),
+        s.eval_loss ? fmt::format("{:.4f}", *s.eval_loss) : std::string("-"));
+  }
+  if (rows.empty()) return "";
+  return section(
+      "dp-sync", "Data parallelism: DiLoCo's outer syncs",
+      "<table><tr><th>run</th><th>inner steps</th><th>payload</th><th>outer syncs</th>"
+      "<th>payload bytes per sync</th><th>analytic</th><th>stall per sync</th>"
+      "<th>sync per sync</th><th>eval loss</th></tr>" +
+          rows +
+          "</table><p class=\"note\">Payload bytes: what each message of the replicas' "
+          "all-reduce carries (every held stage's pseudo-gradient, encoded); analytic: the "
+          "parameters' count in the format. Stall: the OUTER_SYNC wait per sync, mean over "
+          "ranks; sync: encode, all-reduce, decode and outer step. Eval loss: replica 0's "
+          "final parameters on the validation batches.</p>");
+}
+
 std::string over_time_section(const RunData& d) {
   std::string over_time;
   for (const auto& s : d.schedules)
@@ -265,7 +299,7 @@ std::string page_foot(const RunData& d) {
 std::string render_html(const RunData& d) {
   std::string page = page_head(d) + comparison_section(d) +
                      section("what-ran", "What ran", what_ran_html(d)) + waits_section(d) +
-                     prefill_section(d);
+                     prefill_section(d) + dp_sync_section(d);
   std::string tl = gantt_legend_html();
   for (const auto& s : d.schedules) tl += timeline(s);
   page += section("timelines", "Timelines (one iteration, one row per rank)", tl);

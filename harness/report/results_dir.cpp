@@ -248,6 +248,9 @@ ScheduleData from_run_entry(const nlohmann::json& j, const fs::path& root, doubl
   s.measured_over_simulated = number(j, "measured_over_simulated");
   s.simulated_costs = j.value("simulated_costs", std::string());
   s.prefill = j.value("prefill", nlohmann::json());
+  s.dp_sync = j.value("dp_sync", nlohmann::json());
+  if (j.contains("eval_loss") && j["eval_loss"].is_number())
+    s.eval_loss = j["eval_loss"].get<double>();
   s.tokens_per_s = number(j, "tokens_per_s");
   if (s.tokens_per_s.value_or(0) <= 0) s.tokens_per_s = std::nullopt;
   if (j.contains("transfers") && j["transfers"].is_object()) {

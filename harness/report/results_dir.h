@@ -53,6 +53,8 @@ struct ScheduleData {
   std::optional<double> wan_goodput_mbit_p50, simulated_wan_goodput_mbit_p50;
   int wan_connections = 0;
   nlohmann::json prefill;  // summary.json's `prefill` of a run with prefill (run/prefill_results.h)
+  nlohmann::json dp_sync;  // summary.json's `dp_sync` of a DiLoCo run (run/results.h)
+  std::optional<double> eval_loss;  // summary.json's `eval_loss`, where evaluated
   std::optional<double> mfu, peak_flops_per_rank;
   // The simulated iteration's MFU: modeled, at the assumed device peak (summary.json).
   std::optional<double> simulated_mfu;

@@ -14,6 +14,7 @@
 #include "common/text_file.h"
 #include "harness/run/environment.h"
 #include "harness/run/repeat.h"
+#include "harness/sim/tcp_model.h"
 #include "harness/trace/iterations.h"
 
 namespace xdc::run {
@@ -196,6 +197,64 @@ ScheduleResult::Point iteration_point(const trace::Trace& it,
   return p;
 }
 
+nlohmann::json dp_sync_json(const Experiment& e, const std::vector<int64_t>& outer_bytes,
+                            const RankFiles& f) {
+  const DpSync& d = e.dp_sync;
+  int64_t analytic = 0;
+  for (int64_t b : outer_bytes) analytic += b;
+  const int M = e.data_parallel;
+  std::map<int, int64_t> syncs, bytes, ns;  // per world rank
+  for (const trace::Event& ev : f.trace.events) {
+    if (ev.kind != sched::Kind::OUTER_SYNC) continue;
+    syncs[ev.rank]++;
+    bytes[ev.rank] += ev.bytes;
+    ns[ev.rank] += ev.end_ns - ev.start_ns;
+  }
+  // Replica 0's ranks (the first world_size / M): one sync each per outer step and stage.
+  const int per_replica = e.world_size() / M;
+  int n = 0;
+  int64_t replica0_bytes = 0;
+  for (int r = 0; r < per_replica; ++r) {
+    replica0_bytes += bytes[r];
+    n = std::max(n, static_cast<int>(syncs[r]));
+  }
+  // n counts one rank's records: a rank with several stages records one per stage.
+  int stages_on_rank0 = 0;
+  for (const auto& rep : f.reports)
+    if (rep.world_rank == 0) stages_on_rank0 = static_cast<int>(rep.stages.size());
+  const int outer_syncs = stages_on_rank0 > 0 ? static_cast<int>(syncs[0]) / stages_on_rank0 : n;
+  double stall = 0, busy = 0;
+  for (const auto& rep : f.reports) {
+    if (rep.waits.is_object() && rep.waits.contains("OUTER_SYNC"))
+      stall += rep.waits["OUTER_SYNC"].get<double>() / 1e9;
+    busy += static_cast<double>(ns[rep.world_rank]) / 1e9;
+  }
+  const double ranks = std::max<double>(1, static_cast<double>(f.reports.size()));
+  nlohmann::json j = {{"method", "diloco"},
+                      {"inner_steps", d.inner_steps},
+                      {"payload", d.payload},
+                      {"outer_lr", d.outer_lr},
+                      {"outer_momentum", d.outer_momentum},
+                      {"outer_syncs", outer_syncs},
+                      {"payload_bytes_analytic", analytic},
+                      {"collective_bytes_per_outer_step", 2 * (M - 1) * analytic}};
+  if (outer_syncs > 0) {
+    j["payload_bytes_per_outer_step"] = replica0_bytes / outer_syncs;
+    j["stall_s_per_sync"] = stall / ranks / outer_syncs;
+    j["sync_s_per_sync"] = busy / ranks / outer_syncs;
+  }
+  return j;
+}
+
+void add_wan_bytes(nlohmann::json& d, const Experiment& e, uint64_t total_wan_bytes) {
+  const int syncs = (e.warmup + e.iterations) / e.dp_sync.inner_steps;
+  const int64_t payload = d.value("payload_bytes_analytic", int64_t{0});
+  constexpr int64_t kHeaderBytes = 66;  // Ethernet 14 + IPv4 20 + TCP with timestamps 32
+  const int64_t message = payload + (payload + sim::kTcpMss - 1) / sim::kTcpMss * kHeaderBytes;
+  d["collective_wire_bytes_analytic"] = 2 * (e.data_parallel - 1) * message;
+  if (syncs > 0) d["wan_wire_bytes_per_outer_step"] = static_cast<double>(total_wan_bytes) / syncs;
+}
+
 nlohmann::json summary_json(const ScheduleResult& r) {
   nlohmann::json j = {{"schedule", r.schedule},
                       {"ok", r.ok},
@@ -261,6 +320,9 @@ nlohmann::json summary_json(const ScheduleResult& r) {
       j["utilisation"] = {{"per_rank", r.utilisation}, {"mean", mean}};
     }
     if (!r.prefill.is_null()) j["prefill"] = r.prefill;
+    if (!r.dp_sync.is_null()) j["dp_sync"] = r.dp_sync;
+    if (!r.wan_wire_bytes.is_null()) j["wan_wire_bytes"] = r.wan_wire_bytes;
+    if (std::isfinite(r.eval_loss)) j["eval_loss"] = r.eval_loss;
     if (r.peak_flops_per_rank > 0)
       j["mfu"] = {{"value", r.mfu},
                   {"peak_flops_per_rank", r.peak_flops_per_rank},

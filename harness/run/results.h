@@ -6,6 +6,7 @@
 // simulator's prediction of the same schedule. run_summary_json() writes summary.json
 // (summary_schema.h: its keys, units and sign conventions).
 #include <array>
+#include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -78,6 +79,14 @@ struct ScheduleResult {
   // Per world rank: compute busy (PREFILL included) / the measured span (prefill_results.h).
   std::vector<double> utilisation;
   nlohmann::json prefill;  // a run with prefill: prefill_results.h's prefill_json (+ baseline)
+  nlohmann::json dp_sync;  // DiLoCo (experiment.h dp_sync): dp_sync_json below; null: sync
+  // What every WAN direction's egress sent while the job ran (whole frames, headers
+  // included: every message, ACKs, MPI's start-up and the barriers), "from->to" -> bytes
+  // and "total"; null where not read (a lab run).
+  nlohmann::json wan_wire_bytes;
+  // Replica 0's final parameters on the validation batches (RankReport::eval_loss, a rank
+  // holding every stage); NaN: not evaluated.
+  double eval_loss = std::numeric_limits<double>::quiet_NaN();
   // Ranks on several machines (RunSpec::clock_check): the largest offset to rank 0's clock
   // that was applied, and the largest residual (the offset measured twice, difference).
   double clock_offset_max_us = -1, clock_residual_us = -1;  // -1: not measured
@@ -107,6 +116,25 @@ nlohmann::json transfers_json(const trace::Trace& t, const std::vector<std::stri
 // One iteration's series point (start_s: its first event, s on the trace's clock).
 ScheduleResult::Point iteration_point(const trace::Trace& iteration,
                                       const std::vector<std::string>& rank_dcs);
+
+// DiLoCo's outer loop as measured (Experiment::dp_sync diloco), from the ranks' files:
+// {method, inner_steps, payload, outer_syncs (in the measured iterations),
+// payload_bytes_per_outer_step (replica 0's OUTER_SYNC records' bytes per sync, its
+// stages summed: what each message of the all-reduce carries), payload_bytes_analytic
+// (`outer_bytes`: the plan's, CostModel::outer_bytes summed), collective_bytes_per_outer_step
+// (2 (M - 1) x payload_bytes_analytic: the binomial all-reduce's M - 1 reduce and M - 1
+// broadcast messages among M replicas, TCP/IP headers not counted),
+// stall_s_per_sync (OUTER_SYNC waits per sync, mean over ranks), sync_s_per_sync
+// (OUTER_SYNC records' time per sync, mean over ranks: encode, wait, decode, step)}.
+nlohmann::json dp_sync_json(const Experiment& e, const std::vector<int64_t>& outer_bytes,
+                            const RankFiles& f);
+// Adds to dp_sync_json's object the WAN's measured bytes per outer step: `total_wan_bytes`
+// (ScheduleResult::wan_wire_bytes' total, the whole job's) over every outer sync of the
+// job, warmup included (wan_wire_bytes_per_outer_step), beside the analytic count of the
+// same with headers: collective_bytes_per_outer_step with each message cut into 1448-byte
+// TCP segments of 66 header bytes (Ethernet, IP, TCP with timestamps; ACKs and MPI's own
+// fragment headers not counted): collective_wire_bytes_analytic.
+void add_wan_bytes(nlohmann::json& dp_sync, const Experiment& e, uint64_t total_wan_bytes);
 
 // Per-iteration traces from the merged trace and the reports.
 std::vector<trace::Trace> split_iterations(const RankFiles& f);

@@ -122,6 +122,8 @@ ScheduleResult result_of(const report::ScheduleData& d) {
   }
   r.utilisation = d.utilisation;
   r.prefill = d.prefill;
+  r.dp_sync = d.dp_sync;
+  if (d.eval_loss) r.eval_loss = *d.eval_loss;
   r.clock_offset_max_us = d.clock_offset_max_us.value_or(-1);
   r.clock_residual_us = d.clock_residual_us.value_or(-1);
   r.repeats = d.repeats;

@@ -38,6 +38,7 @@
 #include "harness/run/resume.h"
 #include "harness/sim/simulator.h"
 #include "harness/trace/chrome.h"
+#include "netem/nl/netns.h"
 #include "workloads/schedule/csv.h"
 
 namespace xdc::run {
@@ -244,6 +245,10 @@ ScheduleResult analyse(const Plan& plan, const SchedulePlan& p, const fs::path& 
   r.transfers = transfers_json(files.trace, rank_dcs, files.reports);
   r.utilisation = utilisation(files, true);
   if (p.prefill) r.prefill = prefill_json(files);
+  if (e.dp_sync.diloco()) r.dp_sync = dp_sync_json(e, p.costs.outer_bytes, files);
+  for (auto& rep : files.reports)  // replica 0's evaluation (a rank holding every stage)
+    if (rep.replica == 0 && rep.eval_loss >= 0 && !std::isfinite(r.eval_loss))
+      r.eval_loss = rep.eval_loss;
 
   // The same schedule predicted (plan/predict.h, as `xdc simulate`): modeled costs as
   // slept; real compute as measured in this run, under the same CPU sharing.
@@ -488,6 +493,19 @@ void seed_repeat(worker::RunSpec& spec, int k) {
 // workers launched with the topology's `changes:` and the experiment's `events:` played
 // against the WAN (undone after it: every schedule sees the same WAN timeline), its files
 // analysed.
+// Bytes each WAN direction's egress has sent ("from->to" -> whole frames' bytes); empty
+// where they cannot be read here (a lab's gateways live on other machines).
+std::map<std::string, uint64_t> wan_tx_bytes(const net::NetworkState& s) {
+  std::map<std::string, uint64_t> out;
+  try {
+    for (const auto& l : s.links)
+      out[l.from + "->" + l.to] = nl::interface_tx_bytes(l.netns, l.ifname);
+  } catch (const std::exception&) {
+    out.clear();
+  }
+  return out;
+}
+
 ScheduleResult run_schedule(const RunContext& c, const SchedulePlan& p, int k) {
   const Experiment& e = c.e;
   const fs::path dir = c.root / run_subdir(p.choice.name, k, e.repeat);
@@ -552,7 +570,9 @@ ScheduleResult run_schedule(const RunContext& c, const SchedulePlan& p, int k) {
     c.say(fmt::format("[{}] {} event(s) at iterations", p.choice.name, e.events.size()));
   if (!changes.empty() || !e.events.empty()) changes.start();
   events.start();
+  const auto wan_before = c.lab ? std::map<std::string, uint64_t>() : wan_tx_bytes(c.state);
   const launch::Result res = launch::run_job(c.state, job);
+  const auto wan_after = wan_before.empty() ? wan_before : wan_tx_bytes(c.state);
   const std::string unfetched = c.files ? c.files->fetch(dir) : "";
   events.stop();
   const int64_t job_end_ns = realtime_now_ns();
@@ -569,6 +589,17 @@ ScheduleResult run_schedule(const RunContext& c, const SchedulePlan& p, int k) {
       analyse(c.plan, p, dir, res, log, launched_ns, monotonic_minus_realtime(), spec.seed);
   explain_failure(r, c, res, events.killed(), unfetched, watch ? &*watch : nullptr, launched_ns,
                   job_end_ns, ended_ns);
+  if (!wan_after.empty() && wan_after.size() == wan_before.size()) {
+    r.wan_wire_bytes = nlohmann::json::object();
+    uint64_t total = 0;
+    for (const auto& [dir, after] : wan_after) {
+      const uint64_t sent = after - wan_before.at(dir);
+      r.wan_wire_bytes[dir] = sent;
+      total += sent;
+    }
+    r.wan_wire_bytes["total"] = total;
+    if (r.dp_sync.is_object()) add_wan_bytes(r.dp_sync, e, total);
+  }
   c.say(r.ok ? fmt::format("[{}] done in {:.1f} s: iteration {:.3f} s (simulated {:.3f} s)",
                            p.choice.name, res.seconds, r.mean(), r.simulated_iteration_s)
              : fmt::format("[{}] FAILED after {:.1f} s: {} (what was measured is kept in {})",

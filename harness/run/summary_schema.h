@@ -23,7 +23,12 @@
 //   iteration], iteration_s_mean / _p50 / _p95, bubble_ratio {megatron, zerobubble,
 //   crosspipe} (fractions), loss, waits_s_per_iteration {cause: s}, tokens_per_s, mfu,
 //   series {start_s, wan_bytes, waits_s, bubble_ratio {megatron: [per iteration], ...}},
-//   changes [{t_s, what, source}];
+//   changes [{t_s, what, source}]; eval_loss (replica 0's final parameters on the
+//   validation batches, where one rank holds every stage; absent otherwise); dp_sync (a
+//   DiLoCo run: results.h dp_sync_json's outer syncs, bytes per outer step measured and
+//   analytic, on the WAN measured and analytic, stall per sync); wan_wire_bytes {"from->to":
+//   bytes, total} (what each WAN direction's egress sent during the job, whole frames;
+//   absent in a lab run);
 //   repeats (the runs pooled in the entry: experiment.h `repeat`, 1 without), run_means_s
 //   [per repeat: the mean of its measured iterations, null when it measured none],
 //   run_seeds [per repeat: the seed it ran with, the experiment's seed + k for repeat k],

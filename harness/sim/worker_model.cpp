@@ -333,9 +333,16 @@ class Iterations {
   std::vector<TcpConn>& dp_history() { return dp_history_; }
   int64_t world_ranks() const { return world_links_.ranks; }
 
+  // Whether the iteration `i` (from the first, warmup included) ends with an outer sync.
+  bool outer_due(int64_t i) const {
+    return outer_ && w_.outer_every > 0 && (i + 1) % w_.outer_every == 0;
+  }
+  void enable_outer_sync() { outer_ = true; }
+
   // Runs the next iteration; its trace, times absolute.
   trace::Trace next() {
     const int64_t origin = this->origin();
+    const bool outer = outer_due(static_cast<int64_t>(iteration_));
     std::vector<TcpConn> pipe, dp_next;
     trace::Trace t = once(costs_, origin, pipe);
     if (w_.dp_links.ranks > 0) {
@@ -356,6 +363,11 @@ class Iterations {
         }
         t = once(c, origin, pipe);
       }
+    }
+    if (outer) {
+      TimedLinks dp(w_.dp_links, world_tl_, origin, dp_next);
+      add_outer_sync(t, dp);
+      dp_next = dp.history();
     }
     history_ = std::move(pipe);
     ++iteration_;
@@ -387,6 +399,43 @@ class Iterations {
   }
 
  private:
+  // Each stage's outer sync after iteration `t` (its clock), on `dp`: see the header.
+  void add_outer_sync(trace::Trace& t, TimedLinks& dp) {
+    const int replicas = std::max(1, s_.replicas);
+    const int local = s_.ranks / replicas;
+    if (w_.dp_links.ranks == 0 || local == 0 || costs_.outer_bytes.empty()) return;
+    const int members = w_.dp_links.ranks / local;
+    const int local_stages = s_.stages / replicas;
+    const int64_t eager =
+        w_.dp_links.tcp.empty() ? kOpenMpiEagerLimit : w_.dp_links.tcp.front().eager_limit;
+    std::vector<int64_t> end(s_.ranks);
+    for (int r = 0; r < s_.ranks; ++r) end[r] = start_[r] - origin();
+    for (const auto& ev : t.events) end[ev.rank] = std::max(end[ev.rank], ev.end_ns);
+    std::vector<int64_t> busy = end;  // a rank's stages go one after another
+    for (int st = 0; st < local_stages; ++st) {
+      const int64_t bytes = costs_.outer_bytes[st];
+      const int rank = s_.stage_rank[st];
+      std::vector<int> world;
+      std::vector<int64_t> enter;
+      for (int q = 0; q < members; ++q) {
+        world.push_back(q * local + rank);
+        enter.push_back(busy[replicas > 1 ? q * local + rank : rank]);
+      }
+      const std::vector<int64_t> done =
+          binomial_allreduce(enter, bytes, bytes > eager - kEagerHeaderBytes,
+                             [&](int from, int to, int64_t b, int64_t at) {
+                               return dp.send(world[from], world[to], b, at).arrival_ns;
+                             });
+      for (int q = 0; q < (replicas > 1 ? members : 1); ++q) {
+        const int r = q * local + rank;
+        t.events.push_back(trace::Event{r, sched::Kind::OUTER_SYNC, st + q * local_stages, -1,
+                                        enter[q], done[q], bytes, -1, 0});
+        busy[r] = done[q];
+      }
+    }
+  }
+
+  bool outer_ = false;  // simulate_run: outer syncs where due
   const sched::Schedule& s_;
   const CostModel& costs_;
   const LinkModel& links_;
@@ -482,6 +531,7 @@ std::vector<trace::Trace> simulate_run(const sched::Schedule& s, const CostModel
         std::to_string(tl.world.ranks()) + " ranks, the run " + std::to_string(s.ranks) + " and " +
         std::to_string(it.world_ranks()));
   // At the launch: new connections, no loss met yet.
+  it.enable_outer_sync();
   it.history() = LinkState::launch(links, w.loss_seed);
   if (w.dp_links.ranks > 0)
     it.dp_history() = LinkState::launch(w.dp_links, w.loss_seed ? ~w.loss_seed : 0);
@@ -496,7 +546,9 @@ std::vector<trace::Trace> simulate_run(const sched::Schedule& s, const CostModel
     const std::vector<int64_t> offsets = it.offsets();
     // Drawn compute (a band replica over noisy costs) never repeats an iteration.
     const bool drawn = w.loss_seed != 0 && costs.noisy();
-    if (tl.fixed && !drawn && !out.empty() && offsets == prev_offsets &&
+    // An outer sync's iteration (or the one after it) differs from its neighbours.
+    const bool outer = it.outer_due(i) || (i > 0 && it.outer_due(i - 1));
+    if (tl.fixed && !drawn && !outer && !out.empty() && offsets == prev_offsets &&
         same_state(it.history(), prev_history) && same_state(it.dp_history(), prev_dp)) {
       out.push_back(it.repeat(out.back(), origin - prev_origin));  // repeats the previous one
       prev_origin = origin;

@@ -128,10 +128,20 @@ std::vector<Row> read_rows(const Point& p, const std::string& dir) {
     // The slowest iteration, measured and predicted with the WAN's changes (a flap's cost).
     put(r, "iteration_s_max", max_of(s.iteration_s));
     put(r, "simulated_iteration_s_max", max_of(s.simulated_series));
+    put(r, "eval_loss", s.eval_loss);
+    if (s.dp_sync.is_object()) {
+      const auto number = [&](const char* k) -> std::optional<double> {
+        if (!s.dp_sync.contains(k) || !s.dp_sync[k].is_number()) return std::nullopt;
+        return s.dp_sync[k].get<double>();
+      };
+      put(r, "outer_bytes_per_step", number("payload_bytes_per_outer_step"));
+      put(r, "stall_s_per_sync", number("stall_s_per_sync"));
+    }
     if (!s.ok) {  // a failed run's partial figures are not results
       for (const char* k :
            {"iteration_s", "iteration_s_p50", "iteration_s_p95", "iteration_s_max", "tokens_per_s",
-            "measured_over_simulated", "bubble.megatron", "bubble.zerobubble", "bubble.crosspipe"})
+            "measured_over_simulated", "bubble.megatron", "bubble.zerobubble", "bubble.crosspipe",
+            "eval_loss", "outer_bytes_per_step", "stall_s_per_sync"})
         r.m.erase(k);
     }
     if (r.m.count("iteration_s") && r.m["iteration_s"] <= 0) r.m.erase("iteration_s");

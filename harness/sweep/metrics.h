@@ -8,7 +8,9 @@
 //   simulated_bubble.zerobubble, simulated_bubble.crosspipe, measured_over_simulated,
 //   tokens_per_s, iteration_s_max (the slowest measured iteration), simulated_iteration_s_max
 //   (the slowest of the run predicted with its WAN changes, plan/predict.h; absent
-//   without changes)
+//   without changes), eval_loss (summary.json's, where evaluated), outer_bytes_per_step
+//   and stall_s_per_sync (a DiLoCo run's dp_sync: payload_bytes_per_outer_step and
+//   stall_s_per_sync)
 // slowdown = iteration_s / iteration_s of the same schedule at the reference axis' first
 // value, everything else equal (the reference axis is a plot's x, or in the CSV the first
 // numeric axis).

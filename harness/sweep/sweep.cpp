@@ -226,7 +226,10 @@ std::vector<std::string> metric_names() {
           "tokens_per_s",
           "iteration_s_max",
           "simulated_iteration_s_max",
-          "simulated_slowdown"};
+          "simulated_slowdown",
+          "eval_loss",
+          "outer_bytes_per_step",
+          "stall_s_per_sync"};
 }
 
 std::optional<double> numeric_value(const std::string& label, std::string* unit) {

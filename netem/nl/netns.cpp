@@ -99,4 +99,28 @@ std::map<std::string, double> snmp_counters(const std::string& netns, const std:
   throw std::runtime_error("no " + group + " counters in /proc/net/snmp of netns '" + netns + "'");
 }
 
+uint64_t interface_tx_bytes(const std::string& netns, const std::string& ifname) {
+  std::string text;
+  {
+    NetnsGuard in(netns);
+    text = read_proc("/proc/thread-self/net/dev");
+  }
+  // "  name: rx_bytes rx_packets ... (8 receive fields) tx_bytes ...", after two header lines.
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    const size_t colon = line.find(':');
+    if (colon == std::string::npos) continue;
+    const size_t first = line.find_first_not_of(' ');
+    if (line.compare(first, colon - first, ifname) != 0 || colon - first != ifname.size()) continue;
+    std::istringstream fields(line.substr(colon + 1));
+    uint64_t v = 0;
+    for (int i = 0; i < 9 && fields >> v; ++i) {
+    }
+    if (!fields) break;
+    return v;
+  }
+  throw std::runtime_error("no interface '" + ifname + "' in /proc/net/dev of netns '" + netns +
+                           "'");
+}
+
 }  // namespace xdc::nl

@@ -2,6 +2,7 @@
 // Entering named network namespaces (/run/netns/NAME, as `ip netns` makes them).
 // Netlink sockets, sysctl files under /proc/sys/net and sockets opened while the
 // calling thread is inside a namespace stay bound to that namespace after it leaves.
+#include <cstdint>
 #include <map>
 #include <string>
 
@@ -34,5 +35,11 @@ std::string read_sysctl(const std::string& netns, const std::string& key);
 // ("" = current): counter name -> value. Throws std::system_error when the file cannot be
 // read, std::runtime_error when it has no such group.
 std::map<std::string, double> snmp_counters(const std::string& netns, const std::string& group);
+
+// Bytes interface `ifname` has transmitted inside netns `name` ("" = current): /proc/net/dev's
+// transmit bytes, whole frames with their Ethernet, IP and TCP headers (a GSO aggregate
+// counts one set of headers). Throws std::system_error when the file cannot be read,
+// std::runtime_error when it has no such interface.
+uint64_t interface_tx_bytes(const std::string& netns, const std::string& ifname);
 
 }  // namespace xdc::nl

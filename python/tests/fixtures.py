@@ -14,7 +14,8 @@ METRICS = ["iteration_s", "iteration_s_p50", "iteration_s_p95", "slowdown", "bub
            "bubble.zerobubble", "bubble.crosspipe", "simulated_iteration_s",
            "simulated_bubble.megatron", "simulated_bubble.zerobubble",
            "simulated_bubble.crosspipe", "measured_over_simulated", "tokens_per_s",
-           "iteration_s_max", "simulated_iteration_s_max", "simulated_slowdown"]
+           "iteration_s_max", "simulated_iteration_s_max", "simulated_slowdown", "eval_loss",
+           "outer_bytes_per_step", "stall_s_per_sync"]
 
 
 def write_sweep_csv(directory, axes, rows):

@@ -32,8 +32,20 @@ iterations: 2
 schedules: [1f1b, crosspipe-greedy]
 )";
 
+// Two replicas of a 2-stage pipeline, one per DC: what dp_sync's cases start from.
+const std::string kGoodDp = R"(name: t
+topology: ../../topologies/two-dc.yaml
+compute: {modeled: {model: llama2-13b, device: a100, seq: 1024}}
+pipeline: {stages: 2, data_parallel: 2, placement: [[east-h1, east-h2], [w1, w2]]}
+microbatches: 8
+iterations: 4
+warmup: 0
+schedules: [1f1b]
+)";
+
 TEST(Experiment, ShippedFilesLoad) {
   for (const char* f : {"experiments/two-dc.yaml",
+                        "experiments/diloco-two-dc.yaml",
                         "experiments/two-dc-lossy.yaml",
                         "experiments/two-dc-modeled.yaml",
                         "tests/run/modeled-20ms.yaml",
@@ -239,6 +251,58 @@ TEST(Experiment, ConnectionsPerPeerClassReachSpecSimulatorAndRecord) {
   EXPECT_EQ(xdc::run::link_model(both).tcp[0 * 4 + 1].connections, 2);
   EXPECT_EQ(xdc::run::non_default_settings(both),
             (std::vector<std::string>{"mpi.connections.wan=4", "mpi.connections.dc=2"}));
+}
+
+// dp_sync diloco: recorded as non-default, carried to the workers, and predicted with no
+// gradient all-reduce but an outer sync of the payload's bytes after every H-th iteration.
+TEST(Experiment, DilocoSyncsEveryInnerStepsWithThePayloadsBytes) {
+  const std::string block =
+      "dp_sync: {method: diloco, inner_steps: 2, outer: {optimizer: nesterov, lr: 0.5, "
+      "momentum: 0.8}, payload: int8}\n";
+  const auto e = parse_experiment(kGoodDp + block, kLabel);
+  ASSERT_TRUE(e.dp_sync.diloco());
+  EXPECT_EQ(e.dp_sync.inner_steps, 2);
+  EXPECT_EQ(xdc::run::non_default_settings(e),
+            (std::vector<std::string>{"dp_sync: diloco inner_steps=2 outer=nesterov(lr 0.5, "
+                                      "momentum 0.8) payload=int8"}));
+  const auto plan = xdc::run::make_plan(e);
+  const auto& sp = plan.schedules[0];
+  const auto w = xdc::run::run_spec(plan, sp, "/tmp/x", "/tmp/x/s.csv");
+  EXPECT_EQ(w.dp_sync.method, "diloco");
+  EXPECT_EQ(w.dp_sync.inner_steps, 2);
+  EXPECT_EQ(w.dp_sync.outer_lr, 0.5);
+  EXPECT_EQ(w.dp_sync.payload, "int8");
+  // The outer payload: each stage's parameters (bf16 gradient bytes / 2) as int8 blocks
+  // of 1024 values and a float scale.
+  const auto values = xdc::run::outer_sync_values(e, 2);
+  ASSERT_EQ(sp.costs.outer_bytes.size(), 2u);
+  for (int st = 0; st < 2; ++st) {
+    EXPECT_GT(values[st], 1000000000 / 2);  // llama2-13b's half
+    EXPECT_EQ(sp.costs.outer_bytes[st], (values[st] + 1023) / 1024 * 1028);
+    EXPECT_EQ(w.modeled.grad_bytes[st], 4 * values[st]);  // the workers' fp32 scratch
+  }
+  EXPECT_TRUE(sp.costs.grad_bytes.empty());  // no per-iteration all-reduce
+  // Iterations 1 and 3 end with the outer sync (1.7 GB over the WAN): longer than 0 and 2,
+  // which carry no gradient all-reduce and so are shorter than synchronous DP's.
+  const auto pred = xdc::run::predict(plan, sp, sp.costs);
+  ASSERT_EQ(pred.run.iteration_s.size(), 4u);
+  const auto& it = pred.run.iteration_s;
+  EXPECT_GT(it[1], it[0] + 1.0);
+  EXPECT_GT(it[3], it[2] + 1.0);
+  const auto sync = xdc::run::make_plan(parse_experiment(kGoodDp, kLabel));
+  const auto sync_pred = xdc::run::predict(sync, sync.schedules[0], sync.schedules[0].costs);
+  EXPECT_LT(it[2], sync_pred.run.iteration_s[2]);
+  EXPECT_LT(pred.iteration_s(), sync_pred.iteration_s());
+  // fp4 halves int8's bytes, so the sync iterations shorten.
+  const auto fp4 = parse_experiment(
+      kGoodDp + "dp_sync: {method: diloco, inner_steps: 2, payload: fp4}\n", kLabel);
+  const auto fp4_plan = xdc::run::make_plan(fp4);
+  EXPECT_EQ(fp4_plan.schedules[0].costs.outer_bytes[0], (values[0] + 1023) / 1024 * 516);
+  const auto fp4_pred =
+      xdc::run::predict(fp4_plan, fp4_plan.schedules[0], fp4_plan.schedules[0].costs);
+  EXPECT_LT(fp4_pred.run.iteration_s[1], it[1]);
+  EXPECT_EQ(fp4.dp_sync.outer_lr, 0.7);  // the paper's defaults
+  EXPECT_EQ(fp4.dp_sync.outer_momentum, 0.9);
 }
 
 // prefill: each schedule runs without, then with prefill; the workers get the stream, a
@@ -577,6 +641,30 @@ INSTANTIATE_TEST_SUITE_P(
             "missing required key 'at_iteration'"},
         Bad{"event_dc_with_delay", kGood + "events: [{at_iteration: 1, dc: west, delay: 5ms}]\n", 8,
             "a dc: event cuts"},
+        Bad{"dp_sync_unknown_method", kGoodDp + "dp_sync: {method: gossip}\n", 9, "sync, diloco"},
+        Bad{"dp_sync_streaming", kGoodDp + "dp_sync: {method: streaming}\n", 9, "not built yet"},
+        Bad{"dp_sync_fragments",
+            kGoodDp + "dp_sync: {method: diloco, inner_steps: 10, fragments: 4}\n", 9,
+            "dp_sync.fragments: streaming DiLoCo"},
+        Bad{"dp_sync_missing_inner_steps", kGoodDp + "dp_sync: {method: diloco}\n", 9,
+            "missing required key 'inner_steps'"},
+        Bad{"dp_sync_zero_inner_steps", kGoodDp + "dp_sync: {method: diloco, inner_steps: 0}\n", 9,
+            "1..100000"},
+        Bad{"dp_sync_bad_payload",
+            kGoodDp + "dp_sync: {method: diloco, inner_steps: 5, payload: fp16}\n", 9, "fp4"},
+        Bad{"dp_sync_bad_optimizer",
+            kGoodDp + "dp_sync: {method: diloco, inner_steps: 5, outer: {optimizer: adam}}\n", 9,
+            "nesterov"},
+        Bad{"dp_sync_momentum_one",
+            kGoodDp + "dp_sync: {method: diloco, inner_steps: 5, outer: {momentum: 1}}\n", 9,
+            "below 1"},
+        Bad{"dp_sync_one_replica", kGood + "dp_sync: {method: diloco, inner_steps: 5}\n", 8,
+            "data_parallel to 2"},
+        Bad{"dp_sync_sync_with_inner_steps", kGoodDp + "dp_sync: {method: sync, inner_steps: 5}\n",
+            9, "go with method: diloco"},
+        Bad{"dp_sync_unknown_key",
+            kGoodDp + "dp_sync: {method: diloco, inner_steps: 5, gossip: 3}\n", 9,
+            "dp_sync.gossip: unknown key"},
         Bad{"prefill_unknown_key", kGood + "prefill: {rate_rps: 10, burst: 3}\n", 8,
             "prefill.burst: unknown key"},
         Bad{"prefill_missing_rate", kGood + "prefill: {deadline: 2s}\n", 8,

@@ -173,6 +173,8 @@ Engine::Unmet Engine::first_unmet(int rank, const Action& a) const {
       throw std::logic_error("schedule engine: TP_ALLREDUCE is a trace record, not an action");
     case Kind::PREFILL:  // a trace kind; the validator refuses it in a schedule
       throw std::logic_error("schedule engine: PREFILL is a trace record, not an action");
+    case Kind::OUTER_SYNC:  // a trace kind; the validator refuses it in a schedule
+      throw std::logic_error("schedule engine: OUTER_SYNC is a trace record, not an action");
   }
   return Unmet::kNone;
 }

@@ -46,6 +46,8 @@ std::string_view kind_name(Kind k) {
       return "TP_ALLREDUCE";
     case Kind::PREFILL:
       return "PREFILL";
+    case Kind::OUTER_SYNC:
+      return "OUTER_SYNC";
   }
   return "?";
 }

@@ -33,7 +33,9 @@
 namespace xdc::sched {
 
 // PREFILL is a trace kind only too (workloads/worker/prefill.h: an inference prefill run
-// in a bubble), never an action of a schedule: the validator refuses it.
+// in a bubble), never an action of a schedule: the validator refuses it. So is
+// OUTER_SYNC (workloads/worker/outer_sync.h: a DiLoCo outer sync of one stage after the
+// iteration's last action, its pseudo-gradient's encoded bytes in `bytes`).
 enum class Kind {
   F,
   B,
@@ -46,7 +48,8 @@ enum class Kind {
   ALLREDUCE,
   OPT,
   TP_ALLREDUCE,
-  PREFILL
+  PREFILL,
+  OUTER_SYNC
 };
 
 struct Action {

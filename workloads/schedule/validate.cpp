@@ -57,8 +57,9 @@ class Checker {
           err(where(r, i, a) + "stage out of range");
           continue;
         }
-        if (a.kind == Kind::TP_ALLREDUCE) {
-          err(where(r, i, a) + "TP_ALLREDUCE is a trace record, not a schedule action");
+        if (a.kind == Kind::TP_ALLREDUCE || a.kind == Kind::OUTER_SYNC) {
+          err(where(r, i, a) + std::string(kind_name(a.kind)) +
+              " is a trace record, not a schedule action");
           continue;
         }
         const bool per_iter = a.kind == Kind::ALLREDUCE || a.kind == Kind::OPT;

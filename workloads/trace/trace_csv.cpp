@@ -29,7 +29,8 @@ Trace from_csv(const std::string& text) {
                                                     {"ALLREDUCE", Kind::ALLREDUCE},
                                                     {"OPT", Kind::OPT},
                                                     {"TP_ALLREDUCE", Kind::TP_ALLREDUCE},
-                                                    {"PREFILL", Kind::PREFILL}};
+                                                    {"PREFILL", Kind::PREFILL},
+                                                    {"OUTER_SYNC", Kind::OUTER_SYNC}};
   Trace t;
   std::istringstream in(text);
   std::string line;

@@ -35,7 +35,7 @@ Comm::~Comm() {
 }
 
 Comm::Request* Comm::submit(Request::Op op, void* buf, int64_t count, int peer, int tag,
-                            MPI_Comm comm, SendOrder order) {
+                            MPI_Comm comm, SendOrder order, ReduceUnits units) {
   Request* r;
   {
     std::lock_guard lk(mu_);
@@ -52,6 +52,9 @@ Comm::Request* Comm::submit(Request::Op op, void* buf, int64_t count, int peer, 
     r->peer = peer;
     r->tag = tag;
     r->comm = comm;
+    r->unit = units.unit;
+    r->reduce = units.reduce;
+    r->unit_bytes = units.bytes;
     r->submit_ns = now_ns();
     r->complete_ns = 0;
     r->done.store(false, std::memory_order_relaxed);
@@ -78,6 +81,11 @@ Comm::Request* Comm::iallreduce_sum(float* buf, int64_t n, MPI_Comm comm) {
 }
 Comm::Request* Comm::iallreduce_sum(double* buf, int64_t n, MPI_Comm comm) {
   return submit(Request::Op::kAllreduceDouble, buf, n, -1, 0, comm);
+}
+Comm::Request* Comm::iallreduce_units(void* buf, int64_t n, MPI_Datatype unit, int64_t unit_bytes,
+                                      MPI_Op reduce, MPI_Comm comm) {
+  return submit(Request::Op::kAllreduceUnits, buf, n, -1, 0, comm, {},
+                ReduceUnits{unit, reduce, unit_bytes});
 }
 Comm::Request* Comm::ibarrier(MPI_Comm comm) {
   return submit(Request::Op::kBarrier, nullptr, 0, -1, 0, comm);
@@ -185,6 +193,7 @@ void Comm::issue_now(Request* r) {
   }
   const size_t elem = r->op == Request::Op::kAllreduceFloat    ? sizeof(float)
                       : r->op == Request::Op::kAllreduceDouble ? sizeof(double)
+                      : r->op == Request::Op::kAllreduceUnits  ? static_cast<size_t>(r->unit_bytes)
                                                                : 1;
   auto* base = static_cast<char*>(r->buf);
   int64_t left = r->count;
@@ -204,6 +213,9 @@ void Comm::issue_now(Request* r) {
         break;
       case Request::Op::kAllreduceDouble:
         MPI_Iallreduce(MPI_IN_PLACE, base, part, MPI_DOUBLE, MPI_SUM, r->comm, &q);
+        break;
+      case Request::Op::kAllreduceUnits:
+        MPI_Iallreduce(MPI_IN_PLACE, base, part, r->unit, r->reduce, r->comm, &q);
         break;
       case Request::Op::kBarrier:
         MPI_Ibarrier(r->comm, &q);

@@ -53,16 +53,25 @@ struct SendOrder {  // a send's place in temporal WAN sharing (arbiter.h); key <
   int64_t iteration = 0, key = -1;
 };
 
+struct ReduceUnits {  // Comm::iallreduce_units' datatype and op
+  MPI_Datatype unit = MPI_DATATYPE_NULL;
+  MPI_Op reduce = MPI_OP_NULL;
+  int64_t bytes = 0;
+};
+
 class Comm {
  public:
   struct Request {
-    enum class Op { kSend, kRecv, kAllreduceFloat, kAllreduceDouble, kBarrier };
+    enum class Op { kSend, kRecv, kAllreduceFloat, kAllreduceDouble, kAllreduceUnits, kBarrier };
     Op op = Op::kSend;
     void* buf = nullptr;
     int64_t count = 0;  // bytes (send/recv) or elements (allreduce)
     int peer = -1;
     int tag = 0;
     MPI_Comm comm = MPI_COMM_NULL;
+    MPI_Datatype unit = MPI_DATATYPE_NULL;  // kAllreduceUnits: one unit of unit_bytes
+    MPI_Op reduce = MPI_OP_NULL;            // and the user op that sums two of them
+    int64_t unit_bytes = 0;
     int64_t submit_ns = 0;    // when the executor handed it over
     int64_t complete_ns = 0;  // when the comm thread saw it complete
     std::atomic<bool> done{false};
@@ -85,6 +94,10 @@ class Comm {
   Request* irecv(void* buf, int64_t bytes, int peer, int tag, MPI_Comm comm);
   Request* iallreduce_sum(float* buf, int64_t n, MPI_Comm comm);  // in place
   Request* iallreduce_sum(double* buf, int64_t n, MPI_Comm comm);
+  // In place over `n` units of a committed datatype `unit` (unit_bytes each) with the
+  // user op `reduce` (outer_sync.h: encoded payloads).
+  Request* iallreduce_units(void* buf, int64_t n, MPI_Datatype unit, int64_t unit_bytes,
+                            MPI_Op reduce, MPI_Comm comm);
   Request* ibarrier(MPI_Comm comm);
 
   static bool test(const Request* r) { return r->done.load(std::memory_order_acquire); }
@@ -109,7 +122,7 @@ class Comm {
 
  private:
   Request* submit(Request::Op op, void* buf, int64_t count, int peer, int tag, MPI_Comm comm,
-                  SendOrder order = {});
+                  SendOrder order = {}, ReduceUnits units = {});
   void run();
   void issue(Request* r);
   void issue_now(Request* r);  // past the arbiter

@@ -131,6 +131,8 @@ class ModeledCompute final : public StageCompute {
     return c_.tp_allreduces.empty() ? 0 : c_.tp_allreduces[s];
   }
   std::span<float> grads(int) override { return grads_; }
+  std::span<float> params(int) override { return {}; }
+  double eval_loss(int) override { return std::numeric_limits<double>::quiet_NaN(); }
   double grad_sq_norm(int) override { return 0; }
   void optimizer_step(int, double) override { sleep_ns(c_.opt_ns); }
   void prefill(int) override {
@@ -203,6 +205,7 @@ class RealCompute final : public StageCompute {
         b_(spec.microbatch_size),
         replicas_(spec.data_parallel),
         replica_(replica),
+        stage_count_(stage_count),
         lr_(spec.learning_rate) {
     model::set_compute_threads(std::max(1, spec.threads));
     std::vector<model::StageRange> ranges;
@@ -299,6 +302,9 @@ class RealCompute final : public StageCompute {
     return as_bytes(stage(s).backward(mb, as_floats(dout)));
   }
   std::span<float> grads(int s) override { return stage(s).grads(); }
+  std::span<float> params(int s) override {
+    return device_.rfind("cpu", 0) == 0 ? stage(s).params() : std::span<float>();
+  }
   double grad_sq_norm(int s) override { return stage(s).grad_sq_norm(); }
   void set_tp_allreduce(std::function<void(std::span<float>)> allreduce) override {
     for (auto& [s, st] : stages_) st->set_tp_allreduce(allreduce);
@@ -332,6 +338,31 @@ class RealCompute final : public StageCompute {
       }
       for (auto& [s, st] : stages_) st->discard(kPrefillSlot);
     }
+  }
+  double eval_loss(int batches) override {
+    if (static_cast<int>(stages_.size()) != stage_count_ || !corpus_ || batches < 1)
+      return std::numeric_limits<double>::quiet_NaN();
+    const model::BatchLoader val(corpus_->validation(), b_, cfg_.seq, 0);
+    const size_t n = static_cast<size_t>(b_) * cfg_.seq;
+    std::vector<int32_t> tok(n), tgt(n);
+    double sum = 0;
+    for (int i = 0; i < batches; ++i) {
+      val.fixed(i, batches, tok.data(), tgt.data());
+      std::span<const float> acts;
+      for (auto& [s, st] : stages_) {  // every stage, in order
+        model::StageInput<float> x;
+        if (st->is_first())
+          x.tokens = tok;
+        else
+          x.acts = acts;
+        if (st->is_last()) x.targets = tgt;
+        const model::StageOutput<float> out = st->forward(kPrefillSlot, x);
+        acts = out.acts;
+        if (st->is_last()) sum += out.loss;
+      }
+      for (auto& [s, st] : stages_) st->discard(kPrefillSlot);
+    }
+    return sum / batches;
   }
   double iteration_loss() const override {
     return has_loss_ && loss_count_ > 0 ? loss_sum_ / loss_count_
@@ -370,7 +401,7 @@ class RealCompute final : public StageCompute {
   }
 
   model::ModelConfig cfg_;
-  int m_, b_, replicas_, replica_;
+  int m_, b_, replicas_, replica_, stage_count_;
   double lr_;
   model::AdamWConfig opt_;  // clipping is the executor's (global norm across ranks)
   std::map<int, std::unique_ptr<model::StageApi>> stages_;

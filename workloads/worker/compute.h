@@ -58,6 +58,9 @@ class StageCompute {
   // grad_bytes, shared by the stages of the rank).
   virtual std::span<float> grads(int stage) = 0;
   virtual double grad_sq_norm(int stage) = 0;  // modeled: 0
+  // The stage's live parameters, written in place by an outer step (outer_sync.h); empty
+  // where they cannot be (modeled compute, a CUDA stage: its params() is a host copy).
+  virtual std::span<float> params(int stage) = 0;
   virtual void optimizer_step(int stage, double grad_scale) = 0;
 
   // The TP group's in-place sum (TP > 1; required before the first F).
@@ -75,7 +78,11 @@ class StageCompute {
   virtual void prefill(int tokens) = 0;
 
   virtual double iteration_loss() const = 0;  // mean over microbatches; NaN without loss
-  virtual std::string param_checksum() = 0;   // hex hash of the held parameters; "" modeled
+  // Mean loss of the held parameters over `batches` fixed validation batches (the
+  // corpus's validation split, BatchLoader::fixed), forward only, nothing kept; NaN unless
+  // this rank holds every stage (real compute).
+  virtual double eval_loss(int batches) = 0;
+  virtual std::string param_checksum() = 0;  // hex hash of the held parameters; "" modeled
   virtual int64_t peak_activation_bytes() const = 0;
 };
 

@@ -16,13 +16,14 @@ std::string Layout::host(int w) const {
 }
 
 Executor::Executor(const RunSpec& spec, const sched::Schedule& schedule, Layout layout,
-                   StageCompute& compute, Comm& comm, Tracer& tracer)
+                   StageCompute& compute, Comm& comm, Tracer& tracer, OuterSync* outer)
     : spec_(spec),
       sched_(schedule),
       L_(std::move(layout)),
       compute_(compute),
       comm_(comm),
       tracer_(tracer),
+      outer_(outer),
       actions_(schedule.actions.at(L_.pipeline_rank)) {
   const int S = sched_.stages, M = sched_.microbatches;
   if (1 + 2 * S * M >= 30000)
@@ -47,6 +48,7 @@ Executor::Executor(const RunSpec& spec, const sched::Schedule& schedule, Layout 
                              " has compute after its first OPT; gradient clipping needs the "
                              "global norm first (set grad_clip 0 in the run spec)");
   if (!compute_.real()) sink_.assign(sink, std::byte{0});
+  if (outer_) outer_->begin(compute_, stages());
   if (L_.tensor_parallel > 1)
     compute_.set_tp_allreduce([this](std::span<float> buf) { tp_allreduce(buf); });
   if (spec_.prefill.on) {
@@ -274,20 +276,21 @@ Executor::Buffer Executor::take_from(std::map<Key, Buffer>& box, const Key& key,
 }
 
 void Executor::start_allreduce(int stage) {
-  if (L_.data_parallel <= 1 || allreduce_.count(stage)) return;
+  if (L_.data_parallel <= 1 || outer_ || allreduce_.count(stage)) return;
   std::span<float> g = compute_.grads(stage);
   allreduce_[stage] = comm_.iallreduce_sum(g.data(), static_cast<int64_t>(g.size()), L_.replicas);
 }
 
 double Executor::grad_scale(int iteration) {
   if (scale_known_) return scale_;
-  const double D = L_.data_parallel;
+  // DiLoCo's inner steps: each replica on its own gradients.
+  const double D = outer_ ? 1 : L_.data_parallel;
   scale_known_ = true;
   if (!compute_.real() || spec_.grad_clip <= 0) return scale_ = 1.0 / D;
   // Every held stage's gradient must be final and summed over replicas.
   double sq = 0;
   for (int s : stages()) {
-    if (L_.data_parallel > 1 && !reduced_.count(s)) {
+    if (L_.data_parallel > 1 && !outer_ && !reduced_.count(s)) {
       start_allreduce(s);
       const int64_t t0 = now_ns();
       wait_for(allreduce_[s], Action{Kind::ALLREDUCE, s, -1, -1}, iteration, "ALLREDUCE",
@@ -365,6 +368,7 @@ Executor::Iteration Executor::run_iteration(int iteration, bool another_follows)
     if (i == last_recv_ && another_follows) post_receives(next_);
     if (!sends_.empty()) reap_sends();
   }
+  if (outer_ && outer_->due(iteration)) outer_sync(iteration);
   cur_.posted = false;
   res.end_ns = now_ns();
   res.loss = compute_.iteration_loss();
@@ -432,6 +436,8 @@ int Executor::run_action(int i, int iteration) {
       throw std::runtime_error("schedule " + sched_.name + ": TP_ALLREDUCE is not an action");
     case Kind::PREFILL:  // a trace kind: validate() keeps it out of schedules
       throw std::runtime_error("schedule " + sched_.name + ": PREFILL is not an action");
+    case Kind::OUTER_SYNC:
+      throw std::runtime_error("schedule " + sched_.name + ": OUTER_SYNC is not an action");
   }
   return i;
 }
@@ -497,7 +503,7 @@ void Executor::finish_allreduce(const Action& a, int iteration) {
   const int s = a.stage;
   const int64_t t0 = now_ns();
   int64_t bytes = 0;
-  if (L_.data_parallel > 1 && !reduced_.count(s)) {
+  if (L_.data_parallel > 1 && !outer_ && !reduced_.count(s)) {
     start_allreduce(s);
     bytes = static_cast<int64_t>(compute_.grads(s).size_bytes());
     wait_for(allreduce_[s], a, iteration, "ALLREDUCE",
@@ -509,6 +515,26 @@ void Executor::finish_allreduce(const Action& a, int iteration) {
   const int64_t t1 = now_ns();
   tracer_.record(a.kind, s, -1, t0, t1, bytes);
   add_wait("ALLREDUCE", t1 - t0);
+}
+
+void Executor::outer_sync(int iteration) {
+  const std::vector<int> held = stages();
+  std::vector<Comm::Request*> req;
+  std::vector<int64_t> t0;
+  for (int s : held) {
+    t0.push_back(now_ns());
+    req.push_back(outer_->start(compute_, s, comm_, L_.replicas));
+  }
+  for (size_t k = 0; k < held.size(); ++k) {
+    const int s = held[k];
+    const int64_t w0 = now_ns();
+    wait_for(req[k], Action{Kind::OUTER_SYNC, s, -1, -1}, iteration, "OUTER_SYNC",
+             "the replicas of stage " + std::to_string(s));
+    comm_.release(req[k]);
+    add_wait("OUTER_SYNC", now_ns() - w0);
+    outer_->finish(compute_, s);
+    tracer_.record(Kind::OUTER_SYNC, s, -1, t0[k], now_ns(), outer_->wire_bytes(s));
+  }
 }
 
 }  // namespace xdc::worker

@@ -12,6 +12,11 @@
 //  - OPT: with grad_clip > 0 (real mode), the first OPT of the iteration sums the
 //    squared gradient norms of all stages (allreduce over the replica's pipeline ranks),
 //    then each stage steps with scale clip_scale(norm of the replica mean) / replicas.
+// With an OuterSync (RunSpec::dp_sync diloco, outer_sync.h) there is no gradient
+// all-reduce: ALLREDUCE actions are zero-length records, OPT scales by the local norm's
+// clip alone, and after every inner_steps-th iteration's last action each held stage's
+// outer sync runs (all submitted, then each waited for and applied in stage order), traced
+// as an OUTER_SYNC record (bytes: the encoded payload), its wait counted as OUTER_SYNC.
 // With iteration_barrier, every iteration starts with an MPI_Ibarrier over the world
 // (outside the iteration window), so iteration windows line up across ranks as in the
 // simulator.
@@ -41,6 +46,7 @@
 #include "workloads/schedule/schedule.h"
 #include "workloads/worker/comm.h"
 #include "workloads/worker/compute.h"
+#include "workloads/worker/outer_sync.h"
 #include "workloads/worker/prefill.h"
 #include "workloads/worker/run_spec.h"
 #include "workloads/worker/tracer.h"
@@ -71,8 +77,9 @@ struct Layout {
 
 class Executor {
  public:
+  // `outer`: DiLoCo's outer loop (null: synchronous data parallelism); outlives this.
   Executor(const RunSpec& spec, const sched::Schedule& schedule, Layout layout,
-           StageCompute& compute, Comm& comm, Tracer& tracer);
+           StageCompute& compute, Comm& comm, Tracer& tracer, OuterSync* outer = nullptr);
   ~Executor();
 
   struct Iteration {
@@ -140,6 +147,7 @@ class Executor {
   void backward(const sched::Action& a);
   void send(int i, int iteration);
   void finish_allreduce(const sched::Action& a, int iteration);
+  void outer_sync(int iteration);
 
   const RunSpec& spec_;
   const sched::Schedule& sched_;
@@ -147,6 +155,7 @@ class Executor {
   StageCompute& compute_;
   Comm& comm_;
   Tracer& tracer_;
+  OuterSync* outer_;
   const std::vector<sched::Action>& actions_;
   std::vector<int> last_grad_action_;  // per stage: index of its last W/BW, -1 if not here
 

@@ -67,6 +67,22 @@ void from_json(const json& j, PrefillSpec& p) {
   p.guard_ns = j.value("guard_ns", d.guard_ns);
 }
 
+void to_json(json& j, const DpSyncSpec& d) {
+  j = json{{"method", d.method},
+           {"inner_steps", d.inner_steps},
+           {"outer_lr", d.outer_lr},
+           {"outer_momentum", d.outer_momentum},
+           {"payload", d.payload}};
+}
+void from_json(const json& j, DpSyncSpec& d) {
+  DpSyncSpec x;
+  d.method = j.value("method", x.method);
+  d.inner_steps = j.value("inner_steps", x.inner_steps);
+  d.outer_lr = j.value("outer_lr", x.outer_lr);
+  d.outer_momentum = j.value("outer_momentum", x.outer_momentum);
+  d.payload = j.value("payload", x.payload);
+}
+
 void to_json(json& j, const RunSpec& s) {
   j = json{{"run_dir", s.run_dir},
            {"schedule_name", s.schedule_name},
@@ -102,6 +118,7 @@ void to_json(json& j, const RunSpec& s) {
            {"connections_dc", s.connections_dc},
            {"data_cidr", s.data_cidr},
            {"prefill", s.prefill},
+           {"dp_sync", s.dp_sync},
            {"debug_exit_rank", s.debug_exit_rank},
            {"debug_exit_after_iteration", s.debug_exit_after_iteration}};
 }
@@ -141,6 +158,7 @@ void from_json(const json& j, RunSpec& s) {
   s.connections_dc = j.value("connections_dc", d.connections_dc);
   s.data_cidr = j.value("data_cidr", d.data_cidr);
   s.prefill = j.value("prefill", PrefillSpec{});
+  s.dp_sync = j.value("dp_sync", DpSyncSpec{});
   s.debug_exit_rank = j.value("debug_exit_rank", d.debug_exit_rank);
   s.debug_exit_after_iteration =
       j.value("debug_exit_after_iteration", d.debug_exit_after_iteration);
@@ -179,6 +197,7 @@ void to_json(json& j, const RankReport& r) {
            {"clock_residual_ns", r.clock_residual_ns},
            {"waits", r.waits},
            {"peak_activation_bytes", r.peak_activation_bytes},
+           {"eval_loss", r.eval_loss},
            {"compute", r.compute},
            {"complete", r.complete},
            {"iterations_done", r.iterations_done},
@@ -204,6 +223,7 @@ void from_json(const json& j, RankReport& r) {
   r.clock_residual_ns = j.value("clock_residual_ns", int64_t{-1});
   r.waits = j.value("waits", json::object());
   r.peak_activation_bytes = j.value("peak_activation_bytes", int64_t{0});
+  r.eval_loss = j.value("eval_loss", -1.0);
   r.compute = j.value("compute", "");
   r.complete = j.value("complete", false);
   r.iterations_done = j.value("iterations_done", 0);

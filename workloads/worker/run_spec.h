@@ -79,6 +79,19 @@ struct PrefillSpec {
   int64_t guard_ns = 1000000;  // a job must end this long before the predicted start
 };
 
+// How the data-parallel replicas synchronise (the experiment's `dp_sync:`,
+// harness/experiment/experiment.h; outer_sync.h). method "sync": the gradient all-reduce
+// every iteration; "diloco": none, and after every inner_steps-th iteration (warmup ones
+// counted) the pseudo-gradients are averaged in `payload` (model/payload.h) and the outer
+// Nesterov step applied.
+struct DpSyncSpec {
+  std::string method = "sync";  // "sync" | "diloco"
+  int inner_steps = 1;
+  double outer_lr = 0.7, outer_momentum = 0.9;
+  std::string payload = "fp32";
+  bool diloco() const { return method == "diloco"; }
+};
+
 struct RunSpec {
   std::string run_dir;  // absolute; every rank writes its files here
   std::string schedule_name;
@@ -133,6 +146,7 @@ struct RunSpec {
   // the direction when a message has that many bytes left to arrive (stripes.h).
   std::map<std::string, int64_t> wan_release_ahead_bytes;
   PrefillSpec prefill;  // off unless the experiment has `prefill:`
+  DpSyncSpec dp_sync;   // synchronous unless the experiment has `dp_sync:`
   // Ranks on several machines (a lab run): the offsets to rank 0's clock are measured over
   // 24 round trips instead of 8, and a third time right after the end-of-run measurement;
   // the change between the two (the measurement's repeatability) is clock_residual_ns.
@@ -142,6 +156,8 @@ struct RunSpec {
 
   int world_size() const { return pipeline_ranks * data_parallel * tensor_parallel; }
 };
+
+inline constexpr int kEvalBatches = 16;  // RankReport::eval_loss's validation batches
 
 struct RankReport {
   int world_rank = 0, replica = 0, pipeline_rank = 0, tp_index = 0;
@@ -159,6 +175,9 @@ struct RankReport {
                                              // end, difference|; -1 = not measured
   nlohmann::json waits;                      // {"RECV_F": ns, "RECV_B": ns, "ALLREDUCE": ns, ...}
   int64_t peak_activation_bytes = 0;
+  // Real compute on a rank holding every stage: the mean loss of its final parameters on
+  // kEvalBatches fixed validation batches (StageCompute::eval_loss); -1: not evaluated.
+  double eval_loss = -1;
   std::string compute;  // what ran: "real (cpu)", "modeled", ...
   // ---- added by the worker
   bool complete = false;     // false in the partial report rewritten after every
@@ -184,6 +203,8 @@ void to_json(nlohmann::json& j, const ModeledCosts& c);
 void from_json(const nlohmann::json& j, ModeledCosts& c);
 void to_json(nlohmann::json& j, const PrefillSpec& p);
 void from_json(const nlohmann::json& j, PrefillSpec& p);
+void to_json(nlohmann::json& j, const DpSyncSpec& d);
+void from_json(const nlohmann::json& j, DpSyncSpec& d);
 void to_json(nlohmann::json& j, const RunSpec& s);
 void from_json(const nlohmann::json& j, RunSpec& s);
 void to_json(nlohmann::json& j, const RankReport::Connection& c);

@@ -303,10 +303,14 @@ void run(const RunSpec& spec, int rank, int thread_level, const std::string& hos
   report.clock_offset_ns = r.c0.offset_ns;
   MPI_Barrier(MPI_COMM_WORLD);
   {
+    // Before the comm thread: it makes MPI datatypes and ops (outer_sync.h).
+    std::unique_ptr<OuterSync> outer;
+    if (spec.dp_sync.diloco())
+      outer = std::make_unique<OuterSync>(spec.dp_sync, spec.data_parallel);
     Comm comm(progress, spec.progress_poll_us);
     std::unique_ptr<Stripes> stripes = attach_stripes(r, schedule, L, comm, tracer);
     std::unique_ptr<WanArbiter> arbiter = attach_arbiter(spec, progress, comm);
-    Executor ex(spec, schedule, L, *compute, comm, tracer);
+    Executor ex(spec, schedule, L, *compute, comm, tracer, outer.get());
     // Progress for the harness (experiment events anchored to iterations): one line per
     // iteration started, measured ones from 0, warmup ones below 0, written at once.
     std::unique_ptr<std::FILE, int (*)(std::FILE*)> progress_file(
@@ -323,6 +327,12 @@ void run(const RunSpec& spec, int rank, int thread_level, const std::string& hos
     } catch (const std::exception& e) {
       fail(rank, host, e.what());
     }
+  }
+  const double eval = compute->eval_loss(kEvalBatches);
+  if (!std::isnan(eval)) {
+    report.eval_loss = eval;
+    std::printf("rank %d eval loss %.6f (%d validation batches)\n", rank, eval, kEvalBatches);
+    std::fflush(stdout);
   }
   finish_report(r, tracer, *compute, clock_rounds);
   MPI_Comm_free(&L.replicas);

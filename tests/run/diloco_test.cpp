@@ -1,0 +1,123 @@
+// `xdc run` of DiLoCo (dp_sync diloco) end to end on real namespaces, real OpenMPI and the
+// real xdc-worker with real compute: two replicas in two DCs train on their own between
+// outer syncs (their weights differ) and leave every outer sync with identical weights;
+// each sync is traced as OUTER_SYNC carrying the int8 payload's bytes of the model's
+// parameters; summary.json states the syncs, the bytes per outer step beside the
+// analytic count (the WAN's own byte counters within 5% of it, headers included) and the
+// final evaluation loss; nothing is left behind.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "common/text_file.h"
+#include "tests/network/leftovers.h"
+#include "workloads/model/config.h"
+#include "workloads/model/payload.h"
+#include "workloads/model/stage.h"
+#include "workloads/trace/trace.h"
+
+namespace fs = std::filesystem;
+using xdc::testing::leftovers;
+using xdc::testing::run_xdc;
+
+namespace {
+
+nlohmann::json read_json(const fs::path& f) {
+  return nlohmann::json::parse(xdc::read_text_file_or_empty(f));
+}
+
+}  // namespace
+
+TEST(Diloco, ReplicasAgreeAfterEachOuterSyncAndDifferBetween) {
+  const std::string net = "dilrt";
+  const fs::path dir = fs::temp_directory_path() / "xdc-run-test-diloco";
+  fs::remove_all(dir);
+  auto r = run_xdc({"run", "tests/run/diloco-real.yaml", "-o", dir.string(), "--name", net}, 300);
+  ASSERT_EQ(r.rc, 0) << r.out;
+  // World rank = replica (one stage each); inner_steps 3: syncs after iterations 2 and 5.
+  const auto rank0 = read_json(dir / "1f1b" / "rank0.json");
+  const auto rank1 = read_json(dir / "1f1b" / "rank1.json");
+  const auto a = rank0["param_checksums"].get<std::vector<std::string>>();
+  const auto b = rank1["param_checksums"].get<std::vector<std::string>>();
+  ASSERT_EQ(a.size(), 6u);
+  ASSERT_EQ(b.size(), 6u);
+  for (size_t i = 0; i < a.size(); ++i) {
+    if ((i + 1) % 3 == 0)
+      EXPECT_EQ(a[i], b[i]) << "iteration " << i << " ends with an outer sync";
+    else
+      EXPECT_NE(a[i], b[i]) << "iteration " << i << ": each replica on its own shard";
+  }
+  // The payload: every parameter of the model, int8 blocks of 1024 and a float scale.
+  const auto cfg = xdc::model::ModelConfig::preset("tiny");
+  int64_t params = 0;
+  for (const auto& t : xdc::model::stage_tensors(cfg, {0, cfg.layers})) params += t.size;
+  const int64_t payload = xdc::model::payload_bytes(xdc::model::Payload::kInt8, params);
+  EXPECT_EQ(payload, (params + 1023) / 1024 * 1028);
+  const auto trace =
+      xdc::trace::from_csv(xdc::read_text_file_or_empty(dir / "1f1b" / "rank0.trace.csv"));
+  int syncs = 0;
+  for (const auto& ev : trace.events)
+    if (ev.kind == xdc::sched::Kind::OUTER_SYNC) {
+      ++syncs;
+      EXPECT_EQ(ev.bytes, payload);
+      EXPECT_GT(ev.end_ns, ev.start_ns);
+    }
+  EXPECT_EQ(syncs, 2);
+  const auto s = read_json(dir / "summary.json")["schedules"][0];
+  const auto d = s["dp_sync"];
+  EXPECT_EQ(d["outer_syncs"], 2);
+  EXPECT_EQ(d["payload_bytes_per_outer_step"], payload);
+  EXPECT_EQ(d["payload_bytes_analytic"], payload);
+  EXPECT_EQ(d["collective_bytes_per_outer_step"], 2 * payload);
+  EXPECT_GT(d["sync_s_per_sync"].get<double>(), 0);
+  // What the WAN's egresses sent during the job, per outer sync, is the all-reduce's two
+  // messages with their TCP/IP headers, within 5% (ACKs, start-up and barriers beside).
+  const double analytic = d["collective_wire_bytes_analytic"].get<double>();
+  EXPECT_GT(analytic, 2.0 * payload);
+  EXPECT_NEAR(d["wan_wire_bytes_per_outer_step"].get<double>() / analytic, 1.0, 0.05);
+  EXPECT_EQ(s["wan_wire_bytes"]["total"].get<double>(),
+            2 * d["wan_wire_bytes_per_outer_step"].get<double>());
+  // Over the 20 ms WAN the all-reduce waits for at least one one-way trip.
+  EXPECT_GT(d["stall_s_per_sync"].get<double>(), 0.02);
+  // No gradient all-reduce: its records are empty.
+  EXPECT_LT(s["waits_s_per_iteration"].value("ALLREDUCE", 0.0), 1e-3);
+  // The final parameters were evaluated; training moved them off the uniform loss.
+  ASSERT_TRUE(s.contains("eval_loss")) << s.dump();
+  EXPECT_LT(s["eval_loss"].get<double>(), std::log(256.0));
+  EXPECT_GT(s["simulated_iteration_s"].get<double>(), 0);
+  EXPECT_EQ(leftovers(net), std::vector<std::string>{});
+}
+
+// Modeled compute: the outer sync carries each stage's modeled parameters (grad / 4 fp32
+// values) in bf16, after global iterations 1 and 3 (measured 0 and 2), and the prediction
+// puts the sync's WAN transfer into those iterations only.
+TEST(Diloco, ModeledSyncsCarryTheStagesPayloadAndArePredictedWhereDue) {
+  const std::string net = "dilmt";
+  const fs::path dir = fs::temp_directory_path() / "xdc-run-test-diloco-modeled";
+  fs::remove_all(dir);
+  auto r =
+      run_xdc({"run", "tests/run/diloco-modeled.yaml", "-o", dir.string(), "--name", net}, 300);
+  ASSERT_EQ(r.rc, 0) << r.out;
+  const auto s = read_json(dir / "summary.json")["schedules"][0];
+  const auto d = s["dp_sync"];
+  EXPECT_EQ(d["outer_syncs"], 2);
+  // Two stages (one per rank of replica 0), 4 MiB / 4 values each, 2 bytes a value.
+  EXPECT_EQ(d["payload_bytes_per_outer_step"], 2 * (4 << 20) / 4 * 2);
+  EXPECT_NEAR(d["wan_wire_bytes_per_outer_step"].get<double>() /
+                  d["collective_wire_bytes_analytic"].get<double>(),
+              1.0, 0.05);
+  for (int rank = 0; rank < 4; ++rank) {
+    const auto trace = xdc::trace::from_csv(xdc::read_text_file_or_empty(
+        dir / "1f1b" / ("rank" + std::to_string(rank) + ".trace.csv")));
+    int syncs = 0;
+    for (const auto& ev : trace.events) syncs += ev.kind == xdc::sched::Kind::OUTER_SYNC;
+    EXPECT_EQ(syncs, 2) << "rank " << rank;
+  }
+  const auto predicted = s["simulated_series"]["iteration_s"].get<std::vector<double>>();
+  ASSERT_EQ(predicted.size(), 3u);
+  EXPECT_GT(predicted[0], predicted[1]);
+  EXPECT_GT(predicted[2], predicted[1]);
+  EXPECT_EQ(leftovers(net), std::vector<std::string>{});
+}
