@@ -159,6 +159,7 @@
 
 #include "common/input_error.h"
 #include "harness/common/yaml_reader.h"
+#include "harness/experiment/workload.h"
 #include "harness/sim/cost_model.h"
 #include "harness/topology/topology.h"
 #include "workloads/model/config.h"
@@ -291,6 +292,9 @@ struct Experiment {
   SourcePos time_dilation_pos;        // where the experiment sets it (empty: not set)
   std::vector<ProgressEvent> events;  // in at_iteration order (stable)
   Prefill prefill;                    // `prefill:`; off by default
+  // `workload:` (workload.h): the user's program instead of xdc-worker; the worker's keys
+  // above keep their defaults and are refused in the file.
+  std::optional<Workload> workload;
 
   int world_size() const { return stages * data_parallel * tensor_parallel; }
   // World rank (run_spec.h's layout) of a TP rank of a pipeline rank of a replica.
