@@ -3,7 +3,7 @@ one process per rank, rendezvous from torch.distributed's environment (RANK, WOR
 MASTER_ADDR, MASTER_PORT; xdc sets them). Data: byte-level text of the licenses every
 Debian system ships. Each step reports to XDC_EVENTS: "step" (with the loss), "compute"
 (forward and backward up to the moment DDP's gradient bucket is ready, and the optimizer
-step after the all-reduce) and "allreduce" (each bucket's all-reduce, with its bytes, timed
+step after the all-reduce) and "allreduce" (each bucket's all-reduce, with its bytes, done
 by a communication hook), so xdc can predict the step from its parts."""
 import argparse
 import glob
@@ -57,24 +57,41 @@ def main():
     rank, world = dist.get_rank(), dist.get_world_size()
     torch.manual_seed(0)
     # ~135 K parameters: one gradient bucket (DDP's first bucket holds up to 1 MiB), so
-    # the step is compute, one all-reduce, the optimizer.
-    model = DDP(TinyLM(seq=args.seq))
+    # the step is compute, one all-reduce, the optimizer. No buffer broadcast per forward.
+    model = DDP(TinyLM(seq=args.seq), broadcast_buffers=False)  # the mask is a constant
     clock = {}
 
-    # The all-reduce of each gradient bucket, timed: its start ends the step's compute.
-    def timed_allreduce(state, bucket):
+    # Each gradient bucket's all-reduce, timed: its start ends the step's compute. It is a
+    # binomial tree (the sum goes up to rank 0 and back down, one full bucket per edge),
+    # the algorithm xdc's simulator models for a data-parallel all-reduce, over gloo's
+    # point-to-point send/recv.
+    def tree_allreduce(state, bucket):
         clock["ready"] = time.time()
         t = bucket.buffer()
         emit(rank, "allreduce", "begin")
-        fut = dist.all_reduce(t / world, async_op=True).get_future()
+        part = torch.empty_like(t)
+        half = 1
+        while half < world:  # reduce: rank v at a multiple of 2*half takes v + half's sum
+            if rank % (2 * half) == half:
+                dist.send(t, rank - half)
+                break
+            if rank % (2 * half) == 0 and rank + half < world:
+                dist.recv(part, rank + half)
+                t += part
+            half *= 2
+        if rank > 0:  # broadcast: from rank minus its highest bit
+            dist.recv(t, rank - (1 << (rank.bit_length() - 1)))
+        child = 1 << rank.bit_length() if rank else 1
+        while rank + child < world:
+            dist.send(t, rank + child)
+            child *= 2
+        t /= world
+        emit(rank, "allreduce", "end", bytes=t.numel() * t.element_size())
+        fut = torch.futures.Future()
+        fut.set_result(t)
+        return fut
 
-        def done(f):
-            emit(rank, "allreduce", "end", bytes=t.numel() * t.element_size())
-            return f.value()[0]
-
-        return fut.then(done)
-
-    model.register_comm_hook(None, timed_allreduce)
+    model.register_comm_hook(None, tree_allreduce)
     opt = torch.optim.AdamW(model.parameters(), lr=args.lr)
     data = corpus()
     gen = torch.Generator().manual_seed(1000 + rank)  # each rank its own batches

@@ -53,12 +53,18 @@
 //   learning_rate: 0.003              # real compute
 //   data: /usr/share/common-licenses/*   # real compute: training text (glob)
 //   check: false                      # quick link check before the workers start
+//   iteration_barrier: true           # every iteration starts with a barrier of all ranks
+//                                     # (false: iterations run free, as a program without
+//                                     # one does; the simulator models either)
 //   time_dilation: 1                  # k >= 1: run k times slower than real (below)
 //   prefill:                          # optional: inference prefill in pipeline bubbles
 //     rate_rps: 200                   # (BubbleTea, below); off without the block
 //     prompt_tokens: {dist: uniform, mean: 512, max: 2048}   # fixed | uniform | exponential
 //     deadline: 2s                    # not served by arrival + deadline: rejected
 //     seed: 1                         # default: the experiment's seed
+//   workload: {command: [...], hosts: [...]}   # optional: the user's own program instead of
+//                                     # xdc-worker (workload.h); the worker's keys are
+//                                     # then refused
 //   events:                           # optional: WAN changes anchored to training progress
 //     - {at_iteration: 5, link: [east, west], down_for: 2s}   # ProgressEvent below
 //     - {at_iteration: 8, dc: west, kill_ranks: true}
@@ -288,6 +294,7 @@ struct Experiment {
   double learning_rate = 3e-3;
   std::string data_glob = "/usr/share/common-licenses/*";
   bool link_check = false;
+  bool iteration_barrier = true;      // workers and simulator: a barrier before every iteration
   double time_dilation = 1;           // k: see above; 1 = off
   SourcePos time_dilation_pos;        // where the experiment sets it (empty: not set)
   std::vector<ProgressEvent> events;  // in at_iteration order (stable)

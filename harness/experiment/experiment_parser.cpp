@@ -20,12 +20,32 @@
 namespace xdc::run {
 namespace {
 
-const std::vector<std::string> kTopKeys = {
-    "name",    "description", "topology",      "shaping",      "network",         "wan",
-    "model",   "compute",     "pipeline",      "microbatches", "microbatch_size", "iterations",
-    "warmup",  "schedules",   "mpi",           "seed",         "learning_rate",   "data",
-    "check",   "tcp",         "time_dilation", "events",       "prefill",         "repeat",
-    "workload"};
+const std::vector<std::string> kTopKeys = {"name",
+                                           "description",
+                                           "topology",
+                                           "shaping",
+                                           "network",
+                                           "wan",
+                                           "model",
+                                           "compute",
+                                           "pipeline",
+                                           "microbatches",
+                                           "microbatch_size",
+                                           "iterations",
+                                           "warmup",
+                                           "schedules",
+                                           "mpi",
+                                           "seed",
+                                           "learning_rate",
+                                           "data",
+                                           "check",
+                                           "tcp",
+                                           "time_dilation",
+                                           "events",
+                                           "prefill",
+                                           "repeat",
+                                           "workload",
+                                           "iteration_barrier"};
 const std::map<std::string, std::string> kSynonyms = {
     {"schedule", "schedules"},     {"topo", "topology"},       {"backend", "network"},
     {"steps", "iterations"},       {"mbs", "microbatch_size"}, {"batch_size", "microbatch_size"},
@@ -111,6 +131,7 @@ class Parser {
     if (auto v = top.get("learning_rate")) e_.learning_rate = v->number(0, 10);
     if (auto v = top.get("data")) e_.data_glob = v->scalar("a file or glob of training text");
     if (auto v = top.get("check")) e_.link_check = v->boolean();
+    if (auto v = top.get("iteration_barrier")) e_.iteration_barrier = v->boolean();
     if (auto v = top.get("time_dilation")) read_time_dilation(*v);
     if (auto v = top.get("events")) read_events(*v);
     if (auto v = top.get("prefill")) read_prefill(*v);

@@ -504,7 +504,7 @@ Plan make_plan(const Experiment& e) {
   const worker::RunSpec defaults;
   p.worker.grad_norm =
       e.compute.mode == Compute::Mode::kReal && defaults.grad_clip > 0 && e.stages > 1;
-  p.worker.iteration_barrier = defaults.iteration_barrier;
+  p.worker.iteration_barrier = defaults.iteration_barrier && e.iteration_barrier;
   p.worker.replicas = e.data_parallel;
   p.worker.world = world_link_model(e);
   if (e.data_parallel > 1 && e.compute.mode == Compute::Mode::kModeled) {
@@ -583,6 +583,7 @@ worker::RunSpec run_spec(const Plan& p, const SchedulePlan& sp, const std::strin
   r.data_parallel = e.data_parallel;
   r.tensor_parallel = e.tensor_parallel;
   r.rank_hosts = e.rank_hosts();
+  r.iteration_barrier = p.worker.iteration_barrier;
   r.microbatches = e.microbatches;
   r.microbatch_size = e.microbatch_size;
   r.iterations = e.iterations;

@@ -148,9 +148,11 @@ nlohmann::json wan_json(const std::vector<WanSample>& samples) {
   nlohmann::json out = nlohmann::json::object();
   for (const auto& [link, v] : by) {
     double peak = 0, interval_max = 0;
+    std::vector<double> intervals;
     for (size_t i = 1; i < v.size(); ++i) {
       const double dt = v[i]->t_s - v[i - 1]->t_s;
       interval_max = std::max(interval_max, dt);
+      intervals.push_back(dt);
       if (dt > 0)
         peak = std::max(peak, static_cast<double>(v[i]->bytes - v[i - 1]->bytes) * 8 / dt / 1e6);
     }
@@ -158,6 +160,7 @@ nlohmann::json wan_json(const std::vector<WanSample>& samples) {
     const uint64_t bytes = v.back()->bytes - v.front()->bytes;
     out[link] = {{"samples", v.size()},
                  {"interval_max_s", interval_max},
+                 {"interval_p50_s", median(intervals)},
                  {"bytes", bytes},
                  {"drops", v.back()->drops - v.front()->drops},
                  {"mean_mbit_s", span > 0 ? static_cast<double>(bytes) * 8 / span / 1e6 : 0.0},

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <yaml-cpp/yaml.h>
 
 #include <atomic>
@@ -9,6 +10,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <list>
 #include <memory>
 #include <mutex>
 #include <sstream>
@@ -38,21 +40,31 @@ double realtime_s() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
+// The WAN's sampling grid: under 10 ms so that a late wake-up on a loaded machine still
+// leaves most intervals within 10 ms (summary.json's wan states the intervals achieved).
+constexpr std::chrono::milliseconds kSamplePeriod{8};
+
 // The hosts' data interface (harness/network/builder.cpp names it in every host).
 constexpr const char* kDataIfname = "eth0";
 
-// Reads every WAN direction's counters every `period` on its own thread, until stopped.
+// Reads every WAN direction's counters every `period`, each direction on its own thread
+// (one slow read does not delay the others), until stopped.
 class WanSampler {
  public:
   WanSampler(const net::NetworkState& s, std::chrono::milliseconds period) : period_(period) {
-    for (const auto& l : s.links) links_.push_back(l);
-    thread_ = std::thread([this] { loop(); });
+    samples_.resize(s.links.size());  // before any thread writes into it
+    for (size_t i = 0; i < s.links.size(); ++i)
+      threads_.emplace_back([this, l = s.links[i], i] { loop(l, i); });
   }
   ~WanSampler() { stop(); }
+  // Every sample, in time order per direction, the directions one after the other.
   std::vector<WanSample> stop() {
     stop_ = true;
-    if (thread_.joinable()) thread_.join();
-    return samples_;
+    for (auto& t : threads_)
+      if (t.joinable()) t.join();
+    std::vector<WanSample> out;
+    for (const auto& v : samples_) out.insert(out.end(), v.begin(), v.end());
+    return out;
   }
 
  private:
@@ -72,28 +84,28 @@ class WanSampler {
     }
     return {0, 0};
   }
-  void loop() {
+  void loop(const net::ShapedLink& l, size_t index) {
+    std::vector<WanSample>& out = samples_[index];
+    const netem::ShapeRecord record = netem::ShapeRecord::from_json(l.record);
+    prctl(PR_SET_TIMERSLACK, 1UL);  // wake on the grid, not up to 50 us after it
     auto next = std::chrono::steady_clock::now();
     while (!stop_) {
-      for (const auto& l : links_) {
-        WanSample s;
-        s.link = l.from + "->" + l.to;
-        try {
-          {
-            nl::NetnsGuard in(l.netns);
-            std::tie(s.bytes, s.packets) = tx(l.ifname);
-          }
-          if (l.backend != "none") {
-            const netem::ShapeCounters c =
-                netem::shape_counters(netem::ShapeRecord::from_json(l.record));
-            s.drops = c.loss_drops + c.delay_queue_drops + c.rate_queue_drops;
-            s.queued = c.queued;
-          }
-        } catch (const std::exception&) {
-          continue;  // the namespace went away: the run is ending
+      WanSample s;
+      s.link = l.from + "->" + l.to;
+      try {
+        {
+          nl::NetnsGuard in(l.netns);
+          std::tie(s.bytes, s.packets) = tx(l.ifname);
         }
         s.t_s = realtime_s();
-        samples_.push_back(s);
+        if (l.backend != "none") {
+          const netem::ShapeCounters c = netem::shape_counters(record);
+          s.drops = c.loss_drops + c.delay_queue_drops + c.rate_queue_drops;
+          s.queued = c.queued;
+        }
+        out.push_back(s);
+      } catch (const std::exception&) {
+        return;  // the namespace went away: the run is ending
       }
       next += period_;
       const auto now = std::chrono::steady_clock::now();
@@ -102,10 +114,9 @@ class WanSampler {
     }
   }
   std::chrono::milliseconds period_;
-  std::vector<net::ShapedLink> links_;
-  std::vector<WanSample> samples_;
+  std::vector<std::vector<WanSample>> samples_;  // per direction, each its thread's
+  std::list<std::thread> threads_;
   std::atomic<bool> stop_{false};
-  std::thread thread_;
 };
 
 struct ProcessOutcome {
@@ -295,8 +306,9 @@ nlohmann::json processes_json(const LaunchOutcome& l) {
 }
 
 // The modeled experiment of the program's step: data parallelism over its ranks' hosts,
-// one stage, each step `compute_s` of compute then `bytes` all-reduced; the experiment's
-// network keys kept. YAML text, loadable from `root`.
+// one stage, each step `compute_s` of compute then `bytes` all-reduced (the simulator's
+// binomial tree, eager messages), no iteration barrier, the program's warm-up; the
+// experiment's network keys kept. YAML text, loadable from `root`.
 std::string modeled_experiment(const Experiment& e, double compute_s, int64_t bytes, int steps) {
   YAML::Node n = YAML::Load(e.text);
   n.remove("workload");
@@ -320,10 +332,13 @@ std::string modeled_experiment(const Experiment& e, double compute_s, int64_t by
   n["pipeline"]["placement"] = placement;
   n["microbatches"] = 1;
   n["iterations"] = std::max(1, steps);
-  n["warmup"] = 0;
+  n["warmup"] = e.workload->warmup_steps;  // the program's warm-up, left out alike
+  n["iteration_barrier"] = false;          // the program's steps start when its ranks are ready
   YAML::Node schedules;
   schedules.push_back("1f1b");
   n["schedules"] = schedules;
+  // gloo and NCCL send without MPI's rendezvous round trip: every message is eager.
+  n["mpi"]["mca"]["btl_tcp_eager_limit"] = std::max<int64_t>(bytes * 2, 65536);
   YAML::Emitter out;
   out << n;
   return std::string("# The modeled experiment of ") + e.source_file +
@@ -365,7 +380,7 @@ RunOutcome run_workload(const Experiment& e, const RunOptions& opts) {
                     environment_json(e, s, !net.owned()).dump(2) + "\n");
     write_text_file(events_path(root), "");
     t0 = realtime_s();
-    WanSampler sampler(s, std::chrono::milliseconds(10));
+    WanSampler sampler(s, kSamplePeriod);
     try {
       launched = w.launcher == Workload::Launcher::kTorch ? launch_torch(e, s, root, opts, say)
                                                           : launch_mpi(e, s, root, opts, say);
