@@ -30,7 +30,7 @@ def main():
     stage = nn.Sequential(nn.Linear(d, d), nn.ReLU(), nn.Linear(d, d), nn.ReLU())
     if rank == 1:
         stage.append(nn.Linear(d, 1))
-    opt = torch.optim.SGD(stage.parameters(), lr=0.05)
+    opt = torch.optim.Adam(stage.parameters(), lr=1e-3)
     gen = torch.Generator().manual_seed(7)
     target_w = torch.randn(d, 1, generator=gen) / d**0.5
     for step in range(args.steps):

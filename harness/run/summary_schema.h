@@ -57,7 +57,8 @@
 // processes [{rank, host, local_rank, exit_code (null: unknown), stopped_by_xdc,
 // seconds}], events_bad_lines, wan {direction: {samples, interval_p50_s, interval_max_s,
 // bytes, drops, mean_mbit_s, peak_mbit_s}}, and one entry in schedules named "workload":
-// the keys above with iteration_s = the program's steps after warm-up, loss = rank 0's,
+// the keys above with iteration_s = the program's steps after warm-up, loss = the lowest
+// rank's that reports one,
 // simulated_iteration_s = the prediction of predicted.yaml (0: none), plus steps {all_s,
 // warmup, per_rank, compute_s_mean, allreduce_bytes} and prediction {compute_s,
 // allreduce_bytes, experiment, simulated_step_s} (or {error}).

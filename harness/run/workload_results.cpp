@@ -104,9 +104,11 @@ Steps program_steps(const ProgramEvents& ev, int world_size, int warmup) {
     }
     out.step_s.push_back(end - begin);
     out.start_s.push_back(begin);
-    const auto& e0 = steps[0][i]->end;
-    out.loss.push_back(e0.contains("loss") && e0["loss"].is_number() ? e0["loss"].get<double>()
-                                                                     : nan());
+    double loss = nan();  // the lowest rank's that reports one (a pipeline's last stage)
+    for (auto it = steps.rbegin(); it != steps.rend(); ++it)
+      if (const auto& line = (*it)[i]->end; line.contains("loss") && line["loss"].is_number())
+        loss = line["loss"].get<double>();
+    out.loss.push_back(loss);
     // The "compute" and "allreduce" spans inside each rank's i-th step.
     double compute = 0;
     int64_t bytes = 0;

@@ -35,7 +35,7 @@ ProgramEvents read_program_events(const std::string& text);
 struct Steps {
   std::vector<double> step_s;            // every step, warm-up included
   std::vector<double> start_s;           // its begin, program clock
-  std::vector<double> loss;              // rank 0's "loss" at the step's end (NaN: none)
+  std::vector<double> loss;              // the lowest rank's "loss" at its step's end (NaN: none)
   std::vector<double> compute_s;         // per step, the ranks' mean time inside "compute" spans
   std::vector<int64_t> allreduce_bytes;  // per step, rank 0's "allreduce" spans' "bytes"
   std::vector<int> per_rank;             // steps each rank ended

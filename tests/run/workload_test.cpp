@@ -120,7 +120,7 @@ not json
 {"t": 11.0, "rank": 0, "name": "step", "phase": "begin", "step": 1}
 {"t": 11.0, "rank": 1, "name": "step", "phase": "begin", "step": 1}
 {"t": 11.4, "rank": 0, "name": "step", "phase": "end", "step": 1, "loss": 4.5}
-{"t": 11.5, "rank": 1, "name": "step", "phase": "end", "step": 1}
+{"t": 11.5, "rank": 1, "name": "step", "phase": "end", "step": 1, "loss": 9.5}
 {"t": 12.0, "rank": 0, "name": "step", "phase": "begin", "step": 2}
 {"t": 12.1, "rank": 1, "name": "marker"}
 {"t": 12.2, "rank": 1, "name": "send", "phase": "end"}
@@ -138,7 +138,7 @@ TEST(WorkloadEvents, PairIntoSpansAndStepsAcrossRanks) {
   EXPECT_NEAR(steps.step_s[1], 0.5, 1e-9);
   EXPECT_EQ(steps.per_rank, (std::vector<int>{2, 2}));
   EXPECT_DOUBLE_EQ(steps.loss[0], 5.5);
-  EXPECT_DOUBLE_EQ(steps.loss[1], 4.5);
+  EXPECT_DOUBLE_EQ(steps.loss[1], 4.5);            // rank 0's, not rank 1's 9.5
   EXPECT_NEAR(steps.compute_s[0], 0.2 / 2, 1e-9);  // the ranks' mean
   EXPECT_EQ(steps.allreduce_bytes[0], 1000);
   // Warm-up 1: only step 1 counts.
