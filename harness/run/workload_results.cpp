@@ -97,12 +97,12 @@ Steps program_steps(const ProgramEvents& ev, int world_size, int warmup) {
   }
   if (steps.empty()) n = 0;
   for (size_t i = 0; i < n; ++i) {
-    double begin = std::numeric_limits<double>::infinity(), end = -begin;
+    double begin = std::numeric_limits<double>::infinity(), longest = 0;
     for (auto& r : steps) {
       begin = std::min(begin, r[i]->begin_s);
-      end = std::max(end, r[i]->end_s);
+      longest = std::max(longest, r[i]->end_s - r[i]->begin_s);
     }
-    out.step_s.push_back(end - begin);
+    out.step_s.push_back(longest);
     out.start_s.push_back(begin);
     double loss = nan();  // the lowest rank's that reports one (a pipeline's last stage)
     for (auto it = steps.rbegin(); it != steps.rend(); ++it)

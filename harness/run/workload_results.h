@@ -30,11 +30,14 @@ struct ProgramEvents {
 // so spans of one name may nest; unmatched begins are dropped.
 ProgramEvents read_program_events(const std::string& text);
 
-// The program's steps across ranks: step i spans from the first rank's begin of its i-th
-// "step" to the last rank's end of it, over the steps every rank of `world_size` ended.
+// The program's steps across ranks, over the steps every rank of `world_size` ended: step
+// i lasts as long as the longest rank's i-th "step". Not from the first rank's begin to
+// the last one's end: ranks that a collective releases one after the other (a tree's
+// broadcast reaches rank 1 a one-way delay after rank 0) keep that skew step after step,
+// and follow the cadence each rank's own step shows.
 struct Steps {
   std::vector<double> step_s;            // every step, warm-up included
-  std::vector<double> start_s;           // its begin, program clock
+  std::vector<double> start_s;           // the first rank's begin, program clock
   std::vector<double> loss;              // the lowest rank's "loss" at its step's end (NaN: none)
   std::vector<double> compute_s;         // per step, the ranks' mean time inside "compute" spans
   std::vector<int64_t> allreduce_bytes;  // per step, rank 0's "allreduce" spans' "bytes"
