@@ -495,6 +495,10 @@ sim::CostModel measured_costs(const trace::Trace& t, const sim::CostModel& plann
 }
 
 Plan make_plan(const Experiment& e) {
+  if (e.workload)  // the program's step is known only once it ran (run/workload_run.h)
+    throw InputError(e.workload->pos,
+                     "workload: the program's step is predicted from a run of it: `xdc run` "
+                     "it, then `xdc simulate RESULTS/predicted.yaml` predicts the step again");
   Plan p;
   p.experiment = e;
   p.params = schedule_params(e);

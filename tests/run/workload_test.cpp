@@ -10,6 +10,7 @@
 
 #include "common/input_error.h"
 #include "harness/experiment/experiment.h"
+#include "harness/plan/plan.h"
 #include "harness/run/workload_results.h"
 
 namespace {
@@ -50,6 +51,18 @@ TEST(Workload, BlockGivesRanksHostsAndEnvironment) {
   EXPECT_EQ(w.launcher, xdc::run::Workload::Launcher::kTorch);
   // The experiment's network keys still apply.
   EXPECT_EQ(e.topology.wan.at(0).a_to_b.delay_us, 40000u);
+}
+
+// `xdc simulate` and `xdc plan` of the program itself: refused at the block, pointing at
+// the modeled experiment a run writes.
+TEST(Workload, IsNotPlannedBeforeItRan) {
+  try {
+    xdc::run::make_plan(parse_experiment(kGood, kLabel));
+    FAIL() << "planned";
+  } catch (const xdc::InputError& err) {
+    EXPECT_EQ(err.pos().line, 4);
+    EXPECT_NE(std::string(err.what()).find("predicted.yaml"), std::string::npos) << err.what();
+  }
 }
 
 TEST(Workload, ShippedExamplesLoad) {
