@@ -60,7 +60,7 @@ TEST(Workload, IsNotPlannedBeforeItRan) {
     xdc::run::make_plan(parse_experiment(kGood, kLabel));
     FAIL() << "planned";
   } catch (const xdc::InputError& err) {
-    EXPECT_EQ(err.pos().line, 4);
+    EXPECT_EQ(err.pos().line, 5);  // the block (its map starts at `command:`)
     EXPECT_NE(std::string(err.what()).find("predicted.yaml"), std::string::npos) << err.what();
   }
 }
