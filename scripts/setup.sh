@@ -33,6 +33,9 @@ APT_PACKAGES=(
 # Only for tests: the parsers' libFuzzer targets (tests/fuzz; ctest Fuzz.ParsersKeepTheirContract
 # runs scripts/fuzz.sh --smoke): clang and its libFuzzer runtime.
 [ "${XDC_TEST_TOOLS:-0}" = 1 ] && APT_PACKAGES+=(clang libclang-rt-14-dev)
+# Only for tests and the shipped `workload:` examples (experiments/byo, docs/workload.md):
+# PyTorch (CPU, gloo) and mpi4py from Debian.
+[ "${XDC_TEST_TOOLS:-0}" = 1 ] && APT_PACKAGES+=(python3-torch python3-mpi4py)
 # Only for tests: the documentation site's strict build (Docs.SiteBuildsWithoutWarnings).
 [ "${XDC_TEST_TOOLS:-0}" = 1 ] && APT_PACKAGES+=(mkdocs)
 

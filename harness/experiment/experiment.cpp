@@ -39,7 +39,14 @@ std::string DpSync::describe() const {
                      inner_steps, outer_lr, outer_momentum, payload);
 }
 
+std::vector<std::string> Workload::rank_hosts() const {
+  std::vector<std::string> out;
+  for (const auto& h : hosts) out.insert(out.end(), static_cast<size_t>(per_host), h);
+  return out;
+}
+
 std::vector<std::string> Experiment::rank_hosts() const {
+  if (workload) return workload->rank_hosts();
   std::vector<std::string> out;
   for (auto& replica : tp_placement)
     for (auto& group : replica) out.insert(out.end(), group.begin(), group.end());

@@ -53,6 +53,9 @@
 //   learning_rate: 0.003              # real compute
 //   data: /usr/share/common-licenses/*   # real compute: training text (glob)
 //   check: false                      # quick link check before the workers start
+//   iteration_barrier: true           # every iteration starts with a barrier of all ranks
+//                                     # (false: iterations run free, as a program without
+//                                     # one does; the simulator models either)
 //   time_dilation: 1                  # k >= 1: run k times slower than real (below)
 //   prefill:                          # optional: inference prefill in pipeline bubbles
 //     rate_rps: 200                   # (BubbleTea, below); off without the block
@@ -65,6 +68,9 @@
 //     inner_steps: 30                 # diloco: H iterations between outer syncs
 //     outer: {optimizer: nesterov, lr: 0.7, momentum: 0.9}
 //     payload: fp32                   # fp32 | bf16 | fp8 | int8 | fp4 (model/payload.h)
+//   workload: {command: [...], hosts: [...]}   # optional: the user's own program instead of
+//                                     # xdc-worker (workload.h); the worker's keys are
+//                                     # then refused
 //   events:                           # optional: WAN changes anchored to training progress
 //     - {at_iteration: 5, link: [east, west], down_for: 2s}   # ProgressEvent below
 //     - {at_iteration: 8, dc: west, kill_ranks: true}
@@ -165,6 +171,7 @@
 
 #include "common/input_error.h"
 #include "harness/common/yaml_reader.h"
+#include "harness/experiment/workload.h"
 #include "harness/sim/cost_model.h"
 #include "harness/topology/topology.h"
 #include "workloads/model/config.h"
@@ -313,11 +320,15 @@ struct Experiment {
   double learning_rate = 3e-3;
   std::string data_glob = "/usr/share/common-licenses/*";
   bool link_check = false;
+  bool iteration_barrier = true;      // workers and simulator: a barrier before every iteration
   double time_dilation = 1;           // k: see above; 1 = off
   SourcePos time_dilation_pos;        // where the experiment sets it (empty: not set)
   std::vector<ProgressEvent> events;  // in at_iteration order (stable)
   Prefill prefill;                    // `prefill:`; off by default
   DpSync dp_sync;                     // `dp_sync:`; synchronous by default
+  // `workload:` (workload.h): the user's program instead of xdc-worker; the worker's keys
+  // above keep their defaults and are refused in the file.
+  std::optional<Workload> workload;
 
   int world_size() const { return stages * data_parallel * tensor_parallel; }
   // World rank (run_spec.h's layout) of a TP rank of a pipeline rank of a replica.

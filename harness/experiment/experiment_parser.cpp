@@ -21,18 +21,72 @@
 namespace xdc::run {
 namespace {
 
-const std::vector<std::string> kTopKeys = {
-    "name",   "description", "topology",      "shaping",      "network",         "wan",
-    "model",  "compute",     "pipeline",      "microbatches", "microbatch_size", "iterations",
-    "warmup", "schedules",   "mpi",           "seed",         "learning_rate",   "data",
-    "check",  "tcp",         "time_dilation", "events",       "prefill",         "repeat",
-    "dp_sync"};
+const std::vector<std::string> kTopKeys = {"name",
+                                           "description",
+                                           "topology",
+                                           "shaping",
+                                           "network",
+                                           "wan",
+                                           "model",
+                                           "compute",
+                                           "pipeline",
+                                           "microbatches",
+                                           "microbatch_size",
+                                           "iterations",
+                                           "warmup",
+                                           "schedules",
+                                           "mpi",
+                                           "seed",
+                                           "learning_rate",
+                                           "data",
+                                           "check",
+                                           "tcp",
+                                           "time_dilation",
+                                           "events",
+                                           "prefill",
+                                           "repeat",
+                                           "dp_sync",
+                                           "workload",
+                                           "iteration_barrier"};
 const std::map<std::string, std::string> kSynonyms = {
     {"schedule", "schedules"},     {"topo", "topology"},       {"backend", "network"},
     {"steps", "iterations"},       {"mbs", "microbatch_size"}, {"batch_size", "microbatch_size"},
     {"placements", "pipeline"},    {"stages", "pipeline"},     {"lr", "learning_rate"},
     {"dilation", "time_dilation"}, {"tdf", "time_dilation"},   {"message_scale", "time_dilation"},
-    {"repeats", "repeat"},         {"diloco", "dp_sync"},      {"outer_loop", "dp_sync"}};
+    {"repeats", "repeat"},         {"diloco", "dp_sync"},      {"outer_loop", "dp_sync"},
+    {"program", "workload"},       {"command", "workload"}};
+// Keys of the built-in worker: an experiment with `workload:` runs its own program instead.
+const std::vector<std::string> kWorkerKeys = {
+    "model",      "compute",       "pipeline",  "microbatches", "microbatch_size",
+    "iterations", "warmup",        "schedules", "mpi",          "learning_rate",
+    "data",       "time_dilation", "events",    "prefill",      "repeat",
+    "check",      "dp_sync"};
+const std::vector<std::string> kReservedEnv = {
+    "RANK",        "WORLD_SIZE",  "LOCAL_RANK",         "LOCAL_WORLD_SIZE",   "GROUP_RANK",
+    "MASTER_ADDR", "MASTER_PORT", "GLOO_SOCKET_IFNAME", "NCCL_SOCKET_IFNAME", "XDC_EVENTS",
+    "XDC_PROFILE", "XDC_HOST"};
+
+bool env_name(const std::string& k) {
+  if (k.empty() || std::isdigit(static_cast<unsigned char>(k[0]))) return false;
+  return std::all_of(k.begin(), k.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+  });
+}
+
+// argv[0] as the process will find it: a path (relative to `cwd`) or a name on PATH.
+bool program_exists(const std::string& prog, const std::string& cwd) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (prog.find('/') != std::string::npos) {
+    const fs::path p = fs::path(prog).is_absolute() ? fs::path(prog) : fs::path(cwd) / prog;
+    return fs::is_regular_file(p, ec);
+  }
+  const char* path = std::getenv("PATH");
+  std::stringstream dirs(path ? path : "/usr/bin:/bin");
+  for (std::string d; std::getline(dirs, d, ':');)
+    if (!d.empty() && fs::is_regular_file(fs::path(d) / prog, ec)) return true;
+  return false;
+}
 
 std::string read_text(const std::string& path, const yaml::Value& where) {
   std::string why;
@@ -51,18 +105,8 @@ class Parser {
   Experiment run() {
     yaml::Map top = root_.map({}, "an experiment map with keys " + yaml::join(kTopKeys));
     top.check_keys(kTopKeys, kSynonyms);
-    e_.name = top.require("name").scalar("an experiment name");
-    check_name(top.require("name"));
-    read_topology(top.require("topology"));
-    if (auto s = top.get("shaping")) {
-      std::string b = s->choice({"auto", "kernel", "userspace"});
-      e_.shaping = b == "auto"     ? netem::Backend::kAuto
-                   : b == "kernel" ? netem::Backend::kKernel
-                                   : netem::Backend::kUserspace;
-    }
-    if (auto n = top.get("network")) topo::read_network_block(*n, &e_.topology.backend);
-    if (auto w = top.get("wan")) read_wan(*w);
-    if (auto t = top.get("tcp")) read_tcp(*t);
+    read_network_keys(top);
+    if (auto w = top.get("workload")) return run_workload(top, *w);
     read_compute(top.get("compute"));
     if (auto m = top.get("model")) {
       if (!m->is_map()) m->fail("a map like {preset: tiny} or {layers: 4, dim: 256, ...}");
@@ -90,6 +134,7 @@ class Parser {
     if (auto v = top.get("learning_rate")) e_.learning_rate = v->number(0, 10);
     if (auto v = top.get("data")) e_.data_glob = v->scalar("a file or glob of training text");
     if (auto v = top.get("check")) e_.link_check = v->boolean();
+    if (auto v = top.get("iteration_barrier")) e_.iteration_barrier = v->boolean();
     if (auto v = top.get("time_dilation")) read_time_dilation(*v);
     if (auto v = top.get("events")) read_events(*v);
     if (auto v = top.get("prefill")) read_prefill(*v);
@@ -131,6 +176,118 @@ class Parser {
   }
 
  private:
+  // The keys every experiment has: its name and its network.
+  void read_network_keys(const yaml::Map& top) {
+    e_.name = top.require("name").scalar("an experiment name");
+    check_name(top.require("name"));
+    read_topology(top.require("topology"));
+    if (auto s = top.get("shaping")) {
+      std::string b = s->choice({"auto", "kernel", "userspace"});
+      e_.shaping = b == "auto"     ? netem::Backend::kAuto
+                   : b == "kernel" ? netem::Backend::kKernel
+                                   : netem::Backend::kUserspace;
+    }
+    if (auto n = top.get("network")) topo::read_network_block(*n, &e_.topology.backend);
+    if (auto w = top.get("wan")) read_wan(*w);
+    if (auto t = top.get("tcp")) read_tcp(*t);
+  }
+
+  // An experiment that runs the user's program (workload.h).
+  Experiment run_workload(const yaml::Map& top, const yaml::Value& v) {
+    for (const auto& k : kWorkerKeys)
+      if (auto x = top.get(k))
+        throw InputError(x->pos(), k +
+                                       ": configures the built-in xdc-worker; an experiment "
+                                       "with `workload:` runs its own program (drop " +
+                                       k + ")");
+    if (auto x = top.get("seed")) e_.seed = static_cast<uint64_t>(x->integer(0, INT64_MAX));
+    yaml::Map m = v.map({}, "a map like {command: [/usr/bin/python3, train.py], hosts: [a, b]}");
+    m.check_keys({"command", "hosts", "per_host", "launcher", "port", "time_limit", "env",
+                  "warmup_steps", "predict"},
+                 {{"argv", "command"},
+                  {"cmd", "command"},
+                  {"nodes", "hosts"},
+                  {"placement", "hosts"},
+                  {"nproc_per_node", "per_host"},
+                  {"processes_per_host", "per_host"},
+                  {"timeout", "time_limit"},
+                  {"environment", "env"},
+                  {"master_port", "port"},
+                  {"warmup", "warmup_steps"}});
+    Workload w;
+    w.pos = v.pos();
+    w.cwd = std::filesystem::absolute(e_.source_file).parent_path().string();
+    const yaml::Value cmd = m.require("command");
+    if (cmd.is_scalar())
+      cmd.fail(
+          "an argv list like [/usr/bin/python3, train.py] (no shell strings: split the "
+          "words yourself)");
+    for (const auto& a : cmd.list("an argv list like [/usr/bin/python3, train.py]"))
+      w.command.push_back(a.scalar("a word of the command"));
+    if (w.command.empty()) cmd.fail("a non-empty argv list like [/usr/bin/python3, train.py]");
+    const yaml::Value prog = cmd.list().front();
+    if (w.command[0].find('=') != std::string::npos)
+      prog.fail("a program (path or name on PATH), not an assignment; set variables in env:");
+    if (!program_exists(w.command[0], w.cwd))
+      prog.fail(
+          "a program that exists (a path relative to this file's directory, or a name "
+          "on PATH)");
+    const yaml::Value hosts = m.require("hosts");
+    for (const auto& h : hosts.list("a list of the topology's hosts like [east-h1, w1]")) {
+      const std::string name = h.scalar("a host name");
+      if (!e_.topology.find_host(name)) h.fail("a host of the topology");
+      if (std::find(w.hosts.begin(), w.hosts.end(), name) != w.hosts.end())
+        h.fail("each host once (per_host starts several processes on one)");
+      w.hosts.push_back(name);
+    }
+    if (w.hosts.empty()) hosts.fail("at least one host");
+    if (auto x = m.get("per_host")) w.per_host = static_cast<int>(x->integer(1, 64));
+    if (auto x = m.get("launcher")) {
+      w.launcher = x->choice({"torch", "mpi"}) == "torch" ? Workload::Launcher::kTorch
+                                                          : Workload::Launcher::kMpi;
+    }
+    if (auto x = m.get("port")) w.port = static_cast<int>(x->integer(1024, 65535));
+    if (auto x = m.get("time_limit")) w.time_limit_us = time_limit_us(*x);
+    if (auto x = m.get("warmup_steps")) w.warmup_steps = static_cast<int>(x->integer(0, 1000000));
+    if (auto x = m.get("env")) {
+      yaml::Map em = x->map({}, "a map of environment variables like {OMP_NUM_THREADS: 2}");
+      for (const auto& entry : em.entries()) {
+        if (!env_name(entry.key)) entry.key_node.fail("a variable name of letters, digits and '_'");
+        if (std::find(kReservedEnv.begin(), kReservedEnv.end(), entry.key) != kReservedEnv.end())
+          entry.key_node.fail("a variable xdc does not set itself (" + entry.key +
+                              " is set per process by the launcher)");
+        w.env.emplace_back(entry.key, entry.value.scalar("a value"));
+      }
+    }
+    if (auto x = m.get("predict")) {
+      yaml::Map pm = x->map({}, "a map like {allreduce: 2mib}");
+      pm.check_keys({"allreduce"}, {{"grad", "allreduce"}, {"bytes", "allreduce"}});
+      const yaml::Value a = pm.require("allreduce");
+      w.allreduce_bytes = static_cast<int64_t>(a.size_bytes());
+      if (w.allreduce_bytes <= 0) a.fail("a size above 0, like \"2mib\"");
+      if (w.world_size() < 2) x->error("predict: needs at least two processes to all-reduce");
+    }
+    e_.workload = std::move(w);
+    e_.files = root_.file_refs();
+    return std::move(e_);
+  }
+
+  // Longer than units.h's durations (at most 60 s): "300s", "20m", "2h" or seconds.
+  static uint64_t time_limit_us(const yaml::Value& v) {
+    const std::string t = v.scalar("a time limit like \"300s\", \"20m\" or \"2h\"");
+    const std::map<std::string, double> scale = {{"s", 1}, {"m", 60}, {"h", 3600}, {"", 1}};
+    size_t used = 0;
+    double n = -1;
+    try {
+      n = std::stod(t, &used);
+    } catch (const std::exception&) {
+    }
+    const auto unit = scale.find(used ? t.substr(used) : "?");
+    if (n <= 0 || unit == scale.end() || n * unit->second < 1 || n * unit->second > 7 * 86400)
+      v.fail("a time limit from 1s to 7 days, like \"300s\", \"20m\" or \"2h\"");
+    return static_cast<uint64_t>(n * unit->second * 1e6);
+  }
+
   void check_name(const yaml::Value& v) {
     for (char c : e_.name)
       if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.'))

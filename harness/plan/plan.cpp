@@ -545,6 +545,10 @@ sim::CostModel measured_costs(const trace::Trace& t, const sim::CostModel& plann
 }
 
 Plan make_plan(const Experiment& e) {
+  if (e.workload)  // the program's step is known only once it ran (run/workload_run.h)
+    throw InputError(e.workload->pos,
+                     "workload: the program's step is predicted from a run of it: `xdc run` "
+                     "it, then `xdc simulate RESULTS/predicted.yaml` predicts the step again");
   Plan p;
   p.experiment = e;
   p.params = schedule_params(e);
@@ -554,7 +558,7 @@ Plan make_plan(const Experiment& e) {
   const worker::RunSpec defaults;
   p.worker.grad_norm =
       e.compute.mode == Compute::Mode::kReal && defaults.grad_clip > 0 && e.stages > 1;
-  p.worker.iteration_barrier = defaults.iteration_barrier;
+  p.worker.iteration_barrier = defaults.iteration_barrier && e.iteration_barrier;
   p.worker.replicas = e.data_parallel;
   p.worker.world = world_link_model(e);
   if (e.dp_sync.diloco()) p.worker.outer_every = e.dp_sync.inner_steps;
@@ -634,6 +638,7 @@ worker::RunSpec run_spec(const Plan& p, const SchedulePlan& sp, const std::strin
   r.data_parallel = e.data_parallel;
   r.tensor_parallel = e.tensor_parallel;
   r.rank_hosts = e.rank_hosts();
+  r.iteration_barrier = p.worker.iteration_barrier;
   r.microbatches = e.microbatches;
   r.microbatch_size = e.microbatch_size;
   r.iterations = e.iterations;

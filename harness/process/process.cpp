@@ -105,6 +105,20 @@ Background::Background(const std::vector<std::string>& argv, const std::string& 
   }
 }
 
+Background::Background(const std::vector<std::string>& argv, const std::string& out_file,
+                       const std::string& err_file) {
+  if (argv.empty()) throw std::invalid_argument("proc::Background: empty argv");
+  auto exe = argv[0].find('/') == std::string::npos ? bp::search_path(argv[0])
+                                                    : boost::filesystem::path(argv[0]);
+  if (exe.empty()) throw std::runtime_error("program not found in PATH: " + argv[0]);
+  std::vector<std::string> args(argv.begin() + 1, argv.end());
+  for (const auto& f : {out_file, err_file})  // emptied: Boost.Process does not truncate
+    if (int fd = ::open(f.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644); fd >= 0)
+      ::close(fd);
+  impl_ = new Impl{bp::child(exe, bp::args(args), bp::std_in<bp::null, bp::std_out> out_file,
+                             bp::std_err > err_file)};
+}
+
 Background::~Background() {
   terminate();
   delete impl_;

@@ -32,6 +32,9 @@ int run_quiet(const std::vector<std::string>& argv, std::chrono::milliseconds ti
 class Background {
  public:
   explicit Background(const std::vector<std::string>& argv, const std::string& log_file = "");
+  // Its stdout to `out_file`, its stderr to `err_file` (both started empty).
+  Background(const std::vector<std::string>& argv, const std::string& out_file,
+             const std::string& err_file);
   ~Background();
   Background(const Background&) = delete;
   Background& operator=(const Background&) = delete;

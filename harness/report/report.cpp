@@ -15,6 +15,7 @@
 #include "harness/report/loss_chart.h"
 #include "harness/report/series_svg.h"
 #include "harness/report/table.h"
+#include "harness/report/wan_chart.h"
 #include "harness/report/what_ran.h"
 
 namespace xdc::report {
@@ -241,6 +242,16 @@ std::string dp_sync_section(const RunData& d) {
           "final parameters on the validation batches.</p>");
 }
 
+// The WAN under the user's program (wan_chart.h); "" for other runs.
+std::string wan_section(const RunData& d) {
+  const std::string chart = wan_utilisation_svg(d.wan_csv, d.steps_csv);
+  if (chart.empty()) return "";
+  return section("wan", "WAN utilisation over time",
+                 "<p class=\"note\">Each WAN direction's egress, Mbit/s per sample interval "
+                 "(wan.csv; the same counters are in trace.json for Perfetto).</p><figure>" +
+                     chart + "</figure>");
+}
+
 std::string over_time_section(const RunData& d) {
   std::string over_time;
   for (const auto& s : d.schedules)
@@ -303,7 +314,7 @@ std::string render_html(const RunData& d) {
   std::string tl = gantt_legend_html();
   for (const auto& s : d.schedules) tl += timeline(s);
   page += section("timelines", "Timelines (one iteration, one row per rank)", tl);
-  page += over_time_section(d) + loss_section(d);
+  page += wan_section(d) + over_time_section(d) + loss_section(d);
   if (d.link_check)
     page += section(
         "links",

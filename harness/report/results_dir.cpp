@@ -342,6 +342,8 @@ RunData read_dir(const std::string& dir_text, bool traces) {
                      "no readable summary.json: not a results directory of xdc run or xdc "
                      "simulate");
   const auto& s = *summary;
+  d.wan_csv = read_text_file_or_empty((dir / "wan.csv").string());
+  d.steps_csv = read_text_file_or_empty((dir / "steps.csv").string());
   if (s.value("schema_version", 0) > run::kSummarySchemaVersion)
     throw InputError(SourcePos{(dir / "summary.json").string(), 0, 0},
                      fmt::format("schema_version {}: written by a newer xdc (this one reads up "

@@ -136,6 +136,9 @@ struct RunData {
   // "<schedule>/simulated.trace.json", with repeats "<schedule>/repeat-<k>/trace.json"),
   // relative to dir.
   std::vector<std::string> trace_files;
+  // A run of the user's program (run/workload_run.h): its wan.csv and steps.csv ("" when
+  // absent), for the WAN's utilisation over time.
+  std::string wan_csv, steps_csv;
 };
 
 // Throws InputError when DIR has no readable summary.json, or one of a newer schema.

@@ -36,6 +36,8 @@
 #include "harness/run/prefill_results.h"
 #include "harness/run/repeat.h"
 #include "harness/run/resume.h"
+#include "harness/run/run_network.h"
+#include "harness/run/workload_run.h"
 #include "harness/sim/simulator.h"
 #include "harness/trace/chrome.h"
 #include "netem/nl/netns.h"
@@ -44,92 +46,6 @@
 namespace xdc::run {
 namespace fs = std::filesystem;
 namespace {
-
-// The network of this run: built here (and torn down on every way out) or borrowed.
-class RunNetwork {
- public:
-  // The network `o.network` if it can serve `e`; InputError otherwise.
-  static net::NetworkState reusable(const Experiment& e, const RunOptions& o) {
-    auto s = net::load_state(o.network);
-    if (!s) throw InputError("--network " + o.network + ": no such network is up (xdc ls)");
-    if (s->time_dilation != e.time_dilation)
-      throw InputError(
-          e.time_dilation_pos.file.empty() ? SourcePos{e.source_file, 0, 0} : e.time_dilation_pos,
-          fmt::format("time_dilation {:g} needs a network built with it; --network "
-                      "{} was built with time dilation {:g} (xdc up "
-                      "--time-dilation {:g}, or drop --network)",
-                      e.time_dilation, o.network, s->time_dilation, e.time_dilation));
-    for (auto& h : e.rank_hosts())
-      if (!s->find_host(h))
-        throw InputError("--network " + o.network + ": has no host '" + h +
-                         "' that the placement names");
-    // The experiment's TCP (its topology's `tcp:` and its own) is the network's, or the
-    // run would record settings it did not ask for.
-    for (auto& h : e.rank_hosts()) {
-      const net::HostTcp& has = s->find_host(h)->tcp;
-      const net::HostTcp want = net::expected_tcp(e.topology.find_host(h)->tcp);
-      if (!has.congestion.empty() && !(has == want))
-        throw InputError("--network " + o.network + ": host " + h + " has TCP " +
-                         net::describe(has) + ", the experiment asks for " + net::describe(want) +
-                         " (drop --network to build a network with the experiment's TCP)");
-    }
-    return *s;
-  }
-  RunNetwork(const Experiment& e, const RunOptions& o, const lab::Lab* lab) : lab_(lab) {
-    if (!o.network.empty()) {
-      state_ = reusable(e, o);
-      return;
-    }
-    net::BuildOptions b;
-    b.name = o.network_name.empty() ? fmt::format("r{}", getpid() % 10000000) : o.network_name;
-    if (lab) {
-      std::vector<std::string> extra;
-      if (e.shaping) extra.insert(extra.end(), {"--shaping", netem::to_string(*e.shaping)});
-      if (e.time_dilation != 1)
-        extra.insert(extra.end(), {"--time-dilation", fmt::format("{}", e.time_dilation)});
-      // Each machine builds the experiment's topology (its wan/tcp overrides applied) from
-      // the experiment file, at the same path there.
-      extra.push_back("--experiment-topology");
-      name_ = b.name;
-      std::string failed;
-      for (const auto& m :
-           lab::up_lab(*lab, e.topology, fs::absolute(e.source_file).string(), name_, extra))
-        if (!m.ok) failed += (failed.empty() ? "" : "; ") + m.machine + ": " + m.message;
-      if (!failed.empty()) throw std::runtime_error("xdc up --lab failed: " + failed);
-      auto s = net::load_state(name_);
-      if (!s) throw std::runtime_error("the lab network " + name_ + " left no record here");
-      state_ = *s;
-      owned_ = true;
-      return;
-    }
-    b.shaping = e.shaping;
-    b.time_dilation = e.time_dilation;
-    name_ = b.name;  // set first: a half-built network is undone by the builder itself
-    state_ = net::build_network(e.topology, b);
-    owned_ = true;
-  }
-  ~RunNetwork() {
-    if (owned_ && lab_) {
-      for (const auto& m : lab::down_lab(*lab_, name_))
-        if (!m.ok)
-          fmt::print(stderr, "xdc: {}: taking network {} down: {} (xdc clean --lab {})\n",
-                     m.machine, name_, m.message, lab_->source_file);
-    } else if (owned_) {
-      if (std::string left = net::teardown_or_error(name_); !left.empty())
-        fmt::print(stderr, "xdc: tearing down network {}: {} (xdc down {})\n", name_, left, name_);
-    }
-  }
-  RunNetwork(const RunNetwork&) = delete;
-  RunNetwork& operator=(const RunNetwork&) = delete;
-  const net::NetworkState& state() const { return state_; }
-  bool owned() const { return owned_; }
-
- private:
-  net::NetworkState state_;
-  std::string name_;
-  bool owned_ = false;
-  const lab::Lab* lab_ = nullptr;
-};
 
 // A lab run's input checks, before anything is built: what it cannot do yet is refused.
 void check_lab_run(const Experiment& e, const RunOptions& o, const lab::Lab& lab) {
@@ -144,13 +60,6 @@ void check_lab_run(const Experiment& e, const RunOptions& o, const lab::Lab& lab
                      "link_check is not supported across a lab yet (xdc check runs on one "
                      "machine): drop it, `xdc up --lab` checks the tunnels");
   lab::assign_dcs(lab, e.topology);  // InputError for a DC the lab does not place
-}
-
-std::string default_out_dir(const Experiment& e) {
-  char date[32];
-  std::time_t now = std::time(nullptr);
-  std::strftime(date, sizeof date, "%Y%m%d-%H%M%S", std::gmtime(&now));
-  return (fs::path("results") / (std::string(date) + "-" + e.name)).string();
 }
 
 nlohmann::json waits_per_iteration(const RankFiles& f, size_t iterations) {
@@ -677,6 +586,7 @@ RunOutcome run_experiment(const Experiment& e, const RunOptions& opts) {
     if (opts.progress) opts.progress(m);
   };
   auto cancelled = [&] { return opts.cancel && opts.cancel->load(); };
+  if (e.workload) return run_workload(e, opts);
   // Everything that can be wrong with the input is found before anything is built.
   const Plan plan = make_plan(e);
   const std::vector<std::string> gpu_notes = check_gpus_here(e);

@@ -56,6 +56,17 @@
 //   that finished (repeats, run_seeds: those); a failed run is one that finished, its
 //   error in the entry's. A schedule none of whose runs finished has repeats 0, ok false
 //   and error "no run finished".
+// A run of the user's own program (experiment/workload.h, run/workload_run.h) writes
+// kind "workload" and, instead of the worker's top-level keys: launcher ("torch" | "mpi"),
+// command, hosts, per_host, world_size, backend, network, complete, interrupted,
+// processes [{rank, host, local_rank, exit_code (null: unknown), stopped_by_xdc,
+// seconds}], events_bad_lines, wan {direction: {samples, interval_p50_s, interval_max_s,
+// bytes, drops, mean_mbit_s, peak_mbit_s}}, and one entry in schedules named "workload":
+// the keys above with iteration_s = the program's steps after warm-up, loss = the lowest
+// rank's that reports one,
+// simulated_iteration_s = the prediction of predicted.yaml (0: none), plus steps {all_s,
+// warmup, per_rank, compute_s_mean, allreduce_bytes} and prediction {compute_s,
+// allreduce_bytes, experiment, simulated_step_s} (or {error}).
 // Sign conventions: measured_over_simulated = iteration_s_mean / simulated_iteration_s
 // (> 1: the run was slower than predicted). Prediction error, where a benchmark or the
 // Python package states one: err_pct = 100 (simulated - measured) / measured (> 0: the

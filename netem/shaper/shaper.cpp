@@ -366,7 +366,9 @@ nlohmann::json delayline_stats(const ShapeRecord& r) {
   };
   long before = mtime();
   kill(r.delayline_pid, SIGUSR1);
-  for (int i = 0; i < 50 && mtime() == before; ++i) usleep(10'000);
+  // Polled finely: the delay line answers within a millisecond, and a caller sampling
+  // every few milliseconds (a run's WAN timeline) must not wait a whole poll period.
+  for (int i = 0; i < 2500 && mtime() == before; ++i) usleep(200);
   std::ifstream in(r.stats_path);
   nlohmann::json j = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
   return j.is_discarded() ? nlohmann::json::object() : j;
