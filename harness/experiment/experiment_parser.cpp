@@ -11,7 +11,9 @@
 #include "common/text_file.h"
 #include "harness/common/units.h"
 #include "harness/common/yaml_reader.h"
+#include "harness/experiment/dp_sync_parser.h"
 #include "harness/experiment/experiment.h"
+#include "harness/experiment/workload_parser.h"
 #include "harness/topology/parse.h"
 #include "workloads/model/payload.h"
 #include "workloads/model/stage_api.h"
@@ -61,33 +63,6 @@ const std::vector<std::string> kWorkerKeys = {
     "iterations", "warmup",        "schedules", "mpi",          "learning_rate",
     "data",       "time_dilation", "events",    "prefill",      "repeat",
     "check",      "dp_sync"};
-const std::vector<std::string> kReservedEnv = {
-    "RANK",        "WORLD_SIZE",  "LOCAL_RANK",         "LOCAL_WORLD_SIZE",   "GROUP_RANK",
-    "MASTER_ADDR", "MASTER_PORT", "GLOO_SOCKET_IFNAME", "NCCL_SOCKET_IFNAME", "XDC_EVENTS",
-    "XDC_PROFILE", "XDC_HOST"};
-
-bool env_name(const std::string& k) {
-  if (k.empty() || std::isdigit(static_cast<unsigned char>(k[0]))) return false;
-  return std::all_of(k.begin(), k.end(), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
-  });
-}
-
-// argv[0] as the process will find it: a path (relative to `cwd`) or a name on PATH.
-bool program_exists(const std::string& prog, const std::string& cwd) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  if (prog.find('/') != std::string::npos) {
-    const fs::path p = fs::path(prog).is_absolute() ? fs::path(prog) : fs::path(cwd) / prog;
-    return fs::is_regular_file(p, ec);
-  }
-  const char* path = std::getenv("PATH");
-  std::stringstream dirs(path ? path : "/usr/bin:/bin");
-  for (std::string d; std::getline(dirs, d, ':');)
-    if (!d.empty() && fs::is_regular_file(fs::path(d) / prog, ec)) return true;
-  return false;
-}
-
 std::string read_text(const std::string& path, const yaml::Value& where) {
   std::string why;
   auto text = read_text_file(path, &why);
@@ -201,91 +176,9 @@ class Parser {
                                        "with `workload:` runs its own program (drop " +
                                        k + ")");
     if (auto x = top.get("seed")) e_.seed = static_cast<uint64_t>(x->integer(0, INT64_MAX));
-    yaml::Map m = v.map({}, "a map like {command: [/usr/bin/python3, train.py], hosts: [a, b]}");
-    m.check_keys({"command", "hosts", "per_host", "launcher", "port", "time_limit", "env",
-                  "warmup_steps", "predict"},
-                 {{"argv", "command"},
-                  {"cmd", "command"},
-                  {"nodes", "hosts"},
-                  {"placement", "hosts"},
-                  {"nproc_per_node", "per_host"},
-                  {"processes_per_host", "per_host"},
-                  {"timeout", "time_limit"},
-                  {"environment", "env"},
-                  {"master_port", "port"},
-                  {"warmup", "warmup_steps"}});
-    Workload w;
-    w.pos = v.pos();
-    w.cwd = std::filesystem::absolute(e_.source_file).parent_path().string();
-    const yaml::Value cmd = m.require("command");
-    if (cmd.is_scalar())
-      cmd.fail(
-          "an argv list like [/usr/bin/python3, train.py] (no shell strings: split the "
-          "words yourself)");
-    for (const auto& a : cmd.list("an argv list like [/usr/bin/python3, train.py]"))
-      w.command.push_back(a.scalar("a word of the command"));
-    if (w.command.empty()) cmd.fail("a non-empty argv list like [/usr/bin/python3, train.py]");
-    const yaml::Value prog = cmd.list().front();
-    if (w.command[0].find('=') != std::string::npos)
-      prog.fail("a program (path or name on PATH), not an assignment; set variables in env:");
-    if (!program_exists(w.command[0], w.cwd))
-      prog.fail(
-          "a program that exists (a path relative to this file's directory, or a name "
-          "on PATH)");
-    const yaml::Value hosts = m.require("hosts");
-    for (const auto& h : hosts.list("a list of the topology's hosts like [east-h1, w1]")) {
-      const std::string name = h.scalar("a host name");
-      if (!e_.topology.find_host(name)) h.fail("a host of the topology");
-      if (std::find(w.hosts.begin(), w.hosts.end(), name) != w.hosts.end())
-        h.fail("each host once (per_host starts several processes on one)");
-      w.hosts.push_back(name);
-    }
-    if (w.hosts.empty()) hosts.fail("at least one host");
-    if (auto x = m.get("per_host")) w.per_host = static_cast<int>(x->integer(1, 64));
-    if (auto x = m.get("launcher")) {
-      w.launcher = x->choice({"torch", "mpi"}) == "torch" ? Workload::Launcher::kTorch
-                                                          : Workload::Launcher::kMpi;
-    }
-    if (auto x = m.get("port")) w.port = static_cast<int>(x->integer(1024, 65535));
-    if (auto x = m.get("time_limit")) w.time_limit_us = time_limit_us(*x);
-    if (auto x = m.get("warmup_steps")) w.warmup_steps = static_cast<int>(x->integer(0, 1000000));
-    if (auto x = m.get("env")) {
-      yaml::Map em = x->map({}, "a map of environment variables like {OMP_NUM_THREADS: 2}");
-      for (const auto& entry : em.entries()) {
-        if (!env_name(entry.key)) entry.key_node.fail("a variable name of letters, digits and '_'");
-        if (std::find(kReservedEnv.begin(), kReservedEnv.end(), entry.key) != kReservedEnv.end())
-          entry.key_node.fail("a variable xdc does not set itself (" + entry.key +
-                              " is set per process by the launcher)");
-        w.env.emplace_back(entry.key, entry.value.scalar("a value"));
-      }
-    }
-    if (auto x = m.get("predict")) {
-      yaml::Map pm = x->map({}, "a map like {allreduce: 2mib}");
-      pm.check_keys({"allreduce"}, {{"grad", "allreduce"}, {"bytes", "allreduce"}});
-      const yaml::Value a = pm.require("allreduce");
-      w.allreduce_bytes = static_cast<int64_t>(a.size_bytes());
-      if (w.allreduce_bytes <= 0) a.fail("a size above 0, like \"2mib\"");
-      if (w.world_size() < 2) x->error("predict: needs at least two processes to all-reduce");
-    }
-    e_.workload = std::move(w);
+    e_.workload = parse_workload(v, e_.topology, e_.source_file);
     e_.files = root_.file_refs();
     return std::move(e_);
-  }
-
-  // Longer than units.h's durations (at most 60 s): "300s", "20m", "2h" or seconds.
-  static uint64_t time_limit_us(const yaml::Value& v) {
-    const std::string t = v.scalar("a time limit like \"300s\", \"20m\" or \"2h\"");
-    const std::map<std::string, double> scale = {{"s", 1}, {"m", 60}, {"h", 3600}, {"", 1}};
-    size_t used = 0;
-    double n = -1;
-    try {
-      n = std::stod(t, &used);
-    } catch (const std::exception&) {
-    }
-    const auto unit = scale.find(used ? t.substr(used) : "?");
-    if (n <= 0 || unit == scale.end() || n * unit->second < 1 || n * unit->second > 7 * 86400)
-      v.fail("a time limit from 1s to 7 days, like \"300s\", \"20m\" or \"2h\"");
-    return static_cast<uint64_t>(n * unit->second * 1e6);
   }
 
   void check_name(const yaml::Value& v) {
@@ -697,62 +590,7 @@ class Parser {
           "together); use tensor_parallel: 1");
   }
 
-  void read_dp_sync(const yaml::Value& v) {
-    yaml::Map m = v.map({},
-                        "a map like {method: diloco, inner_steps: 30, outer: {optimizer: "
-                        "nesterov, lr: 0.7, momentum: 0.9}, payload: fp32}");
-    for (const char* k : {"fragments", "overlap_steps", "merge"})
-      if (auto x = m.get(k))
-        x->error(
-            "streaming DiLoCo (fragments synchronised in turn, overlapped with the inner "
-            "steps) is not built yet; drop it");
-    m.check_keys({"method", "inner_steps", "outer", "payload"}, {{"H", "inner_steps"},
-                                                                 {"h", "inner_steps"},
-                                                                 {"steps", "inner_steps"},
-                                                                 {"quantization", "payload"},
-                                                                 {"format", "payload"},
-                                                                 {"outer_optimizer", "outer"}});
-    DpSync& d = e_.dp_sync;
-    d.pos = v.pos();
-    const yaml::Value method = m.require("method");
-    if (method.is_scalar() && method.scalar("a method") == "streaming")
-      method.error("streaming DiLoCo (fragments, overlap) is not built yet; use sync or diloco");
-    d.method = method.choice({"sync", "diloco"}) == "diloco" ? DpSync::Method::kDiloco
-                                                             : DpSync::Method::kSync;
-    const auto inner = m.get("inner_steps");
-    const auto outer = m.get("outer");
-    const auto payload = m.get("payload");
-    if (!d.diloco()) {
-      for (const auto* x : {&inner, &outer, &payload})
-        if (*x)
-          (*x)->error(
-              "method sync all-reduces the gradients every iteration in fp32; inner_steps, "
-              "outer and payload go with method: diloco");
-      return;
-    }
-    if (e_.data_parallel < 2)
-      method.error(
-          "diloco synchronises data-parallel replicas: set pipeline.data_parallel "
-          "to 2 or more");
-    d.inner_steps = static_cast<int>(m.require("inner_steps").integer(1, 100000));
-    if (outer) {
-      yaml::Map om = outer->map({}, "a map like {optimizer: nesterov, lr: 0.7, momentum: 0.9}");
-      om.check_keys({"optimizer", "lr", "momentum"}, {{"learning_rate", "lr"}, {"mu", "momentum"}});
-      if (auto o = om.get("optimizer")) o->choice({"nesterov"});
-      if (auto l = om.get("lr")) d.outer_lr = l->number(0, 10);
-      if (auto mu = om.get("momentum")) {
-        d.outer_momentum = mu->number(0, 1);
-        if (d.outer_momentum >= 1) mu->fail("a momentum below 1, like 0.9");
-      }
-    }
-    if (payload) d.payload = payload->choice(model::payload_names());
-    if (e_.compute.mode == Compute::Mode::kReal && e_.compute.real_device == "cuda")
-      v.error(
-          "dp_sync diloco runs on the CPU stage only for now (its outer step writes the "
-          "parameters in host memory); use compute: real on cpu or modeled compute");
-    if (e_.tensor_parallel > 1)
-      v.error("dp_sync diloco is built for tensor_parallel 1; use tensor_parallel: 1");
-  }
+  void read_dp_sync(const yaml::Value& v) { e_.dp_sync = parse_dp_sync(v, e_); }
 
   void read_time_dilation(const yaml::Value& v) {
     e_.time_dilation = v.number(1, topo::kMaxTimeDilation);

@@ -347,6 +347,39 @@ std::string modeled_experiment(const Experiment& e, double compute_s, int64_t by
 
 }  // namespace
 
+// The prediction of the same step (predicted.yaml: the measured compute, the bytes it
+// all-reduces), into r's simulated figures; the summary's "prediction" (null: none).
+nlohmann::json predict_step(const Experiment& e, const fs::path& root, const Steps& steps,
+                            int64_t bytes, ScheduleResult& r, const Say& say) {
+  nlohmann::json prediction;
+  const Workload& w = *e.workload;
+  if (r.ok && bytes > 0 && steps.mean_compute_s() > 0 && w.world_size() > 1) {
+    const std::string text = modeled_experiment(e, steps.mean_compute_s(), bytes,
+                                                static_cast<int>(r.iteration_s.size()));
+    const std::string file = (root / "predicted.yaml").string();
+    write_text_file(file, text);
+    try {
+      const Plan plan = make_plan(parse_experiment(text, file));
+      const Prediction p = predict(plan, plan.schedules[0], plan.schedules[0].costs);
+      r.simulated_iteration_s = p.iteration_s();
+      r.simulated_steady_iteration_s = static_cast<double>(p.summary.iteration_ns) / 1e9;
+      r.simulated_costs = fmt::format(
+          "modeled: {:.1f} ms compute measured per step, {} bytes "
+          "all-reduced (predicted.yaml)",
+          steps.mean_compute_s() * 1e3, bytes);
+      write_text_file((root / "simulated.trace.json").string(), trace::to_chrome_json(p.trace));
+      prediction = {{"compute_s", steps.mean_compute_s()},
+                    {"allreduce_bytes", bytes},
+                    {"experiment", "predicted.yaml"},
+                    {"simulated_step_s", r.simulated_iteration_s}};
+    } catch (const std::exception& ex) {
+      prediction = {{"error", ex.what()}};
+      say(std::string("no prediction: ") + ex.what());
+    }
+  }
+  return prediction;
+}
+
 RunOutcome run_workload(const Experiment& e, const RunOptions& opts) {
   const Say say = [&](const std::string& m) {
     if (opts.progress) opts.progress(m);
@@ -418,33 +451,8 @@ RunOutcome run_workload(const Experiment& e, const RunOptions& opts) {
   }
   write_text_file((root / "trace.json").string(),
                   workload_trace(events, samples, w.rank_hosts(), profiles, t0).dump() + "\n");
-  // The prediction of the same step: measured compute, the bytes it all-reduces.
   const int64_t bytes = w.allreduce_bytes > 0 ? w.allreduce_bytes : steps.bytes_per_step();
-  nlohmann::json prediction;
-  if (r.ok && bytes > 0 && steps.mean_compute_s() > 0 && w.world_size() > 1) {
-    const std::string text = modeled_experiment(e, steps.mean_compute_s(), bytes,
-                                                static_cast<int>(r.iteration_s.size()));
-    const std::string file = (root / "predicted.yaml").string();
-    write_text_file(file, text);
-    try {
-      const Plan plan = make_plan(parse_experiment(text, file));
-      const Prediction p = predict(plan, plan.schedules[0], plan.schedules[0].costs);
-      r.simulated_iteration_s = p.iteration_s();
-      r.simulated_steady_iteration_s = static_cast<double>(p.summary.iteration_ns) / 1e9;
-      r.simulated_costs = fmt::format(
-          "modeled: {:.1f} ms compute measured per step, {} bytes "
-          "all-reduced (predicted.yaml)",
-          steps.mean_compute_s() * 1e3, bytes);
-      write_text_file((root / "simulated.trace.json").string(), trace::to_chrome_json(p.trace));
-      prediction = {{"compute_s", steps.mean_compute_s()},
-                    {"allreduce_bytes", bytes},
-                    {"experiment", "predicted.yaml"},
-                    {"simulated_step_s", r.simulated_iteration_s}};
-    } catch (const std::exception& ex) {
-      prediction = {{"error", ex.what()}};
-      say(std::string("no prediction: ") + ex.what());
-    }
-  }
+  const nlohmann::json prediction = predict_step(e, root, steps, bytes, r, say);
   nlohmann::json entry = summary_json(r);
   nlohmann::json per_rank = nlohmann::json::array();
   for (int n : steps.per_rank) per_rank.push_back(n);

@@ -1,0 +1,222 @@
+// The links of an experiment as the simulator sees them (links.h): per ordered pair of
+// hosts, the route's latency and rate, and the TCP path each connection takes.
+#include "harness/plan/links.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <tuple>
+
+#include "common/input_error.h"
+#include "harness/common/units.h"
+#include "harness/launch/launcher.h"
+#include "harness/plan/plan.h"
+#include "harness/plan/predict.h"
+#include "harness/plan/prefill.h"
+#include "harness/sim/link_timeline.h"
+#include "harness/sim/setup.h"
+#include "netem/shaper/loss_model.h"
+#include "netem/shaper/queue_sizing.h"
+#include "workloads/model/payload.h"
+#include "workloads/model/stage.h"
+#include "workloads/schedule/csv.h"
+#include "workloads/schedule/generators.h"
+#include "workloads/schedule/validate.h"
+
+namespace xdc::run {
+namespace {
+
+// The shaped direction of lowest rate on the route from DC a to DC b (nullptr: none).
+const netem::LinkParams* route_bottleneck(const topo::Topology& t, const topo::Routes& routes,
+                                          const std::string& a, const std::string& b) {
+  const netem::LinkParams* neck = nullptr;
+  const auto path = routes.path(a, b);
+  for (size_t i = 0; i + 1 < path.size(); ++i)
+    if (const topo::WanLink* w = t.find_link(path[i], path[i + 1])) {
+      const netem::LinkParams& p = w->egress(path[i]);
+      if (p.rate_bps && (!neck || p.rate_bps < neck->rate_bps)) neck = &p;
+    }
+  return neck;
+}
+
+// WAN between two DCs along the route: delays add up, the slowest rate counts, and the
+// receiving DC's fabric adds the intra-DC delay (builder.cpp's shape_fabric).
+sim::Link wan_between(const topo::Topology& t, const topo::Routes& routes, const std::string& a,
+                      const std::string& b) {
+  sim::Link l;
+  l.latency_ns = static_cast<int64_t>(t.intra_dc.delay_us) * 1000;
+  const auto path = routes.path(a, b);
+  for (size_t i = 0; i + 1 < path.size(); ++i)
+    if (const topo::WanLink* w = t.find_link(path[i], path[i + 1]))
+      l.latency_ns += static_cast<int64_t>(w->egress(path[i]).delay_us) * 1000;
+  if (const netem::LinkParams* neck = route_bottleneck(t, routes, a, b))
+    l.bandwidth_bps = static_cast<double>(neck->rate_bps);
+  return l;
+}
+
+// Between two hosts of one DC: the fabric's delay and the intra-DC rate.
+sim::Link lan_link(const topo::Topology& t) {
+  return {static_cast<int64_t>(t.intra_dc.delay_us) * 1000,
+          static_cast<double>(t.intra_dc.rate_bps)};
+}
+
+// One message between two hosts of the topology (as link_model describes).
+sim::Link host_link(const Experiment& e, const topo::Routes& routes, const std::string& a,
+                    const std::string& b) {
+  if (a == b) return {};
+  const std::string& da = e.topology.find_host(a)->dc;
+  const std::string& db = e.topology.find_host(b)->dc;
+  if (da != db) return wan_between(e.topology, routes, da, db);
+  return lan_link(e.topology);
+}
+
+// OpenMPI's btl_tcp_eager_limit: the experiment's `mpi.mca` value, else the default.
+int64_t eager_limit(const Experiment& e) {
+  for (const auto& [k, v] : e.mca) {
+    if (k != "btl_tcp_eager_limit") continue;
+    try {
+      size_t used = 0;
+      const long long x = std::stoll(v, &used);
+      if (used == v.size() && x >= 0) return x;
+    } catch (const std::exception&) {
+    }
+    throw InputError(SourcePos{e.source_file, 0, 0},
+                     "mpi.mca.btl_tcp_eager_limit: expected a number of bytes, got '" + v + "'");
+  }
+  return sim::kOpenMpiEagerLimit;
+}
+
+// One TCP connection per ordered pair of `hosts` (ranks), as the sending and the
+// receiving host's TCP settings and the experiment's MPI settings shape it.
+// `striped`: point-to-point messages, which mpi.connections stripes; false for the
+// all-reduce, which stays on OpenMPI.
+std::vector<sim::TcpPath> tcp_paths(const Experiment& e,
+                                    const std::vector<const topo::Host*>& hosts, bool striped) {
+  const int n = static_cast<int>(hosts.size());
+  const int64_t eager = eager_limit(e);
+  std::vector<sim::TcpPath> out(static_cast<size_t>(n) * n);
+  for (int a = 0; a < n; ++a)
+    for (int b = 0; b < n; ++b) {
+      const topo::TcpSettings& from = hosts[a]->tcp;
+      const topo::TcpSettings& to = hosts[b]->tcp;
+      sim::TcpPath& p = out[static_cast<size_t>(a) * n + b];
+      p.eager_limit = eager;
+      p.window_bytes = sim::tcp_window_bytes(from.wmem_max_bytes, to.rmem_max_bytes);
+      p.slow_start_after_idle = from.slow_start_after_idle;
+      p.loss_based = from.congestion == "cubic" || from.congestion == "reno";
+      // mpi.connections: the workers' stripes for this peer class (tcp_model.h).
+      const bool wan = hosts[a]->dc != hosts[b]->dc;
+      if (const int n = wan ? e.connections_wan : e.connections_dc; striped && n > 0) {
+        p.connections = n;
+        p.eager_limit = sim::kNoRendezvous;
+        p.early_release = true;
+      }
+    }
+  return out;
+}
+
+// The links among `hosts` (one rank each, in order), as link_model() describes. What
+// depends on the DCs alone (the WAN link, the route's loss and bottleneck) is worked out
+// once per ordered pair of DCs.
+}  // namespace
+
+sim::LinkModel links_between(const Experiment& e, const std::vector<std::string>& hosts,
+                             bool striped) {
+  const int n = static_cast<int>(hosts.size());
+  std::map<std::string, int> dc_index;
+  std::vector<std::string> dc_name;
+  std::vector<int> dc_of(n);
+  std::vector<const topo::Host*> host(n);
+  for (int r = 0; r < n; ++r) {
+    host[r] = e.topology.find_host(hosts[r]);
+    const auto [it, fresh] = dc_index.emplace(host[r]->dc, static_cast<int>(dc_index.size()));
+    if (fresh) dc_name.push_back(host[r]->dc);
+    dc_of[r] = it->second;
+  }
+  sim::LinkModel m = sim::LinkModel::dcs(dc_of, {}, lan_link(e.topology));
+  m.tcp = tcp_paths(e, host, striped);
+  const topo::Routes routes = topo::compute_routes(e.topology);
+  // Per ordered pair of DCs: the link, the loss episodes along the route (random loss, or a
+  // Gilbert-Elliott chain's lossy bad stays: loss_model.h; met per segment: tcp_model.h), and the
+  // route's bottleneck (its lowest rate), which decides where congestion loss starts (tcp_model.h).
+  struct Between {
+    sim::Link link;
+    double loss = 0;
+    const netem::LinkParams* neck = nullptr;
+    int64_t bdp = 0, queue = 0;  // of the bottleneck, payload bytes (0: no rate limit)
+  };
+  const size_t D = dc_name.size();
+  std::vector<Between> between(D * D);
+  for (size_t x = 0; x < D; ++x)
+    for (size_t y = 0; y < D; ++y) {
+      if (x == y) continue;
+      Between& w = between[x * D + y];
+      w.link = wan_between(e.topology, routes, dc_name[x], dc_name[y]);
+      double kept = 1;
+      const auto path = routes.path(dc_name[x], dc_name[y]);
+      for (size_t i = 0; i + 1 < path.size(); ++i)
+        if (const topo::WanLink* l = e.topology.find_link(path[i], path[i + 1])) {
+          kept *= 1 - netem::loss_episodes_per_packet(l->egress(path[i]).loss);
+        }
+      w.loss = 1 - kept;
+      w.neck = route_bottleneck(e.topology, routes, dc_name[x], dc_name[y]);
+    }
+  // The bottleneck's bandwidth-delay product at the route's round trip and what its tbf
+  // holds (a bucket's worth passed at once, `limit` more queued: queue_sizing.h), payload
+  // bytes: a frame of kFrameBytes carries kTcpMss.
+  const double payload = static_cast<double>(sim::kTcpMss) / netem::kFrameBytes;
+  for (size_t x = 0; x < D; ++x)
+    for (size_t y = 0; y < D; ++y) {
+      Between& w = between[x * D + y];
+      if (x == y || !w.neck) continue;
+      const double rtt_s =
+          static_cast<double>(w.link.latency_ns + between[y * D + x].link.latency_ns) / 1e9;
+      w.bdp = std::llround(static_cast<double>(w.neck->rate_bps) / 8 * rtt_s * payload);
+      const uint64_t burst =
+          netem::rate_queue_bytes(*w.neck) + netem::tbf_burst_bytes(w.neck->rate_bps);
+      w.queue = std::llround(static_cast<double>(burst) * payload);
+    }
+  for (int a = 0; a < n; ++a)
+    for (int b = 0; b < n; ++b) {
+      if (a == b) continue;
+      if (host[a] == host[b]) {
+        m.at(a, b) = {};  // two ranks of one host: no link between them (host_link)
+        continue;
+      }
+      if (dc_of[a] == dc_of[b]) continue;  // the LAN link (LinkModel::dcs)
+      const Between& w = between[static_cast<size_t>(dc_of[a]) * D + dc_of[b]];
+      m.at(a, b) = w.link;
+      sim::TcpPath& p = m.tcp[static_cast<size_t>(a) * n + b];
+      p.bdp_bytes = w.bdp;
+      p.queue_bytes = w.queue;
+      p.loss = w.loss;
+    }
+  return m;
+}
+
+sim::LinkModel link_model(const Experiment& e) {
+  return links_between(e, e.placement[0], true);
+}
+
+sim::LinkModel world_link_model(const Experiment& e) {
+  const std::vector<std::string> hosts = e.pipeline_hosts();
+  const int n = static_cast<int>(hosts.size());
+  sim::LinkModel m = sim::LinkModel::uniform(n, {});
+  const topo::Routes routes = topo::compute_routes(e.topology);
+  std::map<std::pair<std::string, std::string>, sim::Link> seen;  // replicas share hosts
+  for (int a = 0; a < n; ++a)
+    for (int b = 0; b < n; ++b) {
+      if (a == b) continue;
+      auto [it, fresh] = seen.try_emplace({hosts[a], hosts[b]});
+      if (fresh) it->second = host_link(e, routes, hosts[a], hosts[b]);
+      m.at(a, b) = it->second;
+    }
+  return m;
+}
+
+}  // namespace xdc::run
