@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <numeric>
+
+#include "workloads/worker/stripe_pieces.h"
 
 namespace xdc::sim {
 
@@ -47,8 +50,24 @@ LinkModel LinkModel::two_dc(int ranks, int split, Link wan, Link lan) {
 LinkState::LinkState(const LinkModel& m, int64_t idle_before_ns)
     : m_(m), channel_free_(m.channels(), 0) {
   tcp_ = m.tcp;
-  for (size_t i = 0; i < tcp_.size() && !m.copies.empty(); ++i)
-    tcp_[i].connections = std::max(tcp_[i].connections, 1) * m.copies[i];
+  const size_t pairs = tcp_.size();
+  pair_of_.resize(pairs);
+  std::iota(pair_of_.begin(), pair_of_.end(), size_t{0});
+  stripe0_.assign(pairs, 0);
+  stripes_.assign(pairs, 1);
+  next_stripe_.assign(pairs, 0);
+  for (size_t i = 0; i < pairs; ++i) {
+    const int n = std::max(tcp_[i].connections, 1);
+    tcp_[i].connections = m.copies.empty() ? 1 : m.copies[i];
+    if (n == 1) continue;
+    const TcpPath stripe = tcp_[i];
+    stripe0_[i] = tcp_.size();
+    stripes_[i] = n;
+    for (int k = 0; k < n; ++k) {
+      tcp_.push_back(stripe);
+      pair_of_.push_back(i);
+    }
+  }
   conn_.resize(tcp_.size());
   pending_.resize(tcp_.size());
   tickets_.resize(tcp_.size());
@@ -123,9 +142,35 @@ Transfer LinkState::post(int from, int to, int64_t bytes, int64_t ready_ns, int6
   }
   if (bytes <= 0) return {ready_ns, ready_ns, ready_ns + l.latency_ns};
   const int c = m_.channel_of(from, to);
-  Channel& ch = channels_[c];
-  run_channel(ch, ready_ns, true);  // what happened before this send cannot change
-  const TcpPath& p = tcp_[static_cast<size_t>(from) * m_.ranks + to];
+  run_channel(channels_[c], ready_ns, true);  // what happened before this send cannot change
+  const size_t pair = static_cast<size_t>(from) * m_.ranks + to;
+  const auto msg = static_cast<int64_t>(msgs_.size());
+  const size_t first = jobs_.size();
+  if (const int n = stripes_[pair]; n > 1) {  // the worker's pieces, each stripe in turn
+    const int64_t one = bytes / copies;
+    int s = next_stripe_[pair];
+    for (int64_t at = 0; at < one; at += worker::kStripePieceBytes) {
+      const int64_t piece = std::min(worker::kStripePieceBytes, one - at);
+      add_job(stripe0_[pair] + static_cast<size_t>(s), from, to, c,
+              (piece + worker::kStripeHeaderBytes) * copies, ready_ns, priority, msg);
+      s = (s + 1) % n;
+    }
+    next_stripe_[pair] = s;
+  } else {
+    add_job(pair, from, to, c, bytes, ready_ns, priority, msg);
+  }
+  msgs_.emplace_back(first, jobs_.size() - first);
+  // The other direction's rendezvous answers queue behind this message's data (queued_until).
+  Channel& back = channels_[m_.channel_of(to, from)];
+  ++back.version;
+  back.settled = -1;
+  return {ready_ns, ready_ns, ready_ns + l.transfer_ns(bytes) + l.latency_ns, msg};
+}
+
+size_t LinkState::add_job(size_t conn, int from, int to, int channel, int64_t bytes,
+                          int64_t ready_ns, int64_t priority, int64_t msg) {
+  const TcpPath& p = tcp_[conn];
+  const int copies = std::max(p.connections, 1);
   // Rendezvous: the first fragment goes with the request; the receiver answers when it has
   // arrived (its receive is posted), and the rest goes when the answer is back.
   const int64_t one = std::max<int64_t>(p.eager_limit - kEagerHeaderBytes, 1);
@@ -134,42 +179,46 @@ Transfer LinkState::post(int from, int to, int64_t bytes, int64_t ready_ns, int6
   Job j;
   j.from = from;
   j.to = to;
-  j.channel = c;
+  j.channel = channel;
+  j.conn = conn;
+  j.msg = msg;
   j.put = put_protocol(p, bytes / copies);
   j.left = j.put ? kPutRequestBytes * copies : std::min(bytes, eager);
   j.rest = j.put ? bytes : bytes - j.left;
   j.ready = ready_ns;
   j.priority = priority < 0 ? ready_ns : priority;
   j.bytes = bytes;
-  const auto ticket = static_cast<int64_t>(jobs_.size());
+  const size_t k = jobs_.size();
   jobs_.push_back(j);
-  ch.jobs.push_back(ticket);
+  Channel& ch = channels_[channel];
+  ch.jobs.push_back(static_cast<int64_t>(k));
   ++ch.version;
-  tickets_[static_cast<size_t>(from) * m_.ranks + to].push_back(ticket);
+  tickets_[conn].push_back(static_cast<int64_t>(k));
   // On an exclusive channel the worker issues the message only at the arbiter's grant: until
   // then nothing of it is queued (run_channel sets these at the grant).
-  const bool held = m_.exclusive_channel(c);
+  const bool held = m_.exclusive_channel(channel);
   constexpr int64_t kNever = std::numeric_limits<int64_t>::max();
   queued_.push_back(
       {held ? kNever : ready_ns, j.rest > 0 || held ? kNever : ready_ns, ready_ns, ready_ns});
-  // The other direction's rendezvous answers queue behind this message's data (queued_until).
-  Channel& back = channels_[m_.channel_of(to, from)];
-  ++back.version;
-  back.settled = -1;
-  const int64_t bound = ready_ns + l.transfer_ns(bytes) + l.latency_ns;
-  result_.push_back({ready_ns, ready_ns, bound, ticket});
+  const Link& l = m_.at(from, to);
+  result_.push_back({ready_ns, ready_ns, ready_ns + l.transfer_ns(bytes) + l.latency_ns,
+                     static_cast<int64_t>(k)});
   known_.push_back(ch.version - 1);  // not known yet: a lower bound
-  return result_.back();
+  return k;
 }
 
 void LinkState::set_path(size_t i, const TcpPath& p) {
-  if (i >= tcp_.size()) return;
-  tcp_[i] = p;
-  if (!m_.copies.empty()) tcp_[i].connections = std::max(p.connections, 1) * m_.copies[i];
+  if (i >= stripes_.size()) return;
+  TcpPath q = p;
+  q.connections = m_.copies.empty() ? 1 : m_.copies[i];
+  tcp_[i] = q;
+  if (stripes_[i] > 1)
+    std::fill_n(tcp_.begin() + static_cast<std::ptrdiff_t>(stripe0_[i]), stripes_[i], q);
 }
 
 void LinkState::note_answer(size_t back, int64_t when) {
-  const auto a = static_cast<int>(back / m_.ranks), b = static_cast<int>(back % m_.ranks);
+  const size_t pair = pair_of_[back];
+  const auto a = static_cast<int>(pair / m_.ranks), b = static_cast<int>(pair % m_.ranks);
   channels_[m_.channel_of(a, b)].settled = -1;  // its worked-out end did not know of this
   auto& q = pending_[back];
   q.insert(std::upper_bound(q.begin(), q.end(), when), when);
@@ -212,7 +261,8 @@ void LinkState::adopt(const std::vector<std::pair<size_t, TcpConn>>& conns,
 }
 
 int64_t LinkState::round_trip(size_t i) const {
-  const auto a = static_cast<int>(i / m_.ranks), b = static_cast<int>(i % m_.ranks);
+  const size_t pair = pair_of_[i];
+  const auto a = static_cast<int>(pair / m_.ranks), b = static_cast<int>(pair % m_.ranks);
   return m_.at(a, b).latency_ns + m_.at(b, a).latency_ns;
 }
 
@@ -223,11 +273,18 @@ void LinkState::take_answers(size_t i, TcpConn& c, int64_t now, size_t* applied)
 }
 
 Transfer LinkState::current(int64_t ticket) {
-  const auto k = static_cast<size_t>(ticket);
-  Channel& ch = channels_[jobs_.at(k).channel];
-  if (known_[k] >= 0 && known_[k] != ch.version)
-    run_channel(ch, std::numeric_limits<int64_t>::max(), false, ticket);
-  return result_[k];
+  const auto [first, count] = msgs_.at(static_cast<size_t>(ticket));
+  Transfer x{std::numeric_limits<int64_t>::max(), std::numeric_limits<int64_t>::min(),
+             std::numeric_limits<int64_t>::min(), ticket};
+  for (size_t k = first; k < first + count; ++k) {  // a striped message: its pieces
+    Channel& ch = channels_[jobs_[k].channel];
+    if (known_[k] >= 0 && known_[k] != ch.version)
+      run_channel(ch, std::numeric_limits<int64_t>::max(), false, static_cast<int64_t>(k));
+    x.start_ns = std::min(x.start_ns, result_[k].start_ns);
+    x.end_ns = std::max(x.end_ns, result_[k].end_ns);
+    x.arrival_ns = std::max(x.arrival_ns, result_[k].arrival_ns);
+  }
+  return x;
 }
 
 namespace {
@@ -363,7 +420,7 @@ void LinkState::load_channel(const Channel& ch) {
   conns_.clear();
   for (size_t a = 0; a < n; ++a) {
     jobs[a] = jobs_[static_cast<size_t>(ch.jobs[a])];
-    const size_t i = static_cast<size_t>(jobs[a].from) * m_.ranks + jobs[a].to;
+    const size_t i = jobs[a].conn;
     size_t c = 0;
     while (c < conns_.size() && conns_[c].first != i) ++c;
     if (c == conns_.size()) conns_.push_back({i, conn_[i]});
@@ -406,14 +463,19 @@ bool LinkState::grant(Run& r, int64_t t, int64_t until, int64_t& next) {
     holder = ready_[0];
     for (size_t a : ready_)
       if (jobs[a].priority < jobs[holder].priority) holder = a;  // ties: posted first
-    jobs[holder].granted = true;
-    const auto k = static_cast<size_t>(r.ch.jobs[holder]);  // issued now (post())
-    queued_[k].post = t;
-    if (jobs[holder].rest == 0) queued_[k].data_ready = t;
+    for (size_t a = 0; a < n; ++a) {  // a striped message's pieces hold it together
+      if (jobs[a].msg != jobs[holder].msg) continue;
+      jobs[a].granted = true;
+      const auto k = static_cast<size_t>(r.ch.jobs[a]);  // issued now (post())
+      queued_[k].post = t;
+      if (jobs[a].rest == 0) queued_[k].data_ready = t;
+    }
   }
-  const bool go = holder < n && jobs[holder].ready <= t;
-  ready_.assign(go ? 1 : 0, holder);
-  if (!go && holder < n) next = jobs[holder].ready;  // its rendezvous answer
+  ready_.clear();
+  if (holder == n) return true;
+  for (size_t a = 0; a < n; ++a)
+    if (jobs[a].msg == jobs[holder].msg && !jobs[a].done && jobs[a].ready <= t) ready_.push_back(a);
+  if (ready_.empty()) next = jobs[holder].ready;  // its rendezvous answer
   return true;
 }
 
@@ -468,8 +530,9 @@ LinkState::Round LinkState::send_round(int64_t t) {
     const size_t c = conn_of_[order_[k]];
     size_t e = k;
     while (e < order_.size() && conn_of_[order_[e]] == c) ++e;
-    const auto from = static_cast<int>(conns_[c].first / m_.ranks);
-    const auto to = static_cast<int>(conns_[c].first % m_.ranks);
+    const size_t pair = pair_of_[conns_[c].first];
+    const auto from = static_cast<int>(pair / m_.ranks);
+    const auto to = static_cast<int>(pair % m_.ranks);
     const int64_t r = round_trip(conns_[c].first);
     s.rtt = std::max(s.rtt, r);
     s.link = &m_.at(from, to);
@@ -571,11 +634,13 @@ void LinkState::complete(Run& r, size_t a, int64_t finish) {
   const Link& l = m_.at(j.from, j.to);
   if (r.exclusive && j.granted) {  // the receiver's release arrives back then
     const int64_t rtt = l.latency_ns + m_.at(j.to, j.from).latency_ns;
-    const TcpPath& p = tcp_[static_cast<size_t>(j.from) * m_.ranks + j.to];
+    const TcpPath& p = tcp_[j.conn];
     // Early: the byte a round trip of bytes before the end arrives (at the link's
     // rate, as the holder leaves it) a one-way delay before `finish`, or the first
-    // piece when the whole message is shorter; the release takes one back.
-    r.free_at = p.early_release ? std::max(j.start + rtt, finish) : finish + rtt;
+    // piece when the whole message is shorter; the release takes one back. A striped
+    // message's last piece releases it.
+    r.free_at =
+        std::max(r.free_at, p.early_release ? std::max(j.start + rtt, finish) : finish + rtt);
   }
   const auto k = static_cast<size_t>(r.ch.jobs[a]);
   result_[k] = {j.start, finish, finish + l.latency_ns, r.ch.jobs[a]};

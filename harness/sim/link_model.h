@@ -119,6 +119,14 @@ struct Transfer {
 // trip after its first byte when it is shorter than that); then the
 // ready message of the smallest priority (then the earliest post) takes it at the next
 // round. The holder's connection sends what its own window allows.
+// A pair whose TcpPath has n > 1 connections is the workers' stripes: n connections of
+// their own (each with the pair's copies), and a message is cut into pieces as the worker
+// cuts it (workloads/worker/stripe_pieces.h), the first on the connection after the one
+// the pair's previous message ended on and the next ones in turn; it arrives when its last
+// piece does. So a message of fewer pieces than connections rides on as many connections
+// as it has pieces, and each connection idles between the messages it carries (the
+// kernel's tcp_probe tracepoint: 378 KiB messages over 5 stripes moved on 2 connections
+// each, in rotation). The pair's own connection stays OpenMPI's (barriers, collectives).
 // Moves connection states onto a clock whose 0 is `origin_ns` of theirs.
 void shift_history(std::vector<TcpConn>& h, int64_t origin_ns);
 
@@ -134,7 +142,8 @@ class LinkState {
   // its window as Linux does.
   LinkState(const LinkModel& m, const std::vector<TcpConn>& history);
   // Every message sent to completion, each connection's state (on this run's clock;
-  // shift_history moves it onto the next's); empty without TCP paths.
+  // shift_history moves it onto the next's): [from * ranks + to], then the stripes'
+  // connections pair by pair; empty without TCP paths.
   std::vector<TcpConn> history();
   // The connections at a run's launch: new, as OpenMPI opens them at a pair's first
   // message: the initial window (10 segments per connection), slow start with no end
@@ -160,9 +169,11 @@ class LinkState {
   void set_path(size_t i, const TcpPath& p);
 
  private:
-  struct Job {  // one message on a TCP channel
+  struct Job {  // one message (or one piece of a striped one) on a TCP channel
     int from = 0, to = 0;
     int channel = 0;
+    size_t conn = 0;       // its connection: the pair's, or one of its stripes
+    int64_t msg = 0;       // the message it carries (of post()'s tickets)
     int64_t left = 0;      // bytes of its current phase still to send
     int64_t rest = 0;      // rendezvous: the bytes that follow the answer
     int64_t ready = 0;     // its current phase may send from then on
@@ -183,7 +194,7 @@ class LinkState {
   };
   struct Channel {
     int64_t t = 0;              // the next round may start then (rounds before it are final)
-    std::vector<int64_t> jobs;  // tickets of its messages not yet complete
+    std::vector<int64_t> jobs;  // its jobs not yet complete
     int64_t version = 0;        // sends posted on it so far
     int64_t settled = -1;       // the version whose run to completion `end` holds
     int64_t free_at = 0;        // exclusive: no new grant before then (the last release)
@@ -197,7 +208,7 @@ class LinkState {
     std::vector<std::pair<size_t, int64_t>> answers;
   };
   // Runs `ch`'s rounds that start before `until` (final: they cannot change; commit), or,
-  // without commit, on copies until message `target` is complete, filling result_ (and
+  // without commit, on copies until job `target` is complete, filling result_ (and
   // known_) for every message complete by then.
   void run_channel(Channel& ch, int64_t until, bool commit, int64_t target = -1);
   // One run_channel call: what its steps share besides the scratch vectors (which hold its
@@ -257,15 +268,24 @@ class LinkState {
   void adopt(const std::vector<std::pair<size_t, TcpConn>>& conns,
              const std::vector<size_t>& applied);
   int64_t round_trip(size_t i) const;  // of connection i: both directions' latency
+  // One job of message `msg` on connection `conn` (post()); its index.
+  size_t add_job(size_t conn, int from, int to, int channel, int64_t bytes, int64_t ready_ns,
+                 int64_t priority, int64_t msg);
   // Takes into `c` (of connection i) the pending answers up to `now` from the `*applied`-th.
   void take_answers(size_t i, TcpConn& c, int64_t now, size_t* applied) const;
 
   const LinkModel& m_;
-  std::vector<TcpPath> tcp_;  // m_.tcp with each pair's connections x its copies
+  // Per connection: the pairs' ([from * ranks + to]) with their copies, then the stripes'.
+  std::vector<TcpPath> tcp_;
+  std::vector<size_t> pair_of_;   // [connection]: its pair
+  std::vector<size_t> stripe0_;   // [pair]: its first stripe's connection (stripes_ > 1)
+  std::vector<int> stripes_;      // [pair]: its stripes (1: none, OpenMPI's connection)
+  std::vector<int> next_stripe_;  // [pair]: the stripe its next message starts on
+  std::vector<std::pair<size_t, size_t>> msgs_;  // by ticket: its first job and job count
   std::vector<int64_t> channel_free_;
-  std::vector<TcpConn> conn_;                  // [from * ranks + to]
-  std::vector<std::vector<int64_t>> pending_;  // [from * ranks + to]: answers, in time order
-  std::vector<std::vector<int64_t>> tickets_;  // [from * ranks + to]: its messages
+  std::vector<TcpConn> conn_;                  // [connection]
+  std::vector<std::vector<int64_t>> pending_;  // [connection]: answers, in time order
+  std::vector<std::vector<int64_t>> tickets_;  // [connection]: its jobs
   // Where a message's phases are in its connection's queue (queued_until reads them).
   struct Queued {
     int64_t post = 0;        // its first phase queued (never while an exclusive channel holds it)
@@ -273,7 +293,7 @@ class LinkState {
     int64_t first_end = 0;   // its request's last byte left
     int64_t data_end = 0;    // its data's last byte left
   };
-  std::vector<Queued> queued_;  // by ticket
+  std::vector<Queued> queued_;  // by job
   // Per connection: its first `count` messages are complete and final; the latest time
   // one of their phases was queued, and the latest a phase of theirs left.
   struct Settled {
@@ -281,11 +301,11 @@ class LinkState {
     int64_t latest_queued = std::numeric_limits<int64_t>::min();
     int64_t latest_end = std::numeric_limits<int64_t>::min();
   };
-  std::vector<Settled> settled_;  // [from * ranks + to]
+  std::vector<Settled> settled_;  // [connection]
   std::vector<Channel> channels_;
-  std::vector<Job> jobs_;              // by ticket
-  std::vector<Transfer> result_;       // by ticket
-  std::vector<int64_t> known_;         // by ticket: the channel version result_ holds; -1 final
+  std::vector<Job> jobs_;              // by job
+  std::vector<Transfer> result_;       // by job
+  std::vector<int64_t> known_;         // by job: the channel version result_ holds; -1 final
   std::unordered_map<int, End> ends_;  // by channel (Channel::settled)
   // Scratch of run_channel.
   std::vector<Job> jobs_scratch_;

@@ -254,15 +254,17 @@ namespace {
 
 // A message of the workers' barrier is a send on its TCP connection too (an empty MPI
 // message still carries its header): an idle window restarts then, and the connection has
-// not been idle since. Pipeline ranks only (history is [from * ranks + to] of `links`).
+// not been idle since. Pipeline ranks only (history is [from * ranks + to] of `links`, then
+// the stripes' connections, which the barrier does not use: it goes on OpenMPI's).
 void note_send(std::vector<TcpConn>& history, const LinkModel& links, int from, int to,
                int64_t at) {
   if (links.tcp.empty() || from >= links.ranks || to >= links.ranks ||
-      history.size() != links.tcp.size())
+      history.size() < links.tcp.size())
     return;
   const size_t i = static_cast<size_t>(from) * links.ranks + to;
-  tcp_note_send(history[i], links.tcp[i],
-                links.at(from, to).latency_ns + links.at(to, from).latency_ns, at);
+  TcpPath own = links.tcp[i];  // OpenMPI's one connection (per copy), not the stripes
+  own.connections = links.copies_of(from, to);
+  tcp_note_send(history[i], own, links.at(from, to).latency_ns + links.at(to, from).latency_ns, at);
 }
 
 // Whether connections start an iteration alike: equal, a time more than a minute before

@@ -16,6 +16,7 @@
 
 #include "harness/sim/link_model.h"
 #include "harness/sim/worker_model.h"
+#include "workloads/worker/stripe_pieces.h"
 
 namespace {
 
@@ -684,9 +685,6 @@ TEST(TcpModel, ALoneMessageTakesEveryRoundsTime) {
   cases.push_back({"socket-buffer window, slow start", windowed_path, 1e9, fresh});
   cases.push_back({"socket-buffer window, warm", windowed_path, 1e9, warm});
   cases.push_back({"infinite rate", windowed_path, 0, fresh});
-  xdc::sim::TcpPath four = windowed_path;
-  four.connections = 4;
-  cases.push_back({"four connections", four, 10e9, warm});
   xdc::sim::TcpPath shallow = bottleneck();
   shallow.eager_limit = xdc::sim::kNoRendezvous;
   cases.push_back({"bottleneck queue", shallow, 26'214'000, warm});
@@ -709,6 +707,46 @@ TEST(TcpModel, ALoneMessageTakesEveryRoundsTime) {
       EXPECT_EQ(x.arrival_ns, end + 10 * kMs) << c.what << ", " << bytes << " bytes";
       EXPECT_TRUE(wire.history()[1] == expected) << c.what << ", " << bytes << " bytes";
     }
+}
+
+// The workers cut a striped message into 256 KiB pieces, one per connection in turn from
+// the one after the pair's last (workloads/worker/stripe_pieces.h; WorkerStripes.
+// AMessageRidesOnOneConnectionPerPiece checks the worker so): 378 KiB over 5 new stripes
+// rides on 2 of them, the next message on the next 2, and it arrives when its whole piece
+// (plus header) has come through one connection's slow start. Infinite rate: the windows
+// alone decide.
+TEST(TcpModel, AStripedMessageRidesOnOneConnectionPerPieceInTurn) {
+  LinkModel m = LinkModel::uniform(2, {4 * kMs, 0});
+  xdc::sim::TcpPath p;
+  p.eager_limit = xdc::sim::kNoRendezvous;
+  p.window_bytes = xdc::sim::tcp_window_bytes(4 << 20, 6 << 20);
+  p.connections = 5;
+  m.tcp.assign(4, p);
+  // history(): the 4 pairs, then each pair's 5 stripes; pair 0 -> 1 (the second) has 9-13.
+  const std::vector<xdc::sim::TcpConn> launched = LinkState::launch(m);
+  ASSERT_EQ(launched.size(), 4u + 4 * 5);
+  LinkState wire(m, launched);
+  const int64_t bytes = 378 << 10;
+  const xdc::sim::Transfer x = wire.send(0, 1, bytes, 0);
+  xdc::sim::TcpPath one = p;
+  one.connections = 1;
+  xdc::sim::TcpConn fresh = launched[9];
+  const int64_t piece = xdc::worker::kStripePieceBytes + xdc::worker::kStripeHeaderBytes;
+  EXPECT_EQ(x.end_ns, xdc::sim::tcp_transmit(fresh, one, 0, 8 * kMs, 0, piece));
+  EXPECT_EQ(x.arrival_ns, x.end_ns + 4 * kMs);
+  auto used = [&](std::vector<xdc::sim::TcpConn> h) {
+    std::vector<int> out;
+    for (int k = 0; k < 5; ++k)
+      if (!(h[static_cast<size_t>(9 + k)] == launched[static_cast<size_t>(9 + k)]))
+        out.push_back(k);
+    return out;
+  };
+  EXPECT_EQ(used(wire.history()), (std::vector<int>{0, 1}));
+  wire.send(0, 1, bytes, 1000 * kMs);
+  EXPECT_EQ(used(wire.history()), (std::vector<int>{0, 1, 2, 3}));
+  LinkState all(m, launched);  // five pieces: every stripe
+  all.send(0, 1, 5 * xdc::worker::kStripePieceBytes, 0);
+  EXPECT_EQ(used(all.history()), (std::vector<int>{0, 1, 2, 3, 4}));
 }
 
 TEST(TcpModel, DrawnRandomLossesKeepTheRateAndFallAtGeometricGaps) {

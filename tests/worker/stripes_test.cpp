@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <map>
 #include <tuple>
@@ -13,6 +14,7 @@
 #include "workloads/model/data.h"
 #include "workloads/model/local_model.h"
 #include "workloads/schedule/generators.h"
+#include "workloads/worker/stripe_pieces.h"
 
 namespace xdc::worker::test {
 namespace {
@@ -88,6 +90,33 @@ TEST(WorkerStripes, StripedTrainingMatchesSingleProcess) {
           EXPECT_EQ(e.connections, N) << name;
         }
     }
+  }
+}
+
+// The simulator sends striped messages as the worker cuts them (stripe_pieces.h,
+// harness/sim/link_model.h): one piece per connection in turn, so a message of fewer pieces
+// than connections rides on as many connections as it has pieces. One activation and one
+// gradient of 384 KiB (1.5 pieces) over 5 connections: each went over exactly 2 sockets,
+// one with a whole piece and one with the rest, 40 bytes of header each.
+TEST(WorkerStripes, AMessageRidesOnOneConnectionPerPiece) {
+  const int N = 5;
+  RunSpec spec = striped_spec("stripes-pieces", 2, 1, 1, N);
+  sched::Params p;
+  p.ranks = 2;
+  p.microbatches = 1;
+  const MpiRun run = run_worker(spec, sched::generate("1f1b", p));
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  for (int r = 0; r < 2; ++r) {
+    const RankReport rep = read_report(spec.run_dir, r);
+    ASSERT_EQ(rep.connections.size(), size_t(N)) << "rank " << r;
+    std::vector<int64_t> used;
+    for (const auto& c : rep.connections)
+      if (c.bytes_sent > 0) used.push_back(c.bytes_sent);
+    std::sort(used.begin(), used.end());
+    ASSERT_EQ(used.size(), 2u) << "rank " << r << ": the message went over " << used.size()
+                               << " of " << N << " connections";
+    EXPECT_EQ(used[1], kStripePieceBytes + kStripeHeaderBytes) << "rank " << r;
+    EXPECT_EQ(used[0], 384 * 1024 - kStripePieceBytes + kStripeHeaderBytes) << "rank " << r;
   }
 }
 

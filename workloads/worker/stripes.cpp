@@ -22,13 +22,15 @@
 #include <thread>
 #include <utility>
 
+#include "workloads/worker/stripe_pieces.h"
+
 namespace xdc::worker {
 
 namespace {
 
-constexpr uint32_t kMagic = 0x78646373;   // "xdcs"
-constexpr int64_t kPiece = 256 << 10;     // stripes.h: the unit a connection pulls
-constexpr int kNotSentLowat = 512 << 10;  // TCP_NOTSENT_LOWAT: writable below this unsent
+constexpr uint32_t kMagic = 0x78646373;        // "xdcs"
+constexpr int64_t kPiece = kStripePieceBytes;  // stripe_pieces.h: the unit a connection pulls
+constexpr int kNotSentLowat = 512 << 10;       // TCP_NOTSENT_LOWAT: writable below this unsent
 
 struct Header {
   int32_t tag;
@@ -38,7 +40,7 @@ struct Header {
   int64_t offset;         // of this piece in it
   int64_t length;         // of this piece
 };
-static_assert(sizeof(Header) == 40);
+static_assert(sizeof(Header) == kStripeHeaderBytes);
 
 struct Fd {  // closes a descriptor nothing else owns yet
   int fd = -1;
