@@ -4,12 +4,20 @@
 // reach the hosts through the built xdc (XDC_EXE).
 #include <gtest/gtest.h>
 #include <stdlib.h>
+#include <sys/socket.h>
 
 #include <string>
 
+#include "netem/nl/netns.h"
 #include "tests/network/leftovers.h"
 
 namespace xdc::testing {
+
+// A TCP socket created inside network namespace `ns` (it stays there after the guard).
+inline int socket_in(const std::string& ns) {
+  xdc::nl::NetnsGuard in(ns);
+  return socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+}
 
 class NetworkTest : public ::testing::Test {
  protected:

@@ -34,10 +34,7 @@ double ms_since(Clock::time_point t0) {
 }
 
 // A socket created inside host namespace `ns` stays there after we leave it.
-int socket_in(const std::string& ns) {
-  xdc::nl::NetnsGuard in(ns);
-  return socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-}
+using xdc::testing::socket_in;
 
 class ShapedPair : public xdc::testing::NetworkTest {
  protected:

@@ -26,10 +26,7 @@ namespace {
 constexpr int64_t kMessage = 150 * 1448;  // slow start's rounds: 10 + 20 + 40 + 80 segments
 constexpr int kPort = 7711;
 
-int socket_in(const std::string& ns) {
-  xdc::nl::NetnsGuard in(ns);
-  return socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-}
+using xdc::testing::socket_in;
 
 sockaddr_in address(const std::string& ip) {
   sockaddr_in a{};
