@@ -136,6 +136,34 @@ class LoadRun(unittest.TestCase):
             self.assertGreater(s.simulated_iteration_s, 0)
             self.assertGreaterEqual(s.bubble("megatron", simulated=True), 0)
 
+    def test_workload_run(self):
+        # `xdc run experiments/byo/mpi-pingpong.yaml` (the user's own MPI program, 50 steps
+        # of a 20 ms one-way WAN ping-pong; wan.csv cut to its first samples).
+        run = load_run(os.path.join(DATA, "run-workload"))
+        self.assertEqual(run.kind, "workload")
+        self.assertEqual([(p["rank"], p["host"], p["exit_code"]) for p in run.processes],
+                         [(0, "e1", 0), (1, "w1", 0)])
+        self.assertEqual(sorted(run.wan), ["east->west", "west->east"])
+        self.assertGreater(run.wan["east->west"]["samples"], 0)
+        samples = run.wan_samples()
+        self.assertEqual(len(samples), 6)
+        self.assertEqual(samples[0]["link"], "east->west")
+        self.assertIsInstance(samples[1]["t_s"], float)
+        self.assertGreater(samples[1]["t_s"], samples[0]["t_s"])
+        (s,) = run.schedules
+        self.assertEqual(s.name, "workload")
+        self.assertEqual(s.steps["per_rank"], [50, 50])
+        self.assertEqual(len(s.iteration_s), 50)
+        self.assertAlmostEqual(s.measured_iteration_s, 0.0407, delta=0.002)  # 2 x 20 ms
+        self.assertIsNone(s.simulated_iteration_s)  # no predict: block, nothing predicted
+        self.assertEqual(s.prediction, {})
+        self.assertIsNone(s.err_pct)
+        # The worker's runs: the default kind, no processes or WAN timeline.
+        worker = load_run(os.path.join(DATA, "run-measured"))
+        self.assertEqual(worker.kind, "worker")
+        self.assertEqual((worker.processes, worker.wan, worker.wan_samples()), ([], {}, []))
+        self.assertEqual(worker.schedule("1f1b").steps, {})
+
     def test_newer_schema_is_refused(self):
         with tempfile.TemporaryDirectory() as d:
             with open(os.path.join(d, "summary.json"), "w") as f:

@@ -10,7 +10,10 @@ when the run was measured ``iteration_s`` (per iteration), ``iteration_s_mean``,
 and the spread: ``repeats`` (runs pooled: ``xdc run --repeat N``), ``run_means_s`` (per
 repeat), ``iteration_s_ci95`` ([low, high], the 95% confidence interval of the mean:
 over the runs' means with N >= 2, over the iterations with N = 1) and ``iteration_s_sd``.
-Beside it ``environment.json`` (where and with what it ran).
+Beside it ``environment.json`` (where and with what it ran). A run of the user's own
+program (an experiment's ``workload:`` block) has ``kind`` "workload", its processes, a
+WAN timeline (``wan``, ``wan.csv``) and one schedule entry named "workload" with its
+``steps`` and ``prediction`` (Run.kind, Run.processes, Run.wan, Schedule.steps).
 
 A sweep directory (``xdc sweep``, ``xdc simulate SWEEP.yaml``; harness/sweep/metrics.h)
 holds ``sweep.csv`` -- columns ``point``, ``id``, one per axis, ``schedule``, ``status``
@@ -140,6 +143,20 @@ class Schedule:
             return None
         return err_pct(self.simulated_iteration_s, self.measured_iteration_s)
 
+    @property
+    def steps(self) -> Dict[str, Any]:
+        """A workload run's steps (``all_s``, ``warmup``, ``per_rank``, ``compute_s_mean``,
+        ``allreduce_bytes``); {} for the worker's schedules."""
+        x = self.raw.get("steps", {})
+        return x if isinstance(x, dict) else {}
+
+    @property
+    def prediction(self) -> Dict[str, Any]:
+        """A workload run's prediction of its step (``compute_s``, ``allreduce_bytes``,
+        ``experiment``, ``simulated_step_s``, or ``error``); {} where there is none."""
+        x = self.raw.get("prediction", {})
+        return x if isinstance(x, dict) else {}
+
     def bubble(self, definition: str = "megatron", simulated: bool = False) -> Optional[float]:
         """A bubble ratio (fraction) by definition: megatron, zerobubble or crosspipe."""
         b = self.raw.get("simulated_bubble_ratio" if simulated else "bubble_ratio") or {}
@@ -197,8 +214,45 @@ class Run:
     def __iter__(self) -> Iterator[Schedule]:
         return iter(self.schedules)
 
+    @property
+    def kind(self) -> str:
+        """"worker" (xdc's own worker, the default) or "workload" (the user's own program,
+        an experiment's ``workload:`` block)."""
+        return str(self.summary.get("kind", "worker"))
+
+    @property
+    def processes(self) -> List[Dict[str, Any]]:
+        """A workload run's processes: ``rank``, ``host``, ``local_rank``, ``exit_code``
+        (None: unknown), ``stopped_by_xdc``, ``seconds``; [] for the worker's runs."""
+        p = self.summary.get("processes", [])
+        return [x for x in p if isinstance(x, dict)] if isinstance(p, list) else []
+
+    @property
+    def wan(self) -> Dict[str, Dict[str, Any]]:
+        """A workload run's WAN timeline summary per direction ("east->west"): ``samples``,
+        ``interval_p50_s``, ``interval_max_s``, ``bytes``, ``drops``, ``mean_mbit_s``,
+        ``peak_mbit_s``; the samples themselves are in ``wan.csv``. {} for the worker's."""
+        w = self.summary.get("wan", {})
+        return {k: v for k, v in w.items() if isinstance(v, dict)} if isinstance(w, dict) else {}
+
+    def wan_samples(self) -> List[Dict[str, Any]]:
+        """``wan.csv`` of a workload run as records (numbers as float), [] where absent."""
+        path = os.path.join(self.dir, "wan.csv")
+        if not os.path.isfile(path):
+            return []
+        with open(path, newline="") as f:
+            return [{k: _cell(v) for k, v in r.items()} for r in csv.DictReader(f)]
+
     def __repr__(self) -> str:
         return "Run(%r, %d schedules)" % (self.dir, len(self.schedules))
+
+
+def _cell(text: str) -> Any:
+    """A CSV cell as float where it is a number, else the text."""
+    try:
+        return float(text)
+    except ValueError:
+        return text
 
 
 def _schedule_entries(summary: Dict[str, Any]) -> List[Dict[str, Any]]:
