@@ -44,6 +44,40 @@ const netem::LinkParams* route_bottleneck(const topo::Topology& t, const topo::R
   return neck;
 }
 
+// TcpPath::upstream_bytes of a route (`path`, DC names, its bottleneck `neck`): the largest
+// burst the hops before the bottleneck pass. A burst leaves the host through its intra-DC
+// tbf (its bucket at once, then the intra-DC rate) and reaches such a hop at that rate or at
+// an earlier hop's, if slower; a hop of rate r fed at rate a > r queues (1 - r / a) of what
+// arrives after the bucket, and holds its tbf queue and bucket (queue_sizing.h). 0: no hop
+// before the bottleneck can overflow.
+int64_t upstream_burst_bytes(const topo::Topology& t, const std::vector<std::string>& path,
+                             const netem::LinkParams* neck) {
+  const double payload = static_cast<double>(sim::kTcpMss) / netem::kFrameBytes;
+  const uint64_t host_rate = t.intra_dc.rate_bps ? t.intra_dc.rate_bps : netem::kUnlimitedRateBps;
+  const double bucket = t.intra_dc.rate_bps ? netem::tbf_burst_bytes(host_rate) : 0.0;
+  double arrival = static_cast<double>(host_rate);
+  bool from_host = true;  // the burst still arrives as the host's tbf shapes it
+  double most = 0;
+  for (size_t i = 0; i + 1 < path.size(); ++i) {
+    const topo::WanLink* w = t.find_link(path[i], path[i + 1]);
+    if (!w) continue;
+    const netem::LinkParams& p = w->egress(path[i]);
+    if (&p == neck) break;
+    if (!p.rate_bps) continue;
+    const auto rate = static_cast<double>(p.rate_bps);
+    if (rate < arrival) {
+      const double room =
+          static_cast<double>(netem::rate_queue_bytes(p) + netem::tbf_burst_bytes(p.rate_bps));
+      const double head = from_host ? std::min(bucket, room) : 0;
+      const double passes = head + (room - head) / (1 - rate / arrival);
+      most = most > 0 ? std::min(most, passes) : passes;
+      arrival = rate;
+      from_host = false;
+    }
+  }
+  return std::llround(most * payload);
+}
+
 // WAN between two DCs along the route: delays add up, the slowest rate counts, and the
 // receiving DC's fabric adds the intra-DC delay (builder.cpp's shape_fabric).
 sim::Link wan_between(const topo::Topology& t, const topo::Routes& routes, const std::string& a,
@@ -149,6 +183,7 @@ sim::LinkModel links_between(const Experiment& e, const std::vector<std::string>
     double loss = 0;
     const netem::LinkParams* neck = nullptr;
     int64_t bdp = 0, queue = 0;  // of the bottleneck, payload bytes (0: no rate limit)
+    int64_t upstream = 0;        // TcpPath::upstream_bytes
   };
   const size_t D = dc_name.size();
   std::vector<Between> between(D * D);
@@ -165,6 +200,7 @@ sim::LinkModel links_between(const Experiment& e, const std::vector<std::string>
         }
       w.loss = 1 - kept;
       w.neck = route_bottleneck(e.topology, routes, dc_name[x], dc_name[y]);
+      w.upstream = upstream_burst_bytes(e.topology, path, w.neck);
     }
   // The bottleneck's bandwidth-delay product at the route's round trip and what its tbf
   // holds (a bucket's worth passed at once, `limit` more queued: queue_sizing.h), payload
@@ -194,6 +230,7 @@ sim::LinkModel links_between(const Experiment& e, const std::vector<std::string>
       sim::TcpPath& p = m.tcp[static_cast<size_t>(a) * n + b];
       p.bdp_bytes = w.bdp;
       p.queue_bytes = w.queue;
+      p.upstream_bytes = w.upstream;
       p.loss = w.loss;
     }
   return m;

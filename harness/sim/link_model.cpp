@@ -542,6 +542,7 @@ LinkState::Round LinkState::send_round(int64_t t) {
       TcpPath shared = own;
       shared.bdp_bytes = own.bdp_bytes * n / weight;
       shared.queue_bytes = own.queue_bytes * n / weight;
+      shared.upstream_bytes = own.upstream_bytes * n / weight;
       given_[c] = tcp_round(conns_[c].second, shared, r, t, offered_[c]);
     } else {
       given_[c] = tcp_round(conns_[c].second, own, r, t, offered_[c]);

@@ -121,7 +121,10 @@ int64_t through_bottleneck(TcpConn& c, const TcpPath& p, int64_t rtt_ns, int64_t
   const bool clocked = c.round_ns != std::numeric_limits<int64_t>::min() &&
                        now_ns <= c.round_ns + std::max(rtt_ns, serialised) + kJiffyNs;
   const int64_t paced = clocked ? std::min(round, c.round_bytes) : 0;
-  const int64_t room = std::min(p.bdp_bytes, paced) + p.queue_bytes;
+  int64_t room = std::min(p.bdp_bytes, paced) + p.queue_bytes;
+  // The ACK-clocked part reaches the hops before the bottleneck at its rate; the burst
+  // beyond it must fit what they pass (TcpPath::upstream_bytes).
+  if (p.upstream_bytes > 0) room = std::min(room, paced + p.upstream_bytes);
   c.round_ns = now_ns;
   c.round_bytes = std::min(round, room);
   if (round > room) {

@@ -27,7 +27,8 @@
 //   k segments reaches min(n, k) of them and the aggregate backs off by that share. The
 //   connections of other paths on the same channel share the queue too (LinkState gives
 //   each sender its share of it: tests/network/shared_bottleneck_test.cpp checks it against
-//   the kernel).
+//   the kernel). On a route of several hops the unclocked part of a round must also pass
+//   the hops before the bottleneck (TcpPath::upstream_bytes).
 // - Random loss is met per segment carried (TcpPath::loss, below).
 // - CUBIC's congestion avoidance as tcp_cubic.c grows it (kCubicBeta, kCubicC, kRenoAcked).
 // - Several connections per transfer (mpi.connections, the workers' stripes): one
@@ -90,6 +91,14 @@ struct TcpPath {
   // out (all of it after idle) leaves as one burst larger than that.
   int64_t bdp_bytes = 0;
   int64_t queue_bytes = 0;
+  // A route over several WAN hops: the largest burst (payload bytes) the hops before its
+  // bottleneck pass, 0 when none can overflow. Such a hop is faster than the bottleneck
+  // but its queue is sized for its own short delay; what leaves unclocked arrives there
+  // at the sender's rate and queues at the difference (harness/plan/links.cpp), so a
+  // burst aimed at a long route can overflow a short hop on its way (the kernel's
+  // tcp_retransmit_skb tracepoint: 48 retransmissions where a 594 KiB gradient crossed a
+  // 2 ms, 590 Mbit/s hop before a 17 ms, 300 Mbit/s one, none over a direct path).
+  int64_t upstream_bytes = 0;
   // The sender backs off on loss as CUBIC (and Reno) do; false for BBR, which paces at
   // the rate it measures and is not modeled here: no congestion loss then.
   bool loss_based = true;

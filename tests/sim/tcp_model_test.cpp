@@ -541,6 +541,32 @@ TEST(TcpModel, AnOverflowCutsTheShareOfTheConnectionsItReaches) {
   EXPECT_EQ(all.ssthresh, 42 * kTcpMss) << "19 segments lost reach all 4: 0.7 x 60";
 }
 
+// A route whose hops before the bottleneck pass 100 segments at once (TcpPath::
+// upstream_bytes; tests/network/routed_burst_test.cpp checks it against the kernel): a
+// warm connection's burst after idle of 90 segments passes, one of 300 is cut, and the
+// same 300 paced by the previous round's ACKs pass.
+TEST(TcpModel, ABurstBeyondWhatTheHopsBeforeTheBottleneckPassIsCut) {
+  xdc::sim::TcpPath p = bottleneck();
+  p.queue_bytes = 1000 * xdc::sim::kTcpMss;  // the bottleneck's own queue never overflows
+  p.bdp_bytes = 1000 * xdc::sim::kTcpMss;
+  p.upstream_bytes = 100 * xdc::sim::kTcpMss;
+  auto burst = [&](int64_t segments, bool clocked) {
+    xdc::sim::TcpConn c;
+    c.cwnd = 400 * xdc::sim::kTcpMss;
+    c.last_send_ns = 0;
+    if (clocked) {  // the previous round, a round trip ago, sent as much
+      c.round_ns = 0;
+      c.round_bytes = segments * xdc::sim::kTcpMss;
+    }
+    const int64_t now = clocked ? 20 * kMs : 100 * kMs;
+    const int64_t sent = xdc::sim::tcp_round(c, p, 20 * kMs, now, segments * xdc::sim::kTcpMss);
+    return std::make_pair(sent / xdc::sim::kTcpMss, c.ssthresh > 0);
+  };
+  EXPECT_EQ(burst(90, false), std::make_pair(int64_t{90}, false));
+  EXPECT_EQ(burst(300, false), std::make_pair(int64_t{100}, true));
+  EXPECT_EQ(burst(300, true), std::make_pair(int64_t{300}, false));
+}
+
 TEST(TcpModel, MessagesOverAShallowBottleneckTakeLongerThanOverADeepOne) {
   // 256 KiB every 120 ms (1F1B's rhythm at CrossPipe's (0.25, 2) point): each message's
   // first round leaves at once; a shallow queue loses part of it, and CUBIC's window, cut
