@@ -13,6 +13,8 @@
 #include <cerrno>
 #include <chrono>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <stdexcept>
 #include <system_error>
 #include <thread>
@@ -48,6 +50,25 @@ void make_shared_mount_dir(const std::string& dir) {
   if (mount(dir.c_str(), dir.c_str(), "none", MS_BIND | MS_REC, nullptr) != 0) fail("bind " + dir);
   if (mount("", dir.c_str(), "none", MS_SHARED | MS_REC, nullptr) != 0)
     fail("make " + dir + " shared");
+}
+
+bool unmount_shared_mount_dir(const std::string& dir) {
+  // /proc/self/mountinfo: "id parent major:minor root mount-point options ...".
+  bool gone = false;
+  for (int stacked = 0; stacked < 16; ++stacked) {
+    std::ifstream info("/proc/self/mountinfo");
+    std::string line;
+    bool bound = false;
+    while (std::getline(info, line)) {
+      std::istringstream in(line);
+      std::string id, parent, dev, root, point;
+      in >> id >> parent >> dev >> root >> point;
+      if (point == dir && root == dir) bound = true;
+    }
+    if (!bound || umount2(dir.c_str(), MNT_DETACH) != 0) break;
+    gone = true;
+  }
+  return gone;
 }
 
 void unpin(const std::string& path) {

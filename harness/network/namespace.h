@@ -30,6 +30,9 @@ void delete_netns(const std::string& name, const std::string& uts_path = "");
 // Makes `dir` a shared mount point (as iproute2 does for /run/netns), so that pins made
 // later propagate into mount namespaces made earlier, and so do their removals.
 void make_shared_mount_dir(const std::string& dir);
+// Undoes what make_shared_mount_dir bound: the mounts of `dir` onto itself (a mount whose
+// root is `dir`; one mounted there by anyone else stays). True when one went.
+bool unmount_shared_mount_dir(const std::string& dir);
 
 // Unmounts and unlinks one namespace pin file (a bind-mounted ns file). Idempotent.
 void unpin(const std::string& path);

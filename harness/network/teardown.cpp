@@ -196,6 +196,8 @@ TeardownReport clean_all() {
   }
   total.processes += kill_orphan_helpers("");  // of networks with nothing else left
   if (total.restored.empty()) total.restored = restore_root_allowed_if_last();  // no network left
+  // The state root's bind onto itself (make_shared_mount_dir), once no network needs it.
+  if (failed.empty() && networks_present().empty()) unmount_shared_mount_dir(kStateRoot);
   if (!failed.empty()) throw std::runtime_error(failed);
   return total;
 }

@@ -35,7 +35,8 @@ std::vector<pid_t> helper_pids(const std::string& net);
 std::vector<std::string> networks_present();
 
 // teardown_network() for every network present; one that throws does not stop the
-// others, and its error is thrown after them.
+// others, and its error is thrown after them. With none left, /run/xdc's bind onto itself
+// goes too.
 TeardownReport clean_all();
 
 }  // namespace xdc::net
