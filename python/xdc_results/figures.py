@@ -475,6 +475,26 @@ def render_fuzz(d: Dict[str, Any]) -> Rows:
     return rows
 
 
+def render_chaos(d: Dict[str, Any]) -> Rows:
+    def counts(key: str) -> str:
+        return ", ".join("%s %s" % (c.get("name", MISSING), c.get("points", MISSING))
+                         for c in _list(d.get(key))) or MISSING
+    left = _list(d.get("left"))
+    rows: Rows = [("points (seed %s)" % d.get("seed", MISSING), str(d.get("points", MISSING))),
+                  ("commands", counts("commands")),
+                  ("signals", counts("signals")),
+                  ("killed", counts("targets")),
+                  ("points that left something after `xdc clean`",
+                   str(len({x.get("point") for x in left if isinstance(x, dict)}))),
+                  ("checked", "; ".join(str(c) for c in _list(d.get("checks"))) or MISSING)]
+    for x in left[:20]:
+        if isinstance(x, dict):
+            rows.append(("left at point %s (%s, SIG%s to %s after %s s)" % (
+                x.get("point"), x.get("command"), x.get("signal"), x.get("target"),
+                x.get("after_s")), str(x.get("what", MISSING))))
+    return rows
+
+
 def render_other(d: Dict[str, Any]) -> Rows:
     """A file no renderer knows: its top-level numbers, strings and booleans."""
     return [(k, yes_no(v) if isinstance(v, bool) else str(v)) for k, v in d.items()
@@ -550,6 +570,12 @@ BENCHMARKS = [
               "under libFuzzer with ASan and UBSan, one after another from its seed corpus; "
               "a crash or hang is a bug (the contract: InputError, nothing else).",
               render_fuzz, "clang, libFuzzer; ~100 min at 600 s a target"),
+    Benchmark("chaos", "sudo scripts/chaos.sh 200", "the chaos loop",
+              "xdc's commands on shipped files (up, run modeled and real, sweep, link set, "
+              "link down, down), each killed at a random moment, or one of its delay lines, "
+              "MPI processes or workers instead, with SIGKILL, SIGINT or SIGTERM; `xdc clean` "
+              "after each, then every check below must find nothing.", render_chaos,
+              "root; ~30 min"),
     Benchmark("prediction", "sudo scripts/bench_prediction.sh --quick", "prediction accuracy",
               "Every shipped experiment and a sample of the reproduction grids run on the "
               "emulator with their own settings, each schedule's measured iteration against the "
