@@ -1,0 +1,350 @@
+// The TCP model's congestion and random loss (tcp_model.h, LinkState): the bottleneck's
+// queue, the hops before it, CUBIC's cuts and growth, random loss positions, a lone message's
+// rounds and the workers' stripes. The kernel checks of these rules are in tests/network
+// (shared_bottleneck_test.cpp, routed_burst_test.cpp); the measurements they were held
+// against are named at each test.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <utility>
+#include <vector>
+
+#include "harness/sim/link_model.h"
+#include "harness/sim/tcp_model.h"
+#include "workloads/worker/stripe_pieces.h"
+
+namespace {
+
+using xdc::sim::LinkModel;
+using xdc::sim::LinkState;
+constexpr int64_t kMs = 1'000'000;
+constexpr int64_t kMiB = 1 << 20;
+
+}  // namespace
+
+namespace {
+
+// A path with a bottleneck of 45 segments' bandwidth-delay product (20 ms there and back)
+// behind a tbf that holds 41 frames (CrossPipe's (0.25, 2) point).
+xdc::sim::TcpPath bottleneck() {
+  xdc::sim::TcpPath p;
+  p.bdp_bytes = 45 * xdc::sim::kTcpMss;
+  p.queue_bytes = 41 * xdc::sim::kTcpMss;
+  return p;
+}
+
+TEST(TcpModel, ABurstLargerThanTheBottleneckQueueLosesAndCubicCutsTheWindow) {
+  using xdc::sim::kTcpMss;
+  const auto p = bottleneck();
+  xdc::sim::TcpConn c;
+  c.cwnd = 100 * kTcpMss;  // a window left from earlier, the pipe empty: it leaves at once
+  EXPECT_EQ(xdc::sim::tcp_round(c, p, 20 * kMs, 0, 181 * kTcpMss), 41 * kTcpMss)
+      << "what the queue holds gets through; the rest follows";
+  EXPECT_EQ(c.w_max, 100 * kTcpMss);
+  EXPECT_EQ(c.ssthresh, 70 * kTcpMss);  // CUBIC's beta 0.7
+  EXPECT_EQ(c.cwnd, 70 * kTcpMss);
+  // The next round is clocked by this one's ACKs: 41 segments paced, 29 more at once.
+  const int64_t next = xdc::sim::tcp_round(c, p, 20 * kMs, 20 * kMs, 140 * kTcpMss);
+  EXPECT_EQ(next, 70 * kTcpMss) << "no loss: 29 at once fit the queue";
+  EXPECT_GT(c.cwnd, 70 * kTcpMss) << "congestion avoidance grows it";
+  EXPECT_LE(c.cwnd, 105 * kTcpMss) << "by at most half per round trip";
+}
+
+TEST(TcpModel, AWindowWithinTheBottleneckQueueLosesNothing) {
+  using xdc::sim::kTcpMss;
+  const auto p = bottleneck();
+  xdc::sim::TcpConn c;
+  c.cwnd = 40 * kTcpMss;
+  EXPECT_EQ(xdc::sim::tcp_round(c, p, 20 * kMs, 0, 181 * kTcpMss), 40 * kTcpMss);
+  EXPECT_EQ(c.ssthresh, 0) << "no loss yet: slow start has no end";
+  EXPECT_EQ(c.cwnd, 80 * kTcpMss);
+  // Clocked rounds overflow once they pass the bandwidth-delay product plus the queue.
+  EXPECT_EQ(xdc::sim::tcp_round(c, p, 20 * kMs, 20 * kMs, 181 * kTcpMss), 80 * kTcpMss);
+  EXPECT_EQ(xdc::sim::tcp_round(c, p, 20 * kMs, 40 * kMs, 181 * kTcpMss), 86 * kTcpMss)
+      << "86 = 45 in the pipe + 41 queued";
+  EXPECT_EQ(c.ssthresh, 112 * kTcpMss);  // 0.7 x the window (160) at the loss
+}
+
+// n connections of one path are one aggregate window: an overflow reaches as many of
+// them as it loses segments (at most n), and the aggregate backs off by that share.
+TEST(TcpModel, AnOverflowCutsTheShareOfTheConnectionsItReaches) {
+  using xdc::sim::kTcpMss;
+  auto p = bottleneck();
+  p.connections = 4;
+  xdc::sim::TcpConn one, all;
+  one.cwnd = all.cwnd = 200 * kTcpMss;  // bursts after idle: only the queue takes them
+  EXPECT_EQ(xdc::sim::tcp_round(one, p, 20 * kMs, 0, 42 * kTcpMss), 41 * kTcpMss);
+  EXPECT_NEAR(one.ssthresh, 0.925 * 42 * kTcpMss, 1)  // one segment lost: 1 of 4 backs off
+      << "1 - 0.3 / 4 of the window at the loss";
+  EXPECT_EQ(xdc::sim::tcp_round(all, p, 20 * kMs, 0, 60 * kTcpMss), 41 * kTcpMss);
+  EXPECT_EQ(all.ssthresh, 42 * kTcpMss) << "19 segments lost reach all 4: 0.7 x 60";
+}
+
+// A route whose hops before the bottleneck pass 100 segments at once (TcpPath::
+// upstream_bytes; tests/network/routed_burst_test.cpp checks it against the kernel): a
+// warm connection's burst after idle of 90 segments passes, one of 300 is cut, and the
+// same 300 paced by the previous round's ACKs pass.
+TEST(TcpModel, ABurstBeyondWhatTheHopsBeforeTheBottleneckPassIsCut) {
+  xdc::sim::TcpPath p = bottleneck();
+  p.queue_bytes = 1000 * xdc::sim::kTcpMss;  // the bottleneck's own queue never overflows
+  p.bdp_bytes = 1000 * xdc::sim::kTcpMss;
+  p.upstream_bytes = 100 * xdc::sim::kTcpMss;
+  auto burst = [&](int64_t segments, bool clocked) {
+    xdc::sim::TcpConn c;
+    c.cwnd = 400 * xdc::sim::kTcpMss;
+    c.last_send_ns = 0;
+    if (clocked) {  // the previous round, a round trip ago, sent as much
+      c.round_ns = 0;
+      c.round_bytes = segments * xdc::sim::kTcpMss;
+    }
+    const int64_t now = clocked ? 20 * kMs : 100 * kMs;
+    const int64_t sent = xdc::sim::tcp_round(c, p, 20 * kMs, now, segments * xdc::sim::kTcpMss);
+    return std::make_pair(sent / xdc::sim::kTcpMss, c.ssthresh > 0);
+  };
+  EXPECT_EQ(burst(90, false), std::make_pair(int64_t{90}, false));
+  EXPECT_EQ(burst(300, false), std::make_pair(int64_t{100}, true));
+  EXPECT_EQ(burst(300, true), std::make_pair(int64_t{300}, false));
+}
+
+TEST(TcpModel, MessagesOverAShallowBottleneckTakeLongerThanOverADeepOne) {
+  // 256 KiB every 120 ms (1F1B's rhythm at CrossPipe's (0.25, 2) point): each message's
+  // first round leaves at once; a shallow queue loses part of it, and CUBIC's window, cut
+  // below the bandwidth-delay product, then paces the rest under the link's rate.
+  auto shallow = bottleneck();
+  auto deep = shallow;
+  deep.queue_bytes = 0;  // no congestion loss modeled
+  auto busy = [](const xdc::sim::TcpPath& p) {
+    xdc::sim::TcpConn c;
+    int64_t sum = 0;
+    for (int i = 0; i < 10; ++i)
+      sum += xdc::sim::tcp_transmit(c, p, 26'214'000, 20 * kMs, i * 120 * kMs, 256 << 10) -
+             i * 120 * kMs;
+    return sum;
+  };
+  std::printf("10 messages: shallow %.1f ms, deep %.1f ms\n", busy(shallow) / 1e6,
+              busy(deep) / 1e6);
+  EXPECT_GT(busy(shallow), busy(deep) + 50 * kMs);
+}
+
+}  // namespace
+
+// Random loss: one segment in 1/loss of those a connection carries is lost; the round
+// that meets it sends that segment again in the next and cuts ssthresh and the window to
+// CUBIC's 0.7 of the window then (tcp_model.h).
+TEST(TcpModel, ARoundThatMeetsARandomLossCutsTheWindowAndSendsTheSegmentAgain) {
+  using xdc::sim::kTcpMss;
+  xdc::sim::TcpPath path;
+  path.window_bytes = xdc::sim::tcp_window_bytes(4 << 20, 6 << 20);  // 1912 segments
+  path.loss = 0.001;                                                 // one in 1000
+  xdc::sim::TcpConn c;
+  c.carried = 0;  // a new connection, its window open
+  c.cwnd = 1500 * kTcpMss;
+  c.last_send_ns = c.stamp_ns = 0;
+  EXPECT_EQ(xdc::sim::tcp_round(c, path, 40 * kMs, 0, 900 * kTcpMss), 900 * kTcpMss);
+  EXPECT_EQ(c.ssthresh, 0) << "900 segments: no loss met yet";
+  const int64_t before = c.cwnd;
+  EXPECT_EQ(xdc::sim::tcp_round(c, path, 40 * kMs, 40 * kMs, 200 * kTcpMss), 199 * kTcpMss)
+      << "the 1000th segment is lost: it goes again in the next round";
+  EXPECT_EQ(c.ssthresh, std::llround(0.7 * static_cast<double>(before)));
+  EXPECT_EQ(c.cwnd, c.ssthresh);
+  EXPECT_EQ(c.carried, 1100 * kTcpMss);
+  // A message of 300 segments from here meets none until the 2000th segment carried.
+  const int64_t cut = c.cwnd;
+  xdc::sim::tcp_transmit(c, path, 1e9, 40 * kMs, 80 * kMs, 300 * kTcpMss);
+  EXPECT_EQ(c.ssthresh, cut);
+  EXPECT_EQ(c.cwnd, cut) << "300 segments do not fill the window: it does not grow";
+
+  // Losses struck in slow start after idle restarts leave a connection that carries
+  // 256 KiB messages a window below Mathis's, as measured on the demo (ssthresh 12-43
+  // segments): 400 messages 0.5 s apart over 40 ms round trips.
+  xdc::sim::TcpConn m;
+  m.carried = 0;
+  m.last_send_ns = m.stamp_ns = 0;
+  int64_t t = 0;
+  for (int i = 0; i < 400; ++i, t += 500 * kMs)
+    t = xdc::sim::tcp_transmit(m, path, 1e9, 40 * kMs, t, 256 << 10);
+  EXPECT_GT(m.ssthresh, 0);
+  EXPECT_LT(m.ssthresh, xdc::sim::tcp_loss_window_bytes(0.001));
+}
+
+// Congestion avoidance as tcp_cubic.c grows it. At the demo's small windows on a 40 ms
+// round trip CUBIC's curve is nearly flat (K = cbrt((W_max - cwnd) / C) is seconds away),
+// so the Reno-friendly estimate leads: one segment per 1.875 windows acknowledged, about
+// half a segment per round trip. Measured (the kernel's tcp_probe tracepoint, the demo's
+// crosspipe-greedy): 41 -> 47 segments in 12 round trips, 22 -> 32 in 20.
+TEST(TcpModel, CongestionAvoidanceAtASmallWindowGrowsHalfASegmentPerRoundTrip) {
+  using xdc::sim::kTcpMss;
+  xdc::sim::TcpPath path;
+  path.window_bytes = xdc::sim::tcp_window_bytes(4 << 20, 6 << 20);
+  xdc::sim::TcpConn c;
+  c.cwnd = c.ssthresh = c.epoch_cwnd = c.reno_cwnd = 30 * kTcpMss;  // just cut at 43
+  c.w_max = 43 * kTcpMss;
+  c.last_send_ns = c.stamp_ns = c.epoch_ns = 0;
+  int64_t t = 0;
+  for (int i = 0; i < 20; ++i, t += 40 * kMs)  // 20 full windows, back to back
+    xdc::sim::tcp_round(c, path, 40 * kMs, t, c.cwnd);
+  const double grown = static_cast<double>(c.cwnd - 30 * kTcpMss) / kTcpMss;
+  std::printf("20 round trips from 30 segments: +%.1f segments\n", grown);
+  EXPECT_GT(grown, 8);
+  EXPECT_LT(grown, 13) << "not one segment per round trip";
+}
+
+// A loss while the window is below the last W_max (the plateau the curve returns to)
+// lowers that plateau to (1 + beta) / 2 of the window (fast convergence, tcp_cubic.c's
+// default), so that a window losses keep cutting does not climb back to where it was.
+TEST(TcpModel, ALossBelowTheLastPlateauLowersItFastConvergence) {
+  using xdc::sim::kTcpMss;
+  xdc::sim::TcpPath path;
+  path.loss = 0.001;
+  xdc::sim::TcpConn c;
+  c.carried = 950 * kTcpMss;  // the 1000th segment falls in the next round
+  c.cwnd = 100 * kTcpMss;
+  c.last_send_ns = c.stamp_ns = 0;
+  xdc::sim::tcp_round(c, path, 40 * kMs, 0, 1000 * kTcpMss);
+  EXPECT_EQ(c.w_max, 100 * kTcpMss) << "the first loss: W_max is the window";
+  EXPECT_EQ(c.cwnd, 70 * kTcpMss);
+  c.carried = 950 * kTcpMss;
+  xdc::sim::tcp_round(c, path, 40 * kMs, 40 * kMs, 1000 * kTcpMss);  // 70 < W_max 100
+  EXPECT_EQ(c.w_max, std::llround(0.85 * 70 * kTcpMss));
+  EXPECT_EQ(c.ssthresh, 49 * kTcpMss);
+}
+
+// LinkState's rounds for one message, written out: each round a tcp_round; its bytes
+// leave at the link's rate (the connection's last send then), and the next round starts a
+// round trip, or the bytes' serialisation when longer, later. Returns the last byte's time.
+int64_t every_round(xdc::sim::TcpConn& c, const xdc::sim::TcpPath& p, double bandwidth_bps,
+                    int64_t rtt_ns, int64_t bytes) {
+  int64_t t = 0;
+  for (int64_t left = bytes;;) {
+    const int64_t given = xdc::sim::tcp_round(c, p, rtt_ns, t, left);
+    const int64_t wire =
+        bandwidth_bps <= 0 ? 0 : std::llround(static_cast<double>(given) * 8e9 / bandwidth_bps);
+    if (given > 0) c.last_send_ns = std::max(c.last_send_ns, t + wire);
+    left -= given;
+    if (left == 0) return t + wire;
+    t += std::max(rtt_ns, wire);
+  }
+}
+
+// A message alone on its channel runs LinkState's rounds without their bookkeeping for
+// several messages, and skips the rounds that repeat (a window-limited phase): its times
+// and the connection it leaves are those of every round run.
+TEST(TcpModel, ALoneMessageTakesEveryRoundsTime) {
+  using xdc::sim::kTcpMss;
+  struct Case {
+    const char* what;
+    xdc::sim::TcpPath path;
+    double bandwidth_bps;
+    xdc::sim::TcpConn conn;
+  };
+  xdc::sim::TcpConn fresh;  // the initial window, idle for 10 s
+  fresh.last_send_ns = -10'000 * kMs;
+  fresh.stamp_ns = -10'000 * kMs;
+  xdc::sim::TcpConn warm = fresh;  // a window left from earlier, just used
+  warm.cwnd = 64 * kMiB;
+  warm.last_send_ns = warm.stamp_ns = -kMs;
+  std::vector<Case> cases;
+  xdc::sim::TcpPath windowed_path;
+  windowed_path.eager_limit = xdc::sim::kNoRendezvous;
+  windowed_path.window_bytes = xdc::sim::tcp_window_bytes(4 << 20, 6 << 20);
+  cases.push_back({"socket-buffer window, slow start", windowed_path, 1e9, fresh});
+  cases.push_back({"socket-buffer window, warm", windowed_path, 1e9, warm});
+  cases.push_back({"infinite rate", windowed_path, 0, fresh});
+  xdc::sim::TcpPath shallow = bottleneck();
+  shallow.eager_limit = xdc::sim::kNoRendezvous;
+  cases.push_back({"bottleneck queue", shallow, 26'214'000, warm});
+  xdc::sim::TcpPath lossy = windowed_path;
+  lossy.loss = 0.001;
+  xdc::sim::TcpConn launched = fresh;
+  launched.carried = 0;
+  cases.push_back({"random loss, no loss met yet", lossy, 1e9, launched});
+  cases.push_back({"random loss, long in use", lossy, 1e9, warm});
+  for (const Case& c : cases)
+    for (int64_t bytes : {int64_t{1}, int64_t{64} << 10, 10 * kMiB, 300 * kMiB}) {
+      LinkModel m = LinkModel::uniform(2, {10 * kMs, c.bandwidth_bps});
+      m.tcp.assign(4, c.path);
+      std::vector<xdc::sim::TcpConn> history(4, c.conn);
+      LinkState wire(m, history);
+      const xdc::sim::Transfer x = wire.send(0, 1, bytes, 0);
+      xdc::sim::TcpConn expected = c.conn;
+      const int64_t end = every_round(expected, c.path, c.bandwidth_bps, 20 * kMs, bytes);
+      EXPECT_EQ(x.end_ns, end) << c.what << ", " << bytes << " bytes";
+      EXPECT_EQ(x.arrival_ns, end + 10 * kMs) << c.what << ", " << bytes << " bytes";
+      EXPECT_TRUE(wire.history()[1] == expected) << c.what << ", " << bytes << " bytes";
+    }
+}
+
+// The workers cut a striped message into 256 KiB pieces, one per connection in turn from
+// the one after the pair's last (workloads/worker/stripe_pieces.h; WorkerStripes.
+// AMessageRidesOnOneConnectionPerPiece checks the worker so): 378 KiB over 5 new stripes
+// rides on 2 of them, the next message on the next 2, and it arrives when its whole piece
+// (plus header) has come through one connection's slow start. Infinite rate: the windows
+// alone decide.
+TEST(TcpModel, AStripedMessageRidesOnOneConnectionPerPieceInTurn) {
+  LinkModel m = LinkModel::uniform(2, {4 * kMs, 0});
+  xdc::sim::TcpPath p;
+  p.eager_limit = xdc::sim::kNoRendezvous;
+  p.window_bytes = xdc::sim::tcp_window_bytes(4 << 20, 6 << 20);
+  p.connections = 5;
+  m.tcp.assign(4, p);
+  // history(): the 4 pairs, then each pair's 5 stripes; pair 0 -> 1 (the second) has 9-13.
+  const std::vector<xdc::sim::TcpConn> launched = LinkState::launch(m);
+  ASSERT_EQ(launched.size(), 4u + 4 * 5);
+  LinkState wire(m, launched);
+  const int64_t bytes = 378 << 10;
+  const xdc::sim::Transfer x = wire.send(0, 1, bytes, 0);
+  xdc::sim::TcpPath one = p;
+  one.connections = 1;
+  xdc::sim::TcpConn fresh = launched[9];
+  const int64_t piece = xdc::worker::kStripePieceBytes + xdc::worker::kStripeHeaderBytes;
+  EXPECT_EQ(x.end_ns, xdc::sim::tcp_transmit(fresh, one, 0, 8 * kMs, 0, piece));
+  EXPECT_EQ(x.arrival_ns, x.end_ns + 4 * kMs);
+  auto used = [&](std::vector<xdc::sim::TcpConn> h) {
+    std::vector<int> out;
+    for (int k = 0; k < 5; ++k)
+      if (!(h[static_cast<size_t>(9 + k)] == launched[static_cast<size_t>(9 + k)]))
+        out.push_back(k);
+    return out;
+  };
+  EXPECT_EQ(used(wire.history()), (std::vector<int>{0, 1}));
+  wire.send(0, 1, bytes, 1000 * kMs);
+  EXPECT_EQ(used(wire.history()), (std::vector<int>{0, 1, 2, 3}));
+  LinkState all(m, launched);  // five pieces: every stripe
+  all.send(0, 1, 5 * xdc::worker::kStripePieceBytes, 0);
+  EXPECT_EQ(used(all.history()), (std::vector<int>{0, 1, 2, 3, 4}));
+}
+
+TEST(TcpModel, DrawnRandomLossesKeepTheRateAndFallAtGeometricGaps) {
+  // The emulator loses each packet with probability `loss` (per-packet Bernoulli, as the
+  // delay line and netem draw it): the gaps between losses are geometric, mean 1 / loss
+  // packets, sd about the same. Evenly spaced (no stream): exactly one per 1 / loss.
+  xdc::sim::TcpPath p;
+  p.loss = 0.001;
+  constexpr int64_t kSeg = xdc::sim::kTcpMss;
+  xdc::sim::TcpConn even;
+  even.carried = 0;
+  EXPECT_EQ(xdc::sim::tcp_random_losses(even, p, 100'000 * kSeg), 100);
+  std::vector<int64_t> per_run;
+  for (uint64_t seed = 1; seed <= 200; ++seed) {
+    xdc::sim::TcpConn c;
+    c.carried = 0;
+    c.loss_draws = xdc::sim::tcp_loss_stream(seed, 0);
+    int64_t lost = 0;
+    for (int r = 0; r < 1000; ++r) lost += xdc::sim::tcp_random_losses(c, p, 100 * kSeg);
+    per_run.push_back(lost);
+  }
+  // 100000 segments a run: Poisson-like, mean 100, sd ~10.
+  double mean = 0, var = 0;
+  for (int64_t x : per_run) mean += static_cast<double>(x) / 200;
+  for (int64_t x : per_run)
+    var += (static_cast<double>(x) - mean) * (static_cast<double>(x) - mean) / 199;
+  EXPECT_NEAR(mean, 100, 3);             // 4.2 standard errors
+  EXPECT_NEAR(std::sqrt(var), 10, 2.5);  // the runs spread as Bernoulli draws do
+  // The same seed draws the same losses.
+  xdc::sim::TcpConn a, b;
+  a.carried = b.carried = 0;
+  a.loss_draws = b.loss_draws = 7;
+  EXPECT_EQ(xdc::sim::tcp_random_losses(a, p, 50'000 * kSeg),
+            xdc::sim::tcp_random_losses(b, p, 50'000 * kSeg));
+}
