@@ -32,6 +32,7 @@ if [[ -n $(ls /run/netns 2>/dev/null | grep '^xdc-' || true) ]]; then
   echo "chaos.sh: another xdc network is up (xdc ls); not running xdc clean over it" >&2
   exit 77
 fi
+"$XDC" clean >/dev/null  # no network is up: what a past crash left, before the baseline
 RANDOM=${XDC_CHAOS_SEED:-1}
 WORK=$(mktemp -d /tmp/chaos-loop.XXXXXX)
 trap 'rm -rf "$WORK"' EXIT

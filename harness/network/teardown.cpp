@@ -143,6 +143,10 @@ TeardownReport teardown_network(const std::string& net, bool take_lock) {
     });
   }
   attempt("the root's TCP settings", [&] { r.restored = restore_root_allowed_if_last(); });
+  // The state root's bind onto itself (make_shared_mount_dir), once no network needs it.
+  attempt(kStateRoot, [&] {
+    if (failed.empty() && networks_present().empty()) unmount_shared_mount_dir(kStateRoot);
+  });
   if (!failed.empty()) {
     std::string what;
     for (auto& f : failed) what += (what.empty() ? "" : "; ") + f;
@@ -196,7 +200,6 @@ TeardownReport clean_all() {
   }
   total.processes += kill_orphan_helpers("");  // of networks with nothing else left
   if (total.restored.empty()) total.restored = restore_root_allowed_if_last();  // no network left
-  // The state root's bind onto itself (make_shared_mount_dir), once no network needs it.
   if (failed.empty() && networks_present().empty()) unmount_shared_mount_dir(kStateRoot);
   if (!failed.empty()) throw std::runtime_error(failed);
   return total;

@@ -18,7 +18,8 @@ struct TeardownReport {
 // met; when some could not be removed it throws std::runtime_error naming them (and what
 // was removed), and keeps the network's state directory, so that it stays listed.
 // Takes the StateLock (state.h) unless the caller already holds it. The last network to go
-// takes xdc's additions out of the root's allowed congestion controls (tcp.h).
+// takes xdc's additions out of the root's allowed congestion controls (tcp.h) and /run/xdc's
+// bind onto itself (namespace.h).
 TeardownReport teardown_network(const std::string& net, bool take_lock = true);
 
 // teardown_network() where nothing may be thrown (a destructor, a path whose own error is
@@ -35,8 +36,7 @@ std::vector<pid_t> helper_pids(const std::string& net);
 std::vector<std::string> networks_present();
 
 // teardown_network() for every network present; one that throws does not stop the
-// others, and its error is thrown after them. With none left, /run/xdc's bind onto itself
-// goes too.
+// others, and its error is thrown after them.
 TeardownReport clean_all();
 
 }  // namespace xdc::net

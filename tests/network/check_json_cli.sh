@@ -31,7 +31,9 @@ for l in j["links"]:
     rtt = m["rtt_median_ms"] - m["base_rtt_ms"]
     print(f'{l["from"]}->{l["to"]}: RTT {rtt:.3f} ms (10), goodput {m["goodput_mbit"]:.0f} Mbit/s (1000)')
     assert abs(rtt - 10) <= 0.2, rtt
-    assert 920 <= m["goodput_mbit"] <= 1010, m["goodput_mbit"]
+    # Undilated: a 100 Mbit/s link read as ~1 Gbit/s, not ~100. How close TCP gets to the
+    # rate in 3 s depends on the machine's load (a benchmark's figure: bench_dilation.sh).
+    assert 500 <= m["goodput_mbit"] <= 1010, m["goodput_mbit"]
 assert rc == 0, f"xdc check exited {rc}"
 PY
 [[ -s "$out/check.err" ]] || fail "no progress on standard error"

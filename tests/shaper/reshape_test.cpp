@@ -306,7 +306,9 @@ TEST_P(Reshape, DelayChangesUnderSaturatingTcpDropAndReorderNothing) {
       c.delay_queue_drops, c.rate_queue_drops);
   ASSERT_TRUE(tcp.error.empty()) << tcp.error;
   EXPECT_GT(tcp.goodput_bps, 0.5 * 50e6) << "the flow did not saturate the link";
-  EXPECT_EQ(tcp.retransmits, 0);
+  // Not held: TCP's retransmissions. A step up in delay past the tail loss probe's timeout
+  // (2 srtt) makes Linux send probes, counted as retransmissions though nothing was lost;
+  // what the shaper dropped and the probe stream's order are what a change must not touch.
   EXPECT_EQ(probe.lost(), 0);
   EXPECT_EQ(probe.reorders(), 0);
   EXPECT_EQ(c.loss_drops + c.delay_queue_drops + c.rate_queue_drops, 0u);
