@@ -28,17 +28,13 @@ const std::string kNet = "tlaunch";
 
 // orted or probe processes of this job still alive anywhere.
 std::vector<std::string> job_processes() {
-  std::vector<std::string> out;
-  for (auto& e : fs::directory_iterator("/proc")) {
-    std::string pid = e.path().filename();
-    if (pid.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::string cmd = xdc::read_text_file_or_empty(e.path() / "cmdline");
-    std::replace(cmd.begin(), cmd.end(), '\0', ' ');
-    if (cmd.find("xdc-mpi-probe") != std::string::npos ||
-        (cmd.find("orted") != std::string::npos && cmd.find("--name " + kNet) != std::string::npos))
-      out.push_back(pid + " " + cmd.substr(0, 80));
-  }
-  return out;
+  return xdc::testing::processes_matching(
+      [](const std::string& cmd) {
+        return cmd.find("xdc-mpi-probe") != std::string::npos ||
+               (cmd.find("orted") != std::string::npos &&
+                cmd.find("--name " + kNet) != std::string::npos);
+      },
+      80);
 }
 
 class Launcher : public ::testing::Test {

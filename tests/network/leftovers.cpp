@@ -1,5 +1,6 @@
 #include "tests/network/leftovers.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <thread>
@@ -30,6 +31,20 @@ std::vector<std::string> leftovers(const std::string& net) {
   for (auto& e : fs::directory_iterator("/etc/netns", ec))
     if (mine(net::net_of_ns(e.path().filename()))) out.push_back("file " + e.path().string());
   for (pid_t pid : net::helper_pids(net)) out.push_back("process " + std::to_string(pid));
+  return out;
+}
+
+std::vector<std::string> processes_matching(const std::function<bool(const std::string&)>& match,
+                                            size_t width) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (auto& e : fs::directory_iterator("/proc", ec)) {
+    std::string pid = e.path().filename();
+    if (pid.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::string cmd = read_text_file_or_empty(e.path() / "cmdline");
+    std::replace(cmd.begin(), cmd.end(), '\0', ' ');
+    if (match(cmd)) out.push_back(pid + " " + cmd.substr(0, width));
+  }
   return out;
 }
 

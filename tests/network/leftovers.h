@@ -2,6 +2,7 @@
 // What an xdc network may leave on the machine, for tests that assert nothing leaks:
 // namespaces, root links, state and /etc/netns files, helper processes.
 #include <chrono>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -11,6 +12,11 @@ namespace xdc::testing {
 
 // Everything on this machine that carries network `net`'s names ("" = any xdc network).
 std::vector<std::string> leftovers(const std::string& net = "");
+
+// Processes whose command line (arguments joined by spaces) `match` accepts, each as
+// "pid <the first `width` characters of it>": what a job must not leave running.
+std::vector<std::string> processes_matching(const std::function<bool(const std::string&)>& match,
+                                            size_t width = 100);
 
 // Runs the built xdc CLI with `args`; returns {exit code, stdout + stderr}.
 struct CliResult {

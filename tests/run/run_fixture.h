@@ -1,7 +1,6 @@
 #pragma once
 // What the `xdc run` end-to-end tests share: a fresh results directory, the run itself
 // through the built CLI, its summary.json, and the job processes a run must not leave.
-#include <algorithm>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -23,17 +22,11 @@ inline fs::path fresh_dir(const std::string& name) {
 
 // Workers or orteds of network `net` / results `dir` still running.
 inline std::vector<std::string> job_processes(const std::string& net, const fs::path& dir) {
-  std::vector<std::string> out;
-  for (auto& e : fs::directory_iterator("/proc")) {
-    std::string pid = e.path().filename();
-    if (pid.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::string cmd = xdc::read_text_file_or_empty(e.path() / "cmdline");
-    std::replace(cmd.begin(), cmd.end(), '\0', ' ');
-    if (cmd.find(dir.string()) != std::string::npos ||
-        (cmd.find("orted") != std::string::npos && cmd.find("--name " + net) != std::string::npos))
-      out.push_back(pid + " " + cmd.substr(0, 100));
-  }
-  return out;
+  return xdc::testing::processes_matching([&](const std::string& cmd) {
+    return cmd.find(dir.string()) != std::string::npos ||
+           (cmd.find("orted") != std::string::npos &&
+            cmd.find("--name " + net) != std::string::npos);
+  });
 }
 
 // `xdc run FILE -o DIR --name NET`, killed after timeout_s.
