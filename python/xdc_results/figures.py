@@ -467,9 +467,10 @@ def render_fuzz(d: Dict[str, Any]) -> Rows:
         "timeout_s", MISSING), "%d, %s" % (len(targets), sig(sum(execs)) if execs else MISSING))]
     for t in targets:
         rows.append(("%s" % t.get("name", MISSING),
-                     "%s s, %s executions, %s crashes, %s hangs; corpus %s -> %s, %s edges" % (
+                     "%s s, %s executions, %s crashes, %s hangs%s; corpus %s -> %s, %s edges" % (
                          t.get("seconds", MISSING), sig(t.get("executions")),
                          t.get("crashes", MISSING), t.get("hangs", MISSING),
+                         " (%s stalls of the machine)" % t["stalls"] if t.get("stalls") else "",
                          t.get("seeds", MISSING), t.get("corpus", MISSING),
                          t.get("edges", MISSING))))
     return rows
