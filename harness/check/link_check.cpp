@@ -7,6 +7,7 @@
 #include "harness/check/probes.h"
 #include "harness/network/names.h"
 #include "netem/shaper/loss_model.h"
+#include "netem/shaper/shaper.h"
 
 namespace xdc::check {
 namespace {
@@ -34,11 +35,35 @@ double ms(uint64_t us) {
   return us / 1000.0;
 }
 
+// A delay line's running release counters (netem::delayline_stats); read = false where the
+// link has no delay line (kernel backend, none) or it did not answer.
+struct Lateness {
+  bool read = false;
+  double released = 0, sum_us = 0, sumsq_us2 = 0;
+};
+
+Lateness lateness(const net::ShapedLink* l) {
+  Lateness out;
+  if (!l || l->backend != "userspace") return out;
+  const nlohmann::json st = netem::delayline_stats(netem::ShapeRecord::from_json(l->record));
+  if (!st.contains("late_sumsq_us2")) return out;
+  out.read = true;
+  out.released = st.value("released", 0.0);
+  out.sum_us = st.value("late_sum_us", 0.0);
+  out.sumsq_us2 = st.value("late_sumsq_us2", 0.0);
+  return out;
+}
+
 }  // namespace
 
 bool lossy(const LinkCheck& c) {
   return c.configured.loss.kind != netem::LossModel::Kind::kNone ||
          c.reverse.loss.kind != netem::LossModel::Kind::kNone;
+}
+
+double LinkCheck::floor_stdev_ms() const {
+  return std::sqrt(base_rtt_stdev_ms * base_rtt_stdev_ms + late_stdev_ms[0] * late_stdev_ms[0] +
+                   late_stdev_ms[1] * late_stdev_ms[1]);
 }
 
 bool LinkCheck::ok() const {
@@ -58,13 +83,15 @@ double expected_rtt_stdev_ms(const netem::LinkParams& a, const netem::LinkParams
 void judge(LinkCheck& c) {
   c.verdicts.clear();
   double rt = ms(c.configured.delay_us + c.reverse.delay_us);
+  const double floor = c.floor_stdev_ms();
   {
-    Verdict v{"delay", rt, c.rtt_median_ms - c.base_rtt_ms, std::max(0.2, 0.02 * rt)};
+    Verdict v{"delay", rt + c.late_mean_ms[0] + c.late_mean_ms[1], c.rtt_median_ms - c.base_rtt_ms,
+              std::max(0.2, 0.02 * rt) + floor};
     v.ok = std::abs(v.measured - v.expected) <= v.tolerance;
     c.verdicts.push_back(v);
   }
   if (c.configured.jitter_us || c.reverse.jitter_us) {
-    double sd = expected_rtt_stdev_ms(c.configured, c.reverse);
+    double sd = std::hypot(expected_rtt_stdev_ms(c.configured, c.reverse), floor);
     // 15%, or three standard errors of a standard deviation estimated from n samples
     // (sd / sqrt(2 (n - 1)), near normal), whichever is wider: 20 pings alone vary by ~16%.
     const int n = c.rtt_samples > 0 ? c.rtt_samples : CheckOptions{}.ping_count;
@@ -117,12 +144,25 @@ std::vector<LinkCheck> check_network(const net::NetworkState& s, const CheckOpti
     c.src = a.name, c.dst = b.name;
     if (progress) progress(fmt::format("{} -> {} ({} -> {})", c.from, c.to, c.src, c.dst));
     // The unshaped part of the path: each host to its own gateway.
-    auto ga = ping(s.name, a.name, net::gateway_ip(dc_index(s, l.from)), 30, 10);
-    auto gb = ping(s.name, b.name, net::gateway_ip(dc_index(s, l.to)), 30, 10);
+    auto ga = ping(s.name, a.name, net::gateway_ip(dc_index(s, l.from)), 50, 10);
+    auto gb = ping(s.name, b.name, net::gateway_ip(dc_index(s, l.to)), 50, 10);
     c.base_rtt_ms = (ga.median_ms + gb.median_ms) / k;
+    c.base_rtt_stdev_ms = std::hypot(ga.stdev_ms, gb.stdev_ms) / k;
     // Pings far enough apart that FIFO ordering of a jittered line does not couple them.
     double jitter_ms = ms(std::max(built.jitter_us, built_back.jitter_us));
+    const net::ShapedLink* lines[2] = {&l, find_link(s, l.to, l.from)};
+    Lateness before[2] = {lateness(lines[0]), lateness(lines[1])};
     auto rtt = ping(s.name, a.name, b.data_ip, o.ping_count, std::max(10.0, 4 * jitter_ms));
+    for (int d = 0; d < 2; ++d) {
+      const Lateness after = lateness(lines[d]);
+      const double n = after.released - before[d].released;
+      if (!after.read || !before[d].read || n < 2) continue;
+      const double mean_us = (after.sum_us - before[d].sum_us) / n;
+      const double var_us2 = (after.sumsq_us2 - before[d].sumsq_us2) / n - mean_us * mean_us;
+      c.late_packets[d] = static_cast<long>(n);
+      c.late_mean_ms[d] = mean_us / 1e3 / k;
+      c.late_stdev_ms[d] = std::sqrt(std::max(0.0, var_us2)) / 1e3 / k;
+    }
     c.rtt_median_ms = rtt.median_ms / k, c.rtt_min_ms = rtt.min_ms / k;
     c.rtt_p99_ms = rtt.p99_ms / k, c.rtt_stdev_ms = rtt.stdev_ms / k;
     c.rtt_samples = rtt.received;
@@ -172,6 +212,12 @@ nlohmann::json to_json(const std::vector<LinkCheck>& checks) {
            {"loss_pct", 100 * netem::stationary_loss(c.configured.loss)},
            {"rate_mbit", c.configured.rate_bps / 1e6},
            {"reverse_delay_ms", ms(c.reverse.delay_us)}}},
+         {"floor",
+          {{"rtt_stdev_ms", c.floor_stdev_ms()},
+           {"base_rtt_stdev_ms", c.base_rtt_stdev_ms},
+           {"delay_line_late_mean_ms", {c.late_mean_ms[0], c.late_mean_ms[1]}},
+           {"delay_line_late_stdev_ms", {c.late_stdev_ms[0], c.late_stdev_ms[1]}},
+           {"delay_line_packets", {c.late_packets[0], c.late_packets[1]}}}},
          {"measured",
           {{"base_rtt_ms", c.base_rtt_ms},
            {"rtt_min_ms", c.rtt_min_ms},
@@ -199,8 +245,8 @@ nlohmann::json to_json(const std::vector<LinkCheck>& checks) {
 std::string to_table(const std::vector<LinkCheck>& checks) {
   const int flows = checks.empty() ? 0 : checks[0].flows;
   std::string t = fmt::format(
-      "{:<22} {:<9} {:>8} {:>17} {:>15} {:>17} {:>14} {:>15}  {}\n", "link", "backend", "base ms",
-      "RTT-base ms (cfg)", "stdev ms (cfg)", "goodput Mb (cfg)",
+      "{:<22} {:<9} {:>8} {:>8} {:>23} {:>21} {:>17} {:>14} {:>15}  {}\n", "link", "backend",
+      "base ms", "floor ms", "RTT-base ms (cfg+floor)", "stdev ms (cfg+floor)", "goodput Mb (cfg)",
       flows > 1 ? fmt::format("{} flows Mb", flows) : "N flows Mb", "loss % (cfg)", "result");
   if (!checks.empty() && checks[0].time_dilation != 1)
     t = fmt::format(
@@ -222,8 +268,8 @@ std::string to_table(const std::vector<LinkCheck>& checks) {
     std::string failed;
     for (auto& v : c.verdicts)
       if (!v.ok) failed += (failed.empty() ? "" : ",") + v.metric;
-    t += fmt::format("{:<22} {:<9} {:>8.3f} {:>17} {:>15} {:>17} {:>14} {:>15}  {}\n",
-                     c.from + " -> " + c.to, c.backend, c.base_rtt_ms,
+    t += fmt::format("{:<22} {:<9} {:>8.3f} {:>8.3f} {:>23} {:>21} {:>17} {:>14} {:>15}  {}\n",
+                     c.from + " -> " + c.to, c.backend, c.base_rtt_ms, c.floor_stdev_ms(),
                      cell("delay", c.rtt_median_ms - c.base_rtt_ms), cell("jitter", c.rtt_stdev_ms),
                      c.goodput_mbit < 0                        ? std::string("-")
                      : get("rate") && c.multi_goodput_mbit < 0 ? cell("rate", c.goodput_mbit)
@@ -235,6 +281,8 @@ std::string to_table(const std::vector<LinkCheck>& checks) {
                                               : fmt::format("{:.2f}", c.multi_goodput_mbit),
                      cell("loss", c.loss_pct), failed.empty() ? "ok" : "FAIL " + failed);
   }
+  t += "floor: this machine's own RTT spread (unshaped path, delay lines' release lateness), "
+       "measured with each link; delay and stdev are judged against configured plus floor\n";
   return t;
 }
 

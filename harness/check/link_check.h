@@ -6,8 +6,14 @@
 // flow is window-limited by the hosts' socket buffers (about 0.66 x wmem_max per round
 // trip, harness/sim/tcp_model.h), several flows show what the link itself carries, as
 // several connections per transfer (experiment key mpi.connections) would.
-// Acceptance per metric (DESIGN/REFERENCE): median RTT - base within max(0.2 ms, 2%)
-// of the configured round trip; RTT stdev within 15% of the configured jitter; TCP
+// The machine's own floor is measured in the same check: the RTT spread of the unshaped
+// path (each host to its gateway) and the delay lines' release lateness (actual minus
+// scheduled release, both directions, over the RTT probe's packets). A busy machine wakes
+// a delay line late; that spread adds to the configured jitter in quadrature and its mean
+// to the round trip, and the verdicts below judge against configured plus floor.
+// Acceptance per metric (DESIGN/REFERENCE): median RTT - base within max(0.2 ms, 2%) plus
+// the floor's spread of the configured round trip plus the lines' mean lateness; RTT
+// stdev within 15% of hypot(configured jitter, floor); TCP
 // goodput (of the `flows` flows where measured, else of one) within 92-101% of the rate; loss
 // within 3 sigma of the configured rate.
 //
@@ -48,6 +54,12 @@ struct LinkCheck {
   double time_dilation = 1;               // k of the network; figures below are undilated
   std::string congestion;                 // of the TCP probe, "" = host default
   double base_rtt_ms = 0;
+  double base_rtt_stdev_ms = 0;  // the unshaped path's spread (both hosts' gateway pings)
+  // Delay lines' release lateness over the RTT probe, this direction and back (userspace
+  // backend; packets 0 where there is no delay line or it was not read).
+  double late_mean_ms[2] = {0, 0}, late_stdev_ms[2] = {0, 0};
+  long late_packets[2] = {0, 0};
+  double floor_stdev_ms() const;  // the machine's own RTT spread: base and lateness
   double rtt_median_ms = 0, rtt_min_ms = 0, rtt_p99_ms = 0, rtt_stdev_ms = 0;
   int rtt_samples = 0;             // pings answered (the jitter verdict's tolerance depends on it)
   double goodput_mbit = -1;        // -1 when not measured

@@ -370,6 +370,7 @@ void DelayLine::release_due(int64_t now, int64_t slack_ns) {
     int64_t late = now - held_.front().send_ns;  // < 0: released early by the wake advance
     stats_.late_max_ns = std::max(stats_.late_max_ns, late);
     stats_.late_sum_ns += late;
+    stats_.late_sumsq_us2 += (late / 1e3) * (late / 1e3);
     if (!held_.front().edited.empty()) {
       // Its own verdict carrying the new bytes, after those queued before it.
       if (any) send_verdict(NFQNL_MSG_VERDICT_BATCH, last_id);

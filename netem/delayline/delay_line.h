@@ -56,6 +56,7 @@ struct Stats {
   uint64_t released = 0, batches = 0;        // accepted after their delay; verdict messages
   uint64_t held = 0, max_held = 0;           // packets waiting now / at most
   int64_t late_max_ns = 0, late_sum_ns = 0;  // release time - send time (< 0: early)
+  double late_sumsq_us2 = 0;                 // its squares (us^2): the release spread
   uint64_t nl_errors = 0;                    // netlink errors reported by the kernel
   uint64_t stamped = 0;                      // packets whose kernel arrival stamp was used
   uint64_t duplicated = 0, corrupted = 0;    // copies sent, packets with a bit flipped

@@ -32,22 +32,23 @@ void DelayLine::write_stats() const {
   FILE* f = std::fopen(tmp.c_str(), "w");
   if (!f) return;
   const Stats& s = stats_;
-  std::fprintf(f,
-               "{\"tag\": \"%s\", \"netns\": \"%s\", \"ifname\": \"%s\", \"queue\": %u, "
-               "\"pid\": %d, \"packets\": %lu, \"bytes\": %lu, \"dropped\": %lu, "
-               "\"reordered\": %lu, \"released\": %lu, \"batches\": %lu, \"held\": %lu, "
-               "\"max_held\": %lu, \"late_max_us\": %.1f, \"late_mean_us\": %.2f, "
-               "\"wake_advance_us\": %.1f, \"stamped\": %lu, \"read_latency_mean_us\": %.2f, "
-               "\"duplicated\": %lu, \"corrupted\": %lu, \"copy_errors\": %lu, "
-               "\"nl_errors\": %lu, \"kernel_queue_dropped\": %lu, "
-               "\"kernel_user_dropped\": %lu, \"changes\": %lu}\n",
-               cfg_.tag.c_str(), cfg_.netns.c_str(), cfg_.ifname.c_str(), cfg_.queue_num,
-               static_cast<int>(getpid()), s.packets, s.bytes, s.dropped, s.reordered, s.released,
-               s.batches, s.held, s.max_held, s.late_max_ns / 1e3,
-               s.released ? s.late_sum_ns / 1e3 / s.released : 0.0, advance_ns_ / 1e3, s.stamped,
-               s.stamped ? s.read_latency_sum_ns / 1e3 / s.stamped : 0.0, s.duplicated, s.corrupted,
-               s.copy_errors, s.nl_errors, s.kernel_queue_dropped, s.kernel_user_dropped,
-               s.changes);
+  std::fprintf(
+      f,
+      "{\"tag\": \"%s\", \"netns\": \"%s\", \"ifname\": \"%s\", \"queue\": %u, "
+      "\"pid\": %d, \"packets\": %lu, \"bytes\": %lu, \"dropped\": %lu, "
+      "\"reordered\": %lu, \"released\": %lu, \"batches\": %lu, \"held\": %lu, "
+      "\"max_held\": %lu, \"late_max_us\": %.1f, \"late_mean_us\": %.2f, "
+      "\"late_sum_us\": %.3f, \"late_sumsq_us2\": %.3f, "
+      "\"wake_advance_us\": %.1f, \"stamped\": %lu, \"read_latency_mean_us\": %.2f, "
+      "\"duplicated\": %lu, \"corrupted\": %lu, \"copy_errors\": %lu, "
+      "\"nl_errors\": %lu, \"kernel_queue_dropped\": %lu, "
+      "\"kernel_user_dropped\": %lu, \"changes\": %lu}\n",
+      cfg_.tag.c_str(), cfg_.netns.c_str(), cfg_.ifname.c_str(), cfg_.queue_num,
+      static_cast<int>(getpid()), s.packets, s.bytes, s.dropped, s.reordered, s.released, s.batches,
+      s.held, s.max_held, s.late_max_ns / 1e3, s.released ? s.late_sum_ns / 1e3 / s.released : 0.0,
+      s.late_sum_ns / 1e3, s.late_sumsq_us2, advance_ns_ / 1e3, s.stamped,
+      s.stamped ? s.read_latency_sum_ns / 1e3 / s.stamped : 0.0, s.duplicated, s.corrupted,
+      s.copy_errors, s.nl_errors, s.kernel_queue_dropped, s.kernel_user_dropped, s.changes);
   std::fclose(f);
   std::rename(tmp.c_str(), cfg_.stats_path.c_str());
 }

@@ -30,4 +30,26 @@ TEST(LinkCheck, TheJitterToleranceWidensForFewPings) {
   EXPECT_NEAR(c.verdicts[1].tolerance, 3 / std::sqrt(38.0) * std::sqrt(2.0), 1e-9);
 }
 
+TEST(LinkCheck, TheMachinesFloorAddsToTheConfiguredJitterAndRoundTrip) {
+  // 1.67 ms measured against 1.414 configured with 200 pings (+18%) fails on its own; with
+  // the delay lines released 0.6 ms apart (stdev) each way, expected is
+  // hypot(1.414, 0.849) = 1.649 and the same figure passes.
+  xdc::check::LinkCheck c;
+  c.configured.delay_us = c.reverse.delay_us = 20'000;
+  c.configured.jitter_us = c.reverse.jitter_us = 1'000;
+  c.rtt_median_ms = 40.6;
+  c.rtt_stdev_ms = 1.67;
+  c.rtt_samples = 200;
+  xdc::check::judge(c);
+  EXPECT_FALSE(c.ok());
+  c.late_stdev_ms[0] = c.late_stdev_ms[1] = 0.6;
+  c.late_mean_ms[0] = c.late_mean_ms[1] = 0.15;
+  EXPECT_NEAR(c.floor_stdev_ms(), std::sqrt(0.72), 1e-12);
+  xdc::check::judge(c);
+  ASSERT_EQ(c.verdicts.size(), 2u);
+  EXPECT_NEAR(c.verdicts[0].expected, 40.3, 1e-9);  // the lines' mean lateness each way
+  EXPECT_NEAR(c.verdicts[1].expected, std::sqrt(2 + 0.72), 1e-9);
+  EXPECT_TRUE(c.ok());
+}
+
 }  // namespace
