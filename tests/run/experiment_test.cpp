@@ -33,6 +33,7 @@ TEST(Experiment, ShippedFilesLoad) {
                         "tests/run/modeled-20ms.yaml",
                         "tests/run/overlap.yaml",
                         "tests/run/kill.yaml",
+                        "tests/run/stall.yaml",
                         "tests/run/bubble-0ms.yaml",
                         "tests/run/dp-real.yaml",
                         "tests/run/dp-modeled.yaml",

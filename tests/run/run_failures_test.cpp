@@ -30,33 +30,35 @@ using xdc::test::job_processes;
 using xdc::test::summary_of;
 using xdc::test::xdc_run;
 
+// `xdc run FILE` (one 1F1B schedule, rank 2 on host w1) in the background; once rank 2
+// has finished two iterations, `sig` goes to its worker. Returns xdc's exit status (-1:
+// not ended within `wait_s`); the output is in `log`.
+int run_and_signal_rank2(const std::string& file, const std::string& net, const fs::path& dir,
+                         const fs::path& log, int sig, int wait_s) {
+  xdc::proc::Background run({XDC_EXE_PATH, "run", file, "-o", dir.string(), "--name", net},
+                            log.string());
+  bool sent = false;
+  for (int i = 0; i < 600 && !sent; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    try {
+      auto rep = nlohmann::json::parse(xdc::read_text_file_or_empty(dir / "1f1b" / "rank2.json"));
+      if (rep.value("iterations_done", 0) < 2) continue;
+    } catch (const std::exception&) {
+      continue;
+    }
+    for (pid_t pid : xdc::net::netns_pids(xdc::net::host_ns(net, "w1")))
+      if (xdc::read_text_file_or_empty("/proc/" + std::to_string(pid) + "/comm") == "xdc-worker\n")
+        sent = ::kill(pid, sig) == 0;
+  }
+  EXPECT_TRUE(sent) << xdc::read_text_file_or_empty(log);
+  return sent ? run.wait_for(std::chrono::seconds(wait_s)) : -1;
+}
+
 TEST(Run, AKilledRankEndsTheRunWithExit1NamingRankAndHost) {
   const std::string net = "trkill";
   const fs::path dir = fresh_dir("kill");
   const fs::path log = fs::temp_directory_path() / "xdc-run-test-kill.log";
-  int rc = -1;
-  {
-    xdc::proc::Background run(
-        {XDC_EXE_PATH, "run", "tests/run/kill.yaml", "-o", dir.string(), "--name", net},
-        log.string());
-    // Wait until rank 2 (on w1) has finished two iterations, then kill -9 its process.
-    bool killed = false;
-    for (int i = 0; i < 600 && !killed; ++i) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-      try {
-        auto rep = nlohmann::json::parse(xdc::read_text_file_or_empty(dir / "1f1b" / "rank2.json"));
-        if (rep.value("iterations_done", 0) < 2) continue;
-      } catch (const std::exception&) {
-        continue;
-      }
-      for (pid_t pid : xdc::net::netns_pids(xdc::net::host_ns(net, "w1")))
-        if (xdc::read_text_file_or_empty("/proc/" + std::to_string(pid) + "/comm") ==
-            "xdc-worker\n")
-          killed = ::kill(pid, SIGKILL) == 0;
-    }
-    ASSERT_TRUE(killed) << xdc::read_text_file_or_empty(log);
-    rc = run.wait_for(std::chrono::seconds(120));
-  }
+  const int rc = run_and_signal_rank2("tests/run/kill.yaml", net, dir, log, SIGKILL, 120);
   const std::string out = xdc::read_text_file_or_empty(log);
   EXPECT_EQ(rc, 1) << out;
   EXPECT_NE(out.find("rank 2 (host w1)"), std::string::npos) << out;
@@ -65,6 +67,30 @@ TEST(Run, AKilledRankEndsTheRunWithExit1NamingRankAndHost) {
         dir / "1f1b" / ("rank" + std::to_string(rank) + ".trace.csv")));
     EXPECT_FALSE(t.events.empty()) << "rank " << rank << "'s trace was not kept";
   }
+  const auto s = summary_of(dir);
+  ASSERT_EQ(s["schedules"].size(), 1u);
+  EXPECT_FALSE(s["schedules"][0]["ok"].get<bool>());
+  EXPECT_NE(s["schedules"][0]["error"].get<std::string>().find("rank 2 (host w1)"),
+            std::string::npos);
+  EXPECT_EQ(leftovers(net), std::vector<std::string>{});
+  EXPECT_EQ(job_processes(net, dir), std::vector<std::string>{});
+}
+
+// A rank that stops (SIGSTOP: alive, silent) is not waited on forever: its peers give up
+// after mpi.timeout_s (tests/run/stall.yaml: 5 s), naming the rank they waited for, and the
+// job ends with exit 1, the stopped worker included.
+TEST(Run, AStalledRankEndsTheJobAfterTimeoutNamingIt) {
+  const std::string net = "trstall";
+  const fs::path dir = fresh_dir("stall");
+  const fs::path log = fs::temp_directory_path() / "xdc-run-test-stall.log";
+  const auto t0 = std::chrono::steady_clock::now();
+  const int rc = run_and_signal_rank2("tests/run/stall.yaml", net, dir, log, SIGSTOP, 120);
+  const std::string out = xdc::read_text_file_or_empty(log);
+  std::printf("stalled rank: xdc run ended with %d after %.1f s\n", rc,
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  EXPECT_EQ(rc, 1) << out;
+  EXPECT_NE(out.find("waited 5 s (timeout_s)"), std::string::npos) << out;
+  EXPECT_NE(out.find("for rank 2 (host w1)"), std::string::npos) << out;
   const auto s = summary_of(dir);
   ASSERT_EQ(s["schedules"].size(), 1u);
   EXPECT_FALSE(s["schedules"][0]["ok"].get<bool>());
