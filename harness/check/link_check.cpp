@@ -283,6 +283,17 @@ std::string to_table(const std::vector<LinkCheck>& checks) {
   }
   t += "floor: this machine's own RTT spread (unshaped path, delay lines' release lateness), "
        "measured with each link; delay and stdev are judged against configured plus floor\n";
+  // A rate the machine cannot carry at this dilation (under half of it arrived): time
+  // dilation builds the links k times slower, which is what such a link needs here.
+  for (auto& c : checks)
+    for (auto& v : c.verdicts)
+      if (v.metric == "rate" && !v.ok && v.measured > 0 && v.measured < 0.5 * v.expected) {
+        const double k = c.time_dilation * std::ceil(2 * v.expected / v.measured);
+        t += fmt::format(
+            "{} -> {}: {:g} Mbit/s is more than this machine carried ({:.0f} Mbit/s); check it "
+            "built slower: --time-dilation {:g} (docs/emulation.md, time dilation)\n",
+            c.from, c.to, v.expected, v.measured, k);
+      }
   return t;
 }
 

@@ -52,4 +52,21 @@ TEST(LinkCheck, TheMachinesFloorAddsToTheConfiguredJitterAndRoundTrip) {
   EXPECT_TRUE(c.ok());
 }
 
+TEST(LinkCheck, ARateBeyondTheMachineNamesTheDilationThatFitsIt) {
+  // 100 Gbit/s configured, 6 Gbit/s carried: the table says to build it 34 x slower.
+  xdc::check::LinkCheck c;
+  c.from = "dc1", c.to = "dc2";
+  c.configured.delay_us = c.reverse.delay_us = 2'000;
+  c.configured.rate_bps = 100'000'000'000;
+  c.rtt_median_ms = 4;
+  c.goodput_mbit = 5'000, c.flows = 8, c.multi_goodput_mbit = 6'000;
+  xdc::check::judge(c);
+  EXPECT_FALSE(c.ok());
+  const std::string t = xdc::check::to_table({c});
+  EXPECT_NE(t.find("dc1 -> dc2: 100000 Mbit/s is more than this machine carried (6000 Mbit/s); "
+                   "check it built slower: --time-dilation 34"),
+            std::string::npos)
+      << t;
+}
+
 }  // namespace
