@@ -1,15 +1,12 @@
 #!/usr/bin/env bash
 # Paper reproductions as sweeps (experiments/repro/README.md):
-#   scripts/reproduce.sh [atlas|atlas-real|geopipe|crosspipe|bubbletea|dhelix|all] [xdc sweep options...]
+#   scripts/reproduce.sh [atlas|atlas-real|geopipe|crosspipe|bubbletea|dhelix|diloco|all] [xdc sweep options...]
 # Each runs its sweeps (`xdc sweep experiments/repro/<name>.yaml -o results/repro/<name>`,
-# resumable: rerun to continue after Ctrl-C) and prints its headline numbers from
-# sweep.csv; atlas also runs experiments/multi-connection-sweep.yaml (into
-# results/repro/atlas-connections) and writes results/repro/atlas/headline.json; bubbletea
-# writes results/repro/bubbletea/headline.json (its highest-rate point); geopipe also
-# predicts GeoPipe's own setting (geopipe-paper*.yaml) and writes
-# results/repro/geopipe/headline.json; dhelix predicts DHelix's setting (dhelix.yaml,
-# dhelix-h100.yaml), emulates dhelix-measured.yaml and dhelix-measured-scale.yaml and writes
-# results/repro/dhelix/headline.json.
+# resumable: rerun to continue after Ctrl-C), prints its headline numbers and writes
+# results/repro/<paper>/headline.json: atlas also runs experiments/multi-connection-sweep.yaml;
+# bubbletea's is its highest-rate point; geopipe and dhelix also predict the papers' own
+# settings (geopipe-paper*.yaml; dhelix.yaml, dhelix-h100.yaml); diloco: the WAN all-reduce
+# of synchronous DP (dp-sync.yaml).
 # Figures by python/xdc_results/papers.py; every err_pct (and the tables' measured vs
 # simulated %) is 100 (simulated - measured) / measured: positive = predicted slower.
 # Needs root (network namespaces) and a build (XDC_BUILD_DIR, default build).
@@ -107,6 +104,8 @@ dhelix() {
   papers dhelix $R
 }
 
+diloco() { sweep dp-sync experiments/repro/dp-sync.yaml "$@" && papers diloco $R; }
+
 case $which in
   atlas) atlas "$@" ;;
   atlas-real) atlas_real "$@" ;;
@@ -114,7 +113,8 @@ case $which in
   crosspipe) crosspipe "$@" ;;
   bubbletea) bubbletea "$@" ;;
   dhelix) dhelix "$@" ;;
-  all) crosspipe "$@"; geopipe "$@"; atlas "$@"; bubbletea "$@"; dhelix "$@" ;;
-  -h|--help) sed -n '2,15p' scripts/reproduce.sh ;;
-  *) echo "usage: $0 [atlas|atlas-real|geopipe|crosspipe|bubbletea|dhelix|all] [xdc sweep options]" >&2; exit 2 ;;
+  diloco) diloco "$@" ;;
+  all) crosspipe "$@"; geopipe "$@"; atlas "$@"; bubbletea "$@"; dhelix "$@"; diloco "$@" ;;
+  -h|--help) sed -n '2,12p' scripts/reproduce.sh ;;
+  *) echo "usage: $0 [atlas|atlas-real|geopipe|crosspipe|bubbletea|dhelix|diloco|all] [xdc sweep options]" >&2; exit 2 ;;
 esac

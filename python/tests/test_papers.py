@@ -234,6 +234,23 @@ class DHelix(Repro):
         self.assertIn("(-5.0%)", text)
 
 
+class Diloco(Repro):
+    def test_dp_sync_points(self):
+        write_sweep_csv(self.path("dp-sync"), ["compute.modeled.grad", "wan.delay", "replicas"], [
+            {"id": "b", "compute.modeled.grad": "400mib", "wan.delay": "80ms", "replicas": "3",
+             "schedule": "1f1b", "iteration_s": 80.0, "simulated_iteration_s": 77.2},
+            {"id": "a", "compute.modeled.grad": "4mib", "wan.delay": "10ms", "replicas": "2",
+             "schedule": "1f1b", "iteration_s": 0.8, "simulated_iteration_s": 0.82},
+        ])
+        h, text = quiet(papers.diloco, self.repro)
+        self.assertEqual([(p["replicas"], p["grad_mib"], p["delay_ms"]) for p in h["dp_sync"]],
+                         [(2, 4.0, 10.0), (3, 400.0, 80.0)])
+        self.assertAlmostEqual(h["dp_sync"][1]["err_pct"], -3.5)
+        self.assertIsNone(h["loss"])
+        self.assertEqual(self.headline("diloco"), h)
+        self.assertIn("within 5%: 2 of 2 points", text)
+
+
 class Main(Repro):
     def test_usage(self):
         err = io.StringIO()

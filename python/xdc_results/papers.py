@@ -5,7 +5,7 @@ tables it printed, and where a paper has a headline writes REPRO/<paper>/headlin
 Every ``err_pct`` is results.err_pct: 100 * (simulated - measured) / measured.
 
     python3 -m xdc_results.papers pivot CSV ROW COLUMNS METRIC
-    python3 -m xdc_results.papers {atlas|geopipe-latency|geopipe-paper|crosspipe|bubbletea|dhelix} REPRO
+    python3 -m xdc_results.papers {atlas|geopipe-latency|geopipe-paper|crosspipe|bubbletea|dhelix|diloco} REPRO
 """
 
 from __future__ import annotations
@@ -522,6 +522,67 @@ def dhelix(repro: str) -> Optional[Dict[str, Any]]:
     return h
 
 
+# --- Low-communication DP (DiLoCo) ------------------------------------------------------
+
+def _mib(text: str) -> Optional[float]:
+    """A size label of xdc ("4mib", "400MiB", "1gib") in MiB; None when it is none."""
+    t = str(text).strip().lower()
+    for unit, scale in (("gib", 1024.0), ("mib", 1.0), ("kib", 1 / 1024.0)):
+        if t.endswith(unit):
+            try:
+                return float(t[:-len(unit)]) * scale
+            except ValueError:
+                return None
+    return None
+
+
+def _ms(text: str) -> Optional[float]:
+    t = str(text).strip().lower()
+    try:
+        return float(t[:-2]) if t.endswith("ms") else float(t[:-1]) * 1000 if t.endswith(
+            "s") else None
+    except ValueError:
+        return None
+
+
+def dp_sync_points(sweep_dir: str) -> List[Dict[str, Any]]:
+    """The synchronous DP all-reduce sweep (experiments/repro/dp-sync.yaml): per point its
+    replicas, gradient MiB, one-way delay, measured and simulated iteration, err_pct."""
+    sweep = try_load_sweep(sweep_dir)
+    out = []
+    for r in sweep.ok_rows() if sweep else []:
+        m, s = r.get("iteration_s"), r.get("simulated_iteration_s")
+        out.append({"replicas": int(float(r["replicas"])),
+                    "grad_mib": _mib(r["compute.modeled.grad"]),
+                    "delay_ms": _ms(r["wan.delay"]), "measured_s": m, "simulated_s": s,
+                    "err_pct": err_pct(s, m)})
+    return sorted(out, key=lambda p: (p["replicas"], p["grad_mib"] or 0, p["delay_ms"] or 0))
+
+
+def diloco(repro: str) -> Dict[str, Any]:
+    """REPRO/dp-sync (the WAN all-reduce of synchronous DP, measured beside predicted);
+    writes REPRO/diloco/headline.json, the keys not measured here null."""
+    points = dp_sync_points(os.path.join(repro, "dp-sync"))
+    print("-- synchronous DP across DCs: iteration (s) measured / simulated (err %)")
+    print("  %-8s %8s %8s %9s %9s %7s" % ("replicas", "grad MiB", "delay ms", "measured",
+                                         "simulated", "err %"))
+    for p in points:
+        e = p["err_pct"]
+        print("  %-8d %8g %8g %9.3f %9.3f %7s" % (p["replicas"], p["grad_mib"] or 0,
+                                                  p["delay_ms"] or 0, p["measured_s"] or 0,
+                                                  p["simulated_s"] or 0,
+                                                  "-" if e is None else "%+.1f" % e))
+    within = [p for p in points if p["err_pct"] is not None and abs(p["err_pct"]) <= 5]
+    if points:
+        print("  within 5%%: %d of %d points" % (len(within), len(points)))
+    # The loss and byte figures of the outer loop are not part of this reproduction yet.
+    headline = {"dp_sync": points, "loss": None, "bytes_dp_over_diloco": None, "h": None}
+    path = os.path.join(repro, "diloco", "headline.json")
+    _write_json(path, headline)
+    print("-- headline: %s" % path)
+    return headline
+
+
 COMMANDS = {
     "atlas": atlas,
     "geopipe-latency": print_geopipe_latency,
@@ -529,6 +590,7 @@ COMMANDS = {
     "crosspipe": print_crosspipe,
     "bubbletea": bubbletea,
     "dhelix": dhelix,
+    "diloco": diloco,
 }
 
 
