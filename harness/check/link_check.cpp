@@ -243,6 +243,7 @@ nlohmann::json to_json(const std::vector<LinkCheck>& checks) {
 }
 
 std::string to_table(const std::vector<LinkCheck>& checks) {
+  if (checks.empty()) return "no WAN link in this network: nothing to check\n";
   const int flows = checks.empty() ? 0 : checks[0].flows;
   std::string t = fmt::format(
       "{:<22} {:<9} {:>8} {:>8} {:>23} {:>21} {:>17} {:>14} {:>15}  {}\n", "link", "backend",
