@@ -141,7 +141,8 @@ CostModel profile_costs(const std::string& text, const std::string& file) {
                            line + "\"");
     }
   }
-  if (c.stages() == 0) throw InputError(SourcePos{file, 0, 0}, "profile has no stage rows");
+  if (c.stages() == 0)  // at its last line: where a row is missing
+    throw InputError(SourcePos{file, std::max(line_no, 1), 1}, "profile has no stage rows");
   return c;
 }
 

@@ -17,7 +17,7 @@ CostModel make_costs(const CostSpec& spec, int ranks, const std::vector<int>& st
     CostModel p = profile_costs(spec.profile_text, spec.profile_file);
     if (p.stages() == stages) return p;
     if (p.stages() != ranks)
-      throw InputError(SourcePos{spec.profile_file, 0, 0},
+      throw InputError(SourcePos{spec.profile_file, 1, 1},  // the profile as a whole
                        "profile has " + std::to_string(p.stages()) +
                            " rows, expected one per rank (" + std::to_string(ranks) +
                            ") or per stage (" + std::to_string(stages) + ")");

@@ -80,7 +80,8 @@ std::vector<WanChange> load_trace_csv(const std::string& path, double compress) 
     out.push_back(c);
   }
   if (out.empty())
-    throw InputError({path, line, 0}, std::string("expected rows of ") + kColumns + ", got none");
+    throw InputError({path, std::max(line, 1), 1},  // its last line: where a row is missing
+                     std::string("expected rows of ") + kColumns + ", got none");
   return out;
 }
 
@@ -112,7 +113,8 @@ std::vector<WanChange> load_mahimahi_trace(const std::string& path, uint64_t win
     ++per_window[static_cast<uint64_t>(ms * 1000 / static_cast<double>(window_us))];
   }
   if (per_window.empty())
-    throw InputError({path, line, 0}, "expected one delivery time (ms) per line, got none");
+    throw InputError({path, std::max(line, 1), 1},
+                     "expected one delivery time (ms) per line, got none");
   std::vector<WanChange> out;
   // Window w at its rate: MTU-sized packets per window; an empty window (a blackout) keeps
   // one packet's worth. A change only where the rate changes.

@@ -72,6 +72,25 @@ TEST(Csv, BadCellNamesFileLineAndColumn) {
   EXPECT_THROW(from_csv("0F0\n0F1\n"), xdc::InputError);  // stage 0 on two ranks
 }
 
+// An error about the rows as a whole has a position too (scripts/fuzz_cli.sh checks that
+// every refusal through the CLI has one): no rows at the file's last line, a stage with no
+// compute at the cell that names a later one.
+TEST(Csv, MissingRowsAndStagesHaveAPosition) {
+  auto error_of = [](const std::string& text) {
+    try {
+      from_csv(text, "rows.csv");
+    } catch (const xdc::InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  EXPECT_EQ(error_of(""), "rows.csv:1:1: schedule CSV has no rows");
+  EXPECT_EQ(error_of("# a comment\n\n"), "rows.csv:2:1: schedule CSV has no rows");
+  EXPECT_EQ(error_of("0F0,0B0,0W0\n2F0,2B0,2W0\n"),
+            "rows.csv:2:1: stage 1 has no compute action on any row (a later stage is named "
+            "here)");
+}
+
 // Numbers too large for an int threw std::out_of_range, and a large microbatch number made
 // the compute-only form take seconds to lower (found by tests/fuzz's schedule_csv target).
 TEST(Csv, StageAndMicrobatchNumbersHaveLimits) {

@@ -73,7 +73,7 @@ TEST(Topology, TraceFileBecomesChanges) {
       {"0,20,0,0\n", ":1:6: rate_mbit: expected a number in 0.001..1e+07, got \"0\""},
       {"0,20,100,101\n", ":1:10: loss_pct: expected a number in 0..100, got \"101\""},
       {"t_ms,delay,rate,loss\n", ":1:1: expected the header \"t_ms,delay_ms,rate_mbit,loss_pct\""},
-      {"# nothing\n", ":1: expected rows of t_ms,delay_ms,rate_mbit,loss_pct, got none"},
+      {"# nothing\n", ":1:1: expected rows of t_ms,delay_ms,rate_mbit,loss_pct, got none"},
   };
   for (const auto& [csv, says] : bad) {
     std::ofstream(dir / "bad.csv") << csv;
@@ -149,7 +149,7 @@ TEST(Topology, MahimahiTraceBecomesRateChangesAndLoops) {
       {"0\n1.5\n", ":2:1: delivery time (ms): expected whole milliseconds"},
       {"5\n3\n", ":2:1: delivery time (ms): expected nondecreasing times, after 5, got 3"},
       {"0\nsoon\n", ":2:1: delivery time (ms): expected a number in 0..1e+09, got \"soon\""},
-      {"# empty\n", ":1: expected one delivery time (ms) per line, got none"},
+      {"# empty\n", ":1:1: expected one delivery time (ms) per line, got none"},
   };
   for (const auto& [text, says] : bad) {
     std::ofstream(dir / "bad.mahi") << text;

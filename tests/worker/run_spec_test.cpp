@@ -67,6 +67,22 @@ TEST(RunSpec, MalformedJsonIsRefusedAtItsLineAndColumn) {
   EXPECT_NE(error_of("{\"schedule_csv\": \"/s\"}").find("run_dir"), std::string::npos);
 }
 
+// An error of a valid JSON document points at the top-level key whose value is wrong
+// (its last occurrence), and at 1:1 when no key is to blame.
+TEST(RunSpec, WrongValuesAreRefusedAtTheirKey) {
+  EXPECT_EQ(error_of("{\"run_dir\": 3, \"schedule_csv\": \"/s\"}").rfind(":1:2: run_dir: ", 0), 0u);
+  EXPECT_EQ(
+      error_of("{\"run_dir\": \"/r\", \"schedule_csv\": \"/s\",\n \"modeled\": {\"f_ns\": \"x\"}}")
+          .rfind(":2:2: modeled: ", 0),
+      0u);
+  EXPECT_EQ(
+      error_of("{\"run_dir\": \"/r\",\n \"schedule_csv\": \"/s\", \"seed\": 1,\n  \"seed\": -2.5}")
+          .rfind(":3:3: seed: ", 0),
+      0u);
+  EXPECT_EQ(error_of("{\"schedule_csv\": \"/s\"}").rfind(":1:1: ", 0), 0u);
+  EXPECT_EQ(error_of("[1.5e40]").rfind(":1:1: ", 0), 0u);
+}
+
 // A fraction no field can hold is refused before nlohmann converts it (undefined
 // behaviour for 1e300 as an int or -2.5 as an unsigned seed; found by the fuzz target).
 TEST(RunSpec, FractionsOutOfRangeAreRefused) {

@@ -1,5 +1,6 @@
 #include "workloads/schedule/csv.h"
 
+#include <algorithm>
 #include <charconv>
 #include <fstream>
 #include <map>
@@ -126,6 +127,7 @@ Schedule from_csv(std::string_view text, const std::string& file, const std::str
   int line_no = 0, stages = 0, mbs = 0;
   bool any_comm = false;
   std::map<int, int> placed;  // stage -> rank
+  SourcePos highest;          // the cell naming the highest stage
   // A paired F ("+") must be followed in its row by the B or BW it runs with; lower()
   // relies on it in the compute-only form. The first cell breaking that, kept until the
   // form is known.
@@ -164,6 +166,7 @@ Schedule from_csv(std::string_view text, const std::string& file, const std::str
                                  ", got \"" + shown + "\"");
         }
         any_comm = any_comm || is_comm(a.kind);
+        if (a.stage + 1 > stages) highest = {file, line_no, col};
         stages = std::max(stages, a.stage + 1);
         mbs = std::max(mbs, a.microbatch + 1);
         row.push_back(a);
@@ -173,13 +176,15 @@ Schedule from_csv(std::string_view text, const std::string& file, const std::str
     if (pending && !unpaired) unpaired = pending;
   }
   const int ranks = static_cast<int>(rows.size());
-  if (ranks == 0) throw InputError(SourcePos{file, 0, 0}, "schedule CSV has no rows");
+  if (ranks == 0)  // at its last line: where a row is missing
+    throw InputError(SourcePos{file, std::max(line_no, 1), 1}, "schedule CSV has no rows");
   std::vector<int> stage_rank(stages, -1);
   for (int st = 0; st < stages; ++st) {
     auto it = placed.find(st);
     if (it == placed.end())
-      throw InputError(SourcePos{file, 0, 0},
-                       "stage " + std::to_string(st) + " has no compute action on any row");
+      throw InputError(highest,
+                       "stage " + std::to_string(st) +
+                           " has no compute action on any row (a later stage is named here)");
     stage_rank[st] = it->second;
   }
   if (!any_comm) {

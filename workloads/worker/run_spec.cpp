@@ -1,7 +1,9 @@
 #include "workloads/worker/run_spec.h"
 
+#include <algorithm>
 #include <fstream>
 #include <stdexcept>
+#include <string_view>
 
 #include "common/text_file.h"
 
@@ -236,28 +238,72 @@ void from_json(const json& j, RankReport& r) {
 
 namespace {
 
+// Where the top-level key `key` of the JSON object `text` starts (its last occurrence;
+// nlohmann keeps the last), or 1:1 when it has none. `text` is valid JSON: its strings
+// hold no newline.
+SourcePos key_pos(const std::string& text, const std::string& key, const std::string& path) {
+  SourcePos found{path, 1, 1};
+  int line = 1, col = 1, depth = 0;
+  for (size_t i = 0; i < text.size(); ++i, ++col) {
+    const char c = text[i];
+    if (c == '\n') {
+      ++line;
+      col = 0;
+    } else if (c == '{' || c == '[') {
+      ++depth;
+    } else if (c == '}' || c == ']') {
+      --depth;
+    } else if (c == '"') {
+      size_t end = i + 1;
+      while (end < text.size() && text[end] != '"') end += text[end] == '\\' ? 2 : 1;
+      end = std::min(end, text.size());
+      const size_t next = text.find_first_not_of(" \t\r\n", end + 1);
+      if (depth == 1 && std::string_view(text).substr(i + 1, end - i - 1) == key &&
+          next != std::string::npos && text[next] == ':')
+        found = {path, line, col};
+      col += static_cast<int>(end - i);
+      i = end;
+    }
+  }
+  return found;
+}
+
 // A spec's fractional numbers are its rates, factors and per-token times: 0 <= x < 2^31.
 // Outside that one is no spec the launcher wrote, and nlohmann's conversion of it to an
 // integer field (1e300 as an int, -2.5 as a seed) would be undefined behaviour.
-void check_fractions(const json& j, const std::string& path) {
+void check_fractions(const json& j) {
   if (j.is_number_float()) {
     const double x = j.get<double>();
     if (!(x > -1 && x < 2147483648.0))
-      throw InputError(SourcePos{path, 0, 0},
-                       "expected integers, or fractions in 0..2^31, got " + j.dump());
+      throw std::invalid_argument("expected integers, or fractions in 0..2^31, got " + j.dump());
   }
   if (j.is_structured())
-    for (const json& child : j) check_fractions(child, path);
+    for (const json& child : j) check_fractions(child);
+}
+
+// The top-level key whose value does not convert, each tried alone over a default spec;
+// "" when none fails alone (a required key is missing, or `j` is no object).
+std::string failing_key(const json& j) {
+  if (!j.is_object()) return "";
+  for (const auto& [k, v] : j.items()) {
+    json probe = RunSpec{};
+    probe[k] = v;
+    try {
+      probe.get<RunSpec>();
+    } catch (const json::exception&) {
+      return k;
+    }
+  }
+  return "";
 }
 
 }  // namespace
 
 RunSpec read_run_spec(const std::string& path) {
   const std::string text = read_input_file(path, "the run spec");
+  json j;
   try {
-    const json j = json::parse(text);
-    check_fractions(j, path);
-    return j.get<RunSpec>();
+    j = json::parse(text);
   } catch (const json::parse_error& e) {  // e.byte: 1-based offset of the bad character
     SourcePos at{path, 1, 1};
     for (size_t i = 0; i + 1 < e.byte && i < text.size(); ++i) {
@@ -265,8 +311,27 @@ RunSpec read_run_spec(const std::string& path) {
       at.line += text[i] == '\n';
     }
     throw InputError(at, e.what());
+  }
+  // Errors of a valid JSON document point at the top-level key whose value is wrong.
+  if (j.is_object()) {
+    for (const auto& [k, v] : j.items()) try {
+        check_fractions(v);
+      } catch (const std::invalid_argument& e) {
+        throw InputError(key_pos(text, k, path), k + ": " + e.what());
+      }
+  } else {
+    try {
+      check_fractions(j);
+    } catch (const std::invalid_argument& e) {
+      throw InputError(SourcePos{path, 1, 1}, e.what());
+    }
+  }
+  try {
+    return j.get<RunSpec>();
   } catch (const json::exception& e) {
-    throw InputError(SourcePos{path, 0, 0}, e.what());
+    const std::string k = failing_key(j);
+    throw InputError(k.empty() ? SourcePos{path, 1, 1} : key_pos(text, k, path),
+                     (k.empty() ? "" : k + ": ") + e.what());
   }
 }
 

@@ -12,6 +12,7 @@
 #include <optional>
 #include <set>
 
+#include "common/input_error.h"
 #include "workloads/schedule/csv.h"
 #include "workloads/schedule/validate.h"
 #include "workloads/worker/arbiter.h"
@@ -69,11 +70,11 @@ std::vector<Stripes::Peer> striped_peers(const RunSpec& spec, const sched::Sched
   return out;
 }
 
-[[noreturn]] void fail(int rank, const std::string& host, const std::string& what) {
+[[noreturn]] void fail(int rank, const std::string& host, const std::string& what, int code = 1) {
   std::fprintf(stderr, "xdc-worker: rank %d (host %s): %s\n", rank, host.c_str(), what.c_str());
   std::fflush(stderr);
-  MPI_Abort(MPI_COMM_WORLD, 1);
-  std::_Exit(1);
+  MPI_Abort(MPI_COMM_WORLD, code);
+  std::_Exit(code);
 }
 
 // The run's schedule, checked against the spec and the MPI world (`size` ranks, the
@@ -346,8 +347,15 @@ void run_worker(const std::string& spec_path, int mpi_thread_level) {
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   std::string host = local_hostname();
+  RunSpec spec;
   try {
-    const RunSpec spec = read_run_spec(spec_path);
+    spec = read_run_spec(spec_path);
+  } catch (const InputError& e) {
+    fail(rank, host, e.what(), kExitBadInput);
+  } catch (const std::exception& e) {
+    fail(rank, host, e.what());
+  }
+  try {
     if (rank < static_cast<int>(spec.rank_hosts.size()) && !spec.rank_hosts[rank].empty())
       host = spec.rank_hosts[rank];
     run(spec, rank, mpi_thread_level, host);

@@ -4,7 +4,8 @@
 // its action list through the Executor, and writes rank<r>.trace.csv and rank<r>.json
 // into run_dir (both rewritten after every measured iteration, so a run that dies keeps
 // what finished). Errors and timeouts print "xdc-worker: rank R (host H): ..." to stderr
-// and MPI_Abort the job with code 1.
+// and MPI_Abort the job with code 1; a spec it cannot read (InputError, "PATH:LINE:COL:
+// ...") with code 2, as the CLI exits on bad input.
 #include <string>
 
 namespace xdc::worker {
