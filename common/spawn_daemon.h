@@ -25,7 +25,7 @@ inline int spawn_daemon(const std::vector<std::string>& argv, const std::string&
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&fa, 1, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+  posix_spawn_file_actions_addopen(&fa, 1, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
   posix_spawn_file_actions_adddup2(&fa, 1, 2);
   for (const auto& [from, to] : fds) posix_spawn_file_actions_adddup2(&fa, from, to);
   posix_spawnattr_t attr;

@@ -62,6 +62,7 @@ void add_check_command(CLI::App& app, Commands& out) {
       ->excludes(tcp_seconds)
       ->excludes(tcp_omit);
   out.push_back({c, [] {
+                   require_root("check");
                    opts.throughput = !no_tcp;
                    std::optional<net::NetworkState> built;
                    std::string name = target;

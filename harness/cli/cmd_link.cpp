@@ -89,6 +89,7 @@ void add_link_commands(CLI::App& app, Commands& out) {
     c->add_option("--rate", rate, "rate, e.g. 100mbit");
     out.push_back(
         {c, [directions] {
+           require_root("link set");
            topo::WanChange ch;
            ch.source = "xdc link";
            if (!delay.empty())
@@ -108,6 +109,7 @@ void add_link_commands(CLI::App& app, Commands& out) {
                                         : "restore a WAN link cut by `link down`");
     add_target(c);
     out.push_back({c, [directions, down] {
+                     require_root(down ? "link down" : "link up");
                      topo::WanChange ch;
                      ch.source = "xdc link";
                      ch.down = down;
@@ -119,7 +121,10 @@ void add_link_commands(CLI::App& app, Commands& out) {
     static bool json = false;
     c->add_option("network", net, "network name")->required();
     c->add_flag("--json", json, "JSON on standard output");
-    out.push_back({c, [] { return show(net, json); }});
+    out.push_back({c, [] {
+                     require_root("link show");
+                     return show(net, json);
+                   }});
   }
 
   auto* dc = app.add_subcommand("dc", "cut or restore every WAN link of a DC");
@@ -132,6 +137,7 @@ void add_link_commands(CLI::App& app, Commands& out) {
     c->add_option("network", net, "network name")->required();
     c->add_option("dc", dc_name, "DC name")->required();
     out.push_back({c, [down] {
+                     require_root(down ? "dc isolate" : "dc join");
                      topo::WanChange ch;
                      ch.source = "xdc link";
                      ch.down = down;

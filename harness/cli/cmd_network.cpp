@@ -216,7 +216,10 @@ void add_up(CLI::App& app, Commands& out) {
                 "build the network K times slower than the topology (every delay and "
                 "jitter x K, every rate / K); xdc check reports it undilated")
       ->capture_default_str();
-  out.push_back({c, [] { return up(a); }});
+  out.push_back({c, [] {
+                   require_root("up");
+                   return up(a);
+                 }});
 }
 
 int down(const std::string& name, const std::string& lab_file) {
@@ -241,7 +244,10 @@ void add_down(CLI::App& app, Commands& out) {
   static std::string name, lab_file;
   c->add_option("name", name, "network name");
   c->add_option("--lab", lab_file, "lab.yaml: take the network down on every machine of the lab");
-  out.push_back({c, [] { return down(name, lab_file); }});
+  out.push_back({c, [] {
+                   require_root("down");
+                   return down(name, lab_file);
+                 }});
 }
 
 void add_clean(CLI::App& app, Commands& out) {
@@ -250,6 +256,7 @@ void add_clean(CLI::App& app, Commands& out) {
   c->add_option("--lab", lab_file,
                 "lab.yaml: run `xdc clean` on every machine of the lab instead (over ssh)");
   out.push_back({c, [] {
+                   require_root("clean");
                    if (!lab_file.empty()) {
                      return report_machines(lab::clean_lab(lab::load_lab(lab_file)), "not cleaned");
                    }
@@ -272,6 +279,7 @@ void add_exec(CLI::App& app, Commands& out) {
   c->add_option("command", argv, "command and arguments, after --")->required();
   c->positionals_at_end();
   out.push_back({c, []() -> int {
+                   require_root("exec");
                    if (!argv.empty() && argv.front() == "--") argv.erase(argv.begin());
                    auto [n, ns] = net::resolve_host(host, name);
                    net::exec_in_namespace(n, ns, argv);
@@ -281,6 +289,7 @@ void add_exec(CLI::App& app, Commands& out) {
 void add_ls(CLI::App& app, Commands& out) {
   auto* c = app.add_subcommand("ls", "list networks and their hosts");
   out.push_back({c, [] {
+                   require_root("ls");
                    for (auto& n : net::networks_present()) {
                      if (auto s = net::load_state(n))
                        print_network(*s);

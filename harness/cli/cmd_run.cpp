@@ -84,6 +84,7 @@ void add_run_command(CLI::App& app, Commands& out) {
                   "lab.yaml: build the network across the lab's machines and run the workers "
                   "there (-o and the topology file at the same paths on every machine)");
     out.push_back({c, [] {
+                     require_root("run");
                      run::Experiment e = run::load_experiment(file);
                      if (repeat > 0) e.repeat = repeat;
                      if (!resume_dir.empty()) {
@@ -136,6 +137,7 @@ void add_run_command(CLI::App& app, Commands& out) {
     c->add_option("--name", name, "network")->required();
     c->prefix_command();  // HOST and orted's words, dashes and all, stay unparsed
     out.push_back({c, [c]() -> int {
+                     require_root("mpi-agent");
                      std::vector<std::string> rest = c->remaining();
                      if (rest.empty()) throw InputError("mpi-agent: expected HOST COMMAND...");
                      const std::string host = rest.front();

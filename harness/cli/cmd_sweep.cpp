@@ -94,6 +94,7 @@ void add_sweep_command(CLI::App& app, Commands& out) {
                                                 sweep::state_name(p.state), p.point.id);
                      return static_cast<int>(kExitOk);
                    }
+                   require_root("sweep");
                    const bool tty = isatty(STDOUT_FILENO);
                    CancelSweepOnSignal guard;
                    opts.cancel = &g_sweep_cancel;

@@ -25,6 +25,12 @@ inline const CLI::Validator kOutputDir(
     },
     "DIR");
 
+// A command that builds, changes or reads a live network (namespaces, qdiscs, /run/xdc,
+// delay lines' control sockets) calls this first: without root and CAP_NET_ADMIN and
+// CAP_SYS_ADMIN it throws InputError "COMMAND needs root ...: run it with sudo" (exit 2)
+// before anything is read or built, rather than failing halfway through.
+void require_root(const std::string& command);
+
 void add_network_commands(CLI::App& app, Commands& out);  // up, down, clean, exec, ls
 void add_link_commands(CLI::App& app, Commands& out);  // link set|down|up|show, dc (cmd_link.cpp)
 void add_check_command(CLI::App& app, Commands& out);  // check

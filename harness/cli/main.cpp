@@ -1,12 +1,37 @@
 // xdc: the multi-datacenter emulation testbed CLI (docs/commands.md lists the commands).
 #include <fcntl.h>
+#include <linux/capability.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
+#include <unistd.h>
 
+#include <cstdint>
+#include <fstream>
 #include <iostream>
+#include <sstream>
 
 #include "commands.h"
 #include "common/input_error.h"
+
+namespace xdc::cli {
+
+void require_root(const std::string& command) {
+  // CapEff in /proc/self/status: the effective capabilities, a hexadecimal bit set.
+  uint64_t effective = 0;
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);)
+    if (line.rfind("CapEff:", 0) == 0) std::istringstream(line.substr(7)) >> std::hex >> effective;
+  const bool net_admin = (effective >> CAP_NET_ADMIN) & 1,
+             sys_admin = (effective >> CAP_SYS_ADMIN) & 1;
+  if (geteuid() != 0)
+    throw InputError(
+        command + " needs root (CAP_NET_ADMIN; /run/xdc is root's alone): " + "run it with sudo");
+  if (!net_admin || !sys_admin)
+    throw InputError(command + " needs CAP_NET_ADMIN and CAP_SYS_ADMIN, which this " +
+                     "root lacks (a container started without them?)");
+}
+
+}  // namespace xdc::cli
 
 int main(int argc, char** argv) {
   // Started without stdin/stdout/stderr (CI, daemons), the next file or pipe opened would

@@ -18,6 +18,7 @@
 #include <set>
 
 #include "common/input_error.h"
+#include "common/private_dir.h"
 #include "harness/network/links.h"
 #include "harness/network/mininet.h"
 #include "harness/network/names.h"
@@ -102,12 +103,17 @@ int test_stop_at_step() {
 
 constexpr double kLinuxRtoMinMs = 200;  // TCP_RTO_MIN
 
+// Bound over /etc/hosts in the namespace (enter.h), where every user resolves names with
+// it: 0644 whatever the umask.
 void write_hosts_file(const std::string& ns, const std::vector<HostState>& hosts) {
+  const std::string path = "/etc/netns/" + ns + "/hosts";
   fs::create_directories("/etc/netns/" + ns);
-  std::ofstream out("/etc/netns/" + ns + "/hosts");
+  std::ofstream out(path);
   out << "# written by xdc up; removed by xdc down\n127.0.0.1\tlocalhost\n";
   for (auto& h : hosts) out << h.data_ip << "\t" << h.name << "\n";
-  if (!out) throw std::runtime_error("cannot write /etc/netns/" + ns + "/hosts");
+  if (!out) throw std::runtime_error("cannot write " + path);
+  out.close();
+  fs::permissions(path, fs::perms(0644));
 }
 
 class Builder {
@@ -131,8 +137,9 @@ class Builder {
     state_.created_unix =
         std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
     // The state directory exists from the start: `xdc ls` shows a build under way.
+    make_private_dir(kStateRoot, true);
     make_shared_mount_dir(kStateRoot);  // UTS pins live below it
-    fs::create_directories(state_dir(net_));
+    make_private_dir(state_dir(net_), true);
     if (mininet()) {
       phase(fmt::format("Mininet: {} hosts, {} DCs, {} WAN links", topo_.hosts().size(),
                         topo_.dcs.size(), topo_.wan.size()));

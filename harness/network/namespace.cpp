@@ -19,6 +19,7 @@
 #include <system_error>
 #include <thread>
 
+#include "common/private_dir.h"
 #include "netem/nl/netns.h"
 
 namespace xdc::net {
@@ -78,7 +79,7 @@ void unpin(const std::string& path) {
 }
 
 void create_uts_ns(const std::string& hostname, const std::string& uts_path) {
-  std::filesystem::create_directories(std::filesystem::path(uts_path).parent_path());
+  make_private_dir(std::filesystem::path(uts_path).parent_path());
   create_mount_target(uts_path);
   int saved = open_self_ns("uts");
   int err = 0;

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <system_error>
 
+#include "common/private_dir.h"
 #include "harness/network/names.h"
 
 namespace xdc::netem {
@@ -194,15 +195,8 @@ void from_json(const json& j, NetworkState& s) {
 }
 
 void save_state(const NetworkState& s) {
-  fs::create_directories(state_dir(s.name));
-  std::string path = state_dir(s.name) + "/state.json";
-  std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp);
-    out << json(s).dump(2) << "\n";
-    if (!out) throw std::runtime_error("cannot write " + tmp);
-  }
-  fs::rename(tmp, path);
+  make_private_dir(state_dir(s.name), true);
+  write_private_file(state_dir(s.name) + "/state.json", json(s).dump(2) + "\n");
 }
 
 std::optional<NetworkState> load_state(const std::string& net) {
@@ -212,7 +206,7 @@ std::optional<NetworkState> load_state(const std::string& net) {
 }
 
 StateLock::StateLock() {
-  fs::create_directories(kStateRoot);
+  make_private_dir(kStateRoot, true);
   std::string path = std::string(kStateRoot) + "/.lock";
   fd_ = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
   if (fd_ < 0) throw std::system_error(errno, std::generic_category(), "open " + path);

@@ -9,6 +9,7 @@
 #include <sstream>
 #include <system_error>
 
+#include "common/private_dir.h"
 #include "harness/network/names.h"
 #include "harness/network/teardown.h"
 #include "netem/nl/netns.h"
@@ -58,14 +59,8 @@ json load_allowed_file() {
 }
 
 void save_allowed_file(const json& j) {
-  fs::create_directories(kStateRoot);
-  const std::string tmp = std::string(kAllowedFile) + ".tmp";
-  {
-    std::ofstream out(tmp);
-    out << j.dump(2) << "\n";
-    if (!out) throw std::runtime_error(std::string("cannot write ") + tmp);
-  }
-  fs::rename(tmp, kAllowedFile);
+  make_private_dir(kStateRoot, true);
+  write_private_file(kAllowedFile, j.dump(2) + "\n");
 }
 
 // Adds `algo` to the root's allowed list, remembering the list as it was first. The record

@@ -81,13 +81,18 @@ int listen_unix(const std::string& path) {
   int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd < 0) throw sys_error("control socket");
   unlink(path.c_str());  // a stale one of a killed predecessor
-  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 || listen(fd, 8) != 0) {
-    int e = errno;
+  // bind creates the socket file with the umask's mode: 0600 (root's alone) from the start,
+  // not after a window in which another user could connect.
+  const mode_t umask_was = umask(0177);
+  const int bound = bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+  int e = errno;
+  umask(umask_was);
+  if (bound != 0 || listen(fd, 8) != 0) {
+    if (bound == 0) e = errno;
     close(fd);
     errno = e;
     throw sys_error("control socket " + path);
   }
-  chmod(path.c_str(), 0600);
   return fd;
 }
 

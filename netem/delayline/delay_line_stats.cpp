@@ -1,5 +1,6 @@
 // The delay line's counters: the kernel's own (per-namespace /proc file) and the JSON
 // stats file that `xdc check` and the tests read (delayline_stats() in shaper.h).
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -29,8 +30,14 @@ void DelayLine::read_kernel_counters() {
 void DelayLine::write_stats() const {
   if (cfg_.stats_path.empty()) return;
   std::string tmp = cfg_.stats_path + ".tmp";
-  FILE* f = std::fopen(tmp.c_str(), "w");
-  if (!f) return;
+  // Root's alone (0600), as the state directory it sits in.
+  const int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) return;
+  FILE* f = fdopen(fd, "w");
+  if (!f) {
+    close(fd);
+    return;
+  }
   const Stats& s = stats_;
   std::fprintf(
       f,

@@ -18,6 +18,7 @@
 #include <stdexcept>
 
 #include "common/find_program.h"
+#include "common/private_dir.h"
 #include "common/spawn_daemon.h"
 #include "netem/shaper/link_params_args.h"
 
@@ -55,9 +56,7 @@ int pidfd_signal(int fd, int sig) {
 void make_parent_dir(const std::string& path) {
   auto slash = path.rfind('/');
   if (slash == std::string::npos || slash == 0) return;
-  std::string dir = path.substr(0, slash);
-  for (size_t i = 1; i <= dir.size(); ++i)
-    if (i == dir.size() || dir[i] == '/') mkdir(dir.substr(0, i).c_str(), 0755);
+  make_private_dir(path.substr(0, slash));
 }
 
 }  // namespace

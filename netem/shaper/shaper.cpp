@@ -11,6 +11,7 @@
 #include <fstream>
 #include <stdexcept>
 
+#include "common/private_dir.h"
 #include "netem/nl/socket.h"
 #include "netem/shaper/dist_table.h"
 #include "netem/shaper/nfqueue_rule.h"
@@ -69,6 +70,7 @@ void start_delay_stage(const ShapeTarget& t, int ifindex, const LinkParams& p,
   r.stats_path = spec.stats_path;
   r.log_path = spec.log_path;
   r.ctl_path = spec.ctl_path;
+  make_private_dir(o.state_dir, true);  // the control socket: root's alone
   r.delayline_pid = start_delayline(spec);
 }
 
