@@ -22,7 +22,9 @@
 # replayed alone, stalls: the others; corpus and edges as it ended.
 # A finding stops libFuzzer: the script restarts it for the time left (at most 10 times a
 # target) on the corpus grown so far. Findings stay in the "findings" directory; each
-# becomes a fixture (tests/fuzz/corpus/TARGET/ and a regression test). Exit 1 on any.
+# becomes a fixture (tests/fuzz/corpus/TARGET/ and a regression test). Then 40 inputs of
+# each grown corpus go through the CLI (scripts/fuzz_cli.sh; fuzz.json's "cli": its JSON).
+# Exit 1 on any finding or CLI failure.
 . "$(dirname "$0")/lib.sh"
 
 SMOKE=0
@@ -133,12 +135,19 @@ if [[ $SMOKE == 1 ]]; then
   [[ $found == 0 ]] && rm -rf "$WORK"
   exit $found
 fi
+# A sample of each grown corpus through the programs a user runs (scripts/fuzz_cli.sh):
+# every input accepted or refused with exit 2 and FILE:LINE:COL.
+mkdir -p "$WORK/grown"
+for t in $TARGETS; do ln -sfn "$WORK/$t/corpus" "$WORK/grown/$t"; done
+XDC_FUZZ_TARGETS="$TARGETS" scripts/fuzz_cli.sh --json "$WORK/cli.json" "$WORK/grown" 40 >/dev/null ||
+  found=1
 OUT=results/bench/fuzz.json
 out_dir "$OUT"
 {
   echo '{"targets": ['
   for i in "${!rows[@]}"; do echo "  ${rows[$i]}$([[ $i -lt $((${#rows[@]} - 1)) ]] && echo ,)"; done
   echo "], \"timeout_s\": $TIMEOUT_S, \"rss_limit_mb\": $RSS_MB, \"load_before\": $LOAD,"
+  echo " \"cli\": $(cat "$WORK/cli.json"),"
   echo " \"findings\": $([[ $found == 1 ]] && echo "\"$WORK\"" || echo null)}"
 } >"$OUT"
 bench_record "$OUT"

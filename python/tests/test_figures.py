@@ -218,6 +218,17 @@ class Renderers(unittest.TestCase):
         self.assertEqual(r["targets, executions in all (hang: an input over 1 s)"], "2, 2000000")
         self.assertEqual(r["topology"], "600 s, 1234567 executions, 0 crashes, 1 hangs; "
                                         "corpus 117 -> 900, 2100 edges")
+        r = rows(figures.render_fuzz, {"timeout_s": 1, "targets": [
+            {"name": "lab", "seconds": 600, "executions": 5, "crashes": 0, "hangs": 0,
+             "stalls": 2, "seeds": 4, "corpus": 300, "edges": 800}],
+            "cli": {"per_target": 40, "timeout_s": 20, "targets": [
+                {"name": "lab", "checked": 40, "accepted": 30, "accepted_cut": 1,
+                 "rejected_with_position": 9, "failures": []}]}})
+        self.assertEqual(r["lab"], "600 s, 5 executions, 0 crashes, 0 hangs (2 stalls of the "
+                                   "machine); corpus 4 -> 300, 800 edges")
+        self.assertEqual(r["through the CLI (40 inputs a target of the grown corpora)"],
+                         "40 checked: 30 accepted, 1 cut at 20 s, 9 refused with FILE:LINE:COL, "
+                         "0 failures")
 
     def test_calibration_and_generalisation(self):
         r = rows(figures.render_calibration, {"points": [

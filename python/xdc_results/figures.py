@@ -473,6 +473,19 @@ def render_fuzz(d: Dict[str, Any]) -> Rows:
                          " (%s stalls of the machine)" % t["stalls"] if t.get("stalls") else "",
                          t.get("seeds", MISSING), t.get("corpus", MISSING),
                          t.get("edges", MISSING))))
+    cli = d.get("cli")
+    if isinstance(cli, dict):
+        ts = _list(cli.get("targets"))
+
+        def total(key: str) -> int:
+            return int(sum(t.get(key, 0) for t in ts if _is_num(t.get(key, 0))))
+
+        rows.append(("through the CLI (%s inputs a target of the grown corpora)" % cli.get(
+            "per_target", MISSING), "%d checked: %d accepted, %d cut at %s s, %d refused with "
+            "FILE:LINE:COL, %d failures" % (total("checked"), total("accepted"),
+                                             total("accepted_cut"), cli.get("timeout_s", MISSING),
+                                             total("rejected_with_position"),
+                                             sum(len(_list(t.get("failures"))) for t in ts))))
     return rows
 
 
