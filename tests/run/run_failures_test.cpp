@@ -54,6 +54,18 @@ int run_and_signal_rank2(const std::string& file, const std::string& net, const 
   return sent ? run.wait_for(std::chrono::seconds(wait_s)) : -1;
 }
 
+// The run's summary keeps its one failed schedule, whose error names rank 2 on w1, and
+// nothing of the network or the job is left.
+void expect_failed_naming_rank2(const std::string& net, const fs::path& dir) {
+  const auto s = summary_of(dir);
+  ASSERT_EQ(s["schedules"].size(), 1u);
+  EXPECT_FALSE(s["schedules"][0]["ok"].get<bool>());
+  EXPECT_NE(s["schedules"][0]["error"].get<std::string>().find("rank 2 (host w1)"),
+            std::string::npos);
+  EXPECT_EQ(leftovers(net), std::vector<std::string>{});
+  EXPECT_EQ(job_processes(net, dir), std::vector<std::string>{});
+}
+
 TEST(Run, AKilledRankEndsTheRunWithExit1NamingRankAndHost) {
   const std::string net = "trkill";
   const fs::path dir = fresh_dir("kill");
@@ -67,13 +79,7 @@ TEST(Run, AKilledRankEndsTheRunWithExit1NamingRankAndHost) {
         dir / "1f1b" / ("rank" + std::to_string(rank) + ".trace.csv")));
     EXPECT_FALSE(t.events.empty()) << "rank " << rank << "'s trace was not kept";
   }
-  const auto s = summary_of(dir);
-  ASSERT_EQ(s["schedules"].size(), 1u);
-  EXPECT_FALSE(s["schedules"][0]["ok"].get<bool>());
-  EXPECT_NE(s["schedules"][0]["error"].get<std::string>().find("rank 2 (host w1)"),
-            std::string::npos);
-  EXPECT_EQ(leftovers(net), std::vector<std::string>{});
-  EXPECT_EQ(job_processes(net, dir), std::vector<std::string>{});
+  expect_failed_naming_rank2(net, dir);
 }
 
 // A rank that stops (SIGSTOP: alive, silent) is not waited on forever: its peers give up
@@ -91,13 +97,7 @@ TEST(Run, AStalledRankEndsTheJobAfterTimeoutNamingIt) {
   EXPECT_EQ(rc, 1) << out;
   EXPECT_NE(out.find("waited 5 s (timeout_s)"), std::string::npos) << out;
   EXPECT_NE(out.find("for rank 2 (host w1)"), std::string::npos) << out;
-  const auto s = summary_of(dir);
-  ASSERT_EQ(s["schedules"].size(), 1u);
-  EXPECT_FALSE(s["schedules"][0]["ok"].get<bool>());
-  EXPECT_NE(s["schedules"][0]["error"].get<std::string>().find("rank 2 (host w1)"),
-            std::string::npos);
-  EXPECT_EQ(leftovers(net), std::vector<std::string>{});
-  EXPECT_EQ(job_processes(net, dir), std::vector<std::string>{});
+  expect_failed_naming_rank2(net, dir);
 }
 
 TEST(Run, CtrlCStopsTheRunAndLeavesNothingBehind) {
