@@ -284,17 +284,27 @@ std::string to_table(const std::vector<LinkCheck>& checks) {
   }
   t += "floor: this machine's own RTT spread (unshaped path, delay lines' release lateness), "
        "measured with each link; delay and stdev are judged against configured plus floor\n";
-  // A rate the machine cannot carry at this dilation (under half of it arrived): time
-  // dilation builds the links k times slower, which is what such a link needs here.
+  // A rate not reached says what limited it: every flow at the window the hosts' socket
+  // buffers allow at this round trip (the flows together carried about flows x one), or
+  // the machine (under half of the rate arrived, the flows no help): time dilation builds
+  // the links k times slower, which is what such a link needs here.
   for (auto& c : checks)
-    for (auto& v : c.verdicts)
-      if (v.metric == "rate" && !v.ok && v.measured > 0 && v.measured < 0.5 * v.expected) {
-        const double k = c.time_dilation * std::ceil(2 * v.expected / v.measured);
+    for (auto& v : c.verdicts) {
+      if (v.metric != "rate" || v.ok || v.measured <= 0) continue;
+      if (c.flows > 1 && c.goodput_mbit > 0 &&
+          c.multi_goodput_mbit >= 0.8 * c.flows * c.goodput_mbit)
+        t += fmt::format(
+            "{} -> {}: each of the {} flows is window-limited at this round trip (one carried "
+            "{:.0f} Mbit/s): check it with more flows, --flows {:g}\n",
+            c.from, c.to, c.flows, c.goodput_mbit,
+            std::min(128.0, std::ceil(1.25 * v.expected / c.goodput_mbit)));
+      else if (v.measured < 0.5 * v.expected)
         t += fmt::format(
             "{} -> {}: {:g} Mbit/s is more than this machine carried ({:.0f} Mbit/s); check it "
             "built slower: --time-dilation {:g} (docs/emulation.md, time dilation)\n",
-            c.from, c.to, v.expected, v.measured, k);
-      }
+            c.from, c.to, v.expected, v.measured,
+            c.time_dilation * std::ceil(2 * v.expected / v.measured));
+    }
   return t;
 }
 

@@ -67,6 +67,16 @@ TEST(LinkCheck, ARateBeyondTheMachineNamesTheDilationThatFitsIt) {
                    "check it built slower: --time-dilation 34"),
             std::string::npos)
       << t;
+  // The same link at k = 40 where each of 8 flows is held by its window (7.8 Gbit/s
+  // undilated each, 61 together): more flows, not more dilation.
+  c.time_dilation = 40, c.goodput_mbit = 7'800, c.multi_goodput_mbit = 61'000;
+  xdc::check::judge(c);
+  const std::string w = xdc::check::to_table({c});
+  EXPECT_NE(w.find("dc1 -> dc2: each of the 8 flows is window-limited at this round trip (one "
+                   "carried 7800 Mbit/s): check it with more flows, --flows 17"),
+            std::string::npos)
+      << w;
+  EXPECT_EQ(w.find("--time-dilation"), std::string::npos) << w;
 }
 
 }  // namespace
