@@ -196,10 +196,10 @@ for t in $TARGETS; do
       accepted=$((accepted + 1))
     elif [[ $rc == 124 || $rc == 137 ]]; then
       cut=$((cut + 1))
-    elif [[ $rc == 2 && -n $STOP ]] && grep -qF -- "$STOP" "$WORK/err"; then
+    elif [[ $rc == 2 && -n $STOP ]] && grep -a -qF -- "$STOP" "$WORK/err"; then
       accepted=$((accepted + 1))
     elif [[ $rc == 2 ]]; then
-      line=$(grep -E -m1 "$POS_RE" "$WORK/err" || true)
+      line=$(grep -a -E -m1 "$POS_RE" "$WORK/err" || true)
       if [[ -n $line && $line =~ $POS_RE && -f ${BASH_REMATCH[2]} ]]; then
         positioned=$((positioned + 1))
       else
@@ -209,7 +209,7 @@ for t in $TARGETS; do
       why="exit $rc"
     fi
     if [[ -n $why ]]; then
-      msg=$(grep -v '^xdc: \(info\|warning\)' "$WORK/err" | head -c 400 || true)
+      msg=$(grep -a -v '^xdc: \(info\|warning\)' "$WORK/err" | head -c 400 || true)
       echo "fuzz_cli: $t: $name: $why: $msg" >&2
       failures+=("{\"input\": $(json_str "$CORPUS/$t/$name"), \"exit\": $rc, \"message\": $(json_str "$msg")}")
     fi

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "common/input_error.h"
+#include "common/utf8.h"
 
 namespace xdc::sim {
 
@@ -105,7 +106,35 @@ CostModel constant_costs(int stages, int64_t f_ns, int64_t b_ns, int64_t w_ns,
   return c;
 }
 
+namespace {
+
+std::string hex_byte(unsigned char b) {
+  const char* digits = "0123456789ABCDEF";
+  return std::string("0x") + digits[b >> 4] + digits[b & 15];
+}
+
+// The whole cell as a number, blanks around it allowed: "43.04x" is not 43.04.
+template <class Parse>
+auto whole_cell(const std::string& v, Parse parse) {
+  size_t used = 0;
+  const auto x = parse(v, &used);
+  if (v.find_first_not_of(" \t\r", used) != std::string::npos)
+    throw std::invalid_argument("trailing text");
+  return x;
+}
+
+}  // namespace
+
 CostModel profile_costs(const std::string& text, const std::string& file) {
+  // Its first comment line labels the costs in summary.json: the file must be text.
+  if (const size_t bad = invalid_utf8_at(text); bad != std::string::npos) {
+    const size_t line_start = text.rfind('\n', bad == 0 ? 0 : bad - 1);
+    const size_t col = line_start == std::string::npos || bad == 0 ? bad + 1 : bad - line_start;
+    throw InputError(
+        SourcePos{file, 1 + static_cast<int>(std::count(text.begin(), text.begin() + bad, '\n')),
+                  static_cast<int>(col)},
+        "expected UTF-8 text, got the byte " + hex_byte(static_cast<unsigned char>(text[bad])));
+  }
   CostModel c;
   std::istringstream in(text);
   std::string line;
@@ -119,18 +148,23 @@ CostModel profile_costs(const std::string& text, const std::string& file) {
     while (n < 5 && std::getline(ls, cell[n], ',')) ++n;
     try {
       if (n < 4) throw std::invalid_argument("columns");
-      const int st = std::stoi(cell[0]);
+      const int st =
+          whole_cell(cell[0], [](const std::string& v, size_t* u) { return std::stoi(v, u); });
       if (st != c.stages()) throw std::invalid_argument("order");
       // A duration is a time: not negative, and at most a day (so that its nanoseconds fit).
       auto ms = [](const std::string& v) {
-        const double x = std::stod(v);
+        const double x =
+            whole_cell(v, [](const std::string& t, size_t* u) { return std::stod(t, u); });
         if (!(x >= 0 && x <= 86'400'000)) throw std::invalid_argument("range");
         return std::llround(x * 1e6);
       };
       c.f_ns.push_back(ms(cell[1]));
       c.b_ns.push_back(ms(cell[2]));
       c.w_ns.push_back(ms(cell[3]));
-      const long long bytes = n == 5 ? std::stoll(cell[4]) : 0;
+      const long long bytes =
+          n == 5 ? whole_cell(cell[4],
+                              [](const std::string& v, size_t* u) { return std::stoll(v, u); })
+                 : 0;
       if (bytes < 0) throw std::invalid_argument("range");
       c.activation_bytes.push_back(bytes);
     } catch (const std::exception&) {

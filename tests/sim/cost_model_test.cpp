@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "common/input_error.h"
+#include "common/utf8.h"
 
 using namespace xdc::sim;
 
@@ -14,7 +15,9 @@ TEST(CostModel, ProfileCsv) {
   EXPECT_EQ(c.activation_bytes[0], 1000);
   EXPECT_THROW(profile_costs("0,1,2\n", "p.csv"), xdc::InputError);
   // A time is not negative and fits in nanoseconds; a size is not negative.
-  for (const char* row : {"0,-1,2,1\n", "0,1,2,1e300\n", "0,1,nan,1\n", "0,1,2,1,-5\n"}) {
+  // ... and a cell is a number whole ("33j2" is not 33).
+  for (const char* row : {"0,-1,2,1\n", "0,1,2,1e300\n", "0,1,nan,1\n", "0,1,2,1,-5\n",
+                          "0,1,2,1,33j2\n", "0x,1,2,1\n", "0,43.04x,2,1\n"}) {
     try {
       profile_costs(std::string("stage,f_ms,b_ms,w_ms\n") + row, "p.csv");
       ADD_FAILURE() << "accepted " << row;
@@ -22,6 +25,24 @@ TEST(CostModel, ProfileCsv) {
       EXPECT_NE(std::string(e.what()).find("p.csv:2:1"), std::string::npos) << e.what();
     }
   }
+}
+
+TEST(CostModel, ProfileCsvIsUtf8Text) {
+  // Its first comment labels the costs in summary.json, which must be UTF-8.
+  EXPECT_EQ(profile_costs("# \xC2\xB5s costs\n0,1,2,1\n", "p.csv").stages(), 1);
+  try {
+    profile_costs("# label\n# x \xFF\xFE\n0,1,2,1\n", "p.csv");
+    ADD_FAILURE() << "accepted a byte that is not UTF-8";
+  } catch (const xdc::InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("p.csv:2:5: expected UTF-8 text, got the byte 0xFF"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(xdc::invalid_utf8_at("a\xE2\x82\xAC b"), std::string_view::npos);  // euro sign
+  EXPECT_EQ(xdc::invalid_utf8_at("ab\xE2\x82"), 2u);                           // cut short
+  EXPECT_EQ(xdc::invalid_utf8_at("\xC0\xAF"), 0u);                             // overlong
+  EXPECT_EQ(xdc::invalid_utf8_at("x\xED\xA0\x80"), 1u);                        // a surrogate
+  EXPECT_EQ(xdc::invalid_utf8_at("\xF4\x90\x80\x80"), 0u);                     // past U+10FFFF
 }
 
 TEST(CostModel, ShapeFollowsZeroBubbleFlops) {
