@@ -12,6 +12,7 @@
 
 #include "commands.h"
 #include "common/input_error.h"
+#include "common/text_file.h"
 #include "harness/plan/predict.h"
 #include "harness/sim/simulator.h"
 #include "harness/trace/analysis.h"
@@ -216,7 +217,14 @@ void add_schedule_commands(CLI::App& app, Commands& out) {
   out.push_back({val, [] {
                    const auto s = sched::read_csv_file(file);
                    const auto rep = sched::validate(s, cap);
-                   if (!rep.ok()) throw InputError(SourcePos{file, 0, 0}, rep.message());
+                   if (!rep.ok()) {
+                     // At the row of the rank the first error is about (1:1: the whole file).
+                     const std::vector<int> rows =
+                         sched::csv_row_lines(read_text_file_or_empty(file));
+                     const int r = rep.rank_of.empty() ? -1 : rep.rank_of[0];
+                     const int line = r >= 0 && r < static_cast<int>(rows.size()) ? rows[r] : 1;
+                     throw InputError(SourcePos{file, line, 1}, rep.message());
+                   }
                    std::cout << file << ": ok: " << s.ranks << " ranks, " << s.stages << " stages, "
                              << s.microbatches << " microbatches; peak activations";
                    for (double x : rep.peak_activations) std::cout << " " << x;

@@ -48,6 +48,20 @@ TEST(Csv, HandWrittenPyTorchScheduleLoadsAndValidates) {
   EXPECT_DOUBLE_EQ(rep.peak_activations[1], 2);
 }
 
+// A validation error names its rank, whose row's line `xdc schedule validate` points at:
+// here rank 1 waits for a backward rank 0 never sends (rank 0's row is on line 3).
+TEST(Csv, AValidationErrorNamesTheRankWhoseRowItPointsAt) {
+  const char* text =
+      "# hand-written\n\n"
+      "0F0,0SEND_F0,0I0,0W0\n"
+      "1RECV_F0,1F0,1I0,1SEND_B0,1W0\n";
+  EXPECT_EQ(csv_row_lines(text), (std::vector<int>{3, 4}));
+  const auto rep = validate(from_csv(text, "bad.csv"));
+  ASSERT_FALSE(rep.ok());
+  ASSERT_EQ(rep.rank_of.size(), rep.errors.size());
+  EXPECT_EQ(rep.rank_of[0], 0) << rep.message();
+}
+
 // PyTorch's compute-only form: empty cells are idle steps; communication is added.
 TEST(Csv, ComputeOnlyFormGetsCommunication) {
   const char* text =

@@ -120,6 +120,24 @@ Action parse_cell(std::string_view cell, const std::string& file, int line_no, i
 
 }  // namespace
 
+namespace {
+// A line of the text form that is a rank's row (the CR of a CRLF file already removed).
+bool is_row(const std::string& line) {
+  return !line.empty() && line[0] != '#';
+}
+}  // namespace
+
+std::vector<int> csv_row_lines(std::string_view text) {
+  std::vector<int> out;
+  std::istringstream in{std::string(text)};
+  std::string line;
+  for (int line_no = 1; std::getline(in, line); ++line_no) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (is_row(line)) out.push_back(line_no);
+  }
+  return out;
+}
+
 Schedule from_csv(std::string_view text, const std::string& file, const std::string& name) {
   std::vector<std::vector<Action>> rows;
   std::istringstream in{std::string(text)};
@@ -135,7 +153,7 @@ Schedule from_csv(std::string_view text, const std::string& file, const std::str
   while (std::getline(in, line)) {
     ++line_no;
     if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (line.empty() || line[0] == '#') continue;
+    if (!is_row(line)) continue;
     auto& row = rows.emplace_back();
     const int rank = static_cast<int>(rows.size()) - 1;
     std::optional<InputError> pending;  // the row's paired F still waiting for its partner

@@ -10,6 +10,7 @@
 // compute-only form) gets its SEND/RECV added by lower().
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "workloads/schedule/schedule.h"
 
@@ -28,6 +29,10 @@ inline constexpr int kMaxCsvStage = 1024 * 64 - 1;
 inline constexpr int kMaxCsvMicrobatch = 4096 - 1;
 Schedule from_csv(std::string_view text, const std::string& file = "",
                   const std::string& name = "csv");
+
+// The line (1-based) of each rank's row in `text`, as from_csv numbers the rows (blank and
+// "#" lines are not rows): where a validation error about rank r points.
+std::vector<int> csv_row_lines(std::string_view text);
 
 Schedule read_csv_file(const std::string& path);
 void write_csv_file(const std::string& path, const Schedule& s, const CsvOptions& o = {});

@@ -54,26 +54,26 @@ class Checker {
       for (size_t i = 0; i < s_.actions[r].size(); ++i) {
         const Action& a = s_.actions[r][i];
         if (a.stage < 0 || a.stage >= s_.stages) {
-          err(where(r, i, a) + "stage out of range");
+          err(r, where(r, i, a) + "stage out of range");
           continue;
         }
         if (a.kind == Kind::TP_ALLREDUCE || a.kind == Kind::OUTER_SYNC) {
-          err(where(r, i, a) + std::string(kind_name(a.kind)) +
-              " is a trace record, not a schedule action");
+          err(r, where(r, i, a) + std::string(kind_name(a.kind)) +
+                     " is a trace record, not a schedule action");
           continue;
         }
         const bool per_iter = a.kind == Kind::ALLREDUCE || a.kind == Kind::OPT;
         if (per_iter ? a.microbatch != -1 : (a.microbatch < 0 || a.microbatch >= s_.microbatches)) {
-          err(where(r, i, a) + "microbatch out of range");
+          err(r, where(r, i, a) + "microbatch out of range");
           continue;
         }
         if (s_.stage_rank[a.stage] != r) {
-          err(where(r, i, a) + "stage " + std::to_string(a.stage) + " lives on rank " +
-              std::to_string(s_.stage_rank[a.stage]));
+          err(r, where(r, i, a) + "stage " + std::to_string(a.stage) + " lives on rank " +
+                     std::to_string(s_.stage_rank[a.stage]));
           continue;
         }
         if (a.kind == Kind::PREFILL) {
-          err(where(r, i, a) + "PREFILL is a trace kind (prefill in bubbles), not an action");
+          err(r, where(r, i, a) + "PREFILL is a trace kind (prefill in bubbles), not an action");
           continue;
         }
         if (a.paired) {
@@ -81,16 +81,16 @@ class Checker {
           const bool partner = a.kind == Kind::F && i + 1 < row.size() &&
                                (row[i + 1].kind == Kind::B || row[i + 1].kind == Kind::BW);
           if (!partner)
-            err(where(r, i, a) +
-                "paired (co-executed) but not an F right before a B or BW (its partner)");
+            err(r, where(r, i, a) +
+                       "paired (co-executed) but not an F right before a B or BW (its partner)");
           else if (row[i + 1].microbatch == a.microbatch)
-            err(where(r, i, a) + "paired with a backward of its own microbatch");
+            err(r, where(r, i, a) + "paired with a backward of its own microbatch");
         }
         if (is_comm(a.kind)) {
           check_peer(r, i, a);
           const int k = static_cast<int>(a.kind) - static_cast<int>(Kind::SEND_F);
           if (++comm[k].at(a.stage, a.microbatch) > 1)
-            err(where(r, i, a) + "duplicate: this message is already sent or received");
+            err(r, where(r, i, a) + "duplicate: this message is already sent or received");
         }
         switch (a.kind) {
           case Kind::F:
@@ -114,10 +114,11 @@ class Checker {
         const std::string id = "stage " + std::to_string(st) + " microbatch " + std::to_string(mb) +
                                " (rank " + std::to_string(s_.stage_rank[st]) + "): ";
         if (nf.at(st, mb) != 1)
-          err(id + "has " + std::to_string(nf.at(st, mb)) + " F actions, expected 1");
+          err(s_.stage_rank[st],
+              id + "has " + std::to_string(nf.at(st, mb)) + " F actions, expected 1");
         const bool full = nbw.at(st, mb) == 1 && nb.at(st, mb) == 0 && nw.at(st, mb) == 0;
         const bool split = nbw.at(st, mb) == 0 && nb.at(st, mb) == 1 && nw.at(st, mb) == 1;
-        if (!full && !split) err(id + "expected one BW, or one B and one W");
+        if (!full && !split) err(s_.stage_rank[st], id + "expected one BW, or one B and one W");
       }
     return rep_.errors.size() == before;
   }
@@ -126,7 +127,7 @@ class Checker {
   // instant messages; whether a schedule deadlocks does not depend on the timing.
   void dry_run() {
     InstantMessages instant;
-    for (const Stall& st : execute(s_, Costs{}, instant).stalls) err(st.message());
+    for (const Stall& st : execute(s_, Costs{}, instant).stalls) err(st.rank, st.message());
   }
 
   // Peak activations per rank: F holds one stage unit until its W or BW; a pair of an F
@@ -158,16 +159,20 @@ class Checker {
     if (a.kind == Kind::SEND_B) other = a.stage - 1;
     if (a.kind == Kind::RECV_B) other = a.stage + 1;
     if (other < 0 || other >= s_.stages) {
-      err(where(r, i, a) + "has no neighbouring stage to talk to");
+      err(r, where(r, i, a) + "has no neighbouring stage to talk to");
       return;
     }
     if (sr[other] == r)
-      err(where(r, i, a) + "stage " + std::to_string(other) + " is on the same rank");
+      err(r, where(r, i, a) + "stage " + std::to_string(other) + " is on the same rank");
     if (a.peer != sr[other])
-      err(where(r, i, a) + "peer is " + std::to_string(a.peer) + ", stage " +
-          std::to_string(other) + " lives on rank " + std::to_string(sr[other]));
+      err(r, where(r, i, a) + "peer is " + std::to_string(a.peer) + ", stage " +
+                 std::to_string(other) + " lives on rank " + std::to_string(sr[other]));
   }
-  void err(std::string e) { rep_.errors.push_back(std::move(e)); }
+  void err(std::string e) { err(-1, std::move(e)); }
+  void err(int rank, std::string e) {
+    rep_.errors.push_back(std::move(e));
+    rep_.rank_of.push_back(rank);
+  }
 
   const Schedule& s_;
   ValidationReport& rep_;
@@ -190,10 +195,12 @@ ValidationReport validate(const Schedule& s, double memory_cap) {
   rep.peak_activations.resize(rep.peak_units.size());
   for (size_t r = 0; r < rep.peak_units.size(); ++r) {
     rep.peak_activations[r] = static_cast<double>(rep.peak_units[r]) / chunks;
-    if (memory_cap > 0 && rep.peak_activations[r] > memory_cap + 1e-9)
+    if (memory_cap > 0 && rep.peak_activations[r] > memory_cap + 1e-9) {
       rep.errors.push_back("rank " + std::to_string(r) + ": peak activations " +
                            std::to_string(rep.peak_activations[r]) +
                            " microbatches exceed the cap " + std::to_string(memory_cap));
+      rep.rank_of.push_back(static_cast<int>(r));
+    }
   }
   return rep;
 }

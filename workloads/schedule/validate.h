@@ -21,6 +21,7 @@ namespace xdc::sched {
 
 struct ValidationReport {
   std::vector<std::string> errors;
+  std::vector<int> rank_of;              // per error, the rank it is about; -1: the schedule
   std::vector<int> peak_units;           // per rank, stage activations
   std::vector<double> peak_activations;  // per rank, microbatches (units / chunks)
   bool ok() const { return errors.empty(); }
