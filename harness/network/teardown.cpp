@@ -44,8 +44,11 @@ int kill_orphan_helpers(const std::string& net) {
 }  // namespace
 
 std::vector<pid_t> helper_pids(const std::string& net) {
-  // A helper names one of its network's namespaces on its command line ("xdc-<net>.<..>").
-  static const std::regex any_net(R"(xdc-[a-z][a-z0-9-]*\.)");
+  // A helper names one of its network's namespaces on its command line, as an argument or
+  // an option's value ("--netns=xdc-<net>.<..>"); the same text inside a path (a fuzzer's
+  // "-artifact_prefix=/tmp/xdc-fuzz.XXXX/") is not a namespace.
+  static const std::regex any_net(R"((^| |=)xdc-[a-z][a-z0-9-]*\.)");
+  const std::regex this_net("(^| |=)xdc-" + net + "\\.");  // names are [a-z0-9-]
   // mpirun, OpenMPI's daemons (orted carries its launcher's rsh agent on its command line)
   // and the agents themselves name the network after `mpi-agent --name` (network names
   // are [a-z0-9-], safe inside a pattern).
@@ -64,10 +67,9 @@ std::vector<pid_t> helper_pids(const std::string& net) {
     std::ifstream cmd(e.path() / "cmdline", std::ios::binary);
     std::string args, arg;
     while (std::getline(cmd, arg, '\0')) args += arg + ' ';
-    const bool match = (c.rfind("xdc-", 0) == 0 &&
-                        (net.empty() ? std::regex_search(args, any_net)
-                                     : args.find(ns_prefix(net)) != std::string::npos)) ||
-                       std::regex_search(args, mpi);
+    const bool match =
+        (c.rfind("xdc-", 0) == 0 && std::regex_search(args, net.empty() ? any_net : this_net)) ||
+        std::regex_search(args, mpi);
     if (match) out.push_back(static_cast<pid_t>(std::stol(pid)));
   }
   return out;

@@ -100,6 +100,27 @@ TEST(Lifecycle, KillNineMidwayThenCleanLeavesNothing) {
   }
 }
 
+// `xdc clean` kills a process named xdc-* that names a network's namespace as an argument
+// ("--netns=xdc-<net>.<...>"), not one that has such text inside a path: a libFuzzer
+// target writing to /tmp/xdc-fuzz.XXXX/ was killed by every clean.
+TEST(Lifecycle, HelpersAreFoundByANamespaceArgumentNotByAPath) {
+  const std::string bash = "/tmp/xdc-fakehelper-" + std::to_string(::getpid());
+  std::filesystem::copy_file("/bin/bash", bash, std::filesystem::copy_options::overwrite_existing);
+  const std::string body = "sleep 300; true";  // two commands: bash does not exec sleep
+  xdc::proc::Background helper({bash, "-c", body, "x", "--netns=xdc-tfz.gw.a", "--if=wan"});
+  xdc::proc::Background fuzzer({bash, "-c", body, "x", "-artifact_prefix=/tmp/xdc-fuzz.ab1/"});
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // bash has its command line
+  auto has = [](const std::vector<pid_t>& v, pid_t p) {
+    return std::find(v.begin(), v.end(), p) != v.end();
+  };
+  EXPECT_TRUE(has(xdc::net::helper_pids("tfz"), helper.pid()));
+  EXPECT_TRUE(has(xdc::net::helper_pids(""), helper.pid()));
+  EXPECT_FALSE(has(xdc::net::helper_pids("tf"), helper.pid())) << "another network's name";
+  EXPECT_FALSE(has(xdc::net::helper_pids(""), fuzzer.pid()));
+  EXPECT_FALSE(has(xdc::net::helper_pids("fuzz"), fuzzer.pid()));
+  std::filesystem::remove(bash);
+}
+
 // An MPI daemon that a launch was starting while its network went down outlives its
 // namespace's name (seen once: an orted of an interrupted sweep, in an unnamed namespace,
 // that `xdc clean` did not find). Its command line carries its launcher's rsh agent,
