@@ -130,9 +130,15 @@ TEST_F(ShapedPair, CheckMeasuresBothDirectionsAsConfigured) {
     EXPECT_TRUE(within("check " + src + "->" + dst + " RTT median",
                        l["measured"]["rtt_median_ms"].get<double>(),
                        median_bounds({15, 25}, base)));
-    double goodput = l["measured"]["goodput_mbit"].get<double>();
-    EXPECT_GE(goodput, 92.0);
+    // The rate is judged on the multi-flow probe (l["ok"] above); one flow's figure is
+    // reported, and on a busy machine it may carry less than the link (88 of 100 Mbit/s
+    // was seen), so it is held to carrying most of the link, and never more.
+    const double goodput = l["measured"]["goodput_mbit"].get<double>();
+    EXPECT_GE(goodput, 50.0);
     EXPECT_LE(goodput, 101.0);
+    const double multi = l["measured"]["goodput_multi_mbit"].get<double>();
+    EXPECT_GE(multi, 92.0);
+    EXPECT_LE(multi, 101.0);
     std::printf("check %s->%s: %s\n", l["from"].get<std::string>().c_str(),
                 l["to"].get<std::string>().c_str(), l["measured"].dump().c_str());
   }
