@@ -137,8 +137,14 @@ if [[ $SMOKE == 1 ]]; then
 fi
 # A sample of each grown corpus through the programs a user runs (scripts/fuzz_cli.sh):
 # every input accepted or refused with exit 2 and FILE:LINE:COL.
+# A target taken from XDC_FUZZ_RESUME: the corpus it grew there, else the shipped one.
 mkdir -p "$WORK/grown"
-for t in $TARGETS; do ln -sfn "$WORK/$t/corpus" "$WORK/grown/$t"; done
+for t in $TARGETS; do
+  grown=$WORK/$t/corpus
+  [[ -d $grown ]] || grown=${XDC_FUZZ_RESUME:-/nonexistent}/$t/corpus
+  [[ -d $grown ]] || grown=$ROOT/tests/fuzz/corpus/$t
+  ln -sfn "$(realpath "$grown")" "$WORK/grown/$t"
+done
 XDC_FUZZ_TARGETS="$TARGETS" scripts/fuzz_cli.sh --json "$WORK/cli.json" "$WORK/grown" 40 >/dev/null ||
   found=1
 OUT=results/bench/fuzz.json
