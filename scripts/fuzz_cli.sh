@@ -173,7 +173,7 @@ shown() { echo "$*" | sed "s|$WORK/||g; s|$ROOT/||g"; }
 any_failure=0
 rows=()
 for t in $TARGETS; do
-  mapfile -t all < <(find "$CORPUS/$t" -maxdepth 1 -type f -printf '%f\n' | LC_ALL=C sort)
+  mapfile -t all < <(find "$CORPUS/$t/" -maxdepth 1 -type f -printf '%f\n' | LC_ALL=C sort)
   stride=$(((${#all[@]} + PER_TARGET - 1) / PER_TARGET))
   ((stride > 0)) || stride=1
   checked=0 accepted=0 cut=0 positioned=0
