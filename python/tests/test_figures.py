@@ -224,8 +224,8 @@ class Renderers(unittest.TestCase):
             "cli": {"per_target": 40, "timeout_s": 20, "targets": [
                 {"name": "lab", "checked": 40, "accepted": 30, "accepted_cut": 1,
                  "rejected_with_position": 9, "failures": []}]}})
-        self.assertEqual(r["lab"], "600 s, 5 executions, 0 crashes, 0 hangs (2 stalls of the "
-                                   "machine); corpus 4 -> 300, 800 edges")
+        self.assertEqual(r["lab"], "600 s, 5 executions, 0 crashes, 0 hangs (2 timeouts under "
+                                   "load, under 1 s replayed alone); corpus 4 -> 300, 800 edges")
         self.assertEqual(r["through the CLI (40 inputs a target of the grown corpora)"],
                          "40 checked: 30 accepted, 1 cut at 20 s, 9 refused with FILE:LINE:COL, "
                          "0 failures")

@@ -470,7 +470,8 @@ def render_fuzz(d: Dict[str, Any]) -> Rows:
                      "%s s, %s executions, %s crashes, %s hangs%s; corpus %s -> %s, %s edges" % (
                          t.get("seconds", MISSING), sig(t.get("executions")),
                          t.get("crashes", MISSING), t.get("hangs", MISSING),
-                         " (%s stalls of the machine)" % t["stalls"] if t.get("stalls") else "",
+                         " (%s timeouts under load, under 1 s replayed alone)" % t["stalls"]
+                         if t.get("stalls") else "",
                          t.get("seeds", MISSING), t.get("corpus", MISSING),
                          t.get("edges", MISSING))))
     cli = d.get("cli")
