@@ -100,6 +100,11 @@ TEST(Lifecycle, KillNineMidwayThenCleanLeavesNothing) {
   }
 }
 
+// Whether helper_pids() found process p.
+bool has(const std::vector<pid_t>& pids, pid_t p) {
+  return std::find(pids.begin(), pids.end(), p) != pids.end();
+}
+
 // `xdc clean` kills a process named xdc-* that names a network's namespace as an argument
 // ("--netns=xdc-<net>.<...>"), not one that has such text inside a path: a libFuzzer
 // target writing to /tmp/xdc-fuzz.XXXX/ was killed by every clean.
@@ -110,9 +115,6 @@ TEST(Lifecycle, HelpersAreFoundByANamespaceArgumentNotByAPath) {
   xdc::proc::Background helper({bash, "-c", body, "x", "--netns=xdc-tfz.gw.a", "--if=wan"});
   xdc::proc::Background fuzzer({bash, "-c", body, "x", "-artifact_prefix=/tmp/xdc-fuzz.ab1/"});
   std::this_thread::sleep_for(std::chrono::milliseconds(200));  // bash has its command line
-  auto has = [](const std::vector<pid_t>& v, pid_t p) {
-    return std::find(v.begin(), v.end(), p) != v.end();
-  };
   EXPECT_TRUE(has(xdc::net::helper_pids("tfz"), helper.pid()));
   EXPECT_TRUE(has(xdc::net::helper_pids(""), helper.pid()));
   EXPECT_FALSE(has(xdc::net::helper_pids("tf"), helper.pid())) << "another network's name";
@@ -133,9 +135,6 @@ TEST(Lifecycle, CleanFindsAnMpiDaemonWhoseNamespaceIsGoneByItsCommandLine) {
                                 "-mca", "orte_hnp_uri", "x"});
   xdc::proc::Background foreign({"bash", "-c", body, "x", "notmpi-agent", "--name", "torph"});
   std::this_thread::sleep_for(std::chrono::milliseconds(200));  // bash has its command line
-  auto has = [](const std::vector<pid_t>& v, pid_t p) {
-    return std::find(v.begin(), v.end(), p) != v.end();
-  };
   EXPECT_TRUE(has(xdc::net::helper_pids("torph"), daemon.pid()));
   EXPECT_TRUE(has(xdc::net::helper_pids(""), daemon.pid()));
   EXPECT_FALSE(has(xdc::net::helper_pids("torp"), daemon.pid())) << "another network's name";
