@@ -183,11 +183,9 @@ for t in $TARGETS; do
     rm -rf "$WORK/out" "$IN_DIR"/fuzz-input.*
     prepare "$t" "$CORPUS/$t/$name"
     rc=0
-    if [[ $AS_ROOT == 1 ]]; then
-      (cd "$WORK" && timeout -k 5 "$TIMEOUT_S" "${CMD[@]}") >/dev/null 2>"$WORK/err" || rc=$?
-    else
-      (cd "$WORK" && as_user timeout -k 5 "$TIMEOUT_S" "${CMD[@]}") >/dev/null 2>"$WORK/err" || rc=$?
-    fi
+    as=(as_user)
+    [[ $AS_ROOT == 1 ]] && as=()
+    (cd "$WORK" && "${as[@]}" timeout -k 5 "$TIMEOUT_S" "${CMD[@]}") >/dev/null 2>"$WORK/err" || rc=$?
     checked=$((checked + 1))
     why=
     if [[ $rc == 0 ]]; then
