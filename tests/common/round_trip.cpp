@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <nlohmann/json.hpp>
+#include <optional>
 #include <stdexcept>
 #include <thread>
 #include <utility>
@@ -43,6 +45,26 @@ RoundTrips zero_delay_base(const std::vector<ShapedDirection>& dirs,
   }
 }
 
+ProbedRoundTrips probe_with_lateness(const std::vector<ShapedDirection>& dirs,
+                                     const std::function<std::vector<double>()>& probe) {
+  auto read = [&] {
+    std::vector<std::pair<double, double>> out;  // released, late_sum_us
+    for (const auto& d : dirs) {
+      const nlohmann::json st = netem::delayline_stats(d.record);
+      out.emplace_back(st.value("released", 0.0), st.value("late_sum_us", 0.0));
+    }
+    return out;
+  };
+  const auto before = read();
+  ProbedRoundTrips p{RoundTrips(probe()), 0};
+  const auto after = read();
+  for (size_t i = 0; i < dirs.size(); ++i) {
+    const double n = after[i].first - before[i].first;
+    if (n > 0) p.late_ms += (after[i].second - before[i].second) / n / 1e3;
+  }
+  return p;
+}
+
 double timer_lateness_ms(const std::vector<double>& waits_ms, int n) {
   double sum = 0;
   std::thread t([&] {
@@ -68,13 +90,13 @@ double timer_lateness_ms(const std::vector<double>& waits_ms, int n) {
 namespace {
 
 RoundTripBounds bounds(const std::vector<double>& waits_ms, double base_low_ms, double base_high_ms,
-                       double spread_ms) {
+                       double spread_ms, std::optional<double> late_ms = std::nullopt) {
   RoundTripBounds b;
   for (double w : waits_ms) b.configured_ms += w;
   b.accept_ms = std::max(0.2, 0.02 * b.configured_ms);
   b.base_low_ms = base_low_ms;
   b.base_high_ms = base_high_ms;
-  b.late_ms = timer_lateness_ms(waits_ms);
+  b.late_ms = late_ms ? *late_ms : timer_lateness_ms(waits_ms);
   b.spread_ms = spread_ms;
   b.low_ms = b.configured_ms + b.base_low_ms - b.accept_ms;
   b.high_ms = b.configured_ms + b.base_high_ms + b.accept_ms + b.late_ms + b.spread_ms;
@@ -84,7 +106,12 @@ RoundTripBounds bounds(const std::vector<double>& waits_ms, double base_low_ms, 
 }  // namespace
 
 RoundTripBounds median_bounds(const std::vector<double>& waits_ms, const RoundTrips& base) {
-  return bounds(waits_ms, base.median(), base.median(), base.spread());
+  return bounds(waits_ms, base.min(), base.median(), base.spread());
+}
+
+RoundTripBounds median_bounds(const std::vector<double>& waits_ms, const RoundTrips& base,
+                              double late_ms) {
+  return bounds(waits_ms, base.min(), base.median(), base.spread(), late_ms);
 }
 
 RoundTripBounds sample_bounds(const std::vector<double>& waits_ms, const RoundTrips& base) {

@@ -6,7 +6,7 @@
 // the same path costs here with every delay at 0 (base: zero_delay_base, the delay lines
 // still relaying every packet). A delay stage never releases a packet early by more than
 // xdc check's acceptance, and a late timer only adds, so a median round trip is held to
-//   low  = configured + base median - accept
+//   low  = configured + base min - accept
 //   high = configured + base median + accept + late + spread
 //   accept = max(0.2 ms, 2% of configured): xdc check's acceptance (harness/check/
 //            link_check.cpp; a delay line may release a packet by its learnt wake-up
@@ -14,6 +14,9 @@
 //   late   = how late a timer with the delay line's 1 ns slack fires here after each of
 //            the path's waits, summed (the base has no such waits);
 //   spread = base p90 - base median (the noise of a median of as many samples is below it).
+// The low end takes the base's fastest round trip, not its median: the base is measured
+// before the shaped path, and what a round trip costs beyond its waits moves between the
+// two on a machine whose cores change speed or sleep; none costs less than the fastest.
 // One sample (a handshake) is held to the base's whole range instead: base min and base
 // max in place of the median, no spread.
 #include <gtest/gtest.h>
@@ -56,6 +59,17 @@ struct ShapedDirection {
 RoundTrips zero_delay_base(const std::vector<ShapedDirection>& dirs,
                            const std::function<std::vector<double>()>& probe);
 
+// `probe`'s round trips and what the delay lines of `dirs` added to them: the mean release
+// lateness of each line over the probe (its stats' late_sum_us over released, read before
+// and after; < 0 when it released early), summed over the directions. Measured in the same
+// probe, it holds on a busy machine, where a timer estimated apart does not.
+struct ProbedRoundTrips {
+  RoundTrips rtt;
+  double late_ms = 0;
+};
+ProbedRoundTrips probe_with_lateness(const std::vector<ShapedDirection>& dirs,
+                                     const std::function<std::vector<double>()>& probe);
+
 // The median lateness (ms) of a timer with the delay line's 1 ns slack after each of
 // `waits_ms` of idle, `n` times each, summed over the waits.
 double timer_lateness_ms(const std::vector<double>& waits_ms, int n = 11);
@@ -63,12 +77,15 @@ double timer_lateness_ms(const std::vector<double>& waits_ms, int n = 11);
 // low = configured + base_low - accept, high = configured + base_high + accept + late + spread.
 struct RoundTripBounds {
   double configured_ms = 0, accept_ms = 0, late_ms = 0, spread_ms = 0;
-  double base_low_ms = 0, base_high_ms = 0;  // base median and median, or min and max
+  double base_low_ms = 0, base_high_ms = 0;  // base min and median, or min and max
   double low_ms = 0, high_ms = 0;
 };
 // For the median of a path whose delay stages hold a packet `waits_ms` in turn (both
 // directions); measures `late` here (timer_lateness_ms).
 RoundTripBounds median_bounds(const std::vector<double>& waits_ms, const RoundTrips& base);
+// The same with the lateness the path's delay lines had in the probe (probe_with_lateness).
+RoundTripBounds median_bounds(const std::vector<double>& waits_ms, const RoundTrips& base,
+                              double late_ms);
 // For one sample on that path.
 RoundTripBounds sample_bounds(const std::vector<double>& waits_ms, const RoundTrips& base);
 

@@ -27,7 +27,10 @@ namespace {
 
 using netem::Backend;
 using xdc::testing::median_bounds;
+using xdc::testing::probe_with_lateness;
+using xdc::testing::ProbedRoundTrips;
 using xdc::testing::RoundTrips;
+using xdc::testing::ShapedDirection;
 using xdc::testing::within;
 using xdc::testing::zero_delay_base;
 
@@ -350,30 +353,33 @@ TEST(Shaper, CorrelatedRandomLossOnTheWire) {
   EXPECT_NEAR(b.loss_after_loss, 0.525, 0.05);
 }
 
-// Both directions shaped, as xdc shapes a WAN link (topologies/two-dc.yaml: 20 ms one
-// way each, 1 gbit): RTT 40 ms (its median held to the delays plus this machine's base
-// round trip on the line, tests/common/round_trip.h), and a single TCP flow still fills
-// the link: at least 90% of the payload a 1 Gbit/s link carries (1448-byte segments in
-// 1514-byte frames), room for a busy machine's scheduling of the delay lines (a flow the
-// shaper held back by its queue or window would carry far less, or retransmit).
+// Both directions shaped, as xdc shapes a WAN link (20 ms one way each): RTT 40 ms (its
+// median held to the delays, this machine's base round trip on the line and the delay
+// lines' own lateness in the same probe, tests/common/round_trip.h), and a single TCP flow
+// fills the link: at least 90% of the payload the link carries (1448-byte segments in
+// 1514-byte frames). 400 Mbit/s, not two-dc's 1 Gbit/s: what is asserted is the shaping,
+// and two delay lines relaying a gigabit take both cores of a 2-core machine, so another
+// process's load would move the figure (xdc check and the benchmarks measure the ceiling).
 TEST(Shaper, SymmetricLinkCarriesTcpAtRate) {
   Line l("sym");
   big_tcp_buffers(l.a);
   big_tcp_buffers(l.b);
   netem::LinkParams p;
   p.delay_us = 20'000;
-  p.rate_bps = 1'000'000'000;
+  p.rate_bps = 400'000'000;
   auto to_b = netem::shape_egress(Backend::kUserspace, {l.gw, Line::kGwToB, "a->b"}, p);
   auto to_a = netem::shape_egress(Backend::kUserspace, {l.gw, Line::kGwToA, "b->a"}, p);
   auto probes = [&] { return udp_probe(l.a, l.b, l.b_ip, 20, 0.01, 0.5).rtt_ms; };
-  const RoundTrips rtt(probes());
-  const RoundTrips base = zero_delay_base({{to_b->record(), p}, {to_a->record(), p}}, probes);
+  const std::vector<ShapedDirection> dirs{{to_b->record(), p}, {to_a->record(), p}};
+  const ProbedRoundTrips shaped = probe_with_lateness(dirs, probes);
+  const RoundTrips base = zero_delay_base(dirs, probes);
   IperfResult r = iperf_tcp(l.a, l.b, l.b_ip, 5, 2);
-  std::printf("symmetric 20 ms + 20 ms, 1 gbit: TCP goodput %.1f Mbit/s, %ld retransmits\n",
-              r.goodput_bps / 1e6, r.retransmits);
-  EXPECT_TRUE(within("A->B median", rtt.median(), median_bounds({20, 20}, base)));
-  EXPECT_GE(r.goodput_bps, 0.9 * 1e9 * 1448 / 1514) << r.error;
-  EXPECT_LE(r.goodput_bps, 1.01e9);
+  std::printf("symmetric 20 ms + 20 ms, %.0f Mbit/s: TCP goodput %.1f Mbit/s, %ld retransmits\n",
+              p.rate_bps / 1e6, r.goodput_bps / 1e6, r.retransmits);
+  EXPECT_TRUE(
+      within("A->B median", shaped.rtt.median(), median_bounds({20, 20}, base, shaped.late_ms)));
+  EXPECT_GE(r.goodput_bps, 0.9 * p.rate_bps * 1448 / 1514) << r.error;
+  EXPECT_LE(r.goodput_bps, 1.01 * p.rate_bps);
 }
 
 TEST(Shaper, UserspaceDuplicatesOnTheWire) {
