@@ -83,8 +83,10 @@ TEST(Run, AKilledRankEndsTheRunWithExit1NamingRankAndHost) {
 }
 
 // A rank that stops (SIGSTOP: alive, silent) is not waited on forever: its peers give up
-// after mpi.timeout_s (tests/run/stall.yaml: 5 s), naming the rank they waited for, and the
-// job ends with exit 1, the stopped worker included.
+// after mpi.timeout_s (tests/run/stall.yaml: 5 s), and the job ends with exit 1, the stopped
+// worker included. Whichever rank gives up first (one waiting on a peer that waits on the
+// stopped rank, or at the iteration barrier, which names no peer) names the stopped one as
+// silent (workloads/worker/liveness.h), in the output and in the summary.
 TEST(Run, AStalledRankEndsTheJobAfterTimeoutNamingIt) {
   const std::string net = "trstall";
   const fs::path dir = fresh_dir("stall");
@@ -96,8 +98,15 @@ TEST(Run, AStalledRankEndsTheJobAfterTimeoutNamingIt) {
               std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   EXPECT_EQ(rc, 1) << out;
   EXPECT_NE(out.find("waited 5 s (timeout_s)"), std::string::npos) << out;
-  EXPECT_NE(out.find("for rank 2 (host w1)"), std::string::npos) << out;
+  EXPECT_NE(out.find("rank 2 (host w1): no sign of life for"), std::string::npos) << out;
   expect_failed_naming_rank2(net, dir);
+  EXPECT_NE(summary_of(dir)["schedules"][0]["error"].get<std::string>().find(
+                "rank 2 (host w1): no sign of life for"),
+            std::string::npos);
+  // No other rank is named silent: the others were waiting, which is a sign of life.
+  for (const char* other :
+       {"rank 0 (host east-h1): no", "rank 1 (host east-h2): no", "rank 3 (host w2): no"})
+    EXPECT_EQ(out.find(other), std::string::npos) << out;
 }
 
 TEST(Run, CtrlCStopsTheRunAndLeavesNothingBehind) {

@@ -24,7 +24,8 @@ Executor::Executor(const RunSpec& spec, const sched::Schedule& schedule, Layout 
       comm_(comm),
       tracer_(tracer),
       outer_(outer),
-      actions_(schedule.actions.at(L_.pipeline_rank)) {
+      actions_(schedule.actions.at(L_.pipeline_rank)),
+      live_(spec.run_dir, L_.world_rank, spec.world_size()) {
   const int S = sched_.stages, M = sched_.microbatches;
   if (1 + 2 * S * M >= 30000)
     throw std::runtime_error("schedule " + sched_.name + ": " + std::to_string(S) + " stages x " +
@@ -193,21 +194,35 @@ void Executor::add_wait(const char* cause, int64_t ns) {
 
 void Executor::wait_for(Comm::Request* r, const Action& a, int iteration, const char* cause,
                         const std::string& what) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(spec_.timeout_s);
-  if (comm_.wait(r, deadline)) return;
+  const std::string_view as = a.stage >= 0 ? sched::kind_name(a.kind) : std::string_view(cause);
+  live_.beat(as, a.stage, a.microbatch, iteration);
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(spec_.timeout_s);
+  for (;;) {
+    const auto now = std::chrono::steady_clock::now();
+    if (comm_.wait(r, std::min(deadline, now + std::chrono::nanoseconds(Liveness::kBeatNs))))
+      return;
+    // Looked again after far more than a beat: this process did not run meanwhile.
+    const int64_t gap = live_.since_beat();
+    if (gap > Liveness::kSilentNs) deadline += std::chrono::nanoseconds(gap - Liveness::kBeatNs);
+    live_.beat(as, a.stage, a.microbatch, iteration);
+    if (std::chrono::steady_clock::now() >= deadline) break;
+  }
   std::string at = cause;
   if (a.stage >= 0) {
     at = std::string(sched::kind_name(a.kind)) + " stage " + std::to_string(a.stage);
     if (a.microbatch >= 0) at += " microbatch " + std::to_string(a.microbatch);
   }
+  std::string silent;
+  for (const std::string& s : live_.silent(L_.hosts)) silent += "; " + s;
   // worker.cpp prefixes "xdc-worker: rank R (host H): ".
   throw WaitTimeout("waited " + std::to_string(spec_.timeout_s) + " s (timeout_s) at " + at +
-                    " of iteration " + std::to_string(iteration) + " for " + what);
+                    " of iteration " + std::to_string(iteration) + " for " + what + silent);
 }
 
 std::function<bool(int64_t)> Executor::until(Comm::Request* r) {
   return [this, r](int64_t t_ns) {
     const auto tp = std::chrono::steady_clock::time_point(std::chrono::nanoseconds(t_ns));
+    live_.beat("PREFILL", -1, -1, iteration_);
     return comm_.wait(r, tp);
   };
 }
@@ -239,6 +254,7 @@ void Executor::drain_sends() {
     add_wait("SEND_DRAIN", now_ns() - t0);
   }
   reap_sends();
+  live_.beat(Liveness::kFinished, -1, -1, iteration_);
 }
 
 void Executor::handle_output(const Action& a, std::span<const std::byte> out) {
@@ -359,6 +375,7 @@ Executor::Iteration Executor::run_iteration(int iteration, bool another_follows)
   if (on_start) on_start(iteration);
   for (int i = 0; i < n; ++i) {
     running_ = actions_[i];
+    live_.beat(sched::kind_name(running_.kind), running_.stage, running_.microbatch, iteration);
     i = run_action(i, iteration);
     // A stage's gradients are final after its last W/BW: reduce them while the rank
     // goes on with the other stages' work.

@@ -24,7 +24,10 @@
 // ITERATION_BARRIER; with prefill (prefill.h) the PREFILL jobs run inside the RECV and
 // barrier waits, which still cover the whole time the training waited); a wait
 // longer than timeout_s throws WaitTimeout naming the action, peer rank and host
-// (the caller prefixes this rank and host).
+// (the caller prefixes this rank and host) and every rank of this machine with no sign of
+// life for over a second (liveness.h: the stalled rank, where the peer waited for is
+// itself waiting on it); time this rank itself did not run (stopped, starved) does not
+// count against its peer.
 // Messages between consecutive stages on one rank are handed over in memory.
 // Tensor parallelism (run_spec.h's layout): the compute's TP all-reduces (compute.h) are
 // MPI_Iallreduce on the TP group's communicator through the comm thread, waited for on
@@ -46,6 +49,7 @@
 #include "workloads/schedule/schedule.h"
 #include "workloads/worker/comm.h"
 #include "workloads/worker/compute.h"
+#include "workloads/worker/liveness.h"
 #include "workloads/worker/outer_sync.h"
 #include "workloads/worker/prefill.h"
 #include "workloads/worker/run_spec.h"
@@ -180,6 +184,7 @@ class Executor {
   nlohmann::json waits_ = nlohmann::json::object();
   sched::Action running_;  // the compute action running (for the TP all-reduces inside it)
   int iteration_ = 0;
+  Liveness live_;  // this rank's sign of life; on a timeout, who else went silent
   // Prefill in bubbles (prefill.h): served while the rank waits for a RECV's data or the
   // iteration barrier, never past the predicted start of its next training action.
   std::unique_ptr<PrefillServer> prefill_;

@@ -24,6 +24,8 @@
 //   rank<r>.progress    one line per iteration as it starts (after its barrier): its
 //                       number, measured ones from 0, warmup ones below 0 (the harness
 //                       fires experiment events anchored to iterations from it)
+//   rank<r>.alive       the rank's last sign of life (liveness.h), for naming a stalled
+//                       rank when another times out
 #include <cstdint>
 #include <map>
 #include <nlohmann/json.hpp>
