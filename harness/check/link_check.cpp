@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "common/input_error.h"
 #include "harness/check/probes.h"
 #include "harness/network/names.h"
 #include "netem/shaper/loss_model.h"
@@ -127,8 +128,26 @@ void judge(LinkCheck& c) {
 
 std::vector<LinkCheck> check_network(const net::NetworkState& s, const CheckOptions& o,
                                      const std::function<void(const std::string&)>& progress) {
+  auto chosen = [&](const net::ShapedLink& l) {
+    if (o.links.empty()) return true;
+    for (const auto& [a, b] : o.links)
+      if ((l.from == a && l.to == b) || (l.from == b && l.to == a)) return true;
+    return false;
+  };
+  for (const auto& [a, b] : o.links)
+    if (!find_link(s, a, b) && !find_link(s, b, a)) {
+      std::string there;
+      for (const auto& l : s.links)
+        if (l.from < l.to || !find_link(s, l.to, l.from))
+          there += (there.empty() ? "" : ", ") + l.from + " " + l.to;
+      throw InputError(
+          fmt::format("--link {} {}: expected two DCs of network '{}' with a WAN "
+                      "link between them ({})",
+                      a, b, s.name, there.empty() ? "it has none" : there));
+    }
   std::vector<LinkCheck> out;
   for (auto& l : s.links) {
+    if (!chosen(l)) continue;
     LinkCheck c;
     // Probes are sized for the links as built; figures are converted back with k.
     const double k = s.time_dilation;

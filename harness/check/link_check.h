@@ -25,6 +25,7 @@
 // built (slow start takes as many round trips at any k).
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "harness/network/state.h"
@@ -38,6 +39,9 @@ struct CheckOptions {
   bool throughput = true;  // run the TCP goodput probe
   int flows = 8;           // parallel flows of the multi-flow probe; <= 1: not run
   std::string congestion;  // TCP probe's congestion control (iperf3 -C); "" = host default
+  // Only the WAN links between these pairs of DCs (both directions); empty: every link.
+  // A pair without a WAN link between its DCs is an InputError naming the ones there are.
+  std::vector<std::pair<std::string, std::string>> links;
 };
 
 struct Verdict {

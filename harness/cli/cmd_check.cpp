@@ -35,6 +35,9 @@ void add_check_command(CLI::App& app, Commands& out) {
       "--congestion", opts.congestion,
       "congestion control of the TCP probe (iperf3 -C), e.g. cubic; default: the host's");
   c->add_option("-o,--output", json_out, "also write the JSON report to this file");
+  c->add_option("--link", opts.links,
+                "only the WAN link between these two DCs (both directions); repeat for more")
+      ->type_name("DC DC");
   auto* flows =
       c->add_option("--flows", opts.flows,
                     "parallel TCP flows of the multi-flow goodput probe (iperf3 -P); 1: skip it")

@@ -2,7 +2,8 @@
 # `xdc check NET --json` through the real CLI, on a network built under time dilation:
 # standard output is exactly one JSON document (progress goes to standard error), the
 # figures are undilated (a 1 Gbit/s, 5 ms link built at k = 10 as 100 Mbit/s, 50 ms reads
-# 1 Gbit/s and 10 ms), and a check asking for another k than the network's is refused.
+# 1 Gbit/s and 10 ms), a check asking for another k than the network's is refused, and
+# --link chooses links.
 # Usage: check_json_cli.sh XDC_BINARY (from the repository root)
 set -u
 xdc=$1
@@ -41,6 +42,17 @@ PY
 "$xdc" check "$net" --time-dilation 5 --no-throughput >/dev/null 2>"$out/err.txt"
 [[ $? -eq 2 ]] || fail "--time-dilation 5 on a network built at 10: expected exit 2"
 grep -q "built with time dilation 10" "$out/err.txt" || fail "message: $(cat "$out/err.txt")"
+
+# --link picks links by their two DCs, in either order; a pair without a WAN link: exit 2
+# naming the ones there are.
+"$xdc" check "$net" --link west east --json --no-throughput --pings 20 --udp-packets 200 \
+  >"$out/one.json" 2>/dev/null || fail "--link west east: exit $?"
+python3 -c 'import json, sys; assert len(json.load(open(sys.argv[1]))["links"]) == 2' \
+  "$out/one.json" || fail "--link west east: $(cat "$out/one.json")"
+"$xdc" check "$net" --link east north --no-throughput >/dev/null 2>"$out/err.txt"
+[[ $? -eq 2 ]] || fail "--link east north: expected exit 2"
+grep -q "with a WAN link between them (east west)" "$out/err.txt" ||
+  fail "--link message: $(cat "$out/err.txt")"
 
 # An experiment that still uses message_scale: exit 2, FILE:LINE:COL, pointing to time_dilation.
 sed 's/seq: 1024, efficiency: 0.5}/seq: 1024, efficiency: 0.5, message_scale: 0.1}/; /^time_dilation/d' \
