@@ -110,7 +110,9 @@ void judge(LinkCheck& c) {
   // nothing about the link.
   const double judged = c.multi_goodput_mbit >= 0 ? c.multi_goodput_mbit : c.goodput_mbit;
   if (c.configured.rate_bps && judged >= 0 && !lossy) {
-    double rate = c.configured.rate_bps / 1e6;
+    double rate = (c.host_rate_bps ? std::min(c.configured.rate_bps, c.host_rate_bps)
+                                   : c.configured.rate_bps) /
+                  1e6;
     Verdict v{"rate", rate, judged, 0.04 * rate};
     v.ok = judged >= 0.92 * rate && judged <= 1.01 * rate;
     c.verdicts.push_back(v);
@@ -157,6 +159,7 @@ std::vector<LinkCheck> check_network(const net::NetworkState& s, const CheckOpti
     c.from = l.from, c.to = l.to, c.backend = l.backend, c.time_dilation = k;
     c.configured = netem::time_dilated(built, 1 / k);
     c.reverse = netem::time_dilated(built_back, 1 / k);
+    c.host_rate_bps = netem::time_dilated_rate_bps(s.intra_dc_rate_bps, 1 / k);
     c.congestion = o.congestion;
     const auto& a = first_host(s, l.from);
     const auto& b = first_host(s, l.to);
@@ -230,6 +233,7 @@ nlohmann::json to_json(const std::vector<LinkCheck>& checks) {
            {"jitter_ms", ms(c.configured.jitter_us)},
            {"loss_pct", 100 * netem::stationary_loss(c.configured.loss)},
            {"rate_mbit", c.configured.rate_bps / 1e6},
+           {"host_rate_mbit", c.host_rate_bps / 1e6},
            {"reverse_delay_ms", ms(c.reverse.delay_us)}}},
          {"floor",
           {{"rtt_stdev_ms", c.floor_stdev_ms()},
@@ -303,6 +307,13 @@ std::string to_table(const std::vector<LinkCheck>& checks) {
   }
   t += "floor: this machine's own RTT spread (unshaped path, delay lines' release lateness), "
        "measured with each link; delay and stdev are judged against configured plus floor\n";
+  // A link faster than its hosts is judged at the hosts' rate: say so once per link.
+  for (auto& c : checks)
+    if (c.host_rate_bps && c.configured.rate_bps > c.host_rate_bps && !lossy(c))
+      t += fmt::format(
+          "{} -> {}: judged at the hosts' intra-DC rate, {:g} Mbit/s: the link's {:g} Mbit/s is "
+          "more than the flows of one host can carry (the probes run host to host)\n",
+          c.from, c.to, c.host_rate_bps / 1e6, c.configured.rate_bps / 1e6);
   // A rate not reached says what limited it: every flow at the window the hosts' socket
   // buffers allow at this round trip (the flows together carried about flows x one), or
   // the machine (under half of the rate arrived, the flows no help): time dilation builds

@@ -14,7 +14,8 @@
 // Acceptance per metric (DESIGN/REFERENCE): median RTT - base within max(0.2 ms, 2%) plus
 // the floor's spread of the configured round trip plus the lines' mean lateness; RTT
 // stdev within 15% of hypot(configured jitter, floor); TCP
-// goodput (of the `flows` flows where measured, else of one) within 92-101% of the rate; loss
+// goodput (of the `flows` flows where measured, else of one) within 92-101% of the rate (or
+// of the hosts' intra-DC rate where that is lower: the probe runs between two hosts); loss
 // within 3 sigma of the configured rate.
 //
 // A network built under time dilation k (NetworkState::time_dilation) runs k times
@@ -55,8 +56,12 @@ struct LinkCheck {
   std::string src, dst;  // hosts used
   std::string backend;
   netem::LinkParams configured, reverse;  // this direction and the way back (undilated)
-  double time_dilation = 1;               // k of the network; figures below are undilated
-  std::string congestion;                 // of the TCP probe, "" = host default
+  // The hosts' intra-DC rate (undilated; 0: unshaped): the probes' flows start and end on
+  // one host each, so they carry at most this, and the rate is judged against the lower
+  // of it and the link's.
+  uint64_t host_rate_bps = 0;
+  double time_dilation = 1;  // k of the network; figures below are undilated
+  std::string congestion;    // of the TCP probe, "" = host default
   double base_rtt_ms = 0;
   double base_rtt_stdev_ms = 0;  // the unshaped path's spread (both hosts' gateway pings)
   // Delay lines' release lateness over the RTT probe, this direction and back (userspace

@@ -126,6 +126,7 @@ class Builder {
     state_.topology_file = topo_.source_file;
     state_.backend = topo::to_string(backend());
     state_.time_dilation = opts_.time_dilation;
+    state_.intra_dc_rate_bps = topo_.intra_dc.rate_bps;
     if (opts_.lab && mininet())
       throw InputError("a lab's network is built by the native backend (not Mininet)");
     state_.slot = opts_.lab ? lab_slot(opts_.lab->slot) : free_slot();

@@ -152,6 +152,7 @@ void to_json(json& j, const NetworkState& s) {
            {"root_tcp", s.root_tcp},
            {"tcp_allowed_added", s.tcp_allowed_added},
            {"time_dilation", s.time_dilation},
+           {"intra_dc_rate_bps", s.intra_dc_rate_bps},
            {"shaping", s.shaping},
            {"backend", s.backend}};
   if (s.backend == "mininet")
@@ -175,6 +176,7 @@ void from_json(const json& j, NetworkState& s) {
   s.tcp_allowed_added = j.value("tcp_allowed_added", std::vector<std::string>{});
   s.notes = j.value("notes", std::vector<std::string>{});
   s.time_dilation = j.value("time_dilation", 1.0);
+  s.intra_dc_rate_bps = j.value("intra_dc_rate_bps", uint64_t{0});
   s.shaping = j.value("shaping", "");
   s.backend = j.value("backend", "native");
   s.lab_file = j.value("lab_file", "");

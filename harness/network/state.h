@@ -86,6 +86,9 @@ struct NetworkState {
   // links run k times slower than the topology says; `xdc check` divides it back out
   // (the topology's values are netem::time_dilated(configured, 1 / k)).
   double time_dilation = 1;
+  // Each host's intra-DC rate as built (both ends of its veth; under time dilation k, / k);
+  // 0: unshaped. A flow between two hosts carries at most this whatever its WAN link's rate.
+  uint64_t intra_dc_rate_bps = 0;
   // The shaping backend asked for ("auto" | "kernel" | "userspace"): what shapes a link
   // that was unimpaired at `xdc up` when a change impairs it. "" in older states = auto.
   std::string shaping;

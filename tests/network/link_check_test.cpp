@@ -80,3 +80,32 @@ TEST(LinkCheck, ARateBeyondTheMachineNamesTheDilationThatFitsIt) {
 }
 
 }  // namespace
+
+TEST(LinkCheck, ALinkFasterThanItsHostsIsJudgedAtTheHostsRate) {
+  // 800 Gbit/s between DCs whose hosts have 10 Gbit/s links: the probes' flows run host to
+  // host, so 9.6 Gbit/s is the link working, and the table says what it was judged at.
+  xdc::check::LinkCheck c;
+  c.from = "camp1", c.to = "camp2";
+  c.configured.delay_us = c.reverse.delay_us = 10;
+  c.configured.rate_bps = 800'000'000'000;
+  c.host_rate_bps = 10'000'000'000;
+  c.rtt_median_ms = 0.02;
+  c.goodput_mbit = 9'500, c.flows = 8, c.multi_goodput_mbit = 9'600;
+  xdc::check::judge(c);
+  EXPECT_TRUE(c.ok());
+  EXPECT_NE(xdc::check::to_table({c}).find("camp1 -> camp2: judged at the hosts' intra-DC rate, "
+                                           "10000 Mbit/s: the link's 800000 Mbit/s"),
+            std::string::npos)
+      << xdc::check::to_table({c});
+  // Below 92% of the hosts' rate it still fails, and the machine hint names the hosts' rate.
+  c.multi_goodput_mbit = 4'000;
+  xdc::check::judge(c);
+  EXPECT_FALSE(c.ok());
+  EXPECT_NE(xdc::check::to_table({c}).find("10000 Mbit/s is more than this machine carried"),
+            std::string::npos);
+  // A link slower than its hosts is judged at its own rate.
+  c.configured.rate_bps = 2'000'000'000, c.multi_goodput_mbit = 1'950;
+  xdc::check::judge(c);
+  EXPECT_TRUE(c.ok());
+  EXPECT_EQ(c.verdicts[1].expected, 2'000);
+}

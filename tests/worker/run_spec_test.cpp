@@ -96,5 +96,13 @@ TEST(RunSpec, FractionsOutOfRangeAreRefused) {
   EXPECT_EQ(error_of(head + "\"learning_rate\": 0.001, \"time_dilation\": 2.5}"), "accepted");
 }
 
+// A number past double's range is refused at the number (nlohmann throws out_of_range,
+// not parse_error, with no offset; found by the fuzz target).
+TEST(RunSpec, ANumberPastDoubleIsRefusedWhereItStands) {
+  EXPECT_EQ(error_of("{\"run_dir\": \"/r\",\n  \"seed\": 1e999}").rfind(":2:11: ", 0), 0u)
+      << error_of("{\"run_dir\": \"/r\",\n  \"seed\": 1e999}");
+  EXPECT_NE(error_of("5555E55555.5").find("number overflow"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace xdc::worker

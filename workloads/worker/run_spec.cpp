@@ -302,15 +302,28 @@ std::string failing_key(const json& j) {
 RunSpec read_run_spec(const std::string& path) {
   const std::string text = read_input_file(path, "the run spec");
   json j;
-  try {
-    j = json::parse(text);
-  } catch (const json::parse_error& e) {  // e.byte: 1-based offset of the bad character
+  // The line and column of `text`'s character at 0-based `offset` (1:1 when npos).
+  auto pos_at = [&](size_t offset) {
     SourcePos at{path, 1, 1};
-    for (size_t i = 0; i + 1 < e.byte && i < text.size(); ++i) {
+    for (size_t i = 0; offset != std::string::npos && i < offset && i < text.size(); ++i) {
       at.col = text[i] == '\n' ? 1 : at.col + 1;
       at.line += text[i] == '\n';
     }
-    throw InputError(at, e.what());
+    return at;
+  };
+  try {
+    j = json::parse(text);
+  } catch (const json::parse_error& e) {  // e.byte: 1-based offset of the bad character
+    throw InputError(pos_at(e.byte > 0 ? e.byte - 1 : 0), e.what());
+  } catch (const json::out_of_range& e) {
+    // A number past double's range ("number overflow parsing '1e999'"): no offset is
+    // given, so the number is found in the text.
+    const std::string what = e.what();
+    const size_t q = what.find("parsing '"), end = what.rfind('\'');
+    throw InputError(
+        pos_at(q != std::string::npos && end > q + 9 ? text.find(what.substr(q + 9, end - q - 9))
+                                                     : std::string::npos),
+        what);
   }
   // Errors of a valid JSON document point at the top-level key whose value is wrong.
   if (j.is_object()) {
