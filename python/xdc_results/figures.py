@@ -510,6 +510,26 @@ def render_chaos(d: Dict[str, Any]) -> Rows:
     return rows
 
 
+def render_check(d: Dict[str, Any]) -> Rows:
+    rows: Rows = []
+    for t in _list(d.get("topologies")):
+        rep = t.get("report") or {}
+        links = _list(rep.get("links"))
+        floors = [_get(x, "floor", "rtt_stdev_ms") for x in links]
+        floors = [f for f in floors if _is_num(f)]
+        failed = ["%s -> %s %s" % (x.get("from"), x.get("to"), ",".join(
+            v.get("metric", "?") for v in _list(x.get("verdicts")) if not v.get("ok")))
+            for x in links if not x.get("ok")]
+        rows.append(("`xdc check %s%s`" % (t.get("file", MISSING), " " + t["options"]
+                                          if t.get("options") else ""),
+                     "%s: %s WAN directions in %s s, floor (RTT spread) up to %s%s" % (
+                         "passes" if t.get("ok") else "FAILS (exit %s)" % t.get("rc"),
+                         t.get("links", MISSING), t.get("seconds", MISSING),
+                         num(max(floors), "%.3f", " ms") if floors else MISSING,
+                         "; failed: " + "; ".join(failed) if failed else "")))
+    return rows
+
+
 def render_other(d: Dict[str, Any]) -> Rows:
     """A file no renderer knows: its top-level numbers, strings and booleans."""
     return [(k, yes_no(v) if isinstance(v, bool) else str(v)) for k, v in d.items()
@@ -579,6 +599,11 @@ BENCHMARKS = [
     Benchmark("plan", "scripts/bench_plan.sh", "`xdc plan` speed",
               "`xdc plan` of experiments/plan-3dc.yaml: every placement of 4 ranks over three "
               "DCs predicted and ranked; the whole command timed.", render_plan),
+    Benchmark("check", "sudo scripts/bench_check.sh", "`xdc check` of every shipped topology",
+              "`xdc check` of each topologies/*.yaml with the options its header names "
+              "(time dilation and flows where a link is beyond this machine): every WAN "
+              "direction's delay, jitter, rate and loss against its configuration plus the "
+              "machine's own floor measured with it.", render_check, "root, iperf3; ~15 min"),
     Benchmark("fuzz", "scripts/fuzz.sh", "fuzzing the input parsers",
               "Every parser of a user's file (tests/fuzz: topology, WAN changes, trace CSV, "
               "Mahimahi trace, experiment, sweep, lab, schedule CSV, profile CSV, run spec) "
