@@ -247,8 +247,42 @@ class Diloco(Repro):
                          [(2, 4.0, 10.0), (3, 400.0, 80.0)])
         self.assertAlmostEqual(h["dp_sync"][1]["err_pct"], -3.5)
         self.assertIsNone(h["loss"])
+        self.assertIsNone(h["bytes_dp_over_diloco"])
         self.assertEqual(self.headline("diloco"), h)
         self.assertIn("within 5%: 2 of 2 points", text)
+
+    def method_sweep(self, name, entries):
+        # A sweep with a "method" zip axis, each point's summary.json holding one entry.
+        write_sweep_csv(self.path(name), ["method"], [
+            {"id": "method-" + m, "method": m, "schedule": "1f1b"} for m in entries])
+        for m, e in entries.items():
+            write_summary(self.path(name, "method-" + m), [e])
+
+    def test_loss_and_bytes(self):
+        self.method_sweep("diloco-loss", {
+            "dp": entry("1f1b", 0.5, 0.5, eval_loss=3.0),
+            "diloco-h30": entry("1f1b", 0.4, 0.4, eval_loss=3.06),
+            "diloco-h30-fp4": entry("1f1b", 0.4, 0.4, eval_loss=3.09)})
+        sync = {"method": "diloco", "inner_steps": 10, "payload": "fp32",
+                "wan_wire_bytes_per_outer_step": 102.0, "collective_wire_bytes_analytic": 100}
+        self.method_sweep("diloco-bytes", {
+            "dp": entry("1f1b", 1.0, 1.0, wan_wire_bytes={"total": 2000.0}),
+            "diloco-h10": entry("1f1b", 1.0, 1.0, wan_wire_bytes={"total": 204.0},
+                                dp_sync=sync),
+            "diloco-h10-fp4": entry("1f1b", 1.0, 1.0, wan_wire_bytes={"total": 25.5},
+                                    dp_sync=dict(sync, payload="fp4"))})
+        h, text = quiet(papers.diloco, self.repro)
+        self.assertEqual(h["loss"]["dp"], 3.0)
+        self.assertAlmostEqual(h["loss"]["gap_pct"]["diloco_h30"], 2.0)
+        self.assertAlmostEqual(h["loss"]["gap_pct"]["diloco_fp4_h30"], 3.0)
+        self.assertIsNone(h["loss"]["diloco_h10"])  # not run
+        self.assertIsNone(h["loss"]["streaming_fp4_h30"])  # not built
+        self.assertEqual(h["h"], 10)
+        self.assertAlmostEqual(h["bytes_dp_over_diloco"], 9.804)
+        self.assertAlmostEqual(h["bytes_fp4_over_fp32"], 0.125)
+        self.assertAlmostEqual(h["bytes_per_outer_step"][0]["err_pct"], 2.0)
+        self.assertIn("DP / DiLoCo H=10 = 9.804; fp4 / fp32 = 0.125", text)
+        self.assertEqual(self.headline("diloco"), h)
 
 
 class Main(Repro):

@@ -559,9 +559,65 @@ def dp_sync_points(sweep_dir: str) -> List[Dict[str, Any]]:
     return sorted(out, key=lambda p: (p["replicas"], p["grad_mib"] or 0, p["delay_ms"] or 0))
 
 
+def _method_entries(sweep_dir: str) -> Dict[str, Dict[str, Any]]:
+    """A sweep with a "method" axis (diloco-loss.yaml, diloco-bytes.yaml): per method
+    label, its first schedule's summary.json entry (only points that finished)."""
+    sweep = try_load_sweep(sweep_dir)
+    out: Dict[str, Dict[str, Any]] = {}
+    for row, run in sweep.runs() if sweep else []:
+        entries = [sc.raw for sc in run if sc.ok]
+        if entries and row.get("method"):
+            out[row["method"]] = entries[0]
+    return out
+
+
+def diloco_loss(sweep_dir: str) -> Optional[Dict[str, Any]]:
+    """Final evaluation loss per method of diloco-loss.yaml: dp, diloco_h10/h30/h100 and the
+    fp4 payload at H = 30; streaming_fp4_h30 stays None (Streaming DiLoCo is not built)."""
+    e = _method_entries(sweep_dir)
+    if not e:
+        return None
+    loss = {k.replace("-", "_"): v.get("eval_loss") for k, v in e.items()}
+    out = {"dp": loss.get("dp"), "diloco_h10": loss.get("diloco_h10"),
+           "diloco_h30": loss.get("diloco_h30"), "diloco_h100": loss.get("diloco_h100"),
+           "diloco_fp4_h30": loss.get("diloco_h30_fp4"), "streaming_fp4_h30": None}
+    dp = out["dp"]
+    out["gap_pct"] = {k: None if v is None or not dp else round(100 * (v - dp) / dp, 2)
+                      for k, v in out.items() if k.startswith("diloco")}
+    return out
+
+
+def diloco_bytes(sweep_dir: str) -> Optional[Dict[str, Any]]:
+    """diloco-bytes.yaml: the WAN's sent bytes (all directions) of DP and of DiLoCo H in fp32
+    and fp4 over the same iterations, their ratios, and DiLoCo's bytes per outer step
+    against the analytic count with headers."""
+    e = _method_entries(sweep_dir)
+
+    def total(m: str) -> Optional[float]:
+        return (e.get(m, {}).get("wan_wire_bytes") or {}).get("total")
+
+    dp, fp32, fp4 = total("dp"), total("diloco-h10"), total("diloco-h10-fp4")
+    if dp is None and fp32 is None:
+        return None
+    per_step = []
+    for m in ("diloco-h10", "diloco-h10-fp4"):
+        d = e.get(m, {}).get("dp_sync") or {}
+        measured, analytic = d.get("wan_wire_bytes_per_outer_step"), d.get(
+            "collective_wire_bytes_analytic")
+        per_step.append({"method": m, "payload": d.get("payload"), "measured": measured,
+                         "analytic": analytic,
+                         "err_pct": None if not measured or not analytic else
+                         round(100 * (measured - analytic) / analytic, 2)})
+    h = (e.get("diloco-h10", {}).get("dp_sync") or {}).get("inner_steps")
+    return {"h": h, "bytes_dp_over_diloco": _ratio(dp, fp32, 3),
+            "bytes_fp4_over_fp32": _ratio(fp4, fp32, 4), "per_outer_step": per_step,
+            "wan_bytes": {"dp": dp, "diloco_h10": fp32, "diloco_h10_fp4": fp4}}
+
+
 def diloco(repro: str) -> Dict[str, Any]:
-    """REPRO/dp-sync (the WAN all-reduce of synchronous DP, measured beside predicted);
-    writes REPRO/diloco/headline.json, the keys not measured here null."""
+    """REPRO/dp-sync (the WAN all-reduce of synchronous DP, measured beside predicted),
+    REPRO/diloco-loss and REPRO/diloco-bytes; writes REPRO/diloco/headline.json, the keys
+    not measured null."""
     points = dp_sync_points(os.path.join(repro, "dp-sync"))
     print("-- synchronous DP across DCs: iteration (s) measured / simulated (err %)")
     print("  %-8s %8s %8s %9s %9s %7s" % ("replicas", "grad MiB", "delay ms", "measured",
@@ -575,8 +631,26 @@ def diloco(repro: str) -> Dict[str, Any]:
     within = [p for p in points if p["err_pct"] is not None and abs(p["err_pct"]) <= 5]
     if points:
         print("  within 5%%: %d of %d points" % (len(within), len(points)))
-    # The loss and byte figures of the outer loop are not part of this reproduction yet.
-    headline = {"dp_sync": points, "loss": None, "bytes_dp_over_diloco": None, "h": None}
+    loss = diloco_loss(os.path.join(repro, "diloco-loss"))
+    if loss:
+        print("-- evaluation loss, same tokens (paper, 35M: DP 3.51, DiLoCo H=30 3.54)")
+        for k in ("dp", "diloco_h10", "diloco_h30", "diloco_h100", "diloco_fp4_h30"):
+            v, g = loss.get(k), loss["gap_pct"].get(k)
+            print("  %-15s %s%s" % (k, "-" if v is None else "%.4f" % v,
+                                    "" if g is None else " (%+.2f%% vs DP)" % g))
+    nbytes = diloco_bytes(os.path.join(repro, "diloco-bytes"))
+    if nbytes:
+        print("-- WAN bytes: DP / DiLoCo H=%s = %s; fp4 / fp32 = %s" % (
+            nbytes["h"], nbytes["bytes_dp_over_diloco"], nbytes["bytes_fp4_over_fp32"]))
+        for p in nbytes["per_outer_step"]:
+            print("  %-15s per outer step %s measured, %s analytic (%s)" % (
+                p["method"], p["measured"], p["analytic"],
+                "-" if p["err_pct"] is None else "%+.2f%%" % p["err_pct"]))
+    headline = {"dp_sync": points, "loss": loss,
+                "bytes_dp_over_diloco": nbytes and nbytes["bytes_dp_over_diloco"],
+                "h": nbytes and nbytes["h"],
+                "bytes_fp4_over_fp32": nbytes and nbytes["bytes_fp4_over_fp32"],
+                "bytes_per_outer_step": nbytes and nbytes["per_outer_step"]}
     path = os.path.join(repro, "diloco", "headline.json")
     _write_json(path, headline)
     print("-- headline: %s" % path)
