@@ -522,10 +522,12 @@ def render_check(d: Dict[str, Any]) -> Rows:
             for x in links if not x.get("ok")]
         rows.append(("`xdc check %s%s`" % (t.get("file", MISSING), " " + t["options"]
                                           if t.get("options") else ""),
-                     "%s: %s WAN directions in %s s, floor (RTT spread) up to %s%s" % (
+                     "%s: %s%s" % (
                          "passes" if t.get("ok") else "FAILS (exit %s)" % t.get("rc"),
-                         t.get("links", MISSING), t.get("seconds", MISSING),
-                         num(max(floors), "%.3f", " ms") if floors else MISSING,
+                         "%s WAN directions in %s s, floor (RTT spread) up to %s" % (
+                             t.get("links", MISSING), t.get("seconds", MISSING),
+                             num(max(floors), "%.3f", "ms") if floors else MISSING)
+                         if links else "no WAN link, nothing to check",
                          "; failed: " + "; ".join(failed) if failed else "")))
     return rows
 
