@@ -199,6 +199,8 @@ void read_run_record(const nlohmann::json& j, ScheduleData& s) {
   s.simulated_transfers = j.value("simulated_transfers", nlohmann::json());
   if (j.contains("utilisation") && j["utilisation"].is_object())
     s.utilisation = numbers(j["utilisation"], "per_rank");
+  if (j.contains("simulated_utilisation") && j["simulated_utilisation"].is_object())
+    s.simulated_utilisation = numbers(j["simulated_utilisation"], "per_rank");
   s.clock_offset_max_us = number(j, "clock_offset_max_us");
   s.clock_residual_us = number(j, "clock_residual_us");
   s.simulated_steady_iteration_s = number(j, "simulated_steady_iteration_s");

@@ -84,12 +84,12 @@ struct ScheduleData {
   // The rest of the entry, what pooling a finished run with others needs (run/resume.h reads
   // a run back through this reader): per measured iteration its bubble ratios (series
   // bubble_ratio), run_seeds, transfers and simulated_transfers as written (null: none),
-  // utilisation per rank, the clock offsets (lab runs), the simulated steady state, whether
-  // a simulated_series is there and why it ended.
+  // utilisation per rank (measured and simulated), the clock offsets (lab runs), the simulated
+  // steady state, whether a simulated_series is there and why it ended.
   std::vector<trace::BubbleRatios> bubbles;
   std::vector<uint64_t> run_seeds;
   nlohmann::json transfers, simulated_transfers;
-  std::vector<double> utilisation;
+  std::vector<double> utilisation, simulated_utilisation;
   std::optional<double> clock_offset_max_us, clock_residual_us;
   std::optional<double> simulated_steady_iteration_s;
   bool has_simulated_series = false;

@@ -177,6 +177,10 @@ ScheduleResult pool_repeats(const std::vector<ScheduleResult>& runs,
   out.simulated_steady_iteration_s =
       predicted_mean(runs, [](R r) { return r.simulated_steady_iteration_s; });
   out.simulated_mfu = predicted_mean(runs, [](R r) { return r.simulated_mfu; });
+  for (size_t k = 0; k < base.simulated_utilisation.size(); ++k)
+    out.simulated_utilisation[k] = predicted_mean(runs, [k](R r) {
+      return k < r.simulated_utilisation.size() ? r.simulated_utilisation[k] : 0.0;
+    });
   out.simulated_bubble.megatron =
       predicted_mean(runs, [](R r) { return r.simulated_bubble.megatron; });
   out.simulated_bubble.zerobubble =

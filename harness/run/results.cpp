@@ -255,6 +255,13 @@ void add_wan_bytes(nlohmann::json& d, const Experiment& e, uint64_t total_wan_by
   if (syncs > 0) d["wan_wire_bytes_per_outer_step"] = static_cast<double>(total_wan_bytes) / syncs;
 }
 
+// {per_rank, mean} of a per-rank figure.
+nlohmann::json per_rank_json(const std::vector<double>& v) {
+  double mean = 0;
+  for (double u : v) mean += u / static_cast<double>(v.size());
+  return {{"per_rank", v}, {"mean", mean}};
+}
+
 nlohmann::json summary_json(const ScheduleResult& r) {
   nlohmann::json j = {{"schedule", r.schedule},
                       {"ok", r.ok},
@@ -263,6 +270,8 @@ nlohmann::json summary_json(const ScheduleResult& r) {
                       {"simulated_bubble_ratio", bubble_json(r.simulated_bubble)},
                       {"simulated_costs", r.simulated_costs}};
   if (!r.simulated_transfers.is_null()) j["simulated_transfers"] = r.simulated_transfers;
+  if (!r.simulated_utilisation.empty())
+    j["simulated_utilisation"] = per_rank_json(r.simulated_utilisation);
   if (r.simulated_mfu > 0)  // at the assumed device peak, the prediction's iteration time
     j["simulated_mfu"] = {{"value", r.simulated_mfu}, {"basis", "modeled"}};
   if (r.measured) {
@@ -314,11 +323,7 @@ nlohmann::json summary_json(const ScheduleResult& r) {
       }
     }
     if (!r.changes.empty()) j["changes"] = applied_json(r.changes);
-    if (!r.utilisation.empty()) {
-      double mean = 0;
-      for (double u : r.utilisation) mean += u / static_cast<double>(r.utilisation.size());
-      j["utilisation"] = {{"per_rank", r.utilisation}, {"mean", mean}};
-    }
+    if (!r.utilisation.empty()) j["utilisation"] = per_rank_json(r.utilisation);
     if (!r.prefill.is_null()) j["prefill"] = r.prefill;
     if (!r.dp_sync.is_null()) j["dp_sync"] = r.dp_sync;
     if (!r.wan_wire_bytes.is_null()) j["wan_wire_bytes"] = r.wan_wire_bytes;
@@ -430,6 +435,16 @@ void set_simulated(ScheduleResult& r, const Prediction& p, const Plan& plan,
   r.simulated_band_s = p.band_s();
   r.simulated_bubble = p.summary.bubble;
   r.simulated_series = p.run;
+  r.simulated_utilisation.clear();
+  if (r.simulated_iteration_s > 0) {
+    for (const auto& ev : p.trace.events) {
+      if (!(sched::is_compute(ev.kind) || ev.kind == sched::Kind::OPT) || ev.rank < 0) continue;
+      if (r.simulated_utilisation.size() <= static_cast<size_t>(ev.rank))
+        r.simulated_utilisation.resize(ev.rank + 1, 0.0);
+      r.simulated_utilisation[ev.rank] +=
+          static_cast<double>(ev.end_ns - ev.start_ns) / 1e9 / r.simulated_iteration_s;
+    }
+  }
   const Experiment& e = plan.experiment;
   const double peak = peak_flops_per_rank(e);
   if (peak > 0 && r.simulated_iteration_s > 0)

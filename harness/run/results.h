@@ -78,6 +78,11 @@ struct ScheduleResult {
   std::optional<RunSeries> simulated_series;
   // Per world rank: compute busy (PREFILL included) / the measured span (prefill_results.h).
   std::vector<double> utilisation;
+  // The same predicted: per rank of the simulated steady iteration (the first replica's
+  // ranks where the replicas are alike and simulated once), its compute there (the costs
+  // repeat every iteration) over simulated_iteration_s (the run's mean, which carries what
+  // the steady iteration does not: DiLoCo's outer syncs, the WAN's changes).
+  std::vector<double> simulated_utilisation;
   nlohmann::json prefill;  // a run with prefill: prefill_results.h's prefill_json (+ baseline)
   nlohmann::json dp_sync;  // DiLoCo (experiment.h dp_sync): dp_sync_json below; null: sync
   // What every WAN direction's egress sent while the job ran (whole frames, headers

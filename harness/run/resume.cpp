@@ -121,6 +121,7 @@ ScheduleResult result_of(const report::ScheduleData& d) {
     r.simulated_series = std::move(s);
   }
   r.utilisation = d.utilisation;
+  r.simulated_utilisation = d.simulated_utilisation;
   r.prefill = d.prefill;
   r.dp_sync = d.dp_sync;
   if (d.eval_loss) r.eval_loss = *d.eval_loss;

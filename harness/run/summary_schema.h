@@ -22,6 +22,7 @@
 //   schedule, ok, error (when not ok), iterations (measured), iteration_s [per measured
 //   iteration], iteration_s_mean / _p50 / _p95, bubble_ratio {megatron, zerobubble,
 //   crosspipe} (fractions), loss, waits_s_per_iteration {cause: s}, tokens_per_s, mfu,
+//   utilisation {per_rank, mean} (compute busy over the measured span, fractions),
 //   series {start_s, wan_bytes, waits_s, bubble_ratio {megatron: [per iteration], ...}},
 //   changes [{t_s, what, source}]; eval_loss (replica 0's final parameters on the
 //   validation batches, where one rank holds every stage; absent otherwise); dp_sync (a
@@ -47,7 +48,9 @@
 //   within_band (measured runs:
 //   iteration_s_mean inside simulated_band_s), simulated_steady_iteration_s,
 //   simulated_bubble_ratio, simulated_costs, simulated_mfu, simulated_series {iteration_s,
-//   start_s, changes, ended}.
+//   start_s, changes, ended}, simulated_utilisation {per_rank, mean} (each rank's compute
+//   in the steady iteration over simulated_iteration_s; per_rank: the ranks the simulated
+//   trace holds, the first replica's where replicas are simulated once).
 //   missing_runs [{repeat, seed, state}] (only where runs are missing, complete false): the
 //   runs of the schedule with no result here, state "running" (started when this summary
 //   was written: where no xdc runs any more, it was killed in that run), "not run" (not

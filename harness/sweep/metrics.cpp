@@ -129,6 +129,14 @@ std::vector<Row> read_rows(const Point& p, const std::string& dir) {
     put(r, "iteration_s_max", max_of(s.iteration_s));
     put(r, "simulated_iteration_s_max", max_of(s.simulated_series));
     put(r, "eval_loss", s.eval_loss);
+    const auto mean = [](const std::vector<double>& v) -> std::optional<double> {
+      if (v.empty()) return std::nullopt;
+      double m = 0;
+      for (double x : v) m += x / static_cast<double>(v.size());
+      return m;
+    };
+    put(r, "utilisation", mean(s.utilisation));
+    put(r, "simulated_utilisation", mean(s.simulated_utilisation));
     if (s.dp_sync.is_object()) {
       const auto number = [&](const char* k) -> std::optional<double> {
         if (!s.dp_sync.contains(k) || !s.dp_sync[k].is_number()) return std::nullopt;
@@ -141,7 +149,7 @@ std::vector<Row> read_rows(const Point& p, const std::string& dir) {
       for (const char* k :
            {"iteration_s", "iteration_s_p50", "iteration_s_p95", "iteration_s_max", "tokens_per_s",
             "measured_over_simulated", "bubble.megatron", "bubble.zerobubble", "bubble.crosspipe",
-            "eval_loss", "outer_bytes_per_step", "stall_s_per_sync"})
+            "eval_loss", "outer_bytes_per_step", "stall_s_per_sync", "utilisation"})
         r.m.erase(k);
     }
     if (r.m.count("iteration_s") && r.m["iteration_s"] <= 0) r.m.erase("iteration_s");

@@ -10,7 +10,8 @@
 //   (the slowest of the run predicted with its WAN changes, plan/predict.h; absent
 //   without changes), eval_loss (summary.json's, where evaluated), outer_bytes_per_step
 //   and stall_s_per_sync (a DiLoCo run's dp_sync: payload_bytes_per_outer_step and
-//   stall_s_per_sync)
+//   stall_s_per_sync), utilisation and simulated_utilisation (summary.json's means over
+//   the ranks: compute over wall time, measured and predicted)
 // slowdown = iteration_s / iteration_s of the same schedule at the reference axis' first
 // value, everything else equal (the reference axis is a plot's x, or in the CSV the first
 // numeric axis).

@@ -229,7 +229,9 @@ std::vector<std::string> metric_names() {
           "simulated_slowdown",
           "eval_loss",
           "outer_bytes_per_step",
-          "stall_s_per_sync"};
+          "stall_s_per_sync",
+          "utilisation",
+          "simulated_utilisation"};
 }
 
 std::optional<double> numeric_value(const std::string& label, std::string* unit) {

@@ -15,7 +15,7 @@ METRICS = ["iteration_s", "iteration_s_p50", "iteration_s_p95", "slowdown", "bub
            "simulated_bubble.megatron", "simulated_bubble.zerobubble",
            "simulated_bubble.crosspipe", "measured_over_simulated", "tokens_per_s",
            "iteration_s_max", "simulated_iteration_s_max", "simulated_slowdown", "eval_loss",
-           "outer_bytes_per_step", "stall_s_per_sync"]
+           "outer_bytes_per_step", "stall_s_per_sync", "utilisation", "simulated_utilisation"]
 
 
 def write_sweep_csv(directory, axes, rows):

@@ -282,6 +282,20 @@ class Diloco(Repro):
         self.assertAlmostEqual(h["bytes_fp4_over_fp32"], 0.125)
         self.assertAlmostEqual(h["bytes_per_outer_step"][0]["err_pct"], 2.0)
         self.assertIn("DP / DiLoCo H=10 = 9.804; fp4 / fp32 = 0.125", text)
+        self.assertEqual(h["utilisation"], [])
+
+    def test_utilisation(self):
+        write_sweep_csv(self.path("diloco-utilisation"), ["method", "wan.rate"], [
+            {"id": "a", "method": "dp", "wan.rate": "100mbit", "schedule": "1f1b",
+             "utilisation": 0.08, "simulated_utilisation": 0.09},
+            {"id": "b", "method": "diloco-h10", "wan.rate": "1.6gbit", "schedule": "1f1b",
+             "utilisation": 0.9, "simulated_utilisation": 0.93}])
+        h, text = quiet(papers.diloco, self.repro)
+        u = h["utilisation"]
+        self.assertEqual([(p["method"], p["rate_mbit"]) for p in u],
+                         [("diloco-h10", 1600.0), ("dp", 100.0)])
+        self.assertAlmostEqual(u[0]["diff_points"], 3.0)
+        self.assertIn("within 5 points: 2 of 2", text)
         self.assertEqual(self.headline("diloco"), h)
 
 

@@ -614,6 +614,31 @@ def diloco_bytes(sweep_dir: str) -> Optional[Dict[str, Any]]:
             "wan_bytes": {"dp": dp, "diloco_h10": fp32, "diloco_h10_fp4": fp4}}
 
 
+def _mbit(text: str) -> Optional[float]:
+    t = str(text).strip().lower()
+    for unit, scale in (("gbit", 1000.0), ("mbit", 1.0), ("kbit", 1e-3)):
+        if t.endswith(unit):
+            try:
+                return float(t[:-len(unit)]) * scale
+            except ValueError:
+                return None
+    return None
+
+
+def diloco_utilisation(sweep_dir: str) -> List[Dict[str, Any]]:
+    """diloco-utilisation.yaml: per method and WAN rate, the ranks' mean compute utilisation
+    measured and simulated, and their difference in points (simulated - measured);
+    analytic stays None (the paper's zero-latency model is not computed here)."""
+    sweep = try_load_sweep(sweep_dir)
+    out = []
+    for r in sweep.ok_rows() if sweep else []:
+        m, s = r.get("utilisation"), r.get("simulated_utilisation")
+        out.append({"method": r.get("method"), "rate_mbit": _mbit(r.get("wan.rate", "")),
+                    "measured": m, "simulated": s, "analytic": None,
+                    "diff_points": None if m is None or s is None else round(100 * (s - m), 2)})
+    return sorted(out, key=lambda p: (str(p["method"]), p["rate_mbit"] or 0))
+
+
 def diloco(repro: str) -> Dict[str, Any]:
     """REPRO/dp-sync (the WAN all-reduce of synchronous DP, measured beside predicted),
     REPRO/diloco-loss and REPRO/diloco-bytes; writes REPRO/diloco/headline.json, the keys
@@ -646,7 +671,16 @@ def diloco(repro: str) -> Dict[str, Any]:
             print("  %-15s per outer step %s measured, %s analytic (%s)" % (
                 p["method"], p["measured"], p["analytic"],
                 "-" if p["err_pct"] is None else "%+.2f%%" % p["err_pct"]))
-    headline = {"dp_sync": points, "loss": loss,
+    util = diloco_utilisation(os.path.join(repro, "diloco-utilisation"))
+    if util:
+        print("-- compute utilisation vs WAN rate: measured / simulated (points)")
+        for p in util:
+            print("  %-12s %7g Mbit/s %6.3f / %6.3f (%+.1f)" % (
+                p["method"], p["rate_mbit"] or 0, p["measured"] or 0, p["simulated"] or 0,
+                p["diff_points"] or 0))
+        close = [p for p in util if p["diff_points"] is not None and abs(p["diff_points"]) <= 5]
+        print("  within 5 points: %d of %d" % (len(close), len(util)))
+    headline = {"dp_sync": points, "loss": loss, "utilisation": util,
                 "bytes_dp_over_diloco": nbytes and nbytes["bytes_dp_over_diloco"],
                 "h": nbytes and nbytes["h"],
                 "bytes_fp4_over_fp32": nbytes and nbytes["bytes_fp4_over_fp32"],
