@@ -85,9 +85,10 @@ struct ScheduleResult {
   std::vector<double> simulated_utilisation;
   nlohmann::json prefill;  // a run with prefill: prefill_results.h's prefill_json (+ baseline)
   nlohmann::json dp_sync;  // DiLoCo (experiment.h dp_sync): dp_sync_json below; null: sync
-  // What every WAN direction's egress sent while the job ran (whole frames, headers
-  // included: every message, ACKs, MPI's start-up and the barriers), "from->to" -> bytes
-  // and "total"; null where not read (a lab run).
+  // What every WAN direction's egress sent while the job ran (as segments on a wire: each
+  // with its Ethernet, IP and TCP headers; every message, ACKs, MPI's start-up and the
+  // barriers; runner.cpp wan_tx_bytes), "from->to" -> bytes and "total"; null where not
+  // read (a lab run).
   nlohmann::json wan_wire_bytes;
   // Replica 0's final parameters on the validation batches (RankReport::eval_loss, a rank
   // holding every stage); NaN: not evaluated.

@@ -402,13 +402,18 @@ void seed_repeat(worker::RunSpec& spec, int k) {
 // workers launched with the topology's `changes:` and the experiment's `events:` played
 // against the WAN (undone after it: every schedule sees the same WAN timeline), its files
 // analysed.
-// Bytes each WAN direction's egress has sent ("from->to" -> whole frames' bytes); empty
-// where they cannot be read here (a lab's gateways live on other machines).
+// Bytes each WAN direction's egress has sent ("from->to" -> bytes): as segments on a wire
+// where the direction has a qdisc of ours (netem::ShapeCounters::sent_bytes), else the
+// interface's count (a GSO aggregate's headers once); empty where they cannot be read here
+// (a lab's gateways live on other machines).
 std::map<std::string, uint64_t> wan_tx_bytes(const net::NetworkState& s) {
   std::map<std::string, uint64_t> out;
   try {
-    for (const auto& l : s.links)
-      out[l.from + "->" + l.to] = nl::interface_tx_bytes(l.netns, l.ifname);
+    for (const auto& l : s.links) {
+      const uint64_t shaped =
+          netem::shape_counters(netem::ShapeRecord::from_json(l.record)).sent_bytes;
+      out[l.from + "->" + l.to] = shaped ? shaped : nl::interface_tx_bytes(l.netns, l.ifname);
+    }
   } catch (const std::exception&) {
     out.clear();
   }

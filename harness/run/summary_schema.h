@@ -28,8 +28,8 @@
 //   validation batches, where one rank holds every stage; absent otherwise); dp_sync (a
 //   DiLoCo run: results.h dp_sync_json's outer syncs, bytes per outer step measured and
 //   analytic, on the WAN measured and analytic, stall per sync); wan_wire_bytes {"from->to":
-//   bytes, total} (what each WAN direction's egress sent during the job, whole frames;
-//   absent in a lab run);
+//   bytes, total} (what each WAN direction's egress sent during the job, as segments on a
+//   wire with their headers; absent in a lab run);
 //   repeats (the runs pooled in the entry: experiment.h `repeat`, 1 without), run_means_s
 //   [per repeat: the mean of its measured iterations, null when it measured none],
 //   run_seeds [per repeat: the seed it ran with, the experiment's seed + k for repeat k],

@@ -428,11 +428,15 @@ class Iterations {
                              [&](int from, int to, int64_t b, int64_t at) {
                                return dp.send(world[from], world[to], b, at).arrival_ns;
                              });
+      // Every member's request ends with the collective, as dp_allreduce_ns has it: the
+      // root has the sum when the reduce arrives but still sends the result, and a send of
+      // a large message completes only as its data leaves the socket.
+      const int64_t last = *std::max_element(done.begin(), done.end());
       for (int q = 0; q < (replicas > 1 ? members : 1); ++q) {
         const int r = q * local + rank;
         t.events.push_back(trace::Event{r, sched::Kind::OUTER_SYNC, st + q * local_stages, -1,
-                                        enter[q], done[q], bytes, -1, 0});
-        busy[r] = done[q];
+                                        enter[q], last, bytes, -1, 0});
+        busy[r] = last;
       }
     }
   }

@@ -15,9 +15,10 @@
 //    stage's replicas all-reduce CostModel::outer_bytes[stage] as libnbc's binomial
 //    iallreduce (binomial_allreduce) over dp_links' TCP connections, each rank entering
 //    when its iteration's last action ends; an OUTER_SYNC record per rank and stage spans
-//    entry to completion, inside the iteration (its barrier follows). Stages of one rank
-//    are timed one after another on the connections. The steady state
-//    (simulate_iteration) is an inner iteration: no outer sync.
+//    entry to the collective's end (every member's, as the DP all-reduce's: the root
+//    still sends the result after its sum), inside the iteration (its barrier follows). Stages of
+//    one rank are timed one after another on the connections. The steady state (simulate_iteration)
+//    is an inner iteration: no outer sync.
 // Both collectives carry a few bytes and are latency-bound; OpenMPI (4.x) runs nonblocking
 // collectives with libnbc, whose algorithms for these sizes the functions below follow
 // (a message takes the link's latency + bytes / rate, no queueing). The comm thread's

@@ -161,6 +161,7 @@ QdiscCounters qdisc_counters(const std::string& netns, const std::string& ifname
     if (rtnl_qdisc* q = rtnl_qdisc_get(cache, ifindex, handle)) {
       out.found = true;
       out.packets = rtnl_tc_get_stat(TC_CAST(q), RTNL_TC_PACKETS);
+      out.bytes = rtnl_tc_get_stat(TC_CAST(q), RTNL_TC_BYTES);
       out.drops = rtnl_tc_get_stat(TC_CAST(q), RTNL_TC_DROPS);
       out.qlen = rtnl_tc_get_stat(TC_CAST(q), RTNL_TC_QLEN);
       out.backlog_bytes = rtnl_tc_get_stat(TC_CAST(q), RTNL_TC_BACKLOG);

@@ -42,6 +42,9 @@ const char* rate_qdisc_kind(uint64_t rate_bps);
 struct QdiscCounters {
   bool found = false;
   uint64_t packets = 0;  // sent
+  // Sent, as the qdisc charged them: a GSO aggregate counts each segment's headers
+  // (qdisc_pkt_len), so this is what the segments carry on a wire, less FCS and preamble.
+  uint64_t bytes = 0;
   uint64_t drops = 0;
   uint64_t qlen = 0;  // packets queued now
   uint64_t backlog_bytes = 0;

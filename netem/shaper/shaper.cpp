@@ -291,6 +291,7 @@ ShapeCounters shape_counters(const ShapeRecord& r) {
     QdiscCounters rate =
         r.rate_qdisc.empty() ? QdiscCounters{} : qdisc_counters(r.netns, r.ifname, kChildHandle);
     c.sent = root.packets;
+    c.sent_bytes = root.bytes;
     c.rate_queue_drops = rate.drops;
     c.loss_drops = root.drops > rate.drops ? root.drops - rate.drops : 0;
     c.queued = root.qlen;
@@ -301,6 +302,7 @@ ShapeCounters shape_counters(const ShapeRecord& r) {
   nlohmann::json dl = delayline_stats(r);
   auto u = [&](const char* key) { return dl.value(key, uint64_t{0}); };
   c.sent = rate.found ? rate.packets : u("released") + u("reordered");
+  c.sent_bytes = rate.found ? rate.bytes : 0;
   c.loss_drops = u("dropped");
   c.rate_queue_drops = rate.drops;
   c.delay_queue_drops = u("kernel_queue_dropped") + u("kernel_user_dropped");

@@ -143,7 +143,11 @@ int64_t reshape_egress(ShapeRecord& r, const LinkParams& was, const LinkParams& 
 // A shaped direction's counters (kernel: the qdiscs' own; userspace: the delay line's
 // stats plus the rate stage's qdisc).
 struct ShapeCounters {
-  uint64_t sent = 0;               // packets that left the direction
+  uint64_t sent = 0;  // packets that left the direction
+  // Their bytes as segments on a wire (each segment's Ethernet, IP and TCP headers; the
+  // rate stage's qdisc counts a GSO aggregate so, QdiscCounters::bytes); 0 where the
+  // direction has no qdisc of ours (userspace without a rate).
+  uint64_t sent_bytes = 0;
   uint64_t loss_drops = 0;         // by the loss model (also while down); kernel: all of
                                    // netem's own drops, its limit's overflow included
   uint64_t delay_queue_drops = 0;  // userspace: the delay stage was full (NFQUEUE)

@@ -382,6 +382,31 @@ TEST(Shaper, SymmetricLinkCarriesTcpAtRate) {
   EXPECT_LE(r.goodput_bps, 1.01 * p.rate_bps);
 }
 
+// The rate stage counts what the segments carry on a wire (netem::ShapeCounters::sent_bytes,
+// the runs' WAN bytes): TCP hands the veth GSO aggregates of up to 64 KB, and the qdisc
+// charges each aggregate every segment's headers (qdisc_pkt_len), so the bytes sent for a
+// bulk flow are its payload x 1514 / 1448 (Ethernet 14, IPv4 20, TCP with timestamps 32 a
+// 1448-byte segment), where the interface's own counter sees one header per aggregate.
+TEST(Shaper, TheRateStageCountsEverySegmentsHeaders) {
+  Line l("wirebytes");
+  netem::LinkParams p;
+  p.delay_us = 5'000;
+  p.rate_bps = 200'000'000;
+  auto s = netem::shape_egress(Backend::kUserspace, {l.gw, Line::kGwToB, "a->b"}, p);
+  const uint64_t before = netem::shape_counters(s->record()).sent_bytes;
+  IperfResult r = iperf_tcp(l.a, l.b, l.b_ip, 3, 0);
+  const double sent = static_cast<double>(netem::shape_counters(s->record()).sent_bytes - before);
+  ASSERT_GT(r.received_bytes, 0) << r.error;
+  std::printf(
+      "200 Mbit/s: %.0f payload bytes received, %.0f bytes sent by the rate stage "
+      "(%.4f; 1514 / 1448 = %.4f), %ld retransmits\n",
+      r.received_bytes, sent, sent / r.received_bytes, 1514.0 / 1448, r.retransmits);
+  // Above it: each retransmitted segment again, and the iperf3 control connection.
+  EXPECT_GE(sent / r.received_bytes, 1514.0 / 1448 * 0.995);
+  EXPECT_LE(sent,
+            (r.received_bytes + 1448.0 * static_cast<double>(r.retransmits)) * 1514 / 1448 * 1.005);
+}
+
 TEST(Shaper, UserspaceDuplicatesOnTheWire) {
   Line l("dup");
   netem::LinkParams p;

@@ -461,6 +461,7 @@ IperfResult iperf_tcp(const std::string& client_ns, const std::string& server_ns
     const auto& end = j.at("end");
     res.goodput_bps = end.at("sum_received").at("bits_per_second").get<double>();
     res.sent_bps = end.at("sum_sent").at("bits_per_second").get<double>();
+    res.received_bytes = end.at("sum_received").at("bytes").get<double>();
     res.retransmits = end.at("sum_sent").value("retransmits", 0L);
   } catch (const std::exception& e) {
     if (res.error.empty()) res.error = std::string("iperf3 output: ") + e.what() + ": " + r.output;

@@ -78,6 +78,7 @@ int64_t realtime_ns();
 struct IperfResult {
   double goodput_bps = 0;  // received by the server, after the omitted warm-up
   double sent_bps = 0;
+  double received_bytes = 0;  // the payload the server read, warm-up excluded
   long retransmits = 0;
   std::string error;
 };

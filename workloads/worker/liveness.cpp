@@ -36,6 +36,7 @@ Liveness::Liveness(const std::string& run_dir, int rank, int world_size)
   }
   ::close(fd);
   beat("start", -1, -1, 0);
+  start_ns_ = monotonic_ns();
 }
 
 Liveness::~Liveness() {
@@ -69,7 +70,8 @@ std::vector<std::string> Liveness::silent(const std::vector<std::string>& hosts)
     const bool whole = ::pread(fd, &rec, sizeof rec, 0) == static_cast<ssize_t>(sizeof rec);
     ::close(fd);
     const int64_t age = now - rec.beat_ns;
-    if (!whole || rec.beat_ns <= 0 || age <= kSilentNs) continue;
+    // A record from before this job (an earlier run in the same directory) is not a rank.
+    if (!whole || rec.beat_ns < start_ns_ - kStaleNs || age <= kSilentNs) continue;
     rec.what[sizeof rec.what - 1] = '\0';
     if (std::strcmp(rec.what, kFinished) == 0) continue;
     std::string at = rec.what;

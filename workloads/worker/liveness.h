@@ -7,8 +7,9 @@
 // (CLOCK_MONOTONIC) time in ns at which the rank's schedule thread last moved (an action
 // began, or a wait looked again: at most kBeatNs apart) and the action it was in. Ranks
 // on one machine read each other's; a rank whose file is not on this machine (another
-// machine of a lab) is passed over. A record is read without locking: a torn read can
-// only misname the action, never the rank or its silence.
+// machine of a lab), or whose record is older than this job, is passed over. A record is
+// read without locking: a torn read can only misname the action, never the rank or its
+// silence.
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -51,6 +52,9 @@ class Liveness {
   std::string dir_;
   int rank_ = 0, world_ = 0;
   Record* mine_ = nullptr;
+  int64_t start_ns_ = 0;
+  // Ranks start within this of each other; an older record is another job's.
+  static constexpr int64_t kStaleNs = 60'000'000'000;
 };
 
 }  // namespace xdc::worker
