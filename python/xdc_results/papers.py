@@ -572,15 +572,17 @@ def _method_entries(sweep_dir: str) -> Dict[str, Dict[str, Any]]:
 
 
 def diloco_loss(sweep_dir: str) -> Optional[Dict[str, Any]]:
-    """Final evaluation loss per method of diloco-loss.yaml: dp, diloco_h10/h30/h100 and the
-    fp4 payload at H = 30; streaming_fp4_h30 stays None (Streaming DiLoCo is not built)."""
+    """Final evaluation loss per method of diloco-loss.yaml: dp, diloco_h10/h30/h100, the fp4
+    payload and plain averaging (outer lr 1, no momentum) at H = 30; streaming_fp4_h30 stays
+    None (Streaming DiLoCo is not built)."""
     e = _method_entries(sweep_dir)
     if not e:
         return None
     loss = {k.replace("-", "_"): v.get("eval_loss") for k, v in e.items()}
     out = {"dp": loss.get("dp"), "diloco_h10": loss.get("diloco_h10"),
            "diloco_h30": loss.get("diloco_h30"), "diloco_h100": loss.get("diloco_h100"),
-           "diloco_fp4_h30": loss.get("diloco_h30_fp4"), "streaming_fp4_h30": None}
+           "diloco_fp4_h30": loss.get("diloco_h30_fp4"),
+           "diloco_averaging_h30": loss.get("diloco_h30_avg"), "streaming_fp4_h30": None}
     dp = out["dp"]
     out["gap_pct"] = {k: None if v is None or not dp else round(100 * (v - dp) / dp, 2)
                       for k, v in out.items() if k.startswith("diloco")}
@@ -659,9 +661,10 @@ def diloco(repro: str) -> Dict[str, Any]:
     loss = diloco_loss(os.path.join(repro, "diloco-loss"))
     if loss:
         print("-- evaluation loss, same tokens (paper, 35M: DP 3.51, DiLoCo H=30 3.54)")
-        for k in ("dp", "diloco_h10", "diloco_h30", "diloco_h100", "diloco_fp4_h30"):
+        for k in ("dp", "diloco_h10", "diloco_h30", "diloco_h100", "diloco_fp4_h30",
+                  "diloco_averaging_h30"):
             v, g = loss.get(k), loss["gap_pct"].get(k)
-            print("  %-15s %s%s" % (k, "-" if v is None else "%.4f" % v,
+            print("  %-20s %s%s" % (k, "-" if v is None else "%.4f" % v,
                                     "" if g is None else " (%+.2f%% vs DP)" % g))
     nbytes = diloco_bytes(os.path.join(repro, "diloco-bytes"))
     if nbytes:
