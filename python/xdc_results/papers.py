@@ -524,16 +524,22 @@ def dhelix(repro: str) -> Optional[Dict[str, Any]]:
 
 # --- Low-communication DP (DiLoCo) ------------------------------------------------------
 
-def _mib(text: str) -> Optional[float]:
-    """A size label of xdc ("4mib", "400MiB", "1gib") in MiB; None when it is none."""
+def _in_units(text: str, units: tuple) -> Optional[float]:
+    """The number in TEXT ("4mib", "1.6gbit") times its unit suffix's scale (UNITS: (suffix,
+    scale) pairs); None without a listed suffix or a number."""
     t = str(text).strip().lower()
-    for unit, scale in (("gib", 1024.0), ("mib", 1.0), ("kib", 1 / 1024.0)):
+    for unit, scale in units:
         if t.endswith(unit):
             try:
                 return float(t[:-len(unit)]) * scale
             except ValueError:
                 return None
     return None
+
+
+def _mib(text: str) -> Optional[float]:
+    """A size label of xdc ("4mib", "400MiB", "1gib") in MiB; None when it is none."""
+    return _in_units(text, (("gib", 1024.0), ("mib", 1.0), ("kib", 1 / 1024.0)))
 
 
 def _ms(text: str) -> Optional[float]:
@@ -617,14 +623,8 @@ def diloco_bytes(sweep_dir: str) -> Optional[Dict[str, Any]]:
 
 
 def _mbit(text: str) -> Optional[float]:
-    t = str(text).strip().lower()
-    for unit, scale in (("gbit", 1000.0), ("mbit", 1.0), ("kbit", 1e-3)):
-        if t.endswith(unit):
-            try:
-                return float(t[:-len(unit)]) * scale
-            except ValueError:
-                return None
-    return None
+    """A rate label of xdc ("100mbit", "1.6gbit") in Mbit/s; None when it is none."""
+    return _in_units(text, (("gbit", 1000.0), ("mbit", 1.0), ("kbit", 1e-3)))
 
 
 def diloco_utilisation(sweep_dir: str) -> List[Dict[str, Any]]:
