@@ -43,11 +43,13 @@ TARGETS=${XDC_FUZZ_TARGETS:-$(ls tests/fuzz/*_fuzz.cpp | xargs -n1 basename | se
 
 # libFuzzer is clang's: a program built with -fsanitize=fuzzer must link and run.
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/xdc-fuzz.XXXXXX")
+# Removed at exit, whatever ends the script (a failed build too), unless it holds findings.
+KEEP_WORK=0
+trap '[[ $KEEP_WORK == 1 ]] || rm -rf "$WORK"' EXIT
 echo 'extern "C" int LLVMFuzzerTestOneInput(const char*, unsigned long) { return 0; }' >"$WORK/probe.cpp"
 if ! command -v clang++ >/dev/null ||
   ! clang++ -fsanitize=fuzzer,address,undefined "$WORK/probe.cpp" -o "$WORK/probe" >/dev/null 2>&1 ||
   ! "$WORK/probe" -runs=0 >/dev/null 2>&1; then
-  rm -rf "$WORK"
   echo "fuzz: needs clang++ with libFuzzer (Debian: clang libclang-rt-14-dev; scripts/setup.sh" \
     "with XDC_TEST_TOOLS=1 installs them)" >&2
   [[ $SMOKE == 1 ]] && echo "skipped" && exit 77
@@ -138,7 +140,7 @@ for t in $TARGETS; do
 done
 
 if [[ $SMOKE == 1 ]]; then
-  [[ $found == 0 ]] && rm -rf "$WORK"
+  [[ $found == 1 ]] && KEEP_WORK=1
   exit $found
 fi
 # A sample of each grown corpus through the programs a user runs (scripts/fuzz_cli.sh):
@@ -164,5 +166,5 @@ out_dir "$OUT"
 } >"$OUT"
 bench_record "$OUT"
 echo "fuzz: wrote $OUT$([[ $found == 1 ]] && echo "; findings in $WORK")"
-[[ $found == 0 ]] && rm -rf "$WORK"
+[[ $found == 1 ]] && KEEP_WORK=1
 exit $found
