@@ -156,9 +156,15 @@ std::vector<WanChange> read_trace(const yaml::Value& v) {
   double compress = 1;
   bool loop = false;
   uint64_t window_us = 100'000;
+  // A file that can't be read is an error at the key that names it.
+  auto readable = [](const yaml::Value& at, const std::string& path) {
+    if (!std::ifstream(path)) at.error("cannot read the trace file " + path);
+    return path;
+  };
   if (v.is_map()) {
     yaml::Map m = v.map({"file", "compress", "loop", "format", "window"});
-    file = m.require("file").file_path();
+    const yaml::Value f = m.require("file");
+    file = readable(f, f.file_path());
     if (auto c = m.get("compress")) compress = c->number(1, 10000);
     if (auto l = m.get("loop")) loop = l->boolean();
     if (auto f = m.get("format")) format = f->choice({"csv", "mahimahi"});
@@ -168,7 +174,7 @@ std::vector<WanChange> read_trace(const yaml::Value& v) {
       if (window_us < 1000) w->fail("a window of at least 1ms");
     }
   } else {
-    file = v.file_path();
+    file = readable(v, v.file_path());
   }
   std::vector<WanChange> out = format == "mahimahi" ? load_mahimahi_trace(file, window_us, compress)
                                                     : load_trace_csv(file, compress);

@@ -92,8 +92,13 @@ TEST(Topology, TraceFileBecomesChanges) {
     load_topology((dir / "none.yaml").string());
     ADD_FAILURE() << "a missing trace file was accepted";
   } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("missing.csv: cannot read the trace file"),
-              std::string::npos)
+    // At the key that names it (none.yaml line 5, column 12), naming the file.
+    EXPECT_EQ(std::string(e.what()).rfind((dir / "none.yaml").string() +
+                                              ":5:12: wan[0].trace: cannot read the "
+                                              "trace file " +
+                                              (dir / "missing.csv").string(),
+                                          0),
+              0u)
         << e.what();
   }
   fs::remove_all(dir);
