@@ -196,23 +196,29 @@ TEST_P(Reshape, RateChangeIsInForceWithin10msAndOnlyTheQueueDrops) {
 
   // Received per 10 ms bin, from 10 ms after each change was in force: L2 bytes as tbf
   // counts them. (tbf refills its bucket on a change: up to one bucket, 1 ms at the rate
-  // or 8 frames, may pass at once.)
+  // or 8 frames, may pass at once.) Judged on the running total since that point: a
+  // process of this machine woken late (the delay line, the receiver) moves packets into
+  // the next bin, which the total absorbs; a rate not in force drifts from it every bin.
   const double wire_bits = (payload + 8 + 20 + 14) * 8.0;
   auto bins_after = [&](int64_t from, int64_t to, double rate_bps) {
     int bad = 0, n = 0;
     std::string seen;
+    const double expect = rate_bps * 0.01 / wire_bits;
+    double total = 0;
     for (int64_t b = from + 10'000'000; b + 10'000'000 <= to; b += 10'000'000, ++n) {
       int got = 0;
       for (const auto& pk : res.packets)
         got += pk.arrived_ns >= b && pk.arrived_ns < b + 10'000'000;
-      double expect = rate_bps * 0.01 / wire_bits;
-      if (std::abs(got - expect) > std::max(2.0, 0.2 * expect)) ++bad;
+      total += got;
+      // A bin's noise, and the rate within 1%.
+      const double want = expect * (n + 1);
+      if (std::abs(total - want) > std::max(2.0, 0.2 * expect) + 0.01 * want) ++bad;
       if (n < 12) seen += std::to_string(got) + " ";
     }
     std::printf(
-        "RESHAPE rate %.0f mbit: %d bins of 10 ms from 10 ms after the change, %d off; "
-        "first packets per bin: %s(expected %.1f)\n",
-        rate_bps / 1e6, n, bad, seen.c_str(), rate_bps * 0.01 / wire_bits);
+        "RESHAPE rate %.0f mbit: %d bins of 10 ms from 10 ms after the change, %d with the "
+        "running total off; first packets per bin: %s(expected %.1f)\n",
+        rate_bps / 1e6, n, bad, seen.c_str(), expect);
     return bad;
   };
   int64_t last_arrival = 0;
