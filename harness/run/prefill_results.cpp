@@ -10,12 +10,13 @@
 
 namespace xdc::run {
 
-namespace {
 double mean_of(const std::vector<double>& v) {
   double s = 0;
   for (double x : v) s += x;
   return v.empty() ? 0 : s / static_cast<double>(v.size());
 }
+
+namespace {
 
 // Nearest rank, as ScheduleResult::percentile.
 double percentile(std::vector<double> v, double p) {

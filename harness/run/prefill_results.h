@@ -15,6 +15,8 @@ namespace xdc::run {
 
 // Per rank utilisation (see above) from the ranks' files; `with_prefill` counts PREFILL.
 std::vector<double> utilisation(const RankFiles& f, bool with_prefill);
+// The mean over ranks of a per-rank figure; 0 for none.
+double mean_of(const std::vector<double>& v);
 
 // The prefill fields of a run with prefill from its ranks' files: requests (arrived,
 // served, rejected, unfinished), ttft_ms p50/p99/max, utilisation per rank with prefill

@@ -13,6 +13,7 @@
 
 #include "common/text_file.h"
 #include "harness/run/environment.h"
+#include "harness/run/prefill_results.h"
 #include "harness/run/repeat.h"
 #include "harness/sim/tcp_model.h"
 #include "harness/trace/iterations.h"
@@ -257,9 +258,7 @@ void add_wan_bytes(nlohmann::json& d, const Experiment& e, uint64_t total_wan_by
 
 // {per_rank, mean} of a per-rank figure.
 nlohmann::json per_rank_json(const std::vector<double>& v) {
-  double mean = 0;
-  for (double u : v) mean += u / static_cast<double>(v.size());
-  return {{"per_rank", v}, {"mean", mean}};
+  return {{"per_rank", v}, {"mean", mean_of(v)}};
 }
 
 nlohmann::json summary_json(const ScheduleResult& r) {

@@ -12,6 +12,7 @@
 #include "common/input_error.h"
 #include "common/text_file.h"
 #include "harness/report/results_dir.h"
+#include "harness/run/prefill_results.h"
 
 namespace xdc::sweep {
 namespace fs = std::filesystem;
@@ -131,9 +132,7 @@ std::vector<Row> read_rows(const Point& p, const std::string& dir) {
     put(r, "eval_loss", s.eval_loss);
     const auto mean = [](const std::vector<double>& v) -> std::optional<double> {
       if (v.empty()) return std::nullopt;
-      double m = 0;
-      for (double x : v) m += x / static_cast<double>(v.size());
-      return m;
+      return run::mean_of(v);
     };
     put(r, "utilisation", mean(s.utilisation));
     put(r, "simulated_utilisation", mean(s.simulated_utilisation));
