@@ -6,7 +6,7 @@
 # results/repro/<paper>/headline.json: atlas also runs experiments/multi-connection-sweep.yaml;
 # bubbletea's is its highest-rate point; geopipe and dhelix also predict the papers' own
 # settings (geopipe-paper*.yaml; dhelix.yaml, dhelix-h100.yaml); diloco: the WAN all-reduce
-# of synchronous DP (dp-sync.yaml), DiLoCo: loss, WAN bytes, utilisation (diloco-*.yaml).
+# of synchronous DP (dp-sync.yaml), DiLoCo: loss, WAN bytes, utilisation, overlap (diloco-*.yaml).
 # Figures by python/xdc_results/papers.py; every err_pct (and the tables' measured vs
 # simulated %) is 100 (simulated - measured) / measured: positive = predicted slower.
 # Needs root (network namespaces) and a build (XDC_BUILD_DIR, default build).
@@ -104,7 +104,7 @@ dhelix() {
   papers dhelix $R
 }
 
-diloco() { for s in dp-sync diloco-{loss,bytes,utilisation}; do sweep $s experiments/repro/$s.yaml "$@"; done; papers diloco $R; }
+diloco() { for s in dp-sync diloco-{loss,bytes,utilisation,overlap}; do sweep $s experiments/repro/$s.yaml "$@"; done; papers diloco $R; }
 
 case $which in
   atlas) atlas "$@" ;;

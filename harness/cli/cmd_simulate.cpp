@@ -10,15 +10,26 @@
 //     --latency 20ms --bandwidth 10gbit --tf 20ms --tb 40ms --activation 10mb -o DIR
 //                                      a run described by flags: the experiment they
 //                                      describe (DIR/experiment.yaml), predicted as above
+//   xdc simulate EXP.yaml --utilisation 0.95 [--rate-range 1mbit:10000gbit]
+//                                      the WAN rate (every direction, the experiment's
+//                                      `wan: {rate}`) at which each schedule's predicted
+//                                      compute utilisation reaches 0.95: a bisection over
+//                                      the full prediction (stdout, and -o DIR/rate.json)
+//   xdc simulate --paper-table4 [-o DIR]
+//                                      Streaming DiLoCo's Table 4 under the paper's own
+//                                      assumptions (sim/paper_utilisation.h), beside the
+//                                      paper's cells (stdout, DIR/table4.json)
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "commands.h"
@@ -26,10 +37,13 @@
 #include "common/text_file.h"
 #include "harness/common/units.h"
 #include "harness/experiment/experiment.h"
+#include "harness/plan/predict.h"
 #include "harness/report/report.h"
 #include "harness/run/results.h"
 #include "harness/run/simulate.h"
+#include "harness/sim/paper_utilisation.h"
 #include "harness/sweep/runner.h"
+#include "harness/sweep/sweep.h"
 #include "workloads/schedule/generators.h"
 
 namespace xdc::cli {
@@ -46,6 +60,9 @@ struct SimArgs {
   double efficiency = 0.5, memory_cap = 0, milp_seconds = 10;
   double coexec_interference = sim::CostModel::kAssumedCoexecInterference;
   int node_tp = 1;
+  double utilisation = 0;  // with a file: the rate for this predicted utilisation
+  std::string rate_range = "1mbit:10000gbit";
+  bool paper_table4 = false;
 };
 
 double duration_ms(const std::string& flag, const std::string& text) {
@@ -89,6 +106,126 @@ int simulate_file(const std::string& file, const std::string& out_dir,
   const run::Plan plan = run::make_plan(run::load_experiment(file));
   return print_prediction(
       plan, out_dir.empty() ? "results/simulate-" + plan.experiment.name : out_dir, measured);
+}
+
+// The experiment in `file` with every WAN direction at `bps` (its `wan: {rate}` override).
+run::Experiment at_rate(const std::string& file, double bps) {
+  YAML::Node root = YAML::Load(read_input_file(file, "the experiment"));
+  sweep::set_by_path(root, "wan.rate", YAML::Node(fmt::format("{:.0f}bit", bps)));
+  YAML::Emitter out;
+  out << root;
+  return run::parse_experiment(out.c_str(), file);
+}
+
+// Each schedule's predicted mean utilisation over its ranks at `bps`.
+std::vector<double> utilisation_at(const std::string& file, double bps) {
+  const run::Plan plan = run::make_plan(at_rate(file, bps));
+  std::vector<double> out;
+  for (const auto& sp : plan.schedules) {
+    const auto u = run::simulated_utilisation(run::predict(plan, sp, sp.costs));
+    double sum = 0;
+    for (double x : u) sum += x;
+    out.push_back(u.empty() ? 0 : sum / static_cast<double>(u.size()));
+  }
+  return out;
+}
+
+// `xdc simulate EXP --utilisation U`: per schedule, the lowest rate in the range at which
+// the prediction reaches U, by bisection on a log scale to 0.5% (the prediction's
+// utilisation rises with the rate).
+int rate_for_utilisation(const SimArgs& a, const std::string& out_dir) {
+  if (!(a.utilisation > 0 && a.utilisation < 1))
+    throw InputError("--utilisation: expected a fraction in (0, 1), like 0.95");
+  const auto colon = a.rate_range.find(':');
+  if (colon == std::string::npos)
+    throw InputError("--rate-range: expected LOW:HIGH, like 1mbit:10000gbit");
+  const double lo0 = rate_bps("--rate-range", a.rate_range.substr(0, colon));
+  const double hi0 = rate_bps("--rate-range", a.rate_range.substr(colon + 1));
+  if (!(lo0 > 0 && hi0 > lo0)) throw InputError("--rate-range: expected 0 < LOW < HIGH");
+  const run::Plan plan = run::make_plan(at_rate(a.experiment, hi0));
+  const std::vector<double> at_lo = utilisation_at(a.experiment, lo0);
+  const std::vector<double> at_hi = utilisation_at(a.experiment, hi0);
+  nlohmann::json j = {{"experiment", a.experiment},
+                      {"utilisation", a.utilisation},
+                      {"rate_range_bps", {lo0, hi0}},
+                      {"schedules", nlohmann::json::array()}};
+  std::printf("%-18s %16s %12s %s\n", "schedule", "rate", "utilisation", "predictions");
+  for (size_t k = 0; k < plan.schedules.size(); ++k) {
+    const std::string name = plan.schedules[k].choice.name;
+    nlohmann::json row = {{"schedule", name}};
+    if (at_hi[k] < a.utilisation) {
+      std::printf("%-18s %16s %12.4f (at the range's top)\n", name.c_str(), "above range",
+                  at_hi[k]);
+      row["rate_bps"] = nullptr;
+      row["utilisation_at_top"] = at_hi[k];
+    } else if (at_lo[k] >= a.utilisation) {
+      std::printf("%-18s %16s %12.4f (at the range's bottom)\n", name.c_str(), "below range",
+                  at_lo[k]);
+      row["rate_bps"] = lo0;
+      row["utilisation"] = at_lo[k];
+    } else {
+      double lo = lo0, hi = hi0, u_hi = at_hi[k];
+      int n = 2;
+      while (hi / lo > 1.005) {
+        const double mid = std::sqrt(lo * hi);
+        const double u = utilisation_at(a.experiment, mid)[k];
+        ++n;
+        (u >= a.utilisation ? hi : lo) = mid;
+        if (u >= a.utilisation) u_hi = u;
+        std::fprintf(stderr, "\r%s: %.4g..%.4g Mbit/s", name.c_str(), lo / 1e6, hi / 1e6);
+      }
+      std::fprintf(stderr, "\n");
+      std::printf("%-18s %11.4g Mbit/s %12.4f %d\n", name.c_str(), hi / 1e6, u_hi, n);
+      row["rate_bps"] = hi;
+      row["utilisation"] = u_hi;
+      row["predictions"] = n;
+    }
+    j["schedules"].push_back(row);
+  }
+  if (!out_dir.empty()) {
+    std::filesystem::create_directories(out_dir);
+    write_text_file(out_dir + "/rate.json", j.dump(2) + "\n");
+    std::printf("results: %s/rate.json\n", out_dir.c_str());
+  }
+  return kExitOk;
+}
+
+// `xdc simulate --paper-table4`: every cell of Streaming DiLoCo's Table 4, the paper's
+// beside sim/paper_utilisation.h's under the paper's assumptions.
+int paper_table4(const std::string& out_dir) {
+  nlohmann::json cells = nlohmann::json::array();
+  std::printf("%-5s %-42s %4s %9s %9s %7s\n", "model", "method", "CU", "paper", "xdc", "diff");
+  int within = 0, streaming = 0;
+  for (const sim::PaperRow& row : sim::paper_table4()) {
+    const sim::PaperModel* model = nullptr;
+    for (const auto& m : sim::paper_models())
+      if (m.name == row.model) model = &m;
+    if (!model) continue;
+    for (size_t c = 0; c < sim::kPaperCu.size(); ++c) {
+      const double paper = row.gbit_per_s[c];
+      const double ours = sim::paper_bandwidth_for(*model, row.method, sim::kPaperCu[c]);
+      const double diff = 100 * (ours - paper) / paper;
+      if (row.method != sim::PaperMethod::kDataParallel) {
+        ++streaming;
+        within += std::abs(diff) <= 20;
+      }
+      std::printf("%-5s %-42s %3.0f%% %9.2f %9.2f %+6.1f%%\n", row.model.c_str(),
+                  sim::paper_method_name(row.method), 100 * sim::kPaperCu[c], paper, ours, diff);
+      cells.push_back({{"model", row.model},
+                       {"method", sim::paper_method_name(row.method)},
+                       {"utilisation", sim::kPaperCu[c]},
+                       {"paper_gbit", paper},
+                       {"xdc_gbit", ours},
+                       {"params", model->params}});
+    }
+  }
+  std::printf("DiLoCo and Streaming cells within 20%% of the paper's: %d of %d\n", within,
+              streaming);
+  const std::string dir = out_dir.empty() ? "results/simulate-paper-table4" : out_dir;
+  std::filesystem::create_directories(dir);
+  write_text_file(dir + "/table4.json", cells.dump(2) + "\n");
+  std::printf("results: %s/table4.json\n", dir.c_str());
+  return kExitOk;
 }
 
 // Predicts every schedule of `plan` into `dir` and prints the table.
@@ -250,25 +387,51 @@ void add_simulate_command(CLI::App& app, Commands& out) {
       c->add_option("--measured", a.measured,
                     "with EXP.yaml: predict with the compute durations this `xdc run` results "
                     "directory measured (its <schedule>/trace.csv)");
+  auto* util_opt = c->add_option("--utilisation", a.utilisation,
+                                 "with EXP.yaml: the WAN rate at which each schedule's predicted "
+                                 "compute utilisation reaches this fraction (bisection)");
+  auto* range_opt = c->add_option("--rate-range", a.rate_range,
+                                  "with --utilisation: the rates searched, LOW:HIGH")
+                        ->capture_default_str();
+  CLI::Option* table4_opt = c->add_flag("--paper-table4", a.paper_table4,
+                                        "Streaming DiLoCo's Table 4 under the paper's assumptions "
+                                        "(bandwidth for a utilisation), beside the paper's cells");
   auto* out_opt = c->add_option("-o,--output", a.out_dir,
                                 "output directory (with a file: results/simulate-<name>, "
                                 "results/simulate-sweep-<name>)")
                       ->check(kOutputDir);
-  out.push_back(
-      {c, [c, out_opt, measured_opt] {
-         if (a.experiment.empty()) {
-           if (measured_opt->count()) throw InputError("--measured: needs an experiment file");
-           return run(a);
-         }
-         // The flags describe a run of their own; with a file they would be ignored.
-         for (const CLI::Option* o : c->get_options())
-           if (o != out_opt && o != measured_opt && o->get_name() != "file" && o->count() > 0)
-             throw InputError(o->get_name() + ": describes a run without a file; " + a.experiment +
-                              " describes its own");
-         if (measured_opt->count() && is_sweep_file(a.experiment))
-           throw InputError("--measured: takes an experiment, not a sweep");
-         return simulate_file(a.experiment, out_opt->count() ? a.out_dir : "", a.measured);
-       }});
+  out.push_back({c, [c, out_opt, measured_opt, util_opt, range_opt, table4_opt] {
+                   if (table4_opt->count()) {
+                     for (const CLI::Option* o : c->get_options())
+                       if (o != out_opt && o != table4_opt && o->count() > 0)
+                         throw InputError(o->get_name() + ": --paper-table4 takes only -o");
+                     return paper_table4(out_opt->count() ? a.out_dir : "");
+                   }
+                   if (a.experiment.empty()) {
+                     if (measured_opt->count())
+                       throw InputError("--measured: needs an experiment file");
+                     if (util_opt->count())
+                       throw InputError("--utilisation: needs an experiment file");
+                     return run(a);
+                   }
+                   // The flags describe a run of their own; with a file they would be ignored.
+                   for (const CLI::Option* o : c->get_options())
+                     if (o != out_opt && o != measured_opt && o != util_opt && o != range_opt &&
+                         o->get_name() != "file" && o->count() > 0)
+                       throw InputError(o->get_name() + ": describes a run without a file; " +
+                                        a.experiment + " describes its own");
+                   if (range_opt->count() && !util_opt->count())
+                     throw InputError("--rate-range: goes with --utilisation");
+                   if (util_opt->count()) {
+                     if (is_sweep_file(a.experiment) || measured_opt->count())
+                       throw InputError("--utilisation: takes an experiment file alone");
+                     return rate_for_utilisation(a, out_opt->count() ? a.out_dir : "");
+                   }
+                   if (measured_opt->count() && is_sweep_file(a.experiment))
+                     throw InputError("--measured: takes an experiment, not a sweep");
+                   return simulate_file(a.experiment, out_opt->count() ? a.out_dir : "",
+                                        a.measured);
+                 }});
 }
 
 }  // namespace xdc::cli

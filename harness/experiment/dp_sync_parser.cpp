@@ -1,6 +1,8 @@
 // The `dp_sync:` block (experiment.h's DpSync): how data-parallel replicas synchronise.
 #include "harness/experiment/dp_sync_parser.h"
 
+#include <fmt/format.h>
+
 #include "workloads/model/payload.h"
 
 namespace xdc::run {
@@ -9,40 +11,65 @@ DpSync parse_dp_sync(const yaml::Value& v, const Experiment& e) {
   yaml::Map m = v.map({},
                       "a map like {method: diloco, inner_steps: 30, outer: {optimizer: "
                       "nesterov, lr: 0.7, momentum: 0.9}, payload: fp32}");
-  for (const char* k : {"fragments", "overlap_steps", "merge"})
-    if (auto x = m.get(k))
-      x->error(
-          "streaming DiLoCo (fragments synchronised in turn, overlapped with the inner "
-          "steps) is not built yet; drop it");
-  m.check_keys({"method", "inner_steps", "outer", "payload"}, {{"H", "inner_steps"},
-                                                               {"h", "inner_steps"},
-                                                               {"steps", "inner_steps"},
-                                                               {"quantization", "payload"},
-                                                               {"format", "payload"},
-                                                               {"outer_optimizer", "outer"}});
+  m.check_keys({"method", "inner_steps", "fragments", "overlap_steps", "merge", "outer", "payload"},
+               {{"H", "inner_steps"},
+                {"h", "inner_steps"},
+                {"steps", "inner_steps"},
+                {"P", "fragments"},
+                {"tau", "overlap_steps"},
+                {"overlap", "overlap_steps"},
+                {"alpha", "merge"},
+                {"quantization", "payload"},
+                {"format", "payload"},
+                {"outer_optimizer", "outer"}});
   DpSync d;
   d.pos = v.pos();
   const yaml::Value method = m.require("method");
-  if (method.is_scalar() && method.scalar("a method") == "streaming")
-    method.error("streaming DiLoCo (fragments, overlap) is not built yet; use sync or diloco");
-  d.method = method.choice({"sync", "diloco"}) == "diloco" ? DpSync::Method::kDiloco
-                                                           : DpSync::Method::kSync;
+  const std::string name = method.choice({"sync", "diloco", "streaming"});
+  d.method = name == "diloco"      ? DpSync::Method::kDiloco
+             : name == "streaming" ? DpSync::Method::kStreaming
+                                   : DpSync::Method::kSync;
   const auto inner = m.get("inner_steps");
   const auto outer = m.get("outer");
   const auto payload = m.get("payload");
-  if (!d.diloco()) {
-    for (const auto* x : {&inner, &outer, &payload})
+  const auto fragments = m.get("fragments");
+  const auto overlap = m.get("overlap_steps");
+  const auto merge = m.get("merge");
+  if (!d.outer_loop()) {
+    for (const auto* x : {&inner, &outer, &payload, &fragments, &overlap, &merge})
       if (*x)
         (*x)->error(
             "method sync all-reduces the gradients every iteration in fp32; inner_steps, "
-            "outer and payload go with method: diloco");
+            "outer and payload go with method: diloco or streaming");
     return d;
   }
+  if (d.method == DpSync::Method::kDiloco)
+    for (const auto* x : {&fragments, &overlap, &merge})
+      if (*x)
+        (*x)->error(
+            "fragments, overlap_steps and merge go with method: streaming (diloco is one "
+            "fragment, synchronised at once)");
   if (e.data_parallel < 2)
     method.error(
-        "diloco synchronises data-parallel replicas: set pipeline.data_parallel "
+        "an outer loop synchronises data-parallel replicas: set pipeline.data_parallel "
         "to 2 or more");
   d.inner_steps = static_cast<int>(m.require("inner_steps").integer(1, 100000));
+  if (fragments) {
+    d.fragments = static_cast<int>(fragments->integer(1, d.inner_steps));
+    // A model shape's layers are checked by the plan (plan.cpp, outer_sync_runs).
+    const bool shape =
+        e.compute.mode == Compute::Mode::kModeled && e.compute.source == Compute::Source::kShape;
+    if (!shape && d.fragments > e.model.layers)
+      fragments->fail(fmt::format("at most the model's {} layers (a fragment is whole layers)",
+                                  e.model.layers));
+    if (!shape && d.fragments > 1 && e.stages > e.model.layers)
+      fragments->fail(
+          fmt::format("one fragment where the {} stages are more than the model's {} layers",
+                      e.stages, e.model.layers));
+  }
+  if (overlap) d.overlap_steps = static_cast<int>(overlap->integer(0, d.inner_steps - 1));
+  d.merge = d.overlap_steps > 0 ? 0.5 : 0;
+  if (merge) d.merge = merge->number(0, 1);
   if (outer) {
     yaml::Map om = outer->map({}, "a map like {optimizer: nesterov, lr: 0.7, momentum: 0.9}");
     om.check_keys({"optimizer", "lr", "momentum"}, {{"learning_rate", "lr"}, {"mu", "momentum"}});
@@ -56,10 +83,10 @@ DpSync parse_dp_sync(const yaml::Value& v, const Experiment& e) {
   if (payload) d.payload = payload->choice(model::payload_names());
   if (e.compute.mode == Compute::Mode::kReal && e.compute.real_device == "cuda")
     v.error(
-        "dp_sync diloco runs on the CPU stage only for now (its outer step writes the "
+        "dp_sync's outer loop runs on the CPU stage only for now (its outer step writes the "
         "parameters in host memory); use compute: real on cpu or modeled compute");
   if (e.tensor_parallel > 1)
-    v.error("dp_sync diloco is built for tensor_parallel 1; use tensor_parallel: 1");
+    v.error("dp_sync's outer loop is built for tensor_parallel 1; use tensor_parallel: 1");
   return d;
 }
 

@@ -33,10 +33,26 @@ std::string Prefill::describe() const {
                      static_cast<double>(deadline_us) / 1e6, seed);
 }
 
+const char* DpSync::method_name() const {
+  switch (method) {
+    case Method::kDiloco:
+      return "diloco";
+    case Method::kStreaming:
+      return "streaming";
+    case Method::kSync:
+      break;
+  }
+  return "sync";
+}
+
 std::string DpSync::describe() const {
-  if (!diloco()) return "sync";
-  return fmt::format("diloco inner_steps={} outer=nesterov(lr {:g}, momentum {:g}) payload={}",
-                     inner_steps, outer_lr, outer_momentum, payload);
+  if (!outer_loop()) return "sync";
+  std::string out = fmt::format("{} inner_steps={}", method_name(), inner_steps);
+  if (method == Method::kStreaming)
+    out +=
+        fmt::format(" fragments={} overlap_steps={} merge={:g}", fragments, overlap_steps, merge);
+  return out + fmt::format(" outer=nesterov(lr {:g}, momentum {:g}) payload={}", outer_lr,
+                           outer_momentum, payload);
 }
 
 std::vector<std::string> Workload::rank_hosts() const {
@@ -190,7 +206,7 @@ std::vector<std::string> non_default_settings(const Experiment& e) {
     }
   out.insert(out.end(), tcp.begin(), tcp.end());
   if (e.prefill.on) out.push_back("prefill: " + e.prefill.describe());
-  if (e.dp_sync.diloco()) out.push_back("dp_sync: " + e.dp_sync.describe());
+  if (e.dp_sync.outer_loop()) out.push_back("dp_sync: " + e.dp_sync.describe());
   if (e.topology.backend != topo::NetworkBackend::kNative)
     out.push_back("network.backend=" + topo::to_string(e.topology.backend));
   return out;

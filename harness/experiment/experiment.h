@@ -64,8 +64,13 @@
 //     seed: 1                         # default: the experiment's seed
 //   dp_sync:                          # optional: how data-parallel replicas synchronise
 //     method: diloco                  # sync (default: an all-reduce of the gradients every
-//                                     # iteration) | diloco (DpSync below)
-//     inner_steps: 30                 # diloco: H iterations between outer syncs
+//                                     # iteration) | diloco | streaming (DpSync below)
+//     inner_steps: 30                 # H iterations between a fragment's outer syncs
+//     fragments: 2                    # streaming: P fragments (model/fragments.h), default 1
+//     overlap_steps: 1                # streaming: tau, iterations a sync runs beside the
+//                                     # inner steps before it is applied, 0..H-1, default 0
+//     merge: 0.5                      # streaming: alpha, local share kept when applied;
+//                                     # default 0.5 with overlap_steps > 0, else 0
 //     outer: {optimizer: nesterov, lr: 0.7, momentum: 0.9}
 //     payload: fp32                   # fp32 | bf16 | fp8 | int8 | fp4 (model/payload.h)
 //   workload: {command: [...], hosts: [...]}   # optional: the user's own program instead of
@@ -269,15 +274,22 @@ struct Prefill {
 // real compute on cpu or modeled compute (its payload: the stage's gradient bytes'
 // values in the format). Streaming DiLoCo's fragments and overlap are refused for now
 // (InputError at the key). A non-default setting, recorded.
+// diloco is streaming with one fragment, no overlap and merge 0
+// (workloads/worker/outer_sync.h says what the workers do).
 struct DpSync {
-  enum class Method { kSync, kDiloco };
+  enum class Method { kSync, kDiloco, kStreaming };
   Method method = Method::kSync;
   int inner_steps = 1;
+  int fragments = 1;
+  int overlap_steps = 0;
+  double merge = 0;
   double outer_lr = 0.7, outer_momentum = 0.9;
   std::string payload = "fp32";
   SourcePos pos;  // the block
-  bool diloco() const { return method == Method::kDiloco; }
-  // "diloco inner_steps=30 outer=nesterov(lr 0.7, momentum 0.9) payload=fp32"
+  bool outer_loop() const { return method != Method::kSync; }
+  const char* method_name() const;
+  // "diloco inner_steps=30 outer=nesterov(lr 0.7, momentum 0.9) payload=fp32"; streaming
+  // adds "fragments=P overlap_steps=T merge=A".
   std::string describe() const;
 };
 

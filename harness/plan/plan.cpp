@@ -1,5 +1,6 @@
 #include "harness/plan/plan.h"
 
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -20,6 +21,7 @@
 #include "harness/sim/setup.h"
 #include "netem/shaper/loss_model.h"
 #include "netem/shaper/queue_sizing.h"
+#include "workloads/model/fragments.h"
 #include "workloads/model/payload.h"
 #include "workloads/model/stage.h"
 #include "workloads/schedule/csv.h"
@@ -30,10 +32,13 @@ namespace xdc::run {
 namespace {
 
 // Of one TP rank of t: its share of the layers' matrices, the norms, embedding and head whole.
-int64_t shape_stage_params(const sim::ModelShape& m, int layers, bool first, bool last, int t) {
+int64_t shape_layer_params(const sim::ModelShape& m, int t) {
   const int64_t h = m.hidden, kv = static_cast<int64_t>(m.hidden) / m.heads * m.kv_heads;
-  const int64_t per_layer = (2 * h * h + 2 * h * kv + 3 * h * m.ffn) / t + 2 * h;
-  return per_layer * layers + (first ? int64_t{m.vocab} * h : 0) +
+  return (2 * h * h + 2 * h * kv + 3 * h * m.ffn) / t + 2 * h;
+}
+int64_t shape_stage_params(const sim::ModelShape& m, int layers, bool first, bool last, int t) {
+  const int64_t h = m.hidden;
+  return shape_layer_params(m, t) * layers + (first ? int64_t{m.vocab} * h : 0) +
          (last ? int64_t{m.vocab} * h : 0);
 }
 
@@ -69,10 +74,65 @@ std::vector<int64_t> outer_sync_values(const Experiment& e, int stages) {
   return std::vector<int64_t>(stages, e.compute.grad_bytes / 4);
 }
 
-std::vector<int64_t> outer_sync_bytes(const Experiment& e, int stages) {
-  std::vector<int64_t> out;
+std::vector<std::vector<FragmentRuns>> outer_sync_runs(const Experiment& e, int stages) {
+  const int P = e.dp_sync.fragments;
+  std::vector<std::vector<FragmentRuns>> out;
+  if (e.compute.mode == Compute::Mode::kReal) {
+    for (const auto& range : model::split_layers(e.model, stages)) {
+      const auto tensors =
+          model::stage_tensors(e.model, range, model::TensorParallel{e.tensor_parallel, 0});
+      auto& per = out.emplace_back();
+      for (int f = 0; f < P; ++f) per.push_back(model::fragment_runs(e.model, tensors, P, f));
+    }
+    return out;
+  }
+  // Modeled compute: each fragment's values of a stage, one run each in fragment order.
+  std::vector<std::vector<int64_t>> counts;
+  if (e.compute.source == Compute::Source::kShape) {  // the shape's own layers and tensors
+    const sim::ModelShape& m = sim::find_model(e.compute.shape);
+    if (P > m.layers)
+      throw InputError(e.dp_sync.pos, fmt::format("dp_sync.fragments: at most {}'s {} layers "
+                                                  "(a fragment is whole layers)",
+                                                  e.compute.shape, m.layers));
+    const int64_t layer = shape_layer_params(m, e.tensor_parallel);
+    const int64_t embedding = int64_t{m.vocab} * m.hidden;
+    for (int st = 0, begin = 0; st < stages; ++st) {
+      const int layers = m.layers / stages + (st < m.layers % stages ? 1 : 0);
+      auto& c = counts.emplace_back(P, 0);
+      for (int l = begin; l < begin + layers; ++l) c[l % P] += layer;
+      if (st == 0) c[0] += embedding;
+      if (st == stages - 1) c[(m.layers - 1) % P] += embedding;  // the LM head
+      begin += layers;
+    }
+  } else {  // P > 1 needs the model's layers >= stages (dp_sync_parser.cpp)
+    const std::vector<int64_t> values = outer_sync_values(e, stages);
+    const auto ranges = P > 1 ? model::split_layers(e.model, stages)
+                              : std::vector<model::StageRange>(stages, model::StageRange{0, 1});
+    for (int st = 0; st < stages; ++st)
+      counts.push_back(model::modeled_fragment_elements(values[st], ranges[st], P));
+  }
+  for (const auto& c : counts) {
+    auto& per = out.emplace_back();
+    int64_t at = 0;
+    for (int64_t n : c) {
+      per.push_back(n > 0 ? FragmentRuns{{at, n}} : FragmentRuns{});
+      at += n;
+    }
+  }
+  return out;
+}
+
+std::vector<std::vector<int64_t>> outer_sync_bytes(const Experiment& e, int stages) {
+  std::vector<std::vector<int64_t>> out;
   const model::Payload p = model::payload_from_name(e.dp_sync.payload);
-  for (int64_t n : outer_sync_values(e, stages)) out.push_back(model::payload_bytes(p, n));
+  for (const auto& per : outer_sync_runs(e, stages)) {
+    auto& bytes = out.emplace_back();
+    for (const FragmentRuns& runs : per) {
+      int64_t n = 0;
+      for (auto [off, len] : runs) n += len;
+      bytes.push_back(n > 0 ? model::payload_bytes(p, n) : 0);
+    }
+  }
   return out;
 }
 
@@ -165,7 +225,7 @@ sim::CostModel planned_costs(const Experiment& e, const std::vector<int>& stage_
       }
     }
     add_tp_allreduces(e, stage_rank, costs);
-    if (e.dp_sync.diloco()) {
+    if (e.dp_sync.outer_loop()) {
       costs.outer_bytes = outer_sync_bytes(e, stages);
     } else if (e.data_parallel > 1) {
       add_dp_allreduce(e, stage_rank, grad_bytes(e, stages), costs);
@@ -194,7 +254,7 @@ sim::CostModel planned_costs(const Experiment& e, const std::vector<int>& stage_
     }
   }
   add_tp_allreduces(e, stage_rank, costs);
-  if (e.dp_sync.diloco()) {
+  if (e.dp_sync.outer_loop()) {
     costs.outer_bytes = outer_sync_bytes(e, stages);
   } else if (e.data_parallel > 1) {  // the fp32 gradients of every parameter of the stage
     std::vector<int64_t> grads;
@@ -376,8 +436,12 @@ Plan make_plan(const Experiment& e) {
   p.worker.iteration_barrier = defaults.iteration_barrier && e.iteration_barrier;
   p.worker.replicas = e.data_parallel;
   p.worker.world = world_link_model(e);
-  if (e.dp_sync.diloco()) p.worker.outer_every = e.dp_sync.inner_steps;
-  if (e.data_parallel > 1 && (e.compute.mode == Compute::Mode::kModeled || e.dp_sync.diloco())) {
+  if (e.dp_sync.outer_loop()) {
+    p.worker.outer_every = e.dp_sync.inner_steps;
+    p.worker.outer_overlap = e.dp_sync.overlap_steps;
+  }
+  if (e.data_parallel > 1 &&
+      (e.compute.mode == Compute::Mode::kModeled || e.dp_sync.outer_loop())) {
     // OpenMPI's connections between world ranks (not the workers' stripes); across DCs
     // each TP rank of a stage all-reduces its own share at once with its peers.
     const std::vector<std::string> hosts = e.pipeline_hosts();
@@ -519,16 +583,24 @@ worker::RunSpec run_spec(const Plan& p, const SchedulePlan& sp, const std::strin
     r.modeled.activation_bytes = costs.activation_bytes;
     r.modeled.opt_ns = dilate(costs.opt_ns);
     if (e.data_parallel > 1) r.modeled.grad_bytes = grad_bytes(e, s.stages);
-    if (e.dp_sync.diloco()) {  // no per-iteration all-reduce: the scratch is the outer payload's
+    if (e.dp_sync
+            .outer_loop()) {  // no per-iteration all-reduce: the scratch is the outer payload's
       r.modeled.grad_bytes.clear();
       for (int64_t n : outer_sync_values(e, s.stages)) r.modeled.grad_bytes.push_back(4 * n);
     }
   }
   if (sp.prefill) r.prefill = prefill_spec(p, sp);
   const DpSync& d = e.dp_sync;
-  if (d.diloco())
-    r.dp_sync =
-        worker::DpSyncSpec{"diloco", d.inner_steps, d.outer_lr, d.outer_momentum, d.payload};
+  if (d.outer_loop()) {
+    r.dp_sync.method = d.method_name();
+    r.dp_sync.inner_steps = d.inner_steps;
+    r.dp_sync.overlap_steps = d.overlap_steps;
+    r.dp_sync.merge = d.merge;
+    r.dp_sync.outer_lr = d.outer_lr;
+    r.dp_sync.outer_momentum = d.outer_momentum;
+    r.dp_sync.payload = d.payload;
+    if (d.fragments > 1) r.dp_sync.fragment_runs = outer_sync_runs(e, s.stages);
+  }
   return r;
 }
 

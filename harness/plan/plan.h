@@ -100,13 +100,18 @@ sched::Schedule make_schedule(const Experiment& e, const sched::Params& params,
 // from it).
 sim::CostModel measured_costs(const trace::Trace& t, const sim::CostModel& planned);
 
-// DiLoCo (Experiment::dp_sync diloco): per stage of a `stages`-stage split, the values its
-// outer sync reduces (real compute: the stage's parameters, a TP rank's share; a model
-// shape: its parameters; constants or a profile: compute.modeled.grad / 4) and their
-// bytes in the payload format (model/payload.h), what each hop of the all-reduce carries.
+// The outer loop (Experiment::dp_sync diloco or streaming): per stage of a `stages`-stage
+// split, the values its outer syncs reduce (real compute: the stage's parameters, a TP
+// rank's share; a model shape: its parameters; constants or a profile: compute.modeled.grad
+// / 4); per stage and fragment (model/fragments.h; diloco: one) the [offset, size) runs
+// of those values each fragment synchronises (modeled compute: one run, the fragment's
+// share of the stage's layers) and their bytes in the payload format (model/payload.h),
+// what each hop of the all-reduce carries (0: the stage holds none of the fragment).
 // Real compute's synchronous all-reduce is planned with 4 bytes a value of the same.
+using FragmentRuns = std::vector<std::pair<int64_t, int64_t>>;
 std::vector<int64_t> outer_sync_values(const Experiment& e, int stages);
-std::vector<int64_t> outer_sync_bytes(const Experiment& e, int stages);
+std::vector<std::vector<FragmentRuns>> outer_sync_runs(const Experiment& e, int stages);
+std::vector<std::vector<int64_t>> outer_sync_bytes(const Experiment& e, int stages);
 
 // Training FLOPs of one iteration of the whole run (all replicas), for MFU; and the
 // peak FLOP/s of one rank it is stated against.

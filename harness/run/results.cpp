@@ -17,6 +17,7 @@
 #include "harness/run/repeat.h"
 #include "harness/sim/tcp_model.h"
 #include "harness/trace/iterations.h"
+#include "workloads/model/fragments.h"
 
 namespace xdc::run {
 namespace fs = std::filesystem;
@@ -198,12 +199,26 @@ ScheduleResult::Point iteration_point(const trace::Trace& it,
   return p;
 }
 
-nlohmann::json dp_sync_json(const Experiment& e, const std::vector<int64_t>& outer_bytes,
+nlohmann::json dp_sync_json(const Experiment& e,
+                            const std::vector<std::vector<int64_t>>& outer_bytes,
                             const RankFiles& f) {
   const DpSync& d = e.dp_sync;
-  int64_t analytic = 0;
-  for (int64_t b : outer_bytes) analytic += b;
   const int M = e.data_parallel;
+  const int job = e.warmup + e.iterations;
+  constexpr int64_t kHeaderBytes = 66;  // Ethernet 14 + IPv4 20 + TCP with timestamps 32
+  // Per round (every fragment synchronised once): the payload, and with headers; over
+  // the whole job: the payload its fragment syncs carry.
+  int64_t analytic = 0, wire = 0, job_payload = 0;
+  for (const auto& per : outer_bytes)
+    for (size_t p = 0; p < per.size(); ++p) {
+      const int64_t b = per[p];
+      analytic += b;
+      wire += b + (b + sim::kTcpMss - 1) / sim::kTcpMss * kHeaderBytes;
+      for (int t = 1; t <= job; ++t)
+        if (model::fragment_due(t, static_cast<int>(p), static_cast<int>(per.size()),
+                                d.inner_steps))
+          job_payload += b;
+    }
   std::map<int, int64_t> syncs, bytes, ns;  // per world rank
   for (const trace::Event& ev : f.trace.events) {
     if (ev.kind != sched::Kind::OUTER_SYNC) continue;
@@ -211,19 +226,18 @@ nlohmann::json dp_sync_json(const Experiment& e, const std::vector<int64_t>& out
     bytes[ev.rank] += ev.bytes;
     ns[ev.rank] += ev.end_ns - ev.start_ns;
   }
-  // Replica 0's ranks (the first world_size / M): one sync each per outer step and stage.
+  // Replica 0's ranks (the first world_size / M). A round is one record per (stage,
+  // fragment) rank 0 holds: the measured rounds are its records over those.
   const int per_replica = e.world_size() / M;
-  int n = 0;
   int64_t replica0_bytes = 0;
-  for (int r = 0; r < per_replica; ++r) {
-    replica0_bytes += bytes[r];
-    n = std::max(n, static_cast<int>(syncs[r]));
-  }
-  // n counts one rank's records: a rank with several stages records one per stage.
-  int stages_on_rank0 = 0;
+  for (int r = 0; r < per_replica; ++r) replica0_bytes += bytes[r];
+  int units_on_rank0 = 0;
   for (const auto& rep : f.reports)
-    if (rep.world_rank == 0) stages_on_rank0 = static_cast<int>(rep.stages.size());
-  const int outer_syncs = stages_on_rank0 > 0 ? static_cast<int>(syncs[0]) / stages_on_rank0 : n;
+    if (rep.world_rank == 0)
+      for (int st : rep.stages)
+        if (st >= 0 && st < static_cast<int>(outer_bytes.size()))
+          for (int64_t b : outer_bytes[st]) units_on_rank0 += b > 0;
+  const double rounds = units_on_rank0 > 0 ? static_cast<double>(syncs[0]) / units_on_rank0 : 0.0;
   double stall = 0, busy = 0;
   for (const auto& rep : f.reports) {
     if (rep.waits.is_object() && rep.waits.contains("OUTER_SYNC"))
@@ -231,29 +245,35 @@ nlohmann::json dp_sync_json(const Experiment& e, const std::vector<int64_t>& out
     busy += static_cast<double>(ns[rep.world_rank]) / 1e9;
   }
   const double ranks = std::max<double>(1, static_cast<double>(f.reports.size()));
-  nlohmann::json j = {{"method", "diloco"},
+  nlohmann::json j = {{"method", d.method_name()},
                       {"inner_steps", d.inner_steps},
                       {"payload", d.payload},
                       {"outer_lr", d.outer_lr},
                       {"outer_momentum", d.outer_momentum},
-                      {"outer_syncs", outer_syncs},
+                      {"outer_syncs", rounds},
                       {"payload_bytes_analytic", analytic},
-                      {"collective_bytes_per_outer_step", 2 * (M - 1) * analytic}};
-  if (outer_syncs > 0) {
-    j["payload_bytes_per_outer_step"] = replica0_bytes / outer_syncs;
-    j["stall_s_per_sync"] = stall / ranks / outer_syncs;
-    j["sync_s_per_sync"] = busy / ranks / outer_syncs;
+                      {"collective_bytes_per_outer_step", 2 * (M - 1) * analytic},
+                      {"collective_wire_bytes_analytic", 2 * (M - 1) * wire},
+                      {"job_payload_bytes_analytic", job_payload}};
+  if (d.method == DpSync::Method::kStreaming) {
+    j["fragments"] = d.fragments;
+    j["overlap_steps"] = d.overlap_steps;
+    j["merge"] = d.merge;
+    j["fragment_syncs"] = syncs[0];
+  }
+  if (rounds > 0) {
+    j["payload_bytes_per_outer_step"] = static_cast<double>(replica0_bytes) / rounds;
+    j["stall_s_per_sync"] = stall / ranks / rounds;
+    j["sync_s_per_sync"] = busy / ranks / rounds;
   }
   return j;
 }
 
-void add_wan_bytes(nlohmann::json& d, const Experiment& e, uint64_t total_wan_bytes) {
-  const int syncs = (e.warmup + e.iterations) / e.dp_sync.inner_steps;
-  const int64_t payload = d.value("payload_bytes_analytic", int64_t{0});
-  constexpr int64_t kHeaderBytes = 66;  // Ethernet 14 + IPv4 20 + TCP with timestamps 32
-  const int64_t message = payload + (payload + sim::kTcpMss - 1) / sim::kTcpMss * kHeaderBytes;
-  d["collective_wire_bytes_analytic"] = 2 * (e.data_parallel - 1) * message;
-  if (syncs > 0) d["wan_wire_bytes_per_outer_step"] = static_cast<double>(total_wan_bytes) / syncs;
+void add_wan_bytes(nlohmann::json& d, const Experiment&, uint64_t total_wan_bytes) {
+  const double job = d.value("job_payload_bytes_analytic", 0.0);
+  const double round = d.value("payload_bytes_analytic", 0.0);
+  if (job > 0)
+    d["wan_wire_bytes_per_outer_step"] = static_cast<double>(total_wan_bytes) * round / job;
 }
 
 // {per_rank, mean} of a per-rank figure.
@@ -427,6 +447,25 @@ nlohmann::json run_summary_json(const Plan& plan, const std::vector<ScheduleResu
   return j;
 }
 
+std::vector<double> simulated_utilisation(const Prediction& p) {
+  std::vector<double> out;
+  // The predicted run's wall time per iteration, first start to last end (its barriers'
+  // waits included, as the measured utilisation has them).
+  double iteration = p.iteration_s();
+  const auto& r = p.run;
+  if (!r.iteration_s.empty() && r.start_s.size() == r.iteration_s.size()) {
+    const double wall = r.start_s.back() + r.iteration_s.back() - r.start_s.front();
+    if (wall > 0) iteration = wall / static_cast<double>(r.iteration_s.size());
+  }
+  if (iteration <= 0) return out;
+  for (const auto& ev : p.trace.events) {
+    if (!(sched::is_compute(ev.kind) || ev.kind == sched::Kind::OPT) || ev.rank < 0) continue;
+    if (out.size() <= static_cast<size_t>(ev.rank)) out.resize(ev.rank + 1, 0.0);
+    out[ev.rank] += static_cast<double>(ev.end_ns - ev.start_ns) / 1e9 / iteration;
+  }
+  return out;
+}
+
 void set_simulated(ScheduleResult& r, const Prediction& p, const Plan& plan,
                    const SchedulePlan& sp) {
   r.simulated_iteration_s = p.iteration_s();
@@ -434,16 +473,7 @@ void set_simulated(ScheduleResult& r, const Prediction& p, const Plan& plan,
   r.simulated_band_s = p.band_s();
   r.simulated_bubble = p.summary.bubble;
   r.simulated_series = p.run;
-  r.simulated_utilisation.clear();
-  if (r.simulated_iteration_s > 0) {
-    for (const auto& ev : p.trace.events) {
-      if (!(sched::is_compute(ev.kind) || ev.kind == sched::Kind::OPT) || ev.rank < 0) continue;
-      if (r.simulated_utilisation.size() <= static_cast<size_t>(ev.rank))
-        r.simulated_utilisation.resize(ev.rank + 1, 0.0);
-      r.simulated_utilisation[ev.rank] +=
-          static_cast<double>(ev.end_ns - ev.start_ns) / 1e9 / r.simulated_iteration_s;
-    }
-  }
+  r.simulated_utilisation = simulated_utilisation(p);
   const Experiment& e = plan.experiment;
   const double peak = peak_flops_per_rank(e);
   if (peak > 0 && r.simulated_iteration_s > 0)

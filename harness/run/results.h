@@ -123,23 +123,28 @@ nlohmann::json transfers_json(const trace::Trace& t, const std::vector<std::stri
 ScheduleResult::Point iteration_point(const trace::Trace& iteration,
                                       const std::vector<std::string>& rank_dcs);
 
-// DiLoCo's outer loop as measured (Experiment::dp_sync diloco), from the ranks' files:
-// {method, inner_steps, payload, outer_syncs (in the measured iterations),
-// payload_bytes_per_outer_step (replica 0's OUTER_SYNC records' bytes per sync, its
-// stages summed: what each message of the all-reduce carries), payload_bytes_analytic
-// (`outer_bytes`: the plan's, CostModel::outer_bytes summed), collective_bytes_per_outer_step
-// (2 (M - 1) x payload_bytes_analytic: the binomial all-reduce's M - 1 reduce and M - 1
-// broadcast messages among M replicas, TCP/IP headers not counted),
-// stall_s_per_sync (OUTER_SYNC waits per sync, mean over ranks), sync_s_per_sync
-// (OUTER_SYNC records' time per sync, mean over ranks: encode, wait, decode, step)}.
-nlohmann::json dp_sync_json(const Experiment& e, const std::vector<int64_t>& outer_bytes,
+// The outer loop as measured (Experiment::dp_sync diloco or streaming), from the ranks'
+// files, `outer_bytes` the plan's (CostModel::outer_bytes, per stage and fragment). A round
+// is every fragment synchronised once (diloco: one outer step):
+// {method, inner_steps, payload, outer_syncs (rounds in the measured iterations: rank 0's
+// OUTER_SYNC records over the (stage, fragment) pairs it holds), payload_bytes_per_outer_step
+// (replica 0's OUTER_SYNC records' bytes per round, its stages summed: what each message of
+// the all-reduce carries), payload_bytes_analytic (outer_bytes summed),
+// collective_bytes_per_outer_step (2 (M - 1) x payload_bytes_analytic: the binomial
+// all-reduce's M - 1 reduce and M - 1 broadcast messages among M replicas, TCP/IP headers
+// not counted), collective_wire_bytes_analytic (the same with each message cut into
+// 1448-byte TCP segments of 66 header bytes: Ethernet, IP, TCP with timestamps; ACKs and
+// MPI's own fragment headers not counted), job_payload_bytes_analytic (the payload every
+// fragment sync of the job carries, warmup included), stall_s_per_sync (OUTER_SYNC waits
+// per round, mean over ranks), sync_s_per_sync (OUTER_SYNC records' time per round, mean
+// over ranks: encode, wait, decode, step; with overlap, the inner steps beside it too)};
+// streaming adds fragments, overlap_steps, merge and fragment_syncs (rank 0's records).
+nlohmann::json dp_sync_json(const Experiment& e,
+                            const std::vector<std::vector<int64_t>>& outer_bytes,
                             const RankFiles& f);
-// Adds to dp_sync_json's object the WAN's measured bytes per outer step: `total_wan_bytes`
-// (ScheduleResult::wan_wire_bytes' total, the whole job's) over every outer sync of the
-// job, warmup included (wan_wire_bytes_per_outer_step), beside the analytic count of the
-// same with headers: collective_bytes_per_outer_step with each message cut into 1448-byte
-// TCP segments of 66 header bytes (Ethernet, IP, TCP with timestamps; ACKs and MPI's own
-// fragment headers not counted): collective_wire_bytes_analytic.
+// Adds to dp_sync_json's object the WAN's measured bytes per round:
+// wan_wire_bytes_per_outer_step = `total_wan_bytes` (ScheduleResult::wan_wire_bytes' total,
+// the whole job's) x payload_bytes_analytic / job_payload_bytes_analytic.
 void add_wan_bytes(nlohmann::json& dp_sync, const Experiment& e, uint64_t total_wan_bytes);
 
 // Per-iteration traces from the merged trace and the reports.
@@ -153,6 +158,10 @@ nlohmann::json summary_json(const ScheduleResult& r);
 nlohmann::json run_summary_json(const Plan& plan, const std::vector<ScheduleResult>& rs,
                                 const std::string& backend, const std::string& network,
                                 bool interrupted);
+// Each rank's compute (and OPT) in the predicted steady iteration over the predicted run's
+// wall time per iteration (first start to last end over its iterations, as utilisation()
+// measures it; the steady iteration without a run): ScheduleResult::simulated_utilisation.
+std::vector<double> simulated_utilisation(const Prediction& p);
 // The prediction's iteration time, run series and bubbles, and its MFU where the peak is
 // known (modeled, like every simulated figure).
 void set_simulated(ScheduleResult& r, const Prediction& p, const Plan& plan,

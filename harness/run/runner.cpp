@@ -154,7 +154,7 @@ ScheduleResult analyse(const Plan& plan, const SchedulePlan& p, const fs::path& 
   r.transfers = transfers_json(files.trace, rank_dcs, files.reports);
   r.utilisation = utilisation(files, true);
   if (p.prefill) r.prefill = prefill_json(files);
-  if (e.dp_sync.diloco()) r.dp_sync = dp_sync_json(e, p.costs.outer_bytes, files);
+  if (e.dp_sync.outer_loop()) r.dp_sync = dp_sync_json(e, p.costs.outer_bytes, files);
   for (auto& rep : files.reports)  // replica 0's evaluation (a rank holding every stage)
     if (rep.replica == 0 && rep.eval_loss >= 0 && !std::isfinite(r.eval_loss))
       r.eval_loss = rep.eval_loss;

@@ -18,9 +18,10 @@ struct CostModel {
   int64_t allreduce_ns = 0;                 // per stage per iteration (0 with no data parallel)
   std::vector<int64_t> allreduce_stage_ns;  // per stage: overrides allreduce_ns (empty: none)
   std::vector<int64_t> grad_bytes;          // per stage: what its ALLREDUCE sums (empty: unknown)
-  std::vector<int64_t> outer_bytes;         // per stage: its DiLoCo outer sync's encoded payload
-                                            // (WorkerModel::outer_every; empty: none)
-  int64_t opt_ns = 0;                       // per stage per iteration
+  // Per stage, per fragment: the outer sync's encoded payload (0: the stage holds none of
+  // the fragment; WorkerModel::outer_every; empty: no outer loop).
+  std::vector<std::vector<int64_t>> outer_bytes;
+  int64_t opt_ns = 0;  // per stage per iteration
   // Tensor parallelism, per stage (empty without): the TP all-reduces inside each F and
   // each B (2 per layer, workloads/model/stage.h), the bytes of one (a microbatch's hidden
   // state) and the time of one. f_ns and b_ns include tp_allreduces x tp_allreduce_ns; the

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <queue>
 #include <stdexcept>
 #include <tuple>
@@ -10,6 +11,7 @@
 #include "harness/sim/link_timeline.h"
 #include "harness/sim/simulator.h"
 #include "harness/trace/analysis.h"
+#include "workloads/model/fragments.h"
 
 namespace xdc::sim {
 namespace {
@@ -335,16 +337,19 @@ class Iterations {
   std::vector<TcpConn>& dp_history() { return dp_history_; }
   int64_t world_ranks() const { return world_links_.ranks; }
 
-  // Whether the iteration `i` (from the first, warmup included) ends with an outer sync.
-  bool outer_due(int64_t i) const {
-    return outer_ && w_.outer_every > 0 && (i + 1) % w_.outer_every == 0;
+  // Whether iteration `i` (from the first, warmup included) can differ from its
+  // neighbours by the outer loop: a sync in flight, one starting after it, or one started
+  // or applied after the iteration before.
+  bool outer_changes(int64_t i) const {
+    if (!outer_ || w_.outer_every <= 0) return false;
+    return !pending_.empty() || starts_after(i) || last_outer_ >= i - 1;
   }
   void enable_outer_sync() { outer_ = true; }
 
   // Runs the next iteration; its trace, times absolute.
   trace::Trace next() {
     const int64_t origin = this->origin();
-    const bool outer = outer_due(static_cast<int64_t>(iteration_));
+    const bool outer = outer_ && w_.outer_every > 0;
     std::vector<TcpConn> pipe, dp_next;
     trace::Trace t = once(costs_, origin, pipe);
     if (w_.dp_links.ranks > 0) {
@@ -368,7 +373,7 @@ class Iterations {
     }
     if (outer) {
       TimedLinks dp(w_.dp_links, world_tl_, origin, dp_next);
-      add_outer_sync(t, dp);
+      outer_step(t, dp, static_cast<int64_t>(iteration_), origin);
       dp_next = dp.history();
     }
     history_ = std::move(pipe);
@@ -378,7 +383,13 @@ class Iterations {
       TimedLinks barrier(world_links_, world_tl_, 0);
       start_ = barrier_release(t, start_, world_, [&](int from, int to, int64_t b, int64_t at) {
         note_send(history_, links_, from, to, at - origin);  // history: this iteration's clock
-        return barrier.arrival(from, to, b, at);
+        // OpenMPI has one TCP connection per pair of processes: a barrier message queues
+        // behind an outer sync's data still in flight between the same two ranks.
+        int64_t behind = 0;
+        if (const auto q = dp_sent_abs_.find({from, to}); q != dp_sent_abs_.end())
+          for (const auto& [sent, arrived] : q->second)
+            if (sent <= at) behind = std::max(behind, arrived);
+        return std::max(barrier.arrival(from, to, b, at), behind);
       });
     } else {  // every rank starts the next when the last one ends
       std::vector<int64_t> end = start_;
@@ -401,8 +412,18 @@ class Iterations {
   }
 
  private:
-  // Each stage's outer sync after iteration `t` (its clock), on `dp`: see the header.
-  void add_outer_sync(trace::Trace& t, TimedLinks& dp) {
+  int fragments() const {
+    return costs_.outer_bytes.empty() ? 1 : static_cast<int>(costs_.outer_bytes[0].size());
+  }
+  bool starts_after(int64_t i) const {
+    for (int p = 0; p < fragments(); ++p)
+      if (model::fragment_due(i + 1, p, fragments(), w_.outer_every)) return true;
+    return false;
+  }
+
+  // The outer loop after iteration `i` (`t`: its trace, times relative to `origin`), on
+  // `dp`: see the header.
+  void outer_step(trace::Trace& t, TimedLinks& dp, int64_t i, int64_t origin) {
     const int replicas = std::max(1, s_.replicas);
     const int local = s_.ranks / replicas;
     if (w_.dp_links.ranks == 0 || local == 0 || costs_.outer_bytes.empty()) return;
@@ -411,36 +432,76 @@ class Iterations {
     const int64_t eager =
         w_.dp_links.tcp.empty() ? kOpenMpiEagerLimit : w_.dp_links.tcp.front().eager_limit;
     std::vector<int64_t> end(s_.ranks);
-    for (int r = 0; r < s_.ranks; ++r) end[r] = start_[r] - origin();
+    for (int r = 0; r < s_.ranks; ++r) end[r] = start_[r] - origin;
     for (const auto& ev : t.events) end[ev.rank] = std::max(end[ev.rank], ev.end_ns);
-    std::vector<int64_t> busy = end;  // a rank's stages go one after another
-    for (int st = 0; st < local_stages; ++st) {
-      const int64_t bytes = costs_.outer_bytes[st];
-      const int rank = s_.stage_rank[st];
-      std::vector<int> world;
-      std::vector<int64_t> enter;
-      for (int q = 0; q < members; ++q) {
-        world.push_back(q * local + rank);
-        enter.push_back(busy[replicas > 1 ? q * local + rank : rank]);
+    // A rank's collectives go one after another on its connections: those in flight first.
+    std::vector<int64_t> busy = end;
+    for (const PendingOuter& o : pending_)
+      for (int r : o.ranks) busy[r] = std::max(busy[r], o.done_abs - origin);
+    for (int p = 0; p < fragments(); ++p) {
+      if (!model::fragment_due(i + 1, p, fragments(), w_.outer_every)) continue;
+      for (int st = 0; st < local_stages; ++st) {
+        const int64_t bytes = costs_.outer_bytes[st][p];
+        if (bytes == 0) continue;  // the stage holds none of the fragment
+        const int rank = s_.stage_rank[st];
+        std::vector<int> world;
+        std::vector<int64_t> enter;
+        for (int q = 0; q < members; ++q) {
+          world.push_back(q * local + rank);
+          enter.push_back(busy[replicas > 1 ? q * local + rank : rank]);
+        }
+        const std::vector<int64_t> done = binomial_allreduce(
+            enter, bytes, bytes > eager - kEagerHeaderBytes,
+            [&](int from, int to, int64_t b, int64_t at) {
+              const int64_t arrival = dp.send(world[from], world[to], b, at).arrival_ns;
+              auto& q = dp_sent_abs_[{world[from], world[to]}];
+              q.emplace_back(origin + at, origin + arrival);
+              return arrival;
+            });
+        // Every member's request ends with the collective, as dp_allreduce_ns has it: the
+        // root has the sum when the reduce arrives but still sends the result, and a send
+        // of a large message completes only as its data leaves the socket.
+        const int64_t last = *std::max_element(done.begin(), done.end());
+        PendingOuter o{st, {}, {}, origin + last, bytes, i + w_.outer_overlap};
+        for (int q = 0; q < (replicas > 1 ? members : 1); ++q) {
+          const int r = q * local + rank;
+          o.ranks.push_back(r);
+          o.enter_abs.push_back(origin + enter[q]);
+          busy[r] = last;
+        }
+        pending_.push_back(std::move(o));
+        last_outer_ = i;
       }
-      const std::vector<int64_t> done =
-          binomial_allreduce(enter, bytes, bytes > eager - kEagerHeaderBytes,
-                             [&](int from, int to, int64_t b, int64_t at) {
-                               return dp.send(world[from], world[to], b, at).arrival_ns;
-                             });
-      // Every member's request ends with the collective, as dp_allreduce_ns has it: the
-      // root has the sum when the reduce arrives but still sends the result, and a send of
-      // a large message completes only as its data leaves the socket.
-      const int64_t last = *std::max_element(done.begin(), done.end());
-      for (int q = 0; q < (replicas > 1 ? members : 1); ++q) {
-        const int r = q * local + rank;
-        t.events.push_back(trace::Event{r, sched::Kind::OUTER_SYNC, st + q * local_stages, -1,
-                                        enter[q], last, bytes, -1, 0});
-        busy[r] = last;
+    }
+    // Those due now, in the order they started: a rank waits from its iteration's end
+    // (or the previous one applied) for the collective's end.
+    std::vector<int64_t> at = end;
+    while (!pending_.empty() && pending_.front().apply_at <= i) {
+      const PendingOuter& o = pending_.front();
+      for (size_t k = 0; k < o.ranks.size(); ++k) {
+        const int r = o.ranks[k];
+        at[r] = std::max(at[r], o.done_abs - origin);
+        // Inside this iteration, as the workers trace it.
+        const int64_t from = std::max(o.enter_abs[k], start_[r]) - origin;
+        t.events.push_back(trace::Event{r, sched::Kind::OUTER_SYNC,
+                                        o.stage + static_cast<int>(k) * local_stages, -1, from,
+                                        at[r], o.bytes, -1, 0});
       }
+      pending_.erase(pending_.begin());
+      last_outer_ = i;
     }
   }
 
+  struct PendingOuter {
+    int stage;
+    std::vector<int> ranks;          // the members this simulation holds
+    std::vector<int64_t> enter_abs;  // each one's entry
+    int64_t done_abs, bytes, apply_at;
+  };
+  std::vector<PendingOuter> pending_;
+  int64_t last_outer_ = -2;  // the last iteration a sync started or was applied after
+  // Per (from, to) world ranks: each outer sync message's send and arrival.
+  std::map<std::pair<int, int>, std::vector<std::pair<int64_t, int64_t>>> dp_sent_abs_;
   bool outer_ = false;  // simulate_run: outer syncs where due
   const sched::Schedule& s_;
   const CostModel& costs_;
@@ -552,8 +613,7 @@ std::vector<trace::Trace> simulate_run(const sched::Schedule& s, const CostModel
     const std::vector<int64_t> offsets = it.offsets();
     // Drawn compute (a band replica over noisy costs) never repeats an iteration.
     const bool drawn = w.loss_seed != 0 && costs.noisy();
-    // An outer sync's iteration (or the one after it) differs from its neighbours.
-    const bool outer = it.outer_due(i) || (i > 0 && it.outer_due(i - 1));
+    const bool outer = it.outer_changes(i);
     if (tl.fixed && !drawn && !outer && !out.empty() && offsets == prev_offsets &&
         same_state(it.history(), prev_history) && same_state(it.dp_history(), prev_dp)) {
       out.push_back(it.repeat(out.back(), origin - prev_origin));  // repeats the previous one

@@ -10,15 +10,21 @@
 //  - the DP gradient all-reduce and the optimizer step are the IR's ALLREDUCE and OPT
 //    (CostModel::allreduce_ns, opt_ns; with WorkerModel::dp_links, every iteration's
 //    all-reduces are timed together on the links: dp_allreduce_ns below).
-//  - DiLoCo's outer sync (outer_every = H > 0; workloads/worker/outer_sync.h): after every
-//    H-th iteration of a run (simulate_run; warmup ones counted, as the workers count) each
-//    stage's replicas all-reduce CostModel::outer_bytes[stage] as libnbc's binomial
-//    iallreduce (binomial_allreduce) over dp_links' TCP connections, each rank entering
-//    when its iteration's last action ends; an OUTER_SYNC record per rank and stage spans
-//    entry to the collective's end (every member's, as the DP all-reduce's: the root
-//    still sends the result after its sum), inside the iteration (its barrier follows). Stages of
-//    one rank are timed one after another on the connections. The steady state (simulate_iteration)
-//    is an inner iteration: no outer sync.
+//  - the outer loop (outer_every = H > 0; workloads/worker/outer_sync.h): in simulate_run,
+//    after every iteration (warmup ones counted, as the workers count) each fragment due
+//    (model/fragments.h; CostModel::outer_bytes[stage] has one entry per fragment) starts
+//    on every stage holding it: its replicas all-reduce the fragment's encoded payload as
+//    libnbc's binomial iallreduce (binomial_allreduce) over dp_links' TCP connections, each
+//    rank entering when its iteration's last action ends (or its previous collective
+//    does: a rank's collectives go one after another on the connections). The collective
+//    is applied outer_overlap iterations later (0: at once): a rank waits from that
+//    iteration's end for the collective's end (every member's, as the DP all-reduce's: the
+//    root still sends the result after its sum). An OUTER_SYNC record per rank, stage and
+//    fragment spans entry (or the applying iteration's start, if later) to application,
+//    inside the applying iteration (its barrier follows). The iteration barrier's messages between
+//    two ranks arrive no earlier than the outer syncs' data sent before them between the same two
+//    (OpenMPI's one TCP connection per pair of processes carries both, in order). The steady state
+//    (simulate_iteration) is an inner iteration: no outer sync.
 // Both collectives carry a few bytes and are latency-bound; OpenMPI (4.x) runs nonblocking
 // collectives with libnbc, whose algorithms for these sizes the functions below follow
 // (a message takes the link's latency + bytes / rate, no queueing). The comm thread's
@@ -85,7 +91,8 @@ struct WorkerModel {
   // ranks (dp_links: TCP paths): dp_allreduce_ns. Empty (dp_links.ranks 0): ALLREDUCE lasts
   // CostModel::allreduce_ns.
   LinkModel dp_links;
-  int outer_every = 0;  // DiLoCo's inner steps H (above); 0: no outer sync
+  int outer_every = 0;    // the outer loop's inner steps H (above); 0: no outer sync
+  int outer_overlap = 0;  // iterations between a fragment sync's start and its application
   // simulate_run: != 0, the connections draw where their random losses fall from
   // streams of this seed (LinkState::launch), and compute durations are drawn from the
   // costs' measured noise (CostModel::noise_factor; IterationSetup::noise_key); 0, losses

@@ -262,7 +262,8 @@ class Diloco(Repro):
         self.method_sweep("diloco-loss", {
             "dp": entry("1f1b", 0.5, 0.5, eval_loss=3.0),
             "diloco-h30": entry("1f1b", 0.4, 0.4, eval_loss=3.06),
-            "diloco-h30-fp4": entry("1f1b", 0.4, 0.4, eval_loss=3.09)})
+            "diloco-h30-fp4": entry("1f1b", 0.4, 0.4, eval_loss=3.09),
+            "streaming-h30-fp4": entry("1f1b", 0.4, 0.4, eval_loss=3.03)})
         sync = {"method": "diloco", "inner_steps": 10, "payload": "fp32",
                 "wan_wire_bytes_per_outer_step": 102.0, "collective_wire_bytes_analytic": 100}
         self.method_sweep("diloco-bytes", {
@@ -276,13 +277,14 @@ class Diloco(Repro):
         self.assertAlmostEqual(h["loss"]["gap_pct"]["diloco_h30"], 2.0)
         self.assertAlmostEqual(h["loss"]["gap_pct"]["diloco_fp4_h30"], 3.0)
         self.assertIsNone(h["loss"]["diloco_h10"])  # not run
-        self.assertIsNone(h["loss"]["streaming_fp4_h30"])  # not built
+        self.assertAlmostEqual(h["loss"]["gap_pct"]["streaming_fp4_h30"], 1.0)
         self.assertEqual(h["h"], 10)
         self.assertAlmostEqual(h["bytes_dp_over_diloco"], 9.804)
         self.assertAlmostEqual(h["bytes_fp4_over_fp32"], 0.125)
         self.assertAlmostEqual(h["bytes_per_outer_step"][0]["err_pct"], 2.0)
         self.assertIn("DP / DiLoCo H=10 = 9.804; fp4 / fp32 = 0.125", text)
         self.assertEqual(h["utilisation"], [])
+        self.assertIsNone(h["overlap"])  # not run
 
     def test_utilisation(self):
         write_sweep_csv(self.path("diloco-utilisation"), ["method", "wan.rate"], [

@@ -579,8 +579,8 @@ def _method_entries(sweep_dir: str) -> Dict[str, Dict[str, Any]]:
 
 def diloco_loss(sweep_dir: str) -> Optional[Dict[str, Any]]:
     """Final evaluation loss per method of diloco-loss.yaml: dp, diloco_h10/h30/h100, the fp4
-    payload and plain averaging (outer lr 1, no momentum) at H = 30; streaming_fp4_h30 stays
-    None (Streaming DiLoCo is not built)."""
+    payload and plain averaging (outer lr 1, no momentum) at H = 30, and Streaming DiLoCo
+    at H = 30 (fragments overlapped, fp4)."""
     e = _method_entries(sweep_dir)
     if not e:
         return None
@@ -588,10 +588,11 @@ def diloco_loss(sweep_dir: str) -> Optional[Dict[str, Any]]:
     out = {"dp": loss.get("dp"), "diloco_h10": loss.get("diloco_h10"),
            "diloco_h30": loss.get("diloco_h30"), "diloco_h100": loss.get("diloco_h100"),
            "diloco_fp4_h30": loss.get("diloco_h30_fp4"),
-           "diloco_averaging_h30": loss.get("diloco_h30_avg"), "streaming_fp4_h30": None}
+           "diloco_averaging_h30": loss.get("diloco_h30_avg"),
+           "streaming_fp4_h30": loss.get("streaming_h30_fp4")}
     dp = out["dp"]
     out["gap_pct"] = {k: None if v is None or not dp else round(100 * (v - dp) / dp, 2)
-                      for k, v in out.items() if k.startswith("diloco")}
+                      for k, v in out.items() if k != "dp"}
     return out
 
 
@@ -641,6 +642,21 @@ def diloco_utilisation(sweep_dir: str) -> List[Dict[str, Any]]:
     return sorted(out, key=lambda p: (str(p["method"]), p["rate_mbit"] or 0))
 
 
+def diloco_overlap(sweep_dir: str) -> Optional[Dict[str, Any]]:
+    """diloco-overlap.yaml: the streaming outer loop's compute utilisation with its syncs
+    blocking and overlapped, measured and simulated."""
+    e = _method_entries(sweep_dir)
+    if not e:
+        return None
+    out: Dict[str, Any] = {}
+    for m in ("blocking", "overlapped"):
+        u = (e.get(m) or {}).get("utilisation") or {}
+        su = (e.get(m) or {}).get("simulated_utilisation") or {}
+        out[m] = u.get("mean")
+        out[m + "_simulated"] = su.get("mean")
+    return out
+
+
 def diloco(repro: str) -> Dict[str, Any]:
     """REPRO/dp-sync (the WAN all-reduce of synchronous DP, measured beside predicted),
     REPRO/diloco-loss and REPRO/diloco-bytes; writes REPRO/diloco/headline.json, the keys
@@ -662,7 +678,7 @@ def diloco(repro: str) -> Dict[str, Any]:
     if loss:
         print("-- evaluation loss, same tokens (paper, 35M: DP 3.51, DiLoCo H=30 3.54)")
         for k in ("dp", "diloco_h10", "diloco_h30", "diloco_h100", "diloco_fp4_h30",
-                  "diloco_averaging_h30"):
+                  "diloco_averaging_h30", "streaming_fp4_h30"):
             v, g = loss.get(k), loss["gap_pct"].get(k)
             print("  %-20s %s%s" % (k, "-" if v is None else "%.4f" % v,
                                     "" if g is None else " (%+.2f%% vs DP)" % g))
@@ -683,7 +699,13 @@ def diloco(repro: str) -> Dict[str, Any]:
                 p["diff_points"] or 0))
         close = [p for p in util if p["diff_points"] is not None and abs(p["diff_points"]) <= 5]
         print("  within 5 points: %d of %d" % (len(close), len(util)))
-    headline = {"dp_sync": points, "loss": loss, "utilisation": util,
+    overlap = diloco_overlap(os.path.join(repro, "diloco-overlap"))
+    if overlap:
+        print("-- overlap: utilisation measured (simulated), blocking %s (%s), overlapped %s (%s); "
+              "the issue: <= 0.60 blocking, >= 0.95 overlapped" % (
+                  overlap["blocking"], overlap["blocking_simulated"], overlap["overlapped"],
+                  overlap["overlapped_simulated"]))
+    headline = {"dp_sync": points, "loss": loss, "utilisation": util, "overlap": overlap,
                 "bytes_dp_over_diloco": nbytes and nbytes["bytes_dp_over_diloco"],
                 "h": nbytes and nbytes["h"],
                 "bytes_fp4_over_fp32": nbytes and nbytes["bytes_fp4_over_fp32"],

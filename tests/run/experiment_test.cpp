@@ -243,7 +243,7 @@ TEST(Experiment, DilocoSyncsEveryInnerStepsWithThePayloadsBytes) {
       "dp_sync: {method: diloco, inner_steps: 2, outer: {optimizer: nesterov, lr: 0.5, "
       "momentum: 0.8}, payload: int8}\n";
   const auto e = parse_experiment(kGoodDp + block, kLabel);
-  ASSERT_TRUE(e.dp_sync.diloco());
+  ASSERT_TRUE(e.dp_sync.outer_loop());
   EXPECT_EQ(e.dp_sync.inner_steps, 2);
   EXPECT_EQ(xdc::run::non_default_settings(e),
             (std::vector<std::string>{"dp_sync: diloco inner_steps=2 outer=nesterov(lr 0.5, "
@@ -261,7 +261,7 @@ TEST(Experiment, DilocoSyncsEveryInnerStepsWithThePayloadsBytes) {
   ASSERT_EQ(sp.costs.outer_bytes.size(), 2u);
   for (int st = 0; st < 2; ++st) {
     EXPECT_GT(values[st], 1000000000 / 2);  // llama2-13b's half
-    EXPECT_EQ(sp.costs.outer_bytes[st], (values[st] + 1023) / 1024 * 1028);
+    EXPECT_EQ(sp.costs.outer_bytes[st], std::vector<int64_t>{(values[st] + 1023) / 1024 * 1028});
     EXPECT_EQ(w.modeled.grad_bytes[st], 4 * values[st]);  // the workers' fp32 scratch
   }
   EXPECT_TRUE(sp.costs.grad_bytes.empty());  // no per-iteration all-reduce
@@ -280,12 +280,75 @@ TEST(Experiment, DilocoSyncsEveryInnerStepsWithThePayloadsBytes) {
   const auto fp4 = parse_experiment(
       kGoodDp + "dp_sync: {method: diloco, inner_steps: 2, payload: fp4}\n", kLabel);
   const auto fp4_plan = xdc::run::make_plan(fp4);
-  EXPECT_EQ(fp4_plan.schedules[0].costs.outer_bytes[0], (values[0] + 1023) / 1024 * 516);
+  EXPECT_EQ(fp4_plan.schedules[0].costs.outer_bytes[0],
+            std::vector<int64_t>{(values[0] + 1023) / 1024 * 516});
   const auto fp4_pred =
       xdc::run::predict(fp4_plan, fp4_plan.schedules[0], fp4_plan.schedules[0].costs);
   EXPECT_LT(fp4_pred.run.iteration_s[1], it[1]);
   EXPECT_EQ(fp4.dp_sync.outer_lr, 0.7);  // the paper's defaults
   EXPECT_EQ(fp4.dp_sync.outer_momentum, 0.9);
+}
+
+// Streaming DiLoCo: each stage's payload cut into fragments of whole layers (llama2-13b's
+// 40 layers in 4 strided fragments), the runs handed to the workers partition the stage's
+// values, one fragment starts every H / P iterations, and with overlap the predicted
+// iterations carry no sync spike where the blocking ones do.
+TEST(Experiment, StreamingCutsThePayloadIntoFragmentsAndOverlapHidesTheSync) {
+  std::string eight = kGoodDp;
+  eight.replace(eight.find("iterations: 4"), 13, "iterations: 8");
+  auto streaming = [&](const std::string& extra) {
+    return parse_experiment(eight + "dp_sync: {method: streaming, inner_steps: 4, fragments: 4, " +
+                                extra + "payload: int8}\n",
+                            kLabel);
+  };
+  const auto e = streaming("overlap_steps: 1, ");
+  EXPECT_EQ(e.dp_sync.merge, 0.5);  // the default with overlap
+  EXPECT_EQ(xdc::run::non_default_settings(e),
+            (std::vector<std::string>{"dp_sync: streaming inner_steps=4 fragments=4 "
+                                      "overlap_steps=1 merge=0.5 outer=nesterov(lr 0.7, "
+                                      "momentum 0.9) payload=int8"}));
+  const auto values = xdc::run::outer_sync_values(e, 2);
+  const auto runs = xdc::run::outer_sync_runs(e, 2);
+  ASSERT_EQ(runs.size(), 2u);
+  for (int st = 0; st < 2; ++st) {
+    ASSERT_EQ(runs[st].size(), 4u);
+    int64_t at = 0;
+    for (const auto& fragment : runs[st]) {
+      ASSERT_EQ(fragment.size(), 1u);  // modeled: one run a fragment, in order
+      EXPECT_EQ(fragment[0].first, at);
+      EXPECT_GT(fragment[0].second, 0);
+      at += fragment[0].second;
+    }
+    EXPECT_EQ(at, values[st]);
+  }
+  // Stage 0 holds layers 0..19 and the embedding: fragment 0 has 5 layers and the embedding.
+  EXPECT_GT(runs[0][0][0].second, runs[0][1][0].second);
+  EXPECT_EQ(runs[0][1][0].second, runs[0][2][0].second);
+  const auto plan = xdc::run::make_plan(e);
+  const auto& sp = plan.schedules[0];
+  ASSERT_EQ(sp.costs.outer_bytes.size(), 2u);
+  EXPECT_EQ(sp.costs.outer_bytes[0][1], (runs[0][1][0].second + 1023) / 1024 * 1028);
+  const auto w = xdc::run::run_spec(plan, sp, "/tmp/x", "/tmp/x/s.csv");
+  EXPECT_EQ(w.dp_sync.method, "streaming");
+  EXPECT_EQ(w.dp_sync.overlap_steps, 1);
+  EXPECT_EQ(w.dp_sync.fragment_runs, runs);
+  // Blocking: every iteration starts a fragment (H / P = 1) and waits for it.
+  const auto blocking = xdc::run::make_plan(streaming(""));
+  const auto bp = xdc::run::predict(blocking, blocking.schedules[0], blocking.schedules[0].costs);
+  const auto op = xdc::run::predict(plan, sp, sp.costs);
+  ASSERT_EQ(op.run.iteration_s.size(), 8u);
+  ASSERT_EQ(bp.run.iteration_s.size(), 8u);
+  const auto diloco = xdc::run::make_plan(parse_experiment(
+      eight + "dp_sync: {method: diloco, inner_steps: 4, payload: int8}\n", kLabel));
+  const auto dp = xdc::run::predict(diloco, diloco.schedules[0], diloco.schedules[0].costs);
+  const double inner = dp.run.iteration_s[0];  // no sync after it
+  for (int i = 0; i < 8; ++i) EXPECT_GT(bp.run.iteration_s[i], inner + 0.1) << i;
+  EXPECT_LT(op.iteration_s(), bp.iteration_s());
+  int64_t fragments = 0, whole = 0;  // the same bytes a round as DiLoCo's, spread out
+  for (const auto& per : sp.costs.outer_bytes)
+    for (int64_t b : per) fragments += b;
+  for (const auto& per : diloco.schedules[0].costs.outer_bytes) whole += per[0];
+  EXPECT_NEAR(static_cast<double>(fragments) / static_cast<double>(whole), 1.0, 1e-3);
 }
 
 // prefill: each schedule runs without, then with prefill; the workers get the stream, a

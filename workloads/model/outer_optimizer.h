@@ -15,16 +15,15 @@ namespace xdc::model {
 class OuterNesterov {
  public:
   OuterNesterov(double lr, double momentum) : lr_(lr), momentum_(momentum) {}
-  // theta_start becomes the new parameters, written to `params` too.
-  void step(std::span<const float> delta, std::span<float> theta_start, std::span<float> params) {
-    if (delta.size() != theta_start.size() || params.size() != theta_start.size())
+  // theta_start becomes the new outer parameters.
+  void step(std::span<const float> delta, std::span<float> theta_start) {
+    if (delta.size() != theta_start.size())
       throw std::invalid_argument("OuterNesterov::step: spans of different sizes");
     if (v_.empty()) v_.assign(delta.size(), 0.0f);
     const auto mu = static_cast<float>(momentum_), lr = static_cast<float>(lr_);
     for (size_t i = 0; i < delta.size(); ++i) {
       v_[i] = mu * v_[i] + delta[i];
       theta_start[i] -= lr * (delta[i] + mu * v_[i]);
-      params[i] = theta_start[i];
     }
   }
   std::span<const float> momentum_buffer() const { return v_; }

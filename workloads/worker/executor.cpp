@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 #include "workloads/model/optimizer.h"
 
@@ -371,6 +372,7 @@ Executor::Iteration Executor::run_iteration(int iteration, bool another_follows)
   Iteration res;
   iteration_ = iteration;
   res.start_ns = now_ns();
+  iteration_start_ns_ = res.start_ns;
   if (prefill_) prefill_->begin_iteration(res.start_ns, tracer_.measuring());
   if (on_start) on_start(iteration);
   for (int i = 0; i < n; ++i) {
@@ -385,7 +387,7 @@ Executor::Iteration Executor::run_iteration(int iteration, bool another_follows)
     if (i == last_recv_ && another_follows) post_receives(next_);
     if (!sends_.empty()) reap_sends();
   }
-  if (outer_ && outer_->due(iteration)) outer_sync(iteration);
+  if (outer_) outer_sync(iteration);
   cur_.posted = false;
   res.end_ns = now_ns();
   res.loss = compute_.iteration_loss();
@@ -535,23 +537,39 @@ void Executor::finish_allreduce(const Action& a, int iteration) {
 }
 
 void Executor::outer_sync(int iteration) {
-  const std::vector<int> held = stages();
-  std::vector<Comm::Request*> req;
-  std::vector<int64_t> t0;
-  for (int s : held) {
-    t0.push_back(now_ns());
-    req.push_back(outer_->start(compute_, s, comm_, L_.replicas));
-  }
-  for (size_t k = 0; k < held.size(); ++k) {
-    const int s = held[k];
+  for (int f : outer_->due(iteration))
+    for (int s : stages())
+      if (outer_->holds(s, f))
+        pending_outer_.push_back(PendingOuter{s, f, iteration + outer_->overlap_steps(), now_ns(),
+                                              outer_->start(compute_, s, f, comm_, L_.replicas)});
+  apply_outer(iteration);
+}
+
+// Every pending sync due by `iteration` (INT_MAX: all), in the order they started.
+void Executor::apply_outer(int iteration) {
+  while (!pending_outer_.empty() && pending_outer_.front().apply_after <= iteration) {
+    const PendingOuter o = pending_outer_.front();
+    pending_outer_.erase(pending_outer_.begin());
     const int64_t w0 = now_ns();
-    wait_for(req[k], Action{Kind::OUTER_SYNC, s, -1, -1}, iteration, "OUTER_SYNC",
-             "the replicas of stage " + std::to_string(s));
-    comm_.release(req[k]);
+    wait_for(o.request, Action{Kind::OUTER_SYNC, o.stage, -1, -1}, iteration_, "OUTER_SYNC",
+             "the replicas of stage " + std::to_string(o.stage) + " (fragment " +
+                 std::to_string(o.fragment) + ")");
+    comm_.release(o.request);
     add_wait("OUTER_SYNC", now_ns() - w0);
-    outer_->finish(compute_, s);
-    tracer_.record(Kind::OUTER_SYNC, s, -1, t0[k], now_ns(), outer_->wire_bytes(s));
+    outer_->finish(compute_, o.stage, o.fragment);
+    // Inside this iteration: a sync started in an earlier one shows from this one's start.
+    tracer_.record(Kind::OUTER_SYNC, o.stage, -1, std::max(o.start_ns, iteration_start_ns_),
+                   now_ns(), outer_->wire_bytes(o.stage, o.fragment));
   }
+}
+
+void Executor::finish_outer() {
+  if (!outer_) return;
+  // After the measured iterations: neither traced nor counted as a wait.
+  const bool measuring = tracer_.measuring();
+  tracer_.set_measuring(false);
+  apply_outer(std::numeric_limits<int>::max());
+  tracer_.set_measuring(measuring);
 }
 
 }  // namespace xdc::worker

@@ -12,11 +12,15 @@
 //  - OPT: with grad_clip > 0 (real mode), the first OPT of the iteration sums the
 //    squared gradient norms of all stages (allreduce over the replica's pipeline ranks),
 //    then each stage steps with scale clip_scale(norm of the replica mean) / replicas.
-// With an OuterSync (RunSpec::dp_sync diloco, outer_sync.h) there is no gradient
-// all-reduce: ALLREDUCE actions are zero-length records, OPT scales by the local norm's
-// clip alone, and after every inner_steps-th iteration's last action each held stage's
-// outer sync runs (all submitted, then each waited for and applied in stage order), traced
-// as an OUTER_SYNC record (bytes: the encoded payload), its wait counted as OUTER_SYNC.
+// With an OuterSync (RunSpec::dp_sync diloco or streaming, outer_sync.h) there is no
+// gradient all-reduce: ALLREDUCE actions are zero-length records, OPT scales by the local
+// norm's clip alone, and after an iteration's last action the fragments due start their
+// sync on every held stage holding them (all submitted); the syncs due to be applied
+// (overlap_steps after their start; 0: this iteration's) are then waited for and applied
+// in the order they started, each traced as an OUTER_SYNC record (bytes: the encoded
+// payload) from its start, or the applying iteration's start if later, to its application,
+// its wait counted as OUTER_SYNC. finish_outer() applies those still pending at the end of
+// the run, untraced (after the measured iterations).
 // With iteration_barrier, every iteration starts with an MPI_Ibarrier over the world
 // (outside the iteration window), so iteration windows line up across ranks as in the
 // simulator.
@@ -94,7 +98,8 @@ class Executor {
   // last RECV is done (a rank still in its W tail can then take the next iteration's
   // first activation while computing).
   Iteration run_iteration(int iteration, bool another_follows);
-  void drain_sends();  // waits for every outstanding Isend (end of run)
+  void drain_sends();   // waits for every outstanding Isend (end of run)
+  void finish_outer();  // applies the outer syncs still pending (end of run)
 
   const nlohmann::json& waits() const { return waits_; }
   // Called when an iteration starts (after its barrier) with its number from 0 (warmup
@@ -152,6 +157,14 @@ class Executor {
   void send(int i, int iteration);
   void finish_allreduce(const sched::Action& a, int iteration);
   void outer_sync(int iteration);
+  void apply_outer(int iteration);
+  struct PendingOuter {
+    int stage, fragment, apply_after;
+    int64_t start_ns;
+    Comm::Request* request;
+  };
+  std::vector<PendingOuter> pending_outer_;
+  int64_t iteration_start_ns_ = 0;
 
   const RunSpec& spec_;
   const sched::Schedule& sched_;

@@ -3,6 +3,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "workloads/model/fragments.h"
+
 namespace xdc::worker {
 namespace {
 
@@ -31,14 +33,31 @@ MPI_User_function* user_function(model::Payload p) {
 }  // namespace
 
 OuterSync::OuterSync(const DpSyncSpec& spec, int replicas)
-    : payload_(model::payload_from_name(spec.payload)),
+    : runs_(spec.fragment_runs),
+      payload_(model::payload_from_name(spec.payload)),
       inner_steps_(spec.inner_steps),
+      fragments_(spec.fragment_runs.empty() ? 1 : static_cast<int>(spec.fragment_runs[0].size())),
+      overlap_(spec.overlap_steps),
       replicas_(replicas),
+      merge_(spec.merge),
       lr_(spec.outer_lr),
       momentum_(spec.outer_momentum) {
   if (inner_steps_ < 1)
     throw std::runtime_error("run spec dp_sync.inner_steps: expected 1 or more, got " +
                              std::to_string(inner_steps_));
+  if (fragments_ < 1 || fragments_ > inner_steps_)
+    throw std::runtime_error("run spec dp_sync.fragment_runs: expected 1 to inner_steps (" +
+                             std::to_string(inner_steps_) + ") fragments, got " +
+                             std::to_string(fragments_));
+  for (const auto& per_stage : runs_)
+    if (static_cast<int>(per_stage.size()) != fragments_)
+      throw std::runtime_error("run spec dp_sync.fragment_runs: every stage needs " +
+                               std::to_string(fragments_) + " fragments");
+  if (overlap_ < 0 || overlap_ >= inner_steps_)
+    throw std::runtime_error("run spec dp_sync.overlap_steps: expected 0 to inner_steps - 1, got " +
+                             std::to_string(overlap_));
+  if (!(merge_ >= 0 && merge_ <= 1))
+    throw std::runtime_error("run spec dp_sync.merge: expected 0 to 1");
   if (payload_ != model::Payload::kFp32) {
     MPI_Type_contiguous(static_cast<int>(model::payload_unit_bytes(payload_)), MPI_BYTE, &unit_);
     MPI_Type_commit(&unit_);
@@ -51,51 +70,88 @@ OuterSync::~OuterSync() {
   if (unit_ != MPI_DATATYPE_NULL) MPI_Type_free(&unit_);
 }
 
+std::vector<int> OuterSync::due(int iteration) const {
+  std::vector<int> out;
+  for (int p = 0; p < fragments_; ++p)
+    if (model::fragment_due(iteration + 1, p, fragments_, inner_steps_)) out.push_back(p);
+  return out;
+}
+
 void OuterSync::begin(StageCompute& compute, const std::vector<int>& stages) {
   for (int s : stages) {
-    Stage& st = stages_[s];
-    if (compute.real()) {
-      const std::span<float> p = compute.params(s);
-      if (p.empty())
-        throw std::runtime_error("dp_sync diloco: stage " + std::to_string(s) +
-                                 "'s parameters cannot be written in place (a CUDA stage); "
-                                 "the outer step needs the CPU stage");
-      st.theta_start.assign(p.begin(), p.end());
-      st.opt = std::make_unique<model::OuterNesterov>(lr_, momentum_);
-      st.delta.resize(p.size());
-    } else {
-      st.delta.resize(compute.grads(s).size());  // modeled: zeros of the gradient's size
+    const std::span<float> p = compute.real() ? compute.params(s) : compute.grads(s);
+    if (compute.real() && p.empty())
+      throw std::runtime_error("dp_sync: stage " + std::to_string(s) +
+                               "'s parameters cannot be written in place (a CUDA stage); "
+                               "the outer step needs the CPU stage");
+    const auto size = static_cast<int64_t>(p.size());
+    if (!runs_.empty() && s >= static_cast<int>(runs_.size()))
+      throw std::runtime_error("run spec dp_sync.fragment_runs: no runs for stage " +
+                               std::to_string(s));
+    for (int f = 0; f < fragments_; ++f) {
+      Runs runs = runs_.empty() ? Runs{{0, size}} : runs_[s][f];
+      int64_t n = 0;
+      for (auto [off, len] : runs) {
+        if (off < 0 || len < 0 || off + len > size)
+          throw std::runtime_error("run spec dp_sync.fragment_runs: stage " + std::to_string(s) +
+                                   " fragment " + std::to_string(f) + " has a run [" +
+                                   std::to_string(off) + ", +" + std::to_string(len) +
+                                   ") outside its " + std::to_string(size) + " values");
+        n += len;
+      }
+      if (n == 0) continue;
+      Unit& u = units_[{s, f}];
+      u.runs = std::move(runs);
+      u.delta.resize(static_cast<size_t>(n));  // modeled: zeros of the fragment's size
+      if (compute.real()) {
+        u.theta_start.reserve(u.delta.size());
+        for (auto [off, len] : u.runs)
+          u.theta_start.insert(u.theta_start.end(), &p[off], &p[off] + len);
+        u.opt = std::make_unique<model::OuterNesterov>(lr_, momentum_);
+      }
+      u.wire.resize(static_cast<size_t>(model::payload_bytes(payload_, n)));
     }
-    st.wire.resize(
-        static_cast<size_t>(model::payload_bytes(payload_, static_cast<int64_t>(st.delta.size()))));
   }
 }
 
-int64_t OuterSync::wire_bytes(int stage) const {
-  return static_cast<int64_t>(stages_.at(stage).wire.size());
+bool OuterSync::holds(int stage, int fragment) const {
+  return units_.count({stage, fragment}) > 0;
 }
 
-Comm::Request* OuterSync::start(StageCompute& compute, int stage, Comm& comm, MPI_Comm replicas) {
-  Stage& st = stages_.at(stage);
+int64_t OuterSync::wire_bytes(int stage, int fragment) const {
+  return static_cast<int64_t>(units_.at({stage, fragment}).wire.size());
+}
+
+Comm::Request* OuterSync::start(StageCompute& compute, int stage, int fragment, Comm& comm,
+                                MPI_Comm replicas) {
+  Unit& u = units_.at({stage, fragment});
   if (compute.real()) {
     const std::span<float> p = compute.params(stage);
-    for (size_t i = 0; i < p.size(); ++i) st.delta[i] = st.theta_start[i] - p[i];
+    size_t k = 0;
+    for (auto [off, len] : u.runs)
+      for (int64_t i = off; i < off + len; ++i, ++k) u.delta[k] = u.theta_start[k] - p[i];
   }
   if (payload_ == model::Payload::kFp32)
-    return comm.iallreduce_sum(st.delta.data(), static_cast<int64_t>(st.delta.size()), replicas);
-  model::encode_payload(payload_, st.delta, st.wire);
-  return comm.iallreduce_units(
-      st.wire.data(), model::payload_units(payload_, static_cast<int64_t>(st.delta.size())), unit_,
-      model::payload_unit_bytes(payload_), op_, replicas);
+    return comm.iallreduce_sum(u.delta.data(), static_cast<int64_t>(u.delta.size()), replicas);
+  model::encode_payload(payload_, u.delta, u.wire);
+  return comm.iallreduce_units(u.wire.data(),
+                               model::payload_units(payload_, static_cast<int64_t>(u.delta.size())),
+                               unit_, model::payload_unit_bytes(payload_), op_, replicas);
 }
 
-void OuterSync::finish(StageCompute& compute, int stage) {
-  Stage& st = stages_.at(stage);
-  if (payload_ != model::Payload::kFp32) model::decode_payload(payload_, st.wire, st.delta);
+void OuterSync::finish(StageCompute& compute, int stage, int fragment) {
+  Unit& u = units_.at({stage, fragment});
+  if (payload_ != model::Payload::kFp32) model::decode_payload(payload_, u.wire, u.delta);
   if (compute.real()) {
     const float inv = 1.0f / static_cast<float>(replicas_);
-    for (float& d : st.delta) d *= inv;
-    st.opt->step(st.delta, st.theta_start, compute.params(stage));
+    for (float& d : u.delta) d *= inv;
+    u.opt->step(u.delta, u.theta_start);
+    // The live parameters: merge x local + (1 - merge) x the new outer parameters.
+    const auto a = static_cast<float>(merge_);
+    const std::span<float> p = compute.params(stage);
+    size_t k = 0;
+    for (auto [off, len] : u.runs)
+      for (int64_t i = off; i < off + len; ++i, ++k) p[i] = a * p[i] + (1 - a) * u.theta_start[k];
   }
   ++steps_;
 }

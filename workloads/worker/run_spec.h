@@ -85,13 +85,22 @@ struct PrefillSpec {
 // harness/experiment/experiment.h; outer_sync.h). method "sync": the gradient all-reduce
 // every iteration; "diloco": none, and after every inner_steps-th iteration (warmup ones
 // counted) the pseudo-gradients are averaged in `payload` (model/payload.h) and the outer
-// Nesterov step applied.
+// Nesterov step applied; "streaming": the same per fragment (model/fragments.h), each
+// fragment's all-reduce applied overlap_steps iterations after it started and merged as
+// merge * local + (1 - merge) * outer. diloco is streaming with 1 fragment, no overlap,
+// merge 0. stage_layers (RunSpec) is filled for modeled compute too when fragments > 1.
 struct DpSyncSpec {
-  std::string method = "sync";  // "sync" | "diloco"
+  std::string method = "sync";  // "sync" | "diloco" | "streaming"
   int inner_steps = 1;
+  int overlap_steps = 0;
+  double merge = 0;
   double outer_lr = 0.7, outer_momentum = 0.9;
   std::string payload = "fp32";
-  bool diloco() const { return method == "diloco"; }
+  // Per schedule stage, per fragment: the [offset, size) runs of the stage's parameter
+  // buffer (modeled: gradient scratch) the fragment synchronises; empty: one fragment, the
+  // whole stage.
+  std::vector<std::vector<std::vector<std::pair<int64_t, int64_t>>>> fragment_runs;
+  bool outer_loop() const { return method == "diloco" || method == "streaming"; }
 };
 
 struct RunSpec {

@@ -226,6 +226,7 @@ void run_iterations(RankRun& r, Executor& ex, Tracer& tracer, StageCompute& comp
     const Executor::Iteration res = ex.run_iteration(it, it + 1 < total);
     if (measured) record_iteration(r, it, res, ex, tracer, compute);
   }
+  ex.finish_outer();
   ex.drain_sends();
   if (arbiter) {  // every rank past its last ordered send: the arbiters may stop
     Comm::Request* q = comm.ibarrier(MPI_COMM_WORLD);
@@ -306,7 +307,7 @@ void run(const RunSpec& spec, int rank, int thread_level, const std::string& hos
   {
     // Before the comm thread: it makes MPI datatypes and ops (outer_sync.h).
     std::unique_ptr<OuterSync> outer;
-    if (spec.dp_sync.diloco())
+    if (spec.dp_sync.outer_loop())
       outer = std::make_unique<OuterSync>(spec.dp_sync, spec.data_parallel);
     Comm comm(progress, spec.progress_poll_us);
     std::unique_ptr<Stripes> stripes = attach_stripes(r, schedule, L, comm, tracer);
