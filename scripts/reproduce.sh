@@ -104,7 +104,15 @@ dhelix() {
   papers dhelix $R
 }
 
-diloco() { for s in dp-sync diloco-{loss,bytes,utilisation,overlap}; do sweep $s experiments/repro/$s.yaml "$@"; done; papers diloco $R; }
+diloco() {
+  for s in dp-sync diloco-{loss,bytes,utilisation,overlap}; do sweep $s experiments/repro/$s.yaml "$@"; done
+  # Table 4: under the paper's assumptions, then the 1B model under xdc's (nothing is run).
+  "$XDC" simulate --paper-table4 -o $R/diloco-table4
+  for u in 0.5 0.8 0.9 0.95 0.99; do
+    "$XDC" simulate experiments/repro/diloco-table4-1b.yaml --utilisation $u -o $R/diloco-table4/xdc-$u
+  done
+  papers diloco $R
+}
 
 case $which in
   atlas) atlas "$@" ;;

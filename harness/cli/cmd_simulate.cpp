@@ -10,11 +10,12 @@
 //     --latency 20ms --bandwidth 10gbit --tf 20ms --tb 40ms --activation 10mb -o DIR
 //                                      a run described by flags: the experiment they
 //                                      describe (DIR/experiment.yaml), predicted as above
-//   xdc simulate EXP.yaml --utilisation 0.95 [--rate-range 1mbit:10000gbit]
+//   xdc simulate EXP|SWEEP.yaml --utilisation 0.95 [--rate-range 1mbit:10tbit]
 //                                      the WAN rate (every direction, the experiment's
 //                                      `wan: {rate}`) at which each schedule's predicted
-//                                      compute utilisation reaches 0.95: a bisection over
-//                                      the full prediction (stdout, and -o DIR/rate.json)
+//                                      compute utilisation reaches 0.95 (of every point of
+//                                      a sweep): a bisection over the full prediction
+//                                      (stdout, and -o DIR/rate.json)
 //   xdc simulate --paper-table4 [-o DIR]
 //                                      Streaming DiLoCo's Table 4 under the paper's own
 //                                      assumptions (sim/paper_utilisation.h), beside the
@@ -61,7 +62,7 @@ struct SimArgs {
   double coexec_interference = sim::CostModel::kAssumedCoexecInterference;
   int node_tp = 1;
   double utilisation = 0;  // with a file: the rate for this predicted utilisation
-  std::string rate_range = "1mbit:10000gbit";
+  std::string rate_range = "1mbit:10tbit";
   bool paper_table4 = false;
 };
 
@@ -108,18 +109,19 @@ int simulate_file(const std::string& file, const std::string& out_dir,
       plan, out_dir.empty() ? "results/simulate-" + plan.experiment.name : out_dir, measured);
 }
 
-// The experiment in `file` with every WAN direction at `bps` (its `wan: {rate}` override).
-run::Experiment at_rate(const std::string& file, double bps) {
-  YAML::Node root = YAML::Load(read_input_file(file, "the experiment"));
+// The experiment `text` (its file `label`, for relative paths) with every WAN direction at
+// `bps` (its `wan: {rate}` override).
+run::Experiment at_rate(const std::string& text, const std::string& label, double bps) {
+  YAML::Node root = YAML::Load(text);
   sweep::set_by_path(root, "wan.rate", YAML::Node(fmt::format("{:.0f}bit", bps)));
   YAML::Emitter out;
   out << root;
-  return run::parse_experiment(out.c_str(), file);
+  return run::parse_experiment(out.c_str(), label);
 }
 
 // Each schedule's predicted mean utilisation over its ranks at `bps`.
-std::vector<double> utilisation_at(const std::string& file, double bps) {
-  const run::Plan plan = run::make_plan(at_rate(file, bps));
+std::vector<double> utilisation_at(const std::string& text, const std::string& label, double bps) {
+  const run::Plan plan = run::make_plan(at_rate(text, label, bps));
   std::vector<double> out;
   for (const auto& sp : plan.schedules) {
     const auto u = run::simulated_utilisation(run::predict(plan, sp, sp.costs));
@@ -130,57 +132,74 @@ std::vector<double> utilisation_at(const std::string& file, double bps) {
   return out;
 }
 
-// `xdc simulate EXP --utilisation U`: per schedule, the lowest rate in the range at which
-// the prediction reaches U, by bisection on a log scale to 0.5% (the prediction's
-// utilisation rises with the rate).
-int rate_for_utilisation(const SimArgs& a, const std::string& out_dir) {
-  if (!(a.utilisation > 0 && a.utilisation < 1))
-    throw InputError("--utilisation: expected a fraction in (0, 1), like 0.95");
-  const auto colon = a.rate_range.find(':');
-  if (colon == std::string::npos)
-    throw InputError("--rate-range: expected LOW:HIGH, like 1mbit:10000gbit");
-  const double lo0 = rate_bps("--rate-range", a.rate_range.substr(0, colon));
-  const double hi0 = rate_bps("--rate-range", a.rate_range.substr(colon + 1));
-  if (!(lo0 > 0 && hi0 > lo0)) throw InputError("--rate-range: expected 0 < LOW < HIGH");
-  const run::Plan plan = run::make_plan(at_rate(a.experiment, hi0));
-  const std::vector<double> at_lo = utilisation_at(a.experiment, lo0);
-  const std::vector<double> at_hi = utilisation_at(a.experiment, hi0);
-  nlohmann::json j = {{"experiment", a.experiment},
-                      {"utilisation", a.utilisation},
-                      {"rate_range_bps", {lo0, hi0}},
-                      {"schedules", nlohmann::json::array()}};
-  std::printf("%-18s %16s %12s %s\n", "schedule", "rate", "utilisation", "predictions");
+// One experiment's rows of `xdc simulate --utilisation`: per schedule, the lowest rate in
+// [lo0, hi0] at which the prediction reaches `target`, by bisection on a log scale to 0.5%
+// (the prediction's utilisation rises with the rate).
+nlohmann::json rates_for(const std::string& text, const std::string& label, const std::string& id,
+                         double target, double lo0, double hi0) {
+  const run::Plan plan = run::make_plan(at_rate(text, label, hi0));
+  const std::vector<double> at_lo = utilisation_at(text, label, lo0);
+  const std::vector<double> at_hi = utilisation_at(text, label, hi0);
+  nlohmann::json rows = nlohmann::json::array();
   for (size_t k = 0; k < plan.schedules.size(); ++k) {
     const std::string name = plan.schedules[k].choice.name;
     nlohmann::json row = {{"schedule", name}};
-    if (at_hi[k] < a.utilisation) {
-      std::printf("%-18s %16s %12.4f (at the range's top)\n", name.c_str(), "above range",
-                  at_hi[k]);
+    if (!id.empty()) row["point"] = id;
+    const std::string who = id.empty() ? name : id + " " + name;
+    if (at_hi[k] < target) {
+      std::printf("%-40s %16s %12.4f (at the range's top)\n", who.c_str(), "above range", at_hi[k]);
       row["rate_bps"] = nullptr;
       row["utilisation_at_top"] = at_hi[k];
-    } else if (at_lo[k] >= a.utilisation) {
-      std::printf("%-18s %16s %12.4f (at the range's bottom)\n", name.c_str(), "below range",
+    } else if (at_lo[k] >= target) {
+      std::printf("%-40s %16s %12.4f (at the range's bottom)\n", who.c_str(), "below range",
                   at_lo[k]);
       row["rate_bps"] = lo0;
       row["utilisation"] = at_lo[k];
     } else {
       double lo = lo0, hi = hi0, u_hi = at_hi[k];
-      int n = 2;
+      int n = 3;
       while (hi / lo > 1.005) {
         const double mid = std::sqrt(lo * hi);
-        const double u = utilisation_at(a.experiment, mid)[k];
+        const double u = utilisation_at(text, label, mid)[k];
         ++n;
-        (u >= a.utilisation ? hi : lo) = mid;
-        if (u >= a.utilisation) u_hi = u;
-        std::fprintf(stderr, "\r%s: %.4g..%.4g Mbit/s", name.c_str(), lo / 1e6, hi / 1e6);
+        (u >= target ? hi : lo) = mid;
+        if (u >= target) u_hi = u;
       }
-      std::fprintf(stderr, "\n");
-      std::printf("%-18s %11.4g Mbit/s %12.4f %d\n", name.c_str(), hi / 1e6, u_hi, n);
+      std::printf("%-40s %11.4g Mbit/s %12.4f %d\n", who.c_str(), hi / 1e6, u_hi, n);
       row["rate_bps"] = hi;
       row["utilisation"] = u_hi;
       row["predictions"] = n;
     }
-    j["schedules"].push_back(row);
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+// `xdc simulate EXP|SWEEP --utilisation U`: rates_for every schedule (of every point).
+int rate_for_utilisation(const SimArgs& a, const std::string& out_dir) {
+  if (!(a.utilisation > 0 && a.utilisation < 1))
+    throw InputError("--utilisation: expected a fraction in (0, 1), like 0.95");
+  const auto colon = a.rate_range.find(':');
+  if (colon == std::string::npos)
+    throw InputError("--rate-range: expected LOW:HIGH, like 1mbit:10tbit");
+  const double lo = rate_bps("--rate-range", a.rate_range.substr(0, colon));
+  const double hi = rate_bps("--rate-range", a.rate_range.substr(colon + 1));
+  if (!(lo > 0 && hi > lo)) throw InputError("--rate-range: expected 0 < LOW < HIGH");
+  nlohmann::json j = {{"file", a.experiment},
+                      {"utilisation", a.utilisation},
+                      {"rate_range_bps", {lo, hi}},
+                      {"schedules", nlohmann::json::array()}};
+  std::printf("%-40s %16s %12s %s\n", "schedule", "rate", "utilisation", "predictions");
+  auto add = [&j](const nlohmann::json& rows) {
+    for (const auto& r : rows) j["schedules"].push_back(r);
+  };
+  if (is_sweep_file(a.experiment)) {
+    const sweep::Sweep s = sweep::load_sweep(a.experiment);
+    for (const sweep::Point& p : sweep::expand(s))
+      add(rates_for(sweep::point_text(s, p), s.base_file, p.id, a.utilisation, lo, hi));
+  } else {
+    add(rates_for(read_input_file(a.experiment, "the experiment"), a.experiment, "", a.utilisation,
+                  lo, hi));
   }
   if (!out_dir.empty()) {
     std::filesystem::create_directories(out_dir);
@@ -423,8 +442,8 @@ void add_simulate_command(CLI::App& app, Commands& out) {
                    if (range_opt->count() && !util_opt->count())
                      throw InputError("--rate-range: goes with --utilisation");
                    if (util_opt->count()) {
-                     if (is_sweep_file(a.experiment) || measured_opt->count())
-                       throw InputError("--utilisation: takes an experiment file alone");
+                     if (measured_opt->count())
+                       throw InputError("--utilisation: does not take --measured");
                      return rate_for_utilisation(a, out_opt->count() ? a.out_dir : "");
                    }
                    if (measured_opt->count() && is_sweep_file(a.experiment))

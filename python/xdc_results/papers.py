@@ -26,6 +26,15 @@ def _write_json(path: str, doc: Dict[str, Any]) -> None:
         json.dump(doc, f, indent=2)
 
 
+def _read_json(path: str) -> Any:
+    """The JSON document at `path`; None when there is none."""
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
+
+
 def _neg(x: Optional[float]) -> float:
     return -x if x is not None else float("nan")
 
@@ -657,6 +666,36 @@ def diloco_overlap(sweep_dir: str) -> Optional[Dict[str, Any]]:
     return out
 
 
+_TABLE4_LABELS = {"Data-Parallel": "dp", "Vanilla DiLoCo": "diloco",
+                  "Streaming DiLoCo": "streaming",
+                  "Streaming DiLoCo w/ overlapped com.": "streaming-overlapped",
+                  "Streaming DiLoCo w/ overlapped FP4 com.": "streaming-overlapped-fp4"}
+
+
+def diloco_table4(table_dir: str) -> Optional[List[Dict[str, Any]]]:
+    """REPRO/diloco-table4: `xdc simulate --paper-table4`'s cells (the paper's and xdc's
+    under the paper's assumptions) with, for the 1B model, the rate xdc's own prediction
+    needs (`xdc simulate diloco-table4-1b.yaml --utilisation U` in xdc-U/): at 0 ms
+    (xdc_tcp_gbit, the paper's zero latency) and 10 ms one way (xdc_tcp_10ms_gbit); None
+    where no rate up to the range's top reaches U."""
+    cells = _read_json(os.path.join(table_dir, "table4.json"))
+    if cells is None:
+        return None
+    for c in cells:
+        c["xdc_tcp_gbit"] = c["xdc_tcp_10ms_gbit"] = None
+        if c["model"] != "1B":
+            continue
+        rates = _read_json(os.path.join(table_dir, "xdc-%g" % c["utilisation"], "rate.json"))
+        for r in (rates or {}).get("schedules", []):
+            point = r.get("point", "")
+            if not point.endswith("method-" + _TABLE4_LABELS.get(c["method"], "?")):
+                continue
+            gbit = None if r.get("rate_bps") is None else r["rate_bps"] / 1e9
+            key = "xdc_tcp_gbit" if point.startswith("delay-0ms_") else "xdc_tcp_10ms_gbit"
+            c[key] = gbit
+    return cells
+
+
 def diloco(repro: str) -> Dict[str, Any]:
     """REPRO/dp-sync (the WAN all-reduce of synchronous DP, measured beside predicted),
     REPRO/diloco-loss and REPRO/diloco-bytes; writes REPRO/diloco/headline.json, the keys
@@ -705,7 +744,21 @@ def diloco(repro: str) -> Dict[str, Any]:
               "the issue: <= 0.60 blocking, >= 0.95 overlapped" % (
                   overlap["blocking"], overlap["blocking_simulated"], overlap["overlapped"],
                   overlap["overlapped_simulated"]))
+    table4 = diloco_table4(os.path.join(repro, "diloco-table4"))
+    if table4:
+        near = [c for c in table4 if c["method"] != "Data-Parallel" and
+                abs(c["xdc_gbit"] - c["paper_gbit"]) <= 0.2 * c["paper_gbit"]]
+        print("-- Table 4 (Gbit/s): paper / xdc under the paper's assumptions / xdc's own "
+              "model at 0 ms and 10 ms (1B)")
+        for c in table4:
+            print("  %-4s %-40s %3.0f%% %7.2f %7.2f %s %s" % (
+                c["model"], c["method"], 100 * c["utilisation"], c["paper_gbit"], c["xdc_gbit"],
+                "-" if c["xdc_tcp_gbit"] is None else "%7.2f" % c["xdc_tcp_gbit"],
+                "-" if c["xdc_tcp_10ms_gbit"] is None else "%7.2f" % c["xdc_tcp_10ms_gbit"]))
+        print("  DiLoCo and Streaming cells within 20%% of the paper's: %d of %d" % (
+            len(near), len([c for c in table4 if c["method"] != "Data-Parallel"])))
     headline = {"dp_sync": points, "loss": loss, "utilisation": util, "overlap": overlap,
+                "table4": table4,
                 "bytes_dp_over_diloco": nbytes and nbytes["bytes_dp_over_diloco"],
                 "h": nbytes and nbytes["h"],
                 "bytes_fp4_over_fp32": nbytes and nbytes["bytes_fp4_over_fp32"],

@@ -151,6 +151,25 @@ its() { jq -c '[.schedules[] | [.schedule, .simulated_iteration_s]]' "$1/summary
 [[ $(jq '[.schedules[].simulated_iteration_s > 0] | all' "$out/flags/summary.json") == true ]] ||
   fail "flags: no simulated iteration"
 
+# The rate for a utilisation: a bisection per point of a sweep. At 0 ms the outer loops
+# reach 50% at some rate and FP4 needs less than bf16; across 10 ms stock TCP's window
+# keeps DP below 50% at any rate. Streaming DiLoCo's Table 4 under the paper's assumptions.
+as_user "$xdc" simulate experiments/repro/diloco-table4-1b.yaml --utilisation 0.5 \
+  -o "$out/rate" >/dev/null 2>&1 || fail "--utilisation 0.5 failed"
+rate() { jq -r --arg p "$1" '.schedules[] | select(.point == $p) | .rate_bps' "$out/rate/rate.json"; }
+[[ $(jq '.schedules | length' "$out/rate/rate.json") == 10 ]] || fail "--utilisation: not 10 rows"
+bf16=$(rate delay-0ms_method-streaming-overlapped)
+fp4=$(rate delay-0ms_method-streaming-overlapped-fp4)
+[[ $bf16 != null && $fp4 != null && $(jq -n "$fp4 < $bf16") == true ]] ||
+  fail "--utilisation: fp4 $fp4 vs bf16 $bf16 bit/s"
+[[ $(rate delay-10ms_method-dp) == null ]] || fail "--utilisation: DP over 10 ms reached 50%"
+grep -q "within 20% of the paper's: 59 of 60" <(as_user "$xdc" simulate --paper-table4 \
+  -o "$out/table4") || fail "--paper-table4: not 59 of 60 cells within 20%"
+[[ $(jq length "$out/table4/table4.json") == 75 ]] || fail "--paper-table4: not 75 cells"
+err=$(as_user "$xdc" simulate --paper-table4 --stages 3 2>&1 >/dev/null)
+rc=$?
+[[ $rc -eq 2 ]] || fail "--paper-table4 --stages 3: exit $rc, expected 2 ($err)"
+
 # Bad flags: exit 2, nothing printed on stdout, nothing written.
 res=$(as_user "$xdc" simulate -s 1f1b,interleaved -p 4 -m 8 -v 0 -o "$out/chunks" 2>/dev/null)
 rc=$?
