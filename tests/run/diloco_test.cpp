@@ -7,6 +7,7 @@
 // final evaluation loss; nothing is left behind.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -164,4 +165,28 @@ TEST(Diloco, StreamingFragmentsOverlapTheNextIterationAndCarryTheirShare) {
   EXPECT_GE(predicted[2], predicted[1]);  // 3 and 5 apply one
   EXPECT_GE(predicted[4], predicted[1]);
   EXPECT_EQ(leftovers(net), std::vector<std::string>{});
+}
+
+// A DC lost while a fragment's sync is in flight (overlap_steps 1: started after iteration
+// 1, applied after iteration 2; the event comes as iteration 2 starts): killed, the run
+// ends at once naming the DC and the event; cut off, the waits time out (timeout_s 20)
+// and the run ends naming the cut link, within timeout + 10 s. Nothing is left behind.
+TEST(Diloco, ADcLostDuringAnOverlappedSyncEndsTheRunNamingIt) {
+  struct Case {
+    const char* file;
+    const char* net;
+    const char* named;
+  };
+  for (const Case c : {Case{"tests/run/streaming-dc-lost.yaml", "strdl", "DC west failed"},
+                       Case{"tests/run/streaming-dc-cut.yaml", "strdc", "east->west was down"}}) {
+    const fs::path dir = fs::temp_directory_path() / (std::string("xdc-run-test-") + c.net);
+    fs::remove_all(dir);
+    const auto t0 = std::chrono::steady_clock::now();
+    auto r = run_xdc({"run", c.file, "-o", dir.string(), "--name", c.net}, 300);
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    EXPECT_EQ(r.rc, 1) << r.out;
+    EXPECT_NE(r.out.find(c.named), std::string::npos) << r.out;
+    EXPECT_LT(s, 20 + 10 + 15) << c.file;  // timeout + 10 s, and the network's set-up
+    EXPECT_EQ(leftovers(c.net), std::vector<std::string>{});
+  }
 }
