@@ -570,6 +570,7 @@ void Executor::finish_outer() {
   tracer_.set_measuring(false);
   apply_outer(std::numeric_limits<int>::max());
   tracer_.set_measuring(measuring);
+  outer_->adopt_outer(compute_);
 }
 
 }  // namespace xdc::worker

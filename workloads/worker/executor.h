@@ -20,7 +20,8 @@
 // in the order they started, each traced as an OUTER_SYNC record (bytes: the encoded
 // payload) from its start, or the applying iteration's start if later, to its application,
 // its wait counted as OUTER_SYNC. finish_outer() applies those still pending at the end of
-// the run, untraced (after the measured iterations).
+// the run, untraced (after the measured iterations), and leaves the outer parameters live
+// for the evaluation.
 // With iteration_barrier, every iteration starts with an MPI_Ibarrier over the world
 // (outside the iteration window), so iteration windows line up across ranks as in the
 // simulator.

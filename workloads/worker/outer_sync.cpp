@@ -156,4 +156,14 @@ void OuterSync::finish(StageCompute& compute, int stage, int fragment) {
   ++steps_;
 }
 
+void OuterSync::adopt_outer(StageCompute& compute) {
+  if (!compute.real()) return;
+  for (auto& [key, u] : units_) {
+    const std::span<float> p = compute.params(key.first);
+    size_t k = 0;
+    for (auto [off, len] : u.runs)
+      for (int64_t i = off; i < off + len; ++i, ++k) p[i] = u.theta_start[k];
+  }
+}
+
 }  // namespace xdc::worker

@@ -61,6 +61,10 @@ class OuterSync {
   // After the request completed: decode, average, outer step, merge (real compute).
   void finish(StageCompute& compute, int stage, int fragment);
   int64_t wire_bytes(int stage, int fragment) const;  // the encoded payload
+  // The live parameters = the outer ones (theta_start of every fragment; real compute):
+  // what the run's end evaluates (Streaming DiLoCo's Table 3: the outer parameters
+  // evaluate better than a replica's own).
+  void adopt_outer(StageCompute& compute);
 
  private:
   using Runs = std::vector<std::pair<int64_t, int64_t>>;
