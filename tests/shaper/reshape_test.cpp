@@ -127,6 +127,11 @@ TEST_P(Reshape, DelayChangeIsInForceWithin1msWithoutLossOrReorder) {
   // early: the send stamp (user space, before sendto) and the receive stamp (the kernel's)
   // are two clock readings; one packet of ~3000 came 0.09 ms early for 10 ms here (cause
   // not pinned down). A change not in force is off by milliseconds, far beyond this.
+  // The delay line's own worst release lateness over its life (this test's; the kernel
+  // backend has none): a packet late by up to that was held by a busy host waking the line
+  // late, not by a change out of force (which the line would release on time, at the old
+  // delay).
+  const double line_late_ms = netem::delayline_stats(s.r).value("late_max_us", 0.0) / 1e3;
   const double slack = upper_slack_ms(), early = 0.25;
   const auto ms = static_cast<int64_t>(grace_ms() * 1e6);  // in force this long after
   const int64_t before = ms - 1'000'000;                   // ambiguous this long before
@@ -152,6 +157,7 @@ TEST_P(Reshape, DelayChangeIsInForceWithin1msWithoutLossOrReorder) {
     }
     if (pk.sent_ns < t2_done + ms) last_old_arrival = std::max(last_old_arrival, pk.arrived_ns);
     ++checked;
+    high += line_late_ms;
     if (owd > high && owd >= low) ++late;  // counted below: the host's scheduling noise
     if (owd < low - early || owd > high) {
       if (bad++ == 0)
@@ -160,13 +166,15 @@ TEST_P(Reshape, DelayChangeIsInForceWithin1msWithoutLossOrReorder) {
                     std::to_string(low) + ".." + std::to_string(high);
     }
   }
-  std::printf("RESHAPE delay 10 -> 30 -> 5 ms: %d packets checked, %d off, lost %d, reordered %d\n",
-              checked, bad, res.lost(), res.reorders());
+  std::printf(
+      "RESHAPE delay 10 -> 30 -> 5 ms: %d packets checked, %d off, lost %d, reordered %d; the "
+      "delay line released at most %.3f ms late\n",
+      checked, bad, res.lost(), res.reorders(), line_late_ms);
   EXPECT_GT(checked, 2800);
   // No packet may arrive before its delay (a change not yet in force, or reordering); a
-  // few may arrive late by more than the slack when a busy host wakes the shaper or the
-  // receiver late (seen: 1-2 of ~2900, by 0.6 ms on the host, 9 ms in the UML guest):
-  // at most 1 in 500.
+  // few may arrive late by more than the slack and the line's own lateness when a busy host
+  // wakes the receiver late (seen: 1-2 of ~2900, by 0.6 ms on the host, 9 ms in the UML
+  // guest): at most 1 in 500.
   EXPECT_EQ(bad - late, 0) << first_bad;
   EXPECT_LE(late, std::max(2, checked / 500)) << first_bad;
 }
