@@ -88,7 +88,7 @@ struct PrefillSpec {
 // Nesterov step applied; "streaming": the same per fragment (model/fragments.h), each
 // fragment's all-reduce applied overlap_steps iterations after it started and merged as
 // merge * local + (1 - merge) * outer. diloco is streaming with 1 fragment, no overlap,
-// merge 0. stage_layers (RunSpec) is filled for modeled compute too when fragments > 1.
+// merge 0.
 struct DpSyncSpec {
   std::string method = "sync";  // "sync" | "diloco" | "streaming"
   int inner_steps = 1;
