@@ -740,10 +740,11 @@ def diloco(repro: str) -> Dict[str, Any]:
         print("  within 5 points: %d of %d" % (len(close), len(util)))
     overlap = diloco_overlap(os.path.join(repro, "diloco-overlap"))
     if overlap:
-        print("-- overlap: utilisation measured (simulated), blocking %s (%s), overlapped %s (%s); "
-              "the issue: <= 0.60 blocking, >= 0.95 overlapped" % (
-                  overlap["blocking"], overlap["blocking_simulated"], overlap["overlapped"],
-                  overlap["overlapped_simulated"]))
+        def f(x: Optional[float]) -> str:
+            return "-" if x is None else "%.3f" % x
+        print("-- overlap: utilisation measured (simulated): blocking %s (%s), overlapped %s "
+              "(%s)" % (f(overlap["blocking"]), f(overlap["blocking_simulated"]),
+                        f(overlap["overlapped"]), f(overlap["overlapped_simulated"])))
     table4 = diloco_table4(os.path.join(repro, "diloco-table4"))
     if table4:
         near = [c for c in table4 if c["method"] != "Data-Parallel" and
