@@ -427,6 +427,9 @@ class Iterations {
     const int replicas = std::max(1, s_.replicas);
     const int local = s_.ranks / replicas;
     if (w_.dp_links.ranks == 0 || local == 0 || costs_.outer_bytes.empty()) return;
+    // Messages that arrived before this iteration began delay no barrier message to come.
+    for (auto& [pair, sent] : dp_sent_abs_)
+      std::erase_if(sent, [origin](const auto& m) { return m.second < origin; });
     const int members = w_.dp_links.ranks / local;
     const int local_stages = s_.stages / replicas;
     const int64_t eager =
