@@ -4,13 +4,14 @@
 // queue: one alone fits the queue (no retransmission, no window cut); three at once
 // overflow it (the kernel retransmits, and the model cuts their windows).
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <thread>
 #include <vector>
 
@@ -62,33 +63,51 @@ class SharedBottleneck : public xdc::testing::NetworkTest {
       clients.push_back(c);
     }
     std::vector<unsigned> retrans(pairs, 0);
-    std::atomic<int> ready{0};
-    std::vector<std::thread> threads;
+    std::vector<int> peers;
+    for (int k = 0; k < pairs; ++k) peers.push_back(accept(servers[k], nullptr, nullptr));
+    // Receivers read as the data comes; one thread writes every message, round robin on
+    // non-blocking sockets, so the connections start within microseconds of each other
+    // whatever the scheduler does with threads (three writer threads on 2 busy cores
+    // started a round trip apart and never met in the queue).
+    std::vector<std::thread> readers;
     for (int k = 0; k < pairs; ++k)
-      threads.emplace_back([&, k] {
-        const int peer = accept(servers[k], nullptr, nullptr);
-        std::vector<char> buf(kMessage, 'x');
-        ++ready;
-        while (ready.load() < pairs) std::this_thread::yield();
-        int64_t sent = 0;
-        while (sent < kMessage) {
-          const ssize_t n = write(clients[k], buf.data() + sent, kMessage - sent);
-          if (n <= 0) break;
-          sent += n;
-        }
+      readers.emplace_back([&, k] {
+        std::vector<char> buf(64 << 10);
         int64_t got = 0;
         while (got < kMessage) {
-          const ssize_t n = read(peer, buf.data(), buf.size());
+          const ssize_t n = read(peers[k], buf.data(), buf.size());
           if (n <= 0) break;
           got += n;
         }
-        tcp_info info{};
-        socklen_t len = sizeof info;
-        getsockopt(clients[k], IPPROTO_TCP, TCP_INFO, &info, &len);
-        retrans[k] = info.tcpi_total_retrans;
-        close(peer);
       });
-    for (auto& t : threads) t.join();
+    const std::vector<char> data(kMessage, 'x');
+    std::vector<int64_t> sent(pairs, 0);
+    for (int c : clients) fcntl(c, F_SETFL, fcntl(c, F_GETFL) | O_NONBLOCK);
+    for (bool more = true; more;) {
+      more = false;
+      std::vector<pollfd> wait;
+      for (int k = 0; k < pairs; ++k) {
+        while (sent[k] < kMessage) {
+          const ssize_t n = write(clients[k], data.data() + sent[k], kMessage - sent[k]);
+          if (n <= 0) break;
+          sent[k] += n;
+        }
+        if (sent[k] < kMessage) {
+          more = true;
+          wait.push_back({clients[k], POLLOUT, 0});
+        }
+      }
+      if (more && poll(wait.data(), wait.size(), 10'000) <= 0) break;
+    }
+    for (auto& t : readers) t.join();
+    for (int k = 0; k < pairs; ++k) {
+      EXPECT_EQ(sent[k], kMessage) << "pair " << k;
+      tcp_info info{};
+      socklen_t len = sizeof info;
+      getsockopt(clients[k], IPPROTO_TCP, TCP_INFO, &info, &len);
+      retrans[k] = info.tcpi_total_retrans;
+      close(peers[k]);
+    }
     for (int k = 0; k < pairs; ++k) close(clients[k]), close(servers[k]);
     return retrans;
   }
