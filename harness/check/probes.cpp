@@ -19,23 +19,36 @@ namespace {
 constexpr int kIperfPort = 5201;
 
 // Runs an iperf3 client against a one-shot server in `to`; retries while the server
-// is still starting. Returns iperf3's JSON report.
+// is still starting, and, with a new server, up to twice a run whose report has no
+// end.<needed> (a run cut short on a busy host ends without its summary). Returns
+// iperf3's JSON report.
 nlohmann::json iperf(const std::string& net, const std::string& from, const std::string& to,
-                     std::vector<std::string> client_args, double budget_s) {
-  proc::Background server(
-      proc::in_host(net, to, {"iperf3", "-s", "-1", "-p", std::to_string(kIperfPort)}));
+                     std::vector<std::string> client_args, double budget_s, const char* needed) {
   std::vector<std::string> argv{"iperf3", "-J", "-p", std::to_string(kIperfPort)};
   argv.insert(argv.end(), client_args.begin(), client_args.end());
   auto timeout = std::chrono::milliseconds(static_cast<long>(budget_s * 1000) + 20000);
-  for (int attempt = 0;; ++attempt) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(attempt == 0 ? 150 : 300));
-    proc::Result r = proc::run(proc::in_host(net, from, argv), timeout);
-    auto j = nlohmann::json::parse(r.out, nullptr, false);
-    if (r.exit_code == 0 && !j.is_discarded()) return j;
-    std::string err = j.is_discarded() ? r.err : j.value("error", r.err);
-    if (attempt < 10 && err.find("onnection refused") != std::string::npos) continue;
-    throw std::runtime_error(fmt::format("iperf3 {} -> {} failed: {}", from, to, err));
+  std::string incomplete;
+  for (int run = 0; run < 3; ++run) {
+    proc::Background server(
+        proc::in_host(net, to, {"iperf3", "-s", "-1", "-p", std::to_string(kIperfPort)}));
+    for (int attempt = 0;; ++attempt) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(attempt == 0 ? 150 : 300));
+      proc::Result r = proc::run(proc::in_host(net, from, argv), timeout);
+      auto j = nlohmann::json::parse(r.out, nullptr, false);
+      if (r.exit_code == 0 && !j.is_discarded()) {
+        if (j.contains("end") && j["end"].contains(needed)) return j;
+        const auto e = j.find("error");
+        incomplete = fmt::format(
+            "its report has no end.{}{}", needed,
+            e != j.end() && e->is_string() ? " (" + e->get<std::string>() + ")" : std::string());
+        break;
+      }
+      std::string err = j.is_discarded() ? r.err : j.value("error", r.err);
+      if (attempt < 10 && err.find("onnection refused") != std::string::npos) continue;
+      throw std::runtime_error(fmt::format("iperf3 {} -> {} failed: {}", from, to, err));
+    }
   }
+  throw std::runtime_error(fmt::format("iperf3 {} -> {}: 3 runs, {}", from, to, incomplete));
 }
 
 }  // namespace
@@ -90,7 +103,7 @@ TcpResult tcp_goodput(const std::string& net, const std::string& from, const std
       "-c", to_ip, "-t", format_general(seconds), "-O", format_general(omit_s)};
   if (!congestion.empty()) args.insert(args.end(), {"-C", congestion});
   if (flows > 1) args.insert(args.end(), {"-P", std::to_string(flows)});
-  auto j = iperf(net, from, to, args, seconds + omit_s);
+  auto j = iperf(net, from, to, args, seconds + omit_s, "sum_received");
   TcpResult r;
   r.goodput_mbit = j.at("end").at("sum_received").at("bits_per_second").get<double>() / 1e6;
   r.retransmits = j.at("end").at("sum_sent").value("retransmits", 0);
@@ -105,7 +118,7 @@ UdpLoss udp_loss(const std::string& net, const std::string& from, const std::str
                  // A large receive buffer: a busy core must not turn into socket drops.
                  {"-c", to_ip, "-u", "-w", "2M", "-l", std::to_string(size), "-b",
                   format_general(rate_mbit) + "M", "-k", std::to_string(packets)},
-                 packets * size * 8 / (rate_mbit * 1e6));
+                 packets * size * 8 / (rate_mbit * 1e6), "sum");
   UdpLoss r;
   const auto& sum = j.at("end").at("sum");
   r.sent = sum.value("packets", 0L);
