@@ -11,7 +11,8 @@ DpSync parse_dp_sync(const yaml::Value& v, const Experiment& e) {
   yaml::Map m = v.map({},
                       "a map like {method: diloco, inner_steps: 30, outer: {optimizer: "
                       "nesterov, lr: 0.7, momentum: 0.9}, payload: fp32}");
-  m.check_keys({"method", "inner_steps", "fragments", "overlap_steps", "merge", "outer", "payload"},
+  m.check_keys({"method", "collective", "inner_steps", "fragments", "overlap_steps", "merge",
+                "outer", "payload"},
                {{"H", "inner_steps"},
                 {"h", "inner_steps"},
                 {"steps", "inner_steps"},
@@ -21,7 +22,9 @@ DpSync parse_dp_sync(const yaml::Value& v, const Experiment& e) {
                 {"alpha", "merge"},
                 {"quantization", "payload"},
                 {"format", "payload"},
-                {"outer_optimizer", "outer"}});
+                {"outer_optimizer", "outer"},
+                {"library", "collective"},
+                {"backend", "collective"}});
   DpSync d;
   d.pos = v.pos();
   const yaml::Value method = m.require("method");
@@ -35,6 +38,16 @@ DpSync parse_dp_sync(const yaml::Value& v, const Experiment& e) {
   const auto fragments = m.get("fragments");
   const auto overlap = m.get("overlap_steps");
   const auto merge = m.get("merge");
+  if (const auto c = m.get("collective")) {
+    d.collective_pos = c->pos();
+    if (c->choice({"openmpi", "gloo"}) == "gloo") {
+      d.collective = DpSync::Collective::kGloo;
+      if (d.outer_loop())
+        c->error(
+            "collective: gloo goes with method: sync (a torch program's gradient "
+            "all-reduce); the outer loop's syncs are xdc-worker's, over OpenMPI");
+    }
+  }
   if (!d.outer_loop()) {
     for (const auto* x : {&inner, &outer, &payload, &fragments, &overlap, &merge})
       if (*x)

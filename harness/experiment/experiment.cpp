@@ -46,7 +46,7 @@ const char* DpSync::method_name() const {
 }
 
 std::string DpSync::describe() const {
-  if (!outer_loop()) return "sync";
+  if (!outer_loop()) return collective == Collective::kGloo ? "sync collective=gloo" : "sync";
   std::string out = fmt::format("{} inner_steps={}", method_name(), inner_steps);
   if (method == Method::kStreaming)
     out +=
@@ -206,7 +206,8 @@ std::vector<std::string> non_default_settings(const Experiment& e) {
     }
   out.insert(out.end(), tcp.begin(), tcp.end());
   if (e.prefill.on) out.push_back("prefill: " + e.prefill.describe());
-  if (e.dp_sync.outer_loop()) out.push_back("dp_sync: " + e.dp_sync.describe());
+  if (e.dp_sync.outer_loop() || e.dp_sync.collective != DpSync::Collective::kOpenMpi)
+    out.push_back("dp_sync: " + e.dp_sync.describe());
   if (e.topology.backend != topo::NetworkBackend::kNative)
     out.push_back("network.backend=" + topo::to_string(e.topology.backend));
   return out;

@@ -279,6 +279,13 @@ struct Prefill {
 struct DpSync {
   enum class Method { kSync, kDiloco, kStreaming };
   Method method = Method::kSync;
+  // Which library all-reduces the gradients (method sync): OpenMPI's libnbc (xdc-worker's
+  // MPI_Iallreduce) or gloo's ring (PyTorch's CPU backend, harness/sim/gloo_ring.h). gloo
+  // describes a program of the user's (a `workload:` step's predicted.yaml): only the
+  // simulator honours it; `xdc run` refuses it.
+  enum class Collective { kOpenMpi, kGloo };
+  Collective collective = Collective::kOpenMpi;
+  SourcePos collective_pos;
   int inner_steps = 1;
   int fragments = 1;
   int overlap_steps = 0;
@@ -288,6 +295,9 @@ struct DpSync {
   SourcePos pos;  // the block
   bool outer_loop() const { return method != Method::kSync; }
   const char* method_name() const;
+  const char* collective_name() const {
+    return collective == Collective::kGloo ? "gloo" : "openmpi";
+  }
   // "diloco inner_steps=30 outer=nesterov(lr 0.7, momentum 0.9) payload=fp32"; streaming
   // adds "fragments=P overlap_steps=T merge=A".
   std::string describe() const;

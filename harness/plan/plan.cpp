@@ -440,8 +440,9 @@ Plan make_plan(const Experiment& e) {
     p.worker.outer_every = e.dp_sync.inner_steps;
     p.worker.outer_overlap = e.dp_sync.overlap_steps;
   }
+  const bool gloo = e.dp_sync.collective == DpSync::Collective::kGloo;
   if (e.data_parallel > 1 &&
-      (e.compute.mode == Compute::Mode::kModeled || e.dp_sync.outer_loop())) {
+      (e.compute.mode == Compute::Mode::kModeled || e.dp_sync.outer_loop() || gloo)) {
     // OpenMPI's connections between world ranks (not the workers' stripes); across DCs
     // each TP rank of a stage all-reduces its own share at once with its peers.
     const std::vector<std::string> hosts = e.pipeline_hosts();
@@ -453,6 +454,10 @@ Plan make_plan(const Experiment& e) {
         for (int b = 0; b < n; ++b)
           if (e.topology.find_host(hosts[a])->dc != e.topology.find_host(hosts[b])->dc)
             p.worker.dp_links.copies[static_cast<size_t>(a) * n + b] = e.tensor_parallel;
+    }
+    if (gloo) {  // gloo's own handshake (gloo_ring.h), no MPI rendezvous
+      p.worker.dp_collective = sim::WorkerModel::Collective::kGlooRing;
+      for (sim::TcpPath& t : p.worker.dp_links.tcp) t.eager_limit = sim::kNoRendezvous;
     }
   }
   if (e.data_parallel > 1 || e.tensor_parallel > 1) {

@@ -594,6 +594,11 @@ RunOutcome run_experiment(const Experiment& e, const RunOptions& opts) {
   if (e.workload) return run_workload(e, opts);
   // Everything that can be wrong with the input is found before anything is built.
   const Plan plan = make_plan(e);
+  if (e.dp_sync.collective == DpSync::Collective::kGloo)
+    throw InputError(e.dp_sync.collective_pos,
+                     "dp_sync.collective: gloo describes a torch program's all-reduce for the "
+                     "simulator (`xdc simulate`); xdc-worker all-reduces with OpenMPI: remove "
+                     "it, or run the program itself with a `workload:` block");
   const std::vector<std::string> gpu_notes = check_gpus_here(e);
   std::optional<lab::Lab> lab;
   if (!opts.lab_file.empty()) {

@@ -306,9 +306,9 @@ nlohmann::json processes_json(const LaunchOutcome& l) {
 }
 
 // The modeled experiment of the program's step: data parallelism over its ranks' hosts,
-// one stage, each step `compute_s` of compute then `bytes` all-reduced (the simulator's
-// binomial tree, eager messages), no iteration barrier, the program's warm-up; the
-// experiment's network keys kept. YAML text, loadable from `root`.
+// one stage, each step `compute_s` of compute then `bytes` all-reduced (torch: gloo's
+// ring, dp_sync.collective gloo; mpi: OpenMPI's), no iteration barrier, the program's
+// warm-up; the experiment's network keys kept. YAML text, loadable from `root`.
 std::string modeled_experiment(const Experiment& e, double compute_s, int64_t bytes, int steps) {
   YAML::Node n = YAML::Load(e.text);
   n.remove("workload");
@@ -337,8 +337,10 @@ std::string modeled_experiment(const Experiment& e, double compute_s, int64_t by
   YAML::Node schedules;
   schedules.push_back("1f1b");
   n["schedules"] = schedules;
-  // gloo and NCCL send without MPI's rendezvous round trip: every message is eager.
-  n["mpi"]["mca"]["btl_tcp_eager_limit"] = std::max<int64_t>(bytes * 2, 65536);
+  if (e.workload->launcher == Workload::Launcher::kTorch) {
+    n["dp_sync"]["method"] = "sync";
+    n["dp_sync"]["collective"] = "gloo";
+  }
   YAML::Emitter out;
   out << n;
   return std::string("# The modeled experiment of ") + e.source_file +

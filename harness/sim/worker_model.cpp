@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <tuple>
 
+#include "harness/sim/gloo_ring.h"
 #include "harness/sim/link_timeline.h"
 #include "harness/sim/simulator.h"
 #include "harness/trace/analysis.h"
@@ -132,6 +133,31 @@ int64_t all_arrived(const std::vector<CollectiveMessage>& msgs, const std::vecto
   return t;
 }
 
+// The stages' all-reduces as gloo's ring (gloo_ring.h), in dp_allreduce_ns's terms.
+std::vector<int64_t> gloo_ring_dp(const std::vector<Collective>& colls, int replicas,
+                                  sched::MessageTiming& wire) {
+  const int local_stages = static_cast<int>(colls.size());
+  std::vector<int64_t> out(static_cast<size_t>(local_stages) * replicas, -1);
+  std::vector<GlooCollective> ring;
+  std::vector<int> of;  // ring[j] is stage of[j]'s
+  for (int k = 0; k < local_stages; ++k) {
+    const Collective& c = colls[k];
+    if (c.bytes <= 0 || c.ranks.size() < 2 ||
+        std::any_of(c.enter.begin(), c.enter.end(), [](int64_t x) { return x < 0; }))
+      continue;
+    ring.push_back({c.ranks, c.enter, c.bytes});
+    of.push_back(k);
+  }
+  const auto done = gloo_ring_allreduce(ring, wire);
+  for (size_t j = 0; j < ring.size(); ++j) {
+    const int64_t start = *std::max_element(ring[j].enter.begin(), ring[j].enter.end());
+    const int64_t end = *std::max_element(done[j].begin(), done[j].end());
+    for (int r = 0; r < replicas; ++r)
+      out[static_cast<size_t>(r) * local_stages + of[j]] = end - start;
+  }
+  return out;
+}
+
 }  // namespace
 
 std::vector<int64_t> dp_allreduce_ns(const trace::Trace& t, const sched::Schedule& s,
@@ -164,6 +190,8 @@ std::vector<int64_t> dp_allreduce_ns(const trace::Trace& t, const sched::Schedul
     else
       colls[st].enter.assign(members, ev.start_ns);
   }
+  if (w.dp_collective == WorkerModel::Collective::kGlooRing)
+    return gloo_ring_dp(colls, replicas, wire);
   std::vector<CollectiveMessage> msgs;
   std::vector<char> timed(local_stages, 0);
   for (int k = 0; k < local_stages; ++k) {

@@ -91,6 +91,10 @@ struct WorkerModel {
   // ranks (dp_links: TCP paths): dp_allreduce_ns. Empty (dp_links.ranks 0): ALLREDUCE lasts
   // CostModel::allreduce_ns.
   LinkModel dp_links;
+  // The library that all-reduces on dp_links: OpenMPI's libnbc (binomial, above; the
+  // workers') or gloo's ring (gloo_ring.h; a torch program's step, simulated only).
+  enum class Collective { kLibnbc, kGlooRing };
+  Collective dp_collective = Collective::kLibnbc;
   int outer_every = 0;    // the outer loop's inner steps H (above); 0: no outer sync
   int outer_overlap = 0;  // iterations between a fragment sync's start and its application
   // simulate_run: != 0, the connections draw where their random losses fall from
@@ -102,7 +106,8 @@ struct WorkerModel {
 
 // The ALLREDUCEs of one iteration (trace `t` of schedule `s`, on the iteration's clock;
 // a rank's ALLREDUCE record starts when it entered the collective), timed together as
-// libnbc runs them (binomial_allreduce's rounds and its rendezvous rule) with every message
+// libnbc runs them (binomial_allreduce's rounds and its rendezvous rule; gloo's ring with
+// WorkerModel::dp_collective kGlooRing: gloo_ring_allreduce) with every message
 // a send on `wire` (world ranks, w.dp_links), posted in time order when its rounds before
 // it have completed: all-reduces that overlap share the WAN directions they cross, and a
 // connection idle since its last use restarts its window (LinkState). Without replicas in

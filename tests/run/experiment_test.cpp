@@ -14,6 +14,7 @@
 #include "harness/plan/predict.h"
 #include "harness/run/environment.h"
 #include "harness/run/results.h"
+#include "harness/run/runner.h"
 #include "tests/network/leftovers.h"
 #include "tests/run/experiment_fixture.h"
 #include "workloads/model/stage_api.h"
@@ -288,6 +289,31 @@ TEST(Experiment, DilocoSyncsEveryInnerStepsWithThePayloadsBytes) {
   EXPECT_LT(fp4_pred.run.iteration_s[1], it[1]);
   EXPECT_EQ(fp4.dp_sync.outer_lr, 0.7);  // the paper's defaults
   EXPECT_EQ(fp4.dp_sync.outer_momentum, 0.9);
+}
+
+// dp_sync collective gloo (a torch program's step, simulated only): recorded as
+// non-default, timed as gloo's ring without MPI's rendezvous, refused by `xdc run`.
+TEST(Experiment, GlooCollectiveIsSimulatedAndRefusedByRun) {
+  std::string text = kGoodDp + "dp_sync: {method: sync, collective: gloo}\n";
+  const std::string shape = "{model: llama2-13b, device: a100, seq: 1024}";
+  text.replace(text.find(shape), shape.size(), "{f: 10ms, b: 20ms, grad: 4mib}");
+  const auto e = parse_experiment(text, kLabel);
+  EXPECT_EQ(xdc::run::non_default_settings(e),
+            (std::vector<std::string>{"dp_sync: sync collective=gloo"}));
+  const auto plan = xdc::run::make_plan(e);
+  EXPECT_EQ(plan.worker.dp_collective, xdc::sim::WorkerModel::Collective::kGlooRing);
+  for (const auto& t : plan.worker.dp_links.tcp) EXPECT_EQ(t.eager_limit, xdc::sim::kNoRendezvous);
+  const auto& sp = plan.schedules[0];
+  EXPECT_GT(xdc::run::predict(plan, sp, sp.costs).iteration_s(), 0);
+  try {
+    xdc::run::run_experiment(e, {});
+    FAIL() << "xdc run took a gloo collective";
+  } catch (const xdc::InputError& ex) {
+    EXPECT_NE(std::string(ex.what()).find("collective: gloo describes a torch program"),
+              std::string::npos)
+        << ex.what();
+    EXPECT_EQ(ex.pos().line, 9);
+  }
 }
 
 // An overlapped sync of 20 MiB over 40 Mbit/s (~9 s) beside 9 iterations of 1.2 s: with
