@@ -31,7 +31,8 @@
 // `allreduce` bytes all-reduced across the ranks per step (data parallelism); the
 // compute per step is the measured step time of the run without the WAN's share, taken
 // from the program's own "compute" events (begin/end around the part of a step that
-// does not wait on the network). Without `predict:` nothing is predicted.
+// does not wait on the network): the slowest rank's, which the collective waits for.
+// Without `predict:` nothing is predicted.
 #include <cstdint>
 #include <string>
 #include <utility>

@@ -110,18 +110,18 @@ Steps program_steps(const ProgramEvents& ev, int world_size, int warmup) {
         loss = line["loss"].get<double>();
     out.loss.push_back(loss);
     // The "compute" and "allreduce" spans inside each rank's i-th step.
-    double compute = 0;
+    std::vector<double> compute(static_cast<size_t>(world_size), 0.0);
     int64_t bytes = 0;
     for (const auto& s : ev.spans) {
       if (s.rank < 0 || s.rank >= world_size) continue;
       const ProgramSpan* st = steps[static_cast<size_t>(s.rank)][i];
       if (s.begin_s < st->begin_s || s.end_s > st->end_s) continue;
-      if (s.name == "compute") compute += s.end_s - s.begin_s;
+      if (s.name == "compute") compute[static_cast<size_t>(s.rank)] += s.end_s - s.begin_s;
       if (s.name == "allreduce" && s.rank == 0 && s.end.contains("bytes") &&
           s.end["bytes"].is_number_integer())
         bytes += s.end["bytes"].get<int64_t>();
     }
-    out.compute_s.push_back(compute / world_size);
+    out.compute_s.push_back(*std::max_element(compute.begin(), compute.end()));
     out.allreduce_bytes.push_back(bytes);
   }
   return out;

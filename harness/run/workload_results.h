@@ -36,10 +36,12 @@ ProgramEvents read_program_events(const std::string& text);
 // broadcast reaches rank 1 a one-way delay after rank 0) keep that skew step after step,
 // and follow the cadence each rank's own step shows.
 struct Steps {
-  std::vector<double> step_s;            // every step, warm-up included
-  std::vector<double> start_s;           // the first rank's begin, program clock
-  std::vector<double> loss;              // the lowest rank's "loss" at its step's end (NaN: none)
-  std::vector<double> compute_s;         // per step, the ranks' mean time inside "compute" spans
+  std::vector<double> step_s;   // every step, warm-up included
+  std::vector<double> start_s;  // the first rank's begin, program clock
+  std::vector<double> loss;     // the lowest rank's "loss" at its step's end (NaN: none)
+  // Per step, the slowest rank's time inside "compute" spans: a step's collective waits for
+  // it, so it is the compute a step of identical ranks must carry (the predicted step's).
+  std::vector<double> compute_s;
   std::vector<int64_t> allreduce_bytes;  // per step, rank 0's "allreduce" spans' "bytes"
   std::vector<int> per_rank;             // steps each rank ended
   int warmup = 0;                        // the first `warmup` are left out of the statistics
