@@ -311,9 +311,16 @@ std::string render_html(const RunData& d) {
   std::string page = page_head(d) + comparison_section(d) +
                      section("what-ran", "What ran", what_ran_html(d)) + waits_section(d) +
                      prefill_section(d) + dp_sync_section(d);
-  std::string tl = gantt_legend_html();
-  for (const auto& s : d.schedules) tl += timeline(s);
-  page += section("timelines", "Timelines (one iteration, one row per rank)", tl);
+  if (d.recorded && d.recorded->workload) {  // the program's steps are in its own trace
+    page += section("timelines", "Timeline",
+                    "<p class=\"note\">The program's steps per rank and the WAN's bytes per "
+                    "sample are in <code>trace.json</code> (open it in Perfetto or "
+                    "chrome://tracing); the WAN's utilisation is drawn below.</p>");
+  } else {
+    std::string tl = gantt_legend_html();
+    for (const auto& s : d.schedules) tl += timeline(s);
+    page += section("timelines", "Timelines (one iteration, one row per rank)", tl);
+  }
   page += wan_section(d) + over_time_section(d) + loss_section(d);
   if (d.link_check)
     page += section(

@@ -47,7 +47,7 @@ std::string wan_utilisation_svg(const std::string& wan_csv, const std::string& s
   }
   if (links.empty() || t_max <= 0) return "";
   const auto yt = nice_ticks(0, std::max(peak, 1.0), 6);
-  const double hi = yt.back();
+  const double hi = std::max(yt.back(), peak);  // the ticks may stop below the peak
   const double left = 56, right = 150, top = 10, bottom = 40;
   const double h = 260, plot_w = width_px - left - right, plot_h = h - top - bottom;
   auto x_of = [&](double t) { return left + plot_w * t / t_max; };

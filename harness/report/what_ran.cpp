@@ -39,6 +39,23 @@ std::string iterations_text(const RunData& d, const run::Experiment& e) {
                      repeats > 1 ? fmt::format(", each schedule run {} times", repeats) : "");
 }
 
+// A `workload:` run: the user's program, its processes and its steps, not xdc-worker's
+// model and pipeline (the experiment's defaults, which did not run).
+std::string workload_facts(const RunData& d, const run::Workload& w) {
+  std::string argv;
+  for (const auto& a : w.command) argv += (argv.empty() ? "" : " ") + a;
+  std::string hosts;
+  for (const auto& h : w.hosts) hosts += (hosts.empty() ? "" : ", ") + h;
+  int steps = 0;
+  for (const auto& s : d.schedules) steps = std::max(steps, s.iterations);
+  std::string out = item("program", "<code>" + escape(argv) + "</code>");
+  out += item("processes", escape(fmt::format("{} ({} per host on {}), launcher {}", w.world_size(),
+                                              w.per_host, hosts, w.launcher_name())));
+  out += item("steps", escape(fmt::format("{} measured after {} warm-up", steps, w.warmup_steps)));
+  if (!d.compute_costs.empty()) out += item("predicted from", escape(d.compute_costs));
+  return out;
+}
+
 std::string schedules_html(const RunData& d) {
   std::string out;
   for (const auto& s : d.schedules)
@@ -129,15 +146,21 @@ std::string what_ran_html(const RunData& d) {
                   fmt::format("{} DCs, {} hosts (topology {}); shaping {}", e.topology.dcs.size(),
                               e.topology.hosts().size(), escape(e.topology.name),
                               escape(d.backend.empty() ? "not recorded" : d.backend)));
-    if (e.compute.mode == run::Compute::Mode::kReal) facts += item("model", escape(model_text(e)));
-    facts += item("compute",
-                  escape(d.compute_costs.empty() ? e.compute.costs_source() : d.compute_costs));
-    facts += item("pipeline", escape(pipeline_text(e)));
-    facts += item("iterations", escape(iterations_text(d, e)));
+    if (e.workload) {
+      facts += workload_facts(d, *e.workload);
+    } else {
+      if (e.compute.mode == run::Compute::Mode::kReal)
+        facts += item("model", escape(model_text(e)));
+      facts += item("compute",
+                    escape(d.compute_costs.empty() ? e.compute.costs_source() : d.compute_costs));
+      facts += item("pipeline", escape(pipeline_text(e)));
+      facts += item("iterations", escape(iterations_text(d, e)));
+    }
   } else if (!d.compute_costs.empty()) {
     facts += item("compute", escape(d.compute_costs));
   }
-  if (!d.schedules.empty()) facts += item("schedules", schedules_html(d));
+  if (!d.schedules.empty() && !(d.recorded && d.recorded->workload))
+    facts += item("schedules", schedules_html(d));
   if (!goodput.empty()) {
     std::string g = escape(goodput[0]);
     for (size_t k = 1; k < goodput.size(); ++k) g += (k == 1 ? " " : "; ") + escape(goodput[k]);

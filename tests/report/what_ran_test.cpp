@@ -165,5 +165,40 @@ TEST(ReportWhatRan, TheExperimentDrawnWithItsFactsAndGoodputUnderTheLink) {
   EXPECT_NE(what_ran_html(d).find("<code>mpi.connections.wan=8</code>"), std::string::npos);
 }
 
+// A `workload:` run: the user's program, its processes and steps; not xdc-worker's model,
+// pipeline and iterations (the experiment's defaults, which never ran).
+TEST(ReportWhatRan, AWorkloadShowsTheProgramNotTheWorkersDefaults) {
+  RunData d;
+  d.recorded = run::parse_experiment(R"(name: byo
+topology:
+  name: byo-two-dc
+  dcs:
+    - {name: east, hosts: [e1]}
+    - {name: west, hosts: [w1]}
+  wan:
+    - {between: [east, west], delay: 20ms, rate: 1gbit}
+workload:
+  command: [/usr/bin/python3, ddp.py, --steps, "20"]
+  hosts: [e1, w1]
+  launcher: torch
+  warmup_steps: 2
+)",
+                                     "byo.yaml");
+  d.backend = "userspace";
+  ScheduleData w;
+  w.name = "workload";
+  w.iterations = 18;
+  d.schedules = {w};
+  const std::string html = what_ran_html(d);
+  EXPECT_NE(html.find("<dd><code>/usr/bin/python3 ddp.py --steps 20</code></dd>"),
+            std::string::npos)
+      << html;
+  EXPECT_NE(html.find("<dd>2 (1 per host on e1, w1), launcher torch</dd>"), std::string::npos);
+  EXPECT_NE(html.find("<dd>18 measured after 2 warm-up</dd>"), std::string::npos);
+  EXPECT_EQ(html.find("mini Llama"), std::string::npos);
+  EXPECT_EQ(html.find("microbatches"), std::string::npos);
+  EXPECT_EQ(html.find("<dt>schedules</dt>"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace xdc::report
