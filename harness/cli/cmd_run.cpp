@@ -115,7 +115,10 @@ void add_run_command(CLI::App& app, Commands& out) {
                        };
                      const run::RunOutcome r = run::run_experiment(e, opts);
                      if (live) std::cout << "\r\033[K";
-                     std::cout << "\n" << run::comparison_table(r.schedules);
+                     std::cout << "\n"
+                               << (e.workload && r.schedules.size() == 1
+                                       ? run::workload_table(r.schedules[0])
+                                       : run::comparison_table(r.schedules));
                      std::cout << "results: " << r.out_dir << "\n";
                      try {
                        std::cout << "report:  " << report::write_report(r.out_dir) << "\n";

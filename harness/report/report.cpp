@@ -134,7 +134,8 @@ std::string comparison_notes(const RunData& d) {
   std::string legend = trace::kBubbleLegend;
   std::replace(legend.begin(), legend.end(), '\n', ' ');
   while (!legend.empty() && legend.back() == ' ') legend.pop_back();
-  std::string out = "<p class=\"note\">" + escape(legend) + ".";
+  const bool workload = d.recorded && d.recorded->workload;  // no bubble columns (table.cpp)
+  std::string out = "<p class=\"note\">" + (workload ? std::string() : escape(legend) + ".");
   std::vector<std::string> peaks, costs;
   auto add = [](std::vector<std::string>& v, const std::string& x) {
     if (!x.empty() && std::find(v.begin(), v.end(), x) == v.end()) v.push_back(x);

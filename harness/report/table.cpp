@@ -151,6 +151,11 @@ std::string comparison_table_html(const RunData& d) {
   for (const auto& s : d.schedules)
     for (size_t c = 1; c < cols.size(); ++c)
       if (!cols[c].cell(s).empty()) used[c] = true;
+  if (d.recorded && d.recorded->workload)  // the program's step: no pipeline of xdc's ran
+    for (size_t c = 0; c < cols.size(); ++c)
+      if (cols[c].head == "bubble/comp" || cols[c].head.starts_with("idle") ||
+          cols[c].head == "tokens/s" || cols[c].head == "MFU")
+        used[c] = false;
 
   // The fastest schedule, measured and simulated, in bold (when there is a choice).
   std::optional<double> best_mean, best_sim;

@@ -552,6 +552,23 @@ std::string mean_cell(const ScheduleResult& r) {
 }
 }  // namespace
 
+std::string workload_table(const ScheduleResult& r) {
+  std::string out = fmt::format("{:<10} {:>10} {:>10} {:>10} {:>8} {}\n", "program", "step mean",
+                                "step p95", "simulated", "meas/sim", "loss");
+  if (!r.ok && r.iteration_s.empty()) return out + "FAILED: " + r.error + "\n";
+  std::vector<double> finite;
+  for (double x : r.loss)
+    if (std::isfinite(x)) finite.push_back(x);
+  const std::string loss =
+      finite.empty() ? "" : fmt::format("{:.3f} -> {:.3f}", finite.front(), finite.back());
+  const std::string sim = r.simulated_iteration_s > 0
+                              ? fmt::format("{:>8.3f} s {:>8.3f}", r.simulated_iteration_s,
+                                            r.mean() / r.simulated_iteration_s)
+                              : fmt::format("{:>10} {:>8}", "-", "-");
+  return out + fmt::format("{:<10} {:>8.3f} s {:>8.3f} s {} {}{}\n", r.schedule, r.mean(),
+                           r.percentile(95), sim, loss, r.ok ? "" : "  (FAILED: " + r.error + ")");
+}
+
 std::string comparison_table(const std::vector<ScheduleResult>& rs) {
   size_t w = 10;
   for (const auto& r : rs) w = std::max(w, columns(mean_cell(r)));

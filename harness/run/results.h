@@ -180,5 +180,8 @@ std::string iterations_csv_rows(const ScheduleResult& r);
 // The comparison table printed at the end of `xdc run` (with repeats, the mean is the
 // centre of its 95% interval +- the half-width), then repeat.h's ci_comparison lines.
 std::string comparison_table(const std::vector<ScheduleResult>& rs);
+// The same for a `workload:` run (its one entry): the program's step, mean and p95,
+// beside the predicted step, and its loss; no pipeline columns (nothing of it ran).
+std::string workload_table(const ScheduleResult& r);
 
 }  // namespace xdc::run

@@ -42,3 +42,22 @@ TEST(Progress, TheFinalTableCarriesUnitsAndSaysWhichBubbleIsWhich) {
   EXPECT_NE(t.find("Megatron's bubble, (iteration - compute) / compute"), std::string::npos) << t;
   EXPECT_NE(t.find("CrossPipe's"), std::string::npos) << t;
 }
+
+// A `workload:` run's table: the program's step beside its prediction, and its loss; no
+// pipeline columns (none of xdc-worker's pipeline ran).
+TEST(Progress, AWorkloadsTableHasTheStepAndItsPredictionOnly) {
+  xdc::run::ScheduleResult r;
+  r.schedule = "workload";
+  r.ok = true;
+  r.iteration_s = {0.190, 0.200};
+  r.simulated_iteration_s = 0.190;
+  r.loss = {4.728, 2.866};
+  const std::string t = xdc::run::workload_table(r);
+  EXPECT_NE(t.find("step mean"), std::string::npos) << t;
+  EXPECT_NE(t.find("0.195 s"), std::string::npos) << t;
+  EXPECT_NE(t.find("0.190 s"), std::string::npos) << t;
+  EXPECT_NE(t.find("1.026"), std::string::npos) << t;
+  EXPECT_NE(t.find("4.728 -> 2.866"), std::string::npos) << t;
+  EXPECT_EQ(t.find("bubble"), std::string::npos) << t;
+  EXPECT_EQ(t.find("tokens/s"), std::string::npos) << t;
+}
