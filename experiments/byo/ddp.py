@@ -68,6 +68,7 @@ def main():
     def timed_allreduce(state, bucket):
         clock["ready"] = time.time()
         t = bucket.buffer()
+        clock["bucket"] = t  # held until the end (see the teardown below)
         emit(rank, "allreduce", "begin")
         dist.all_reduce(t)
         t /= world
@@ -102,7 +103,15 @@ def main():
         emit(rank, "step", "end", step=step, loss=loss.item())
         if rank == 0:
             print(f"step {step} loss {loss.item():.4f}", flush=True)
+    # Teardown. gloo's worker thread drops a finished all-reduce's tensors on its own; if it
+    # drops the last reference to the hook's bucket, freeing its Python object needs the
+    # GIL, which the main thread holds while DDP's reducer is freed and joins that thread:
+    # a deadlock (PyTorch 1.13, about one exit in 15 here). So Python keeps the last bucket
+    # until the threads are idle (a barrier after the last all-reduce) and frees it itself.
+    dist.barrier()
+    del model
     dist.destroy_process_group()
+    clock.clear()
 
 
 if __name__ == "__main__":
