@@ -29,9 +29,10 @@
 //
 // predict: the step the program reports as "step" events, described for the simulator:
 // `allreduce` bytes all-reduced across the ranks per step (data parallelism); the
-// compute per step is the measured step time of the run without the WAN's share, taken
-// from the program's own "compute" events (begin/end around the part of a step that
-// does not wait on the network): the slowest rank's, which the collective waits for.
+// compute per step is the measured step time of the run without the WAN's share: each
+// rank's step outside its own "allreduce" events, or where it reports none, inside its
+// "compute" events (begin/end around the part of a step that does not wait on the
+// network); the slowest rank's, which the collective waits for.
 // Without `predict:` nothing is predicted.
 #include <cstdint>
 #include <string>

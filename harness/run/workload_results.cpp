@@ -111,17 +111,27 @@ Steps program_steps(const ProgramEvents& ev, int world_size, int warmup) {
     out.loss.push_back(loss);
     // The "compute" and "allreduce" spans inside each rank's i-th step.
     std::vector<double> compute(static_cast<size_t>(world_size), 0.0);
+    std::vector<double> allreduce(static_cast<size_t>(world_size), -1.0);  // -1: none
     int64_t bytes = 0;
     for (const auto& s : ev.spans) {
       if (s.rank < 0 || s.rank >= world_size) continue;
-      const ProgramSpan* st = steps[static_cast<size_t>(s.rank)][i];
+      const auto r = static_cast<size_t>(s.rank);
+      const ProgramSpan* st = steps[r][i];
       if (s.begin_s < st->begin_s || s.end_s > st->end_s) continue;
-      if (s.name == "compute") compute[static_cast<size_t>(s.rank)] += s.end_s - s.begin_s;
+      if (s.name == "compute") compute[r] += s.end_s - s.begin_s;
+      if (s.name == "allreduce") allreduce[r] = std::max(allreduce[r], 0.0) + s.end_s - s.begin_s;
       if (s.name == "allreduce" && s.rank == 0 && s.end.contains("bytes") &&
           s.end["bytes"].is_number_integer())
         bytes += s.end["bytes"].get<int64_t>();
     }
-    out.compute_s.push_back(*std::max_element(compute.begin(), compute.end()));
+    // A rank's own time in the step: outside its all-reduces where it reports them (what
+    // lies between its spans is the program's too), else inside its compute spans.
+    double slowest = 0;
+    for (size_t r = 0; r < steps.size(); ++r)
+      slowest = std::max(slowest, allreduce[r] >= 0
+                                      ? steps[r][i]->end_s - steps[r][i]->begin_s - allreduce[r]
+                                      : compute[r]);
+    out.compute_s.push_back(slowest);
     out.allreduce_bytes.push_back(bytes);
   }
   return out;

@@ -39,8 +39,9 @@ struct Steps {
   std::vector<double> step_s;   // every step, warm-up included
   std::vector<double> start_s;  // the first rank's begin, program clock
   std::vector<double> loss;     // the lowest rank's "loss" at its step's end (NaN: none)
-  // Per step, the slowest rank's time inside "compute" spans: a step's collective waits for
-  // it, so it is the compute a step of identical ranks must carry (the predicted step's).
+  // Per step, the slowest rank's own time: its step outside its "allreduce" spans when it
+  // reports them, else inside its "compute" spans. A step's collective waits for that
+  // rank, so this is what a step of identical ranks must compute (the predicted step's).
   std::vector<double> compute_s;
   std::vector<int64_t> allreduce_bytes;  // per step, rank 0's "allreduce" spans' "bytes"
   std::vector<int> per_rank;             // steps each rank ended

@@ -366,7 +366,7 @@ nlohmann::json predict_step(const Experiment& e, const fs::path& root, const Ste
       r.simulated_iteration_s = p.iteration_s();
       r.simulated_steady_iteration_s = static_cast<double>(p.summary.iteration_ns) / 1e9;
       r.simulated_costs = fmt::format(
-          "modeled: {:.1f} ms compute measured per step, {} bytes "
+          "modeled: {:.1f} ms of the step outside its all-reduce (measured), {} bytes "
           "all-reduced (predicted.yaml)",
           steps.mean_compute_s() * 1e3, bytes);
       write_text_file((root / "simulated.trace.json").string(), trace::to_chrome_json(p.trace));
