@@ -550,17 +550,20 @@ std::string mean_cell(const ScheduleResult& r) {
     return fmt::format("{:.3f} \u00b1 {:.3f} s", s.ci->mean, s.ci->half());
   return fmt::format("{:.3f} s", r.mean());
 }
+// "first -> last" of the finite losses, "" when none.
+std::string loss_text(const ScheduleResult& r) {
+  std::vector<double> finite;
+  for (double x : r.loss)
+    if (std::isfinite(x)) finite.push_back(x);
+  return finite.empty() ? "" : fmt::format("{:.3f} -> {:.3f}", finite.front(), finite.back());
+}
 }  // namespace
 
 std::string workload_table(const ScheduleResult& r) {
   std::string out = fmt::format("{:<10} {:>10} {:>10} {:>10} {:>8} {}\n", "program", "step mean",
                                 "step p95", "simulated", "meas/sim", "loss");
   if (!r.ok && r.iteration_s.empty()) return out + "FAILED: " + r.error + "\n";
-  std::vector<double> finite;
-  for (double x : r.loss)
-    if (std::isfinite(x)) finite.push_back(x);
-  const std::string loss =
-      finite.empty() ? "" : fmt::format("{:.3f} -> {:.3f}", finite.front(), finite.back());
+  const std::string loss = loss_text(r);
   const std::string sim = r.simulated_iteration_s > 0
                               ? fmt::format("{:>8.3f} s {:>8.3f}", r.simulated_iteration_s,
                                             r.mean() / r.simulated_iteration_s)
@@ -585,11 +588,7 @@ std::string comparison_table(const std::vector<ScheduleResult>& rs) {
       out += fmt::format("{:<18} FAILED: {}\n", r.schedule, r.error);
       continue;
     }
-    std::string loss;
-    std::vector<double> finite;
-    for (double x : r.loss)
-      if (std::isfinite(x)) finite.push_back(x);
-    if (!finite.empty()) loss = fmt::format("{:.3f} -> {:.3f}", finite.front(), finite.back());
+    const std::string loss = loss_text(r);
     out += fmt::format(
         "{:<18} {} {:>8.3f} s {:>8.3f} s {:>8.3f} {:>9.2f} x {:>8.1f}% {:>8.1f}% {:>10.0f} "
         "{}{}\n",
