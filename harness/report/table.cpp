@@ -17,6 +17,7 @@ struct Column {
   std::string head, title;                               // header text and its tooltip
   std::function<std::string(const ScheduleData&)> cell;  // "" = no value
   bool numeric = true;
+  bool pipeline = false;  // a figure of xdc-worker's pipeline (none for a `workload:` run)
 };
 
 std::string opt_seconds(const std::optional<double>& v) {
@@ -125,26 +126,30 @@ std::string comparison_table_html(const RunData& d) {
       {"bubble/comp", "Megatron's bubble: (iteration - max compute) / max compute, in computes",
        [](const ScheduleData& s) {
          return with_sim(s, &trace::BubbleRatios::megatron, computes_text);
-       }},
+       },
+       true, true},
       {"idle ZB", "ZeroBubble's: (span - compute) / span of the rank with the longest span",
        [](const ScheduleData& s) {
          return with_sim(s, &trace::BubbleRatios::zerobubble, share_text);
-       }},
+       },
+       true, true},
       {"idle CP", "CrossPipe's: mean over ranks of idle / total from the first F",
        [](const ScheduleData& s) {
          return with_sim(s, &trace::BubbleRatios::crosspipe, share_text);
-       }},
+       },
+       true, true},
       {"tokens/s",
        "tokens per iteration over the mean iteration time (modeled: the compute in it is modeled)",
        [](const ScheduleData& s) -> std::string {
          if (!s.tokens_per_s) return "";
          return escape(si_text(*s.tokens_per_s)) +
                 (s.modeled ? "<br><span class=\"sim\">modeled compute</span>" : "");
-       }},
+       },
+       true, true},
       {"MFU",
        "model FLOPs utilisation against the peak per rank said under the table (sim: the "
        "simulated iteration's, modeled)",
-       mfu_cell},
+       mfu_cell, true, true},
   };
   std::vector<bool> used(cols.size(), false);
   used[0] = true;
@@ -153,9 +158,7 @@ std::string comparison_table_html(const RunData& d) {
       if (!cols[c].cell(s).empty()) used[c] = true;
   if (d.recorded && d.recorded->workload)  // the program's step: no pipeline of xdc's ran
     for (size_t c = 0; c < cols.size(); ++c)
-      if (cols[c].head == "bubble/comp" || cols[c].head.starts_with("idle") ||
-          cols[c].head == "tokens/s" || cols[c].head == "MFU")
-        used[c] = false;
+      if (cols[c].pipeline) used[c] = false;
 
   // The fastest schedule, measured and simulated, in bold (when there is a choice).
   std::optional<double> best_mean, best_sim;
