@@ -97,27 +97,33 @@ Steps program_steps(const ProgramEvents& ev, int world_size, int warmup) {
   }
   if (steps.empty()) n = 0;
   for (size_t i = 0; i < n; ++i) {
-    double begin = std::numeric_limits<double>::infinity(), longest = 0;
-    for (auto& r : steps) {
-      begin = std::min(begin, r[i]->begin_s);
-      longest = std::max(longest, r[i]->end_s - r[i]->begin_s);
+    // Rank r's i-th step is the window from its (i-1)-th step's end to its i-th step's end
+    // (its own begin for the first): what it does between steps counts, and its steps add
+    // up to its time.
+    auto window = [&](size_t r) {
+      return std::pair{i == 0 ? steps[r][0]->begin_s : steps[r][i - 1]->end_s, steps[r][i]->end_s};
+    };
+    double begin = std::numeric_limits<double>::infinity(), sum = 0;
+    for (size_t r = 0; r < steps.size(); ++r) {
+      begin = std::min(begin, steps[r][i]->begin_s);
+      sum += window(r).second - window(r).first;
     }
-    out.step_s.push_back(longest);
+    out.step_s.push_back(sum / static_cast<double>(steps.size()));
     out.start_s.push_back(begin);
     double loss = nan();  // the lowest rank's that reports one (a pipeline's last stage)
     for (auto it = steps.rbegin(); it != steps.rend(); ++it)
       if (const auto& line = (*it)[i]->end; line.contains("loss") && line["loss"].is_number())
         loss = line["loss"].get<double>();
     out.loss.push_back(loss);
-    // The "compute" and "allreduce" spans inside each rank's i-th step.
+    // The "compute" and "allreduce" spans inside each rank's i-th window.
     std::vector<double> compute(static_cast<size_t>(world_size), 0.0);
     std::vector<double> allreduce(static_cast<size_t>(world_size), -1.0);  // -1: none
     int64_t bytes = 0;
     for (const auto& s : ev.spans) {
       if (s.rank < 0 || s.rank >= world_size) continue;
       const auto r = static_cast<size_t>(s.rank);
-      const ProgramSpan* st = steps[r][i];
-      if (s.begin_s < st->begin_s || s.end_s > st->end_s) continue;
+      const auto [from, to] = window(r);
+      if (s.begin_s < from || s.end_s > to) continue;
       if (s.name == "compute") compute[r] += s.end_s - s.begin_s;
       if (s.name == "allreduce") allreduce[r] = std::max(allreduce[r], 0.0) + s.end_s - s.begin_s;
       if (s.name == "allreduce" && s.rank == 0 && s.end.contains("bytes") &&
@@ -128,9 +134,9 @@ Steps program_steps(const ProgramEvents& ev, int world_size, int warmup) {
     // lies between its spans is the program's too), else inside its compute spans.
     double slowest = 0;
     for (size_t r = 0; r < steps.size(); ++r)
-      slowest = std::max(slowest, allreduce[r] >= 0
-                                      ? steps[r][i]->end_s - steps[r][i]->begin_s - allreduce[r]
-                                      : compute[r]);
+      slowest =
+          std::max(slowest, allreduce[r] >= 0 ? window(r).second - window(r).first - allreduce[r]
+                                              : compute[r]);
     out.compute_s.push_back(slowest);
     out.allreduce_bytes.push_back(bytes);
   }

@@ -30,18 +30,21 @@ struct ProgramEvents {
 // so spans of one name may nest; unmatched begins are dropped.
 ProgramEvents read_program_events(const std::string& text);
 
-// The program's steps across ranks, over the steps every rank of `world_size` ended: step
-// i lasts as long as the longest rank's i-th "step". Not from the first rank's begin to
-// the last one's end: ranks that a collective releases one after the other (a tree's
-// broadcast reaches rank 1 a one-way delay after rank 0) keep that skew step after step,
-// and follow the cadence each rank's own step shows.
+// The program's steps across ranks, over the steps every rank of `world_size` ended: a
+// rank's step i runs from the end of its step i-1 to the end of step i (its own begin for
+// step 0), so a rank's steps add up to its time, what it does between steps included, and
+// a skew that a collective keeps between ranks (a tree's broadcast reaches rank 1 a
+// one-way delay after rank 0) cancels out. Step i is the mean of the ranks' i-th: ranks
+// in lock-step share one cadence, and the longest of their per-step times would add their
+// step-to-step jitter to it.
 struct Steps {
   std::vector<double> step_s;   // every step, warm-up included
   std::vector<double> start_s;  // the first rank's begin, program clock
   std::vector<double> loss;     // the lowest rank's "loss" at its step's end (NaN: none)
   // Per step, the slowest rank's own time: its step outside its "allreduce" spans when it
-  // reports them, else inside its "compute" spans. A step's collective waits for that
-  // rank, so this is what a step of identical ranks must compute (the predicted step's).
+  // reports them, else inside its "compute" spans (spans within its step's window). A step's
+  // collective waits for that rank, so this is what a step of identical ranks must compute (the
+  // predicted step's).
   std::vector<double> compute_s;
   std::vector<int64_t> allreduce_bytes;  // per step, rank 0's "allreduce" spans' "bytes"
   std::vector<int> per_rank;             // steps each rank ended

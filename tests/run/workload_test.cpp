@@ -3,6 +3,7 @@
 // environment's inputs, bad blocks are refused at FILE:LINE:COL, the events protocol
 // pairs into spans and steps, and the WAN's samples and the program's spans land in one
 // Chrome/Perfetto trace.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -145,11 +146,12 @@ TEST(WorkloadEvents, PairIntoSpansAndStepsAcrossRanks) {
   EXPECT_EQ(ev.instants.size(), 1u);
   EXPECT_EQ(ev.bad_lines, 2);  // "not json" and an end with no begin
   const auto steps = xdc::run::program_steps(ev, 2, 1);
-  // Step 2 never ended: two steps, each as long as the longest rank's (rank 1 began step
-  // 0 0.1 s after rank 0: that skew is not part of the step).
+  // Step 2 never ended: two steps. Step 0 is each rank's own (rank 1 began it 0.1 s after
+  // rank 0: that skew is not part of the step); step 1 runs from each rank's end of step
+  // 0 to its end of step 1, the 0.4 s rank 0 spent between its steps included.
   ASSERT_EQ(steps.step_s.size(), 2u);
   EXPECT_NEAR(steps.step_s[0], 0.6, 1e-9);
-  EXPECT_NEAR(steps.step_s[1], 0.5, 1e-9);
+  EXPECT_NEAR(steps.step_s[1], 0.8, 1e-9);
   EXPECT_EQ(steps.per_rank, (std::vector<int>{2, 2}));
   EXPECT_DOUBLE_EQ(steps.loss[0], 5.5);
   EXPECT_DOUBLE_EQ(steps.loss[1], 4.5);  // rank 0's, not rank 1's 9.5
@@ -158,8 +160,37 @@ TEST(WorkloadEvents, PairIntoSpansAndStepsAcrossRanks) {
   EXPECT_NEAR(steps.compute_s[0], 0.4, 1e-9);
   EXPECT_EQ(steps.allreduce_bytes[0], 1000);
   // Warm-up 1: only step 1 counts.
-  EXPECT_NEAR(steps.mean_s(), 0.5, 1e-9);
+  EXPECT_NEAR(steps.mean_s(), 0.8, 1e-9);
   EXPECT_EQ(xdc::run::program_steps(ev, 2, 0).bytes_per_step(), 1000);
+}
+
+// Two ranks in lock-step (an all-reduce ends each step at once on both) that take turns
+// to compute longer: the steps add up to the time the run took, and the slower rank's
+// compute is what each step's prediction gets.
+TEST(WorkloadEvents, StepsAddUpToTheRunsTimeWhenRanksTakeTurnsToBeSlow) {
+  std::string text;
+  auto line = [&](double t, int rank, const char* name, const char* phase) {
+    text += fmt::format(R"({{"t": {}, "rank": {}, "name": "{}", "phase": "{}"}})", t, rank, name,
+                        phase) +
+            "\n";
+  };
+  double t = 100;
+  for (int i = 0; i < 6; ++i) {
+    for (int r = 0; r < 2; ++r) {
+      const double compute = (i + r) % 2 ? 0.3 : 0.1;  // the slow rank alternates
+      line(t, r, "step", "begin");
+      line(t + compute, r, "allreduce", "begin");
+      line(t + 0.3 + 0.2, r, "allreduce", "end");  // both leave once the slower arrives
+      line(t + 0.3 + 0.2 + 0.05, r, "step", "end");
+    }
+    t += 0.3 + 0.2 + 0.05 + 0.1;  // 0.1 s between steps (loading the next batch)
+  }
+  const auto steps = xdc::run::program_steps(xdc::run::read_program_events(text), 2, 1);
+  ASSERT_EQ(steps.step_s.size(), 6u);
+  // Five steps after warm-up: from the end of step 0 to the end of step 5.
+  EXPECT_NEAR(steps.mean_s() * 5, 5 * 0.65, 1e-9);
+  // The slowest rank's own time: 0.3 s compute, 0.05 s after the all-reduce, 0.1 s between.
+  EXPECT_NEAR(steps.mean_compute_s(), 0.45, 1e-9);
 }
 
 TEST(WorkloadTrace, HoldsStepsPerRankAndWanBytesPerSample) {
