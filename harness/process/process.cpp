@@ -1,8 +1,10 @@
 #include "harness/process/process.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -122,6 +124,17 @@ Background::Background(const std::vector<std::string>& argv, const std::string& 
 Background::~Background() {
   terminate();
   delete impl_;
+}
+
+void wait_any_exit(const std::vector<int>& pids, std::chrono::milliseconds timeout) {
+  std::vector<pollfd> fds;
+  for (int pid : pids) {
+    const int fd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
+    if (fd >= 0) fds.push_back({fd, POLLIN, 0});
+  }
+  // A pid that has no pidfd has already gone: nothing to wait for.
+  if (fds.size() == pids.size()) poll(fds.data(), fds.size(), static_cast<int>(timeout.count()));
+  for (const auto& f : fds) close(f.fd);
 }
 
 int Background::pid() const {

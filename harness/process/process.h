@@ -50,6 +50,11 @@ class Background {
   Impl* impl_;
 };
 
+// Returns once one of `pids` (children of this process) has exited, or after `timeout`:
+// a caller polling several children learns of each exit as it happens, and so the order
+// in which they exited (a pidfd per child, poll(2)).
+void wait_any_exit(const std::vector<int>& pids, std::chrono::milliseconds timeout);
+
 // argv prefixed so that it runs inside emulated host `host` of network `net`:
 // {xdc_exe(), "exec", "--name", net, host, "--", argv...}.
 std::vector<std::string> in_host(const std::string& net, const std::string& host,

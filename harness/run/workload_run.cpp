@@ -237,7 +237,12 @@ LaunchOutcome launch_torch(const Experiment& e, const net::NetworkState& s, cons
       for (size_t i = 0; i < procs.size(); ++i)
         if (!out.processes[i].exit_code) ::kill(procs[i]->pid(), SIGKILL);
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    // Wakes at once when a rank exits: ranks that fail together (a peer's exit breaks the
+    // others' collectives) are seen in the order they exited, and the first one is named.
+    std::vector<int> live;
+    for (size_t i = 0; i < procs.size(); ++i)
+      if (!out.processes[i].exit_code) live.push_back(procs[i]->pid());
+    proc::wait_any_exit(live, std::chrono::milliseconds(20));
   }
   return out;
 }
