@@ -20,6 +20,7 @@
 #include "harness/plan/prefill.h"
 #include "harness/sim/link_timeline.h"
 #include "harness/sim/setup.h"
+#include "netem/shaper/dist_table.h"
 #include "netem/shaper/loss_model.h"
 #include "netem/shaper/queue_sizing.h"
 #include "workloads/model/payload.h"
@@ -157,6 +158,19 @@ std::vector<sim::TcpPath> tcp_paths(const Experiment& e,
 // The links among `hosts` (one rank each, in order), as link_model() describes. What
 // depends on the DCs alone (the WAN link, the route's loss and bottleneck) is worked out
 // once per ordered pair of DCs.
+// Adds one hop's expected largest extra delays (TcpPath::jitter_hold_ns) to `hold`.
+void add_jitter_holds(std::array<int64_t, sim::TcpPath::kJitterHoldSlots>& hold,
+                      const netem::LinkParams& p) {
+  if (p.jitter_us == 0) return;
+  static std::map<netem::JitterDist, std::vector<int16_t>> tables;  // the emulator's own
+  auto it = tables.find(p.jitter_dist);
+  if (it == tables.end())
+    it = tables.emplace(p.jitter_dist, netem::load_dist_table(p.jitter_dist)).first;
+  for (size_t k = 0; k < hold.size(); ++k)
+    hold[k] += std::llround(static_cast<double>(p.jitter_us) * 1000 *
+                            netem::expected_largest_draw(it->second, int64_t{1} << k));
+}
+
 }  // namespace
 
 sim::LinkModel links_between(const Experiment& e, const std::vector<std::string>& hosts,
@@ -184,6 +198,7 @@ sim::LinkModel links_between(const Experiment& e, const std::vector<std::string>
     const netem::LinkParams* neck = nullptr;
     int64_t bdp = 0, queue = 0;  // of the bottleneck, payload bytes (0: no rate limit)
     int64_t upstream = 0;        // TcpPath::upstream_bytes
+    std::array<int64_t, sim::TcpPath::kJitterHoldSlots> hold{};  // this direction's hops only
   };
   const size_t D = dc_name.size();
   std::vector<Between> between(D * D);
@@ -197,6 +212,7 @@ sim::LinkModel links_between(const Experiment& e, const std::vector<std::string>
       for (size_t i = 0; i + 1 < path.size(); ++i)
         if (const topo::WanLink* l = e.topology.find_link(path[i], path[i + 1])) {
           kept *= 1 - netem::loss_episodes_per_packet(l->egress(path[i]).loss);
+          add_jitter_holds(w.hold, l->egress(path[i]));
         }
       w.loss = 1 - kept;
       w.neck = route_bottleneck(e.topology, routes, dc_name[x], dc_name[y]);
@@ -232,6 +248,10 @@ sim::LinkModel links_between(const Experiment& e, const std::vector<std::string>
       p.queue_bytes = w.queue;
       p.upstream_bytes = w.upstream;
       p.loss = w.loss;
+      // Bunched forward and back (TcpPath::jitter_hold_ns).
+      const Between& back = between[static_cast<size_t>(dc_of[b]) * D + dc_of[a]];
+      for (size_t k = 0; k < p.jitter_hold_ns.size(); ++k)
+        p.jitter_hold_ns[k] = w.hold[k] + back.hold[k];
     }
   return m;
 }

@@ -1,6 +1,7 @@
 #include "harness/sim/tcp_model.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 
 namespace xdc::sim {
@@ -121,7 +122,17 @@ int64_t through_bottleneck(TcpConn& c, const TcpPath& p, int64_t rtt_ns, int64_t
   const bool clocked = c.round_ns != std::numeric_limits<int64_t>::min() &&
                        now_ns <= c.round_ns + std::max(rtt_ns, serialised) + kJiffyNs;
   const int64_t paced = clocked ? std::min(round, c.round_bytes) : 0;
-  int64_t room = std::min(p.bdp_bytes, paced) + p.queue_bytes;
+  int64_t credit = std::min(p.bdp_bytes, paced);
+  if (credit > 0 && rtt_ns > 0) {  // jitter's bunches (TcpPath::jitter_hold_ns)
+    const int64_t packets = std::max<int64_t>(round / kTcpMss, 1);
+    const int slot = std::min(TcpPath::kJitterHoldSlots - 1,
+                              static_cast<int>(std::bit_width(static_cast<uint64_t>(packets))) - 1);
+    const int64_t hold = p.jitter_hold_ns[static_cast<size_t>(slot)];
+    credit = std::max<int64_t>(
+        0, credit - static_cast<int64_t>(static_cast<double>(p.bdp_bytes) *
+                                         static_cast<double>(hold) / static_cast<double>(rtt_ns)));
+  }
+  int64_t room = credit + p.queue_bytes;
   // The ACK-clocked part reaches the hops before the bottleneck at its rate; the burst
   // beyond it must fit what they pass (TcpPath::upstream_bytes).
   if (p.upstream_bytes > 0) room = std::min(room, paced + p.upstream_bytes);

@@ -76,4 +76,20 @@ std::vector<int16_t> load_dist_table(JitterDist d) {
                            "; install iproute2 or set XDC_TC_DIST_DIR)");
 }
 
+double expected_largest_draw(const std::vector<int16_t>& table, int64_t n) {
+  if (n < 2) return 0;
+  const double dn = static_cast<double>(n);
+  if (table.empty()) return (dn - 1) / (dn + 1);  // the largest of n uniform draws in [-1, 1)
+  std::vector<int16_t> v = table;
+  std::sort(v.begin(), v.end());
+  const double size = static_cast<double>(v.size());
+  double e = 0, below = 0;  // below: P(all n draws <= v_(i-1))
+  for (size_t i = 0; i < v.size(); ++i) {
+    const double upto = std::pow(static_cast<double>(i + 1) / size, dn);
+    e += static_cast<double>(v[i]) * (upto - below);
+    below = upto;
+  }
+  return e / kDistScale;
+}
+
 }  // namespace xdc::netem

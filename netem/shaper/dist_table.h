@@ -27,6 +27,11 @@ std::vector<int16_t> load_dist_table(JitterDist d);
 // Throws std::runtime_error("<what>: ...") on a bad token or an empty table.
 std::vector<int16_t> parse_dist_table(std::istream& in, const std::string& what);
 
+// The expected largest of `n` draws of delay + jitter above the delay, in units of the
+// jitter (netem's tabledist: a table value / kDistScale, or uniform in [-1, 1) without a
+// table): sum over the sorted table of v_i ((i/N)^n - ((i-1)/N)^n). 0 for n < 2.
+double expected_largest_draw(const std::vector<int16_t>& table, int64_t n);
+
 // iproute2's normal table (4096 entries), computed.
 std::vector<int16_t> computed_normal_table();
 

@@ -3,8 +3,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
+#include <random>
 
 #include "netem/shaper/dist_table.h"
 
@@ -177,6 +180,28 @@ TEST(Impairment, NormalJitterHasTheConfiguredSpread) {
   s = std::sqrt(s / hold_ms.size());
   EXPECT_NEAR(m, 20.0, 0.1);
   EXPECT_NEAR(s, 5.0, 0.1);
+}
+
+// The simulator's expected largest of n jitter draws (netem::expected_largest_draw, what a
+// bunch of n packets waits behind) against the delay line's own draws (tabledist).
+TEST(Impairment, ExpectedLargestDrawIsWhatTheDelayLinesDrawsGive) {
+  for (auto d : {netem::JitterDist::kNormal, netem::JitterDist::kUniform}) {
+    const auto table = netem::load_dist_table(d);
+    std::mt19937 rng(11);
+    for (int n : {2, 16, 256}) {
+      double sum = 0;
+      const int trials = 4000;
+      for (int t = 0; t < trials; ++t) {
+        int64_t top = std::numeric_limits<int64_t>::min();
+        for (int i = 0; i < n; ++i) top = std::max(top, tabledist(0, 1'000'000, rng(), table));
+        sum += static_cast<double>(top) / 1e6;
+      }
+      EXPECT_NEAR(sum / trials, netem::expected_largest_draw(table, n), 0.03)
+          << netem::to_string(d) << " n " << n;
+    }
+  }
+  EXPECT_NEAR(netem::expected_largest_draw({}, 3), 0.5, 1e-12);  // uniform: (n-1)/(n+1)
+  EXPECT_EQ(netem::expected_largest_draw(netem::load_dist_table(netem::JitterDist::kNormal), 1), 0);
 }
 
 TEST(Impairment, CorrelatedJitterKeepsItsSpread) {

@@ -51,6 +51,30 @@ TEST(TcpModel, ABurstLargerThanTheBottleneckQueueLosesAndCubicCutsTheWindow) {
   EXPECT_LE(c.cwnd, 105 * kTcpMss) << "by at most half per round trip";
 }
 
+// Jitter's bunches (TcpPath::jitter_hold_ns): a round the previous one's ACKs clock,
+// which fits the pipe and the queue over a steady path, overflows the queue when the delay
+// lines hold and release its packets in bunches worth the pipe.
+TEST(TcpModel, JittersBunchesTakeTheAckClocksCreditAtTheBottleneck) {
+  using xdc::sim::kTcpMss;
+  auto steady = bottleneck();
+  auto jittery = bottleneck();
+  jittery.jitter_hold_ns.fill(20 * kMs);  // a round trip's worth of bunching: no credit left
+  for (auto* p : {&steady, &jittery}) {
+    xdc::sim::TcpConn c;
+    c.cwnd = 80 * kTcpMss;
+    ASSERT_EQ(xdc::sim::tcp_round(c, *p, 20 * kMs, 0, 40 * kTcpMss), 40 * kTcpMss);
+    // 80 segments clocked by the 40 before: 40 in the pipe, 40 queued, over a steady path.
+    const int64_t sent = xdc::sim::tcp_round(c, *p, 20 * kMs, 20 * kMs, 80 * kTcpMss);
+    if (p == &steady) {
+      EXPECT_EQ(sent, 80 * kTcpMss);
+      EXPECT_EQ(c.ssthresh, 0);
+    } else {
+      EXPECT_EQ(sent, 41 * kTcpMss) << "only the queue's worth gets through";
+      EXPECT_EQ(c.ssthresh, 56 * kTcpMss) << "CUBIC cut 0.7 x 80";
+    }
+  }
+}
+
 TEST(TcpModel, AWindowWithinTheBottleneckQueueLosesNothing) {
   using xdc::sim::kTcpMss;
   const auto p = bottleneck();
