@@ -8,6 +8,7 @@
 #include <cmath>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <tuple>
@@ -155,14 +156,13 @@ std::vector<sim::TcpPath> tcp_paths(const Experiment& e,
   return out;
 }
 
-// The links among `hosts` (one rank each, in order), as link_model() describes. What
-// depends on the DCs alone (the WAN link, the route's loss and bottleneck) is worked out
-// once per ordered pair of DCs.
 // Adds one hop's expected largest extra delays (TcpPath::jitter_hold_ns) to `hold`.
 void add_jitter_holds(std::array<int64_t, sim::TcpPath::kJitterHoldSlots>& hold,
                       const netem::LinkParams& p) {
   if (p.jitter_us == 0) return;
+  static std::mutex mutex;  // plans may be worked out on several threads
   static std::map<netem::JitterDist, std::vector<int16_t>> tables;  // the emulator's own
+  const std::lock_guard lock(mutex);
   auto it = tables.find(p.jitter_dist);
   if (it == tables.end())
     it = tables.emplace(p.jitter_dist, netem::load_dist_table(p.jitter_dist)).first;
@@ -173,6 +173,9 @@ void add_jitter_holds(std::array<int64_t, sim::TcpPath::kJitterHoldSlots>& hold,
 
 }  // namespace
 
+// The links among `hosts` (one rank each, in order), as link_model() describes. What
+// depends on the DCs alone (the WAN link, the route's loss and bottleneck) is worked out
+// once per ordered pair of DCs.
 sim::LinkModel links_between(const Experiment& e, const std::vector<std::string>& hosts,
                              bool striped) {
   const int n = static_cast<int>(hosts.size());
