@@ -1,7 +1,8 @@
 # xdc_warnings(target): our code builds with -Wall -Wextra -Werror.
 function(xdc_warnings target)
   # GCC 12 at -O3 reports std::string's own appends ("a" + std::string&&) as overlapping
-  # copies (-Wrestrict, its bug 105329): a Release build stopped on it. Kept a warning.
+  # copies (-Wrestrict, a false positive of GCC 12): a Release build stopped on it. Kept a
+  # warning.
   target_compile_options(${target} PRIVATE
     $<$<COMPILE_LANGUAGE:CXX,C>:-Wall -Wextra -Werror>
     $<$<AND:$<COMPILE_LANG_AND_ID:CXX,GNU>,$<VERSION_LESS:$<CXX_COMPILER_VERSION>,13>>:-Wno-error=restrict>)
