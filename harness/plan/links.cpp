@@ -160,15 +160,22 @@ std::vector<sim::TcpPath> tcp_paths(const Experiment& e,
 void add_jitter_holds(std::array<int64_t, sim::TcpPath::kJitterHoldSlots>& hold,
                       const netem::LinkParams& p) {
   if (p.jitter_us == 0) return;
+  // Per distribution, the expected largest of 2^k draws in units of the jitter, worked out
+  // once from the emulator's own table.
+  using Units = std::array<double, sim::TcpPath::kJitterHoldSlots>;
   static std::mutex mutex;  // plans may be worked out on several threads
-  static std::map<netem::JitterDist, std::vector<int16_t>> tables;  // the emulator's own
+  static std::map<netem::JitterDist, Units> units;
   const std::lock_guard lock(mutex);
-  auto it = tables.find(p.jitter_dist);
-  if (it == tables.end())
-    it = tables.emplace(p.jitter_dist, netem::load_dist_table(p.jitter_dist)).first;
+  auto it = units.find(p.jitter_dist);
+  if (it == units.end()) {
+    const auto table = netem::load_dist_table(p.jitter_dist);
+    Units u{};
+    for (size_t k = 0; k < u.size(); ++k)
+      u[k] = netem::expected_largest_draw(table, int64_t{1} << k);
+    it = units.emplace(p.jitter_dist, u).first;
+  }
   for (size_t k = 0; k < hold.size(); ++k)
-    hold[k] += std::llround(static_cast<double>(p.jitter_us) * 1000 *
-                            netem::expected_largest_draw(it->second, int64_t{1} << k));
+    hold[k] += std::llround(static_cast<double>(p.jitter_us) * 1000 * it->second[k]);
 }
 
 }  // namespace
