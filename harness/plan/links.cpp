@@ -22,6 +22,7 @@
 #include "harness/sim/link_timeline.h"
 #include "harness/sim/setup.h"
 #include "netem/shaper/dist_table.h"
+#include "netem/shaper/kernel_netem.h"
 #include "netem/shaper/loss_model.h"
 #include "netem/shaper/queue_sizing.h"
 #include "workloads/model/payload.h"
@@ -156,26 +157,48 @@ std::vector<sim::TcpPath> tcp_paths(const Experiment& e,
   return out;
 }
 
-// Adds one hop's expected largest extra delays (TcpPath::jitter_hold_ns) to `hold`.
-void add_jitter_holds(std::array<int64_t, sim::TcpPath::kJitterHoldSlots>& hold,
-                      const netem::LinkParams& p) {
-  if (p.jitter_us == 0) return;
-  // Per distribution, the expected largest of 2^k draws in units of the jitter, worked out
-  // once from the emulator's own table.
-  using Units = std::array<double, sim::TcpPath::kJitterHoldSlots>;
+// Per jitter distribution, worked out once from the emulator's own table: the expected
+// largest of 2^k draws (TcpPath::jitter_hold_ns) and the lag table (JitterLagTable).
+struct JitterTables {
+  std::array<double, sim::TcpPath::kJitterHoldSlots> largest{};
+  std::shared_ptr<const sim::JitterLagTable> lag;
+};
+const JitterTables& jitter_tables(netem::JitterDist dist) {
   static std::mutex mutex;  // plans may be worked out on several threads
-  static std::map<netem::JitterDist, Units> units;
+  static std::map<netem::JitterDist, JitterTables> cache;
   const std::lock_guard lock(mutex);
-  auto it = units.find(p.jitter_dist);
-  if (it == units.end()) {
-    const auto table = netem::load_dist_table(p.jitter_dist);
-    Units u{};
-    for (size_t k = 0; k < u.size(); ++k)
-      u[k] = netem::expected_largest_draw(table, int64_t{1} << k);
-    it = units.emplace(p.jitter_dist, u).first;
+  auto it = cache.find(dist);
+  if (it == cache.end()) {
+    const auto table = netem::load_dist_table(dist);
+    JitterTables t;
+    for (size_t k = 0; k < t.largest.size(); ++k)
+      t.largest[k] = netem::expected_largest_draw(table, int64_t{1} << k);
+    auto lag = std::make_shared<sim::JitterLagTable>();
+    // lambda 0, then 2^-8 .. 2^3 by half powers of two: past 2^3 one draw leads.
+    lag->lambdas.push_back(0);
+    for (int h = -16; h <= 6; ++h) lag->lambdas.push_back(std::exp2(h / 2.0));
+    for (double lambda : lag->lambdas) {
+      std::array<double, sim::JitterLagTable::kSlots> column{};
+      for (size_t k = 0; k < column.size(); ++k)
+        column[k] = netem::expected_largest_spaced(table, int64_t{1} << k, lambda);
+      lag->largest.push_back(column);
+    }
+    t.lag = std::move(lag);
+    it = cache.emplace(dist, std::move(t)).first;
   }
+  return it->second;
+}
+
+// Adds one hop's expected largest extra delays (TcpPath::jitter_hold_ns) to `hold`, and
+// the hop to `hops` (TcpPath::jitter_hops).
+void add_jitter(std::array<int64_t, sim::TcpPath::kJitterHoldSlots>& hold,
+                std::vector<sim::JitterHop>& hops, const netem::LinkParams& p) {
+  if (p.jitter_us == 0) return;
+  const JitterTables& t = jitter_tables(p.jitter_dist);
+  const auto unit_ns = static_cast<int64_t>(p.jitter_us) * 1000;
   for (size_t k = 0; k < hold.size(); ++k)
-    hold[k] += std::llround(static_cast<double>(p.jitter_us) * 1000 * it->second[k]);
+    hold[k] += std::llround(static_cast<double>(unit_ns) * t.largest[k]);
+  hops.push_back({unit_ns, netem::acts_per_packet(p), t.lag});
 }
 
 }  // namespace
@@ -209,6 +232,7 @@ sim::LinkModel links_between(const Experiment& e, const std::vector<std::string>
     int64_t bdp = 0, queue = 0;  // of the bottleneck, payload bytes (0: no rate limit)
     int64_t upstream = 0;        // TcpPath::upstream_bytes
     std::array<int64_t, sim::TcpPath::kJitterHoldSlots> hold{};  // this direction's hops only
+    std::vector<sim::JitterHop> hops;  // this direction's jittered delay lines
   };
   const size_t D = dc_name.size();
   std::vector<Between> between(D * D);
@@ -222,7 +246,7 @@ sim::LinkModel links_between(const Experiment& e, const std::vector<std::string>
       for (size_t i = 0; i + 1 < path.size(); ++i)
         if (const topo::WanLink* l = e.topology.find_link(path[i], path[i + 1])) {
           kept *= 1 - netem::loss_episodes_per_packet(l->egress(path[i]).loss);
-          add_jitter_holds(w.hold, l->egress(path[i]));
+          add_jitter(w.hold, w.hops, l->egress(path[i]));
         }
       w.loss = 1 - kept;
       w.neck = route_bottleneck(e.topology, routes, dc_name[x], dc_name[y]);
@@ -258,10 +282,12 @@ sim::LinkModel links_between(const Experiment& e, const std::vector<std::string>
       p.queue_bytes = w.queue;
       p.upstream_bytes = w.upstream;
       p.loss = w.loss;
-      // Bunched forward and back (TcpPath::jitter_hold_ns).
+      // Bunched forward and back (TcpPath::jitter_hold_ns); the lag forward only.
       const Between& back = between[static_cast<size_t>(dc_of[b]) * D + dc_of[a]];
       for (size_t k = 0; k < p.jitter_hold_ns.size(); ++k)
         p.jitter_hold_ns[k] = w.hold[k] + back.hold[k];
+      p.jitter_hops = w.hops;
+      p.feed_bps = lan_link(e.topology).bandwidth_bps;  // the sender's fabric feeds the first
     }
   return m;
 }

@@ -224,7 +224,7 @@ void LinkState::note_answer(size_t back, int64_t when) {
   q.insert(std::upper_bound(q.begin(), q.end(), when), when);
 }
 
-int64_t LinkState::queued_until(size_t i, int64_t when) {
+int64_t LinkState::queued_until(size_t i, int64_t when, int64_t* lag) {
   // The leading messages of the connection that are complete and final (their places in
   // the queue cannot change) fold into one summary, so a query reads only the rest.
   Settled& s = settled_[i];
@@ -235,18 +235,28 @@ int64_t LinkState::queued_until(size_t i, int64_t when) {
     const Queued& q = queued_[x];
     s.latest_queued = std::max({s.latest_queued, q.post, q.data_ready});
     s.latest_end = std::max({s.latest_end, q.first_end, q.data_end});
+    s.latest_lagged =
+        std::max({s.latest_lagged, q.first_end + q.first_lag, q.data_end + q.data_lag});
   }
-  int64_t until = when;
+  int64_t until = when, lagged = when;  // lagged: the latest a phase ahead arrives, less the delay
   size_t from = 0;
   if (s.count > 0 && s.latest_queued < when) {  // every settled phase was queued before
     until = std::max(until, s.latest_end);
+    lagged = std::max(lagged, s.latest_lagged);
     from = s.count;
   }
   for (size_t n = from; n < mine.size(); ++n) {
     const Queued& q = queued_[static_cast<size_t>(mine[n])];
-    if (q.post < when) until = std::max(until, q.first_end);
-    if (q.data_ready < when) until = std::max(until, q.data_end);
+    if (q.post < when) {
+      until = std::max(until, q.first_end);
+      lagged = std::max(lagged, q.first_end + q.first_lag);
+    }
+    if (q.data_ready < when) {
+      until = std::max(until, q.data_end);
+      lagged = std::max(lagged, q.data_end + q.data_lag);
+    }
   }
+  if (lag) *lag = lagged - until;
   return until;
 }
 
@@ -430,6 +440,7 @@ void LinkState::load_channel(const Channel& ch) {
   sent_.assign(n, 0);
   done_t_.assign(n, std::numeric_limits<int64_t>::min());  // its last phase done in this call
   done_ready_.assign(n, kNone);                            // that phase's place in the queue
+  done_lag_.assign(n, 0);                                  // and its jitter lag
   given_.assign(conns_.size(), 0);
 }
 
@@ -579,10 +590,22 @@ bool LinkState::end_phases(Run& r, int64_t t, const Round& s) {
     int64_t upto = 0;
     for (size_t c = 0; c < conns_.size(); ++c) upto += std::min(cum, given_[c]);
     const int64_t finish = t + (s.link ? s.link->transfer_ns(upto) : 0);
+    // The round's packets up to this phase's last one cross the delay lines together.
+    const TcpPath& path = tcp_[j.conn];
+    const int64_t lag = tcp_jitter_lag_ns(
+        path, upto, tcp_tso_segments(conns_[conn_of_[a]].second, path, round_trip(j.conn)),
+        s.link ? s.link->bandwidth_bps : 0);
     const auto k = static_cast<size_t>(r.ch.jobs[a]);
     done_t_[a] = finish;
     done_ready_[a] = j.ready;
-    (j.rest > 0 ? queued_[k].first_end : queued_[k].data_end) = finish;
+    done_lag_[a] = lag;
+    if (j.rest > 0) {
+      queued_[k].first_end = finish;
+      queued_[k].first_lag = lag;
+    } else {
+      queued_[k].data_end = finish;
+      queued_[k].data_lag = lag;
+    }
     if (j.fin()) {  // the receiver completes at its FIN
       if (j.fin_ready < 0) j.fin_ready = t;
       continue;
@@ -590,14 +613,15 @@ bool LinkState::end_phases(Run& r, int64_t t, const Round& s) {
     const Link& l = m_.at(j.from, j.to);
     if (j.rest > 0) {  // the request is there: the receiver answers, the rest follows
       const size_t back = static_cast<size_t>(j.to) * m_.ranks + j.from;
-      const int64_t answer = queued_until(back, finish + l.latency_ns);
+      int64_t answer_lag = 0;
+      const int64_t answer = queued_until(back, finish + l.latency_ns + lag, &answer_lag);
       r.answers.push_back({back, answer});
-      j.ready = answer + m_.at(j.to, j.from).latency_ns;
+      j.ready = answer + m_.at(j.to, j.from).latency_ns + answer_lag;
       queued_[k].data_ready = j.ready;
       j.left = j.rest;
       j.rest = 0;
     } else {
-      complete(r, a, finish);
+      complete(r, a, finish, lag);
     }
   }
   return more;
@@ -610,26 +634,31 @@ bool LinkState::send_fins(Run& r) {
   for (size_t a = 0; a < n; ++a) {
     if (!jobs[a].fin() || jobs[a].done) continue;
     bool blocked = false;
-    int64_t finish = std::max(done_t_[a], queued_[static_cast<size_t>(r.ch.jobs[a])].data_end);
+    // The FIN follows the last data queued ahead of it, as late as that for jitter.
+    const Queued& own = queued_[static_cast<size_t>(r.ch.jobs[a])];
+    int64_t finish = std::max(done_t_[a], own.data_end);
+    int64_t lag = done_t_[a] >= own.data_end ? done_lag_[a] : own.data_lag;
     for (size_t b = 0; b < n && !blocked; ++b) {
       // On an exclusive channel a message not granted yet is not issued (the worker holds
       // it until the arbiter's grant): nothing of it is queued.
       if (b == a || conn_of_[b] != conn_of_[a] || (r.exclusive && !jobs[b].granted)) continue;
       if (!jobs[b].done && !jobs[b].fin() && jobs[b].ready <= jobs[a].fin_ready)
         blocked = true;  // queued ahead of the FIN, bytes still to send
-      else if (done_ready_[b] <= jobs[a].fin_ready)
-        finish = std::max(finish, done_t_[b]);
+      else if (done_ready_[b] <= jobs[a].fin_ready && done_t_[b] > finish) {
+        finish = done_t_[b];
+        lag = done_lag_[b];
+      }
     }
     if (blocked) {
       more = true;
     } else {
-      complete(r, a, finish);
+      complete(r, a, finish, lag);
     }
   }
   return more;
 }
 
-void LinkState::complete(Run& r, size_t a, int64_t finish) {
+void LinkState::complete(Run& r, size_t a, int64_t finish, int64_t lag) {
   Job& j = jobs_scratch_[a];
   j.done = true;
   const Link& l = m_.at(j.from, j.to);
@@ -644,7 +673,7 @@ void LinkState::complete(Run& r, size_t a, int64_t finish) {
         std::max(r.free_at, p.early_release ? std::max(j.start + rtt, finish) : finish + rtt);
   }
   const auto k = static_cast<size_t>(r.ch.jobs[a]);
-  result_[k] = {j.start, finish, finish + l.latency_ns, r.ch.jobs[a]};
+  result_[k] = {j.start, finish, finish + l.latency_ns + lag, r.ch.jobs[a]};
   known_[k] = r.commit ? -1 : r.ch.version;
   if (r.ch.jobs[a] == r.target) r.target_done = true;
 }

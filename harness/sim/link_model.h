@@ -245,7 +245,9 @@ class LinkState {
   Round send_round(int64_t t);
   bool end_phases(Run& r, int64_t t, const Round& s);
   bool send_fins(Run& r);
-  void complete(Run& r, size_t a, int64_t finish);  // message a is at the receiver
+  // Message a is at the receiver: its last byte left at `finish` and arrives `lag` after
+  // the link's one-way delay.
+  void complete(Run& r, size_t a, int64_t finish, int64_t lag);
   // After the rounds: commit_run makes them final; keep_end, without commit, keeps the
   // channel's end (End) once every message is complete.
   void commit_run(Run& r, int64_t t);
@@ -262,8 +264,10 @@ class LinkState {
   // When an answer to be sent on connection i at `when` leaves: after every phase queued on
   // i before then, the requests posted and the data whose answers came back (OpenMPI queues
   // fragments on the connection in order, the answer behind them; TCP keeps the byte
-  // order). A phase queued at exactly `when` goes after the answer.
-  int64_t queued_until(size_t i, int64_t when);
+  // order). A phase queued at exactly `when` goes after the answer. `lag`, when given,
+  // receives how late for jitter the answer arrives: no earlier than those phases' last
+  // packets (the delay lines keep the order), as they are late (tcp_jitter_lag_ns).
+  int64_t queued_until(size_t i, int64_t when, int64_t* lag = nullptr);
   // Connection states a run of a channel left (`applied`: pending answers each one took).
   void adopt(const std::vector<std::pair<size_t, TcpConn>>& conns,
              const std::vector<size_t>& applied);
@@ -292,6 +296,8 @@ class LinkState {
     int64_t data_ready = 0;  // its data may go from then on (never until the answer is known)
     int64_t first_end = 0;   // its request's last byte left
     int64_t data_end = 0;    // its data's last byte left
+    // How late for jitter (tcp_jitter_lag_ns) the request's and the data's last bytes arrive.
+    int64_t first_lag = 0, data_lag = 0;
   };
   std::vector<Queued> queued_;  // by job
   // Per connection: its first `count` messages are complete and final; the latest time
@@ -300,6 +306,7 @@ class LinkState {
     size_t count = 0;
     int64_t latest_queued = std::numeric_limits<int64_t>::min();
     int64_t latest_end = std::numeric_limits<int64_t>::min();
+    int64_t latest_lagged = std::numeric_limits<int64_t>::min();  // max of end + jitter lag
   };
   std::vector<Settled> settled_;  // [connection]
   std::vector<Channel> channels_;
@@ -312,7 +319,7 @@ class LinkState {
   std::vector<size_t> conn_of_, ready_, order_;
   std::vector<std::pair<size_t, TcpConn>> conns_;
   std::vector<size_t> applied_;  // per entry of conns_: its pending answers taken so far
-  std::vector<int64_t> sent_, offered_, given_, done_t_, done_ready_;
+  std::vector<int64_t> sent_, offered_, given_, done_t_, done_ready_, done_lag_;
 };
 
 }  // namespace xdc::sim

@@ -23,6 +23,54 @@ double tcp_loss_limited_bps(int64_t rtt_ns, double loss) {
   return static_cast<double>(tcp_loss_window_bytes(loss)) * 8e9 / static_cast<double>(rtt_ns);
 }
 
+int64_t tcp_tso_segments(const TcpConn& c, const TcpPath& p, int64_t rtt_ns) {
+  constexpr double kGsoMaxSize = 65536;  // the veths' gso_max_size
+  const double n = std::max(p.connections, 1);
+  const double cwnd = static_cast<double>(c.cwnd) / n;  // bytes, one connection's
+  const bool slow_start = c.ssthresh <= 0 || c.cwnd < c.ssthresh / 2;
+  const double srtt_s = static_cast<double>(std::max<int64_t>(rtt_ns, 1000)) / 1e9;
+  double bytes = (slow_start ? 2.0 : 1.2) * cwnd / srtt_s / 1024;  // sk_pacing_shift 10
+  const int64_t shift = rtt_ns / 1000 >> 9;                        // tcp_tso_rtt_log 9
+  if (shift < 32) bytes += kGsoMaxSize / static_cast<double>(int64_t{1} << shift);
+  const auto segs = static_cast<int64_t>(std::min(bytes, kGsoMaxSize) / kTcpMss);
+  return std::max<int64_t>(segs, 2);  // tcp_min_tso_segs
+}
+
+double JitterLagTable::at(int64_t n, double lambda) const {
+  if (largest.empty()) return 0;
+  const double x = std::log2(static_cast<double>(std::max<int64_t>(n, 1)));
+  const auto k = std::min<size_t>(static_cast<size_t>(x), kSlots - 1);
+  const double fk = k + 1 < kSlots ? x - static_cast<double>(k) : 0;
+  auto column = [&](size_t m) {
+    const auto& c = largest[m];
+    return c[k] + fk * (k + 1 < kSlots ? c[k + 1] - c[k] : 0);
+  };
+  const auto above = std::upper_bound(lambdas.begin(), lambdas.end(), lambda);
+  if (above == lambdas.end()) return column(lambdas.size() - 1);
+  const auto m = static_cast<size_t>(above - lambdas.begin());  // lambdas[m - 1] <= lambda
+  const double f = (lambda - lambdas[m - 1]) / (lambdas[m] - lambdas[m - 1]);
+  return column(m - 1) + f * (column(m) - column(m - 1));
+}
+
+int64_t tcp_jitter_lag_ns(const TcpPath& p, int64_t bytes, int64_t tso_segments, double rate_bps) {
+  if (p.jitter_hops.empty()) return 0;
+  const int64_t packets = (std::max<int64_t>(bytes, 1) + kTcpMss - 1) / kTcpMss;
+  const int64_t tso = std::max<int64_t>(tso_segments, 1);
+  // ns per bit more at the rate than at the feed (0 where the rate is not the slower)
+  const double slower = rate_bps > 0 && (p.feed_bps <= 0 || p.feed_bps > rate_bps)
+                            ? 1e9 / rate_bps - (p.feed_bps > 0 ? 1e9 / p.feed_bps : 0)
+                            : 0;
+  double lag = 0;
+  for (const JitterHop& h : p.jitter_hops) {
+    if (!h.table || h.jitter_ns <= 0) continue;
+    const int64_t units = h.per_wire ? packets : (packets + tso - 1) / tso;
+    const double unit_bits = 8.0 * static_cast<double>(h.per_wire ? kTcpMss : tso * kTcpMss);
+    const double lambda = unit_bits * slower / static_cast<double>(h.jitter_ns);
+    lag += static_cast<double>(h.jitter_ns) * h.table->at(units, lambda);
+  }
+  return std::llround(lag);
+}
+
 namespace {
 int64_t rto_jiffies(const TcpPath& p, int64_t srtt_ns) {
   return (srtt_ns + p.rto_min_ns + kJiffyNs - 1) / kJiffyNs;  // rounded up, as Linux

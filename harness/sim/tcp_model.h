@@ -37,15 +37,19 @@
 // A message is sent in rounds of one round trip each: min(cwnd, window) bytes per round,
 // serialised at the link's rate; when a round's bytes take longer than the round trip the
 // link is the limit and rounds follow back to back.
-// - Jitter's bunches at the bottleneck (TcpPath::jitter_hold_ns). Not modeled: the delay
-// jitter adds to the round trip (the delay line keeps packets in order, so a packet waits
-// behind the most delayed one ahead of it), the probe timeout of a tail loss, OpenMPI's
+// - Jitter's bunches at the bottleneck (TcpPath::jitter_hold_ns), and its lag: a message's
+//   last packet (and a rendezvous request's) arrives as late as the most delayed packet or
+//   TSO aggregate sent with it, because the delay line keeps them in order
+//   (tcp_jitter_lag_ns, tcp_tso_segments). Not modeled: that lag on each round of a
+//   multi-round message's ACK clock, the probe timeout of a tail loss, OpenMPI's
 // btl_tcp_links > 1 (it does not stripe one message), which of n connections a loss hits
 // (the kernel's pick follows their packets' arrival order; the aggregate takes the share).
 #include <algorithm>
 #include <array>
 #include <cstdint>
 #include <limits>
+#include <memory>
+#include <vector>
 
 namespace xdc::sim {
 
@@ -74,6 +78,27 @@ inline constexpr double kCubicBeta = 0.7;
 inline constexpr double kCubicC = 0.4;
 // beta_scale / 8 of tcp_cubic.c: 8 (1024 + 717) / 3 / (1024 - 717) = 15 in its integers.
 inline constexpr double kRenoAcked = 15.0 / 8;
+
+// The expected largest of z_j - j x lambda over n draws of one jitter distribution, in
+// units of the jitter (netem::expected_largest_spaced), tabulated at n = 2^k and at
+// lambdas on a grid; at() interpolates in log2 n and in lambda (the last column beyond it).
+struct JitterLagTable {
+  static constexpr int kSlots = 21;                 // n = 1 .. 2^20
+  std::vector<double> lambdas;                      // ascending from 0
+  std::vector<std::array<double, kSlots>> largest;  // [lambda][k]
+  double at(int64_t n, double lambda) const;
+};
+// One delay line with jitter on a route. The delay line keeps packets in order, and the
+// rate stage after it (tbf: the FORWARD hook's NFQUEUE comes before the qdisc) serialises
+// what it releases, so the last of a round's units leaves max_j (delay_j + what follows
+// j at the rate) after the round reached it. A hop that loses, duplicates, corrupts or
+// reorders decides per wire packet (`per_wire`); one with delay, jitter and rate alone
+// takes the sender's TSO aggregates whole (netem/delayline/delay_line.h).
+struct JitterHop {
+  int64_t jitter_ns = 0;  // the distribution's unit (the link's jitter value)
+  bool per_wire = false;
+  std::shared_ptr<const JitterLagTable> table;
+};
 
 // Settings of one direction (sender -> receiver) of a connection.
 struct TcpPath {
@@ -112,6 +137,10 @@ struct TcpPath {
   // bucket and queue, and ran below the rate; with a 2000-packet queue none).
   static constexpr int kJitterHoldSlots = 21;
   std::array<int64_t, kJitterHoldSlots> jitter_hold_ns{};
+  // This direction's jittered delay lines, and the rate at which the first is fed (the
+  // sender's fabric; 0: unknown, taken as infinite): tcp_jitter_lag_ns reads them.
+  std::vector<JitterHop> jitter_hops;
+  double feed_bps = 0;
   // The sender backs off on loss as CUBIC (and Reno) do; false for BBR, which paces at
   // the rate it measures and is not modeled here: no congestion loss then.
   bool loss_based = true;
@@ -134,6 +163,20 @@ inline bool put_protocol(const TcpPath& p, int64_t bytes) {
   return p.eager_limit < kNoRendezvous &&
          bytes >= std::max(kOpenMpiMinRdmaPipeline, p.eager_limit + kOpenMpiRdmaPipelineSendLength);
 }
+
+struct TcpConn;
+// Segments per TSO aggregate as Linux sizes them (tcp_tso_autosize): about 1 ms at the
+// pacing rate (tcp_update_pacing_rate: 200% of cwnd / srtt in slow start, below half of
+// ssthresh, 120% after; `rtt_ns` stands for srtt), plus 64 KiB >> (min_rtt in us >> 9)
+// where that shift is under 32 (short round trips), at most 64 KiB, at least 2 segments.
+// Per connection of the path's `connections`.
+int64_t tcp_tso_segments(const TcpConn& c, const TcpPath& p, int64_t rtt_ns);
+// How much later than the route's one-way delay plus the serialisation of `bytes` at
+// `rate_bps` (0: infinite) their last packet arrives, the bytes sent together in TSO
+// aggregates of `tso_segments` (TcpPath::jitter_hops; 0 without jitter): over each hop,
+// the hop's jitter x JitterLagTable::at(units, lambda), lambda being how much longer a
+// unit takes at the rate than it took to arrive at the feed's, in units of the jitter.
+int64_t tcp_jitter_lag_ns(const TcpPath& p, int64_t bytes, int64_t tso_segments, double rate_bps);
 
 // Payload in flight allowed by the sender's send buffer and the receiver's receive
 // buffer (their autotuning maxima, bytes).

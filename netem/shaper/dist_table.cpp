@@ -92,4 +92,43 @@ double expected_largest_draw(const std::vector<int16_t>& table, int64_t n) {
   return e / kDistScale;
 }
 
+double expected_largest_spaced(const std::vector<int16_t>& table, int64_t n, double lambda) {
+  if (!(lambda > 0)) return expected_largest_draw(table, n);
+  // The draws' CDF F on a grid of step h over [lo, hi], the range of one draw.
+  constexpr double h = 1.0 / 64;
+  std::vector<double> v;
+  if (table.empty()) {
+    v = {-1.0, 1.0};
+  } else {
+    for (int16_t x : table) v.push_back(static_cast<double>(x) / kDistScale);
+    std::sort(v.begin(), v.end());
+  }
+  const double lo = v.front(), hi = v.back();
+  const auto points = static_cast<size_t>(std::ceil((hi - lo) / h)) + 1;
+  std::vector<double> cdf(points);
+  for (size_t k = 0; k < points; ++k) {
+    const double x = lo + static_cast<double>(k) * h;
+    cdf[k] = table.empty()
+                 ? std::clamp((x + 1) / 2, 0.0, 1.0)
+                 : static_cast<double>(std::upper_bound(v.begin(), v.end(), x) - v.begin()) /
+                       static_cast<double>(v.size());
+  }
+  // Draw j >= (hi - lo) / lambda never leads: draw 0 is at least lo, it at most hi - j lambda.
+  const int64_t terms = std::min<int64_t>(n, static_cast<int64_t>((hi - lo) / lambda) + 1);
+  // Y = max_j (z_j - j lambda) lies in [lo, hi]: E[Y] = lo + integral of P(Y > x) over it,
+  // P(Y <= x) = prod_j F(x + j lambda).
+  // Midpoint rule, each F read at the grid point nearest its argument.
+  double e = lo;
+  for (size_t k = 0; k + 1 < points; ++k) {
+    const double x = lo + (static_cast<double>(k) + 0.5) * h;
+    double below = 1;
+    for (int64_t j = 0; j < terms && below > 0; ++j) {
+      const double at = std::round((x + static_cast<double>(j) * lambda - lo) / h);
+      below *= at >= static_cast<double>(points - 1) ? 1.0 : cdf[static_cast<size_t>(at)];
+    }
+    e += (1 - below) * h;
+  }
+  return e;
+}
+
 }  // namespace xdc::netem

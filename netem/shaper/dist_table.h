@@ -31,6 +31,12 @@ std::vector<int16_t> parse_dist_table(std::istream& in, const std::string& what)
 // jitter (netem's tabledist: a table value / kDistScale, or uniform in [-1, 1) without a
 // table): sum over the sorted table of v_i ((i/N)^n - ((i-1)/N)^n). 0 for n < 2.
 double expected_largest_draw(const std::vector<int16_t>& table, int64_t n);
+// The expected largest of z_j - j x lambda over n draws z_0..z_{n-1} as above (units of the
+// jitter): packets that reach a delay line one after another and leave it through a slower
+// rate stage, lambda being how much longer each takes at that rate than it took to arrive
+// (the later a packet, the less of the serialisation after it its delay can push back).
+// lambda 0: expected_largest_draw. Numerical, on a grid of 1/64 of the jitter.
+double expected_largest_spaced(const std::vector<int16_t>& table, int64_t n, double lambda);
 
 // iproute2's normal table (4096 entries), computed.
 std::vector<int16_t> computed_normal_table();

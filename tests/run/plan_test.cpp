@@ -3,6 +3,7 @@
 // schedule show` consume it.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <map>
 #include <numeric>
@@ -10,11 +11,15 @@
 #include <utility>
 
 #include "common/text_file.h"
+#include "harness/plan/links.h"
 #include "harness/plan/predict.h"
 #include "harness/sim/simulator.h"
 #include "harness/sim/tcp_model.h"
 #include "harness/trace/analysis.h"
+#include "netem/delayline/impairment.h"
+#include "netem/shaper/dist_table.h"
 #include "netem/shaper/loss_model.h"
+#include "tests/run/experiment_fixture.h"
 
 namespace {
 
@@ -215,6 +220,57 @@ TEST(Plan, AGilbertElliottLossIsPredictedByItsLossEpisodes) {
   const double random = iteration_s("wan: {loss: " + std::string(pct) + "%, changes: []}\n");
   EXPECT_GT(bursty, lossless);
   EXPECT_NEAR(bursty, random, 1e-3 * random);
+}
+
+// The delay line keeps packets in order and the rate stage after it serialises what it
+// releases, so a message's last packet leaves after max_j (packet j's delay + what follows
+// j at the rate). The lag the prediction adds to the delay and the serialisation
+// (tcp_jitter_lag_ns over the path link_model derives) is the one the emulator's own
+// Impairment and a FIFO at the WAN's rate give 256 KiB reaching the WAN's delay line from
+// the 10 Gbit/s fabric: as TSO aggregates of 13 segments when the link only delays (the
+// delay line takes them whole), as wire packets when it also loses (it then decides each),
+// at 1 Gbit/s and at 20 Gbit/s (faster than the fabric: the packets leave as they came).
+TEST(Plan, AMessageArrivesAsLateAsTheDelayLineAndTheRateStageAfterItHoldIt) {
+  using xdc::sim::kTcpMss;
+  const int64_t bytes = 256 << 10, segments = (bytes + kTcpMss - 1) / kTcpMss, tso = 13;
+  for (const std::string rate : {"1gbit", "20gbit"})
+    for (const std::string loss : {"0%", "0.1%"}) {
+      const auto e = xdc::run::parse_experiment(
+          xdc::test::kGood +
+              "wan: {delay: 20ms, jitter: {value: 1ms, distribution: normal}, loss: " + loss +
+              ", rate: " + rate + "}\n",
+          xdc::test::kLabel);
+      const auto links = xdc::run::link_model(e);
+      const xdc::sim::TcpPath& path = links.tcp[1 * links.ranks + 2];  // east-h2 -> w1
+      const double rate_bps = links.at(1, 2).bandwidth_bps;
+      const xdc::netem::LinkParams& wan = e.topology.wan[0].a_to_b;
+      const bool wire = loss != "0%";
+      const int64_t units = wire ? segments : (segments + tso - 1) / tso;
+      const double unit_bits = 8.0 * static_cast<double>(wire ? kTcpMss : tso * kTcpMss);
+      const double in_ns = unit_bits / 10, out_ns = unit_bits * 1e9 / std::min(rate_bps, 10e9);
+      xdc::delayline::Impairment line(wan, xdc::netem::load_dist_table(wan.jitter_dist), 5);
+      double sum = 0;
+      int counted = 0;
+      for (int trial = 0; trial < 4000; ++trial) {
+        const double t0 = trial * 1000.0 * kMs;  // apart: nothing held from the last
+        double out = 0;  // when the rate stage has sent the last unit released so far
+        bool lost = false;
+        for (int64_t i = 0; i < units; ++i) {
+          const auto d = line.on_packet(static_cast<int64_t>(t0 + static_cast<double>(i) * in_ns));
+          if (d.verdict == xdc::delayline::Impairment::Verdict::kDrop)
+            lost = true;
+          else
+            out = std::max(out, static_cast<double>(d.send_ns)) + out_ns;
+        }
+        if (lost) continue;  // a lost packet is the loss model's; the lag is the others'
+        sum += out - (t0 + static_cast<double>(units) * out_ns) - 20.0 * kMs;
+        ++counted;
+      }
+      ASSERT_GT(counted, 2000) << loss;
+      EXPECT_NEAR(static_cast<double>(xdc::sim::tcp_jitter_lag_ns(path, bytes, tso, rate_bps)),
+                  sum / counted, 0.03 * kMs)
+          << "loss " << loss << ", rate " << rate;
+    }
 }
 
 // Compute noise as a run measured it (measured_costs keeps each duration over its mean)
