@@ -67,6 +67,14 @@ TEST(Run, ModeledRunIsPredictedBesideItsMeasurement) {
   }
   EXPECT_EQ(leftovers(net), std::vector<std::string>{});
   EXPECT_EQ(job_processes(net, dir), std::vector<std::string>{});
+  // The ranks share this machine's clock: their traces need no offset (clock_sync.h).
+  for (const auto& sc : s["schedules"])
+    for (int rank = 0; rank < 4; ++rank) {
+      const auto rep = nlohmann::json::parse(xdc::read_text_file_or_empty(
+          dir / sc["schedule"].get<std::string>() / ("rank" + std::to_string(rank) + ".json")));
+      EXPECT_EQ(rep.value("clock_offset_ns", int64_t{-1}), 0) << rank;
+      EXPECT_EQ(rep.value("clock_offset_drift_ns", int64_t{-1}), 0) << rank;
+    }
   // `xdc simulate` of the same experiment predicts exactly what the run printed beside
   // its measurement (modeled compute: both simulate the planned costs).
   const fs::path sim_dir = fresh_dir("sim-only");

@@ -6,8 +6,11 @@
 // estimate is the middle of the tightest bounds over all rounds (offset_from_rounds), which
 // takes each direction's fastest trip, possibly from different rounds: on a path whose
 // delay varies (a busy machine, a virtual one) it is tighter than the single round with
-// the smallest round trip. Collective over `world` (blocking MPI, called while no comm
-// thread runs). local_ns + offset_ns = rank 0's clock.
+// the smallest round trip. A rank on rank 0's kernel (the same boot id: the emulated
+// hosts of one machine are network namespaces, which share its CLOCK_MONOTONIC) takes
+// offset 0 and no rounds; an estimate there was off by up to a millisecond across a
+// jittered WAN. Collective over `world` (blocking MPI, called while no comm thread
+// runs). local_ns + offset_ns = rank 0's clock.
 #include <mpi.h>
 
 #include <cstdint>
