@@ -157,22 +157,16 @@ std::vector<sim::TcpPath> tcp_paths(const Experiment& e,
   return out;
 }
 
-// Per jitter distribution, worked out once from the emulator's own table: the expected
-// largest of 2^k draws (TcpPath::jitter_hold_ns) and the lag table (JitterLagTable).
-struct JitterTables {
-  std::array<double, sim::TcpPath::kJitterHoldSlots> largest{};
-  std::shared_ptr<const sim::JitterLagTable> lag;
-};
-const JitterTables& jitter_tables(netem::JitterDist dist) {
+// Per jitter distribution, worked out once from the emulator's own table: the lag table
+// (JitterLagTable); its lambda-0 column is the expected largest of 2^k draws that
+// TcpPath::jitter_hold_ns sums.
+std::shared_ptr<const sim::JitterLagTable> jitter_table(netem::JitterDist dist) {
   static std::mutex mutex;  // plans may be worked out on several threads
-  static std::map<netem::JitterDist, JitterTables> cache;
+  static std::map<netem::JitterDist, std::shared_ptr<const sim::JitterLagTable>> cache;
   const std::lock_guard lock(mutex);
-  auto it = cache.find(dist);
-  if (it == cache.end()) {
+  auto& cached = cache[dist];
+  if (!cached) {
     const auto table = netem::load_dist_table(dist);
-    JitterTables t;
-    for (size_t k = 0; k < t.largest.size(); ++k)
-      t.largest[k] = netem::expected_largest_draw(table, int64_t{1} << k);
     auto lag = std::make_shared<sim::JitterLagTable>();
     // lambda 0, then 2^-8 .. 2^3 by half powers of two: past 2^3 one draw leads.
     lag->lambdas.push_back(0);
@@ -183,10 +177,9 @@ const JitterTables& jitter_tables(netem::JitterDist dist) {
         column[k] = netem::expected_largest_spaced(table, int64_t{1} << k, lambda);
       lag->largest.push_back(column);
     }
-    t.lag = std::move(lag);
-    it = cache.emplace(dist, std::move(t)).first;
+    cached = std::move(lag);
   }
-  return it->second;
+  return cached;
 }
 
 // Adds one hop's expected largest extra delays (TcpPath::jitter_hold_ns) to `hold`, and
@@ -194,11 +187,12 @@ const JitterTables& jitter_tables(netem::JitterDist dist) {
 void add_jitter(std::array<int64_t, sim::TcpPath::kJitterHoldSlots>& hold,
                 std::vector<sim::JitterHop>& hops, const netem::LinkParams& p) {
   if (p.jitter_us == 0) return;
-  const JitterTables& t = jitter_tables(p.jitter_dist);
+  auto table = jitter_table(p.jitter_dist);
   const auto unit_ns = static_cast<int64_t>(p.jitter_us) * 1000;
+  static_assert(sim::TcpPath::kJitterHoldSlots == sim::JitterLagTable::kSlots);
   for (size_t k = 0; k < hold.size(); ++k)
-    hold[k] += std::llround(static_cast<double>(unit_ns) * t.largest[k]);
-  hops.push_back({unit_ns, netem::acts_per_packet(p), t.lag});
+    hold[k] += std::llround(static_cast<double>(unit_ns) * table->largest[0][k]);
+  hops.push_back({unit_ns, netem::acts_per_packet(p), std::move(table)});
 }
 
 }  // namespace
@@ -267,6 +261,7 @@ sim::LinkModel links_between(const Experiment& e, const std::vector<std::string>
           netem::rate_queue_bytes(*w.neck) + netem::tbf_burst_bytes(w.neck->rate_bps);
       w.queue = std::llround(static_cast<double>(burst) * payload);
     }
+  const double fabric_bps = lan_link(e.topology).bandwidth_bps;  // feeds a route's first hop
   for (int a = 0; a < n; ++a)
     for (int b = 0; b < n; ++b) {
       if (a == b) continue;
@@ -287,7 +282,7 @@ sim::LinkModel links_between(const Experiment& e, const std::vector<std::string>
       for (size_t k = 0; k < p.jitter_hold_ns.size(); ++k)
         p.jitter_hold_ns[k] = w.hold[k] + back.hold[k];
       p.jitter_hops = w.hops;
-      p.feed_bps = lan_link(e.topology).bandwidth_bps;  // the sender's fabric feeds the first
+      p.feed_bps = fabric_bps;
     }
   return m;
 }

@@ -592,9 +592,12 @@ bool LinkState::end_phases(Run& r, int64_t t, const Round& s) {
     const int64_t finish = t + (s.link ? s.link->transfer_ns(upto) : 0);
     // The round's packets up to this phase's last one cross the delay lines together.
     const TcpPath& path = tcp_[j.conn];
-    const int64_t lag = tcp_jitter_lag_ns(
-        path, upto, tcp_tso_segments(conns_[conn_of_[a]].second, path, round_trip(j.conn)),
-        s.link ? s.link->bandwidth_bps : 0);
+    const int64_t lag = path.jitter_hops.empty()
+                            ? 0
+                            : tcp_jitter_lag_ns(path, upto,
+                                                tcp_tso_segments(conns_[conn_of_[a]].second, path,
+                                                                 round_trip(j.conn)),
+                                                s.link ? s.link->bandwidth_bps : 0);
     const auto k = static_cast<size_t>(r.ch.jobs[a]);
     done_t_[a] = finish;
     done_ready_[a] = j.ready;
