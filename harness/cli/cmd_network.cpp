@@ -108,6 +108,7 @@ struct UpArgs {
   std::string file, name, shaping, backend, lab_file, lab_part;
   bool from_experiment = false;
   double dilation = 1;
+  uint64_t seed = 1;
 };
 
 // xdc up --lab: the network across the lab's machines, each building its part.
@@ -130,6 +131,7 @@ int up_lab(const UpArgs& a, const topo::Topology& t,
   if (a.from_experiment) extra.push_back("--experiment-topology");
   if (a.dilation != 1)
     extra.insert(extra.end(), {"--time-dilation", fmt::format("{}", a.dilation)});
+  if (a.seed != 1) extra.insert(extra.end(), {"--seed", std::to_string(a.seed)});
   const std::string net = a.name.empty() ? t.name : a.name;
   const auto outcomes = lab::up_lab(l, t, std::filesystem::absolute(a.file).string(), net, extra);
   for (const auto& o : outcomes)
@@ -177,6 +179,7 @@ int up(const UpArgs& a) {
     drawn = true;
   };
   opts.time_dilation = a.dilation;
+  opts.seed = a.seed;
   struct Clear {
     bool& drawn;
     ~Clear() {
@@ -215,6 +218,10 @@ void add_up(CLI::App& app, Commands& out) {
   c->add_option("--time-dilation", a.dilation,
                 "build the network K times slower than the topology (every delay and "
                 "jitter x K, every rate / K); xdc check reports it undilated")
+      ->capture_default_str();
+  c->add_option("--seed", a.seed,
+                "the delay lines' loss and jitter draws: the same seed draws the same "
+                "(xdc run builds its network with the experiment's seed)")
       ->capture_default_str();
   out.push_back({c, [] {
                    require_root("up");

@@ -444,6 +444,7 @@ class Builder {
         ShapedLink sl{
             from, to, gateway_ns(net_, from), wan_ifname(to), "none", dir ? l.b_to_a : l.a_to_b,
             {}};
+        sl.seed = opts_.seed;
         if (sl.configured.impaired()) shapers_.push_back(shape_link(backend, sl));
         state_.links.push_back(sl);
       }
@@ -467,6 +468,7 @@ class Builder {
       for (const std::string& conf : {std::string("all"), std::string("default"), gateway_lan()})
         nl::write_sysctl(gw, fmt::format("net/ipv4/conf/{}/send_redirects", conf), "0");
       ShapedLink sl{dc.name, dc.name, gw, gateway_lan(), "none", p, {}};
+      sl.seed = opts_.seed;
       shapers_.push_back(shape_link(backend, sl));
       state_.fabric.push_back(sl);
     }

@@ -56,6 +56,9 @@ struct BuildOptions {
   std::function<void(const std::string&)> progress;  // one line per phase; may be empty
   double time_dilation = 1;    // >= 1: build topo::time_dilated(topo, k), recorded in the state
   std::optional<LabPart> lab;  // this machine's part of a lab's network (native backend)
+  // The delay lines' loss and jitter draws: the same seed draws the same on any network
+  // built from the topology; `xdc run` passes the experiment's seed.
+  uint64_t seed = 1;
 };
 
 NetworkState build_network(const topo::Topology& topo, const BuildOptions& opts);

@@ -21,8 +21,13 @@ class Handle : public ShapingHandle {
 netem::ShapeOptions shape_options(const ShapedLink& link) {
   netem::ShapeOptions opts;
   opts.state_dir = state_dir(net_of_ns(link.netns)) + "/delayline";
-  // Same network, same link: same loss and jitter draws, so runs can be repeated.
-  opts.seed = std::hash<std::string>{}(link.netns + "/" + link.from + "->" + link.to) | 1;
+  // Same seed, same direction: the same loss and jitter draws, whatever the network is
+  // called, so a run can be repeated; another seed draws independently (a sweep's seeds).
+  const uint64_t dir = std::hash<std::string>{}(link.from + "->" + link.to);
+  uint64_t z = link.seed * 0x9e3779b97f4a7c15ULL ^ dir;  // splitmix64's finaliser
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  opts.seed = (z ^ (z >> 31)) | 1;
   return opts;
 }
 

@@ -135,7 +135,8 @@ void to_json(json& j, const NetworkState& s) {
                          {"record", l.record},
                          {"down", l.down},
                          {"loss_drops_at_down", l.loss_drops_at_down},
-                         {"down_drops", l.down_drops}});
+                         {"down_drops", l.down_drops},
+                         {"seed", l.seed}});
     return out;
   };
   j = json{{"name", s.name},
@@ -190,7 +191,7 @@ void from_json(const json& j, NetworkState& s) {
                                l.at("backend"), l.at("configured").get<netem::LinkParams>(),
                                l.value("record", json::object()), l.value("down", false),
                                l.value("loss_drops_at_down", uint64_t{0}),
-                               l.value("down_drops", uint64_t{0})});
+                               l.value("down_drops", uint64_t{0}), l.value("seed", uint64_t{1})});
   };
   shaped("links", s.links);
   shaped("fabric", s.fabric);

@@ -64,6 +64,9 @@ struct ShapedLink {
   // link show` can tell the two apart (linkctl::link_status).
   uint64_t loss_drops_at_down = 0;
   uint64_t down_drops = 0;
+  // The network's seed for its delay lines' loss and jitter draws (BuildOptions::seed);
+  // with the direction it seeds this link's shaper (shape_options).
+  uint64_t seed = 1;
 };
 
 struct NetworkState {

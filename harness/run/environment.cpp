@@ -117,7 +117,8 @@ nlohmann::json environment_json(const Experiment& e, const net::NetworkState& ne
     nlohmann::json j = {{"from", l.from},
                         {"to", l.to},
                         {"backend", l.backend},
-                        {"configured", netem::time_dilated(l.configured, 1 / k)}};
+                        {"configured", netem::time_dilated(l.configured, 1 / k)},
+                        {"seed", l.seed}};  // its delay line's draws (shape_options)
     if (k != 1) j["as_built"] = l.configured;
     links.push_back(j);
   }

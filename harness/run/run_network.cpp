@@ -56,6 +56,7 @@ RunNetwork::RunNetwork(const Experiment& e, const RunOptions& o, const lab::Lab*
     // Each machine builds the experiment's topology (its wan/tcp overrides applied) from
     // the experiment file, at the same path there.
     extra.push_back("--experiment-topology");
+    extra.insert(extra.end(), {"--seed", std::to_string(e.seed)});
     name_ = b.name;
     std::string failed;
     for (const auto& m :
@@ -70,6 +71,7 @@ RunNetwork::RunNetwork(const Experiment& e, const RunOptions& o, const lab::Lab*
   }
   b.shaping = e.shaping;
   b.time_dilation = e.time_dilation;
+  b.seed = e.seed;
   name_ = b.name;  // set first: a half-built network is undone by the builder itself
   state_ = net::build_network(e.topology, b);
   owned_ = true;

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include "harness/network/shaping.h"
+
 namespace {
 using xdc::netem::JitterDist;
 using xdc::netem::LinkParams;
@@ -72,3 +74,28 @@ TEST(NetworkState, OldStateReadsMissingFieldsAsDefaults) {
   EXPECT_EQ(q.loss.k_pct, stock.loss.k_pct);
 }
 }  // namespace
+
+// A delay line's loss and jitter draws come from the network's seed and the direction, not
+// from the network's name: `xdc run` names its network after its process, so a name in
+// the seed made every run draw differently, and every run of one sweep (one process) draw
+// the same whatever its experiment's seed.
+TEST(NetworkState, DelayLineDrawsFollowTheSeedAndTheDirectionNotTheNetworksName) {
+  xdc::net::ShapedLink a;
+  a.from = "east", a.to = "west", a.netns = "xdc-r123.gw.east", a.seed = 1;
+  xdc::net::ShapedLink b = a;
+  b.netns = "xdc-r456.gw.east";
+  EXPECT_EQ(xdc::net::shape_options(a).seed, xdc::net::shape_options(b).seed);
+  b.seed = 2;
+  EXPECT_NE(xdc::net::shape_options(a).seed, xdc::net::shape_options(b).seed);
+  xdc::net::ShapedLink back = a;
+  std::swap(back.from, back.to);
+  EXPECT_NE(xdc::net::shape_options(a).seed, xdc::net::shape_options(back).seed);
+  EXPECT_NE(xdc::net::shape_options(a).seed, 0u);  // 0 would ask the delay line for a random one
+
+  xdc::net::NetworkState s;
+  s.name = "n";
+  a.seed = 7;
+  s.links.push_back(a);
+  const nlohmann::json j = s;
+  EXPECT_EQ(nlohmann::json::parse(j.dump()).get<xdc::net::NetworkState>().links.at(0).seed, 7u);
+}
