@@ -18,7 +18,8 @@
 # err_pct = 100 (simulated - measured) / measured (positive: the prediction is slower),
 # measured = the mean of the measured iterations (each listed, so the spread a lossy or
 # bursty WAN gives one run shows); target_pct: 5 for modeled compute, 10 for real.
-# two-dc-lossy is run eight times (seeds 1-8) and its runs pooled into one point per schedule
+# two-dc-lossy is run eight times (seeds 1-8: each seeds the delay lines' loss draws) and its
+# runs pooled into one point per schedule
 # ("measured_runs_s": each run's mean; "simulated_s": the mean of their predictions): its
 # 0.1% random loss and four ranks on two cores move one 20-iteration run's mean by 7-13%
 # (sd) from the next, so the mean of eight is needed to bring the standard error (~4.6%)
