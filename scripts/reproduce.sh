@@ -18,14 +18,11 @@ R=results/repro
 papers() { "$XDC_PY" -m xdc_results.papers "$@"; }
 # pivot CSV ROW COLUMNS METRIC: METRIC per ROW value (lines) and COLUMNS value ("a+b": pairs)
 pivot() { papers pivot "$@"; }
-
-sweep() {  # sweep NAME FILE: run sweep FILE into results/repro/NAME
+sweep() {  # sweep NAME FILE [OPTIONS]: run sweep FILE into results/repro/NAME
   local name=$1 file=$2
   shift 2
   echo "== $name"
-  "$XDC" sweep "$file" -o "$R/$name" "$@" || {
-    echo "$name: sweep did not finish (rerun to resume); figures so far:"
-  }
+  "$XDC" sweep "$file" -o "$R/$name" "$@" || echo "$name: sweep did not finish (rerun to resume); figures so far:"
 }
 
 atlas() {
@@ -115,14 +112,8 @@ diloco() {
 }
 
 case $which in
-  atlas) atlas "$@" ;;
-  atlas-real) atlas_real "$@" ;;
-  geopipe) geopipe "$@" ;;
-  crosspipe) crosspipe "$@" ;;
-  bubbletea) bubbletea "$@" ;;
-  dhelix) dhelix "$@" ;;
-  diloco) diloco "$@" ;;
+  atlas|atlas-real|geopipe|crosspipe|bubbletea|dhelix|diloco) "${which//-/_}" "$@" ;;
   all) crosspipe "$@"; geopipe "$@"; atlas "$@"; bubbletea "$@"; dhelix "$@"; diloco "$@" ;;
-  -h|--help) sed -n '2,12p' scripts/reproduce.sh ;;
+  -h|--help) sed -n '2,12p' "$0" ;;
   *) echo "usage: $0 [atlas|atlas-real|geopipe|crosspipe|bubbletea|dhelix|diloco|all] [xdc sweep options]" >&2; exit 2 ;;
 esac

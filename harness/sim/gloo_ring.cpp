@@ -39,6 +39,37 @@ enum Kind { kPost, kSendData, kNotifyArrives, kDataArrives };
 // (time, kind, ring, phase, step, rank, ticket): posts before arrivals at one time.
 using Event = std::tuple<int64_t, int, size_t, int, int, int, int64_t>;
 
+// One collective's ring: each rank's steps of both phases, their sizes, and phase 0
+// starting on each rank at its entry.
+Ring make_ring(const GlooCollective& c) {
+  Ring g;
+  g.c = &c;
+  g.n = static_cast<int>(c.ranks.size());
+  g.done = c.enter;
+  if (g.n < 2 || c.bytes <= 0) return g;
+  const GlooRingShape s = gloo_ring_shape(c.bytes, g.n, 4);
+  const int64_t per_rank = s.segments / g.n;
+  g.steps = static_cast<int>(s.segments - 2);
+  g.step.resize(static_cast<size_t>(2) * g.steps * g.n);
+  g.cursor.assign(static_cast<size_t>(2) * g.n, 0);
+  g.phase_at.assign(static_cast<size_t>(2) * g.n, -1);
+  auto length = [&](int64_t segment) {
+    return std::min(s.segment_bytes, c.bytes - (segment % s.segments) * s.segment_bytes);
+  };
+  for (int r = 0; r < g.n; ++r) {
+    for (int i = 0; i < g.steps; ++i) {
+      // Reduce-scatter: send segment (r+1)*per_rank + i, receive (r+2)*per_rank + i;
+      // allgather: send r*per_rank + i, receive (r+1)*per_rank + i (allreduce.cc).
+      g.at(0, i, r).send_bytes = length((r + 1) * per_rank + i);
+      g.at(0, i, r).recv_bytes = length((r + 2) * per_rank + i);
+      g.at(1, i, r).send_bytes = length(r * per_rank + i);
+      g.at(1, i, r).recv_bytes = length((r + 1) * per_rank + i);
+    }
+    g.phase_at[r] = c.enter[static_cast<size_t>(r)];
+  }
+  return g;
+}
+
 }  // namespace
 
 GlooRingShape gloo_ring_shape(int64_t bytes, int ranks, int64_t element_bytes) {
@@ -55,36 +86,11 @@ GlooRingShape gloo_ring_shape(int64_t bytes, int ranks, int64_t element_bytes) {
 
 std::vector<std::vector<int64_t>> gloo_ring_allreduce(const std::vector<GlooCollective>& colls,
                                                       sched::MessageTiming& wire) {
-  std::vector<Ring> rings(colls.size());
+  std::vector<Ring> rings;
+  rings.reserve(colls.size());
+  for (const GlooCollective& c : colls) rings.push_back(make_ring(c));
   std::priority_queue<Event, std::vector<Event>, std::greater<>> q;
   const sched::Action none{};
-  for (size_t k = 0; k < colls.size(); ++k) {
-    Ring& g = rings[k];
-    g.c = &colls[k];
-    g.n = static_cast<int>(colls[k].ranks.size());
-    g.done = colls[k].enter;
-    if (g.n < 2 || colls[k].bytes <= 0) continue;
-    const GlooRingShape s = gloo_ring_shape(colls[k].bytes, g.n, 4);
-    const int64_t per_rank = s.segments / g.n;
-    g.steps = static_cast<int>(s.segments - 2);
-    g.step.resize(static_cast<size_t>(2) * g.steps * g.n);
-    g.cursor.assign(static_cast<size_t>(2) * g.n, 0);
-    g.phase_at.assign(static_cast<size_t>(2) * g.n, -1);
-    auto length = [&](int64_t segment) {
-      return std::min(s.segment_bytes, colls[k].bytes - (segment % s.segments) * s.segment_bytes);
-    };
-    for (int r = 0; r < g.n; ++r) {
-      for (int i = 0; i < g.steps; ++i) {
-        // Reduce-scatter: send segment (r+1)*per_rank + i, receive (r+2)*per_rank + i;
-        // allgather: send r*per_rank + i, receive (r+1)*per_rank + i (allreduce.cc).
-        g.at(0, i, r).send_bytes = length((r + 1) * per_rank + i);
-        g.at(0, i, r).recv_bytes = length((r + 2) * per_rank + i);
-        g.at(1, i, r).send_bytes = length(r * per_rank + i);
-        g.at(1, i, r).recv_bytes = length((r + 1) * per_rank + i);
-      }
-      g.phase_at[r] = colls[k].enter[static_cast<size_t>(r)];
-    }
-  }
 
   // Posts rank r's steps of phase p that its waits allow; ends the phase (and starts the
   // next, or leaves the collective) once every step has completed.

@@ -1,0 +1,673 @@
+// LinkState: the timing of messages over a LinkModel's TCP connections (link_model.h).
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+
+#include "harness/sim/link_model.h"
+#include "workloads/worker/stripe_pieces.h"
+
+namespace xdc::sim {
+
+LinkState::LinkState(const LinkModel& m, int64_t idle_before_ns)
+    : m_(m), channel_free_(m.channels(), 0) {
+  tcp_ = m.tcp;
+  const size_t pairs = tcp_.size();
+  pair_of_.resize(pairs);
+  std::iota(pair_of_.begin(), pair_of_.end(), size_t{0});
+  stripe0_.assign(pairs, 0);
+  stripes_.assign(pairs, 1);
+  next_stripe_.assign(pairs, 0);
+  for (size_t i = 0; i < pairs; ++i) {
+    const int n = std::max(tcp_[i].connections, 1);
+    tcp_[i].connections = m.copies.empty() ? 1 : m.copies[i];
+    if (n == 1) continue;
+    const TcpPath stripe = tcp_[i];
+    stripe0_[i] = tcp_.size();
+    stripes_[i] = n;
+    for (int k = 0; k < n; ++k) {
+      tcp_.push_back(stripe);
+      pair_of_.push_back(i);
+    }
+  }
+  conn_.resize(tcp_.size());
+  pending_.resize(tcp_.size());
+  tickets_.resize(tcp_.size());
+  settled_.resize(tcp_.size());
+  for (size_t i = 0; i < conn_.size(); ++i) {
+    const int n = std::max(tcp_[i].connections, 1);
+    int64_t w = tcp_[i].window_bytes > 0 ? tcp_[i].window_bytes * n : int64_t{1} << 40;
+    if (const int64_t mathis = tcp_loss_window_bytes(tcp_[i].loss) * n; mathis > 0) {
+      w = std::min(w, mathis);  // long in use over a lossy path: its losses left it there
+      conn_[i].ssthresh = w;
+    }
+    conn_[i].cwnd = w;
+    conn_[i].last_send_ns = -idle_before_ns;
+    conn_[i].stamp_ns = -idle_before_ns;
+  }
+  if (!m.tcp.empty()) channels_.resize(m.channels());
+}
+
+LinkState::LinkState(const LinkModel& m, const std::vector<TcpConn>& history) : LinkState(m, 0) {
+  if (history.size() == conn_.size()) conn_ = history;
+}
+
+std::vector<TcpConn> LinkState::history() {
+  for (Channel& ch : channels_) run_channel(ch, std::numeric_limits<int64_t>::max(), true);
+  for (size_t i = 0; i < conn_.size(); ++i) {
+    size_t applied = 0;
+    take_answers(i, conn_[i], std::numeric_limits<int64_t>::max(), &applied);
+    pending_[i].clear();
+  }
+  return conn_;
+}
+
+std::vector<TcpConn> LinkState::launch(const LinkModel& m, uint64_t loss_seed) {
+  LinkState s(m);
+  for (size_t i = 0; i < s.conn_.size(); ++i) {
+    TcpConn& c = s.conn_[i];
+    if (loss_seed != 0) c.loss_draws = tcp_loss_stream(loss_seed, i);
+    c.cwnd = kTcpInitialWindow * std::max(s.tcp_[i].connections, 1);
+    c.ssthresh = 0;
+    c.carried = 0;
+    c.last_send_ns = std::numeric_limits<int64_t>::min();
+  }
+  return s.conn_;
+}
+
+void shift_history(std::vector<TcpConn>& h, int64_t origin_ns) {
+  for (TcpConn& c : h) {
+    if (c.last_send_ns != std::numeric_limits<int64_t>::min()) c.last_send_ns -= origin_ns;
+    if (c.round_ns != std::numeric_limits<int64_t>::min()) c.round_ns -= origin_ns;
+    c.stamp_ns -= origin_ns;
+    c.epoch_ns -= origin_ns;
+  }
+}
+
+Transfer LinkState::send(int from, int to, int64_t bytes, int64_t ready_ns, int64_t priority) {
+  const Transfer x = post(from, to, bytes, ready_ns, priority);
+  return x.ticket < 0 ? x : current(x.ticket);
+}
+
+Transfer LinkState::post(int from, int to, int64_t bytes, int64_t ready_ns, int64_t priority) {
+  const Link& l = m_.at(from, to);
+  const int copies = m_.copies_of(from, to);
+  bytes *= copies;
+  if (m_.tcp.empty()) {
+    int64_t& free = channel_free_[m_.channel_of(from, to)];
+    Transfer t;
+    t.start_ns = std::max(ready_ns, free);
+    t.end_ns = t.start_ns + l.transfer_ns(bytes);
+    free = t.end_ns;
+    t.arrival_ns = t.end_ns + l.latency_ns;
+    return t;
+  }
+  if (bytes <= 0) return {ready_ns, ready_ns, ready_ns + l.latency_ns};
+  const int c = m_.channel_of(from, to);
+  run_channel(channels_[c], ready_ns, true);  // what happened before this send cannot change
+  const size_t pair = static_cast<size_t>(from) * m_.ranks + to;
+  const auto msg = static_cast<int64_t>(msgs_.size());
+  const size_t first = jobs_.size();
+  if (const int n = stripes_[pair]; n > 1) {  // the worker's pieces, each stripe in turn
+    const int64_t one = bytes / copies;
+    int s = next_stripe_[pair];
+    for (int64_t at = 0; at < one; at += worker::kStripePieceBytes) {
+      const int64_t piece = std::min(worker::kStripePieceBytes, one - at);
+      add_job(stripe0_[pair] + static_cast<size_t>(s), from, to, c,
+              (piece + worker::kStripeHeaderBytes) * copies, ready_ns, priority, msg);
+      s = (s + 1) % n;
+    }
+    next_stripe_[pair] = s;
+  } else {
+    add_job(pair, from, to, c, bytes, ready_ns, priority, msg);
+  }
+  msgs_.emplace_back(first, jobs_.size() - first);
+  // The other direction's rendezvous answers queue behind this message's data (queued_until).
+  Channel& back = channels_[m_.channel_of(to, from)];
+  ++back.version;
+  back.settled = -1;
+  return {ready_ns, ready_ns, ready_ns + l.transfer_ns(bytes) + l.latency_ns, msg};
+}
+
+size_t LinkState::add_job(size_t conn, int from, int to, int channel, int64_t bytes,
+                          int64_t ready_ns, int64_t priority, int64_t msg) {
+  const TcpPath& p = tcp_[conn];
+  const int copies = std::max(p.connections, 1);
+  // Rendezvous: the first fragment goes with the request; the receiver answers when it has
+  // arrived (its receive is posted), and the rest goes when the answer is back.
+  const int64_t one = std::max<int64_t>(p.eager_limit - kEagerHeaderBytes, 1);
+  const int64_t eager =  // a request with its first fragment per copy
+      one > std::numeric_limits<int64_t>::max() / copies ? one : one * copies;
+  Job j;
+  j.from = from;
+  j.to = to;
+  j.channel = channel;
+  j.conn = conn;
+  j.msg = msg;
+  j.put = put_protocol(p, bytes / copies);
+  j.left = j.put ? kPutRequestBytes * copies : std::min(bytes, eager);
+  j.rest = j.put ? bytes : bytes - j.left;
+  j.ready = ready_ns;
+  j.priority = priority < 0 ? ready_ns : priority;
+  j.bytes = bytes;
+  const size_t k = jobs_.size();
+  jobs_.push_back(j);
+  Channel& ch = channels_[channel];
+  ch.jobs.push_back(static_cast<int64_t>(k));
+  ++ch.version;
+  tickets_[conn].push_back(static_cast<int64_t>(k));
+  // On an exclusive channel the worker issues the message only at the arbiter's grant: until
+  // then nothing of it is queued (run_channel sets these at the grant).
+  const bool held = m_.exclusive_channel(channel);
+  constexpr int64_t kNever = std::numeric_limits<int64_t>::max();
+  queued_.push_back(
+      {held ? kNever : ready_ns, j.rest > 0 || held ? kNever : ready_ns, ready_ns, ready_ns});
+  const Link& l = m_.at(from, to);
+  result_.push_back({ready_ns, ready_ns, ready_ns + l.transfer_ns(bytes) + l.latency_ns,
+                     static_cast<int64_t>(k)});
+  known_.push_back(ch.version - 1);  // not known yet: a lower bound
+  return k;
+}
+
+void LinkState::set_path(size_t i, const TcpPath& p) {
+  if (i >= stripes_.size()) return;
+  TcpPath q = p;
+  q.connections = m_.copies.empty() ? 1 : m_.copies[i];
+  tcp_[i] = q;
+  if (stripes_[i] > 1)
+    std::fill_n(tcp_.begin() + static_cast<std::ptrdiff_t>(stripe0_[i]), stripes_[i], q);
+}
+
+void LinkState::note_answer(size_t back, int64_t when) {
+  const size_t pair = pair_of_[back];
+  const auto a = static_cast<int>(pair / m_.ranks), b = static_cast<int>(pair % m_.ranks);
+  channels_[m_.channel_of(a, b)].settled = -1;  // its worked-out end did not know of this
+  auto& q = pending_[back];
+  q.insert(std::upper_bound(q.begin(), q.end(), when), when);
+}
+
+int64_t LinkState::queued_until(size_t i, int64_t when, int64_t* lag) {
+  // The leading messages of the connection that are complete and final (their places in
+  // the queue cannot change) fold into one summary, so a query reads only the rest.
+  Settled& s = settled_[i];
+  const std::vector<int64_t>& mine = tickets_[i];
+  for (; s.count < mine.size(); ++s.count) {
+    const auto x = static_cast<size_t>(mine[s.count]);
+    if (!jobs_[x].done || known_[x] != -1) break;
+    const Queued& q = queued_[x];
+    s.latest_queued = std::max({s.latest_queued, q.post, q.data_ready});
+    s.latest_end = std::max({s.latest_end, q.first_end, q.data_end});
+    s.latest_lagged =
+        std::max({s.latest_lagged, q.first_end + q.first_lag, q.data_end + q.data_lag});
+  }
+  int64_t until = when, lagged = when;  // lagged: the latest a phase ahead arrives, less the delay
+  size_t from = 0;
+  if (s.count > 0 && s.latest_queued < when) {  // every settled phase was queued before
+    until = std::max(until, s.latest_end);
+    lagged = std::max(lagged, s.latest_lagged);
+    from = s.count;
+  }
+  for (size_t n = from; n < mine.size(); ++n) {
+    const Queued& q = queued_[static_cast<size_t>(mine[n])];
+    if (q.post < when) {
+      until = std::max(until, q.first_end);
+      lagged = std::max(lagged, q.first_end + q.first_lag);
+    }
+    if (q.data_ready < when) {
+      until = std::max(until, q.data_end);
+      lagged = std::max(lagged, q.data_end + q.data_lag);
+    }
+  }
+  if (lag) *lag = lagged - until;
+  return until;
+}
+
+void LinkState::adopt(const std::vector<std::pair<size_t, TcpConn>>& conns,
+                      const std::vector<size_t>& applied) {
+  for (size_t c = 0; c < conns.size(); ++c) {
+    const size_t i = conns[c].first;
+    conn_[i] = conns[c].second;
+    pending_[i].erase(pending_[i].begin(),
+                      pending_[i].begin() + static_cast<std::ptrdiff_t>(applied[c]));
+  }
+}
+
+int64_t LinkState::round_trip(size_t i) const {
+  const size_t pair = pair_of_[i];
+  const auto a = static_cast<int>(pair / m_.ranks), b = static_cast<int>(pair % m_.ranks);
+  return m_.at(a, b).latency_ns + m_.at(b, a).latency_ns;
+}
+
+void LinkState::take_answers(size_t i, TcpConn& c, int64_t now, size_t* applied) const {
+  const auto& q = pending_[i];
+  for (; *applied < q.size() && q[*applied] <= now; ++*applied)
+    tcp_note_send(c, tcp_[i], round_trip(i), q[*applied]);
+}
+
+Transfer LinkState::current(int64_t ticket) {
+  const auto [first, count] = msgs_.at(static_cast<size_t>(ticket));
+  Transfer x{std::numeric_limits<int64_t>::max(), std::numeric_limits<int64_t>::min(),
+             std::numeric_limits<int64_t>::min(), ticket};
+  for (size_t k = first; k < first + count; ++k) {  // a striped message: its pieces
+    Channel& ch = channels_[jobs_[k].channel];
+    if (known_[k] >= 0 && known_[k] != ch.version)
+      run_channel(ch, std::numeric_limits<int64_t>::max(), false, static_cast<int64_t>(k));
+    x.start_ns = std::min(x.start_ns, result_[k].start_ns);
+    x.end_ns = std::max(x.end_ns, result_[k].end_ns);
+    x.arrival_ns = std::max(x.arrival_ns, result_[k].arrival_ns);
+  }
+  return x;
+}
+
+namespace {
+constexpr int64_t kNone = std::numeric_limits<int64_t>::max();  // no time yet
+
+// Whether `b`, a connection's state before a round, is `a`, its state before the previous
+// round, moved `step` later: the times the rounds set (the last send, the full window's
+// stamp, the bottleneck's round when it is read) moved by `step`, all else equal. CUBIC's
+// epoch may stay: with the window unchanged by a round that grew it, the window's cap
+// decided (kCwndOverWindow), and it decides again.
+bool moved_by(const TcpConn& a, const TcpConn& b, int64_t step, bool bottleneck) {
+  constexpr int64_t kNever = std::numeric_limits<int64_t>::min();
+  if (a.last_send_ns == kNever || b.last_send_ns != a.last_send_ns + step ||
+      b.stamp_ns != a.stamp_ns + step)
+    return false;
+  if (a.round_ns == kNever
+          ? b.round_ns != kNever
+          : b.round_ns != a.round_ns + step && (bottleneck || b.round_ns != a.round_ns))
+    return false;
+  TcpConn x = a;
+  x.last_send_ns = b.last_send_ns;
+  x.stamp_ns = b.stamp_ns;
+  x.round_ns = b.round_ns;
+  return x == b;
+}
+}  // namespace
+
+int64_t LinkState::lone_rounds(Job& j, std::pair<size_t, TcpConn>& conn, size_t* applied, int64_t t,
+                               int64_t until) const {
+  if (j.done || j.fin() || j.ready > t) return t;
+  const size_t i = conn.first;
+  TcpConn& c = conn.second;
+  const TcpPath& p = tcp_[i];
+  const int64_t rtt = round_trip(i);
+  const Link& link = m_.at(j.from, j.to);
+  const int64_t room = p.window_bytes * std::max(p.connections, 1);
+  const bool bottleneck = p.queue_bytes > 0 && p.loss_based;
+  TcpConn last{};  // the state before the previous round, which sent last_given bytes
+  int64_t last_t = -1, last_given = -1;
+  while (t < until) {
+    if (j.fin_queues(j.left, room)) j.fin_ready = t;
+    // The previous round left the connection as it found it, moved by the round's length:
+    // every round up to the phase's last, an answer's arrival or `until` does the same.
+    if (last_given > 0 && t > last_t && moved_by(last, c, t - last_t, bottleneck)) {
+      const int64_t step = t - last_t;
+      int64_t k = (j.left - 1) / last_given;        // each leaves bytes to send
+      if (j.put && j.rest == 0 && j.fin_ready < 0)  // and does not yet queue the FIN
+        k = std::min(k, (j.left - room - 1) / last_given + 1);
+      if (until > t) k = std::min(k, (until - t - 1) / step + 1);
+      const auto& q = pending_[i];
+      if (*applied < q.size())
+        k = std::min(k, q[*applied] > t ? (q[*applied] - t - 1) / step + 1 : 0);
+      if (k > 1) {
+        --k;  // the last of them runs below, as a check that it does repeat
+        t += k * step;
+        j.left -= k * last_given;
+        c.last_send_ns += k * step;
+        c.stamp_ns += k * step;
+        if (c.round_ns != last.round_ns) c.round_ns += k * step;
+        last_given = -1;
+        continue;
+      }
+    }
+    const TcpConn before = c;
+    const size_t taken = *applied;
+    take_answers(i, c, t, applied);
+    const int64_t given = tcp_round(c, p, rtt, t, j.left);
+    if (given >= j.left) {  // the phase ends in this round: run_channel's own round does it
+      c = before;
+      *applied = taken;
+      return t;
+    }
+    if (given > 0 && j.start < 0) j.start = t;
+    j.left -= given;
+    const int64_t wire = link.transfer_ns(given);
+    if (given > 0) c.last_send_ns = std::max(c.last_send_ns, t + wire);
+    last = before;
+    last_t = t;
+    last_given = *applied == taken ? given : -1;  // a round that took an answer is no model
+    t += std::max(rtt, wire);
+  }
+  return t;
+}
+
+void LinkState::run_channel(Channel& ch, int64_t until, bool commit, int64_t target) {
+  if (ch.jobs.empty()) return;
+  const int id = jobs_[static_cast<size_t>(ch.jobs[0])].channel;
+  if (commit && ch.settled == ch.version && take_end(ch, id, until)) return;
+  load_channel(ch);
+  Run r{ch, id, commit, m_.exclusive_channel(id), target, ch.free_at, {}, false};
+  const size_t n = ch.jobs.size();
+  int64_t t = ch.t;
+  while (!r.target_done) {
+    if (n == 1 && !r.exclusive)
+      t = lone_rounds(jobs_scratch_[0], conns_[0], &applied_[0], t, until);
+    int64_t next = ready_at(t);
+    if (r.exclusive && !grant(r, t, until, next)) break;
+    if (ready_.empty()) {
+      if (next == kNone || next >= until) break;
+      t = next;
+      continue;
+    }
+    if (t >= until) break;
+    t = run_round(r, t);
+  }
+  if (commit) {
+    commit_run(r, t);
+  } else {
+    keep_end(r, t);
+  }
+}
+
+bool LinkState::take_end(Channel& ch, int id, int64_t until) {
+  const End& e = ends_[id];
+  if (until < e.t) return false;
+  adopt(e.conns, e.applied);
+  for (const auto& [back, when] : e.answers) note_answer(back, when);
+  for (int64_t k : ch.jobs) {
+    jobs_[static_cast<size_t>(k)].done = true;
+    known_[static_cast<size_t>(k)] = -1;
+  }
+  ch.jobs.clear();
+  ch.t = e.t;
+  ch.free_at = e.free_at;
+  return true;
+}
+
+void LinkState::load_channel(const Channel& ch) {
+  const size_t n = ch.jobs.size();
+  std::vector<Job>& jobs = jobs_scratch_;
+  jobs.resize(n);
+  conn_of_.resize(n);
+  conns_.clear();
+  for (size_t a = 0; a < n; ++a) {
+    jobs[a] = jobs_[static_cast<size_t>(ch.jobs[a])];
+    const size_t i = jobs[a].conn;
+    size_t c = 0;
+    while (c < conns_.size() && conns_[c].first != i) ++c;
+    if (c == conns_.size()) conns_.push_back({i, conn_[i]});
+    conn_of_[a] = c;
+  }
+  applied_.assign(conns_.size(), 0);
+  sent_.assign(n, 0);
+  done_t_.assign(n, std::numeric_limits<int64_t>::min());  // its last phase done in this call
+  done_ready_.assign(n, kNone);                            // that phase's place in the queue
+  done_lag_.assign(n, 0);                                  // and its jitter lag
+  given_.assign(conns_.size(), 0);
+}
+
+int64_t LinkState::ready_at(int64_t t) {
+  const std::vector<Job>& jobs = jobs_scratch_;
+  ready_.clear();
+  int64_t next = kNone;
+  for (size_t a = 0; a < jobs.size(); ++a) {
+    if (jobs[a].done || jobs[a].fin()) continue;  // a FIN waits on the data ahead of it
+    if (jobs[a].ready <= t) {
+      ready_.push_back(a);
+    } else {
+      next = std::min(next, jobs[a].ready);
+    }
+  }
+  return next;
+}
+
+bool LinkState::grant(Run& r, int64_t t, int64_t until, int64_t& next) {
+  std::vector<Job>& jobs = jobs_scratch_;
+  const size_t n = jobs.size();
+  size_t holder = n;
+  for (size_t a = 0; a < n && holder == n; ++a)
+    if (jobs[a].granted && !jobs[a].done) holder = a;
+  if (holder == n && !ready_.empty() && t < r.free_at) {  // wait for the release
+    next = std::min(next, r.free_at);
+    ready_.clear();
+  }
+  if (holder == n && !ready_.empty() && t >= until) return false;  // decided with later posts
+  if (holder == n && !ready_.empty()) {
+    holder = ready_[0];
+    for (size_t a : ready_)
+      if (jobs[a].priority < jobs[holder].priority) holder = a;  // ties: posted first
+    for (size_t a = 0; a < n; ++a) {  // a striped message's pieces hold it together
+      if (jobs[a].msg != jobs[holder].msg) continue;
+      jobs[a].granted = true;
+      const auto k = static_cast<size_t>(r.ch.jobs[a]);  // issued now (post())
+      queued_[k].post = t;
+      if (jobs[a].rest == 0) queued_[k].data_ready = t;
+    }
+  }
+  ready_.clear();
+  if (holder == n) return true;
+  for (size_t a = 0; a < n; ++a)
+    if (jobs[a].msg == jobs[holder].msg && !jobs[a].done && jobs[a].ready <= t) ready_.push_back(a);
+  if (ready_.empty()) next = jobs[holder].ready;  // its rendezvous answer
+  return true;
+}
+
+int64_t LinkState::run_round(Run& r, int64_t t) {
+  queue_ready(t);
+  const Round s = send_round(t);
+  const bool phases_left = end_phases(r, t, s);
+  const bool fins_wait = send_fins(r);
+  const int64_t wire = s.link ? s.link->transfer_ns(s.total) : 0;
+  const int64_t end = t + wire;
+  for (size_t c = 0; c < conns_.size(); ++c)
+    if (given_[c] > 0) {
+      conns_[c].second.last_send_ns = std::max(conns_[c].second.last_send_ns, end);
+      given_[c] = 0;
+    }
+  return phases_left || fins_wait ? t + std::max(s.rtt, wire) : end;
+}
+
+void LinkState::queue_ready(int64_t t) {
+  std::vector<Job>& jobs = jobs_scratch_;
+  offered_.assign(conns_.size(), 0);
+  for (size_t a : ready_) offered_[conn_of_[a]] += jobs[a].left;
+  order_ = ready_;
+  if (order_.size() > 1)
+    std::sort(order_.begin(), order_.end(), [&](size_t x, size_t y) {
+      if (conn_of_[x] != conn_of_[y]) return conn_of_[x] < conn_of_[y];
+      return jobs[x].ready != jobs[y].ready ? jobs[x].ready < jobs[y].ready : x < y;
+    });
+  // A put's last byte is in the socket once what is queued up to it fits the socket
+  // buffer: its FIN is queued then, behind whatever is queued by that time.
+  int64_t queued = 0;  // on the current connection, up to and including phase a
+  for (size_t k = 0; k < order_.size(); ++k) {
+    const size_t a = order_[k];
+    const size_t c = conn_of_[a];
+    queued = (k > 0 && conn_of_[order_[k - 1]] == c ? queued : 0) + jobs[a].left;
+    const TcpPath& p = tcp_[conns_[c].first];
+    const int64_t room = p.window_bytes * std::max(p.connections, 1);
+    if (jobs[a].fin_queues(queued, room)) jobs[a].fin_ready = t;
+  }
+}
+
+LinkState::Round LinkState::send_round(int64_t t) {
+  const std::vector<Job>& jobs = jobs_scratch_;
+  Round s;
+  // The connections sending in this round share the channel's bottleneck queue: each
+  // overflows at its share (by connections) of the bandwidth-delay product and the queue.
+  int weight = 0;
+  for (size_t k = 0; k < order_.size(); ++k)
+    if (k == 0 || conn_of_[order_[k]] != conn_of_[order_[k - 1]])
+      weight += std::max(tcp_[conns_[conn_of_[order_[k]]].first].connections, 1);
+  for (size_t k = 0; k < order_.size();) {
+    const size_t c = conn_of_[order_[k]];
+    size_t e = k;
+    while (e < order_.size() && conn_of_[order_[e]] == c) ++e;
+    const size_t pair = pair_of_[conns_[c].first];
+    const auto from = static_cast<int>(pair / m_.ranks);
+    const auto to = static_cast<int>(pair % m_.ranks);
+    const int64_t r = round_trip(conns_[c].first);
+    s.rtt = std::max(s.rtt, r);
+    s.link = &m_.at(from, to);
+    take_answers(conns_[c].first, conns_[c].second, t, &applied_[c]);
+    const TcpPath& own = tcp_[conns_[c].first];
+    if (const int n = std::max(own.connections, 1); n < weight && own.queue_bytes > 0) {
+      TcpPath shared = own;
+      shared.bdp_bytes = own.bdp_bytes * n / weight;
+      shared.queue_bytes = own.queue_bytes * n / weight;
+      shared.upstream_bytes = own.upstream_bytes * n / weight;
+      given_[c] = tcp_round(conns_[c].second, shared, r, t, offered_[c]);
+    } else {
+      given_[c] = tcp_round(conns_[c].second, own, r, t, offered_[c]);
+    }
+    s.total += given_[c];
+    int64_t budget = given_[c];
+    for (size_t q = k; q < e; ++q) {
+      sent_[order_[q]] = std::min(jobs[order_[q]].left, budget);
+      budget -= sent_[order_[q]];
+    }
+    k = e;
+  }
+  return s;
+}
+
+bool LinkState::end_phases(Run& r, int64_t t, const Round& s) {
+  std::vector<Job>& jobs = jobs_scratch_;
+  // The connections share the link round robin: a phase's last byte leaves once every
+  // connection has sent as many bytes of this round as its own connection up to it (or
+  // all of its own).
+  bool more = false;
+  int64_t cum = 0;  // bytes of this connection's round up to the current phase
+  for (size_t q = 0; q < order_.size(); ++q) {
+    const size_t a = order_[q];
+    Job& j = jobs[a];
+    if (q > 0 && conn_of_[order_[q - 1]] != conn_of_[a]) cum = 0;
+    cum += sent_[a];
+    if (sent_[a] > 0 && j.start < 0) j.start = t;
+    j.left -= sent_[a];
+    if (j.left > 0) {
+      more = true;
+      continue;
+    }
+    int64_t upto = 0;
+    for (size_t c = 0; c < conns_.size(); ++c) upto += std::min(cum, given_[c]);
+    const int64_t finish = t + (s.link ? s.link->transfer_ns(upto) : 0);
+    // The round's packets up to this phase's last one cross the delay lines together.
+    const TcpPath& path = tcp_[j.conn];
+    const int64_t lag = path.jitter_hops.empty()
+                            ? 0
+                            : tcp_jitter_lag_ns(path, upto,
+                                                tcp_tso_segments(conns_[conn_of_[a]].second, path,
+                                                                 round_trip(j.conn)),
+                                                s.link ? s.link->bandwidth_bps : 0);
+    const auto k = static_cast<size_t>(r.ch.jobs[a]);
+    done_t_[a] = finish;
+    done_ready_[a] = j.ready;
+    done_lag_[a] = lag;
+    if (j.rest > 0) {
+      queued_[k].first_end = finish;
+      queued_[k].first_lag = lag;
+    } else {
+      queued_[k].data_end = finish;
+      queued_[k].data_lag = lag;
+    }
+    if (j.fin()) {  // the receiver completes at its FIN
+      if (j.fin_ready < 0) j.fin_ready = t;
+      continue;
+    }
+    const Link& l = m_.at(j.from, j.to);
+    if (j.rest > 0) {  // the request is there: the receiver answers, the rest follows
+      const size_t back = static_cast<size_t>(j.to) * m_.ranks + j.from;
+      int64_t answer_lag = 0;
+      const int64_t answer = queued_until(back, finish + l.latency_ns + lag, &answer_lag);
+      r.answers.push_back({back, answer});
+      j.ready = answer + m_.at(j.to, j.from).latency_ns + answer_lag;
+      queued_[k].data_ready = j.ready;
+      j.left = j.rest;
+      j.rest = 0;
+    } else {
+      complete(r, a, finish, lag);
+    }
+  }
+  return more;
+}
+
+bool LinkState::send_fins(Run& r) {
+  const std::vector<Job>& jobs = jobs_scratch_;
+  const size_t n = jobs.size();
+  bool more = false;
+  for (size_t a = 0; a < n; ++a) {
+    if (!jobs[a].fin() || jobs[a].done) continue;
+    bool blocked = false;
+    // The FIN follows the last data queued ahead of it, as late as that for jitter.
+    const Queued& own = queued_[static_cast<size_t>(r.ch.jobs[a])];
+    int64_t finish = std::max(done_t_[a], own.data_end);
+    int64_t lag = done_t_[a] >= own.data_end ? done_lag_[a] : own.data_lag;
+    for (size_t b = 0; b < n && !blocked; ++b) {
+      // On an exclusive channel a message not granted yet is not issued (the worker holds
+      // it until the arbiter's grant): nothing of it is queued.
+      if (b == a || conn_of_[b] != conn_of_[a] || (r.exclusive && !jobs[b].granted)) continue;
+      if (!jobs[b].done && !jobs[b].fin() && jobs[b].ready <= jobs[a].fin_ready)
+        blocked = true;  // queued ahead of the FIN, bytes still to send
+      else if (done_ready_[b] <= jobs[a].fin_ready && done_t_[b] > finish) {
+        finish = done_t_[b];
+        lag = done_lag_[b];
+      }
+    }
+    if (blocked) {
+      more = true;
+    } else {
+      complete(r, a, finish, lag);
+    }
+  }
+  return more;
+}
+
+void LinkState::complete(Run& r, size_t a, int64_t finish, int64_t lag) {
+  Job& j = jobs_scratch_[a];
+  j.done = true;
+  const Link& l = m_.at(j.from, j.to);
+  if (r.exclusive && j.granted) {  // the receiver's release arrives back then
+    const int64_t rtt = l.latency_ns + m_.at(j.to, j.from).latency_ns;
+    const TcpPath& p = tcp_[j.conn];
+    // Early: the byte a round trip of bytes before the end arrives (at the link's
+    // rate, as the holder leaves it) a one-way delay before `finish`, or the first
+    // piece when the whole message is shorter; the release takes one back. A striped
+    // message's last piece releases it.
+    r.free_at =
+        std::max(r.free_at, p.early_release ? std::max(j.start + rtt, finish) : finish + rtt);
+  }
+  const auto k = static_cast<size_t>(r.ch.jobs[a]);
+  result_[k] = {j.start, finish, finish + l.latency_ns + lag, r.ch.jobs[a]};
+  known_[k] = r.commit ? -1 : r.ch.version;
+  if (r.ch.jobs[a] == r.target) r.target_done = true;
+}
+
+void LinkState::keep_end(Run& r, int64_t t) {
+  const std::vector<Job>& jobs = jobs_scratch_;
+  if (!std::all_of(jobs.begin(), jobs.end(), [](const Job& j) { return j.done; })) return;
+  End& e = ends_[r.id];
+  e.t = t;
+  e.free_at = r.free_at;
+  e.conns = conns_;
+  e.applied = applied_;
+  e.answers = std::move(r.answers);
+  r.ch.settled = r.ch.version;
+}
+
+void LinkState::commit_run(Run& r, int64_t t) {
+  Channel& ch = r.ch;
+  const std::vector<Job>& jobs = jobs_scratch_;
+  ch.t = t;
+  ch.free_at = r.free_at;
+  adopt(conns_, applied_);
+  for (const auto& [back, when] : r.answers) note_answer(back, when);
+  size_t w = 0;
+  for (size_t a = 0; a < jobs.size(); ++a) {
+    jobs_[static_cast<size_t>(ch.jobs[a])] = jobs[a];
+    if (!jobs[a].done) ch.jobs[w++] = ch.jobs[a];
+  }
+  ch.jobs.resize(w);
+}
+
+}  // namespace xdc::sim
