@@ -204,6 +204,7 @@ void read_run_record(const nlohmann::json& j, ScheduleData& s) {
   s.clock_offset_max_us = number(j, "clock_offset_max_us");
   s.clock_residual_us = number(j, "clock_residual_us");
   s.simulated_steady_iteration_s = number(j, "simulated_steady_iteration_s");
+  s.simulated_launch_s = number(j, "simulated_launch_to_measured_s");
   if (j.value("tokens_per_s_basis", "") == "modeled") s.modeled = true;
   if (j.contains("missing_runs") && j["missing_runs"].is_array())
     for (auto& m : j["missing_runs"])

@@ -92,6 +92,7 @@ struct ScheduleData {
   std::vector<double> utilisation, simulated_utilisation;
   std::optional<double> clock_offset_max_us, clock_residual_us;
   std::optional<double> simulated_steady_iteration_s;
+  std::optional<double> simulated_launch_s;  // summary_schema.h simulated_launch_to_measured_s
   bool has_simulated_series = false;
   std::string simulated_ended;
   // The schedule's runs with no result in this summary (summary_schema.h missing_runs).

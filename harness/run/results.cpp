@@ -291,6 +291,7 @@ nlohmann::json summary_json(const ScheduleResult& r) {
   if (!r.simulated_transfers.is_null()) j["simulated_transfers"] = r.simulated_transfers;
   if (!r.simulated_utilisation.empty())
     j["simulated_utilisation"] = per_rank_json(r.simulated_utilisation);
+  if (r.simulated_launch_s >= 0) j["simulated_launch_to_measured_s"] = r.simulated_launch_s;
   if (r.simulated_mfu > 0)  // at the assumed device peak, the prediction's iteration time
     j["simulated_mfu"] = {{"value", r.simulated_mfu}, {"basis", "modeled"}};
   if (r.measured) {
@@ -485,6 +486,16 @@ std::string simulated_costs_label(const Plan& plan) {
   return plan.experiment.compute.mode == Compute::Mode::kReal
              ? "planned from FLOPs (compute.real.gflops)"
              : "modeled (what the workers sleep)";
+}
+
+sim::CostModel run_prediction_costs(const Plan& plan, const SchedulePlan& sp,
+                                    const trace::Trace& measured, const std::string& source,
+                                    std::string& label) {
+  label = simulated_costs_label(plan);
+  if (plan.experiment.compute.mode != Compute::Mode::kReal || measured.events.empty())
+    return sp.costs;
+  label = "measured compute durations (" + source + ")";
+  return measured_costs(measured, sp.costs);
 }
 
 void set_throughput(ScheduleResult& r, const Plan& plan, const SchedulePlan& sp,

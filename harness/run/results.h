@@ -49,6 +49,10 @@ struct ScheduleResult {
   // steady state's.
   double simulated_iteration_s = 0;
   double simulated_steady_iteration_s = 0;
+  // When the predicted run was launched before its first measured iteration (plan/predict.h
+  // PredictOptions::launch_to_measured_ns, s); < 0: not known (the first iteration at the
+  // launch). `xdc simulate --measured` reads it back to predict the run again.
+  double simulated_launch_s = -1;
   std::array<double, 2> simulated_band_s{};  // Prediction::band_s (0, 0: not predicted)
   trace::BubbleRatios simulated_bubble;
   std::string simulated_costs;  // "modeled" | "measured compute" | ...
@@ -168,6 +172,12 @@ void set_simulated(ScheduleResult& r, const Prediction& p, const Plan& plan,
                    const SchedulePlan& sp);
 // What the prediction's costs are when none were measured (simulated_costs).
 std::string simulated_costs_label(const Plan& plan);
+// The costs the prediction beside a run takes, and their label: real compute as the run
+// measured it (`measured`, its trace: the same CPU sharing; labelled with `source`),
+// modeled compute as planned (what the ranks slept).
+sim::CostModel run_prediction_costs(const Plan& plan, const SchedulePlan& sp,
+                                    const trace::Trace& measured, const std::string& source,
+                                    std::string& label);
 // tokens/s and MFU (with its peak) for iterations of `iteration_s` (0: left at 0).
 void set_throughput(ScheduleResult& r, const Plan& plan, const SchedulePlan& sp,
                     double iteration_s);

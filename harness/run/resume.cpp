@@ -90,6 +90,7 @@ ScheduleResult result_of(const report::ScheduleData& d) {
   r.loss = d.loss;
   r.simulated_iteration_s = d.simulated_iteration_s.value_or(0);
   r.simulated_steady_iteration_s = d.simulated_steady_iteration_s.value_or(0);
+  r.simulated_launch_s = d.simulated_launch_s.value_or(-1);
   if (d.simulated_band_s)
     r.simulated_band_s = {d.simulated_band_s->first, d.simulated_band_s->second};
   r.simulated_bubble = d.simulated_bubble.value_or(trace::BubbleRatios{});

@@ -161,12 +161,8 @@ ScheduleResult analyse(const Plan& plan, const SchedulePlan& p, const fs::path& 
 
   // The same schedule predicted (plan/predict.h, as `xdc simulate`): modeled costs as
   // slept; real compute as measured in this run, under the same CPU sharing.
-  sim::CostModel costs = p.costs;
-  r.simulated_costs = simulated_costs_label(plan);
-  if (e.compute.mode == Compute::Mode::kReal && !files.trace.events.empty()) {
-    costs = measured_costs(files.trace, p.costs);
-    r.simulated_costs = "measured compute durations (this run, same CPU sharing)";
-  }
+  const sim::CostModel costs =
+      run_prediction_costs(plan, p, files.trace, "this run, same CPU sharing", r.simulated_costs);
   try {
     // The run as it went: the topology's changes from the launch, aligned on the measured
     // first iteration (mpirun's start-up is not simulated), the events at the iterations
@@ -185,6 +181,8 @@ ScheduleResult analyse(const Plan& plan, const SchedulePlan& p, const fs::path& 
     o.band_runs = kBandRuns;
     const Prediction pred = predict(plan, p, costs, o);
     set_simulated(r, pred, plan, p);
+    if (o.launch_to_measured_ns >= 0)
+      r.simulated_launch_s = static_cast<double>(o.launch_to_measured_ns) / 1e9;
     r.simulated_transfers = transfers_json(pred.trace, rank_dcs);
     write_text_file((dir / "simulated.trace.json").string(), trace::to_chrome_json(pred.trace));
     write_text_file((dir / "simulated.trace.csv").string(), trace::to_csv(pred.trace));

@@ -9,9 +9,12 @@
 // The prediction is `xdc run`'s own (plan/plan.h's predict with the planned costs): for modeled
 // compute exactly what a run prints beside its measurement; for real compute the costs
 // are planned from FLOPs (compute.real.gflops), where a run uses the durations it measured;
-// `measured_run` (a results directory of `xdc run`) gives the prediction with the compute
-// durations that run measured (its <schedule>/trace.csv, measured_costs), i.e. what the
-// run printed, or a what-if with another network and the same compute.
+// `measured_run` (a results directory of `xdc run`) predicts that run again as the run
+// predicted itself, with this simulator: each run of a schedule (<schedule>/ or each
+// <schedule>/repeat-K/) with the costs its prediction took (run_prediction_costs: real
+// compute as its trace.csv measured it, modeled as planned) and its launch offset
+// (summary.json simulated_launch_to_measured_s), repeats pooled as the run pools them
+// (repeat.h); or a what-if with another network and the same compute.
 #include <string>
 #include <vector>
 
@@ -25,7 +28,7 @@ struct SimulateOptions {
   std::string measured_run;  // "" = planned costs
 };
 
-// InputError when `measured_run` lacks a schedule's trace.csv.
+// InputError when a run of `measured_run` lacks its trace.csv.
 std::vector<ScheduleResult> simulate_plan(const Plan& plan, const std::string& out_dir,
                                           const SimulateOptions& o = {});
 

@@ -46,7 +46,9 @@
 //   [low, high] (the 90% band of that mean over runs whose random losses and measured
 //   compute noise fall differently, Prediction::band_s; zero width where nothing is drawn),
 //   within_band (measured runs:
-//   iteration_s_mean inside simulated_band_s), simulated_steady_iteration_s,
+//   iteration_s_mean inside simulated_band_s), simulated_launch_to_measured_s (the
+//   predicted run's launch before its first measured iteration, s; absent: not known),
+//   simulated_steady_iteration_s,
 //   simulated_bubble_ratio, simulated_costs, simulated_mfu, simulated_series {iteration_s,
 //   start_s, changes, ended}, simulated_utilisation {per_rank, mean} (each rank's compute
 //   in the steady iteration over simulated_iteration_s; per_rank: the ranks the simulated

@@ -2,9 +2,12 @@
 // iteration-level behaviour and DP groups, as `xdc run`, `xdc simulate` and `xdc
 // schedule show` consume it.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <map>
 #include <numeric>
 #include <string>
@@ -13,6 +16,7 @@
 #include "common/text_file.h"
 #include "harness/plan/links.h"
 #include "harness/plan/predict.h"
+#include "harness/run/simulate.h"
 #include "harness/sim/simulator.h"
 #include "harness/sim/tcp_model.h"
 #include "harness/trace/analysis.h"
@@ -453,6 +457,47 @@ TEST(Plan, MessagesLargerThanTheBottleneckArePredictedWithTheirLosses) {
     const auto [m, bound] = geo_measured.at(sp.choice.name);
     EXPECT_NEAR(s, m, bound * m) << sp.choice.name;
   }
+}
+
+}  // namespace
+
+namespace {
+
+// `xdc simulate EXP --measured RUN` predicts RUN again as RUN predicted itself: each repeat
+// with its own launch offset (where the WAN's changes fall in its iterations) and the costs
+// the run's prediction took (modeled compute as planned, whatever the sleeps measured), the
+// repeats' predictions pooled as the run pools them.
+TEST(Simulate, AMeasuredRunIsPredictedAgainAsItPredictedItself) {
+  namespace fs = std::filesystem;
+  const auto plan = make_plan(load_experiment("tests/run/flap.yaml"));
+  const fs::path run = fs::temp_directory_path() / ("xdc-remeasured-" + std::to_string(::getpid()));
+  fs::remove_all(run);
+  const double launch_s[2] = {1.5, 3.0};
+  for (const auto& sp : plan.schedules)
+    for (int k = 0; k < 2; ++k) {
+      const fs::path d = run / sp.choice.name / ("repeat-" + std::to_string(k));
+      fs::create_directories(d);
+      // A sleep that overran its plan tenfold: not what modeled compute is predicted with.
+      xdc::write_text_file((d / "trace.csv").string(),
+                           "rank,kind,stage,microbatch,start_ns,end_ns,bytes,peer,connections\n"
+                           "0,F,0,0,0,999000000,0,-1,0\n");
+      xdc::write_text_file((d / "summary.json").string(),
+                           nlohmann::json{{"simulated_launch_to_measured_s", launch_s[k]}}.dump());
+    }
+  xdc::run::SimulateOptions so;
+  so.traces = false;
+  so.measured_run = run.string();
+  const auto got = xdc::run::simulate_plan(plan, (run / "out").string(), so);
+  const auto& sp = plan.schedules[0];
+  auto predicted = [&](double launch) {
+    xdc::run::PredictOptions o;
+    o.launch_to_measured_ns = launch < 0 ? -1 : std::llround(launch * 1e9);
+    return xdc::run::predict(plan, sp, sp.costs, o).iteration_s();
+  };
+  ASSERT_FALSE(got.empty());
+  EXPECT_DOUBLE_EQ(got[0].simulated_iteration_s, (predicted(1.5) + predicted(3.0)) / 2);
+  EXPECT_NE(predicted(1.5), predicted(-1));  // the offset moves the flap to another iteration
+  fs::remove_all(run);
 }
 
 }  // namespace
