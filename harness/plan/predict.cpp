@@ -276,6 +276,9 @@ RunSeries predict_series(const Plan& p, const SchedulePlan& s, const sim::CostMo
 }  // namespace
 
 double Prediction::iteration_s() const {
+  if (!band_runs_s.empty())
+    return std::accumulate(band_runs_s.begin(), band_runs_s.end(), 0.0) /
+           static_cast<double>(band_runs_s.size());
   if (run.iteration_s.empty()) return steady_iteration_s();
   return std::accumulate(run.iteration_s.begin(), run.iteration_s.end(), 0.0) /
          static_cast<double>(run.iteration_s.size());

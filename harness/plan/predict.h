@@ -48,19 +48,25 @@ struct PredictOptions {
   bool run = true;
   // Over a WAN with random loss (random_loss) or with costs that carry measured compute
   // noise (sim::CostModel::noisy): the run predicted this many times more, replica k with
-  // its losses and compute durations drawn from seed k (sim::WorkerModel::loss_seed), for
-  // the band the measured mean should fall in (Prediction::band_s). 0: none.
-  int band_runs = 0;
+  // its losses and compute durations drawn from seed k (sim::WorkerModel::loss_seed); the
+  // prediction is their mean and the band the spread of their means (Prediction::band_s).
+  // 0: none (the prediction is then the run with the losses evenly spaced).
+  int band_runs = 20;
 };
-// The band's replicas for `xdc run` and `xdc simulate`.
-inline constexpr int kBandRuns = 20;
 
 struct Prediction {
   trace::Trace trace;  // the steady-state iteration
   trace::Summary summary;
-  RunSeries run;  // empty with PredictOptions::run false
-  // The predicted iteration: the mean of the run's measured iterations (the steady
-  // state's when the run was not predicted or ended before its first).
+  // The run from new connections, its random losses evenly spaced and its compute at the
+  // mean durations; empty with PredictOptions::run false.
+  RunSeries run;
+  // The predicted iteration: the mean of the drawn runs' means where something is drawn
+  // (band_runs_s: where random losses fall moves a run's time, and not linearly: a loss at
+  // a message's tail costs a timeout, one in its middle a round trip, and the window a
+  // loss leaves slows the messages after it, so the run with its losses evenly spaced is
+  // not the mean run); else the mean of `run`'s measured
+  // iterations (the steady state's when the run was not predicted or ended before its
+  // first).
   double iteration_s() const;
   double steady_iteration_s() const;
   // Each band replica's predicted mean (PredictOptions::band_runs), and the band: their

@@ -178,7 +178,6 @@ ScheduleResult analyse(const Plan& plan, const SchedulePlan& p, const fs::path& 
         first_ns > 0 ? static_cast<int64_t>(static_cast<double>(first_ns) -
                                             static_cast<double>(launched_ns + to_mono_ns) / k)
                      : -1;
-    o.band_runs = kBandRuns;
     const Prediction pred = predict(plan, p, costs, o);
     set_simulated(r, pred, plan, p);
     if (o.launch_to_measured_ns >= 0)
