@@ -64,9 +64,8 @@ struct Prediction {
   // (band_runs_s: where random losses fall moves a run's time, and not linearly: a loss at
   // a message's tail costs a timeout, one in its middle a round trip, and the window a
   // loss leaves slows the messages after it, so the run with its losses evenly spaced is
-  // not the mean run); else the mean of `run`'s measured
-  // iterations (the steady state's when the run was not predicted or ended before its
-  // first).
+  // not the mean run); else the mean of `run`'s measured iterations (the steady state's
+  // when the run was not predicted or ended before its first).
   double iteration_s() const;
   double steady_iteration_s() const;
   // Each band replica's predicted mean (PredictOptions::band_runs), and the band: their
