@@ -2,10 +2,13 @@
 # Prediction accuracy: runs every shipped experiment and a sample of the
 # reproduction grids on the emulator with their own (stock) settings, and tabulates each
 # schedule's measured iteration against the simulator's prediction made beside it.
-#   scripts/bench_prediction.sh [--quick] [--resume] [OUT.json]
+#   scripts/bench_prediction.sh [--quick] [--resume | --repredict] [OUT.json]
 #   (default results/bench/prediction.json). Each run records the prediction made beside
 #   it, by the simulator of its day: the points' run directories are removed first, and
 #   --resume keeps the finished ones (to go on after an interruption, same build only).
+#   --repredict runs nothing: the kept runs are predicted again by this build (`xdc
+#   simulate RUN/experiment.yaml --measured RUN`, which predicts a run as the run predicted
+#   itself, into RUN/repredicted/) and tabulated with those predictions ("repredicted_at").
 # Points: experiments/two-dc.yaml (the demo, real compute, its own 3 repeats pooled),
 # experiments/two-dc-lossy.yaml (the demo's pipeline over the 0.1% lossy WAN),
 # experiments/two-dc-modeled.yaml (--quick: at time dilation 1 instead of its 5), CrossPipe
@@ -31,10 +34,12 @@
 . "$(dirname "$0")/lib.sh"
 QUICK=0
 RESUME=0
+REPREDICT=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --quick) QUICK=1; shift ;;
     --resume) RESUME=1; shift ;;
+    --repredict) REPREDICT=1; shift ;;
     *) break ;;
   esac
 done
@@ -67,6 +72,15 @@ for p in "${points[@]}"; do
   exp=${rest%%|*}
   grid=${rest#*|}
   echo "== $name ($exp)" >&2
+  if [ $REPREDICT = 1 ]; then
+    for run in "$RUNS/$name"/*/; do
+      [ -f "$run/summary.json" ] || continue
+      rm -rf "$run/repredicted"
+      "$XDC" simulate "$run/experiment.yaml" --measured "$run" -o "$run/repredicted" >/dev/null ||
+        echo "(${run%/} could not be predicted again)" >&2
+    done
+    continue
+  fi
   [ $RESUME = 1 ] || rm -rf "${RUNS:?}/$name"
   cat >"$RUNS/$name.sweep.yaml" <<YAML
 name: prediction-$name
@@ -78,9 +92,10 @@ YAML
   "$XDC" sweep "$RUNS/$name.sweep.yaml" -o "$RUNS/$name" >&2 || echo "(some points of $name failed; kept)" >&2
 done
 
-quick=()
-[ $QUICK = 1 ] && quick=(--quick)
+opts=()
+[ $QUICK = 1 ] && opts=(--quick)
+[ $REPREDICT = 1 ] && opts+=(--repredicted "$(git -C "$ROOT" rev-parse --short HEAD)")
 # two-dc-lossy varies the seed alone: its runs are pooled into one row per schedule.
-"$XDC_PY" -m xdc_results.prediction --runs "$RUNS" --out "$OUT" --load "$load" "${quick[@]}" \
+"$XDC_PY" -m xdc_results.prediction --runs "$RUNS" --out "$OUT" --load "$load" "${opts[@]}" \
   --pooled two-dc-lossy "${points[@]}"
 bench_record "$OUT"

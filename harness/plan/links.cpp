@@ -81,6 +81,10 @@ int64_t upstream_burst_bytes(const topo::Topology& t, const std::vector<std::str
   return std::llround(most * payload);
 }
 
+// A Link's bandwidth is the payload rate TCP gets through the shaping (tcp_payload_bps:
+// the tbfs count whole frames), since messages are counted in payload bytes.
+static_assert(sim::kTcpMss == netem::kFrameBytes - netem::kTcpFrameHeaderBytes);
+
 // WAN between two DCs along the route: delays add up, the slowest rate counts, and the
 // receiving DC's fabric adds the intra-DC delay (builder.cpp's shape_fabric).
 sim::Link wan_between(const topo::Topology& t, const topo::Routes& routes, const std::string& a,
@@ -92,14 +96,14 @@ sim::Link wan_between(const topo::Topology& t, const topo::Routes& routes, const
     if (const topo::WanLink* w = t.find_link(path[i], path[i + 1]))
       l.latency_ns += static_cast<int64_t>(w->egress(path[i]).delay_us) * 1000;
   if (const netem::LinkParams* neck = route_bottleneck(t, routes, a, b))
-    l.bandwidth_bps = static_cast<double>(neck->rate_bps);
+    l.bandwidth_bps = netem::tcp_payload_bps(neck->rate_bps);
   return l;
 }
 
 // Between two hosts of one DC: the fabric's delay and the intra-DC rate.
 sim::Link lan_link(const topo::Topology& t) {
   return {static_cast<int64_t>(t.intra_dc.delay_us) * 1000,
-          static_cast<double>(t.intra_dc.rate_bps)};
+          netem::tcp_payload_bps(t.intra_dc.rate_bps)};
 }
 
 // One message between two hosts of the topology (as link_model describes).

@@ -35,4 +35,8 @@ uint32_t tbf_burst_bytes(uint64_t rate_bps) {
   return static_cast<uint32_t>(std::clamp(one_ms, 8.0 * kFrameBytes, 1e9));
 }
 
+double tcp_payload_bps(uint64_t rate_bps) {
+  return static_cast<double>(rate_bps) * (kFrameBytes - kTcpFrameHeaderBytes) / kFrameBytes;
+}
+
 }  // namespace xdc::netem

@@ -14,7 +14,10 @@
 
 namespace xdc::netem {
 
-constexpr uint32_t kFrameBytes = 1514;                     // MTU 1500 + Ethernet header
+constexpr uint32_t kFrameBytes = 1514;  // MTU 1500 + Ethernet header
+// What a full TCP frame carries besides payload: Ethernet 14, IPv4 20, TCP 20 and the
+// timestamp option 12 (on in stock Linux), so the MSS is 1448.
+constexpr uint32_t kTcpFrameHeaderBytes = 66;
 constexpr uint64_t kUnlimitedRateBps = 10'000'000'000ULL;  // assumed when rate_bps == 0
 constexpr uint32_t kMinRateQueuePkts = 32;
 constexpr uint32_t kMinDelayQueuePkts = 1000;  // netem's default limit
@@ -32,5 +35,11 @@ uint32_t delay_queue_pkts(const LinkParams& p);
 // tbf bucket: one millisecond at the rate, at least 8 frames. tbf segments a GSO packet
 // larger than its bucket, so below ~500 Mbit/s TSO packets are cut into frames there.
 uint32_t tbf_burst_bytes(uint64_t rate_bps);
+
+// The payload rate of TCP through a rate stage that counts frames at L2 (tbf, htb, netem
+// rate): full frames carry (kFrameBytes - kTcpFrameHeaderBytes) / kFrameBytes = 95.6% of
+// `rate_bps` as payload. 0 (no rate stage) stays 0. Ground truth: the Fidelity.Rate*
+// tests bound single-flow TCP goodput by it (iperf3 measures 0.954-0.956 of the rate).
+double tcp_payload_bps(uint64_t rate_bps);
 
 }  // namespace xdc::netem

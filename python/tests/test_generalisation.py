@@ -381,6 +381,18 @@ class Collect(unittest.TestCase):
         self.assertAlmostEqual(doc["p90_abs_err_pct"], 19.33, places=2)
         self.assertEqual(doc["inside_fraction"], 0.333)
 
+    def test_repredicted_takes_the_prediction_and_band_made_again(self):
+        d = self.run_dir("a", schedules=[entry("1f1b", 12.0, 10.0, iterations=[11.9, 12.1]),
+                                         entry("zbv", 8.0, 7.0, iterations=[8.0])])
+        write_summary(os.path.join(d, "repredicted"),
+                      [entry("1f1b", None, 11.5, simulated_band_s=[11.0, 12.5])])
+        doc = gen.collect([d], seed=9, repredicted=True)
+        got = [(p["schedule"], p["simulated_s"], p["band_s"], p["err_pct"], p["inside"])
+               for p in doc["points"]]
+        # zbv was not predicted again: no prediction.
+        self.assertEqual(got, [("1f1b", 11.5, [11.0, 12.5], -4.17, True),
+                               ("zbv", None, None, None, None)])
+
     def test_ci95_and_percentile(self):
         self.assertIsNone(gen.ci95([]))
         self.assertEqual(gen.ci95([2.0]), [2.0, 2.0])

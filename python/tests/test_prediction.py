@@ -60,6 +60,15 @@ class Prediction(unittest.TestCase):
         self.assertEqual(overrides, [{"experiment": "experiments/repro/geopipe-base.yaml",
                                       "setting": "tcp.congestion: bbr"}])
 
+    def test_repredicted_rows_take_the_runs_predictions_made_again(self):
+        demo = os.path.join(self.runs, "two-dc")
+        write_summary(os.path.join(demo, "p0-1", "repredicted"), [entry("1f1b", None, 3.1)])
+        write_summary(os.path.join(demo, "p1-2", "repredicted"), [entry("1f1b", None, 3.9)])
+        rows, _ = prediction.collect(self.runs, POINTS, {"two-dc"}, repredicted=True)
+        # geopipe's run was not predicted again: it has no row.
+        self.assertEqual([(r["point"], r["schedule"]) for r in rows], [("two-dc/seeds", "1f1b")])
+        self.assertEqual((rows[0]["measured_s"], rows[0]["simulated_s"]), (3.5, 3.5))
+
     def test_main_writes_the_document(self):
         out = os.path.join(self.runs, "bench", "prediction.json")
         text = io.StringIO()

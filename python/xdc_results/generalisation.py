@@ -4,7 +4,7 @@ points (scripts/bench_generalisation.sh).
     python3 -m xdc_results.generalisation generate --seed S --n N --out DIR [--xdc PATH]
         [--budget-s 120] [--no-check]
     python3 -m xdc_results.generalisation collect --seed S --runs RUN_DIR... --out FILE
-        [--experiments DIR]
+        [--experiments DIR] [--repredicted COMMIT]
 
 generate writes N experiments, DIR/gen-sS-001.yaml ..., drawn from random.Random(S) (each
 experiment from its own stream, so that experiment i does not depend on how often an
@@ -27,7 +27,9 @@ inside: whether the measured iterations' 95% confidence interval (the summary's
 iteration_s_ci95 where it has one, else mean +- t s / sqrt(n)) overlaps band_s (null
 without a measurement). median and p90 (linear interpolation) are of |err_pct| over the
 measured points, inside_fraction the share of those whose inside is true; all three null
-when nothing was measured.
+when nothing was measured. With --repredicted, simulated_s and band_s are those of
+RUN/repredicted/ (the run predicted again by a later simulator, results.repredicted) and
+the document says at which commit ("repredicted_at").
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ import sys
 import tempfile
 from typing import Any, Dict, Iterable, List, Optional, Tuple
 
+from . import results
 from .results import err_pct, try_load_run
 
 DEFAULT_XDC = "build/harness/cli/xdc"
@@ -568,18 +571,22 @@ def experiment_yaml(run_dir: str, experiments_dir: Optional[str] = None) -> str:
 
 
 def collect(run_dirs: Iterable[str], seed: Any = None,
-            experiments_dir: Optional[str] = None) -> Dict[str, Any]:
+            experiments_dir: Optional[str] = None, repredicted: bool = False) -> Dict[str, Any]:
     """The bench's document from the runs' summary.json (a directory without one is
-    skipped): one point per schedule of every run."""
+    skipped): one point per schedule of every run. `repredicted`: each prediction (and band)
+    is the one RUN/repredicted/ holds (results.repredicted; none there: no prediction)."""
     points = []
     for d in run_dirs:
         run = try_load_run(d)
         if run is None:
             continue
+        again = results.repredicted(d) if repredicted else None
         for s in run.schedules:
-            sim = s.simulated_iteration_s
+            p = s if again is None else again.get(s.name)
+            sim = p.simulated_iteration_s if p is not None else None
             measured = s.measured_iteration_s if s.ok else None
-            band = _pair(s.raw.get("simulated_band_s")) or (None if sim is None else [sim, sim])
+            band = (_pair(p.raw.get("simulated_band_s")) if p is not None else None) or \
+                (None if sim is None else [sim, sim])
             inside = None
             if measured is not None and band is not None:
                 ci = _pair(s.raw.get("iteration_s_ci95")) or ci95(s.iteration_s) or \
@@ -635,6 +642,8 @@ def main(argv: List[str]) -> int:
     c.add_argument("--out", required=True, help="the JSON to write")
     c.add_argument("--experiments", help="where the generated YAMLs are (default: each run "
                    "directory's grandparent)")
+    c.add_argument("--repredicted", metavar="COMMIT",
+                   help="take each prediction from RUN/repredicted/ (made at COMMIT)")
     a = ap.parse_args(argv)
     if a.command == "generate":
         records = generate(a.seed, a.n, a.out, None if a.no_check else a.xdc, a.budget_s)
@@ -642,7 +651,9 @@ def main(argv: List[str]) -> int:
         print("wrote %d experiments and generated.json into %s" % (len(records), a.out))
         return 0
     if a.command == "collect":
-        doc = collect(a.runs, a.seed, a.experiments)
+        doc = collect(a.runs, a.seed, a.experiments, bool(a.repredicted))
+        if a.repredicted:
+            doc["repredicted_at"] = a.repredicted
         os.makedirs(os.path.dirname(a.out) or ".", exist_ok=True)
         with open(a.out, "w") as f:
             json.dump(doc, f, indent=1)

@@ -2,13 +2,16 @@
 prediction made beside it (scripts/bench_prediction.sh).
 
     python3 -m xdc_results.prediction --runs DIR --out OUT.json [--quick] [--load X]
-        [--pooled NAME ...] POINT...
+        [--pooled NAME ...] [--repredicted COMMIT] POINT...
 
 POINT is "name|experiment|..." (the bench's point lines); DIR/<name> is the point's sweep
 directory. Points named by --pooled vary the seed alone: their runs are pooled into one
 row per schedule (measured_s: the mean of the runs' means; simulated_s: the mean of their
 predictions; measured_runs_s: each run's mean). err_pct is results.err_pct of those:
 100 * (simulated - measured) / measured, positive when the prediction is slower.
+With --repredicted, each run's prediction is the one `xdc simulate RUN/experiment.yaml
+--measured RUN` wrote in RUN/repredicted/ (the simulator at COMMIT predicting the run as
+the run predicted itself), not the one the run made beside it.
 """
 
 from __future__ import annotations
@@ -19,14 +22,17 @@ import os
 import sys
 from typing import Any, Dict, List, Optional
 
+from . import results
 from .results import err_pct, try_load_run, try_load_sweep
 
 TARGET_PCT = {"modeled": 5, "real": 10}  # |err_pct| a point is held to, by compute mode
 
 
-def collect(runs_dir: str, points: List[str], pooled: Optional[set] = None) -> tuple:
+def collect(runs_dir: str, points: List[str], pooled: Optional[set] = None,
+            repredicted: bool = False) -> tuple:
     """(rows, overrides): one row per point (or pooled point) and schedule, in order; the
-    settings unlike stock OpenMPI/TCP the runs had, per experiment."""
+    settings unlike stock OpenMPI/TCP the runs had, per experiment. `repredicted`: the
+    predictions are those of RUN/repredicted/ (a schedule without one is left out)."""
     pooled = pooled or set()
     rows: List[Dict[str, Any]] = []
     overrides: List[Dict[str, str]] = []
@@ -44,11 +50,14 @@ def collect(runs_dir: str, points: List[str], pooled: Optional[set] = None) -> t
             run = try_load_run(os.path.join(base, point))
             if run is None:
                 continue
+            again = results.repredicted(os.path.join(base, point)) if repredicted else None
             for setting in run.non_default_settings:
                 if {"experiment": exp, "setting": setting} not in overrides:
                     overrides.append({"experiment": exp, "setting": setting})
             for s in run.schedules:
                 m, sim = s.measured_iteration_s, s.simulated_iteration_s
+                if again is not None:
+                    sim = again[s.name].simulated_iteration_s if s.name in again else None
                 if not s.ok or not m or not sim:
                     continue
                 key = "%s/seeds" % name if name in pooled else "%s/%s" % (name, point)
@@ -76,11 +85,14 @@ def collect(runs_dir: str, points: List[str], pooled: Optional[set] = None) -> t
 
 
 def document(rows: List[Dict[str, Any]], overrides: List[Dict[str, str]], load: float,
-             quick: bool) -> Dict[str, Any]:
+             quick: bool, repredicted: Optional[str] = None) -> Dict[str, Any]:
     within = sum(r["within_target"] for r in rows)
-    return {"points": rows, "stock_settings": not overrides, "overrides": overrides,
-            "within_target": "%d of %d" % (within, len(rows)), "load_before": load,
-            "quick": quick}
+    doc = {"points": rows, "stock_settings": not overrides, "overrides": overrides,
+           "within_target": "%d of %d" % (within, len(rows)), "load_before": load,
+           "quick": quick}
+    if repredicted:
+        doc["repredicted_at"] = repredicted
+    return doc
 
 
 def table(doc: Dict[str, Any]) -> str:
@@ -102,10 +114,12 @@ def main(argv: List[str]) -> int:
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--load", type=float, default=0.0, help="load average before the runs")
     ap.add_argument("--pooled", action="append", default=[], help="a point to pool (seeds)")
+    ap.add_argument("--repredicted", metavar="COMMIT",
+                    help="take each run's prediction from RUN/repredicted/ (made at COMMIT)")
     ap.add_argument("points", nargs="*")
     a = ap.parse_args(argv)
-    rows, overrides = collect(a.runs, a.points, set(a.pooled))
-    doc = document(rows, overrides, a.load, a.quick)
+    rows, overrides = collect(a.runs, a.points, set(a.pooled), bool(a.repredicted))
+    doc = document(rows, overrides, a.load, a.quick, a.repredicted)
     os.makedirs(os.path.dirname(a.out) or ".", exist_ok=True)
     with open(a.out, "w") as f:
         json.dump(doc, f, indent=1)

@@ -282,6 +282,16 @@ def try_load_run(directory: str) -> Optional[Run]:
         return None
 
 
+REPREDICTED = "repredicted"  # RUN/repredicted/: `xdc simulate RUN/experiment.yaml --measured RUN`
+
+
+def repredicted(run_dir: str) -> Dict[str, "Schedule"]:
+    """{schedule name: its entry} of RUN/repredicted/summary.json, the run predicted again by
+    a later simulator as the run predicted itself ({} when absent)."""
+    again = try_load_run(os.path.join(run_dir, REPREDICTED))
+    return {} if again is None else {s.name: s for s in again.schedules}
+
+
 # sweep.csv's columns that are neither axes nor metrics.
 _FIXED = ("point", "id", "schedule", "status")
 

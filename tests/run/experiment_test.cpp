@@ -119,9 +119,11 @@ TEST(Experiment, LinksFollowTheTopologyAndTheWanOverride) {
   auto l = xdc::run::link_model(e);
   // two-dc.yaml's fabric delays every packet to a host by 50 us (builder.cpp shape_fabric).
   EXPECT_EQ(l.at(1, 2).latency_ns, 5'050'000);  // east-h2 -> w1: the WAN, then west's fabric
-  EXPECT_EQ(l.at(1, 2).bandwidth_bps, 100e6);
+  // Bandwidth is the payload rate: full TCP frames of 1514 bytes carry 1448 (the tbfs count
+  // frames; Fidelity.Rate* measures it).
+  EXPECT_DOUBLE_EQ(l.at(1, 2).bandwidth_bps, 100e6 * 1448 / 1514);
   EXPECT_EQ(l.at(0, 1).latency_ns, 50'000);  // inside east
-  EXPECT_EQ(l.at(0, 1).bandwidth_bps, 10e9);
+  EXPECT_DOUBLE_EQ(l.at(0, 1).bandwidth_bps, 10e9 * 1448 / 1514);
   EXPECT_EQ(parse_experiment(kGood, kLabel).topology.wan[0].a_to_b.delay_us, 20000u);
 }
 
@@ -626,8 +628,10 @@ TEST(Experiment, TemporalWanSharingReachesPlanSpecAndRecord) {
     for (size_t i = 0; i < acts.size(); ++i)
       EXPECT_EQ(spec.wan_send_order_ns[r][i] >= 0, xdc::sched::is_send(acts[i].kind));
   }
-  // 1 Gbit/s, 20 ms each way (and 50 us in each DC): 5 MB in flight over a round trip.
-  EXPECT_NEAR(static_cast<double>(spec.wan_release_ahead_bytes.at("east->west")), 5.0125e6, 1e3);
+  // 1 Gbit/s, 20 ms each way (and 50 us in each DC): 5 MB of frames in flight over a round
+  // trip, 1448 of each 1514 bytes payload.
+  EXPECT_NEAR(static_cast<double>(spec.wan_release_ahead_bytes.at("east->west")),
+              5.0125e6 * 1448 / 1514, 1e3);
   try {
     parse_experiment(kGood + "mpi: {wan_sharing: sometimes}\n", kLabel);
     FAIL() << "wan_sharing: sometimes accepted";
