@@ -404,8 +404,9 @@ void add_simulate_command(CLI::App& app, Commands& out) {
   c->add_option("--milp-seconds", a.milp_seconds, "time limit of `optimal`")->capture_default_str();
   auto* measured_opt =
       c->add_option("--measured", a.measured,
-                    "with EXP.yaml: predict with the compute durations this `xdc run` results "
-                    "directory measured (its <schedule>/trace.csv)");
+                    "with EXP.yaml: predict this `xdc run` results directory again as it "
+                    "predicted itself: the schedules it ran, its costs (the compute durations "
+                    "it measured where compute is real) and launch offsets");
   auto* util_opt = c->add_option("--utilisation", a.utilisation,
                                  "with EXP.yaml: the WAN rate at which each schedule's predicted "
                                  "compute utilisation reaches this fraction (bisection)");

@@ -2,6 +2,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include "common/input_error.h"
@@ -14,17 +15,21 @@ namespace xdc::run {
 namespace fs = std::filesystem;
 namespace {
 
-// One run to predict: the costs and the launch offset (ns, -1: unknown) its prediction takes.
+// One run to predict: the costs and the launch offset (ns, -1: unknown) its prediction takes,
+// and the schedule it ran (none: the plan's).
 struct RunToPredict {
   sim::CostModel costs;
   std::string label;
   int64_t launch_ns = -1;
+  std::optional<sched::Schedule> schedule;
 };
 
 // Schedule `sp`'s runs in `xdc run` results directory `dir` (--measured): each repeat's
 // (SCHEDULE/repeat-K/) or the schedule's directory, with the costs the run's own prediction
-// took (run_prediction_costs) and its launch offset (summary.json
-// simulated_launch_to_measured_s). InputError where a run has no trace.csv.
+// took (run_prediction_costs), its launch offset (summary.json
+// simulated_launch_to_measured_s) and the schedule its workers ran (its schedule.csv: a
+// latency-aware generator plans from the links, and a later simulator's links can order a
+// rank's actions otherwise). InputError where a run has no trace.csv.
 std::vector<RunToPredict> measured_runs(const Plan& plan, const SchedulePlan& sp,
                                         const fs::path& dir) {
   std::vector<fs::path> runs;
@@ -45,6 +50,10 @@ std::vector<RunToPredict> measured_runs(const Plan& plan, const SchedulePlan& sp
     if (j.is_object() && j.contains("simulated_launch_to_measured_s") &&
         j["simulated_launch_to_measured_s"].is_number())
       r.launch_ns = std::llround(j["simulated_launch_to_measured_s"].get<double>() * 1e9);
+    if (const fs::path ran = run / "schedule.csv"; fs::exists(ran)) {
+      r.schedule = sched::read_csv_file(ran.string());
+      r.schedule->name = sp.schedule.name;
+    }
     out.push_back(std::move(r));
   }
   return out;
@@ -57,9 +66,10 @@ std::vector<ScheduleResult> simulate_plan(const Plan& plan, const std::string& o
   // Measured costs are read before anything is written.
   std::vector<std::vector<RunToPredict>> runs;
   for (const SchedulePlan& sp : plan.schedules)
-    runs.push_back(o.measured_run.empty()
-                       ? std::vector<RunToPredict>{{sp.costs, simulated_costs_label(plan), -1}}
-                       : measured_runs(plan, sp, o.measured_run));
+    runs.push_back(
+        o.measured_run.empty()
+            ? std::vector<RunToPredict>{{sp.costs, simulated_costs_label(plan), -1, std::nullopt}}
+            : measured_runs(plan, sp, o.measured_run));
   const fs::path root = out_dir;
   write_experiment(root.string(), plan.experiment);
   std::vector<ScheduleResult> out;
@@ -75,13 +85,15 @@ std::vector<ScheduleResult> simulate_plan(const Plan& plan, const std::string& o
         r.simulated_costs = run.label;
         PredictOptions po;
         po.launch_to_measured_ns = run.launch_ns;
-        const Prediction p = predict(plan, sp, run.costs, po);
-        set_simulated(r, p, plan, sp);
+        SchedulePlan ran = sp;
+        if (run.schedule) ran.schedule = *run.schedule;
+        const Prediction p = predict(plan, ran, run.costs, po);
+        set_simulated(r, p, plan, ran);
         if (run.launch_ns >= 0) r.simulated_launch_s = static_cast<double>(run.launch_ns) / 1e9;
         if (o.traces && each.empty()) {
           const fs::path dir = root / sp.choice.name;
           fs::create_directories(dir);
-          sched::write_csv_file((dir / "schedule.csv").string(), sp.schedule);
+          sched::write_csv_file((dir / "schedule.csv").string(), ran.schedule);
           write_text_file((dir / "simulated.trace.json").string(), trace::to_chrome_json(p.trace));
           write_text_file((dir / "simulated.trace.csv").string(), trace::to_csv(p.trace));
         }

@@ -24,6 +24,7 @@
 #include "netem/shaper/dist_table.h"
 #include "netem/shaper/loss_model.h"
 #include "tests/run/experiment_fixture.h"
+#include "workloads/schedule/csv.h"
 
 namespace {
 
@@ -532,6 +533,41 @@ TEST(Simulate, AMeasuredRunIsPredictedAgainAsItPredictedItself) {
   ASSERT_FALSE(got.empty());
   EXPECT_DOUBLE_EQ(got[0].simulated_iteration_s, (predicted(1.5) + predicted(3.0)) / 2);
   EXPECT_NE(predicted(1.5), predicted(-1));  // the offset moves the flap to another iteration
+  fs::remove_all(run);
+}
+
+// ... and with the schedule its workers ran (its schedule.csv), not the one the plan makes
+// now: a latency-aware generator orders a rank's actions from the links it is given.
+TEST(Simulate, AMeasuredRunIsPredictedWithTheScheduleItRan) {
+  namespace fs = std::filesystem;
+  const auto plan = make_plan(load_experiment("tests/run/modeled-20ms.yaml"));
+  ASSERT_EQ(plan.schedules.size(), 2u);  // 1f1b, crosspipe-greedy: the same shape
+  const fs::path run = fs::temp_directory_path() / ("xdc-ran-" + std::to_string(::getpid()));
+  fs::remove_all(run);
+  for (const auto& sp : plan.schedules) {
+    fs::create_directories(run / sp.choice.name);
+    xdc::write_text_file((run / sp.choice.name / "trace.csv").string(),
+                         "rank,kind,stage,microbatch,start_ns,end_ns,bytes,peer,connections\n"
+                         "0,F,0,0,0,1000000,0,-1,0\n");
+  }
+  // 1f1b's run "ran" the greedy order.
+  xdc::sched::write_csv_file((run / "1f1b" / "schedule.csv").string(), plan.schedules[1].schedule);
+  xdc::run::SimulateOptions so;
+  so.traces = false;
+  so.measured_run = run.string();
+  const auto got = xdc::run::simulate_plan(plan, (run / "out").string(), so);
+  ASSERT_EQ(got.size(), 2u);
+  auto ran = plan.schedules[0];
+  ran.schedule = plan.schedules[1].schedule;
+  const double as_ran = xdc::run::predict(plan, ran, ran.costs).iteration_s();
+  const double as_planned =
+      xdc::run::predict(plan, plan.schedules[0], plan.schedules[0].costs).iteration_s();
+  EXPECT_DOUBLE_EQ(got[0].simulated_iteration_s, as_ran);
+  EXPECT_NE(as_ran, as_planned);
+  // Without a schedule.csv the plan's schedule is predicted.
+  EXPECT_DOUBLE_EQ(
+      got[1].simulated_iteration_s,
+      xdc::run::predict(plan, plan.schedules[1], plan.schedules[1].costs).iteration_s());
   fs::remove_all(run);
 }
 
