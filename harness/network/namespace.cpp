@@ -14,6 +14,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 #include <system_error>
@@ -153,9 +154,18 @@ std::vector<std::string> list_netns() {
 }
 
 std::vector<pid_t> netns_pids(const std::string& name) {
+  return netns_pids(std::vector<std::string>{name});
+}
+
+std::vector<pid_t> netns_pids(const std::vector<std::string>& names) {
   std::vector<pid_t> out;
-  struct stat target {};
-  if (stat(nl::netns_path(name).c_str(), &target) != 0) return out;
+  std::set<std::pair<dev_t, ino_t>> targets;
+  for (const std::string& name : names) {
+    struct stat target {};
+    if (stat(nl::netns_path(name).c_str(), &target) == 0)
+      targets.insert({target.st_dev, target.st_ino});
+  }
+  if (targets.empty()) return out;
   DIR* proc = opendir("/proc");
   if (!proc) return out;
   while (dirent* e = readdir(proc)) {
@@ -164,20 +174,21 @@ std::vector<pid_t> netns_pids(const std::string& name) {
     if (*end != '\0' || pid <= 0) continue;
     struct stat st {};
     std::string p = std::string("/proc/") + e->d_name + "/ns/net";
-    if (stat(p.c_str(), &st) == 0 && st.st_ino == target.st_ino && st.st_dev == target.st_dev)
+    if (stat(p.c_str(), &st) == 0 && targets.count({st.st_dev, st.st_ino}))
       out.push_back(static_cast<pid_t>(pid));
   }
   closedir(proc);
   return out;
 }
 
-int kill_netns_processes(const std::string& name, int grace_ms) {
-  auto pids = netns_pids(name);
+int kill_netns_processes(const std::vector<std::string>& names, int grace_ms) {
+  auto pids = netns_pids(names);
   for (pid_t p : pids) kill(p, SIGTERM);
   auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(grace_ms);
-  while (!netns_pids(name).empty() && std::chrono::steady_clock::now() < deadline)
+  while (!pids.empty() && !netns_pids(names).empty() && std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  for (pid_t p : netns_pids(name)) kill(p, SIGKILL);
+  if (!pids.empty())
+    for (pid_t p : netns_pids(names)) kill(p, SIGKILL);
   // Some of them may be this process's own children (delay lines started by a build in
   // a long-running `xdc run`/`xdc sweep`): reap those, or they stay as zombies.
   for (int tries = 0; tries < 50; ++tries) {

@@ -42,9 +42,14 @@ std::vector<std::string> list_netns();
 
 // Processes whose network namespace is /run/netns/<name>.
 std::vector<pid_t> netns_pids(const std::string& name);
+// Processes whose network namespace is any of /run/netns/<names> (one scan of /proc).
+std::vector<pid_t> netns_pids(const std::vector<std::string>& names);
 
-// SIGTERM to every process in the namespace, SIGKILL to those alive after `grace_ms`.
+// SIGTERM to every process in the namespaces, SIGKILL to those alive after `grace_ms`.
 // Reaps those that are this process's children. Returns how many were signalled.
-int kill_netns_processes(const std::string& name, int grace_ms = 500);
+int kill_netns_processes(const std::vector<std::string>& names, int grace_ms = 500);
+inline int kill_netns_processes(const std::string& name, int grace_ms = 500) {
+  return kill_netns_processes(std::vector<std::string>{name}, grace_ms);
+}
 
 }  // namespace xdc::net

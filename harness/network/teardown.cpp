@@ -101,8 +101,7 @@ TeardownReport teardown_network(const std::string& net, bool take_lock) {
   // (mininet.h); what it leaves is removed below like a native network's.
   attempt("stopping Mininet", [&] { r.processes += stop_mininet(net); });
   // Processes first: a process inside a namespace keeps it (and its links) alive.
-  for (auto& ns : mine)
-    attempt("processes of " + ns, [&] { r.processes += kill_netns_processes(ns); });
+  attempt("processes of " + prefix + "*", [&] { r.processes += kill_netns_processes(mine); });
   attempt("helper processes", [&] { r.processes += kill_orphan_helpers(net); });
   for (auto& ns : mine) {
     std::string host = ns.substr(prefix.size());
