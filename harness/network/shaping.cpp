@@ -2,6 +2,7 @@
 
 #include <functional>
 
+#include "common/mix64.h"
 #include "harness/network/names.h"
 
 namespace xdc::net {
@@ -24,10 +25,7 @@ netem::ShapeOptions shape_options(const ShapedLink& link) {
   // Same seed, same direction: the same loss and jitter draws, whatever the network is
   // called, so a run can be repeated; another seed draws independently (a sweep's seeds).
   const uint64_t dir = std::hash<std::string>{}(link.from + "->" + link.to);
-  uint64_t z = link.seed * 0x9e3779b97f4a7c15ULL ^ dir;  // splitmix64's finaliser
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  opts.seed = (z ^ (z >> 31)) | 1;
+  opts.seed = mix64(link.seed * kGoldenGamma ^ dir) | 1;
   return opts;
 }
 

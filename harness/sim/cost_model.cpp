@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "common/input_error.h"
+#include "common/mix64.h"
 #include "common/utf8.h"
 
 namespace xdc::sim {
@@ -61,12 +62,7 @@ double CostModel::noise_factor(const sched::Action& a, uint64_t key) const {
   // splitmix64's finaliser over the key and the action's identity.
   uint64_t z = key ^ (static_cast<uint64_t>(a.kind) << 56) ^
                (static_cast<uint64_t>(a.stage) << 40) ^ static_cast<uint64_t>(a.microbatch + 1);
-  for (int round = 0; round < 2; ++round) {
-    z += 0x9e3779b97f4a7c15ULL;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    z ^= z >> 31;
-  }
+  for (int round = 0; round < 2; ++round) z = mix64(z + kGoldenGamma);
   return r[z % r.size()];
 }
 

@@ -7,6 +7,7 @@
 #include <string>
 #include <tuple>
 
+#include "common/mix64.h"
 #include "workloads/schedule/engine.h"
 
 namespace xdc::sim {
@@ -60,7 +61,7 @@ trace::Trace simulate(const sched::Schedule& s, const CostModel& costs, const Li
   c.duration = [&costs, noise](int rank, const Action& a) {
     const auto mean = static_cast<double>(costs.duration_ns(a));
     if (noise == 0) return mean;
-    const uint64_t key = noise ^ (0x9e3779b97f4a7c15ULL * static_cast<uint64_t>(rank + 1));
+    const uint64_t key = noise ^ (kGoldenGamma * static_cast<uint64_t>(rank + 1));
     return std::round(mean * costs.noise_factor(a, key));  // integer ns, as the rest
   };
   c.bytes = [&costs](const Action& a) { return costs.message_bytes(a); };

@@ -4,6 +4,8 @@
 #include <bit>
 #include <cmath>
 
+#include "common/mix64.h"
+
 namespace xdc::sim {
 
 int64_t tcp_window_bytes(uint64_t sender_wmem_max, uint64_t receiver_rmem_max) {
@@ -106,13 +108,8 @@ int64_t tcp_retransmit_after(int64_t lost_ns, int64_t up_ns, int64_t rto_ns) {
 // The gap, in bytes carried, to the next loss on a connection that draws them: a
 // geometric number of segments of mean `period` bytes (splitmix64 into an exponential).
 namespace {
-uint64_t mix64(uint64_t z) {  // splitmix64's finaliser
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
 int64_t loss_gap(TcpConn& c, double period) {
-  const uint64_t z = mix64(c.loss_draws += 0x9e3779b97f4a7c15ULL);
+  const uint64_t z = mix64(c.loss_draws += kGoldenGamma);
   const double u = (static_cast<double>(z >> 11) + 1.0) / 9007199254740993.0;  // (0, 1]
   const double segments = std::ceil(-std::log(u) * period / static_cast<double>(kTcpMss));
   return std::max<int64_t>(1, static_cast<int64_t>(segments)) * kTcpMss;
