@@ -55,7 +55,7 @@ const netem::LinkParams* route_bottleneck(const topo::Topology& t, const topo::R
 // before the bottleneck can overflow.
 int64_t upstream_burst_bytes(const topo::Topology& t, const std::vector<std::string>& path,
                              const netem::LinkParams* neck) {
-  const double payload = static_cast<double>(sim::kTcpMss) / netem::kFrameBytes;
+  const double payload = netem::kTcpPayloadShare;
   const uint64_t host_rate = t.intra_dc.rate_bps ? t.intra_dc.rate_bps : netem::kUnlimitedRateBps;
   const double bucket = t.intra_dc.rate_bps ? netem::tbf_burst_bytes(host_rate) : 0.0;
   double arrival = static_cast<double>(host_rate);
@@ -253,7 +253,7 @@ sim::LinkModel links_between(const Experiment& e, const std::vector<std::string>
   // The bottleneck's bandwidth-delay product at the route's round trip and what its tbf
   // holds (a bucket's worth passed at once, `limit` more queued: queue_sizing.h), payload
   // bytes: a frame of kFrameBytes carries kTcpMss.
-  const double payload = static_cast<double>(sim::kTcpMss) / netem::kFrameBytes;
+  const double payload = netem::kTcpPayloadShare;
   for (size_t x = 0; x < D; ++x)
     for (size_t y = 0; y < D; ++y) {
       Between& w = between[x * D + y];

@@ -36,7 +36,7 @@ uint32_t tbf_burst_bytes(uint64_t rate_bps) {
 }
 
 double tcp_payload_bps(uint64_t rate_bps) {
-  return static_cast<double>(rate_bps) * (kFrameBytes - kTcpFrameHeaderBytes) / kFrameBytes;
+  return static_cast<double>(rate_bps) * kTcpPayloadShare;
 }
 
 }  // namespace xdc::netem

@@ -18,6 +18,9 @@ constexpr uint32_t kFrameBytes = 1514;  // MTU 1500 + Ethernet header
 // What a full TCP frame carries besides payload: Ethernet 14, IPv4 20, TCP 20 and the
 // timestamp option 12 (on in stock Linux), so the MSS is 1448.
 constexpr uint32_t kTcpFrameHeaderBytes = 66;
+// The share of a full frame that is TCP payload: 1448 / 1514.
+constexpr double kTcpPayloadShare =
+    static_cast<double>(kFrameBytes - kTcpFrameHeaderBytes) / kFrameBytes;
 constexpr uint64_t kUnlimitedRateBps = 10'000'000'000ULL;  // assumed when rate_bps == 0
 constexpr uint32_t kMinRateQueuePkts = 32;
 constexpr uint32_t kMinDelayQueuePkts = 1000;  // netem's default limit
