@@ -89,16 +89,15 @@ double timer_lateness_ms(const std::vector<double>& waits_ms, int n) {
 
 namespace {
 
-RoundTripBounds bounds(const std::vector<double>& waits_ms, double base_low_ms, double base_high_ms,
-                       double spread_ms, std::optional<double> late_ms = std::nullopt) {
+RoundTripBounds bounds(const std::vector<double>& waits_ms, double base_high_ms, double spread_ms,
+                       std::optional<double> late_ms = std::nullopt) {
   RoundTripBounds b;
   for (double w : waits_ms) b.configured_ms += w;
   b.accept_ms = std::max(0.2, 0.02 * b.configured_ms);
-  b.base_low_ms = base_low_ms;
   b.base_high_ms = base_high_ms;
   b.late_ms = late_ms ? *late_ms : timer_lateness_ms(waits_ms);
   b.spread_ms = spread_ms;
-  b.low_ms = b.configured_ms + b.base_low_ms - b.accept_ms;
+  b.low_ms = b.configured_ms - b.accept_ms;
   b.high_ms = b.configured_ms + b.base_high_ms + b.accept_ms + b.late_ms + b.spread_ms;
   return b;
 }
@@ -106,26 +105,26 @@ RoundTripBounds bounds(const std::vector<double>& waits_ms, double base_low_ms, 
 }  // namespace
 
 RoundTripBounds median_bounds(const std::vector<double>& waits_ms, const RoundTrips& base) {
-  return bounds(waits_ms, base.min(), base.median(), base.spread());
+  return bounds(waits_ms, base.median(), base.spread());
 }
 
 RoundTripBounds median_bounds(const std::vector<double>& waits_ms, const RoundTrips& base,
                               double late_ms) {
-  return bounds(waits_ms, base.min(), base.median(), base.spread(), late_ms);
+  return bounds(waits_ms, base.median(), base.spread(), late_ms);
 }
 
 RoundTripBounds sample_bounds(const std::vector<double>& waits_ms, const RoundTrips& base) {
-  return bounds(waits_ms, base.min(), base.max(), 0);
+  return bounds(waits_ms, base.max(), 0);
 }
 
 ::testing::AssertionResult within(const std::string& what, double measured_ms,
                                   const RoundTripBounds& b) {
   char line[512];
   std::snprintf(line, sizeof line,
-                "%s: %.3f ms, bounds [%.3f, %.3f] = configured %.3f + base %.3f..%.3f "
-                "-/+ accept %.3f, + timer lateness %.3f + base spread %.3f",
-                what.c_str(), measured_ms, b.low_ms, b.high_ms, b.configured_ms, b.base_low_ms,
-                b.base_high_ms, b.accept_ms, b.late_ms, b.spread_ms);
+                "%s: %.3f ms, bounds [%.3f, %.3f] = configured %.3f -/+ accept %.3f, + base %.3f "
+                "+ timer lateness %.3f + base spread %.3f",
+                what.c_str(), measured_ms, b.low_ms, b.high_ms, b.configured_ms, b.accept_ms,
+                b.base_high_ms, b.late_ms, b.spread_ms);
   std::printf("%s\n", line);
   if (measured_ms >= b.low_ms && measured_ms <= b.high_ms) return ::testing::AssertionSuccess();
   return ::testing::AssertionFailure() << line;

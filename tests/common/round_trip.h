@@ -6,7 +6,7 @@
 // the same path costs here with every delay at 0 (base: zero_delay_base, the delay lines
 // still relaying every packet). A delay stage never releases a packet early by more than
 // xdc check's acceptance, and a late timer only adds, so a median round trip is held to
-//   low  = configured + base min - accept
+//   low  = configured - accept
 //   high = configured + base median + accept + late + spread
 //   accept = max(0.2 ms, 2% of configured): xdc check's acceptance (harness/check/
 //            link_check.cpp; a delay line may release a packet by its learnt wake-up
@@ -14,11 +14,13 @@
 //   late   = how late a timer with the delay line's 1 ns slack fires here after each of
 //            the path's waits, summed (the base has no such waits);
 //   spread = base p90 - base median (the noise of a median of as many samples is below it).
-// The low end takes the base's fastest round trip, not its median: the base is measured
-// before the shaped path, and what a round trip costs beyond its waits moves between the
-// two on a machine whose cores change speed or sleep; none costs less than the fastest.
-// One sample (a handshake) is held to the base's whole range instead: base min and base
-// max in place of the median, no spread.
+// The low end holds no part of the base: a delay stage counts a packet's delay from the
+// kernel's arrival stamp (netem's enqueue time, NFQA_TIMESTAMP for the delay line), so the
+// time a busy machine takes to hand the packet to it, which the zero-delay base pays in
+// full, is absorbed by any delay longer than that time. A shaped round trip can therefore
+// cost less beyond its waits than the base's fastest one, never less than its waits.
+// One sample (a handshake) is held to the base's whole range above: base max in place of
+// the median, no spread.
 #include <gtest/gtest.h>
 
 #include <functional>
@@ -77,7 +79,7 @@ double timer_lateness_ms(const std::vector<double>& waits_ms, int n = 11);
 // low = configured + base_low - accept, high = configured + base_high + accept + late + spread.
 struct RoundTripBounds {
   double configured_ms = 0, accept_ms = 0, late_ms = 0, spread_ms = 0;
-  double base_low_ms = 0, base_high_ms = 0;  // base min and median, or min and max
+  double base_high_ms = 0;  // base median, or max
   double low_ms = 0, high_ms = 0;
 };
 // For the median of a path whose delay stages hold a packet `waits_ms` in turn (both

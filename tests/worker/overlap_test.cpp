@@ -1,9 +1,12 @@
 // Communication overlaps computation, on loopback.
 //
 // Probe: 2 ranks, forward only, 2 microbatches; rank 0 holds stages 0 and 2, rank 1
-// stage 1. rank 0 computes 20 ms per forward and sends 4 MiB activations (stage 0's);
+// stage 1. rank 0 computes 150 ms per forward and sends 4 MiB activations (stage 0's);
 // rank 1 receives microbatch 0, then computes 300 ms. rank 0 sends microbatch 1 at
-// ~40 ms, while rank 1 computes, and rank 1 reaches RECV_F of microbatch 1 at ~320 ms.
+// ~300 ms, while rank 1 computes, and rank 1 reaches RECV_F of microbatch 1 at ~450 ms.
+// The 150 ms keep microbatch 1's rendezvous apart from microbatch 0's transfer: were it
+// to arrive while rank 1 still waits in MPI for microbatch 0 (a slow transfer on a busy
+// machine), that wait would answer it and the counterfactual below would not hold.
 // Stage 1 sends 1 KiB back to rank 0's stage 2, which paces rank 0 to rank 1. 4 MiB is
 // far above OpenMPI's 64 KiB eager limit: the transfer needs rank 1's MPI to answer the
 // rendezvous while its compute thread is busy (the receive was posted before).
@@ -75,7 +78,7 @@ Probe run_probe(const std::string& progress) {
   spec.compute = "modeled";
   spec.progress = progress;
   spec.timeout_s = 60;
-  spec.modeled.f_ns = {20'000'000, kCompute, 1'000'000};
+  spec.modeled.f_ns = {150'000'000, kCompute, 1'000'000};
   spec.modeled.b_ns = {0, 0, 0};
   spec.modeled.w_ns = {0, 0, 0};
   spec.modeled.activation_bytes = {4 << 20, 1 << 10, 0};
