@@ -284,8 +284,9 @@ namespace {
 
 // A message of the workers' barrier is a send on its TCP connection too (an empty MPI
 // message still carries its header): an idle window restarts then, and the connection has
-// not been idle since. Pipeline ranks only (history is [from * ranks + to] of `links`, then
-// the stripes' connections, which the barrier does not use: it goes on OpenMPI's).
+// not been idle since. `history` is [from * ranks + to] of `links` (the pipeline's, or the
+// data-parallel all-reduces' in world ranks), then the stripes' connections, which the
+// barrier does not use: it goes on OpenMPI's.
 void note_send(std::vector<TcpConn>& history, const LinkModel& links, int from, int to,
                int64_t at) {
   if (links.tcp.empty() || from >= links.ranks || to >= links.ranks ||
@@ -411,6 +412,8 @@ class Iterations {
       TimedLinks barrier(world_links_, world_tl_, 0);
       start_ = barrier_release(t, start_, world_, [&](int from, int to, int64_t b, int64_t at) {
         note_send(history_, links_, from, to, at - origin);  // history: this iteration's clock
+        // Between a stage's replicas the same connection carries its all-reduces.
+        if (w_.dp_links.ranks > 0) note_send(dp_next, w_.dp_links, from, to, at - origin);
         // OpenMPI has one TCP connection per pair of processes: a barrier message queues
         // behind an outer sync's data still in flight between the same two ranks.
         int64_t behind = 0;

@@ -23,8 +23,10 @@
 //    fragment spans entry (or the applying iteration's start, if later) to application,
 //    inside the applying iteration (its barrier follows). The iteration barrier's messages between
 //    two ranks arrive no earlier than the outer syncs' data sent before them between the same two
-//    (OpenMPI's one TCP connection per pair of processes carries both, in order). The steady state
-//    (simulate_iteration) is an inner iteration: no outer sync.
+//    (OpenMPI's one TCP connection per pair of processes carries both, in order), and each is
+//    a send on that connection: the idle that halves its window (tcp_cwnd_restart) counts
+//    from it, for the pipeline's messages and the all-reduces' between replicas alike. The
+//    steady state (simulate_iteration) is an inner iteration: no outer sync.
 // Both collectives carry a few bytes and are latency-bound; OpenMPI (4.x) runs nonblocking
 // collectives with libnbc, whose algorithms for these sizes the functions below follow
 // (a message takes the link's latency + bytes / rate, no queueing). The comm thread's

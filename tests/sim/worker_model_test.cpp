@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
 
 #include "harness/sim/simulator.h"
 #include "harness/trace/analysis.h"
@@ -135,4 +136,46 @@ TEST(WorkerModel, AnIterationsDataParallelAllreducesShareTheWanTheyCross) {
   ASSERT_LT(t1, t0);
   EXPECT_EQ(at[1].second - t1, 2 * T + 20 * kMs);
   EXPECT_EQ(at[0].second, t1 + 3 * T + 20 * kMs);
+}
+
+TEST(WorkerModel, TheBarriersMessagesRestartTheIdleClockOfTheAllreducesConnections) {
+  // Two stages x two replicas in two DCs (40 ms, 1 Gbit/s, stock socket buffers), 4 MiB of
+  // gradients a stage, six iterations from new connections. OpenMPI has one TCP connection
+  // per pair of processes, so the iteration barrier's message between two replicas goes
+  // on the connection their all-reduce uses (the kernel's tcp_probe shows its 22 bytes
+  // there), and Linux halves the window once per retransmission timeout (RTO, 284 ms here)
+  // of idle at each send (tcp_cwnd_restart): at the barrier's message for the idle since
+  // the previous all-reduce, at the all-reduce for the idle since the barrier. An OPT of
+  // 300 or 400 ms after the all-reduce leaves one RTO before the barrier either way, so
+  // the window the next all-reduce finds, and its time, are the same; counted from the
+  // previous all-reduce instead, the idle differs by 100 ms and crosses an RTO.
+  sched::Params p;
+  p.ranks = 2;
+  p.microbatches = 2;
+  const sched::Schedule s = sched::generate("1f1b", p);
+  sim::WorkerModel w;
+  w.iteration_barrier = true;
+  w.replicas = 2;
+  w.world = sim::LinkModel::dcs({0, 0, 1, 1}, {40 * kMs, 1e9}, {kMs, 0});
+  sim::TcpPath tcp;
+  tcp.window_bytes = sim::tcp_window_bytes(4 << 20, 6 << 20);
+  w.world.tcp.assign(16, tcp);
+  w.dp_links = w.world;
+  const auto lan = sim::LinkModel::uniform(2, {kMs, 0});
+  auto last_allreduces_ms = [&](int64_t opt_ns) {
+    auto c = sim::constant_costs(2, 100 * kMs, 100 * kMs, 0, 1000);
+    c.grad_bytes = {4 << 20, 4 << 20};
+    c.opt_ns = opt_ns;
+    sim::RunTimeline tl{sim::LinkTimeline(2), sim::LinkTimeline(4), nullptr, true};
+    const auto run = sim::simulate_run(s, c, lan, w, 6, tl);
+    std::vector<double> out;
+    for (const auto& e : run.back().events)
+      if (e.kind == Kind::ALLREDUCE) out.push_back((e.end_ns - e.start_ns) / 1e6);
+    return out;
+  };
+  const std::vector<double> a = last_allreduces_ms(300 * kMs), b = last_allreduces_ms(400 * kMs);
+  ASSERT_EQ(a.size(), 2u);  // replica 0's two ranks (replica 1 runs alike)
+  std::printf("last all-reduces after OPT 300 ms: %.1f / %.1f ms, after 400 ms: %.1f / %.1f ms\n",
+              a[0], a[1], b[0], b[1]);
+  EXPECT_EQ(a, b);
 }
