@@ -172,7 +172,7 @@ int up(const UpArgs& a) {
   const bool tty = isatty(STDOUT_FILENO);
   bool drawn = false;
   opts.progress = [&](const std::string& m) {
-    spdlog::debug("up: {}", m);
+    spdlog::debug("up: {} (from {:.3f} s)", m, seconds_since(t0));
     if (!tty) return;
     std::cout << fmt::format("\r\033[Kup {}: {} ({:.1f} s)", t.name, m, seconds_since(t0))
               << std::flush;

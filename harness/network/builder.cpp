@@ -10,8 +10,10 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -436,6 +438,8 @@ class Builder {
   void shape_wan() {
     netem::Backend backend = opts_.shaping.value_or(topo_.shaping);
     state_.shaping = netem::to_string(backend);
+    const size_t first = state_.links.size();
+    std::vector<ShapedLink*> impaired;
     for (auto& l : topo_.wan)
       for (int dir = 0; dir < 2; ++dir) {
         const std::string& from = dir ? l.b : l.a;
@@ -445,9 +449,32 @@ class Builder {
             from, to, gateway_ns(net_, from), wan_ifname(to), "none", dir ? l.b_to_a : l.a_to_b,
             {}};
         sl.seed = opts_.seed;
-        if (sl.configured.impaired()) shapers_.push_back(shape_link(backend, sl));
         state_.links.push_back(sl);
       }
+    for (size_t i = first; i < state_.links.size(); ++i)
+      if (state_.links[i].configured.impaired()) impaired.push_back(&state_.links[i]);
+    shape_at_once(backend, impaired);
+  }
+
+  // Shapes `links` at once, each in a thread of its own: a direction's shaping waits for
+  // its delay line to say it is ready (a process start, ~10 ms here), so a network's
+  // shaping takes about one such wait instead of one per direction. Every shaper made is
+  // kept for undo even when another fails; the first failure is then thrown.
+  void shape_at_once(netem::Backend backend, const std::vector<ShapedLink*>& links) {
+    std::vector<std::future<std::unique_ptr<ShapingHandle>>> started;
+    started.reserve(links.size());
+    for (ShapedLink* sl : links)
+      started.push_back(
+          std::async(std::launch::async, [backend, sl] { return shape_link(backend, *sl); }));
+    std::exception_ptr failed;
+    for (auto& s : started) {
+      try {
+        shapers_.push_back(s.get());
+      } catch (...) {
+        if (!failed) failed = std::current_exception();
+      }
+    }
+    if (failed) std::rethrow_exception(failed);
   }
 
   // Intra-DC delay: every packet on its way to a host leaves the gateway's bridge (hosts
@@ -460,6 +487,7 @@ class Builder {
     netem::LinkParams p;
     p.delay_us = topo_.intra_dc.delay_us;
     netem::Backend backend = opts_.shaping.value_or(topo_.shaping);
+    const size_t first = state_.fabric.size();
     for (auto& dc : topo_.dcs) {
       if (!local(dc.name)) continue;
       std::string gw = gateway_ns(net_, dc.name);
@@ -469,9 +497,11 @@ class Builder {
         nl::write_sysctl(gw, fmt::format("net/ipv4/conf/{}/send_redirects", conf), "0");
       ShapedLink sl{dc.name, dc.name, gw, gateway_lan(), "none", p, {}};
       sl.seed = opts_.seed;
-      shapers_.push_back(shape_link(backend, sl));
       state_.fabric.push_back(sl);
     }
+    std::vector<ShapedLink*> made;
+    for (size_t i = first; i < state_.fabric.size(); ++i) made.push_back(&state_.fabric[i]);
+    shape_at_once(backend, made);
   }
 
   const topo::Topology& topo_;

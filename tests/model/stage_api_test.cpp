@@ -5,6 +5,9 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -112,6 +115,39 @@ TEST(StageApi, CudaGpusNamesEachDeviceOrSaysWhyThereIsNone) {
   if (!cuda_built()) {
     EXPECT_TRUE(gpus.empty());
   }
+}
+
+bool mapped(const std::string& library) {
+  std::ifstream maps("/proc/self/maps");
+  std::stringstream all;
+  all << maps.rdbuf();
+  return all.str().find(library) != std::string::npos;
+}
+
+// A process that links the model maps cuBLAS and the CUDA runtime only once it asks for a
+// GPU (stage_api.h): before, it has neither; after cuda_gpus(), a CUDA build has loaded the
+// stage's module. In a fresh process (the death test re-runs this binary for this test).
+TEST(StageApi, CudaLibrariesAreLoadedOnlyWhenAGpuIsAskedFor) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        if (mapped("libcublas") || mapped("libcudart") || mapped("libxdc_model_cuda")) {
+          std::cerr << "mapped before any GPU was asked for\n";
+          std::exit(1);
+        }
+        std::string why;
+        cuda_gpus(&why);
+        if (cuda_built() && !mapped("libxdc_model_cuda")) {
+          std::cerr << "the CUDA stage's module was not loaded: " << why << "\n";
+          std::exit(2);
+        }
+        if (why.find("did not load") != std::string::npos) {
+          std::cerr << why << "\n";
+          std::exit(3);
+        }
+        std::exit(0);
+      },
+      ::testing::ExitedWithCode(0), "");
 }
 
 }  // namespace

@@ -4,6 +4,10 @@
 #include <stdexcept>
 
 #ifdef XDC_MODEL_CUDA
+#include <dlfcn.h>
+
+#include <mutex>
+
 #include "workloads/model/cuda/cuda_stage.h"
 #endif
 
@@ -66,11 +70,31 @@ class CpuStage final : public StageApi {
   Stage s_;
 };
 
-}  // namespace
-
-void StageApi::set_tp_allreduce(std::function<void(std::span<float>)>) {
-  throw std::invalid_argument("stage on " + device() + ": no tensor parallelism");
+#ifdef XDC_MODEL_CUDA
+// The CUDA stage's module (XDC_MODEL_CUDA_MODULE: its path in the build tree), loaded once
+// and kept; nullptr with *why set when it cannot be loaded.
+const CudaModule* cuda_module(std::string* why) {
+  static std::once_flag once;
+  static const CudaModule* module = nullptr;
+  static std::string error;
+  std::call_once(once, [] {
+    void* handle = dlopen(XDC_MODEL_CUDA_MODULE, RTLD_NOW | RTLD_LOCAL);
+    if (handle) {
+      using Entry = const CudaModule* (*)();
+      if (auto entry = reinterpret_cast<Entry>(dlsym(handle, kCudaModuleSymbol))) module = entry();
+    }
+    if (!module) {
+      const char* e = dlerror();
+      error =
+          std::string("the CUDA stage's module did not load (") + (e ? e : "no entry point") + ")";
+    }
+  });
+  if (!module && why) *why = error;
+  return module;
 }
+#endif
+
+}  // namespace
 
 bool cuda_built() {
 #ifdef XDC_MODEL_CUDA
@@ -83,8 +107,10 @@ bool cuda_built() {
 std::vector<std::string> cuda_gpus(std::string* why) {
   std::vector<std::string> names;
 #ifdef XDC_MODEL_CUDA
-  const int n = cuda_gpu_count(why);
-  for (int i = 0; i < n; ++i) names.push_back(cuda_gpu_name(i));
+  if (const CudaModule* m = cuda_module(why)) {
+    const int n = m->gpu_count(why);
+    for (int i = 0; i < n; ++i) names.push_back(m->gpu_name(i));
+  }
 #else
   if (why) *why = kNoCudaBuild;
 #endif
@@ -100,9 +126,11 @@ std::unique_ptr<StageApi> make_stage(const ModelConfig& cfg, StageRange range, i
                                 ": the CUDA stage has no tensor parallelism (use the CPU stage)");
   if (want == Device::kCuda) {
 #ifdef XDC_MODEL_CUDA
-    if (auto s = make_cuda_stage(cfg, range, microbatch_size, gpu, &why)) {
-      if (fallback_reason) fallback_reason->clear();
-      return s;
+    if (const CudaModule* m = cuda_module(&why)) {
+      if (auto s = m->make_stage(cfg, range, microbatch_size, gpu, &why)) {
+        if (fallback_reason) fallback_reason->clear();
+        return s;
+      }
     }
 #else
     (void)gpu;

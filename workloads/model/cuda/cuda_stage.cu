@@ -879,3 +879,11 @@ std::unique_ptr<StageApi> make_cuda_stage(const ModelConfig& cfg, StageRange ran
 }
 
 }  // namespace xdc::model
+
+extern "C" __attribute__((visibility("default"))) const xdc::model::CudaModule*
+xdc_model_cuda_module() {
+  static const xdc::model::CudaModule module{xdc::model::cuda_gpu_count,
+                                             xdc::model::cuda_gpu_name,
+                                             xdc::model::make_cuda_stage};
+  return &module;
+}
