@@ -16,8 +16,10 @@
 #include <future>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <thread>
 
 #include "common/input_error.h"
 #include "common/private_dir.h"
@@ -80,12 +82,15 @@ int free_slot() {
   throw std::runtime_error("all management subnet slots are in use (xdc ls)");
 }
 
-// Per-namespace kernel settings: no IPv6 chatter on measured links. A host's TCP is the
-// topology's `tcp:` settings (tcp.h), applied by the builder; gateways only route.
-void tune_namespace(const std::string& ns, bool router) {
+// No IPv6 in any of a network's namespaces, set before their interfaces exist: no IPv6
+// chatter on measured links, and none on the management network either. An interface
+// with IPv6 sends duplicate-address probes and listener reports on timers for its first
+// seconds, which hold it; a namespace deleted meanwhile keeps the kernel's clean-up, under
+// the RTNL lock, waiting for them (up to ~0.25 s at 64 hosts), and the next `xdc up`
+// with it.
+void no_ipv6(const std::string& ns) {
   nl::write_sysctl(ns, "net/ipv6/conf/all/disable_ipv6", "1");
   nl::write_sysctl(ns, "net/ipv6/conf/default/disable_ipv6", "1");
-  if (router) nl::write_sysctl(ns, "net/ipv4/ip_forward", "1");
 }
 
 // The test hook (builder.h): the step at which the build stops itself; 0 = none.
@@ -161,6 +166,8 @@ class Builder {
     }
     phase("management network " + state_.mgmt_subnet);
     auto& root = sock("");
+    // The root namespace's port: IPv4 alone, as every interface of the network (no_ipv6).
+    nl::write_sysctl("", fmt::format("net/ipv6/conf/{}/disable_ipv6", root_link(net_)), "1");
     add_address(root, root_link(net_), state_.mgmt_root_ip + "/24");
     set_up(root, root_link(net_));
     phase(fmt::format("{} DCs", topo_.dcs.size()));
@@ -242,7 +249,7 @@ class Builder {
   // bridge port up; the Mininet backend makes the same through Mininet (mininet.h).
   void plumb_native() {
     const std::string mgmt = mgmt_ns(net_);
-    create_netns(mgmt);
+    create_namespaces();
     int mgmt_br = add_bridge(sock(mgmt), "br0");
     set_up(sock(mgmt), "br0");
     set_up(sock(mgmt), "lo");
@@ -252,13 +259,11 @@ class Builder {
     for (const topo::Dc& dc : topo_.dcs) {
       if (!local(dc.name)) continue;
       std::string gw = gateway_ns(net_, dc.name);
-      create_netns(gw);
       auto& gsk = sock(gw);
       int br = add_bridge(gsk, "br0");
       for (const topo::Host& h : dc.hosts) {
         step("namespace of " + h.name);
         std::string ns = host_ns(net_, h.name);
-        create_netns(ns, h.name, uts_path(net_, h.name));
         add_veth(gsk, h.name, "eth0", ns, br);
         set_up(gsk, h.name);
         add_veth(sock(mgmt), h.name, "mgmt0", ns, mgmt_br);
@@ -274,6 +279,48 @@ class Builder {
       else if (local(l.a) || local(l.b))
         add_tunnel(static_cast<int>(j));
     }
+  }
+
+  // The namespaces of this machine's part (management, gateways, hosts with their UTS
+  // namespaces), made on as many threads as there are cores: making one is mostly the
+  // kernel's per-namespace set-up, which runs concurrently (the links, addresses and routes
+  // go through the RTNL lock one at a time, so they stay on this thread). An interrupt or
+  // a failure undoes whatever was made (teardown by name).
+  void create_namespaces() {
+    struct Ns {
+      std::string name, hostname;
+    };
+    std::vector<Ns> todo{{mgmt_ns(net_), ""}};
+    for (const topo::Dc& dc : topo_.dcs) {
+      if (!local(dc.name)) continue;
+      todo.push_back({gateway_ns(net_, dc.name), ""});
+      for (const topo::Host& h : dc.hosts) todo.push_back({host_ns(net_, h.name), h.name});
+    }
+    make_shared_mount_dir("/run/netns");  // once, before the threads (else each may bind it)
+    std::atomic<size_t> next{0};
+    std::mutex mutex;
+    std::exception_ptr failed;
+    auto work = [&] {
+      for (size_t i; (i = next++) < todo.size();) {
+        try {
+          InterruptScope::check();
+          const Ns& n = todo[i];
+          create_netns(n.name, n.hostname, n.hostname.empty() ? "" : uts_path(net_, n.hostname));
+          no_ipv6(n.name);
+        } catch (...) {
+          const std::lock_guard lock(mutex);
+          if (!failed) failed = std::current_exception();
+          next = todo.size();
+        }
+      }
+    };
+    const size_t threads = std::clamp<size_t>(std::thread::hardware_concurrency(), 1,
+                                              std::min<size_t>(8, todo.size()));
+    std::vector<std::thread> pool;
+    for (size_t t = 1; t < threads; ++t) pool.emplace_back(work);
+    work();
+    for (auto& t : pool) t.join();
+    if (failed) std::rethrow_exception(failed);
   }
 
   // The lab's machines share one management switch: a VXLAN port on this one (id from the
@@ -317,7 +364,8 @@ class Builder {
     const topo::Dc& dc = topo_.dcs[d];
     if (!local(dc.name)) return;
     std::string gw = gateway_ns(net_, dc.name);
-    tune_namespace(gw, true);
+    if (mininet()) no_ipv6(gw);  // the native backend's are so from their creation
+    nl::write_sysctl(gw, "net/ipv4/ip_forward", "1");  // gateways only route
     auto& gsk = sock(gw);
     add_address(gsk, gateway_lan(), gateway_ip(d) + "/24");
     set_up(gsk, gateway_lan());
@@ -325,7 +373,7 @@ class Builder {
     for (const topo::Host& h : dc.hosts) {
       step("addresses of " + h.name);
       HostState hs = whole(h.name);
-      tune_namespace(hs.ns, false);
+      if (mininet()) no_ipv6(hs.ns);
       hs.tcp = apply_host_tcp(hs.ns, h.name, h.tcp, SourcePos{topo_.source_file, 0, 0},
                               &state_.tcp_allowed_added);
       auto [port_ns, port] = host_port(d, h);

@@ -195,9 +195,9 @@ std::vector<TcpGroup> tcp_groups(const NetworkState& s) {
   return out;
 }
 
-std::string restore_root_allowed_if_last() {
+std::string restore_root_allowed_if_last(const std::vector<std::string>& present) {
   json f = load_allowed_file();
-  if (!f.contains("original") || !networks_present().empty()) return "";
+  if (!f.contains("original") || !present.empty()) return "";
   std::vector<std::string> added = f.value("added", std::vector<std::string>{});
   std::vector<std::string> allowed = words(nl::read_sysctl("", kAllowed));
   // Only xdc's additions go: anything an administrator added meanwhile stays.

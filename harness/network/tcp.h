@@ -52,8 +52,9 @@ struct TcpGroup {
 };
 std::vector<TcpGroup> tcp_groups(const NetworkState& s);
 
-// When no xdc network is left, takes xdc's additions out of the root's allowed list and
-// removes kAllowedFile. Returns what it did in words ("" = nothing to do).
-std::string restore_root_allowed_if_last();
+// When no xdc network is left (`present`: networks_present()'s answer), takes xdc's
+// additions out of the root's allowed list and removes kAllowedFile. Returns what it did
+// in words ("" = nothing to do).
+std::string restore_root_allowed_if_last(const std::vector<std::string>& present);
 
 }  // namespace xdc::net

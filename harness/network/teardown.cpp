@@ -103,6 +103,24 @@ TeardownReport teardown_network(const std::string& net, bool take_lock) {
   // Processes first: a process inside a namespace keeps it (and its links) alive.
   attempt("processes of " + prefix + "*", [&] { r.processes += kill_netns_processes(mine); });
   attempt("helper processes", [&] { r.processes += kill_orphan_helpers(net); });
+  // The root links are listed and this network's removed before any namespace goes: once
+  // namespaces are deleted the kernel removes their devices under the RTNL lock (~0.1 s at
+  // 64 hosts), and a listing would wait for that. What is left is known from this listing.
+  // The management namespace's root port goes here with its peer; a crash between creating
+  // the pair and moving the peer can also leave it alone in the root namespace.
+  std::vector<std::string> root_links;
+  attempt("root links", [&] {
+    for (auto& l : root_link_names()) {
+      if (net_of_root_link(l) != net) {
+        root_links.push_back(l);
+        continue;
+      }
+      attempt("root link " + l, [&] {
+        delete_link(nl::NlSocket(), l);
+        ++r.root_links;
+      });
+    }
+  });
   for (auto& ns : mine) {
     std::string host = ns.substr(prefix.size());
     bool is_host = host.find('.') == std::string::npos && host != "mgmt";
@@ -111,17 +129,6 @@ TeardownReport teardown_network(const std::string& net, bool take_lock) {
       ++r.namespaces;
     });
   }
-  // Deleting the management namespace removes the root port with it; a crash between
-  // creating the pair and moving its peer can leave it alone in the root namespace.
-  attempt("root links", [&] {
-    for (auto& l : root_link_names()) {
-      if (net_of_root_link(l) != net) continue;
-      attempt("root link " + l, [&] {
-        delete_link(nl::NlSocket(), l);
-        ++r.root_links;
-      });
-    }
-  });
   std::error_code ec;
   for (auto& e : fs::directory_iterator("/etc/netns", ec)) {
     if (e.path().filename().string().rfind(prefix, 0) != 0) continue;
@@ -143,10 +150,12 @@ TeardownReport teardown_network(const std::string& net, bool take_lock) {
       ++r.files;
     });
   }
-  attempt("the root's TCP settings", [&] { r.restored = restore_root_allowed_if_last(); });
+  std::vector<std::string> present;
+  attempt("listing networks", [&] { present = networks_present(root_links); });
+  attempt("the root's TCP settings", [&] { r.restored = restore_root_allowed_if_last(present); });
   // The state root's bind onto itself (make_shared_mount_dir), once no network needs it.
   attempt(kStateRoot, [&] {
-    if (failed.empty() && networks_present().empty()) unmount_shared_mount_dir(kStateRoot);
+    if (failed.empty() && present.empty()) unmount_shared_mount_dir(kStateRoot);
   });
   if (!failed.empty()) {
     std::string what;
@@ -171,10 +180,14 @@ std::string teardown_or_error(const std::string& net, bool take_lock) noexcept {
 }
 
 std::vector<std::string> networks_present() {
+  return networks_present(root_link_names());
+}
+
+std::vector<std::string> networks_present(const std::vector<std::string>& root_links) {
   std::set<std::string> nets;
   for (auto& ns : list_netns())
     if (auto n = net_of_ns(ns); !n.empty()) nets.insert(n);
-  for (auto& l : root_link_names())
+  for (auto& l : root_links)
     if (auto n = net_of_root_link(l); !n.empty()) nets.insert(n);
   for (auto& d : list_state_dirs()) nets.insert(d);
   std::error_code ec;
@@ -200,8 +213,9 @@ TeardownReport clean_all() {
     }
   }
   total.processes += kill_orphan_helpers("");  // of networks with nothing else left
-  if (total.restored.empty()) total.restored = restore_root_allowed_if_last();  // no network left
-  if (failed.empty() && networks_present().empty()) unmount_shared_mount_dir(kStateRoot);
+  const std::vector<std::string> present = networks_present();
+  if (total.restored.empty()) total.restored = restore_root_allowed_if_last(present);
+  if (failed.empty() && present.empty()) unmount_shared_mount_dir(kStateRoot);
   if (!failed.empty()) throw std::runtime_error(failed);
   return total;
 }

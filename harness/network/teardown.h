@@ -32,8 +32,11 @@ std::string teardown_or_error(const std::string& net, bool take_lock = true) noe
 std::vector<pid_t> helper_pids(const std::string& net);
 
 // Networks that have anything left on this machine: namespaces, root links,
-// state directories or /etc/netns entries.
+// state directories or /etc/netns entries. `root_links`: the root namespace's link names
+// where the caller knows them (else they are listed, which waits while the kernel is
+// still removing deleted namespaces' devices: it holds the RTNL lock meanwhile).
 std::vector<std::string> networks_present();
+std::vector<std::string> networks_present(const std::vector<std::string>& root_links);
 
 // teardown_network() for every network present; one that throws does not stop the
 // others, and its error is thrown after them.
