@@ -73,13 +73,21 @@ class InterruptScope {
   }, old_term_{};
 };
 
-int free_slot() {
+// The first run of mgmt_slots(prefix) management slots, aligned to its size, that no
+// other network's subnet overlaps.
+int free_slot(int prefix) {
   std::set<int> used;
   for (auto& n : list_state_dirs())
-    if (auto s = load_state(n)) used.insert(s->slot);
-  for (int s = 0; s < kMaxSlots; ++s)
-    if (!used.count(s)) return s;
-  throw std::runtime_error("all management subnet slots are in use (xdc ls)");
+    if (auto s = load_state(n))
+      for (int k = 0; k < mgmt_slots(subnet_prefix(s->mgmt_subnet)); ++k) used.insert(s->slot + k);
+  const int n = mgmt_slots(prefix);
+  for (int s = 0; s + n <= kMaxSlots; s += n) {
+    int k = 0;
+    while (k < n && !used.count(s + k)) ++k;
+    if (k == n) return s;
+  }
+  throw std::runtime_error(
+      fmt::format("no free run of {} management subnet slots (/{}) is left (xdc ls)", n, prefix));
 }
 
 // No IPv6 in any of a network's namespaces, set before their interfaces exist: no IPv6
@@ -136,10 +144,16 @@ class Builder {
     state_.intra_dc_rate_bps = topo_.intra_dc.rate_bps;
     if (opts_.lab && mininet())
       throw InputError("a lab's network is built by the native backend (not Mininet)");
-    state_.slot = opts_.lab ? lab_slot(opts_.lab->slot) : free_slot();
+    mgmt_prefix_ = mgmt_prefix(static_cast<int>(topo_.hosts().size()));
+    if (opts_.lab && mgmt_prefix_ != 24)
+      throw InputError(
+          fmt::format("a lab's network has at most 253 hosts (its management "
+                      "network is one /24 across the machines), this one {}",
+                      topo_.hosts().size()));
+    state_.slot = opts_.lab ? lab_slot(opts_.lab->slot) : free_slot(mgmt_prefix_);
     all_hosts_ = whole_network_hosts();
-    state_.mgmt_subnet = mgmt_subnet(state_.slot);
-    state_.mgmt_root_ip = mgmt_root_ip(state_.slot);
+    state_.mgmt_subnet = mgmt_subnet(state_.slot, mgmt_prefix_);
+    state_.mgmt_root_ip = mgmt_root_ip(state_.slot, mgmt_prefix_);
     if (opts_.lab)  // one management switch across the lab: a root address per machine
       state_.mgmt_root_ip = fmt::format("198.18.{}.{}", state_.slot, 254 - opts_.lab->machine);
     state_.created_unix =
@@ -168,7 +182,7 @@ class Builder {
     auto& root = sock("");
     // The root namespace's port: IPv4 alone, as every interface of the network (no_ipv6).
     nl::write_sysctl("", fmt::format("net/ipv6/conf/{}/disable_ipv6", root_link(net_)), "1");
-    add_address(root, root_link(net_), state_.mgmt_root_ip + "/24");
+    add_address(root, root_link(net_), fmt::format("{}/{}", state_.mgmt_root_ip, mgmt_prefix_));
     set_up(root, root_link(net_));
     phase(fmt::format("{} DCs", topo_.dcs.size()));
     for (size_t d = 0; d < topo_.dcs.size(); ++d) configure_dc(static_cast<int>(d));
@@ -256,8 +270,13 @@ class Builder {
     add_veth(sock(mgmt), "root", root_link(net_), "", mgmt_br);
     set_up(sock(mgmt), "root");
     if (opts_.lab && !opts_.lab->peers.empty()) join_lab_management(mgmt_br);
+    mgmt_bridges_ = {mgmt_br};
+    int ordinal = 0;  // the host's in topology order
     for (const topo::Dc& dc : topo_.dcs) {
-      if (!local(dc.name)) continue;
+      if (!local(dc.name)) {
+        ordinal += static_cast<int>(dc.hosts.size());
+        continue;
+      }
       std::string gw = gateway_ns(net_, dc.name);
       auto& gsk = sock(gw);
       int br = add_bridge(gsk, "br0");
@@ -266,7 +285,7 @@ class Builder {
         std::string ns = host_ns(net_, h.name);
         add_veth(gsk, h.name, "eth0", ns, br);
         set_up(gsk, h.name);
-        add_veth(sock(mgmt), h.name, "mgmt0", ns, mgmt_br);
+        add_veth(sock(mgmt), h.name, "mgmt0", ns, mgmt_bridge(ordinal++));
         set_up(sock(mgmt), h.name);
       }
       socks_.erase(gw);
@@ -321,6 +340,27 @@ class Builder {
     work();
     for (auto& t : pool) t.join();
     if (failed) std::rethrow_exception(failed);
+  }
+
+  // The management switch's bridge for the host of topology order `ordinal`: br0 for the
+  // first kMgmtBridgeHosts, then br_1, br_2, ... (a Linux bridge takes at most 1,024
+  // ports), each joined to br0 by a veth pair (trunk_K on br0, up_K on br_K). '_' is in
+  // no host name, so these never meet a host's port name.
+  int mgmt_bridge(int ordinal) {
+    constexpr int kMgmtBridgeHosts = 1000;
+    const size_t i = static_cast<size_t>(ordinal / kMgmtBridgeHosts);
+    const std::string mgmt = mgmt_ns(net_);
+    while (mgmt_bridges_.size() <= i) {
+      const std::string k = std::to_string(mgmt_bridges_.size());
+      const int br = add_bridge(sock(mgmt), "br_" + k);
+      set_up(sock(mgmt), "br_" + k);
+      add_veth(sock(mgmt), "trunk_" + k, "up_" + k, mgmt, mgmt_bridges_.front());
+      set_master(sock(mgmt), "up_" + k, br);
+      set_up(sock(mgmt), "trunk_" + k);
+      set_up(sock(mgmt), "up_" + k);
+      mgmt_bridges_.push_back(br);
+    }
+    return mgmt_bridges_[i];
   }
 
   // The lab's machines share one management switch: a VXLAN port on this one (id from the
@@ -393,7 +433,7 @@ class Builder {
       const bool via_gateway = topo_.intra_dc.delay_us > 0;
       add_address(hsk, "eth0", hs.data_ip + "/24", !via_gateway);
       set_up(hsk, "eth0");
-      add_address(hsk, "mgmt0", hs.mgmt_ip + "/24");
+      add_address(hsk, "mgmt0", fmt::format("{}/{}", hs.mgmt_ip, mgmt_prefix_));
       set_up(hsk, "mgmt0");
       // All data traffic leaves through the DC gateway; nothing else is routed. Under time
       // dilation k the minimum RTO (200 ms) is stretched to k x 200 ms on that route: a
@@ -555,6 +595,8 @@ class Builder {
   const topo::Topology& topo_;
   const BuildOptions& opts_;
   std::string net_;
+  int mgmt_prefix_ = 24;           // the management subnet's (mgmt_prefix)
+  std::vector<int> mgmt_bridges_;  // the management switch's bridges (mgmt_bridge)
   NetworkState state_;
   std::unique_ptr<MininetNetwork> mininet_;  // before shapers_: outlives them on failure
   std::map<std::string, std::unique_ptr<nl::NlSocket>> socks_;

@@ -57,14 +57,34 @@ std::string dc_subnet(int dc) {
 std::string wan_ip(int link, bool side_b) {
   return fmt::format("10.2.{}.{}", link / 64, 4 * (link % 64) + (side_b ? 2 : 1));
 }
+namespace {
+// Address `offset` of management slot `slot`'s subnet (it may run into the next slots).
+std::string mgmt_address(int slot, int offset) {
+  const int at = slot * 256 + offset;
+  return fmt::format("198.18.{}.{}", at / 256, at % 256);
+}
+}  // namespace
+
+int mgmt_prefix(int hosts) {
+  int prefix = 24;
+  while (prefix > 16 && (1 << (32 - prefix)) - 3 < hosts) --prefix;  // net, root, broadcast
+  return prefix;
+}
+int mgmt_slots(int prefix) {
+  return 1 << (24 - prefix);
+}
+int subnet_prefix(const std::string& cidr) {
+  const size_t slash = cidr.rfind('/');
+  return slash == std::string::npos ? 24 : std::stoi(cidr.substr(slash + 1));
+}
 std::string mgmt_ip(int slot, int k) {
-  return fmt::format("198.18.{}.{}", slot, k + 1);
+  return mgmt_address(slot, k + 1);
 }
-std::string mgmt_root_ip(int slot) {
-  return fmt::format("198.18.{}.254", slot);
+std::string mgmt_root_ip(int slot, int prefix) {
+  return mgmt_address(slot, mgmt_slots(prefix) * 256 - 2);
 }
-std::string mgmt_subnet(int slot) {
-  return fmt::format("198.18.{}.0/24", slot);
+std::string mgmt_subnet(int slot, int prefix) {
+  return fmt::format("198.18.{}.0/{}", slot, prefix);
 }
 
 uint32_t lab_vni(int slot, int link) {

@@ -12,8 +12,11 @@
 //
 // Addresses:   DC d (0-based) LAN 10.1.d.0/24: host i = 10.1.d.(i+1), gateway 10.1.d.254
 //              WAN link j: 10.2.(j/64).(4*(j%64)) /30: side a .1, side b .2
-//              management slot s: 198.18.s.0/24 (RFC 2544 benchmarking range): host k
-//              (topology order) = .(k+1), root namespace = .254
+//              management: 198.18.0.0/16 (RFC 2544 benchmarking range) in slots of a /24,
+//              slot s = 198.18.s.0/24; a network of more than 253 hosts takes 2^j aligned
+//              slots as one subnet 198.18.s.0/(24-j) (mgmt_prefix). Host k (topology
+//              order) = subnet + k + 1, root namespace = the subnet's last address but one
+//              (.254 of a /24)
 #include <cstdint>
 #include <string>
 
@@ -23,7 +26,7 @@ inline constexpr const char* kPrefix = "xdc-";
 inline constexpr const char* kStateRoot = "/run/xdc";
 inline constexpr int kMaxDcs = 250;
 inline constexpr int kMaxHostsPerDc = 250;
-inline constexpr int kMaxHosts = 253;
+inline constexpr int kMaxHosts = 4093;  // a /20 of management addresses: 16 slots
 inline constexpr int kMaxWanLinks = 64 * 64;
 inline constexpr int kMaxSlots = 256;
 
@@ -45,9 +48,15 @@ std::string host_ip(int dc, int host);  // without prefix length
 std::string gateway_ip(int dc);
 std::string dc_subnet(int dc);  // "10.1.d.0/24"
 std::string wan_ip(int link, bool side_b);
-std::string mgmt_ip(int slot, int host_ordinal);
-std::string mgmt_root_ip(int slot);
-std::string mgmt_subnet(int slot);  // "198.18.s.0/24"
+// The management subnet's prefix length for `hosts` hosts and the root: 24 up to 253,
+// one bit less per doubling; the slots a subnet of that prefix takes (2^(24-prefix)), and
+// the prefix of a subnet written "a.b.c.d/p" (24 when it has none).
+int mgmt_prefix(int hosts);
+int mgmt_slots(int prefix);
+int subnet_prefix(const std::string& cidr);
+std::string mgmt_ip(int slot, int host_ordinal);  // subnet + host_ordinal + 1
+std::string mgmt_root_ip(int slot, int prefix);
+std::string mgmt_subnet(int slot, int prefix);  // "198.18.s.0/prefix"
 // A lab's VXLAN ids (harness/lab/): WAN link j between machines 4096 + 256 s + j, the
 // management switch across the machines 4096 + 256 s + 255.
 uint32_t lab_vni(int slot, int link);

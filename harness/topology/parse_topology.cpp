@@ -172,7 +172,7 @@ class Parser {
                   at_line(t_.find_dc(name)->pos) + "); host and DC names must differ");
     if (++host_count_ > kMaxHosts)
       where.error("expected at most " + std::to_string(kMaxHosts) +
-                  " hosts in a topology (the management network is one /24), got more");
+                  " hosts in a topology (the management network is at most a /20), got more");
     hosts_[name] = SeenHost{where.pos(), origin};
     dc->hosts.push_back(
         Host{name, dc->name, static_cast<int>(dc->hosts.size()), where.pos(), dc->tcp});

@@ -85,10 +85,10 @@ inline constexpr size_t kMaxHostName = 15;
 inline constexpr const char* kReservedHostNames[] = {"lo", "br0", "root", "mgmt"};
 inline constexpr const char* kReservedHostPrefix = "wan-";
 // Address plan limits (harness/network/names.h): a DC is a /24, the management network
-// one /24 for all hosts, WAN /30s numbered from 10.2.0.0.
+// one subnet for all hosts (up to a /20), WAN /30s numbered from 10.2.0.0.
 inline constexpr int kMaxDcs = 250;
 inline constexpr int kMaxHostsPerDc = 250;
-inline constexpr int kMaxHosts = 253;
+inline constexpr int kMaxHosts = 4093;
 inline constexpr int kMaxWanLinks = 4096;
 
 // TCP settings of an emulated host, written into its namespace's sysctls by the network

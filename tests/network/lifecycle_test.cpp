@@ -48,6 +48,32 @@ TEST(Lifecycle, UpReachesAcrossDcsByNameAndDownLeavesNothing) {
   EXPECT_EQ(joined(leftovers("tlc")), "");
 }
 
+// The shipped 1,024-host, 64-DC ring: its management subnet is sized from the hosts (a /21)
+// and its switch spans two bridges (a Linux bridge takes at most 1,024 ports). A host
+// whose management port is on the second bridge reaches the root and a host on the first;
+// the ring routes dc1 to its neighbour dc64; down leaves nothing.
+TEST(Lifecycle, AThousandHostsInSixtyFourDcsComeUpReachEachOtherAndLeaveNothing) {
+  auto up = run_xdc({"up", "topologies/scale-1024.yaml", "--name", "tk"});
+  ASSERT_EQ(up.rc, 0) << up.out;
+  auto state = xdc::net::load_state("tk");
+  ASSERT_TRUE(state);
+  ASSERT_EQ(state->hosts.size(), 1024u);
+  EXPECT_EQ(xdc::net::subnet_prefix(state->mgmt_subnet), 21) << state->mgmt_subnet;
+  const auto& second = state->hosts[1000];  // the first host on the second bridge
+  for (const std::string& to : {state->mgmt_root_ip, state->hosts[0].mgmt_ip}) {
+    auto ping = run_xdc(
+        {"exec", "--name", "tk", second.name, "--", "ping", "-c", "3", "-i", "0.2", "-W", "2", to});
+    EXPECT_EQ(ping.rc, 0) << second.name << " -> " << to << ":\n" << ping.out;
+  }
+  // Over the shaped ring link (0.1% loss): one reply of three is enough.
+  auto ring =
+      run_xdc({"exec", "--name", "tk", "dc1-h1", "--", "ping", "-c", "3", "-i", "0.2", "dc64-h16"});
+  EXPECT_EQ(ring.rc, 0) << ring.out;
+  auto down = run_xdc({"down", "tk"});
+  EXPECT_EQ(down.rc, 0) << down.out;
+  EXPECT_EQ(joined(leftovers("tk")), "");
+}
+
 TEST(Lifecycle, FiftyUpDownCyclesLeaveNothing) {
   for (int i = 0; i < 50; ++i) {
     auto up = run_xdc({"up", kChain, "--name", "tcyc"});

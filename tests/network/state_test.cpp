@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include "harness/network/names.h"
 #include "harness/network/shaping.h"
 
 namespace {
@@ -98,4 +99,28 @@ TEST(NetworkState, DelayLineDrawsFollowTheSeedAndTheDirectionNotTheNetworksName)
   s.links.push_back(a);
   const nlohmann::json j = s;
   EXPECT_EQ(nlohmann::json::parse(j.dump()).get<xdc::net::NetworkState>().links.at(0).seed, 7u);
+}
+
+// The management subnet grows with the hosts: a /24 up to 253 hosts (and the root), one bit
+// less per doubling; its hosts count up from its start across /24 boundaries, the root is
+// its last address but one.
+TEST(ManagementAddresses, TheSubnetIsSizedFromTheHostsAndAlignedToItsSlots) {
+  using namespace xdc::net;
+  EXPECT_EQ(mgmt_prefix(1), 24);
+  EXPECT_EQ(mgmt_prefix(253), 24);
+  EXPECT_EQ(mgmt_prefix(254), 23);
+  EXPECT_EQ(mgmt_prefix(1024), 21);
+  EXPECT_EQ(mgmt_prefix(kMaxHosts), 20);
+  EXPECT_EQ(mgmt_slots(24), 1);
+  EXPECT_EQ(mgmt_slots(21), 8);
+  EXPECT_EQ(mgmt_subnet(3, 24), "198.18.3.0/24");
+  EXPECT_EQ(mgmt_root_ip(3, 24), "198.18.3.254");
+  EXPECT_EQ(mgmt_ip(3, 0), "198.18.3.1");
+  EXPECT_EQ(mgmt_subnet(8, 21), "198.18.8.0/21");
+  EXPECT_EQ(mgmt_root_ip(8, 21), "198.18.15.254");
+  EXPECT_EQ(mgmt_ip(8, 254), "198.18.8.255");
+  EXPECT_EQ(mgmt_ip(8, 255), "198.18.9.0");
+  EXPECT_EQ(mgmt_ip(8, 1023), "198.18.12.0");
+  EXPECT_EQ(subnet_prefix("198.18.8.0/21"), 21);
+  EXPECT_EQ(subnet_prefix(""), 24);  // a state written before subnets were sized
 }
