@@ -300,13 +300,23 @@ sim::LinkModel world_link_model(const Experiment& e) {
   const int n = static_cast<int>(hosts.size());
   sim::LinkModel m = sim::LinkModel::uniform(n, {});
   const topo::Routes routes = topo::compute_routes(e.topology);
-  std::map<std::pair<std::string, std::string>, sim::Link> seen;  // replicas share hosts
+  // Replicas share hosts: each ordered pair of distinct hosts is worked out once.
+  std::map<std::string, int> index;
+  std::vector<std::string> names;
+  std::vector<int> host(n);
+  for (int r = 0; r < n; ++r) {
+    const auto [it, fresh] = index.emplace(hosts[r], static_cast<int>(names.size()));
+    if (fresh) names.push_back(hosts[r]);
+    host[r] = it->second;
+  }
+  const size_t H = names.size();
+  std::vector<std::optional<sim::Link>> seen(H * H);
   for (int a = 0; a < n; ++a)
     for (int b = 0; b < n; ++b) {
       if (a == b) continue;
-      auto [it, fresh] = seen.try_emplace({hosts[a], hosts[b]});
-      if (fresh) it->second = host_link(e, routes, hosts[a], hosts[b]);
-      m.at(a, b) = it->second;
+      std::optional<sim::Link>& l = seen[static_cast<size_t>(host[a]) * H + host[b]];
+      if (!l) l = host_link(e, routes, hosts[a], hosts[b]);
+      m.at(a, b) = *l;
     }
   return m;
 }

@@ -182,6 +182,15 @@ void add_dp_allreduce(const Experiment& e, const std::vector<int>& stage_rank,
   }
 }
 
+// The DC of each of `hosts` (ranks), looked up once per rank.
+std::vector<const std::string*> rank_dcs(const Experiment& e,
+                                         const std::vector<std::string>& hosts) {
+  std::vector<const std::string*> out;
+  out.reserve(hosts.size());
+  for (const std::string& h : hosts) out.push_back(&e.topology.find_host(h)->dc);
+  return out;
+}
+
 }  // namespace
 
 sim::CostModel planned_costs(const Experiment& e, const std::vector<int>& stage_rank) {
@@ -449,10 +458,11 @@ Plan make_plan(const Experiment& e) {
     p.worker.dp_links = links_between(e, hosts, false);
     if (e.tensor_parallel > 1) {
       const int n = p.worker.dp_links.ranks;
+      const std::vector<const std::string*> dc = rank_dcs(e, hosts);
       p.worker.dp_links.copies.assign(static_cast<size_t>(n) * n, 1);
       for (int a = 0; a < n; ++a)
         for (int b = 0; b < n; ++b)
-          if (e.topology.find_host(hosts[a])->dc != e.topology.find_host(hosts[b])->dc)
+          if (*dc[a] != *dc[b])
             p.worker.dp_links.copies[static_cast<size_t>(a) * n + b] = e.tensor_parallel;
     }
     if (gloo) {  // gloo's own handshake (gloo_ring.h), no MPI rendezvous
@@ -464,19 +474,19 @@ Plan make_plan(const Experiment& e) {
     // For each pair of replica 0, the replicas whose same pair takes the same channel
     // (one WAN direction) as replica 0's: identical replicas send on it at once; across
     // DCs each of a stage's TP ranks sends its own copy to its peer TP rank, too.
-    const std::vector<std::string> hosts = e.pipeline_hosts();
-    const sim::LinkModel world = links_between(e, hosts, true);
+    // Between world ranks a pair inside a DC is a channel of its own, and pairs across DCs
+    // share their (DC, DC) direction's (links_between, LinkModel::dcs).
+    const std::vector<const std::string*> dc = rank_dcs(e, e.pipeline_hosts());
     const int S = e.stages;
     p.links.copies.assign(static_cast<size_t>(S) * S, 1);
     for (int a = 0; a < S; ++a)
       for (int b = 0; b < S; ++b) {
-        if (a == b) continue;
+        const bool wan = *dc[a] != *dc[b];
+        if (a == b || !wan) continue;
         int k = 0;
         for (int r = 0; r < e.data_parallel; ++r)
-          k += world.channel_of(r * S + a, r * S + b) == world.channel_of(a, b);
-        const bool wan = e.topology.find_host(hosts[a])->dc != e.topology.find_host(hosts[b])->dc;
-        p.links.copies[static_cast<size_t>(a) * S + b] =
-            std::max(k, 1) * (wan ? e.tensor_parallel : 1);
+          k += *dc[r * S + a] == *dc[a] && *dc[r * S + b] == *dc[b];
+        p.links.copies[static_cast<size_t>(a) * S + b] = k * e.tensor_parallel;
       }
   }
   if (e.wan_temporal) {

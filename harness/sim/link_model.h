@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <map>
 #include <unordered_map>
 #include <vector>
 
@@ -279,14 +280,24 @@ class LinkState {
   void take_answers(size_t i, TcpConn& c, int64_t now, size_t* applied) const;
 
   const LinkModel& m_;
-  // Per connection: the pairs' ([from * ranks + to]) with their copies, then the stripes'.
-  std::vector<TcpPath> tcp_;
+  // Per connection (the pairs' [from * ranks + to], then the stripes'), its TCP path with
+  // the pair's copies as TcpPath::connections: the model's own (path_ -1) or paths_[path_],
+  // where the copies differ, the pair has stripes (which share it) or set_path changed it.
+  // A world's ranks^2 paths are not copied.
+  const TcpPath& tcp(size_t conn) const {
+    const int k = path_[conn];
+    return k < 0 ? m_.tcp[conn] : paths_[static_cast<size_t>(k)];
+  }
+  std::vector<TcpPath> paths_;
+  std::vector<int> path_;
   std::vector<size_t> pair_of_;   // [connection]: its pair
   std::vector<size_t> stripe0_;   // [pair]: its first stripe's connection (stripes_ > 1)
   std::vector<int> stripes_;      // [pair]: its stripes (1: none, OpenMPI's connection)
   std::vector<int> next_stripe_;  // [pair]: the stripe its next message starts on
   std::vector<std::pair<size_t, size_t>> msgs_;  // by ticket: its first job and job count
-  std::vector<int64_t> channel_free_;
+  // Without TCP paths: when each channel met so far is free again (0 before its first
+  // message). Channels and their state exist once used: a world's ranks^2 pairs would not fit.
+  std::unordered_map<int, int64_t> channel_free_;
   std::vector<TcpConn> conn_;                  // [connection]
   std::vector<std::vector<int64_t>> pending_;  // [connection]: answers, in time order
   std::vector<std::vector<int64_t>> tickets_;  // [connection]: its jobs
@@ -308,8 +319,8 @@ class LinkState {
     int64_t latest_end = std::numeric_limits<int64_t>::min();
     int64_t latest_lagged = std::numeric_limits<int64_t>::min();  // max of end + jitter lag
   };
-  std::vector<Settled> settled_;  // [connection]
-  std::vector<Channel> channels_;
+  std::vector<Settled> settled_;       // [connection]
+  std::map<int, Channel> channels_;    // by id, those used so far (history() runs them in order)
   std::vector<Job> jobs_;              // by job
   std::vector<Transfer> result_;       // by job
   std::vector<int64_t> known_;         // by job: the channel version result_ holds; -1 final

@@ -9,35 +9,39 @@
 
 namespace xdc::sim {
 
-LinkState::LinkState(const LinkModel& m, int64_t idle_before_ns)
-    : m_(m), channel_free_(m.channels(), 0) {
-  tcp_ = m.tcp;
-  const size_t pairs = tcp_.size();
+LinkState::LinkState(const LinkModel& m, int64_t idle_before_ns) : m_(m) {
+  const size_t pairs = m.tcp.size();
   pair_of_.resize(pairs);
   std::iota(pair_of_.begin(), pair_of_.end(), size_t{0});
+  path_.assign(pairs, -1);
   stripe0_.assign(pairs, 0);
   stripes_.assign(pairs, 1);
   next_stripe_.assign(pairs, 0);
   for (size_t i = 0; i < pairs; ++i) {
-    const int n = std::max(tcp_[i].connections, 1);
-    tcp_[i].connections = m.copies.empty() ? 1 : m.copies[i];
+    const int n = std::max(m.tcp[i].connections, 1);
+    const int copies = m.copies.empty() ? 1 : m.copies[i];
+    if (n == 1 && m.tcp[i].connections == copies) continue;  // the model's path as it is
+    TcpPath own = m.tcp[i];
+    own.connections = copies;
+    path_[i] = static_cast<int>(paths_.size());
+    paths_.push_back(own);
     if (n == 1) continue;
-    const TcpPath stripe = tcp_[i];
-    stripe0_[i] = tcp_.size();
+    stripe0_[i] = pair_of_.size();
     stripes_[i] = n;
     for (int k = 0; k < n; ++k) {
-      tcp_.push_back(stripe);
       pair_of_.push_back(i);
+      path_.push_back(path_[i]);
     }
   }
-  conn_.resize(tcp_.size());
-  pending_.resize(tcp_.size());
-  tickets_.resize(tcp_.size());
-  settled_.resize(tcp_.size());
+  conn_.resize(pair_of_.size());
+  pending_.resize(pair_of_.size());
+  tickets_.resize(pair_of_.size());
+  settled_.resize(pair_of_.size());
   for (size_t i = 0; i < conn_.size(); ++i) {
-    const int n = std::max(tcp_[i].connections, 1);
-    int64_t w = tcp_[i].window_bytes > 0 ? tcp_[i].window_bytes * n : int64_t{1} << 40;
-    if (const int64_t mathis = tcp_loss_window_bytes(tcp_[i].loss) * n; mathis > 0) {
+    const TcpPath& p = tcp(i);
+    const int n = std::max(p.connections, 1);
+    int64_t w = p.window_bytes > 0 ? p.window_bytes * n : int64_t{1} << 40;
+    if (const int64_t mathis = tcp_loss_window_bytes(p.loss) * n; mathis > 0) {
       w = std::min(w, mathis);  // long in use over a lossy path: its losses left it there
       conn_[i].ssthresh = w;
     }
@@ -45,7 +49,6 @@ LinkState::LinkState(const LinkModel& m, int64_t idle_before_ns)
     conn_[i].last_send_ns = -idle_before_ns;
     conn_[i].stamp_ns = -idle_before_ns;
   }
-  if (!m.tcp.empty()) channels_.resize(m.channels());
 }
 
 LinkState::LinkState(const LinkModel& m, const std::vector<TcpConn>& history) : LinkState(m, 0) {
@@ -53,7 +56,7 @@ LinkState::LinkState(const LinkModel& m, const std::vector<TcpConn>& history) : 
 }
 
 std::vector<TcpConn> LinkState::history() {
-  for (Channel& ch : channels_) run_channel(ch, std::numeric_limits<int64_t>::max(), true);
+  for (auto& [id, ch] : channels_) run_channel(ch, std::numeric_limits<int64_t>::max(), true);
   for (size_t i = 0; i < conn_.size(); ++i) {
     size_t applied = 0;
     take_answers(i, conn_[i], std::numeric_limits<int64_t>::max(), &applied);
@@ -67,7 +70,7 @@ std::vector<TcpConn> LinkState::launch(const LinkModel& m, uint64_t loss_seed) {
   for (size_t i = 0; i < s.conn_.size(); ++i) {
     TcpConn& c = s.conn_[i];
     if (loss_seed != 0) c.loss_draws = tcp_loss_stream(loss_seed, i);
-    c.cwnd = kTcpInitialWindow * std::max(s.tcp_[i].connections, 1);
+    c.cwnd = kTcpInitialWindow * std::max(s.tcp(i).connections, 1);
     c.ssthresh = 0;
     c.carried = 0;
     c.last_send_ns = std::numeric_limits<int64_t>::min();
@@ -131,7 +134,7 @@ Transfer LinkState::post(int from, int to, int64_t bytes, int64_t ready_ns, int6
 
 size_t LinkState::add_job(size_t conn, int from, int to, int channel, int64_t bytes,
                           int64_t ready_ns, int64_t priority, int64_t msg) {
-  const TcpPath& p = tcp_[conn];
+  const TcpPath& p = tcp(conn);
   const int copies = std::max(p.connections, 1);
   // Rendezvous: the first fragment goes with the request; the receiver answers when it has
   // arrived (its receive is posted), and the rest goes when the answer is back.
@@ -173,9 +176,12 @@ void LinkState::set_path(size_t i, const TcpPath& p) {
   if (i >= stripes_.size()) return;
   TcpPath q = p;
   q.connections = m_.copies.empty() ? 1 : m_.copies[i];
-  tcp_[i] = q;
-  if (stripes_[i] > 1)
-    std::fill_n(tcp_.begin() + static_cast<std::ptrdiff_t>(stripe0_[i]), stripes_[i], q);
+  if (path_[i] >= 0) {  // the pair's stripes share it
+    paths_[static_cast<size_t>(path_[i])] = q;
+    return;
+  }
+  path_[i] = static_cast<int>(paths_.size());
+  paths_.push_back(q);
 }
 
 void LinkState::note_answer(size_t back, int64_t when) {
@@ -241,7 +247,7 @@ int64_t LinkState::round_trip(size_t i) const {
 void LinkState::take_answers(size_t i, TcpConn& c, int64_t now, size_t* applied) const {
   const auto& q = pending_[i];
   for (; *applied < q.size() && q[*applied] <= now; ++*applied)
-    tcp_note_send(c, tcp_[i], round_trip(i), q[*applied]);
+    tcp_note_send(c, tcp(i), round_trip(i), q[*applied]);
 }
 
 Transfer LinkState::current(int64_t ticket) {
@@ -289,7 +295,7 @@ int64_t LinkState::lone_rounds(Job& j, std::pair<size_t, TcpConn>& conn, size_t*
   if (j.done || j.fin() || j.ready > t) return t;
   const size_t i = conn.first;
   TcpConn& c = conn.second;
-  const TcpPath& p = tcp_[i];
+  const TcpPath& p = tcp(i);
   const int64_t rtt = round_trip(i);
   const Link& link = m_.at(j.from, j.to);
   const int64_t room = p.window_bytes * std::max(p.connections, 1);
@@ -484,7 +490,7 @@ void LinkState::queue_ready(int64_t t) {
     const size_t a = order_[k];
     const size_t c = conn_of_[a];
     queued = (k > 0 && conn_of_[order_[k - 1]] == c ? queued : 0) + jobs[a].left;
-    const TcpPath& p = tcp_[conns_[c].first];
+    const TcpPath& p = tcp(conns_[c].first);
     const int64_t room = p.window_bytes * std::max(p.connections, 1);
     if (jobs[a].fin_queues(queued, room)) jobs[a].fin_ready = t;
   }
@@ -498,7 +504,7 @@ LinkState::Round LinkState::send_round(int64_t t) {
   int weight = 0;
   for (size_t k = 0; k < order_.size(); ++k)
     if (k == 0 || conn_of_[order_[k]] != conn_of_[order_[k - 1]])
-      weight += std::max(tcp_[conns_[conn_of_[order_[k]]].first].connections, 1);
+      weight += std::max(tcp(conns_[conn_of_[order_[k]]].first).connections, 1);
   for (size_t k = 0; k < order_.size();) {
     const size_t c = conn_of_[order_[k]];
     size_t e = k;
@@ -510,7 +516,7 @@ LinkState::Round LinkState::send_round(int64_t t) {
     s.rtt = std::max(s.rtt, r);
     s.link = &m_.at(from, to);
     take_answers(conns_[c].first, conns_[c].second, t, &applied_[c]);
-    const TcpPath& own = tcp_[conns_[c].first];
+    const TcpPath& own = tcp(conns_[c].first);
     if (const int n = std::max(own.connections, 1); n < weight && own.queue_bytes > 0) {
       TcpPath shared = own;
       shared.bdp_bytes = own.bdp_bytes * n / weight;
@@ -553,7 +559,7 @@ bool LinkState::end_phases(Run& r, int64_t t, const Round& s) {
     for (size_t c = 0; c < conns_.size(); ++c) upto += std::min(cum, given_[c]);
     const int64_t finish = t + (s.link ? s.link->transfer_ns(upto) : 0);
     // The round's packets up to this phase's last one cross the delay lines together.
-    const TcpPath& path = tcp_[j.conn];
+    const TcpPath& path = tcp(j.conn);
     const int64_t lag = path.jitter_hops.empty()
                             ? 0
                             : tcp_jitter_lag_ns(path, upto,
@@ -629,7 +635,7 @@ void LinkState::complete(Run& r, size_t a, int64_t finish, int64_t lag) {
   const Link& l = m_.at(j.from, j.to);
   if (r.exclusive && j.granted) {  // the receiver's release arrives back then
     const int64_t rtt = l.latency_ns + m_.at(j.to, j.from).latency_ns;
-    const TcpPath& p = tcp_[j.conn];
+    const TcpPath& p = tcp(j.conn);
     // Early: the byte a round trip of bytes before the end arrives (at the link's
     // rate, as the holder leaves it) a one-way delay before `finish`, or the first
     // piece when the whole message is shorter; the release takes one back. A striped

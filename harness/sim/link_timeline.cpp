@@ -43,13 +43,12 @@ int64_t LinkTimeline::next_up(int from, int to, int64_t t) const {
 TimedLinks::TimedLinks(const LinkModel& base, const LinkTimeline& timeline, int64_t origin_ns,
                        const std::vector<TcpConn>& history,
                        std::function<int64_t(int, const sched::Action&)> priority)
-    : cur_(base),
+    : own_(timeline.empty() ? LinkModel{} : base),
+      cur_(timeline.empty() ? base : own_),
       tl_(timeline),
       origin_(origin_ns),
       wire_(cur_, history),
-      priority_(std::move(priority)),
-      recovered_(static_cast<size_t>(base.ranks) * base.ranks, 0),
-      last_arrival_(static_cast<size_t>(base.ranks) * base.ranks, 0) {}
+      priority_(std::move(priority)) {}
 
 sched::Transfer TimedLinks::send(int from, int to, int64_t bytes, double ready,
                                  const sched::Action& a) {
@@ -74,8 +73,8 @@ Transfer TimedLinks::send(int from, int to, int64_t bytes, int64_t ready_ns, int
   if (const LinkSnapshot* s = tl_.at(ready_ns + origin_)) {
     const size_t i = static_cast<size_t>(from) * cur_.ranks + to;
     const size_t back = static_cast<size_t>(to) * cur_.ranks + from;
-    cur_.links[i] = s->links[i];
-    cur_.links[back] = s->links[back];
+    own_.links[i] = s->links[i];
+    own_.links[back] = s->links[back];
     if (!s->tcp.empty() && !cur_.tcp.empty()) {
       wire_.set_path(i, s->tcp[i]);
       wire_.set_path(back, s->tcp[back]);
@@ -102,8 +101,9 @@ void TimedLinks::hold_up(int from, int to, int64_t bytes, Transfer& x) {
   const int64_t serial = x.end_ns - x.start_ns;
   const int64_t latency = x.arrival_ns - x.end_ns;
   // A connection still recovering from an outage: this message goes after the recovery.
-  if (recovered_[i] > a0) {
-    const int64_t shift = recovered_[i] - a0;
+  int64_t& recovered = recovered_[i];
+  if (recovered > a0) {
+    const int64_t shift = recovered - a0;
     x.start_ns += shift, x.end_ns += shift, x.arrival_ns += shift;
   }
   const int64_t cut = tl_.next_down(from, to, x.start_ns + origin_);
@@ -129,10 +129,11 @@ void TimedLinks::hold_up(int from, int to, int64_t bytes, Transfer& x) {
                    : bytes;
     x.end_ns = retx - origin_ + std::max(left, tcp_slow_start_ns(left_bytes, rtt, rate));
     x.arrival_ns = x.end_ns + lat;
-    recovered_[i] = std::max(recovered_[i], retx);
+    recovered = std::max(recovered, retx);
   }
-  x.arrival_ns = std::max(x.arrival_ns, last_arrival_[i]);
-  last_arrival_[i] = x.arrival_ns;
+  int64_t& last = last_arrival_[i];
+  x.arrival_ns = std::max(x.arrival_ns, last);
+  last = x.arrival_ns;
 }
 
 }  // namespace xdc::sim

@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <unordered_map>
 #include <vector>
 
 #include "harness/sim/link_model.h"
@@ -66,6 +67,7 @@ class TimedLinks : public sched::MessageTiming {
   // LinkState runs in the iteration's own time.
   // `history`: the connections as the previous iteration left them (LinkState).
   // `priority`: a send's grant order on an exclusive channel (IterationSetup::send_priority).
+  // `base` and `timeline` must outlive it, and the timeline gains no snapshot meanwhile.
   TimedLinks(const LinkModel& base, const LinkTimeline& timeline, int64_t origin_ns,
              const std::vector<TcpConn>& history = {},
              std::function<int64_t(int rank, const sched::Action& send)> priority = {});
@@ -85,13 +87,17 @@ class TimedLinks : public sched::MessageTiming {
   // Moves `x` (relative times) past an outage of the pair's route, if any.
   void hold_up(int from, int to, int64_t bytes, Transfer& x);
 
-  LinkModel cur_;  // the base with the links in force (LinkState reads it)
+  // With snapshots, the base with the links in force (LinkState reads it); without, nothing
+  // changes and cur_ is the base itself (a world's model is too large to copy per use).
+  LinkModel own_;
+  const LinkModel& cur_;
   const LinkTimeline& tl_;
   int64_t origin_;
   LinkState wire_;
   std::function<int64_t(int, const sched::Action&)> priority_;
-  std::vector<int64_t> recovered_;  // [pair]: absolute time its last outage's data went out
-  std::vector<int64_t> last_arrival_;
+  // [from * ranks + to], pairs that sent so far: absolute time its last outage's data went
+  // out, and its last message's arrival (a connection delivers in order).
+  std::unordered_map<size_t, int64_t> recovered_, last_arrival_;
 };
 
 }  // namespace xdc::sim
