@@ -205,7 +205,7 @@ void add_jitter(std::array<int64_t, sim::TcpPath::kJitterHoldSlots>& hold,
 // depends on the DCs alone (the WAN link, the route's loss and bottleneck) is worked out
 // once per ordered pair of DCs.
 sim::LinkModel links_between(const Experiment& e, const std::vector<std::string>& hosts,
-                             bool striped) {
+                             bool striped, bool per_host) {
   const int n = static_cast<int>(hosts.size());
   std::map<std::string, int> dc_index;
   std::vector<std::string> dc_name;
@@ -218,7 +218,29 @@ sim::LinkModel links_between(const Experiment& e, const std::vector<std::string>
     dc_of[r] = it->second;
   }
   sim::LinkModel m = sim::LinkModel::dcs(dc_of, {}, lan_link(e.topology));
-  m.tcp = tcp_paths(e, host, striped);
+  // The hosts whose pairs hold TCP paths (per_host: each distinct host once, in order of
+  // first rank, so tcp.front() stays rank pair (0, 0)'s), with their DCs.
+  std::vector<const topo::Host*> path_host = host;
+  std::vector<int> path_dc = dc_of;
+  if (per_host) {
+    std::map<const topo::Host*, int> index;
+    std::vector<int> of(n);
+    path_host.clear();
+    path_dc.clear();
+    for (int r = 0; r < n; ++r) {
+      const auto [it, fresh] = index.emplace(host[r], static_cast<int>(path_host.size()));
+      if (fresh) {
+        path_host.push_back(host[r]);
+        path_dc.push_back(dc_of[r]);
+      }
+      of[r] = it->second;
+    }
+    const int h = static_cast<int>(path_host.size());
+    m.tcp_of.resize(static_cast<size_t>(n) * n);
+    for (int a = 0; a < n; ++a)
+      for (int b = 0; b < n; ++b) m.tcp_of[static_cast<size_t>(a) * n + b] = of[a] * h + of[b];
+  }
+  m.tcp = tcp_paths(e, path_host, striped);
   const topo::Routes routes = topo::compute_routes(e.topology);
   // Per ordered pair of DCs: the link, the loss episodes along the route (random loss, or a
   // Gilbert-Elliott chain's lossy bad stays: loss_model.h; met per segment: tcp_model.h), and the
@@ -274,15 +296,21 @@ sim::LinkModel links_between(const Experiment& e, const std::vector<std::string>
         continue;
       }
       if (dc_of[a] == dc_of[b]) continue;  // the LAN link (LinkModel::dcs)
-      const Between& w = between[static_cast<size_t>(dc_of[a]) * D + dc_of[b]];
-      m.at(a, b) = w.link;
-      sim::TcpPath& p = m.tcp[static_cast<size_t>(a) * n + b];
+      m.at(a, b) = between[static_cast<size_t>(dc_of[a]) * D + dc_of[b]].link;
+    }
+  // The paths across DCs (those of one host, or of one DC, are tcp_paths' alone).
+  const int h = static_cast<int>(path_host.size());
+  for (int a = 0; a < h; ++a)
+    for (int b = 0; b < h; ++b) {
+      if (path_dc[a] == path_dc[b]) continue;
+      const Between& w = between[static_cast<size_t>(path_dc[a]) * D + path_dc[b]];
+      sim::TcpPath& p = m.tcp[static_cast<size_t>(a) * h + b];
       p.bdp_bytes = w.bdp;
       p.queue_bytes = w.queue;
       p.upstream_bytes = w.upstream;
       p.loss = w.loss;
       // Bunched forward and back (TcpPath::jitter_hold_ns); the lag forward only.
-      const Between& back = between[static_cast<size_t>(dc_of[b]) * D + dc_of[a]];
+      const Between& back = between[static_cast<size_t>(path_dc[b]) * D + path_dc[a]];
       for (size_t k = 0; k < p.jitter_hold_ns.size(); ++k)
         p.jitter_hold_ns[k] = w.hold[k] + back.hold[k];
       p.jitter_hops = w.hops;

@@ -11,7 +11,10 @@ namespace xdc::run {
 
 // The links among `hosts` (one rank each, in order). `striped`: point-to-point messages,
 // which mpi.connections stripes; false for the all-reduces, which stay on OpenMPI.
+// `per_host`: one TCP path per ordered pair of distinct hosts, each rank pair referring to
+// its hosts' (LinkModel::tcp_of; a pair's path depends on its hosts alone), for a world
+// whose ranks^2 paths would not fit; false: one path per rank pair.
 sim::LinkModel links_between(const Experiment& e, const std::vector<std::string>& hosts,
-                             bool striped);
+                             bool striped, bool per_host = false);
 
 }  // namespace xdc::run

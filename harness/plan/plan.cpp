@@ -455,7 +455,7 @@ Plan make_plan(const Experiment& e) {
     // OpenMPI's connections between world ranks (not the workers' stripes); across DCs
     // each TP rank of a stage all-reduces its own share at once with its peers.
     const std::vector<std::string> hosts = e.pipeline_hosts();
-    p.worker.dp_links = links_between(e, hosts, false);
+    p.worker.dp_links = links_between(e, hosts, false, true);
     if (e.tensor_parallel > 1) {
       const int n = p.worker.dp_links.ranks;
       const std::vector<const std::string*> dc = rank_dcs(e, hosts);

@@ -16,7 +16,8 @@ int LinkModel::channels() const {
 }
 
 LinkModel LinkModel::uniform(int ranks, Link l) {
-  return LinkModel{ranks, std::vector<Link>(static_cast<size_t>(ranks) * ranks, l), {}, {}, {}, {}};
+  return LinkModel{ranks, std::vector<Link>(static_cast<size_t>(ranks) * ranks, l), {}, {}, {}, {},
+                   {}};
 }
 
 LinkModel LinkModel::dcs(const std::vector<int>& dc_of, Link wan, Link lan) {

@@ -31,6 +31,10 @@ struct LinkModel {
   std::vector<Link> links;   // [from * ranks + to]
   std::vector<int> channel;  // [from * ranks + to]: shared by equal ids; empty = per pair
   std::vector<TcpPath> tcp;  // [from * ranks + to]; empty = latency + bytes / bandwidth
+  // Empty: `tcp` holds each pair's path. Otherwise [from * ranks + to]: the pair's index
+  // into `tcp`, which then holds the distinct paths (a world's ranks share a few hosts;
+  // ranks^2 paths would not fit). Read paths through path(), count pairs with tcp_pairs().
+  std::vector<int> tcp_of;
   // [from * ranks + to]: how many identical messages one send on the pair stands for, each
   // on its own connection (the data-parallel replicas, simulated as one, whose own pairs
   // share this pair's channel and send in lockstep); empty = 1. LinkState sends
@@ -52,6 +56,10 @@ struct LinkModel {
     return channel.empty() ? from * ranks + to : channel[from * ranks + to];
   }
   int copies_of(int from, int to) const { return copies.empty() ? 1 : copies[from * ranks + to]; }
+  const TcpPath& path(size_t pair) const {
+    return tcp[tcp_of.empty() ? pair : static_cast<size_t>(tcp_of[pair])];
+  }
+  size_t tcp_pairs() const { return tcp_of.empty() ? tcp.size() : tcp_of.size(); }
   int channels() const;  // 1 + the largest channel id
 
   static LinkModel uniform(int ranks, Link l);
@@ -286,7 +294,7 @@ class LinkState {
   // A world's ranks^2 paths are not copied.
   const TcpPath& tcp(size_t conn) const {
     const int k = path_[conn];
-    return k < 0 ? m_.tcp[conn] : paths_[static_cast<size_t>(k)];
+    return k < 0 ? m_.path(conn) : paths_[static_cast<size_t>(k)];
   }
   std::vector<TcpPath> paths_;
   std::vector<int> path_;

@@ -10,7 +10,7 @@
 namespace xdc::sim {
 
 LinkState::LinkState(const LinkModel& m, int64_t idle_before_ns) : m_(m) {
-  const size_t pairs = m.tcp.size();
+  const size_t pairs = m.tcp_pairs();
   pair_of_.resize(pairs);
   std::iota(pair_of_.begin(), pair_of_.end(), size_t{0});
   path_.assign(pairs, -1);
@@ -18,10 +18,10 @@ LinkState::LinkState(const LinkModel& m, int64_t idle_before_ns) : m_(m) {
   stripes_.assign(pairs, 1);
   next_stripe_.assign(pairs, 0);
   for (size_t i = 0; i < pairs; ++i) {
-    const int n = std::max(m.tcp[i].connections, 1);
+    const int n = std::max(m.path(i).connections, 1);
     const int copies = m.copies.empty() ? 1 : m.copies[i];
-    if (n == 1 && m.tcp[i].connections == copies) continue;  // the model's path as it is
-    TcpPath own = m.tcp[i];
+    if (n == 1 && m.path(i).connections == copies) continue;  // the model's path as it is
+    TcpPath own = m.path(i);
     own.connections = copies;
     path_[i] = static_cast<int>(paths_.size());
     paths_.push_back(own);

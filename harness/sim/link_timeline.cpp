@@ -115,7 +115,7 @@ void TimedLinks::hold_up(int from, int to, int64_t bytes, Transfer& x) {
     const int64_t sent = std::clamp<int64_t>(cut - (x.start_ns + origin_), 0, serial);
     const TcpPath path = s && !s->tcp.empty() ? s->tcp[i]
                          : cur_.tcp.empty()   ? TcpPath{}
-                                              : cur_.tcp[i];
+                                              : cur_.path(i);
     const int64_t retx = tcp_retransmit_after(cut, up, tcp_rto_ns(path, rtt + kMessageAckDelayNs));
     const LinkSnapshot* after = up < kNeverNs ? tl_.at(up) : nullptr;
     const int64_t lat = after ? after->links[i].latency_ns : latency;

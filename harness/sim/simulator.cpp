@@ -103,7 +103,7 @@ trace::Trace simulate(const sched::Schedule& s, const CostModel& costs, const Li
     if (a.peer >= 0) {
       const bool send = sched::is_send(a.kind);
       const size_t path = static_cast<size_t>(send ? r : a.peer) * s.ranks + (send ? a.peer : r);
-      connections = links.tcp.empty() ? 1 : std::max(links.tcp[path].connections, 1);
+      connections = links.tcp.empty() ? 1 : std::max(links.path(path).connections, 1);
     }
     t.events.push_back({r, a.kind, a.stage, a.microbatch, static_cast<int64_t>(rec.start),
                         static_cast<int64_t>(rec.end), bytes, a.peer, connections});

@@ -290,10 +290,10 @@ namespace {
 void note_send(std::vector<TcpConn>& history, const LinkModel& links, int from, int to,
                int64_t at) {
   if (links.tcp.empty() || from >= links.ranks || to >= links.ranks ||
-      history.size() < links.tcp.size())
+      history.size() < links.tcp_pairs())
     return;
   const size_t i = static_cast<size_t>(from) * links.ranks + to;
-  TcpPath own = links.tcp[i];  // OpenMPI's one connection (per copy), not the stripes
+  TcpPath own = links.path(i);  // OpenMPI's one connection (per copy), not the stripes
   own.connections = links.copies_of(from, to);
   tcp_note_send(history[i], own, links.at(from, to).latency_ns + links.at(to, from).latency_ns, at);
 }
