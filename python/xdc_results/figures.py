@@ -28,7 +28,7 @@ from .figures_render import (MISSING, Rows, _is_num, cell, num, rate, render_cal
                              render_chaos, render_check, render_dilation, render_dynamic,
                              render_fuzz, render_generalisation, render_gpu, render_lab,
                              render_model, render_network, render_other, render_plan,
-                             render_prediction, render_schedules, render_shaping,
+                             render_prediction, render_scale, render_schedules, render_shaping,
                              render_simulate, render_wan, sig, signed_pct, yes_no)
 
 FIGURES_MD = os.path.join(ROOT, "docs", "figures.md")
@@ -50,6 +50,12 @@ BENCHMARKS = [
               "`xdc up` then `xdc down` of topologies/scale-64.yaml (64 hosts in 8 DCs) on "
               "the native and the Mininet backend; the median round.", render_network,
               "root"),
+    Benchmark("scale", "sudo scripts/bench_scale.sh", "scaling: prediction and emulation",
+              "`xdc simulate` of one 1F1B point (Llama-2 70B on H100s, modeled, PP 64 over a "
+              "ring of 8 DCs, 256 microbatches) at DP 8 / 32 / 128, under a 12 GB cap; `xdc "
+              "up` then `xdc down` of rings of 64, 256 and 1,024 hosts, back to back, the "
+              "median round; the 64-host network beside Mininet's in the same run. Slopes: "
+              "least squares on log-log (1: linear, 2: quadratic).", render_scale, "root"),
     Benchmark("shaping", "sudo scripts/bench_shaping.sh", "WAN shaping fidelity",
               "One direction shaped at a time on a real A - GW - B line of namespaces, for "
               "every backend this kernel runs; each figure against its acceptance bounds "

@@ -383,6 +383,39 @@ def render_simulate(d: Dict[str, Any]) -> Rows:
     ]
 
 
+def render_scale(d: Dict[str, Any]) -> Rows:
+    rows: Rows = []
+    slopes = d.get("slopes") or {}
+    for p in _list(d.get("predict")):
+        label = "predict %s ranks (%s microbatches, %s DCs)" % (
+            p.get("ranks", MISSING), p.get("microbatches", MISSING), p.get("dcs", MISSING))
+        if p.get("failed"):
+            rows.append((label, "failed: %s" % p["failed"]))
+        else:
+            rows.append((label, "%s, %s" % (num(p.get("seconds"), "%.2f", "s"),
+                                            num(p.get("peak_mb"), "%.0f", "MB"))))
+    rows.append(("predict: slope of log time / log memory against log ranks", "%s / %s" % (
+        num(slopes.get("predict_seconds_per_ranks"), "%.2f"),
+        num(slopes.get("predict_peak_mb_per_ranks"), "%.2f"))))
+    for e in _list(d.get("emulate")):
+        rows.append(("emulate %s hosts in %s DCs: up / down, xdc's peak memory" % (
+            e.get("hosts", MISSING), e.get("dcs", MISSING)), "%s / %s s, %s" % (
+                num(e.get("up_s")), num(e.get("down_s")), num(e.get("peak_mb"), "%.0f", "MB"))))
+    rows.append(("emulate: slope of log (up + down) / log memory against log hosts",
+                 "%s / %s" % (num(slopes.get("emulate_up_down_s_per_hosts"), "%.2f"),
+                              num(slopes.get("emulate_peak_mb_per_hosts"), "%.2f"))))
+    side = d.get("side_by_side_64") or {}
+    native = [side.get("native_up_s"), side.get("native_down_s")]
+    mininet = [side.get("mininet_up_s"), side.get("mininet_down_s")]
+    ratio = (sum(mininet) / sum(native)) if all(_is_num(x) for x in native + mininet) and \
+        sum(native) > 0 else None
+    rows.append(("64 hosts side by side: native up / down, Mininet up / down",
+                 "%s / %s s, %s / %s s (Mininet %s x slower)" % (
+                     num(native[0]), num(native[1]), num(mininet[0]), num(mininet[1]),
+                     num(ratio, "%.1f"))))
+    return rows
+
+
 def render_plan(d: Dict[str, Any]) -> Rows:
     runs = d.get("runs", MISSING)
     return [
