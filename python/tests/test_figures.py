@@ -123,6 +123,27 @@ class Renderers(unittest.TestCase):
         self.assertEqual(r["Mininet backend: up / down"], "7.470 / 7.240 s")
         self.assertEqual(r["hosts, WAN directions"], "64, 56 (shaping: userspace)")
 
+    def test_scale(self):
+        r = rows(figures.render_scale, {
+            "predict": [{"ranks": 512, "microbatches": 256, "dcs": 8, "seconds": 2.0,
+                         "peak_mb": 244, "full_sim_error_pct": None},
+                        {"ranks": 8192, "microbatches": 256, "dcs": 8, "seconds": None,
+                         "peak_mb": None, "full_sim_error_pct": None,
+                         "failed": "std::bad_alloc (12 GB cap)"}],
+            "emulate": [{"hosts": 1024, "dcs": 64, "up_s": 3.2, "down_s": 0.5, "peak_mb": 25}],
+            "side_by_side_64": {"native_up_s": 0.3, "native_down_s": 0.1, "mininet_up_s": 2.0,
+                                "mininet_down_s": 6.0},
+            "slopes": {"predict_seconds_per_ranks": 1.14, "predict_peak_mb_per_ranks": 1.71}})
+        self.assertEqual(r["predict 512 ranks (256 microbatches, 8 DCs)"], "2.00 s, 244 MB")
+        self.assertEqual(r["predict 8192 ranks (256 microbatches, 8 DCs)"],
+                         "failed: std::bad_alloc (12 GB cap)")
+        self.assertEqual(r["emulate 1024 hosts in 64 DCs: up / down, xdc's peak memory"],
+                         "3.200 / 0.500 s, 25 MB")
+        self.assertEqual(r["predict: slope of log time / log memory against log ranks"],
+                         "1.14 / 1.71")
+        self.assertEqual(r["64 hosts side by side: native up / down, Mininet up / down"],
+                         "0.300 / 0.100 s, 2.000 / 6.000 s (Mininet 20.0 x slower)")
+
     def test_shaping(self):
         r = rows(figures.render_shaping, {"figures": [
             {"what": "delay", "backend": "userspace", "unit": "ms", "configured": 10,
