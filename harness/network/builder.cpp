@@ -91,11 +91,8 @@ int free_slot(int prefix) {
 }
 
 // No IPv6 in any of a network's namespaces, set before their interfaces exist: no IPv6
-// chatter on measured links, and none on the management network either. An interface
-// with IPv6 sends duplicate-address probes and listener reports on timers for its first
-// seconds, which hold it; a namespace deleted meanwhile keeps the kernel's clean-up, under
-// the RTNL lock, waiting for them (up to ~0.25 s at 64 hosts), and the next `xdc up`
-// with it.
+// chatter (duplicate-address probes, listener reports, router solicitations on timers)
+// on measured links, nor on the management switch, which carries the MPI launch.
 void no_ipv6(const std::string& ns) {
   nl::write_sysctl(ns, "net/ipv6/conf/all/disable_ipv6", "1");
   nl::write_sysctl(ns, "net/ipv6/conf/default/disable_ipv6", "1");
@@ -545,7 +542,7 @@ class Builder {
   }
 
   // Shapes `links` at once, each in a thread of its own: a direction's shaping waits for
-  // its delay line to say it is ready (a process start, ~10 ms here), so a network's
+  // its delay line to say it is ready (a process start), so a network's
   // shaping takes about one such wait instead of one per direction. Every shaper made is
   // kept for undo even when another fails; the first failure is then thrown.
   void shape_at_once(netem::Backend backend, const std::vector<ShapedLink*>& links) {

@@ -104,8 +104,8 @@ TeardownReport teardown_network(const std::string& net, bool take_lock) {
   attempt("processes of " + prefix + "*", [&] { r.processes += kill_netns_processes(mine); });
   attempt("helper processes", [&] { r.processes += kill_orphan_helpers(net); });
   // The root links are listed and this network's removed before any namespace goes: once
-  // namespaces are deleted the kernel removes their devices under the RTNL lock (~0.1 s at
-  // 64 hosts), and a listing would wait for that. What is left is known from this listing.
+  // namespaces are deleted the kernel removes their devices under the RTNL lock for a while,
+  // and a listing would wait for that. What is left is known from this listing.
   // The management namespace's root port goes here with its peer; a crash between creating
   // the pair and moving the peer can also leave it alone in the root namespace.
   std::vector<std::string> root_links;

@@ -66,7 +66,7 @@ enum class Device { kCpu, kCuda };
 // Whether this build has the CUDA stage (the toolkit was found at configure time). The
 // stage is a module of its own, loaded on the first call that needs it (cuda_gpus,
 // make_stage on kCuda), so that a program that never asks for a GPU does not load cuBLAS
-// and the CUDA runtime (here 0.1 s and 217 MB resident at every start of a process).
+// and the CUDA runtime, whose relocation costs every process time and memory at start.
 bool cuda_built();
 
 // The GPUs a CUDA stage could use here, with their names ("NVIDIA H100 80GB HBM3"); empty
