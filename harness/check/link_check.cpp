@@ -2,7 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
+#include <numeric>
+#include <random>
 
 #include "common/input_error.h"
 #include "harness/check/probes.h"
@@ -128,6 +131,28 @@ void judge(LinkCheck& c) {
   }
 }
 
+std::vector<std::pair<std::string, std::string>> wan_links(const net::NetworkState& s) {
+  std::vector<std::pair<std::string, std::string>> all;
+  for (const auto& l : s.links)
+    if (l.from < l.to || !find_link(s, l.to, l.from)) all.emplace_back(l.from, l.to);
+  return all;
+}
+
+std::vector<std::pair<std::string, std::string>> sample_links(const net::NetworkState& s, int n,
+                                                              uint64_t seed) {
+  const auto all = wan_links(s);
+  if (n >= static_cast<int>(all.size())) return all;
+  std::mt19937_64 draw(seed);
+  std::vector<size_t> index(all.size());
+  std::iota(index.begin(), index.end(), size_t{0});
+  std::shuffle(index.begin(), index.end(), draw);
+  index.resize(static_cast<size_t>(std::max(n, 0)));
+  std::sort(index.begin(), index.end());
+  std::vector<std::pair<std::string, std::string>> out;
+  for (size_t i : index) out.push_back(all[i]);
+  return out;
+}
+
 std::vector<LinkCheck> check_network(const net::NetworkState& s, const CheckOptions& o,
                                      const std::function<void(const std::string&)>& progress) {
   auto chosen = [&](const net::ShapedLink& l) {
@@ -139,9 +164,8 @@ std::vector<LinkCheck> check_network(const net::NetworkState& s, const CheckOpti
   for (const auto& [a, b] : o.links)
     if (!find_link(s, a, b) && !find_link(s, b, a)) {
       std::string there;
-      for (const auto& l : s.links)
-        if (l.from < l.to || !find_link(s, l.to, l.from))
-          there += (there.empty() ? "" : ", ") + l.from + " " + l.to;
+      for (const auto& [from, to] : wan_links(s))
+        there += (there.empty() ? "" : ", ") + from + " " + to;
       throw InputError(
           fmt::format("--link {} {}: expected two DCs of network '{}' with a WAN "
                       "link between them ({})",

@@ -84,6 +84,14 @@ struct LinkCheck {
 double expected_rtt_stdev_ms(const netem::LinkParams& there, const netem::LinkParams& back);
 
 // Measures every WAN direction of `state`, one at a time; `progress` gets a line each.
+// The network's WAN links as DC pairs, each link once, in the state's order.
+std::vector<std::pair<std::string, std::string>> wan_links(const net::NetworkState& s);
+// `n` of wan_links(s), drawn without replacement by a generator seeded with `seed` (the
+// same seed draws the same links), in the state's order; all of them when n >= their
+// number. For a bounded `xdc check` of a large network.
+std::vector<std::pair<std::string, std::string>> sample_links(const net::NetworkState& s, int n,
+                                                              uint64_t seed);
+
 std::vector<LinkCheck> check_network(const net::NetworkState& state, const CheckOptions& opts,
                                      const std::function<void(const std::string&)>& progress);
 

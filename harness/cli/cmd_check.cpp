@@ -35,9 +35,19 @@ void add_check_command(CLI::App& app, Commands& out) {
       "--congestion", opts.congestion,
       "congestion control of the TCP probe (iperf3 -C), e.g. cubic; default: the host's");
   c->add_option("-o,--output", json_out, "also write the JSON report to this file");
-  c->add_option("--link", opts.links,
-                "only the WAN link between these two DCs (both directions); repeat for more")
-      ->type_name("DC DC");
+  auto* link = c->add_option("--link", opts.links,
+                             "only the WAN link between these two DCs (both directions); "
+                             "repeat for more")
+                   ->type_name("DC DC");
+  static int sample = 0;
+  static uint64_t seed = 1;
+  c->add_option("--sample", sample,
+                "only N of the WAN links, drawn with --seed (a large network in bounded time); "
+                "the report names them and how many there are")
+      ->check(CLI::Range(1, 1 << 20))
+      ->excludes(link);
+  c->add_option("--seed", seed, "the draw of --sample: the same seed, the same links")
+      ->capture_default_str();
   auto* flows =
       c->add_option("--flows", opts.flows,
                     "parallel TCP flows of the multi-flow goodput probe (iperf3 -P); 1: skip it")
@@ -64,49 +74,62 @@ void add_check_command(CLI::App& app, Commands& out) {
       ->excludes(flows)
       ->excludes(tcp_seconds)
       ->excludes(tcp_omit);
-  out.push_back({c, [] {
-                   require_root("check");
-                   opts.throughput = !no_tcp;
-                   std::optional<net::NetworkState> built;
-                   std::string name = target;
-                   if (std::filesystem::is_regular_file(target)) {
-                     auto topo = topo::load_topology(target);
-                     if (std::filesystem::exists(net::state_dir(topo.name)))
-                       throw std::runtime_error("network '" + topo.name +
-                                                "' is already up: xdc check " + topo.name);
-                     net::BuildOptions b;
-                     b.time_dilation = dilation.value_or(1);
-                     built = net::build_network(topo, b);
-                     name = built->name;
-                   }
-                   auto state = built ? built : net::load_state(name);
-                   if (!state) throw InputError("no network or topology file named '" + name + "'");
-                   if (!built && dilation && *dilation != state->time_dilation)
-                     throw InputError(fmt::format(
-                         "--time-dilation {:g}: network '{}' was built with time dilation {:g} "
-                         "(xdc check reads it from the network; drop the option)",
-                         *dilation, name, state->time_dilation));
-                   std::vector<check::LinkCheck> checks;
-                   try {
-                     checks = check::check_network(
-                         *state, opts, [](const std::string& m) { spdlog::info("check: {}", m); });
-                   } catch (...) {
-                     if (std::string left = built ? net::teardown_or_error(name) : "";
-                         !left.empty())
-                       spdlog::error("check: {} (xdc down {})", left, name);
-                     throw;
-                   }
-                   if (built) net::teardown_network(name);
-                   auto j = check::to_json(checks);
-                   if (!json_out.empty()) std::ofstream(json_out) << j.dump(2) << "\n";
-                   if (json)
-                     std::cout << j.dump(2) << "\n";
-                   else
-                     std::cout << check::to_table(checks);
-                   for (auto& ch : checks)
-                     if (!ch.ok()) return 1;
-                   return 0;
-                 }});
+  out.push_back(
+      {c, [] {
+         require_root("check");
+         opts.throughput = !no_tcp;
+         std::optional<net::NetworkState> built;
+         std::string name = target;
+         if (std::filesystem::is_regular_file(target)) {
+           auto topo = topo::load_topology(target);
+           if (std::filesystem::exists(net::state_dir(topo.name)))
+             throw std::runtime_error("network '" + topo.name + "' is already up: xdc check " +
+                                      topo.name);
+           net::BuildOptions b;
+           b.time_dilation = dilation.value_or(1);
+           built = net::build_network(topo, b);
+           name = built->name;
+         }
+         auto state = built ? built : net::load_state(name);
+         if (!state) throw InputError("no network or topology file named '" + name + "'");
+         if (!built && dilation && *dilation != state->time_dilation)
+           throw InputError(
+               fmt::format("--time-dilation {:g}: network '{}' was built with time dilation {:g} "
+                           "(xdc check reads it from the network; drop the option)",
+                           *dilation, name, state->time_dilation));
+         std::string sampled;  // what --sample drew, in words
+         if (sample > 0) {
+           opts.links = check::sample_links(*state, sample, seed);
+           std::string names;
+           for (const auto& [a, b] : opts.links) names += (names.empty() ? "" : ", ") + a + "-" + b;
+           sampled = fmt::format("sampled {} of {} WAN links (--seed {}): {}", opts.links.size(),
+                                 check::wan_links(*state).size(), seed, names);
+           spdlog::info("check: {}", sampled);
+         }
+         std::vector<check::LinkCheck> checks;
+         try {
+           checks = check::check_network(
+               *state, opts, [](const std::string& m) { spdlog::info("check: {}", m); });
+         } catch (...) {
+           if (std::string left = built ? net::teardown_or_error(name) : ""; !left.empty())
+             spdlog::error("check: {} (xdc down {})", left, name);
+           throw;
+         }
+         if (built) net::teardown_network(name);
+         auto j = check::to_json(checks);
+         if (sample > 0)
+           j["sampled"] = {{"links", opts.links.size()},
+                           {"of", check::wan_links(*state).size()},
+                           {"seed", seed}};
+         if (!json_out.empty()) std::ofstream(json_out) << j.dump(2) << "\n";
+         if (json)
+           std::cout << j.dump(2) << "\n";
+         else
+           std::cout << (sampled.empty() ? "" : sampled + "\n") << check::to_table(checks);
+         for (auto& ch : checks)
+           if (!ch.ok()) return 1;
+         return 0;
+       }});
 }
 
 }  // namespace xdc::cli

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 namespace {
@@ -108,4 +109,33 @@ TEST(LinkCheck, ALinkFasterThanItsHostsIsJudgedAtTheHostsRate) {
   xdc::check::judge(c);
   EXPECT_TRUE(c.ok());
   EXPECT_EQ(c.verdicts[1].expected, 2'000);
+}
+
+// `xdc check --sample N`: N distinct WAN links of the network, each link once whatever its
+// directions, the same for the same seed; all of them when N reaches their number.
+TEST(LinkCheck, ASampleDrawsDistinctLinksTheSameForASeed) {
+  xdc::net::NetworkState s;
+  for (int d = 1; d <= 6; ++d) {
+    const std::string a = "dc" + std::to_string(d), b = "dc" + std::to_string(d % 6 + 1);
+    xdc::net::ShapedLink there, back;
+    there.from = back.to = a;
+    there.to = back.from = b;
+    s.links.push_back(there);
+    s.links.push_back(back);
+  }
+  const auto all = xdc::check::wan_links(s);
+  ASSERT_EQ(all.size(), 6u);
+  const auto some = xdc::check::sample_links(s, 3, 7);
+  ASSERT_EQ(some.size(), 3u);
+  for (const auto& l : some) EXPECT_NE(std::find(all.begin(), all.end(), l), all.end());
+  EXPECT_NE(some[0], some[1]);
+  EXPECT_NE(some[1], some[2]);
+  EXPECT_NE(some[0], some[2]);
+  EXPECT_EQ(xdc::check::sample_links(s, 3, 7), some);
+  EXPECT_EQ(xdc::check::sample_links(s, 6, 7), all);
+  EXPECT_EQ(xdc::check::sample_links(s, 60, 1), all);
+  bool other = false;  // another seed draws other links sooner or later
+  for (uint64_t seed = 8; seed < 40 && !other; ++seed)
+    other = xdc::check::sample_links(s, 3, seed) != some;
+  EXPECT_TRUE(other);
 }
