@@ -98,12 +98,13 @@ void add_check_command(CLI::App& app, Commands& out) {
                            "(xdc check reads it from the network; drop the option)",
                            *dilation, name, state->time_dilation));
          std::string sampled;  // what --sample drew, in words
+         const size_t links_there = check::wan_links(*state).size();
          if (sample > 0) {
            opts.links = check::sample_links(*state, sample, seed);
            std::string names;
            for (const auto& [a, b] : opts.links) names += (names.empty() ? "" : ", ") + a + "-" + b;
            sampled = fmt::format("sampled {} of {} WAN links (--seed {}): {}", opts.links.size(),
-                                 check::wan_links(*state).size(), seed, names);
+                                 links_there, seed, names);
            spdlog::info("check: {}", sampled);
          }
          std::vector<check::LinkCheck> checks;
@@ -118,9 +119,7 @@ void add_check_command(CLI::App& app, Commands& out) {
          if (built) net::teardown_network(name);
          auto j = check::to_json(checks);
          if (sample > 0)
-           j["sampled"] = {{"links", opts.links.size()},
-                           {"of", check::wan_links(*state).size()},
-                           {"seed", seed}};
+           j["sampled"] = {{"links", opts.links.size()}, {"of", links_there}, {"seed", seed}};
          if (!json_out.empty()) std::ofstream(json_out) << j.dump(2) << "\n";
          if (json)
            std::cout << j.dump(2) << "\n";

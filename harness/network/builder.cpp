@@ -13,7 +13,7 @@
 #include <exception>
 #include <filesystem>
 #include <fstream>
-#include <future>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -96,6 +96,30 @@ int free_slot(int prefix) {
 void no_ipv6(const std::string& ns) {
   nl::write_sysctl(ns, "net/ipv6/conf/all/disable_ipv6", "1");
   nl::write_sysctl(ns, "net/ipv6/conf/default/disable_ipv6", "1");
+}
+
+// Runs job(i) for every i < n on up to `threads` threads, this one among them. Once a job
+// throws no other starts; those under way finish, then the first exception is thrown.
+void run_at_once(size_t n, size_t threads, const std::function<void(size_t)>& job) {
+  std::atomic<size_t> next{0};
+  std::mutex mutex;
+  std::exception_ptr failed;
+  auto work = [&] {
+    for (size_t i; (i = next++) < n;) {
+      try {
+        job(i);
+      } catch (...) {
+        const std::lock_guard lock(mutex);
+        if (!failed) failed = std::current_exception();
+        next = n;
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  for (size_t t = 1; t < std::min(threads, n); ++t) pool.emplace_back(work);
+  work();
+  for (auto& t : pool) t.join();
+  if (failed) std::rethrow_exception(failed);
 }
 
 // The test hook (builder.h): the step at which the build stops itself; 0 = none.
@@ -313,30 +337,12 @@ class Builder {
       for (const topo::Host& h : dc.hosts) todo.push_back({host_ns(net_, h.name), h.name});
     }
     make_shared_mount_dir("/run/netns");  // once, before the threads (else each may bind it)
-    std::atomic<size_t> next{0};
-    std::mutex mutex;
-    std::exception_ptr failed;
-    auto work = [&] {
-      for (size_t i; (i = next++) < todo.size();) {
-        try {
-          InterruptScope::check();
-          const Ns& n = todo[i];
-          create_netns(n.name, n.hostname, n.hostname.empty() ? "" : uts_path(net_, n.hostname));
-          no_ipv6(n.name);
-        } catch (...) {
-          const std::lock_guard lock(mutex);
-          if (!failed) failed = std::current_exception();
-          next = todo.size();
-        }
-      }
-    };
-    const size_t threads = std::clamp<size_t>(std::thread::hardware_concurrency(), 1,
-                                              std::min<size_t>(8, todo.size()));
-    std::vector<std::thread> pool;
-    for (size_t t = 1; t < threads; ++t) pool.emplace_back(work);
-    work();
-    for (auto& t : pool) t.join();
-    if (failed) std::rethrow_exception(failed);
+    run_at_once(todo.size(), std::max(1u, std::thread::hardware_concurrency()), [&](size_t i) {
+      InterruptScope::check();
+      const Ns& n = todo[i];
+      create_netns(n.name, n.hostname, n.hostname.empty() ? "" : uts_path(net_, n.hostname));
+      no_ipv6(n.name);
+    });
   }
 
   // The management switch's bridge for the host of topology order `ordinal`: br0 for the
@@ -541,24 +547,22 @@ class Builder {
     shape_at_once(backend, impaired);
   }
 
-  // Shapes `links` at once, each in a thread of its own: a direction's shaping waits for
-  // its delay line to say it is ready (a process start), so a network's
+  // Shapes `links` at once, up to kMostAtOnce at a time (run_at_once): a direction's
+  // shaping waits for its delay line to say it is ready (a process start), so a network's
   // shaping takes about one such wait instead of one per direction. Every shaper made is
-  // kept for undo even when another fails; the first failure is then thrown.
+  // kept for undo when one fails; the first failure is then thrown.
   void shape_at_once(netem::Backend backend, const std::vector<ShapedLink*>& links) {
-    std::vector<std::future<std::unique_ptr<ShapingHandle>>> started;
-    started.reserve(links.size());
-    for (ShapedLink* sl : links)
-      started.push_back(
-          std::async(std::launch::async, [backend, sl] { return shape_link(backend, *sl); }));
+    constexpr size_t kMostAtOnce = 64;  // each mostly waits for its delay line's start
+    std::vector<std::unique_ptr<ShapingHandle>> made(links.size());
     std::exception_ptr failed;
-    for (auto& s : started) {
-      try {
-        shapers_.push_back(s.get());
-      } catch (...) {
-        if (!failed) failed = std::current_exception();
-      }
+    try {
+      run_at_once(links.size(), kMostAtOnce,
+                  [&](size_t i) { made[i] = shape_link(backend, *links[i]); });
+    } catch (...) {
+      failed = std::current_exception();
     }
+    for (auto& m : made)
+      if (m) shapers_.push_back(std::move(m));
     if (failed) std::rethrow_exception(failed);
   }
 
