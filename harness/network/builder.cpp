@@ -457,14 +457,11 @@ class Builder {
   void shape_intra_dc(const nl::NlSocket& sk, const std::string& ifname) {
     const topo::IntraDc& in = topo_.intra_dc;
     if (!in.rate_bps) return;
-    netem::LinkParams p;
     // The queue in packets of the undilated link (time dilation keeps it; the automatic
     // size has a 1 ms floor, a duration, that would otherwise shrink by k).
-    p.rate_bps = netem::time_dilated_rate_bps(in.rate_bps, 1 / opts_.time_dilation);
-    p.queue_pkts = netem::rate_queue_pkts(p);
-    p.rate_bps = in.rate_bps;
     netem::add_rate_qdisc(sk, sk.ifindex(ifname), TC_H_ROOT, netem::kRootHandle, in.rate_bps,
-                          netem::rate_queue_bytes(p), netem::tbf_burst_bytes(in.rate_bps));
+                          netem::intra_dc_queue_bytes(in.rate_bps, opts_.time_dilation),
+                          netem::tbf_burst_bytes(in.rate_bps));
   }
 
   int dc_index(const std::string& name) const {

@@ -81,6 +81,14 @@ int64_t upstream_burst_bytes(const topo::Topology& t, const std::vector<std::str
   return std::llround(most * payload);
 }
 
+// What a host's intra-DC tbf queues (the builder's shape_intra_dc), payload bytes (TcpPath::
+// host_queue_bytes); 0 without an intra-DC rate.
+int64_t host_queue_payload_bytes(const topo::Topology& t) {
+  if (!t.intra_dc.rate_bps) return 0;
+  return std::llround(static_cast<double>(netem::intra_dc_queue_bytes(t.intra_dc.rate_bps)) *
+                      netem::kTcpPayloadShare);
+}
+
 // A Link's bandwidth is the payload rate TCP gets through the shaping (tcp_payload_bps:
 // the tbfs count whole frames), since messages are counted in payload bytes.
 static_assert(sim::kTcpMss == netem::kFrameBytes - netem::kTcpFrameHeaderBytes);
@@ -288,6 +296,7 @@ sim::LinkModel links_between(const Experiment& e, const std::vector<std::string>
       w.queue = std::llround(static_cast<double>(burst) * payload);
     }
   const double fabric_bps = lan_link(e.topology).bandwidth_bps;  // feeds a route's first hop
+  const int64_t host_queue = host_queue_payload_bytes(e.topology);
   for (int a = 0; a < n; ++a)
     for (int b = 0; b < n; ++b) {
       if (a == b) continue;
@@ -315,6 +324,7 @@ sim::LinkModel links_between(const Experiment& e, const std::vector<std::string>
         p.jitter_hold_ns[k] = w.hold[k] + back.hold[k];
       p.jitter_hops = w.hops;
       p.feed_bps = fabric_bps;
+      p.host_queue_bytes = host_queue;
     }
   return m;
 }

@@ -225,6 +225,22 @@ void grow(TcpConn& c, int64_t rtt_ns, int64_t now_ns, int64_t round, int n) {
 }
 }  // namespace
 
+int64_t tcp_host_queue_overflow(const TcpConn& c, const TcpPath& p, int64_t rtt_ns, int64_t from) {
+  if (p.host_queue_bytes <= 0 || p.feed_bps <= 0 || p.bdp_bytes <= 0 || rtt_ns <= 0) return 0;
+  if (c.ssthresh > 0 && from >= c.ssthresh) return 0;  // not slow start
+  const double neck_bps = static_cast<double>(p.bdp_bytes) * 8e9 / static_cast<double>(rtt_ns);
+  if (2 * std::min(neck_bps, p.feed_bps) <= p.feed_bps) return 0;  // the host's tbf keeps up
+  const int n = std::max(p.connections, 1);
+  const double ratio = c.ssthresh <= 0 || c.cwnd < c.ssthresh / 2 ? 2.0 : 1.2;
+  const double srtt_s = static_cast<double>(rtt_ns) / 1e9;
+  // n connections: n limits and n aggregates in the one qdisc.
+  const double room = static_cast<double>(p.host_queue_bytes) -
+                      static_cast<double>(n * tcp_tso_segments(c, p, rtt_ns) * kTcpMss);
+  if (room >= static_cast<double>(n) * kTcpLimitOutputBytes) return 0;
+  const double w = std::max(static_cast<double>(from), room * 1024 * srtt_s / ratio);
+  return w <= static_cast<double>(c.cwnd) ? std::llround(w) : 0;
+}
+
 void tcp_note_send(TcpConn& c, const TcpPath& p, int64_t rtt_ns, int64_t now_ns) {
   // CUBIC's CA_EVENT_TX_START: a send into an empty pipe moves the epoch by the idle time.
   if (c.w_max > 0 && c.last_send_ns != std::numeric_limits<int64_t>::min() &&
@@ -277,7 +293,12 @@ int64_t tcp_round(TcpConn& c, const TcpPath& p, int64_t rtt_ns, int64_t now_ns, 
     c.stamp_ns = now_ns;
     return round - std::min(round, lost * kTcpMss);  // sent again in the next round
   }
-  if (c.cwnd < 2 * round) grow(c, rtt_ns, now_ns, round, n);  // Linux's tcp_is_cwnd_limited
+  if (c.cwnd < 2 * round) {  // Linux's tcp_is_cwnd_limited
+    const int64_t from = c.cwnd;
+    grow(c, rtt_ns, now_ns, round, n);
+    if (const int64_t w = tcp_host_queue_overflow(c, p, rtt_ns, from); w > 0)
+      cubic_loss(c, w, 1 - (1 - kCubicBeta) / n, n, true, now_ns);  // one connection's CWR
+  }
   if (window > 0)  // the bursts' losses keep it near the window (kCwndOverWindow)
     c.cwnd = std::min<int64_t>(c.cwnd, std::llround(kCwndOverWindow * static_cast<double>(window)));
   return round;

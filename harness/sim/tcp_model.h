@@ -29,6 +29,8 @@
 //   each sender its share of it: tests/network/shared_bottleneck_test.cpp checks it against
 //   the kernel). On a route of several hops the unclocked part of a round must also pass
 //   the hops before the bottleneck (TcpPath::upstream_bytes).
+// - The sender host's own tbf: slow start faster than it passes overflows it, and the local
+//   drop puts the sender in CWR (tcp_host_queue_overflow, below).
 // - Random loss is met per segment carried (TcpPath::loss, below).
 // - CUBIC's congestion avoidance as tcp_cubic.c grows it (kCubicBeta, kCubicC, kRenoAcked).
 // - Several connections per transfer (mpi.connections, the workers' stripes): one
@@ -141,6 +143,10 @@ struct TcpPath {
   // sender's fabric; 0: unknown, taken as infinite): tcp_jitter_lag_ns reads them.
   std::vector<JitterHop> jitter_hops;
   double feed_bps = 0;
+  // The sender host's own rate stage (its intra-DC tbf): the bytes it queues beyond its
+  // bucket (payload; 0: none). Fed faster than feed_bps, it drops locally, and the sender
+  // enters CWR without a retransmission (tcp_host_queue_overflow).
+  int64_t host_queue_bytes = 0;
   // The sender backs off on loss as CUBIC (and Reno) do; false for BBR, which paces at
   // the rate it measures and is not modeled here: no congestion loss then.
   bool loss_based = true;
@@ -177,6 +183,21 @@ int64_t tcp_tso_segments(const TcpConn& c, const TcpPath& p, int64_t rtt_ns);
 // the hop's jitter x JitterLagTable::at(units, lambda), lambda being how much longer a
 // unit takes at the rate than it took to arrive at the feed's, in units of the jitter.
 int64_t tcp_jitter_lag_ns(const TcpPath& p, int64_t bytes, int64_t tso_segments, double rate_bps);
+
+// Linux's TCP small queues (tcp_small_queue_check) keep at most sk_pacing_rate >>
+// sk_pacing_shift (10: about 1 ms) of a socket's bytes in its host's qdiscs (at most
+// tcp_limit_output_bytes), checked before each TSO aggregate is queued, so one more
+// follows; the pacing rate is 200% of cwnd / srtt below half of ssthresh, 120% above
+// (tcp_update_pacing_rate). In slow start the sender sends two segments for each one
+// acknowledged, twice the delivery rate: where that outpaces the host's own tbf
+// (TcpPath::feed_bps), the tbf fills up to that limit, and if it holds less it drops; the
+// drop returns NET_XMIT_DROP to the sender, whose __tcp_transmit_skb enters CWR
+// (tcp_enter_cwr): ssthresh and W_max as CUBIC sets them on a loss, the window down to
+// ssthresh, nothing retransmitted (`ss`: ssthresh set with no retransmission; `tc -s`: the
+// host tbf's drops). The window at which that happens in a slow-start round that grew the
+// window from `from` to c.cwnd (srtt: the path's round trip), 0 if it does not.
+inline constexpr int64_t kTcpLimitOutputBytes = 4 << 20;  // tcp_limit_output_bytes (6.8+)
+int64_t tcp_host_queue_overflow(const TcpConn& c, const TcpPath& p, int64_t rtt_ns, int64_t from);
 
 // Payload in flight allowed by the sender's send buffer and the receiver's receive
 // buffer (their autotuning maxima, bytes).

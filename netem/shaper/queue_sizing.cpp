@@ -23,6 +23,14 @@ uint64_t rate_queue_bytes(const LinkParams& p) {
   return std::max<uint64_t>(bytes, uint64_t{tbf_burst_bytes(p.rate_bps)} + kFrameBytes);
 }
 
+uint64_t intra_dc_queue_bytes(uint64_t rate_bps, double time_dilation) {
+  LinkParams p;
+  p.rate_bps = time_dilated_rate_bps(rate_bps, 1 / time_dilation);
+  p.queue_pkts = rate_queue_pkts(p);
+  p.rate_bps = rate_bps;
+  return rate_queue_bytes(p);
+}
+
 uint32_t delay_queue_pkts(const LinkParams& p) {
   uint64_t rate = p.rate_bps ? p.rate_bps : kUnlimitedRateBps;
   double hold_s = (p.delay_us + 4.0 * p.jitter_us) / 1e6;

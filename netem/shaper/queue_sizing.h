@@ -31,6 +31,11 @@ uint32_t rate_queue_pkts(const LinkParams& p);
 // In bytes, at least one bucket plus a frame (bfifo drops a packet larger than its room).
 uint64_t rate_queue_bytes(const LinkParams& p);
 
+// The queue of a host's intra-DC tbf (on its veth, both ends) at `rate_bps` as the link
+// runs (time dilation k: rate_bps is the dilated rate), in bytes: the undilated link's
+// rate_queue_pkts, so a dilated run queues as many packets.
+uint64_t intra_dc_queue_bytes(uint64_t rate_bps, double time_dilation = 1);
+
 // Packets in flight inside the delay stage at full rate (delay + 4 x jitter), x 1.5,
 // at least kMinDelayQueuePkts; rate 0 counts as kUnlimitedRateBps.
 uint32_t delay_queue_pkts(const LinkParams& p);

@@ -372,3 +372,43 @@ TEST(TcpModel, DrawnRandomLossesKeepTheRateAndFallAtGeometricGaps) {
   EXPECT_EQ(xdc::sim::tcp_random_losses(a, p, 50'000 * kSeg),
             xdc::sim::tcp_random_losses(b, p, 50'000 * kSeg));
 }
+
+namespace {
+
+// The sender's own tbf (TcpPath::host_queue_bytes): slow start over a bottleneck of more than
+// half the host's rate sends faster than that tbf passes; TCP small queues let about a
+// millisecond of the pacing rate (twice cwnd / srtt) and one TSO aggregate into it, and
+// once that exceeds what it queues, its drop puts the sender in CWR: ssthresh at 0.7 of
+// the window then, nothing sent again (tests/network/host_queue_test.cpp: the kernel's).
+TEST(TcpModel, SlowStartFasterThanTheHostsOwnTbfPassesEndsInCwr) {
+  using xdc::sim::kTcpMss;
+  xdc::sim::TcpPath p;
+  const int64_t rtt = 12 * kMs;
+  p.bdp_bytes = 1'256'000;       // 870 Mbit/s of frames, 12 ms
+  p.queue_bytes = 1'050'000;     // its tbf's bucket and queue
+  p.feed_bps = 956e6;            // the host's 1 Gbit/s tbf, payload
+  p.host_queue_bytes = 179'552;  // what that tbf queues
+  xdc::sim::TcpConn c;
+  int64_t t = 0;
+  for (int i = 0; i < 12 && c.ssthresh == 0; ++i, t += rtt)
+    xdc::sim::tcp_round(c, p, rtt, t, 64 * kMiB);
+  ASSERT_GT(c.ssthresh, 0) << "slow start did not end";
+  // TSQ's limit plus one 64 KiB aggregate reach the queue at a window of (queue - 64 KiB)
+  // x 1024 x srtt / 2.
+  const double w = (179'552.0 - 45 * kTcpMss) * 1024 * 0.012 / 2;
+  EXPECT_NEAR(static_cast<double>(c.ssthresh), 0.7 * w, 0.02 * w);
+  EXPECT_EQ(c.w_max, std::llround(w));
+  EXPECT_LT(c.ssthresh, p.bdp_bytes) << "below where the bottleneck's overflow would cut";
+
+  // A host twice as fast as the bottleneck keeps up with slow start: no cut until the
+  // bottleneck's own queue overflows, far later.
+  auto fast = p;
+  fast.feed_bps = 9.56e9;
+  xdc::sim::TcpConn d;
+  t = 0;
+  for (int i = 0; i < 12 && d.ssthresh == 0; ++i, t += rtt)
+    xdc::sim::tcp_round(d, fast, rtt, t, 64 * kMiB);
+  EXPECT_GT(d.ssthresh, c.ssthresh * 2);
+}
+
+}  // namespace
