@@ -10,6 +10,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <regex>
 #include <string>
@@ -77,20 +78,33 @@ TEST_F(HostQueue, SlowStartOverflowsTheSendersOwnTbfAndCutsWithoutRetransmitting
       got += n;
     }
   });
+  // Written 64 KiB at a time, TCP_INFO read after each write: the first cut as it happens
+  // (a busy machine's late tbf dequeue can bring a second one before the end).
+  auto tcp_state = [&] {
+    tcp_info info{};
+    socklen_t len = sizeof info;
+    getsockopt(c, IPPROTO_TCP, TCP_INFO, &info, &len);
+    return info;
+  };
   std::vector<char> buf(kBytes, 'x');
   int64_t sent = 0;
+  tcp_info first_cut{};
+  bool cut = false;
   while (sent < kBytes) {
-    const ssize_t n = write(c, buf.data() + sent, static_cast<size_t>(kBytes - sent));
+    const ssize_t n = write(c, buf.data() + sent,
+                            static_cast<size_t>(std::min<int64_t>(kBytes - sent, 64 << 10)));
     if (n <= 0) break;
     sent += n;
+    if (!cut) {
+      const tcp_info now = tcp_state();
+      if (now.tcpi_snd_ssthresh < 0x7fffffffu) first_cut = now, cut = true;
+    }
   }
   reader.join();
-  tcp_info info{};
-  socklen_t len = sizeof info;
-  getsockopt(c, IPPROTO_TCP, TCP_INFO, &info, &len);
+  const tcp_info info = tcp_state();
   close(peer), close(c), close(s);
   const long drops = tbf_drops(a->ns, "eth0") - drops_before;
-  const int64_t ssthresh = int64_t{info.tcpi_snd_ssthresh} * info.tcpi_snd_mss;
+  const int64_t ssthresh = int64_t{first_cut.tcpi_snd_ssthresh} * first_cut.tcpi_snd_mss;
 
   // The model: the same 24 MiB on a fresh connection of the pair.
   const auto e = xdc::run::load_experiment("tests/network/host-queue-exp.yaml");
@@ -99,25 +113,26 @@ TEST_F(HostQueue, SlowStartOverflowsTheSendersOwnTbfAndCutsWithoutRetransmitting
   st.send(0, 1, kBytes, 0);
   const xdc::sim::TcpConn& conn = st.history()[1];
   std::printf(
-      "kernel: %lld B sent, host tbf dropped %ld, %u retransmitted, ssthresh %lld B (%u "
-      "segments), cwnd %u; model: host queue %lld B, ssthresh %lld B\n",
-      static_cast<long long>(sent), drops, info.tcpi_total_retrans,
-      static_cast<long long>(ssthresh), info.tcpi_snd_ssthresh, info.tcpi_snd_cwnd,
+      "kernel: %lld B sent, host tbf dropped %ld, %u retransmitted (%u at the first cut), "
+      "first ssthresh %lld B (%u segments), at the end %u; model: host queue %lld B, "
+      "ssthresh %lld B\n",
+      static_cast<long long>(sent), drops, info.tcpi_total_retrans, first_cut.tcpi_total_retrans,
+      static_cast<long long>(ssthresh), first_cut.tcpi_snd_ssthresh, info.tcpi_snd_ssthresh,
       static_cast<long long>(m.tcp[1].host_queue_bytes), static_cast<long long>(conn.ssthresh));
   ASSERT_EQ(got, kBytes);
   EXPECT_GT(drops, 0) << "the sender's own tbf dropped nothing";
-  EXPECT_LT(info.tcpi_snd_ssthresh, 0x7fffffffu) << "slow start ended without a cut";
+  ASSERT_TRUE(cut) << "slow start ended without a cut";
   // The cut comes from the local drop, not from a loss on the WAN: the window it leaves
   // is well below the bottleneck's bandwidth-delay product, where a WAN loss would set it.
   const int64_t bdp = m.tcp[1].bdp_bytes;
   EXPECT_LT(ssthresh, bdp) << "ssthresh at or above the bandwidth-delay product";
   EXPECT_GT(conn.ssthresh, 0) << "the model has no cut";
   EXPECT_LT(conn.ssthresh, bdp);
-  // Within a factor of two of the kernel's: the model takes srtt as the path's round trip
-  // (the kernel's grows with the queue slow start builds, which cuts later), and on a busy
-  // machine the tbf's dequeue runs late, which cuts earlier.
+  // Not far below the kernel's first cut: the model takes srtt as the path's round trip,
+  // where the kernel's grows with the queue slow start builds, and cuts later (here, idle:
+  // 443-546 segments against the model's 342). A busy machine's late tbf dequeue makes the
+  // kernel cut earlier, so there is no bound the other way.
   EXPECT_GT(conn.ssthresh, ssthresh / 2);
-  EXPECT_LT(conn.ssthresh, ssthresh * 2);
 }
 
 }  // namespace
