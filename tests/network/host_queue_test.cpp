@@ -25,8 +25,6 @@
 
 namespace {
 
-using xdc::testing::socket_in;
-
 constexpr int kPort = 7713;
 constexpr int64_t kBytes = 24 << 20;
 
@@ -58,17 +56,9 @@ TEST_F(HostQueue, SlowStartOverflowsTheSendersOwnTbfAndCutsWithoutRetransmitting
   const long drops_before = tbf_drops(a->ns, "eth0");
   ASSERT_GE(drops_before, 0) << "no tbf on west-h1's eth0";
 
-  int s = socket_in(b->ns), one = 1;
-  setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(kPort);
-  inet_pton(AF_INET, b->data_ip.c_str(), &addr.sin_addr);
-  ASSERT_EQ(bind(s, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
-  ASSERT_EQ(listen(s, 1), 0);
-  int c = socket_in(a->ns);
-  ASSERT_EQ(connect(c, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
-  const int peer = accept(s, nullptr, nullptr);
+  xdc::testing::TcpPair pair = xdc::testing::connect_in(a->ns, b->ns, b->data_ip, kPort);
+  ASSERT_GE(pair.peer, 0) << "no connection west-h1 -> east-h1";
+  const int c = pair.client, peer = pair.peer;
   int64_t got = 0;
   std::thread reader([&] {
     std::vector<char> in(1 << 20);
@@ -102,7 +92,7 @@ TEST_F(HostQueue, SlowStartOverflowsTheSendersOwnTbfAndCutsWithoutRetransmitting
   }
   reader.join();
   const tcp_info info = tcp_state();
-  close(peer), close(c), close(s);
+  pair.close_all();
   const long drops = tbf_drops(a->ns, "eth0") - drops_before;
   const int64_t ssthresh = int64_t{first_cut.tcpi_snd_ssthresh} * first_cut.tcpi_snd_mss;
 

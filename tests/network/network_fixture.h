@@ -2,9 +2,12 @@
 // A test with one emulated network up: `xdc up FILE --name NAME` before each test, `xdc
 // down NAME` after it, and nothing of NAME left behind. Probes (harness/check/probes.h)
 // reach the hosts through the built xdc (XDC_EXE).
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
 #include <stdlib.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <string>
 
@@ -17,6 +20,34 @@ namespace xdc::testing {
 inline int socket_in(const std::string& ns) {
   xdc::nl::NetnsGuard in(ns);
   return socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+}
+
+// One TCP connection from namespace `from_ns` to `to_ip`:`port` in namespace `to_ns`: the
+// listening socket, the client's and the accepted one (-1 where a step failed).
+struct TcpPair {
+  int listener = -1, client = -1, peer = -1;
+  void close_all() {
+    for (int fd : {peer, client, listener})
+      if (fd >= 0) ::close(fd);
+  }
+};
+inline TcpPair connect_in(const std::string& from_ns, const std::string& to_ns,
+                          const std::string& to_ip, int port) {
+  TcpPair p;
+  p.listener = socket_in(to_ns);
+  int one = 1;
+  setsockopt(p.listener, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  inet_pton(AF_INET, to_ip.c_str(), &addr.sin_addr);
+  if (bind(p.listener, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
+      listen(p.listener, 1) != 0)
+    return p;
+  p.client = socket_in(from_ns);
+  if (connect(p.client, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) return p;
+  p.peer = accept(p.listener, nullptr, nullptr);
+  return p;
 }
 
 class NetworkTest : public ::testing::Test {

@@ -32,8 +32,6 @@
 
 namespace {
 
-using xdc::testing::socket_in;
-
 constexpr int kPort = 7712;
 constexpr int64_t kSmall = 200 << 10;  // passes the short hop (the model: 283 KB do)
 constexpr int64_t kLarge = 600 << 10;  // overflows it
@@ -54,17 +52,9 @@ class RoutedBurst : public xdc::testing::NetworkTest {
     if (!state) return {};
     const auto* a = state->find_host(from);
     const auto* b = state->find_host(to);
-    int s = socket_in(b->ns), one = 1;
-    setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(kPort);
-    inet_pton(AF_INET, b->data_ip.c_str(), &addr.sin_addr);
-    EXPECT_EQ(bind(s, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
-    EXPECT_EQ(listen(s, 1), 0);
-    int c = socket_in(a->ns);
-    EXPECT_EQ(connect(c, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
-    const int peer = accept(s, nullptr, nullptr);
+    xdc::testing::TcpPair conn = xdc::testing::connect_in(a->ns, b->ns, b->data_ip, kPort);
+    EXPECT_GE(conn.peer, 0) << "no connection " << from << " -> " << to;
+    const int c = conn.client, peer = conn.peer;
     std::vector<char> buf(16 << 20, 'x');
     // `bytes` written at once (a burst), or kWarmChunk at a time at kWarmBps (a slot
     // missed on a busy machine is skipped, never made up in a burst).
@@ -124,7 +114,7 @@ class RoutedBurst : public xdc::testing::NetworkTest {
       send_all(bytes);
       out.push_back(retransmitted() - before);
     }
-    close(peer), close(c), close(s);
+    conn.close_all();
     return out;
   }
 };
