@@ -143,9 +143,9 @@ struct TcpPath {
   // sender's fabric; 0: unknown, taken as infinite): tcp_jitter_lag_ns reads them.
   std::vector<JitterHop> jitter_hops;
   double feed_bps = 0;
-  // The sender host's own rate stage (its intra-DC tbf): the bytes it queues beyond its
-  // bucket (payload; 0: none). Fed faster than feed_bps, it drops locally, and the sender
-  // enters CWR without a retransmission (tcp_host_queue_overflow).
+  // The sender host's own rate stage (its intra-DC tbf): what its queue holds (tbf's
+  // limit, payload bytes; 0: none). Fed faster than feed_bps, it drops locally, and the
+  // sender enters CWR without a retransmission (tcp_host_queue_overflow).
   int64_t host_queue_bytes = 0;
   // The sender backs off on loss as CUBIC (and Reno) do; false for BBR, which paces at
   // the rate it measures and is not modeled here: no congestion loss then.
