@@ -9,7 +9,6 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <optional>
 #include <set>
 #include <tuple>
 
@@ -217,12 +216,15 @@ sim::LinkModel links_between(const Experiment& e, const std::vector<std::string>
     if (fresh) dc_name.push_back(host[r]->dc);
     dc_of[r] = it->second;
   }
-  sim::LinkModel m = sim::LinkModel::dcs(dc_of, {}, lan_link(e.topology));
   // The hosts whose pairs hold TCP paths (per_host: each distinct host once, in order of
-  // first rank, so tcp.front() stays rank pair (0, 0)'s), with their DCs.
+  // first rank, so tcp.front() stays rank pair (0, 0)'s, and the model's rows:
+  // LinkModel::host), with their DCs.
   std::vector<const topo::Host*> path_host = host;
   std::vector<int> path_dc = dc_of;
-  if (per_host) {
+  sim::LinkModel m;
+  if (!per_host) {
+    m = sim::LinkModel::dcs(dc_of, {}, lan_link(e.topology));
+  } else {
     std::map<const topo::Host*, int> index;
     std::vector<int> of(n);
     path_host.clear();
@@ -236,9 +238,11 @@ sim::LinkModel links_between(const Experiment& e, const std::vector<std::string>
       of[r] = it->second;
     }
     const int h = static_cast<int>(path_host.size());
-    m.tcp_of.resize(static_cast<size_t>(n) * n);
-    for (int a = 0; a < n; ++a)
-      for (int b = 0; b < n; ++b) m.tcp_of[static_cast<size_t>(a) * n + b] = of[a] * h + of[b];
+    m.ranks = n;
+    m.host = std::move(of);
+    m.hosts = h;
+    m.links.assign(static_cast<size_t>(h) * h, lan_link(e.topology));
+    m.channel.assign(static_cast<size_t>(h) * h, -1);  // inside a DC: the pair's own
   }
   m.tcp = tcp_paths(e, path_host, striped);
   const topo::Routes routes = topo::compute_routes(e.topology);
@@ -288,7 +292,22 @@ sim::LinkModel links_between(const Experiment& e, const std::vector<std::string>
       w.queue = std::llround(static_cast<double>(burst) * payload);
     }
   const double fabric_bps = lan_link(e.topology).bandwidth_bps;  // feeds a route's first hop
-  for (int a = 0; a < n; ++a)
+  // The links and channels as below, a row per host.
+  if (per_host) {
+    const int h = m.hosts;
+    for (int a = 0; a < h; ++a)
+      for (int b = 0; b < h; ++b) {
+        const size_t i = static_cast<size_t>(a) * h + b;
+        if (a == b) {
+          m.links[i] = {};  // two ranks of one host
+        } else if (path_dc[a] != path_dc[b]) {
+          m.links[i] = between[static_cast<size_t>(path_dc[a]) * D + path_dc[b]].link;
+          // After the pair ids, as LinkModel::dcs numbers them.
+          m.channel[i] = n * n + path_dc[a] * static_cast<int>(D) + path_dc[b];
+        }
+      }
+  }
+  for (int a = 0; a < n && !per_host; ++a)
     for (int b = 0; b < n; ++b) {
       if (a == b) continue;
       if (host[a] == host[b]) {
@@ -326,26 +345,26 @@ sim::LinkModel link_model(const Experiment& e) {
 sim::LinkModel world_link_model(const Experiment& e) {
   const std::vector<std::string> hosts = e.pipeline_hosts();
   const int n = static_cast<int>(hosts.size());
-  sim::LinkModel m = sim::LinkModel::uniform(n, {});
   const topo::Routes routes = topo::compute_routes(e.topology);
-  // Replicas share hosts: each ordered pair of distinct hosts is worked out once.
+  // Replicas share hosts: a row per distinct host (LinkModel::host), each ordered pair of
+  // them worked out once.
   std::map<std::string, int> index;
   std::vector<std::string> names;
-  std::vector<int> host(n);
+  sim::LinkModel m;
+  m.ranks = n;
+  m.host.resize(n);
   for (int r = 0; r < n; ++r) {
     const auto [it, fresh] = index.emplace(hosts[r], static_cast<int>(names.size()));
     if (fresh) names.push_back(hosts[r]);
-    host[r] = it->second;
+    m.host[r] = it->second;
   }
-  const size_t H = names.size();
-  std::vector<std::optional<sim::Link>> seen(H * H);
-  for (int a = 0; a < n; ++a)
-    for (int b = 0; b < n; ++b) {
-      if (a == b) continue;
-      std::optional<sim::Link>& l = seen[static_cast<size_t>(host[a]) * H + host[b]];
-      if (!l) l = host_link(e, routes, hosts[a], hosts[b]);
-      m.at(a, b) = *l;
-    }
+  const int H = static_cast<int>(names.size());
+  m.hosts = H;
+  m.links.assign(static_cast<size_t>(H) * H, {});  // two ranks of one host: no link
+  for (int a = 0; a < H; ++a)
+    for (int b = 0; b < H; ++b)
+      if (a != b)
+        m.links[static_cast<size_t>(a) * H + b] = host_link(e, routes, names[a], names[b]);
   return m;
 }
 

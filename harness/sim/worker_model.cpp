@@ -98,6 +98,33 @@ std::vector<int64_t> dissemination_barrier(const std::vector<int64_t>& enter,
   return t;
 }
 
+std::vector<std::pair<int, int>> dp_pairs(int world, int local, bool ring, bool barrier) {
+  std::vector<std::pair<int, int>> out;
+  if (local <= 0) return out;
+  const int members = world / local;
+  auto both = [&](int r, int a, int b) {  // comm ranks a and b of pipeline rank r's group
+    out.emplace_back(a * local + r, b * local + r);
+    out.emplace_back(b * local + r, a * local + r);
+  };
+  for (int r = 0; r < local; ++r) {
+    for (int half = 1; half < members; half *= 2)  // binomial_allreduce's reduce
+      for (int v = 0; v + half < members; v += 2 * half) both(r, v + half, v);
+    for (int v = 1; v < members; ++v) {  // and its broadcast
+      int high = 1;
+      while (high * 2 <= v) high *= 2;
+      both(r, v - high, v);
+    }
+    if (ring && members > 1)
+      for (int v = 0; v < members; ++v) both(r, v, (v + 1) % members);
+  }
+  if (barrier)  // dissemination_barrier's rounds
+    for (int step = 1; step < world; step *= 2)
+      for (int r = 0; r < world; ++r)
+        if (const int from = (r - step % world + world) % world; from != r)
+          out.emplace_back(from, r);
+  return out;
+}
+
 namespace {
 
 // One binomial all-reduce among `ranks` (world ranks, comm rank order) with its messages:
@@ -208,22 +235,29 @@ std::vector<int64_t> dp_allreduce_ns(const trace::Trace& t, const sched::Schedul
       msgs.push_back({k, v - high, v, 0});
     }
   }
-  // Each collective's messages (indices into msgs): a message's readiness depends on its
-  // own collective's arrivals only, so each lookup and each offer scans those alone.
+  // Each collective's messages (indices into msgs), and per member those into it and
+  // those from it: a message's readiness depends on arrivals into its sender (and, for a
+  // rendezvous, into its receiver) alone, so each lookup and each offer scans those.
   std::vector<std::vector<size_t>> of_coll(local_stages);
-  for (size_t i = 0; i < msgs.size(); ++i) of_coll[msgs[i].coll].push_back(i);
+  std::vector<std::vector<size_t>> into(static_cast<size_t>(local_stages) * members),
+      from(static_cast<size_t>(local_stages) * members);
+  auto member = [members](int k, int v) { return static_cast<size_t>(k) * members + v; };
+  for (size_t i = 0; i < msgs.size(); ++i) {
+    of_coll[msgs[i].coll].push_back(i);
+    into[member(msgs[i].coll, msgs[i].to)].push_back(i);
+    from[member(msgs[i].coll, msgs[i].from)].push_back(i);
+  }
   // What member v has summed: every reduce message into it (before round `below`).
   auto have = [&](int k, int v, int below) {
-    return all_arrived(msgs, of_coll[k], colls[k].enter[v], [&](const CollectiveMessage& m) {
-      return m.half > 0 && m.to == v && m.half < below;
-    });
+    return all_arrived(msgs, into[member(k, v)], colls[k].enter[v],
+                       [&](const CollectiveMessage& m) { return m.half > 0 && m.half < below; });
   };
   // When member v has the result: the root once it has summed, others at the broadcast.
   auto result = [&](int k, int v) {
     const int64_t h = have(k, v, members);
     if (v == 0 || h < 0) return h;
-    return all_arrived(msgs, of_coll[k], h,
-                       [&](const CollectiveMessage& m) { return m.half == 0 && m.to == v; });
+    return all_arrived(msgs, into[member(k, v)], h,
+                       [&](const CollectiveMessage& m) { return m.half == 0; });
   };
   // When message i may be posted (libnbc's rounds; binomial_allreduce); -1: not yet known.
   auto ready = [&](const CollectiveMessage& m) -> int64_t {
@@ -236,8 +270,8 @@ std::vector<int64_t> dp_allreduce_ns(const trace::Trace& t, const sched::Schedul
   // Events in time order: a post (kind 0) before an arrival check (kind 1) at one time.
   using Event = std::tuple<int64_t, int, size_t>;
   std::priority_queue<Event, std::vector<Event>, std::greater<>> q;
-  auto offer = [&](int k, int64_t now) {
-    for (size_t i : of_coll[k]) {
+  auto offer = [&](const std::vector<size_t>& candidates, int64_t now) {
+    for (size_t i : candidates) {
       if (msgs[i].posted) continue;
       const int64_t r = ready(msgs[i]);
       if (r < 0) continue;
@@ -245,7 +279,7 @@ std::vector<int64_t> dp_allreduce_ns(const trace::Trace& t, const sched::Schedul
       q.emplace(std::max(r, now), 0, i);
     }
   };
-  for (int k = 0; k < local_stages; ++k) offer(k, std::numeric_limits<int64_t>::min());
+  for (int k = 0; k < local_stages; ++k) offer(of_coll[k], std::numeric_limits<int64_t>::min());
   const sched::Action none{};
   while (!q.empty()) {
     const auto [now, kind, i] = q.top();
@@ -267,7 +301,8 @@ std::vector<int64_t> dp_allreduce_ns(const trace::Trace& t, const sched::Schedul
       }
     }
     m.arrival = now;
-    offer(m.coll, now);
+    offer(from[member(m.coll, m.to)], now);  // its receiver's messages
+    if (c.rendezvous) offer(into[member(m.coll, m.to)], now);
   }
   for (int k = 0; k < local_stages; ++k) {
     const Collective& c = colls[k];
@@ -284,16 +319,17 @@ namespace {
 
 // A message of the workers' barrier is a send on its TCP connection too (an empty MPI
 // message still carries its header): an idle window restarts then, and the connection has
-// not been idle since. `history` is [from * ranks + to] of `links` (the pipeline's, or the
+// not been idle since. `history` is by connection of `links` (the pipeline's, or the
 // data-parallel all-reduces' in world ranks), then the stripes' connections, which the
 // barrier does not use: it goes on OpenMPI's.
 void note_send(std::vector<TcpConn>& history, const LinkModel& links, int from, int to,
                int64_t at) {
   if (links.tcp.empty() || from >= links.ranks || to >= links.ranks ||
-      history.size() < links.tcp_pairs())
+      history.size() < links.connections())
     return;
-  const size_t i = static_cast<size_t>(from) * links.ranks + to;
-  TcpPath own = links.path(i);  // OpenMPI's one connection (per copy), not the stripes
+  const size_t i = links.connection(from, to);
+  if (i == LinkModel::kNoConnection) return;  // a pair whose connection no collective uses
+  TcpPath own = links.path(from, to);  // OpenMPI's one connection (per copy), not the stripes
   own.connections = links.copies_of(from, to);
   tcp_note_send(history[i], own, links.at(from, to).latency_ns + links.at(to, from).latency_ns, at);
 }
