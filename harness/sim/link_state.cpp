@@ -324,15 +324,18 @@ int64_t LinkState::lone_rounds(Job& j, std::pair<size_t, TcpConn>& conn, size_t*
     if (j.fin_queues(j.left, room)) j.fin_ready = t;
     // The previous round left the connection as it found it, moved by the round's length:
     // every round up to the phase's last, an answer's arrival or `until` does the same.
-    if (last_given > 0 && t > last_t && moved_by(last, c, t - last_t, bottleneck)) {
+    // A round of no length (no latency, no rate limit: two ranks of one host) stays at t,
+    // which neither `until` nor a later answer is reached from.
+    if (last_given > 0 && t >= last_t && moved_by(last, c, t - last_t, bottleneck)) {
       const int64_t step = t - last_t;
       int64_t k = (j.left - 1) / last_given;        // each leaves bytes to send
       if (j.put && j.rest == 0 && j.fin_ready < 0)  // and does not yet queue the FIN
         k = std::min(k, (j.left - room - 1) / last_given + 1);
-      if (until > t) k = std::min(k, (until - t - 1) / step + 1);
+      if (until > t && step > 0) k = std::min(k, (until - t - 1) / step + 1);
       const auto& q = pending_[i];
-      if (*applied < q.size())
-        k = std::min(k, q[*applied] > t ? (q[*applied] - t - 1) / step + 1 : 0);
+      if (*applied < q.size() && q[*applied] <= t) k = 0;
+      if (*applied < q.size() && q[*applied] > t && step > 0)
+        k = std::min(k, (q[*applied] - t - 1) / step + 1);
       if (k > 1) {
         --k;  // the last of them runs below, as a check that it does repeat
         t += k * step;
