@@ -198,6 +198,35 @@ void add_jitter(std::array<int64_t, sim::TcpPath::kJitterHoldSlots>& hold,
   hops.push_back({unit_ns, netem::acts_per_packet(p), std::move(table)});
 }
 
+// Links among ranks on `host` with a row per distinct host (LinkModel::host), in order of
+// first rank (so tcp.front() stays rank pair (0, 0)'s); `row_host` and `row_dc` receive
+// each row's host and DC. `lan` between every two rows, a channel per rank pair
+// (links_between sets the pairs of one host and those across DCs).
+sim::LinkModel rows_by_host(const std::vector<const topo::Host*>& host,
+                            const std::vector<int>& dc_of, const sim::Link& lan,
+                            std::vector<const topo::Host*>& row_host, std::vector<int>& row_dc) {
+  const int n = static_cast<int>(host.size());
+  std::map<const topo::Host*, int> index;
+  sim::LinkModel m;
+  m.ranks = n;
+  m.host.resize(n);
+  row_host.clear();
+  row_dc.clear();
+  for (int r = 0; r < n; ++r) {
+    const auto [it, fresh] = index.emplace(host[r], static_cast<int>(row_host.size()));
+    if (fresh) {
+      row_host.push_back(host[r]);
+      row_dc.push_back(dc_of[r]);
+    }
+    m.host[r] = it->second;
+  }
+  const int h = static_cast<int>(row_host.size());
+  m.hosts = h;
+  m.links.assign(static_cast<size_t>(h) * h, lan);
+  m.channel.assign(static_cast<size_t>(h) * h, -1);  // inside a DC: the pair's own
+  return m;
+}
+
 }  // namespace
 
 // The links among `hosts` (one rank each, in order), as link_model() describes. What
@@ -216,34 +245,12 @@ sim::LinkModel links_between(const Experiment& e, const std::vector<std::string>
     if (fresh) dc_name.push_back(host[r]->dc);
     dc_of[r] = it->second;
   }
-  // The hosts whose pairs hold TCP paths (per_host: each distinct host once, in order of
-  // first rank, so tcp.front() stays rank pair (0, 0)'s, and the model's rows:
-  // LinkModel::host), with their DCs.
+  // The hosts whose pairs hold TCP paths (per_host: each distinct host once, the model's
+  // rows), with their DCs.
   std::vector<const topo::Host*> path_host = host;
   std::vector<int> path_dc = dc_of;
-  sim::LinkModel m;
-  if (!per_host) {
-    m = sim::LinkModel::dcs(dc_of, {}, lan_link(e.topology));
-  } else {
-    std::map<const topo::Host*, int> index;
-    std::vector<int> of(n);
-    path_host.clear();
-    path_dc.clear();
-    for (int r = 0; r < n; ++r) {
-      const auto [it, fresh] = index.emplace(host[r], static_cast<int>(path_host.size()));
-      if (fresh) {
-        path_host.push_back(host[r]);
-        path_dc.push_back(dc_of[r]);
-      }
-      of[r] = it->second;
-    }
-    const int h = static_cast<int>(path_host.size());
-    m.ranks = n;
-    m.host = std::move(of);
-    m.hosts = h;
-    m.links.assign(static_cast<size_t>(h) * h, lan_link(e.topology));
-    m.channel.assign(static_cast<size_t>(h) * h, -1);  // inside a DC: the pair's own
-  }
+  sim::LinkModel m = per_host ? rows_by_host(host, dc_of, lan_link(e.topology), path_host, path_dc)
+                              : sim::LinkModel::dcs(dc_of, {}, lan_link(e.topology));
   m.tcp = tcp_paths(e, path_host, striped);
   const topo::Routes routes = topo::compute_routes(e.topology);
   // Per ordered pair of DCs: the link, the loss episodes along the route (random loss, or a

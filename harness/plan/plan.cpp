@@ -177,8 +177,11 @@ void add_dp_allreduce(const Experiment& e, const std::vector<int>& stage_rank,
     // The replicas' connections last carried the previous iteration's all-reduce:
     // idle for about an iteration of this stage's compute.
     const int64_t idle = e.microbatches * (costs.f_ns[st] + costs.b_ns[st] + costs.w_ns[st]);
-    costs.allreduce_ns = std::max(
-        costs.allreduce_ns, sim::allreduce_ns(links_between(e, replicas, false), grads[st], idle));
+    // A row per host and the all-reduce's connections alone: many replicas' pairs would
+    // not fit.
+    sim::LinkModel links = links_between(e, replicas, false, true);
+    links.set_pairs(sim::dp_pairs(links.ranks, 1, false, false));
+    costs.allreduce_ns = std::max(costs.allreduce_ns, sim::allreduce_ns(links, grads[st], idle));
   }
 }
 

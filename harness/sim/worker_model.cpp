@@ -98,33 +98,6 @@ std::vector<int64_t> dissemination_barrier(const std::vector<int64_t>& enter,
   return t;
 }
 
-std::vector<std::pair<int, int>> dp_pairs(int world, int local, bool ring, bool barrier) {
-  std::vector<std::pair<int, int>> out;
-  if (local <= 0) return out;
-  const int members = world / local;
-  auto both = [&](int r, int a, int b) {  // comm ranks a and b of pipeline rank r's group
-    out.emplace_back(a * local + r, b * local + r);
-    out.emplace_back(b * local + r, a * local + r);
-  };
-  for (int r = 0; r < local; ++r) {
-    for (int half = 1; half < members; half *= 2)  // binomial_allreduce's reduce
-      for (int v = 0; v + half < members; v += 2 * half) both(r, v + half, v);
-    for (int v = 1; v < members; ++v) {  // and its broadcast
-      int high = 1;
-      while (high * 2 <= v) high *= 2;
-      both(r, v - high, v);
-    }
-    if (ring && members > 1)
-      for (int v = 0; v < members; ++v) both(r, v, (v + 1) % members);
-  }
-  if (barrier)  // dissemination_barrier's rounds
-    for (int step = 1; step < world; step *= 2)
-      for (int r = 0; r < world; ++r)
-        if (const int from = (r - step % world + world) % world; from != r)
-          out.emplace_back(from, r);
-  return out;
-}
-
 namespace {
 
 // One binomial all-reduce among `ranks` (world ranks, comm rank order) with its messages:
@@ -185,20 +158,16 @@ std::vector<int64_t> gloo_ring_dp(const std::vector<Collective>& colls, int repl
   return out;
 }
 
-}  // namespace
-
-std::vector<int64_t> dp_allreduce_ns(const trace::Trace& t, const sched::Schedule& s,
-                                     const CostModel& costs, const WorkerModel& w,
-                                     sched::MessageTiming& wire) {
-  std::vector<int64_t> out(s.stages, -1);
+// One collective per stage of replica 0 of `s` (`local` pipeline ranks a replica), among
+// the ranks of `links` that hold its pipeline rank; members enter at their replica's
+// ALLREDUCE in `t` (-1: not in it).
+std::vector<Collective> stage_collectives(const trace::Trace& t, const sched::Schedule& s,
+                                          const CostModel& costs, const LinkModel& links,
+                                          int local) {
   const int replicas = std::max(1, s.replicas);
-  const int local = s.ranks / replicas;  // pipeline ranks of one replica
-  if (w.dp_links.ranks == 0 || local == 0) return out;
-  const int members = w.dp_links.ranks / local;
+  const int members = links.ranks / local;
   const int local_stages = s.stages / replicas;
-  const int64_t eager =
-      w.dp_links.tcp.empty() ? kOpenMpiEagerLimit : w.dp_links.tcp.front().eager_limit;
-  // One collective per stage of replica 0; members enter at their replica's ALLREDUCE.
+  const int64_t eager = links.tcp.empty() ? kOpenMpiEagerLimit : links.tcp.front().eager_limit;
   std::vector<Collective> colls(local_stages);
   for (int st = 0; st < local_stages; ++st) {
     Collective& c = colls[st];
@@ -217,6 +186,21 @@ std::vector<int64_t> dp_allreduce_ns(const trace::Trace& t, const sched::Schedul
     else
       colls[st].enter.assign(members, ev.start_ns);
   }
+  return colls;
+}
+
+}  // namespace
+
+std::vector<int64_t> dp_allreduce_ns(const trace::Trace& t, const sched::Schedule& s,
+                                     const CostModel& costs, const WorkerModel& w,
+                                     sched::MessageTiming& wire) {
+  std::vector<int64_t> out(s.stages, -1);
+  const int replicas = std::max(1, s.replicas);
+  const int local = s.ranks / replicas;  // pipeline ranks of one replica
+  if (w.dp_links.ranks == 0 || local == 0) return out;
+  const int members = w.dp_links.ranks / local;
+  const int local_stages = s.stages / replicas;
+  const std::vector<Collective> colls = stage_collectives(t, s, costs, w.dp_links, local);
   if (w.dp_collective == WorkerModel::Collective::kGlooRing)
     return gloo_ring_dp(colls, replicas, wire);
   std::vector<CollectiveMessage> msgs;
