@@ -6,6 +6,7 @@
 #include <map>
 #include <queue>
 #include <stdexcept>
+#include <string>
 #include <tuple>
 
 #include "harness/sim/gloo_ring.h"
@@ -312,7 +313,9 @@ void note_send(std::vector<TcpConn>& history, const LinkModel& links, int from, 
       history.size() < links.connections())
     return;
   const size_t i = links.connection(from, to);
-  if (i == LinkModel::kNoConnection) return;  // a pair whose connection no collective uses
+  if (i == LinkModel::kNoConnection)  // the pairs (LinkModel::set_pairs) miss the barrier's
+    throw std::logic_error("note_send: no connection from rank " + std::to_string(from) + " to " +
+                           std::to_string(to));
   TcpPath own = links.path(from, to);  // OpenMPI's one connection (per copy), not the stripes
   own.connections = links.copies_of(from, to);
   tcp_note_send(history[i], own, links.at(from, to).latency_ns + links.at(to, from).latency_ns, at);
