@@ -74,7 +74,6 @@ struct LinkModel {
   // pair that sends a rendezvous message: its answer goes back on the other), numbered
   // in the order of from * ranks + to. A world's collectives use few of its pairs.
   void set_pairs(std::vector<std::pair<int, int>> pairs);
-  bool all_pairs() const { return pairs_.empty(); }
   size_t connections() const {
     return pairs_.empty() ? static_cast<size_t>(ranks) * ranks : pairs_.size();
   }
