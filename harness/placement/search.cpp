@@ -247,7 +247,7 @@ std::string link_signature(const Search& s, const std::vector<std::string>& host
     out += fmt::format("{},{:.0f},{};", m.links[i].latency_ns, m.links[i].bandwidth_bps,
                        m.channel.empty() ? static_cast<int>(i) : m.channel[i]);
     if (!m.tcp.empty()) {
-      const sim::TcpPath& t = m.path(i);
+      const sim::TcpPath& t = m.path_of(i);
       out += fmt::format("{},{},{},{},{},{};", t.eager_limit, t.window_bytes,
                          t.slow_start_after_idle, t.rto_min_ns, t.connections, t.loss);
     }

@@ -9,7 +9,6 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <optional>
 #include <set>
 #include <tuple>
 
@@ -207,6 +206,35 @@ void add_jitter(std::array<int64_t, sim::TcpPath::kJitterHoldSlots>& hold,
   hops.push_back({unit_ns, netem::acts_per_packet(p), std::move(table)});
 }
 
+// Links among ranks on `host` with a row per distinct host (LinkModel::host), in order of
+// first rank (so tcp.front() stays rank pair (0, 0)'s); `row_host` and `row_dc` receive
+// each row's host and DC. `lan` between every two rows, a channel per rank pair
+// (links_between sets the pairs of one host and those across DCs).
+sim::LinkModel rows_by_host(const std::vector<const topo::Host*>& host,
+                            const std::vector<int>& dc_of, const sim::Link& lan,
+                            std::vector<const topo::Host*>& row_host, std::vector<int>& row_dc) {
+  const int n = static_cast<int>(host.size());
+  std::map<const topo::Host*, int> index;
+  sim::LinkModel m;
+  m.ranks = n;
+  m.host.resize(n);
+  row_host.clear();
+  row_dc.clear();
+  for (int r = 0; r < n; ++r) {
+    const auto [it, fresh] = index.emplace(host[r], static_cast<int>(row_host.size()));
+    if (fresh) {
+      row_host.push_back(host[r]);
+      row_dc.push_back(dc_of[r]);
+    }
+    m.host[r] = it->second;
+  }
+  const int h = static_cast<int>(row_host.size());
+  m.hosts = h;
+  m.links.assign(static_cast<size_t>(h) * h, lan);
+  m.channel.assign(static_cast<size_t>(h) * h, -1);  // inside a DC: the pair's own
+  return m;
+}
+
 }  // namespace
 
 // The links among `hosts` (one rank each, in order), as link_model() describes. What
@@ -225,29 +253,12 @@ sim::LinkModel links_between(const Experiment& e, const std::vector<std::string>
     if (fresh) dc_name.push_back(host[r]->dc);
     dc_of[r] = it->second;
   }
-  sim::LinkModel m = sim::LinkModel::dcs(dc_of, {}, lan_link(e.topology));
-  // The hosts whose pairs hold TCP paths (per_host: each distinct host once, in order of
-  // first rank, so tcp.front() stays rank pair (0, 0)'s), with their DCs.
+  // The hosts whose pairs hold TCP paths (per_host: each distinct host once, the model's
+  // rows), with their DCs.
   std::vector<const topo::Host*> path_host = host;
   std::vector<int> path_dc = dc_of;
-  if (per_host) {
-    std::map<const topo::Host*, int> index;
-    std::vector<int> of(n);
-    path_host.clear();
-    path_dc.clear();
-    for (int r = 0; r < n; ++r) {
-      const auto [it, fresh] = index.emplace(host[r], static_cast<int>(path_host.size()));
-      if (fresh) {
-        path_host.push_back(host[r]);
-        path_dc.push_back(dc_of[r]);
-      }
-      of[r] = it->second;
-    }
-    const int h = static_cast<int>(path_host.size());
-    m.tcp_of.resize(static_cast<size_t>(n) * n);
-    for (int a = 0; a < n; ++a)
-      for (int b = 0; b < n; ++b) m.tcp_of[static_cast<size_t>(a) * n + b] = of[a] * h + of[b];
-  }
+  sim::LinkModel m = per_host ? rows_by_host(host, dc_of, lan_link(e.topology), path_host, path_dc)
+                              : sim::LinkModel::dcs(dc_of, {}, lan_link(e.topology));
   m.tcp = tcp_paths(e, path_host, striped);
   const topo::Routes routes = topo::compute_routes(e.topology);
   // Per ordered pair of DCs: the link, the loss episodes along the route (random loss, or a
@@ -297,7 +308,22 @@ sim::LinkModel links_between(const Experiment& e, const std::vector<std::string>
     }
   const double fabric_bps = lan_link(e.topology).bandwidth_bps;  // feeds a route's first hop
   const int64_t host_queue = host_queue_payload_bytes(e.topology);
-  for (int a = 0; a < n; ++a)
+  // The links and channels as below, a row per host.
+  if (per_host) {
+    const int h = m.hosts;
+    for (int a = 0; a < h; ++a)
+      for (int b = 0; b < h; ++b) {
+        const size_t i = static_cast<size_t>(a) * h + b;
+        if (a == b) {
+          m.links[i] = {};  // two ranks of one host
+        } else if (path_dc[a] != path_dc[b]) {
+          m.links[i] = between[static_cast<size_t>(path_dc[a]) * D + path_dc[b]].link;
+          // After the pair ids, as LinkModel::dcs numbers them.
+          m.channel[i] = n * n + path_dc[a] * static_cast<int>(D) + path_dc[b];
+        }
+      }
+  }
+  for (int a = 0; a < n && !per_host; ++a)
     for (int b = 0; b < n; ++b) {
       if (a == b) continue;
       if (host[a] == host[b]) {
@@ -336,26 +362,26 @@ sim::LinkModel link_model(const Experiment& e) {
 sim::LinkModel world_link_model(const Experiment& e) {
   const std::vector<std::string> hosts = e.pipeline_hosts();
   const int n = static_cast<int>(hosts.size());
-  sim::LinkModel m = sim::LinkModel::uniform(n, {});
   const topo::Routes routes = topo::compute_routes(e.topology);
-  // Replicas share hosts: each ordered pair of distinct hosts is worked out once.
+  // Replicas share hosts: a row per distinct host (LinkModel::host), each ordered pair of
+  // them worked out once.
   std::map<std::string, int> index;
   std::vector<std::string> names;
-  std::vector<int> host(n);
+  sim::LinkModel m;
+  m.ranks = n;
+  m.host.resize(n);
   for (int r = 0; r < n; ++r) {
     const auto [it, fresh] = index.emplace(hosts[r], static_cast<int>(names.size()));
     if (fresh) names.push_back(hosts[r]);
-    host[r] = it->second;
+    m.host[r] = it->second;
   }
-  const size_t H = names.size();
-  std::vector<std::optional<sim::Link>> seen(H * H);
-  for (int a = 0; a < n; ++a)
-    for (int b = 0; b < n; ++b) {
-      if (a == b) continue;
-      std::optional<sim::Link>& l = seen[static_cast<size_t>(host[a]) * H + host[b]];
-      if (!l) l = host_link(e, routes, hosts[a], hosts[b]);
-      m.at(a, b) = *l;
-    }
+  const int H = static_cast<int>(names.size());
+  m.hosts = H;
+  m.links.assign(static_cast<size_t>(H) * H, {});  // two ranks of one host: no link
+  for (int a = 0; a < H; ++a)
+    for (int b = 0; b < H; ++b)
+      if (a != b)
+        m.links[static_cast<size_t>(a) * H + b] = host_link(e, routes, names[a], names[b]);
   return m;
 }
 

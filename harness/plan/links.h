@@ -11,9 +11,9 @@ namespace xdc::run {
 
 // The links among `hosts` (one rank each, in order). `striped`: point-to-point messages,
 // which mpi.connections stripes; false for the all-reduces, which stay on OpenMPI.
-// `per_host`: one TCP path per ordered pair of distinct hosts, each rank pair referring to
-// its hosts' (LinkModel::tcp_of; a pair's path depends on its hosts alone), for a world
-// whose ranks^2 paths would not fit; false: one path per rank pair.
+// `per_host`: a row per distinct host (LinkModel::host; a pair's link, channel and path
+// depend on its hosts alone), for a world whose ranks^2 pairs would not fit; false: a row
+// per rank. Either way every rank pair has a connection until LinkModel::set_pairs.
 sim::LinkModel links_between(const Experiment& e, const std::vector<std::string>& hosts,
                              bool striped, bool per_host = false);
 

@@ -177,8 +177,11 @@ void add_dp_allreduce(const Experiment& e, const std::vector<int>& stage_rank,
     // The replicas' connections last carried the previous iteration's all-reduce:
     // idle for about an iteration of this stage's compute.
     const int64_t idle = e.microbatches * (costs.f_ns[st] + costs.b_ns[st] + costs.w_ns[st]);
-    costs.allreduce_ns = std::max(
-        costs.allreduce_ns, sim::allreduce_ns(links_between(e, replicas, false), grads[st], idle));
+    // A row per host and the all-reduce's connections alone: many replicas' pairs would
+    // not fit.
+    sim::LinkModel links = links_between(e, replicas, false, true);
+    links.set_pairs(sim::dp_pairs(links.ranks, 1, false, false));
+    costs.allreduce_ns = std::max(costs.allreduce_ns, sim::allreduce_ns(links, grads[st], idle));
   }
 }
 
@@ -455,20 +458,25 @@ Plan make_plan(const Experiment& e) {
     // OpenMPI's connections between world ranks (not the workers' stripes); across DCs
     // each TP rank of a stage all-reduces its own share at once with its peers.
     const std::vector<std::string> hosts = e.pipeline_hosts();
-    p.worker.dp_links = links_between(e, hosts, false, true);
-    if (e.tensor_parallel > 1) {
-      const int n = p.worker.dp_links.ranks;
-      const std::vector<const std::string*> dc = rank_dcs(e, hosts);
-      p.worker.dp_links.copies.assign(static_cast<size_t>(n) * n, 1);
-      for (int a = 0; a < n; ++a)
-        for (int b = 0; b < n; ++b)
-          if (*dc[a] != *dc[b])
-            p.worker.dp_links.copies[static_cast<size_t>(a) * n + b] = e.tensor_parallel;
+    sim::LinkModel& dp = p.worker.dp_links;
+    dp = links_between(e, hosts, false, true);
+    if (e.tensor_parallel > 1) {  // per row of the model (a host)
+      std::vector<const std::string*> dc(static_cast<size_t>(dp.hosts));
+      for (size_t r = 0; r < hosts.size(); ++r)
+        dc[static_cast<size_t>(dp.host[r])] = &e.topology.find_host(hosts[r])->dc;
+      const int h = dp.hosts;
+      dp.copies.assign(static_cast<size_t>(h) * h, 1);
+      for (int a = 0; a < h; ++a)
+        for (int b = 0; b < h; ++b)
+          if (*dc[a] != *dc[b]) dp.copies[static_cast<size_t>(a) * h + b] = e.tensor_parallel;
     }
     if (gloo) {  // gloo's own handshake (gloo_ring.h), no MPI rendezvous
       p.worker.dp_collective = sim::WorkerModel::Collective::kGlooRing;
-      for (sim::TcpPath& t : p.worker.dp_links.tcp) t.eager_limit = sim::kNoRendezvous;
+      for (sim::TcpPath& t : dp.tcp) t.eager_limit = sim::kNoRendezvous;
     }
+    // Connections only where the collectives and the barrier send (a world's ranks^2
+    // would not fit).
+    dp.set_pairs(sim::dp_pairs(dp.ranks, e.stages, gloo, p.worker.iteration_barrier));
   }
   if (e.data_parallel > 1 || e.tensor_parallel > 1) {
     // For each pair of replica 0, the replicas whose same pair takes the same channel

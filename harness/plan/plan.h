@@ -86,7 +86,8 @@ sim::LinkModel link_model(const Experiment& e);
 sim::CostModel planned_costs(const Experiment& e, const std::vector<int>& stage_rank);
 // Generator parameters (ms) from the plain placement's costs and the links.
 sched::Params schedule_params(const Experiment& e);
-// Every world rank (replica * stages + pipeline rank) to every other, as link_model.
+// Every world rank (replica * stages + pipeline rank) to every other, as link_model, with
+// a row per host (LinkModel::host): a world's ranks^2 pairs would not fit.
 sim::LinkModel world_link_model(const Experiment& e);
 // Generates (or reads) the schedule with `params` (schedule_params); InputError when a
 // CSV does not fit the experiment or the schedule is not valid. `peak`, when given, gets

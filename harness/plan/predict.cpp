@@ -160,7 +160,7 @@ void build_timelines(const Experiment& e, std::vector<TimedChange> changes, sim:
           down.erase(c.from + "->" + c.to);
       }
     }
-    sim::LinkModel pipe = link_model(cur), world = world_link_model(cur);
+    sim::LinkModel pipe = link_model(cur), world = world_link_model(cur).by_rank();
     tl.pipeline.add({at, std::move(pipe.links), std::move(pipe.tcp), down_flags(pipe_hosts)});
     tl.world.add({at, std::move(world.links), std::move(world.tcp), down_flags(world_hosts)});
   }

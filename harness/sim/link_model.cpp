@@ -12,12 +12,50 @@ int64_t Link::transfer_ns(int64_t bytes) const {
 
 int LinkModel::channels() const {
   if (channel.empty()) return ranks * ranks;
-  return 1 + *std::max_element(channel.begin(), channel.end());
+  const int most = 1 + *std::max_element(channel.begin(), channel.end());
+  return host.empty() ? most : std::max(most, ranks * ranks);
+}
+
+void LinkModel::set_pairs(std::vector<std::pair<int, int>> pairs) {
+  std::sort(pairs.begin(), pairs.end());
+  pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
+  pairs_ = std::move(pairs);
+}
+
+size_t LinkModel::connection(int from, int to) const {
+  if (pairs_.empty()) return static_cast<size_t>(from) * ranks + to;
+  const auto it = std::lower_bound(pairs_.begin(), pairs_.end(), std::make_pair(from, to));
+  return it != pairs_.end() && *it == std::make_pair(from, to)
+             ? static_cast<size_t>(it - pairs_.begin())
+             : kNoConnection;
+}
+
+LinkModel LinkModel::by_rank() const {
+  if (host.empty()) return *this;
+  LinkModel m = *this;
+  m.host.clear();
+  m.hosts = 0;
+  const auto n = static_cast<size_t>(ranks);
+  m.links.assign(n * n, {});
+  if (!channel.empty()) m.channel.assign(n * n, 0);
+  if (!tcp.empty()) m.tcp.assign(n * n, {});
+  if (!copies.empty()) m.copies.assign(n * n, 1);
+  for (int a = 0; a < ranks; ++a)
+    for (int b = 0; b < ranks; ++b) {
+      const size_t i = static_cast<size_t>(a) * n + b;
+      m.links[i] = at(a, b);
+      if (!channel.empty()) m.channel[i] = channel_of(a, b);
+      if (!tcp.empty()) m.tcp[i] = path(a, b);
+      if (!copies.empty()) m.copies[i] = copies_of(a, b);
+    }
+  return m;
 }
 
 LinkModel LinkModel::uniform(int ranks, Link l) {
-  return LinkModel{ranks, std::vector<Link>(static_cast<size_t>(ranks) * ranks, l), {}, {}, {}, {},
-                   {}};
+  LinkModel m;
+  m.ranks = ranks;
+  m.links.assign(static_cast<size_t>(ranks) * ranks, l);
+  return m;
 }
 
 LinkModel LinkModel::dcs(const std::vector<int>& dc_of, Link wan, Link lan) {

@@ -14,6 +14,7 @@
 #include <limits>
 #include <map>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "harness/sim/tcp_model.h"
@@ -28,14 +29,10 @@ struct Link {
 
 struct LinkModel {
   int ranks = 0;
-  std::vector<Link> links;   // [from * ranks + to]
-  std::vector<int> channel;  // [from * ranks + to]: shared by equal ids; empty = per pair
-  std::vector<TcpPath> tcp;  // [from * ranks + to]; empty = latency + bytes / bandwidth
-  // Empty: `tcp` holds each pair's path. Otherwise [from * ranks + to]: the pair's index
-  // into `tcp`, which then holds the distinct paths (a world's ranks share a few hosts;
-  // ranks^2 paths would not fit). Read paths through path(), count pairs with tcp_pairs().
-  std::vector<int> tcp_of;
-  // [from * ranks + to]: how many identical messages one send on the pair stands for, each
+  std::vector<Link> links;   // [cell(from, to)]
+  std::vector<int> channel;  // [cell(from, to)]: shared by equal ids; empty = per pair
+  std::vector<TcpPath> tcp;  // [cell(from, to)]; empty = latency + bytes / bandwidth
+  // [cell(from, to)]: how many identical messages one send on the pair stands for, each
   // on its own connection (the data-parallel replicas, simulated as one, whose own pairs
   // share this pair's channel and send in lockstep); empty = 1. LinkState sends
   // copies x the bytes over copies x the connections, so k replicas crossing one WAN
@@ -46,21 +43,55 @@ struct LinkModel {
   // mpi.wan_sharing: temporal, workloads/worker/arbiter.h); empty or 0 = shared (above).
   // Only with TCP paths: without them every channel is a FIFO already.
   std::vector<char> exclusive;
+  // A world of many ranks (a pair's link and path depend on its hosts alone; ranks^2 of
+  // them would not fit): the tables above hold a row per host, host[r] being rank r's,
+  // `hosts` rows, and a channel id -1 there is the pair's own (from * ranks + to). Empty:
+  // a row per rank, cell(from, to) = from * ranks + to.
+  std::vector<int> host;
+  int hosts = 0;
 
+  size_t cell(int from, int to) const {
+    return host.empty() ? static_cast<size_t>(from) * ranks + to
+                        : static_cast<size_t>(host[from]) * hosts + host[to];
+  }
   bool exclusive_channel(int c) const {
     return !exclusive.empty() && exclusive[static_cast<size_t>(c)] != 0;
   }
-  const Link& at(int from, int to) const { return links[from * ranks + to]; }
-  Link& at(int from, int to) { return links[from * ranks + to]; }
+  const Link& at(int from, int to) const { return links[cell(from, to)]; }
+  Link& at(int from, int to) { return links[cell(from, to)]; }
   int channel_of(int from, int to) const {
-    return channel.empty() ? from * ranks + to : channel[from * ranks + to];
+    const int own = from * ranks + to;
+    if (channel.empty()) return own;
+    const int c = channel[cell(from, to)];
+    return c < 0 ? own : c;
   }
-  int copies_of(int from, int to) const { return copies.empty() ? 1 : copies[from * ranks + to]; }
-  const TcpPath& path(size_t pair) const {
-    return tcp[tcp_of.empty() ? pair : static_cast<size_t>(tcp_of[pair])];
-  }
-  size_t tcp_pairs() const { return tcp_of.empty() ? tcp.size() : tcp_of.size(); }
+  int copies_of(int from, int to) const { return copies.empty() ? 1 : copies[cell(from, to)]; }
+  const TcpPath& path(int from, int to) const { return tcp[cell(from, to)]; }
   int channels() const;  // 1 + the largest channel id
+
+  // The TCP connections (with `tcp`): one per ordered pair of ranks, connection
+  // from * ranks + to; or, after set_pairs, one per pair it lists (both directions of a
+  // pair that sends a rendezvous message: its answer goes back on the other), numbered
+  // in the order of from * ranks + to. A world's collectives use few of its pairs.
+  void set_pairs(std::vector<std::pair<int, int>> pairs);
+  size_t connections() const {
+    return pairs_.empty() ? static_cast<size_t>(ranks) * ranks : pairs_.size();
+  }
+  static constexpr size_t kNoConnection = std::numeric_limits<size_t>::max();
+  size_t connection(int from, int to) const;  // kNoConnection: the pair has none
+  std::pair<int, int> pair_of(size_t connection) const {
+    if (pairs_.empty())
+      return {static_cast<int>(connection / ranks), static_cast<int>(connection % ranks)};
+    return pairs_[connection];
+  }
+  const TcpPath& path_of(size_t connection) const {
+    if (pairs_.empty() && host.empty()) return tcp[connection];
+    const auto [a, b] = pair_of(connection);
+    return path(a, b);
+  }
+  // The same links with a row per rank (host empty): links that change under a run
+  // (link_timeline.h) are set per rank pair.
+  LinkModel by_rank() const;
 
   static LinkModel uniform(int ranks, Link l);
   // dc_of[r] = DC of rank r: `wan` between DCs, one shared channel per (DC, DC)
@@ -68,6 +99,9 @@ struct LinkModel {
   static LinkModel dcs(const std::vector<int>& dc_of, Link wan, Link lan = {});
   // Ranks [0, split) in DC A, the rest in DC B.
   static LinkModel two_dc(int ranks, int split, Link wan, Link lan = {});
+
+ private:
+  std::vector<std::pair<int, int>> pairs_;  // set_pairs'; sorted
 };
 
 // One message on the wire: its first byte starts serialising at start_ns, its last byte
@@ -146,13 +180,13 @@ class LinkState {
   // Mathis's window, ssthresh there (tcp_loss_window_bytes).
   explicit LinkState(const LinkModel& m, int64_t idle_before_ns = 0);
   LinkState(LinkModel&&, int64_t = 0) = delete;
-  // Connections as an earlier run left them (history(), [from * ranks + to]; empty: as
+  // Connections as an earlier run left them (history(), by connection; empty: as
   // above, warm and just used): a connection idle since the previous iteration restarts
   // its window as Linux does.
   LinkState(const LinkModel& m, const std::vector<TcpConn>& history);
   // Every message sent to completion, each connection's state (on this run's clock;
-  // shift_history moves it onto the next's): [from * ranks + to], then the stripes'
-  // connections pair by pair; empty without TCP paths.
+  // shift_history moves it onto the next's): the model's connections
+  // (LinkModel::connection), then the stripes' pair by pair; empty without TCP paths.
   std::vector<TcpConn> history();
   // The connections at a run's launch: new, as OpenMPI opens them at a pair's first
   // message: the initial window (10 segments per connection), slow start with no end
@@ -173,9 +207,9 @@ class LinkState {
   // The message's timing after every send so far (final once it is complete before the
   // last send's ready time).
   Transfer current(int64_t ticket);
-  // The TCP path of connection i ([from * ranks + to]) from now on (a changed link: its
-  // loss window, its bottleneck), with the pair's copies as at construction.
-  void set_path(size_t i, const TcpPath& p);
+  // The TCP path of the pair's connection from now on (a changed link: its loss window,
+  // its bottleneck), with the pair's copies as at construction; none: nothing changes.
+  void set_path(int from, int to, const TcpPath& p);
 
  private:
   struct Job {  // one message (or one piece of a striped one) on a TCP channel
@@ -281,6 +315,11 @@ class LinkState {
   void adopt(const std::vector<std::pair<size_t, TcpConn>>& conns,
              const std::vector<size_t>& applied);
   int64_t round_trip(size_t i) const;  // of connection i: both directions' latency
+  // The pair's connection (LinkModel::connection); std::logic_error when it has none.
+  size_t connection(int from, int to) const;
+  // Connection i's stream of random losses (launch): its pair's from * ranks + to, or
+  // ranks^2 on for the stripes, as if every pair had a connection.
+  uint64_t stream_of(size_t i) const;
   // One job of message `msg` on connection `conn` (post()); its index.
   size_t add_job(size_t conn, int from, int to, int channel, int64_t bytes, int64_t ready_ns,
                  int64_t priority, int64_t msg);
@@ -288,13 +327,13 @@ class LinkState {
   void take_answers(size_t i, TcpConn& c, int64_t now, size_t* applied) const;
 
   const LinkModel& m_;
-  // Per connection (the pairs' [from * ranks + to], then the stripes'), its TCP path with
+  // Per connection (the model's pairs', then the stripes'), its TCP path with
   // the pair's copies as TcpPath::connections: the model's own (path_ -1) or paths_[path_],
   // where the copies differ, the pair has stripes (which share it) or set_path changed it.
   // A world's ranks^2 paths are not copied.
   const TcpPath& tcp(size_t conn) const {
     const int k = path_[conn];
-    return k < 0 ? m_.path(conn) : paths_[static_cast<size_t>(k)];
+    return k < 0 ? m_.path_of(conn) : paths_[static_cast<size_t>(k)];
   }
   std::vector<TcpPath> paths_;
   std::vector<int> path_;

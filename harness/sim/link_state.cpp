@@ -3,6 +3,8 @@
 #include <cmath>
 #include <limits>
 #include <numeric>
+#include <stdexcept>
+#include <string>
 
 #include "harness/sim/link_model.h"
 #include "workloads/worker/stripe_pieces.h"
@@ -10,7 +12,7 @@
 namespace xdc::sim {
 
 LinkState::LinkState(const LinkModel& m, int64_t idle_before_ns) : m_(m) {
-  const size_t pairs = m.tcp_pairs();
+  const size_t pairs = m.tcp.empty() ? 0 : m.connections();
   pair_of_.resize(pairs);
   std::iota(pair_of_.begin(), pair_of_.end(), size_t{0});
   path_.assign(pairs, -1);
@@ -18,10 +20,12 @@ LinkState::LinkState(const LinkModel& m, int64_t idle_before_ns) : m_(m) {
   stripes_.assign(pairs, 1);
   next_stripe_.assign(pairs, 0);
   for (size_t i = 0; i < pairs; ++i) {
-    const int n = std::max(m.path(i).connections, 1);
-    const int copies = m.copies.empty() ? 1 : m.copies[i];
-    if (n == 1 && m.path(i).connections == copies) continue;  // the model's path as it is
-    TcpPath own = m.path(i);
+    const auto [from, to] = m.pair_of(i);
+    const TcpPath& path = m.path(from, to);
+    const int n = std::max(path.connections, 1);
+    const int copies = m.copies_of(from, to);
+    if (n == 1 && path.connections == copies) continue;  // the model's path as it is
+    TcpPath own = path;
     own.connections = copies;
     path_[i] = static_cast<int>(paths_.size());
     paths_.push_back(own);
@@ -69,7 +73,7 @@ std::vector<TcpConn> LinkState::launch(const LinkModel& m, uint64_t loss_seed) {
   LinkState s(m);
   for (size_t i = 0; i < s.conn_.size(); ++i) {
     TcpConn& c = s.conn_[i];
-    if (loss_seed != 0) c.loss_draws = tcp_loss_stream(loss_seed, i);
+    if (loss_seed != 0) c.loss_draws = tcp_loss_stream(loss_seed, s.stream_of(i));
     c.cwnd = kTcpInitialWindow * std::max(s.tcp(i).connections, 1);
     c.ssthresh = 0;
     c.carried = 0;
@@ -85,6 +89,21 @@ void shift_history(std::vector<TcpConn>& h, int64_t origin_ns) {
     c.stamp_ns -= origin_ns;
     c.epoch_ns -= origin_ns;
   }
+}
+
+size_t LinkState::connection(int from, int to) const {
+  const size_t i = m_.connection(from, to);
+  if (i == LinkModel::kNoConnection)
+    throw std::logic_error("LinkState: ranks " + std::to_string(from) + " and " +
+                           std::to_string(to) + " have no connection in the link model");
+  return i;
+}
+
+uint64_t LinkState::stream_of(size_t i) const {
+  const size_t pairs = stripes_.size();
+  if (i >= pairs) return static_cast<uint64_t>(m_.ranks) * m_.ranks + (i - pairs);
+  const auto [a, b] = m_.pair_of(i);
+  return static_cast<uint64_t>(a) * m_.ranks + b;
 }
 
 Transfer LinkState::send(int from, int to, int64_t bytes, int64_t ready_ns, int64_t priority) {
@@ -108,7 +127,7 @@ Transfer LinkState::post(int from, int to, int64_t bytes, int64_t ready_ns, int6
   if (bytes <= 0) return {ready_ns, ready_ns, ready_ns + l.latency_ns};
   const int c = m_.channel_of(from, to);
   run_channel(channels_[c], ready_ns, true);  // what happened before this send cannot change
-  const size_t pair = static_cast<size_t>(from) * m_.ranks + to;
+  const size_t pair = connection(from, to);
   const auto msg = static_cast<int64_t>(msgs_.size());
   const size_t first = jobs_.size();
   if (const int n = stripes_[pair]; n > 1) {  // the worker's pieces, each stripe in turn
@@ -172,10 +191,11 @@ size_t LinkState::add_job(size_t conn, int from, int to, int channel, int64_t by
   return k;
 }
 
-void LinkState::set_path(size_t i, const TcpPath& p) {
-  if (i >= stripes_.size()) return;
+void LinkState::set_path(int from, int to, const TcpPath& p) {
+  const size_t i = m_.connection(from, to);
+  if (i == LinkModel::kNoConnection || i >= stripes_.size()) return;
   TcpPath q = p;
-  q.connections = m_.copies.empty() ? 1 : m_.copies[i];
+  q.connections = m_.copies_of(from, to);
   if (path_[i] >= 0) {  // the pair's stripes share it
     paths_[static_cast<size_t>(path_[i])] = q;
     return;
@@ -185,8 +205,7 @@ void LinkState::set_path(size_t i, const TcpPath& p) {
 }
 
 void LinkState::note_answer(size_t back, int64_t when) {
-  const size_t pair = pair_of_[back];
-  const auto a = static_cast<int>(pair / m_.ranks), b = static_cast<int>(pair % m_.ranks);
+  const auto [a, b] = m_.pair_of(pair_of_[back]);
   channels_[m_.channel_of(a, b)].settled = -1;  // its worked-out end did not know of this
   auto& q = pending_[back];
   q.insert(std::upper_bound(q.begin(), q.end(), when), when);
@@ -239,8 +258,7 @@ void LinkState::adopt(const std::vector<std::pair<size_t, TcpConn>>& conns,
 }
 
 int64_t LinkState::round_trip(size_t i) const {
-  const size_t pair = pair_of_[i];
-  const auto a = static_cast<int>(pair / m_.ranks), b = static_cast<int>(pair % m_.ranks);
+  const auto [a, b] = m_.pair_of(pair_of_[i]);
   return m_.at(a, b).latency_ns + m_.at(b, a).latency_ns;
 }
 
@@ -306,15 +324,18 @@ int64_t LinkState::lone_rounds(Job& j, std::pair<size_t, TcpConn>& conn, size_t*
     if (j.fin_queues(j.left, room)) j.fin_ready = t;
     // The previous round left the connection as it found it, moved by the round's length:
     // every round up to the phase's last, an answer's arrival or `until` does the same.
-    if (last_given > 0 && t > last_t && moved_by(last, c, t - last_t, bottleneck)) {
+    // A round of no length (no latency, no rate limit: two ranks of one host) stays at t,
+    // which neither `until` nor a later answer is reached from.
+    if (last_given > 0 && t >= last_t && moved_by(last, c, t - last_t, bottleneck)) {
       const int64_t step = t - last_t;
       int64_t k = (j.left - 1) / last_given;        // each leaves bytes to send
       if (j.put && j.rest == 0 && j.fin_ready < 0)  // and does not yet queue the FIN
         k = std::min(k, (j.left - room - 1) / last_given + 1);
-      if (until > t) k = std::min(k, (until - t - 1) / step + 1);
+      if (until > t && step > 0) k = std::min(k, (until - t - 1) / step + 1);
       const auto& q = pending_[i];
-      if (*applied < q.size())
-        k = std::min(k, q[*applied] > t ? (q[*applied] - t - 1) / step + 1 : 0);
+      if (*applied < q.size() && q[*applied] <= t) k = 0;
+      if (*applied < q.size() && q[*applied] > t && step > 0)
+        k = std::min(k, (q[*applied] - t - 1) / step + 1);
       if (k > 1) {
         --k;  // the last of them runs below, as a check that it does repeat
         t += k * step;
@@ -509,9 +530,7 @@ LinkState::Round LinkState::send_round(int64_t t) {
     const size_t c = conn_of_[order_[k]];
     size_t e = k;
     while (e < order_.size() && conn_of_[order_[e]] == c) ++e;
-    const size_t pair = pair_of_[conns_[c].first];
-    const auto from = static_cast<int>(pair / m_.ranks);
-    const auto to = static_cast<int>(pair % m_.ranks);
+    const auto [from, to] = m_.pair_of(pair_of_[conns_[c].first]);
     const int64_t r = round_trip(conns_[c].first);
     s.rtt = std::max(s.rtt, r);
     s.link = &m_.at(from, to);
@@ -583,7 +602,7 @@ bool LinkState::end_phases(Run& r, int64_t t, const Round& s) {
     }
     const Link& l = m_.at(j.from, j.to);
     if (j.rest > 0) {  // the request is there: the receiver answers, the rest follows
-      const size_t back = static_cast<size_t>(j.to) * m_.ranks + j.from;
+      const size_t back = connection(j.to, j.from);
       int64_t answer_lag = 0;
       const int64_t answer = queued_until(back, finish + l.latency_ns + lag, &answer_lag);
       r.answers.push_back({back, answer});

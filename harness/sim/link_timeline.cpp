@@ -43,7 +43,7 @@ int64_t LinkTimeline::next_up(int from, int to, int64_t t) const {
 TimedLinks::TimedLinks(const LinkModel& base, const LinkTimeline& timeline, int64_t origin_ns,
                        const std::vector<TcpConn>& history,
                        std::function<int64_t(int, const sched::Action&)> priority)
-    : own_(timeline.empty() ? LinkModel{} : base),
+    : own_(timeline.empty() ? LinkModel{} : base.by_rank()),
       cur_(timeline.empty() ? base : own_),
       tl_(timeline),
       origin_(origin_ns),
@@ -76,8 +76,8 @@ Transfer TimedLinks::send(int from, int to, int64_t bytes, int64_t ready_ns, int
     own_.links[i] = s->links[i];
     own_.links[back] = s->links[back];
     if (!s->tcp.empty() && !cur_.tcp.empty()) {
-      wire_.set_path(i, s->tcp[i]);
-      wire_.set_path(back, s->tcp[back]);
+      wire_.set_path(from, to, s->tcp[i]);
+      wire_.set_path(to, from, s->tcp[back]);
     }
   }
   Transfer x = wire_.send(from, to, bytes, ready_ns, priority);
@@ -115,14 +115,14 @@ void TimedLinks::hold_up(int from, int to, int64_t bytes, Transfer& x) {
     const int64_t sent = std::clamp<int64_t>(cut - (x.start_ns + origin_), 0, serial);
     const TcpPath path = s && !s->tcp.empty() ? s->tcp[i]
                          : cur_.tcp.empty()   ? TcpPath{}
-                                              : cur_.path(i);
+                                              : cur_.path(from, to);
     const int64_t retx = tcp_retransmit_after(cut, up, tcp_rto_ns(path, rtt + kMessageAckDelayNs));
     const LinkSnapshot* after = up < kNeverNs ? tl_.at(up) : nullptr;
     const int64_t lat = after ? after->links[i].latency_ns : latency;
     // What the cut left of the message (its time on the wire can include a rendezvous
     // round trip: the share of time, not time x rate, gives the bytes).
     const int64_t left = serial - sent;
-    const double rate = after ? after->links[i].bandwidth_bps : cur_.links[i].bandwidth_bps;
+    const double rate = after ? after->links[i].bandwidth_bps : cur_.at(from, to).bandwidth_bps;
     const int64_t left_bytes =
         serial > 0 ? static_cast<int64_t>(static_cast<double>(bytes) * static_cast<double>(left) /
                                           static_cast<double>(serial))

@@ -87,8 +87,9 @@ class TimedLinks : public sched::MessageTiming {
   // Moves `x` (relative times) past an outage of the pair's route, if any.
   void hold_up(int from, int to, int64_t bytes, Transfer& x);
 
-  // With snapshots, the base with the links in force (LinkState reads it); without, nothing
-  // changes and cur_ is the base itself (a world's model is too large to copy per use).
+  // With snapshots, the base with the links in force (LinkState reads it), a row per rank;
+  // without, nothing changes and cur_ is the base itself (a world's model is too large to
+  // copy per use).
   LinkModel own_;
   const LinkModel& cur_;
   const LinkTimeline& tl_;

@@ -102,8 +102,10 @@ trace::Trace simulate(const sched::Schedule& s, const CostModel& costs, const Li
     int connections = 0;  // trace.h: a message's connections
     if (a.peer >= 0) {
       const bool send = sched::is_send(a.kind);
-      const size_t path = static_cast<size_t>(send ? r : a.peer) * s.ranks + (send ? a.peer : r);
-      connections = links.tcp.empty() ? 1 : std::max(links.path(path).connections, 1);
+      const TcpPath* path = links.tcp.empty() ? nullptr
+                            : send            ? &links.path(r, a.peer)
+                                              : &links.path(a.peer, r);
+      connections = path ? std::max(path->connections, 1) : 1;
     }
     t.events.push_back({r, a.kind, a.stage, a.microbatch, static_cast<int64_t>(rec.start),
                         static_cast<int64_t>(rec.end), bytes, a.peer, connections});

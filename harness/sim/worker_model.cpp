@@ -6,6 +6,7 @@
 #include <map>
 #include <queue>
 #include <stdexcept>
+#include <string>
 #include <tuple>
 
 #include "harness/sim/gloo_ring.h"
@@ -158,20 +159,16 @@ std::vector<int64_t> gloo_ring_dp(const std::vector<Collective>& colls, int repl
   return out;
 }
 
-}  // namespace
-
-std::vector<int64_t> dp_allreduce_ns(const trace::Trace& t, const sched::Schedule& s,
-                                     const CostModel& costs, const WorkerModel& w,
-                                     sched::MessageTiming& wire) {
-  std::vector<int64_t> out(s.stages, -1);
+// One collective per stage of replica 0 of `s` (`local` pipeline ranks a replica), among
+// the ranks of `links` that hold its pipeline rank; members enter at their replica's
+// ALLREDUCE in `t` (-1: not in it).
+std::vector<Collective> stage_collectives(const trace::Trace& t, const sched::Schedule& s,
+                                          const CostModel& costs, const LinkModel& links,
+                                          int local) {
   const int replicas = std::max(1, s.replicas);
-  const int local = s.ranks / replicas;  // pipeline ranks of one replica
-  if (w.dp_links.ranks == 0 || local == 0) return out;
-  const int members = w.dp_links.ranks / local;
+  const int members = links.ranks / local;
   const int local_stages = s.stages / replicas;
-  const int64_t eager =
-      w.dp_links.tcp.empty() ? kOpenMpiEagerLimit : w.dp_links.tcp.front().eager_limit;
-  // One collective per stage of replica 0; members enter at their replica's ALLREDUCE.
+  const int64_t eager = links.tcp.empty() ? kOpenMpiEagerLimit : links.tcp.front().eager_limit;
   std::vector<Collective> colls(local_stages);
   for (int st = 0; st < local_stages; ++st) {
     Collective& c = colls[st];
@@ -190,6 +187,21 @@ std::vector<int64_t> dp_allreduce_ns(const trace::Trace& t, const sched::Schedul
     else
       colls[st].enter.assign(members, ev.start_ns);
   }
+  return colls;
+}
+
+}  // namespace
+
+std::vector<int64_t> dp_allreduce_ns(const trace::Trace& t, const sched::Schedule& s,
+                                     const CostModel& costs, const WorkerModel& w,
+                                     sched::MessageTiming& wire) {
+  std::vector<int64_t> out(s.stages, -1);
+  const int replicas = std::max(1, s.replicas);
+  const int local = s.ranks / replicas;  // pipeline ranks of one replica
+  if (w.dp_links.ranks == 0 || local == 0) return out;
+  const int members = w.dp_links.ranks / local;
+  const int local_stages = s.stages / replicas;
+  const std::vector<Collective> colls = stage_collectives(t, s, costs, w.dp_links, local);
   if (w.dp_collective == WorkerModel::Collective::kGlooRing)
     return gloo_ring_dp(colls, replicas, wire);
   std::vector<CollectiveMessage> msgs;
@@ -208,22 +220,29 @@ std::vector<int64_t> dp_allreduce_ns(const trace::Trace& t, const sched::Schedul
       msgs.push_back({k, v - high, v, 0});
     }
   }
-  // Each collective's messages (indices into msgs): a message's readiness depends on its
-  // own collective's arrivals only, so each lookup and each offer scans those alone.
+  // Each collective's messages (indices into msgs), and per member those into it and
+  // those from it: a message's readiness depends on arrivals into its sender (and, for a
+  // rendezvous, into its receiver) alone, so each lookup and each offer scans those.
   std::vector<std::vector<size_t>> of_coll(local_stages);
-  for (size_t i = 0; i < msgs.size(); ++i) of_coll[msgs[i].coll].push_back(i);
+  std::vector<std::vector<size_t>> into(static_cast<size_t>(local_stages) * members),
+      from(static_cast<size_t>(local_stages) * members);
+  auto member = [members](int k, int v) { return static_cast<size_t>(k) * members + v; };
+  for (size_t i = 0; i < msgs.size(); ++i) {
+    of_coll[msgs[i].coll].push_back(i);
+    into[member(msgs[i].coll, msgs[i].to)].push_back(i);
+    from[member(msgs[i].coll, msgs[i].from)].push_back(i);
+  }
   // What member v has summed: every reduce message into it (before round `below`).
   auto have = [&](int k, int v, int below) {
-    return all_arrived(msgs, of_coll[k], colls[k].enter[v], [&](const CollectiveMessage& m) {
-      return m.half > 0 && m.to == v && m.half < below;
-    });
+    return all_arrived(msgs, into[member(k, v)], colls[k].enter[v],
+                       [&](const CollectiveMessage& m) { return m.half > 0 && m.half < below; });
   };
   // When member v has the result: the root once it has summed, others at the broadcast.
   auto result = [&](int k, int v) {
     const int64_t h = have(k, v, members);
     if (v == 0 || h < 0) return h;
-    return all_arrived(msgs, of_coll[k], h,
-                       [&](const CollectiveMessage& m) { return m.half == 0 && m.to == v; });
+    return all_arrived(msgs, into[member(k, v)], h,
+                       [&](const CollectiveMessage& m) { return m.half == 0; });
   };
   // When message i may be posted (libnbc's rounds; binomial_allreduce); -1: not yet known.
   auto ready = [&](const CollectiveMessage& m) -> int64_t {
@@ -236,8 +255,8 @@ std::vector<int64_t> dp_allreduce_ns(const trace::Trace& t, const sched::Schedul
   // Events in time order: a post (kind 0) before an arrival check (kind 1) at one time.
   using Event = std::tuple<int64_t, int, size_t>;
   std::priority_queue<Event, std::vector<Event>, std::greater<>> q;
-  auto offer = [&](int k, int64_t now) {
-    for (size_t i : of_coll[k]) {
+  auto offer = [&](const std::vector<size_t>& candidates, int64_t now) {
+    for (size_t i : candidates) {
       if (msgs[i].posted) continue;
       const int64_t r = ready(msgs[i]);
       if (r < 0) continue;
@@ -245,7 +264,7 @@ std::vector<int64_t> dp_allreduce_ns(const trace::Trace& t, const sched::Schedul
       q.emplace(std::max(r, now), 0, i);
     }
   };
-  for (int k = 0; k < local_stages; ++k) offer(k, std::numeric_limits<int64_t>::min());
+  for (int k = 0; k < local_stages; ++k) offer(of_coll[k], std::numeric_limits<int64_t>::min());
   const sched::Action none{};
   while (!q.empty()) {
     const auto [now, kind, i] = q.top();
@@ -267,7 +286,8 @@ std::vector<int64_t> dp_allreduce_ns(const trace::Trace& t, const sched::Schedul
       }
     }
     m.arrival = now;
-    offer(m.coll, now);
+    offer(from[member(m.coll, m.to)], now);  // its receiver's messages
+    if (c.rendezvous) offer(into[member(m.coll, m.to)], now);
   }
   for (int k = 0; k < local_stages; ++k) {
     const Collective& c = colls[k];
@@ -284,16 +304,19 @@ namespace {
 
 // A message of the workers' barrier is a send on its TCP connection too (an empty MPI
 // message still carries its header): an idle window restarts then, and the connection has
-// not been idle since. `history` is [from * ranks + to] of `links` (the pipeline's, or the
+// not been idle since. `history` is by connection of `links` (the pipeline's, or the
 // data-parallel all-reduces' in world ranks), then the stripes' connections, which the
 // barrier does not use: it goes on OpenMPI's.
 void note_send(std::vector<TcpConn>& history, const LinkModel& links, int from, int to,
                int64_t at) {
   if (links.tcp.empty() || from >= links.ranks || to >= links.ranks ||
-      history.size() < links.tcp_pairs())
+      history.size() < links.connections())
     return;
-  const size_t i = static_cast<size_t>(from) * links.ranks + to;
-  TcpPath own = links.path(i);  // OpenMPI's one connection (per copy), not the stripes
+  const size_t i = links.connection(from, to);
+  if (i == LinkModel::kNoConnection)  // the pairs (LinkModel::set_pairs) miss the barrier's
+    throw std::logic_error("note_send: no connection from rank " + std::to_string(from) + " to " +
+                           std::to_string(to));
+  TcpPath own = links.path(from, to);  // OpenMPI's one connection (per copy), not the stripes
   own.connections = links.copies_of(from, to);
   tcp_note_send(history[i], own, links.at(from, to).latency_ns + links.at(to, from).latency_ns, at);
 }

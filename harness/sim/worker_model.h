@@ -33,6 +33,7 @@
 // polling (<= 100 us per step while a rank waits) is not modelled.
 #include <cstdint>
 #include <functional>
+#include <utility>
 #include <vector>
 
 #include "harness/sim/cost_model.h"
@@ -75,6 +76,14 @@ std::vector<int64_t> dissemination_barrier(const std::vector<int64_t>& enter,
 // r - 2^k, modulo n; ceil(log2 n) rounds of empty messages).
 std::vector<int64_t> dissemination_barrier(const std::vector<int64_t>& enter,
                                            const LinkModel& links);
+
+// The pairs of world ranks (of `world`, replica q's pipeline rank r being q x `local` + r)
+// whose connections the data-parallel collectives and the iteration barrier use, for
+// WorkerModel::dp_links (LinkModel::set_pairs): in each pipeline rank's group, both
+// directions of every message of libnbc's binomial all-reduce (the gradients' and the
+// outer syncs') and, with `ring`, of gloo's ring; with `barrier`, the dissemination
+// barrier's messages among all world ranks (each a send on its connection: note_send).
+std::vector<std::pair<int, int>> dp_pairs(int world, int local, bool ring, bool barrier);
 
 struct WorkerModel {
   bool grad_norm = false;         // the gradient-norm all-reduce runs (above)
