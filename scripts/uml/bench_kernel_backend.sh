@@ -26,8 +26,7 @@ not_ran() {
 }
 cmake --build "$BUILD_DIR" --target bench_shaping -j2 >&2 || not_ran "build of bench_shaping failed"
 guest_dir="$PWD/$BUILD_DIR/uml-bench-kernel-backend"
-# The guest writes into its run directory, which it sees wherever it lies (OUT may be
-# under /tmp, which the guest covers with its own tmpfs).
+# The guest writes into its run directory, which it sees wherever it lies.
 scripts/uml/run.sh --timeout 540 "$guest_dir" -- \
   "$BUILD_DIR/tests/shaper/bench_shaping" --kernel-summary "$guest_dir/kernel_backend.json" ||
   true

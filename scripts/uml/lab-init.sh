@@ -5,13 +5,11 @@
 # $xdc_lab_ip/24, starts an sshd with host keys of its own (in the guest's /run) that lets
 # in root with the lab's key ($xdc_lab_dir/id_ed25519.pub), writes
 # $xdc_lab_dir/$xdc_lab_name.ready (its kernel release) and waits; `poweroff -f` over ssh,
-# or killing the guest, ends it. Kernel command line: xdc_lab_dir, xdc_lab_name, xdc_lab_ip,
-# xdc_lab_keep (the checkout, shown again if it lies under /run or /tmp).
+# or killing the guest, ends it. Kernel command line: xdc_lab_dir, xdc_lab_name, xdc_lab_ip.
 trap 'poweroff -f' EXIT
 dir=$xdc_lab_dir
 log="$dir/$xdc_lab_name.log"
 uml_note() { echo "lab init: $*" >>"$log"; }
-uml_keep="$dir ${xdc_lab_keep:-}"
 # The kernel backend's qdiscs and veths, bridges for DCs, VXLAN for WAN links between machines.
 uml_modules="sch_netem sch_tbf sch_htb veth bridge vxlan"
 . "$(dirname "$0")/guest-setup.sh"
@@ -30,6 +28,7 @@ AuthorizedKeysFile $dir/id_ed25519.pub
 StrictModes no
 UsePAM no
 PidFile /run/lab-ssh/sshd.pid
+SetEnv TMPDIR=/run/tmp
 EOF
 /usr/sbin/sshd -f /run/lab-ssh/sshd_config -E "$log" || uml_note "sshd did not start"
 uname -r >"$dir/$xdc_lab_name.ready"

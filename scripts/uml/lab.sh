@@ -10,8 +10,8 @@
 #   scripts/uml/lab.sh ssh DIR MACHINE CMD...  run CMD on a machine (from the namespace)
 #   scripts/uml/lab.sh down DIR                power them off, remove the namespace
 #
-# `up` writes into DIR (any absolute path; the guests cover /run and /tmp with their own, and
-# show DIR and this checkout again where they lie there, guest-setup.sh): the lab's
+# `up` writes into DIR (any absolute path: the guests see the host's files but for /run,
+# which is their own, guest-setup.sh): the lab's
 # key pair (id_ed25519, made once), lab.yaml (the lab file of harness/lab/lab.h naming the
 # machines), and per machine NAME.pid, NAME.console (its kernel's console), NAME.log (its
 # init and sshd), NAME.ready (its kernel release, once sshd runs). It waits until every
@@ -21,7 +21,6 @@ set -euo pipefail
 ns=xdclab
 subnet=10.99.0
 here=$(cd "$(dirname "$0")" && pwd)
-root=$(cd "$here/../.." && pwd)  # this checkout: the machines run its xdc
 
 die() { echo "lab: $*" >&2; exit 2; }
 [ "$(id -u)" = 0 ] || die "needs root (network namespace, TAP devices)"
@@ -76,7 +75,7 @@ up() {
     # The guest process lives in the lab's namespace, where its TAP device is.
     setsid ip netns exec "$ns" linux.uml mem="$mem" root=/dev/root rootfstype=hostfs \
       rootflags=/ rw con=null con0=null,fd:2 "eth0=tuntap,$tap" init="$here/lab-init.sh" \
-      xdc_lab_dir="$dir" xdc_lab_name="$name" xdc_lab_ip="$ip" xdc_lab_keep="$root" \
+      xdc_lab_dir="$dir" xdc_lab_name="$name" xdc_lab_ip="$ip" \
       </dev/null >"$dir/$name.console" 2>&1 &
     echo $! >"$dir/$name.pid"
     echo "  - {name: $name, ssh: $ip, user: root, key: id_ed25519, data_interface: eth0}" \

@@ -11,7 +11,8 @@
 #
 # COMMAND runs as root in the guest, from the caller's working directory, with
 # XDC_UML_GUEST=<guest kernel release> in its environment. It sees the host's files
-# (and writes to them) except /run, /tmp and /dev/shm, which are the guest's own.
+# (and writes to them) except /run and /dev/shm, which are the guest's own; its TMPDIR
+# is /run/tmp.
 # OUTDIR (created, or emptied when an earlier run's) receives: command, output (the
 # command's stdout+stderr, also printed here at the end), rc, uname, console.log (the
 # guest kernel's console).

@@ -6,7 +6,8 @@
 #    the others;
 #  - `xdc up --lab lab.yaml topologies/three-dc.yaml` builds a DC on each machine, the WAN
 #    links between them VXLAN tunnels: host-to-host round trips across machines within 3%
-#    of the configured ones (median of 21 pings), each machine holding only its DC, and
+#    of the configured ones plus the machines' own round trip (medians of 21 pings), each
+#    machine holding only its DC, and
 #    one management switch across them (a host reaches another machine's hosts on it);
 #  - `xdc down --lab` leaves nothing on any machine (namespaces, vxlan devices, xdc
 #    processes), nor does `xdc clean --lab` after a kill -9 of the controller mid-build;
@@ -30,9 +31,9 @@ if [ ! -c /dev/net/tun ]; then
   echo "uml_lab_test: SKIP: no /dev/net/tun here, so no TAP device for the lab machines" >&2
   exit 77
 fi
-# The lab run's results go where the machines cannot see them (their /tmp is their own), so
+# The lab run's results go where the machines cannot see them (their /run is their own), so
 # that the run fetches each schedule's files from them, as on Vagrant's rsync'ed checkout.
-RUNS=$(mktemp -d /tmp/xdc-lab-run.XXXXXX)
+RUNS=$(mktemp -d /run/xdc-lab-run.XXXXXX)
 # A test that fails with a lab network up (before its own `down`/`clean` check) leaves no
 # record of it on the controller, nor parts on the machines: clean --lab before the
 # machines go.
@@ -79,17 +80,21 @@ on "$XDC" up --lab "$DIR/lab.yaml" topologies/three-dc.yaml >"$DIR/up.log" 2>&1 
   fail "xdc up --lab exited $?: $(tail -5 "$DIR/up.log")"
 up_s=$(since "$t0")
 echo "uml_lab_test: xdc up --lab three-dc in $up_s s"
-for pair in "lab1 useast-h1 uswest-h1 64.1" "lab1 useast-h1 europe-h1 76.1" \
-  "lab2 uswest-h2 europe-h2 130.1"; do
+median_rtt() { awk -F'time=' '/time=/ { split($2, a, " "); print a[1] }' | sort -n |
+  awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+# Within 3% of the configured round trip, plus what the two machines' own path adds (the
+# median round trip between them over the lab's switch, unshaped, measured just before:
+# UML guests on a busy host add milliseconds).
+for pair in "lab1 useast-h1 uswest-h1 64.1 10.99.0.12" "lab1 useast-h1 europe-h1 76.1 10.99.0.13" \
+  "lab2 uswest-h2 europe-h2 130.1 10.99.0.13"; do
   set -- $pair
-  median=$($LAB ssh "$DIR" "$1" "$XDC" exec "$2" -- ping -c 21 -i 0.1 "$3" |
-    awk -F'time=' '/time=/ { split($2, a, " "); print a[1] }' | sort -n |
-    awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')
+  base=$($LAB ssh "$DIR" "$1" ping -c 21 -i 0.1 "$5" | median_rtt)
+  median=$($LAB ssh "$DIR" "$1" "$XDC" exec "$2" -- ping -c 21 -i 0.1 "$3" | median_rtt)
   err=$(echo "scale=2; 100 * ($median - $4) / $4" | bc)
-  echo "uml_lab_test: $2 ($1) -> $3: RTT median $median ms, configured $4 ms ($err%)"
-  rtts="$rtts${rtts:+,}{\"from\": \"$2\", \"to\": \"$3\", \"median_ms\": $median, \"configured_ms\": $4}"
-  within=$(echo "$median > 0.97 * $4 && $median < 1.03 * $4" | bc)
-  [ "$within" = 1 ] || fail "$2 -> $3: RTT $median ms against $4 ms configured"
+  echo "uml_lab_test: $2 ($1) -> $3: RTT median $median ms, configured $4 ms ($err%), machines' own $base ms"
+  rtts="$rtts${rtts:+,}{\"from\": \"$2\", \"to\": \"$3\", \"median_ms\": $median, \"configured_ms\": $4, \"base_ms\": $base}"
+  within=$(echo "$median > 0.97 * $4 && $median < 1.03 * $4 + $base" | bc)
+  [ "$within" = 1 ] || fail "$2 -> $3: RTT $median ms against $4 ms configured (+ $base ms the machines' own)"
 done
 # One management switch across the machines (MPI's control channel): a host on lab1
 # reaches europe-h1's management address on lab3, with 1400-byte unfragmented packets, and
