@@ -190,8 +190,9 @@ echo "uml_lab_test: an unreachable machine: exit 1, \"$(echo "$out" | grep lab3 
 # ranks on lab1 and lab2 keep the traces they wrote (here the results are in $DIR, which
 # the machines see through hostfs: the ranks write there as they go).
 lost_exit=0
-on "$XDC" run --lab "$DIR/lab.yaml" experiments/lab-3dc.yaml -o "$DIR/run-lost" --name lablost \
-  >"$DIR/run-lost.log" 2>&1 &
+# -v: the ranks' per-iteration lines, which tell when rank 2 has finished one.
+on "$XDC" run -v --lab "$DIR/lab.yaml" experiments/lab-3dc.yaml -o "$DIR/run-lost" \
+  --name lablost >"$DIR/run-lost.log" 2>&1 &
 runner=$!
 for _ in $(seq 600); do
   grep -q "rank 2 iteration 1 " "$DIR/run-lost.log" && break
