@@ -7,6 +7,7 @@
 #include <cmath>
 #include <map>
 #include <memory>
+#include <numeric>
 #include <optional>
 #include <set>
 #include <tuple>
@@ -360,16 +361,23 @@ sim::CostModel measured_costs(const trace::Trace& t, const sim::CostModel& plann
   struct Acc {
     double sum = 0;
     int n = 0;
-    std::vector<double> seen;
-    void add(int64_t d) {
-      sum += static_cast<double>(d), ++n, seen.push_back(static_cast<double>(d));
+    std::vector<std::pair<int, double>> seen;  // (measured iteration, duration)
+    void add(int iteration, int64_t d) {
+      sum += static_cast<double>(d), ++n, seen.emplace_back(iteration, static_cast<double>(d));
     }
     int64_t mean(int64_t fallback) const { return n ? std::llround(sum / n) : fallback; }
-    // Each duration over the mean (CostModel's measured noise); empty below two.
-    std::vector<double> ratios() const {
-      std::vector<double> r;
+    // Each duration over the mean (CostModel's measured noise), by iteration; empty
+    // below two.
+    sim::CostModel::Noise ratios() const {
+      sim::CostModel::Noise r;
       if (n < 2 || !(sum > 0)) return r;
-      for (double d : seen) r.push_back(d * n / sum);
+      std::vector<std::pair<int, double>> by = seen;
+      std::stable_sort(by.begin(), by.end(),
+                       [](const auto& x, const auto& y) { return x.first < y.first; });
+      for (size_t i = 0; i < by.size(); ++i) {
+        if (i == 0 || by[i].first != by[i - 1].first) r.iteration_begin.push_back(i);
+        r.ratio.push_back(by[i].second * n / sum);
+      }
       return r;
     }
   };
@@ -378,7 +386,21 @@ sim::CostModel measured_costs(const trace::Trace& t, const sim::CostModel& plann
   // A co-executed pair (schedule.h) holds both halves' time on its F and a zero-length
   // partner: neither tells a half's own duration.
   const auto pair_ends = trace::pair_partners(t);
-  for (const auto& ev : t.events) {
+  // An action's measured iteration: how many times its rank ran the same action before.
+  std::vector<size_t> order(t.events.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::stable_sort(order.begin(), order.end(), [&t](size_t x, size_t y) {
+    return t.events[x].start_ns < t.events[y].start_ns;
+  });
+  std::vector<int> iteration(t.events.size(), 0);
+  std::map<std::tuple<int, int, sched::Kind, int>, int> runs;
+  for (size_t i : order) {
+    const auto& ev = t.events[i];
+    iteration[i] = runs[{ev.rank, ev.stage, ev.kind, ev.microbatch}]++;
+  }
+  for (size_t i = 0; i < t.events.size(); ++i) {
+    const auto& ev = t.events[i];
+    const int it = iteration[i];
     if (ev.stage < 0 || ev.stage >= S) continue;
     if (pair_ends.count({ev.rank, ev.end_ns}) &&
         (ev.kind == sched::Kind::F || ev.start_ns == ev.end_ns))
@@ -386,22 +408,22 @@ sim::CostModel measured_costs(const trace::Trace& t, const sim::CostModel& plann
     const int64_t d = ev.end_ns - ev.start_ns;
     switch (ev.kind) {
       case sched::Kind::F:
-        f[ev.stage].add(d);
+        f[ev.stage].add(it, d);
         break;
       case sched::Kind::B:
-        b[ev.stage].add(d);
+        b[ev.stage].add(it, d);
         break;
       case sched::Kind::W:
-        w[ev.stage].add(d);
+        w[ev.stage].add(it, d);
         break;
       case sched::Kind::BW:
-        bw[ev.stage].add(d);
+        bw[ev.stage].add(it, d);
         break;
       case sched::Kind::OPT:
-        opt.add(d);
+        opt.add(it, d);
         break;
       case sched::Kind::ALLREDUCE:
-        ar.add(d);
+        ar.add(it, d);
         break;
       default:
         break;

@@ -98,7 +98,7 @@ sched::Schedule make_schedule(const Experiment& e, const sched::Params& params,
 // Mean measured duration per stage of F, B, W (BW split in halves), OPT, ALLREDUCE;
 // stages never seen keep `planned`'s values. Each F, B, W and BW duration over its mean is
 // kept as the costs' measured noise (CostModel::f_ratio ...: the prediction's band draws
-// from it).
+// from it), grouped by measured iteration: an action's k-th run on its rank is in the k-th.
 sim::CostModel measured_costs(const trace::Trace& t, const sim::CostModel& planned);
 
 // The outer loop (Experiment::dp_sync diloco or streaming): per stage of a `stages`-stage

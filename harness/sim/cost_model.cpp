@@ -32,14 +32,14 @@ int64_t CostModel::duration_ns(const sched::Action& a) const {
 }
 
 bool CostModel::noisy() const {
-  auto any = [](const std::vector<std::vector<double>>& v) {
+  auto any = [](const std::vector<Noise>& v) {
     return std::any_of(v.begin(), v.end(), [](const auto& r) { return !r.empty(); });
   };
   return any(f_ratio) || any(b_ratio) || any(w_ratio) || any(bw_ratio);
 }
 
-double CostModel::noise_factor(const sched::Action& a, uint64_t key) const {
-  const std::vector<std::vector<double>>* per_stage = nullptr;
+double CostModel::noise_factor(const sched::Action& a, uint64_t key, uint64_t iteration_key) const {
+  const std::vector<Noise>* per_stage = nullptr;
   switch (a.kind) {
     case Kind::F:
       per_stage = &f_ratio;
@@ -57,13 +57,19 @@ double CostModel::noise_factor(const sched::Action& a, uint64_t key) const {
       return 1;
   }
   if (a.stage < 0 || static_cast<size_t>(a.stage) >= per_stage->size()) return 1;
-  const std::vector<double>& r = (*per_stage)[a.stage];
-  if (r.empty()) return 1;
+  const Noise& n = (*per_stage)[a.stage];
+  if (n.ratio.empty()) return 1;
+  size_t lo = 0, hi = n.ratio.size();
+  if (n.iteration_begin.size() > 1) {
+    const size_t j = mix64(iteration_key + kGoldenGamma) % n.iteration_begin.size();
+    lo = n.iteration_begin[j];
+    hi = j + 1 < n.iteration_begin.size() ? n.iteration_begin[j + 1] : n.ratio.size();
+  }
   // splitmix64's finaliser over the key and the action's identity.
   uint64_t z = key ^ (static_cast<uint64_t>(a.kind) << 56) ^
                (static_cast<uint64_t>(a.stage) << 40) ^ static_cast<uint64_t>(a.microbatch + 1);
   for (int round = 0; round < 2; ++round) z = mix64(z + kGoldenGamma);
-  return r[z % r.size()];
+  return n.ratio[lo + z % (hi - lo)];
 }
 
 std::vector<sched::Op> CostModel::coexec_ops(const sched::Action& a) const {

@@ -50,16 +50,30 @@ struct CostModel {
   }
 
   // Compute noise as a real run measured it (plan.h's measured_costs): per stage, each F,
-  // B, W and BW duration of that run over its stage's mean of that kind. Empty: none
-  // measured (modeled compute sleeps its durations). A prediction's band replicas draw
-  // each compute action's duration as its mean times one of these ratios (noise_factor:
-  // the measured spread resampled, no distribution assumed), so where it falls on the
-  // schedule's critical path varies as in the run; the point prediction uses the means.
-  std::vector<std::vector<double>> f_ratio, b_ratio, w_ratio, bw_ratio;
+  // B, W and BW duration of that run over its stage's mean of that kind, grouped by the
+  // measured iteration it fell in. Empty: none measured (modeled compute sleeps its
+  // durations). A prediction's band replicas draw each compute action's duration as its
+  // mean times one of these ratios (noise_factor: the measured spread resampled, no
+  // distribution assumed), so where it falls on the schedule's critical path varies as in
+  // the run; the point prediction uses the means.
+  struct Noise {
+    std::vector<double> ratio;
+    // Where each measured iteration's ratios begin in `ratio` (ascending; empty: one
+    // group). A simulated iteration draws all its actions from one measured iteration:
+    // on a shared CPU an iteration's slow actions come together (ranks computing at once
+    // share its cores, the machine's other work), and draws made independently per action
+    // would average that away.
+    std::vector<size_t> iteration_begin;
+    bool empty() const { return ratio.empty(); }
+    bool operator==(const Noise&) const = default;
+  };
+  std::vector<Noise> f_ratio, b_ratio, w_ratio, bw_ratio;
   bool noisy() const;
-  // The factor for action `a` under draw `key` (!= 0; one per rank, iteration and band
-  // replica): a ratio of a's stage and kind picked by a hash of key and a, 1 without any.
-  double noise_factor(const sched::Action& a, uint64_t key) const;
+  // The factor for action `a` of a simulated iteration: the measured iteration is picked
+  // by a hash of `iteration_key` (!= 0; one per band replica and iteration, the same for
+  // every rank), the ratio inside it by a hash of `key` (one per rank as well) and a; 1
+  // without any.
+  double noise_factor(const sched::Action& a, uint64_t key, uint64_t iteration_key) const;
 
   int stages() const { return static_cast<int>(f_ns.size()); }
   int64_t duration_ns(const sched::Action& a) const;

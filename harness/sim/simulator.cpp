@@ -62,7 +62,7 @@ trace::Trace simulate(const sched::Schedule& s, const CostModel& costs, const Li
     const auto mean = static_cast<double>(costs.duration_ns(a));
     if (noise == 0) return mean;
     const uint64_t key = noise ^ (kGoldenGamma * static_cast<uint64_t>(rank + 1));
-    return std::round(mean * costs.noise_factor(a, key));  // integer ns, as the rest
+    return std::round(mean * costs.noise_factor(a, key, noise));  // integer ns, as the rest
   };
   c.bytes = [&costs](const Action& a) { return costs.message_bytes(a); };
   // A pair's plan depends only on its halves' stages and kinds: one per combination.
