@@ -30,7 +30,8 @@
 // Both collectives carry a few bytes and are latency-bound; OpenMPI (4.x) runs nonblocking
 // collectives with libnbc, whose algorithms for these sizes the functions below follow
 // (a message takes the link's latency + bytes / rate, no queueing). The comm thread's
-// polling (<= 100 us per step while a rank waits) is not modelled.
+// polling is not modelled: <= 100 us per step while a rank waits or sends, up to 1 ms for
+// a rendezvous that reaches a rank computing with only receives posted.
 #include <cstdint>
 #include <functional>
 #include <utility>

@@ -298,7 +298,7 @@ void Comm::run() {
     poll_once();
     if (!owners_.empty() || arbiter_pending()) {
       std::unique_lock lk(mu_);
-      const auto period = waiting_ > 0 ? poll_ : interval_;
+      const auto period = poll_period(waiting_ > 0, sends_pending_.load() > 0, poll_, interval_);
       const int waiters = waiting_;  // a new waiter ends a long quiet period at once
       wake_.wait_for(lk, period, [&] {
         return !queue_.empty() || stop_ || waiting_ > waiters || !released_.empty() || detach_;
