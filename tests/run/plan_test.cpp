@@ -312,12 +312,18 @@ TEST(Plan, ARandomlyLossyWanIsPredictedAsTheMeanOfItsDrawnRuns) {
   EXPECT_DOUBLE_EQ(xdc::run::predict(plan, sp, sp.costs, none).iteration_s(), even);
 }
 
-TEST(Plan, MeasuredComputeNoiseGivesTheBandItsWidth) {
-  const auto plan = make_plan(xdc::run::parse_experiment(
+// Two ranks over flap-pair.yaml without its changes, modeled compute: the plan that the
+// measured-noise tests give a measured trace.
+auto noise_plan() {
+  return make_plan(xdc::run::parse_experiment(
       "name: noise\ntopology: flap-pair.yaml\ncompute: {modeled: {f: 50ms, b: 100ms, "
       "activation: 256kib}}\npipeline: {stages: 2, placement: [e1, w1]}\nmicrobatches: "
       "4\niterations: 6\nwarmup: 1\nschedules: [1f1b]\nwan: {changes: []}\n",
       "tests/run/noise.yaml"));
+}
+
+TEST(Plan, MeasuredComputeNoiseGivesTheBandItsWidth) {
+  const auto plan = noise_plan();
   const auto& sp = plan.schedules[0];
   xdc::run::PredictOptions o;
   o.band_runs = 20;
@@ -362,11 +368,7 @@ TEST(Plan, MeasuredComputeNoiseGivesTheBandItsWidth) {
 // iteration's mean compute ratio is 2-5x what independent actions would give. The band
 // therefore draws each simulated iteration's durations from one measured iteration.
 TEST(Plan, MeasuredNoiseDrawsEachSimulatedIterationFromOneMeasuredIteration) {
-  const auto plan = make_plan(xdc::run::parse_experiment(
-      "name: noise\ntopology: flap-pair.yaml\ncompute: {modeled: {f: 50ms, b: 100ms, "
-      "activation: 256kib}}\npipeline: {stages: 2, placement: [e1, w1]}\nmicrobatches: "
-      "4\niterations: 6\nwarmup: 1\nschedules: [1f1b]\nwan: {changes: []}\n",
-      "tests/run/noise.yaml"));
+  const auto plan = noise_plan();
   const auto& sp = plan.schedules[0];
   // Two measured iterations: every F of the first took 75 ms, of the second 25 ms.
   xdc::trace::Trace t;
