@@ -24,10 +24,13 @@ std::string figure(const ScheduleData& s, bool simulated) {
   std::string out = seconds_text(*time_of(s, simulated)) + " per iteration";
   if (simulated && s.simulated_band_s && s.simulated_band_s->first < s.simulated_band_s->second)
     out += " (90% band " +
-           seconds_range_text(s.simulated_band_s->first, s.simulated_band_s->second) + ")";
+           seconds_range_text(s.simulated_band_s->first, s.simulated_band_s->second, "–",
+                              *time_of(s, simulated)) +
+           ")";
   if (!simulated && s.has_ci())
     out += fmt::format(" (95% CI {}, {} runs)",
-                       seconds_range_text(s.iteration_s_ci95->first, s.iteration_s_ci95->second),
+                       seconds_range_text(s.iteration_s_ci95->first, s.iteration_s_ci95->second,
+                                          "–", *time_of(s, simulated)),
                        s.measured_runs());
   return out;
 }

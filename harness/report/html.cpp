@@ -61,9 +61,9 @@ std::string seconds_text(double s) {
   return fmt::format("{:.{}g} {}", s * scale, scale == 1e6 ? 3 : 4, unit);
 }
 
-std::string seconds_range_text(double lo, double hi, std::string_view sep) {
+std::string seconds_range_text(double lo, double hi, std::string_view sep, double like) {
   if (!std::isfinite(lo) || !std::isfinite(hi)) return "-";
-  const auto [scale, unit] = unit_of(lo == 0 ? hi : lo);
+  const auto [scale, unit] = unit_of(std::isfinite(like) && like != 0 ? like : lo == 0 ? hi : lo);
   return fmt::format("{:.4g}{}{:.4g} {}", lo * scale, sep, hi * scale, unit);
 }
 

@@ -47,10 +47,11 @@ std::string share_text(double x) {
 std::string mean_cell(const ScheduleData& s) {
   std::string c = escape(opt_seconds(s.iteration_s_mean));
   if (s.has_ci())
-    c += fmt::format(
-        "<br><span class=\"sim\">95% CI {}, {} runs</span>",
-        escape(seconds_range_text(s.iteration_s_ci95->first, s.iteration_s_ci95->second)),
-        s.measured_runs());
+    c +=
+        fmt::format("<br><span class=\"sim\">95% CI {}, {} runs</span>",
+                    escape(seconds_range_text(s.iteration_s_ci95->first, s.iteration_s_ci95->second,
+                                              "–", s.iteration_s_mean.value_or(NAN))),
+                    s.measured_runs());
   return c;
 }
 
@@ -59,7 +60,8 @@ std::string simulated_cell(const ScheduleData& s) {
   std::string c = escape(opt_seconds(s.simulated_iteration_s));
   if (s.simulated_band_s && s.simulated_band_s->first < s.simulated_band_s->second)
     c += "<br><span class=\"sim\">90% band " +
-         escape(seconds_range_text(s.simulated_band_s->first, s.simulated_band_s->second)) +
+         escape(seconds_range_text(s.simulated_band_s->first, s.simulated_band_s->second, "–",
+                                   s.simulated_iteration_s.value_or(NAN))) +
          "</span>";
   return c;
 }

@@ -295,6 +295,9 @@ TEST(ReportFormat, RangesInOneUnit) {
   EXPECT_EQ(seconds_range_text(1.359, 1.488), "1.359–1.488 s");
   EXPECT_EQ(seconds_range_text(0.9935, 1.069, " / "), "993.5 / 1069 ms");
   EXPECT_EQ(seconds_range_text(NAN, 1), "-");
+  // Beside its figure, in that figure's unit: a 1.103 s mean's CI.
+  EXPECT_EQ(seconds_range_text(0.9018, 1.305, "–", 1.103), "0.9018–1.305 s");
+  EXPECT_EQ(seconds_range_text(0.9569, 1.0426, "–", 0.9998), "956.9–1043 ms");
 }
 
 TEST(ReportTable, SimulationOnlyLeavesOutMeasuredColumns) {
