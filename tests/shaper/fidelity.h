@@ -34,8 +34,8 @@ struct Allowances {
 };
 Allowances allowances();  // read once from the environment
 
-// One-way delay on A->B only: median RTT minus base RTT vs delay, within max(0.2 ms, 2%)
-// (+ timer slack above).
+// One-way delay on A->B only: least RTT minus least base RTT vs delay, within max(0.2 ms,
+// 2%) (+ timer slack above); the medians are in the detail.
 Figure measure_delay(const Line& l, netem::Backend b, double delay_ms);
 // delay + normal jitter: RTT stdev vs jitter, within 15%.
 Figure measure_jitter(const Line& l, netem::Backend b, double delay_ms, double jitter_ms);
