@@ -9,9 +9,10 @@
 // holds every process, the delay lines included, for up to tens of ms at random moments;
 // it only adds to the round trips it meets, and moves a median with the machine's load,
 // while the zero-delay base, a fraction of a ms per sample, rarely meets one. That every
-// sample met a stall is what a path that adds delay shows, not a busy machine. A delay
-// stage never releases a packet early by more than xdc check's acceptance, and a late
-// timer only adds, so the least round trip is held to
+// sample met a stall is what a path that adds delay shows, not a busy machine
+// (scripts/busy.sh makes one, to check a test against). A delay stage never releases a
+// packet early by more than xdc check's acceptance, and a late timer only adds, so the
+// least round trip is held to
 //   low  = configured - accept
 //   high = configured + base median + accept + late
 //   accept = max(0.2 ms, 2% of configured): xdc check's acceptance (harness/check/
