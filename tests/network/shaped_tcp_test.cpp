@@ -16,6 +16,8 @@
 #include "harness/check/probes.h"
 #include "harness/network/state.h"
 #include "netem/nl/netns.h"
+#include "netem/shaper/shaper.h"
+#include "tests/common/stall_meter.h"
 #include "tests/network/network_fixture.h"
 #include "tests/network/round_trip_base.h"
 
@@ -111,8 +113,11 @@ TEST_F(ShapedPair, TcpConnectionShowsTheConfiguredRoundTrip) {
 }
 
 TEST_F(ShapedPair, CheckMeasuresBothDirectionsAsConfigured) {
+  xdc::testing::StallMeter stalls(xdc::netem::ShapeOptions{}.rt_prio);
   auto r = run_xdc(
       {"check", "tcp", "--json", "--pings", "100", "--udp-packets", "5000", "--tcp-seconds", "3"});
+  const double stalled = stalls.stop();
+  std::printf("the machine stalled %.1f%% of the check's time\n", 100 * stalled);
   // run_xdc returns standard output then standard error (the progress lines); that
   // standard output is JSON alone is check_json_cli.sh's test.
   const auto first = r.out.find('{'), last = r.out.rfind('}');
@@ -127,8 +132,9 @@ TEST_F(ShapedPair, CheckMeasuresBothDirectionsAsConfigured) {
     all_ok = all_ok && l["ok"].get<bool>();
     // The delay and loss verdicts hold on a busy machine (the delay's tolerance takes in
     // what the delay lines measured of their own lateness). The rate verdict is the
-    // check's word on whether this machine carried the rate just now: a stall of the
-    // machine takes from it (83 of 100 Mbit/s was seen with a third of the CPU taken).
+    // check's word on whether this machine carried the rate just now: the link's time a
+    // stall of the machine took is lost to the flows, so it is held below, with the
+    // stalled share taken from its bound.
     EXPECT_EQ(l["verdicts"].size(), 3u) << l.dump(2);  // delay, rate, loss
     for (const auto& v : l["verdicts"]) {
       if (v["metric"] != "rate") {
@@ -143,12 +149,15 @@ TEST_F(ShapedPair, CheckMeasuresBothDirectionsAsConfigured) {
     });
     EXPECT_TRUE(within("check " + src + "->" + dst + " least RTT",
                        l["measured"]["rtt_min_ms"].get<double>(), least_bounds({15, 25}, base)));
-    // The rate: never above the link's, and most of it, by one flow and by the eight.
-    for (const char* k : {"goodput_mbit", "goodput_multi_mbit"}) {
-      const double mbit = l["measured"][k].get<double>();
-      EXPECT_GE(mbit, 50.0) << k;
-      EXPECT_LE(mbit, 101.0) << k;
-    }
+    // The rate: the eight flows carry what the check's verdict wants (92%) of the time
+    // the machine ran; one flow, which a loss in a stall sets back for many round trips,
+    // most of it; neither more than the link.
+    const double multi = l["measured"]["goodput_multi_mbit"].get<double>();
+    const double one = l["measured"]["goodput_mbit"].get<double>();
+    EXPECT_GE(multi, 92.0 * (1 - stalled));
+    EXPECT_GE(one, 50.0 * (1 - stalled));
+    EXPECT_LE(multi, 101.0);
+    EXPECT_LE(one, 101.0);
     std::printf("check %s->%s: %s\n", l["from"].get<std::string>().c_str(),
                 l["to"].get<std::string>().c_str(), l["measured"].dump().c_str());
   }

@@ -39,8 +39,9 @@ Allowances allowances();  // read once from the environment
 Figure measure_delay(const Line& l, netem::Backend b, double delay_ms);
 // delay + normal jitter: RTT stdev vs jitter, within 15%.
 Figure measure_jitter(const Line& l, netem::Backend b, double delay_ms, double jitter_ms);
-// rate at `delay_ms`: single-flow TCP goodput from 92% (rate floor) of the rate up to
-// 100.5% of its payload rate (netem::tcp_payload_bps, which the simulator's links carry).
+// rate at `delay_ms`: single-flow TCP goodput from 92% (rate floor) of the rate, times the
+// share of the time the machine was not stalled (testing::StallMeter), up to 100.5% of its
+// payload rate (netem::tcp_payload_bps, which the simulator's links carry).
 Figure measure_rate(const Line& l, netem::Backend b, double rate_mbit, double delay_ms);
 // random loss: measured loss within 3 sigma = 3 sqrt(p(1-p)/N).
 Figure measure_loss(const Line& l, netem::Backend b, double loss_pct);

@@ -20,6 +20,7 @@
 #include "netem/shaper/qdisc.h"
 #include "netem/shaper/run.h"
 #include "tests/common/round_trip.h"
+#include "tests/common/stall_meter.h"
 #include "tests/shaper/testbed.h"
 
 namespace xdc::testbed {
@@ -357,9 +358,10 @@ TEST(Shaper, CorrelatedRandomLossOnTheWire) {
 // least held to the delays, this machine's base round trip on the line and the delay
 // lines' own lateness in the same probe, tests/common/round_trip.h), and a single TCP flow
 // fills the link: at least 90% of the payload the link carries (1448-byte segments in
-// 1514-byte frames). 400 Mbit/s, not two-dc's 1 Gbit/s: what is asserted is the shaping,
-// and two delay lines relaying a gigabit take both cores of a 2-core machine, so another
-// process's load would move the figure (xdc check and the benchmarks measure the ceiling).
+// 1514-byte frames), less the link's time a stall of the machine took. 400 Mbit/s, not two-dc's 1
+// Gbit/s: what is asserted is the shaping, and two delay lines relaying a gigabit take both cores
+// of a 2-core machine, so another process's load would move the figure (xdc check and the
+// benchmarks measure the ceiling).
 TEST(Shaper, SymmetricLinkCarriesTcpAtRate) {
   Line l("sym");
   big_tcp_buffers(l.a);
@@ -373,11 +375,15 @@ TEST(Shaper, SymmetricLinkCarriesTcpAtRate) {
   const std::vector<ShapedDirection> dirs{{to_b->record(), p}, {to_a->record(), p}};
   const ProbedRoundTrips shaped = probe_with_lateness(dirs, probes);
   const RoundTrips base = zero_delay_base(dirs, probes);
+  xdc::testing::StallMeter stalls(netem::ShapeOptions{}.rt_prio);  // what a stall took
   IperfResult r = iperf_tcp(l.a, l.b, l.b_ip, 5, 2);
-  std::printf("symmetric 20 ms + 20 ms, %.0f Mbit/s: TCP goodput %.1f Mbit/s, %ld retransmits\n",
-              p.rate_bps / 1e6, r.goodput_bps / 1e6, r.retransmits);
+  const double stalled = stalls.stop();
+  std::printf(
+      "symmetric 20 ms + 20 ms, %.0f Mbit/s: TCP goodput %.1f Mbit/s, %ld retransmits; the "
+      "machine stalled %.1f%% of the time\n",
+      p.rate_bps / 1e6, r.goodput_bps / 1e6, r.retransmits, 100 * stalled);
   EXPECT_TRUE(within("A->B least", shaped.rtt.min(), least_bounds({20, 20}, base, shaped.late_ms)));
-  EXPECT_GE(r.goodput_bps, 0.9 * p.rate_bps * 1448 / 1514) << r.error;
+  EXPECT_GE(r.goodput_bps, 0.9 * p.rate_bps * 1448 / 1514 * (1 - stalled)) << r.error;
   EXPECT_LE(r.goodput_bps, 1.01 * p.rate_bps);
 }
 
