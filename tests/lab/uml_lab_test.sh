@@ -6,7 +6,8 @@
 #    the others;
 #  - `xdc up --lab lab.yaml topologies/three-dc.yaml` builds a DC on each machine, the WAN
 #    links between them VXLAN tunnels: host-to-host round trips across machines within 3%
-#    of the configured ones plus the machines' own round trip (medians of 21 pings), each
+#    of the configured ones plus the machines' own round trip (the least of 21 pings,
+#    which a stall of a busy host does not reach; the median is reported), each
 #    machine holding only its DC, and
 #    one management switch across them (a host reaches another machine's hosts on it);
 #  - `xdc down --lab` leaves nothing on any machine (namespaces, vxlan devices, xdc
@@ -80,21 +81,22 @@ on "$XDC" up --lab "$DIR/lab.yaml" topologies/three-dc.yaml >"$DIR/up.log" 2>&1 
   fail "xdc up --lab exited $?: $(tail -5 "$DIR/up.log")"
 up_s=$(since "$t0")
 echo "uml_lab_test: xdc up --lab three-dc in $up_s s"
-median_rtt() { awk -F'time=' '/time=/ { split($2, a, " "); print a[1] }' | sort -n |
-  awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+rtts_of() { awk -F'time=' '/time=/ { split($2, a, " "); print a[1] }' | sort -n; }
+median_of() { awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 # Within 3% of the configured round trip, plus what the two machines' own path adds (the
 # median round trip between them over the lab's switch, unshaped, measured just before:
 # UML guests on a busy host add milliseconds).
 for pair in "lab1 useast-h1 uswest-h1 64.1 10.99.0.12" "lab1 useast-h1 europe-h1 76.1 10.99.0.13" \
   "lab2 uswest-h2 europe-h2 130.1 10.99.0.13"; do
   set -- $pair
-  base=$($LAB ssh "$DIR" "$1" ping -c 21 -i 0.1 "$5" | median_rtt)
-  median=$($LAB ssh "$DIR" "$1" "$XDC" exec "$2" -- ping -c 21 -i 0.1 "$3" | median_rtt)
-  err=$(echo "scale=2; 100 * ($median - $4) / $4" | bc)
-  echo "uml_lab_test: $2 ($1) -> $3: RTT median $median ms, configured $4 ms ($err%), machines' own $base ms"
-  rtts="$rtts${rtts:+,}{\"from\": \"$2\", \"to\": \"$3\", \"median_ms\": $median, \"configured_ms\": $4, \"base_ms\": $base}"
-  within=$(echo "$median > 0.97 * $4 && $median < 1.03 * $4 + $base" | bc)
-  [ "$within" = 1 ] || fail "$2 -> $3: RTT $median ms against $4 ms configured (+ $base ms the machines' own)"
+  base=$($LAB ssh "$DIR" "$1" ping -c 21 -i 0.1 "$5" | rtts_of | median_of)
+  shaped=$($LAB ssh "$DIR" "$1" "$XDC" exec "$2" -- ping -c 21 -i 0.1 "$3" | rtts_of)
+  median=$(echo "$shaped" | median_of) least=$(echo "$shaped" | head -1)
+  err=$(echo "scale=2; 100 * ($least - $4) / $4" | bc)
+  echo "uml_lab_test: $2 ($1) -> $3: RTT least $least ms, median $median ms, configured $4 ms ($err%), machines' own $base ms"
+  rtts="$rtts${rtts:+,}{\"from\": \"$2\", \"to\": \"$3\", \"median_ms\": $median, \"least_ms\": $least, \"configured_ms\": $4, \"base_ms\": $base}"
+  within=$(echo "$least > 0.97 * $4 && $least < 1.03 * $4 + $base" | bc)
+  [ "$within" = 1 ] || fail "$2 -> $3: least RTT $least ms against $4 ms configured (+ $base ms the machines' own)"
 done
 # One management switch across the machines (MPI's control channel): a host on lab1
 # reaches europe-h1's management address on lab3, with 1400-byte unfragmented packets, and
