@@ -9,8 +9,8 @@
 
 namespace xdc::testing {
 
-StallMeter::StallMeter(int fifo_priority) {
-  thread_ = std::thread([this, fifo_priority] {
+StallMeter::StallMeter(int fifo_priority, std::chrono::milliseconds period) {
+  thread_ = std::thread([this, fifo_priority, period] {
     prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
     if (fifo_priority > 0) {
       sched_param sp{};
@@ -22,7 +22,7 @@ StallMeter::StallMeter(int fifo_priority) {
     const auto start = Clock::now();
     auto due = start;
     while (!stop_.load(std::memory_order_relaxed)) {
-      due += std::chrono::milliseconds(1);
+      due += period;
       std::this_thread::sleep_until(due);
       const auto now = Clock::now();
       const double late = Ms(now - due).count();

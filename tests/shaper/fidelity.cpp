@@ -146,7 +146,7 @@ Figure measure_rate(const Line& l, netem::Backend b, double rate_mbit, double de
   p.rate_bps = static_cast<uint64_t>(rate_mbit * 1e6);
   auto shaper = netem::shape_egress(b, target(l), p, options());
   // The link's time a stall of the machine took is lost to the flow for good.
-  xdc::testing::StallMeter stalls(options().rt_prio);
+  xdc::testing::StallMeter stalls(options().rt_prio, stall_meter_period());
   IperfResult r = iperf_tcp(l.a, l.b, l.b_ip, 5, 2);
   const double stalled = stalls.stop();
   Figure f;

@@ -194,7 +194,7 @@ TEST_P(Reshape, RateChangeIsInForceWithin10msAndOnlyTheQueueDrops) {
   const int payload = 1400, count = 4000;
   const double interval = payload * 8 / 30e6;
   OneWayResult res;
-  xdc::testing::StallMeter stalls(netem::ShapeOptions{}.rt_prio);
+  xdc::testing::StallMeter stalls(netem::ShapeOptions{}.rt_prio, stall_meter_period());
   std::thread stream(
       [&] { res = one_way_stream(l.a, l.b, l.b_ip, count, interval, payload, 0.3, 0.001); });
   sleep_s(0.5);

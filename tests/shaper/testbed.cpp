@@ -16,6 +16,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <nlohmann/json.hpp>
 #include <numeric>
@@ -440,6 +441,10 @@ OneWayResult one_way_stream(const std::string& client_ns, const std::string& ser
   close(cli);
   close(srv);
   return res;
+}
+
+std::chrono::milliseconds stall_meter_period() {
+  return std::chrono::milliseconds(std::getenv("XDC_UML_GUEST") ? 10 : 1);
 }
 
 IperfResult iperf_tcp(const std::string& client_ns, const std::string& server_ns,
