@@ -37,7 +37,8 @@ Allowances allowances();  // read once from the environment
 // One-way delay on A->B only: least RTT minus least base RTT vs delay, within max(0.2 ms,
 // 2%) (+ timer slack above); the medians are in the detail.
 Figure measure_delay(const Line& l, netem::Backend b, double delay_ms);
-// delay + normal jitter: RTT stdev vs jitter, within 15%.
+// delay + normal jitter: RTT stdev vs jitter, from 15% under it to 15% over its hypot with
+// the RTT stdev of the same delay without jitter (what this machine adds).
 Figure measure_jitter(const Line& l, netem::Backend b, double delay_ms, double jitter_ms);
 // rate at `delay_ms`: single-flow TCP goodput from 92% (rate floor) of the rate, times the
 // share of the time the machine was not stalled (testing::StallMeter), up to 100.5% of its
