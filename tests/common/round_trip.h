@@ -42,7 +42,6 @@ class RoundTrips {
   explicit RoundTrips(std::vector<double> samples_ms);  // throws when empty
   double median() const { return at(0.5); }
   double min() const { return samples_.front(); }
-  double max() const { return samples_.back(); }
   size_t size() const { return samples_.size(); }
 
  private:
