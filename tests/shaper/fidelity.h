@@ -42,7 +42,9 @@ Figure measure_delay(const Line& l, netem::Backend b, double delay_ms);
 Figure measure_jitter(const Line& l, netem::Backend b, double delay_ms, double jitter_ms);
 // rate at `delay_ms`: single-flow TCP goodput from 92% (rate floor) of the rate, times the
 // share of the time the machine was not stalled (testing::StallMeter), up to 100.5% of its
-// payload rate (netem::tcp_payload_bps, which the simulator's links carry).
+// payload rate (netem::tcp_payload_bps, which the simulator's links carry). On the kernel
+// backend, a figure under that floor is judged again against what the line carries at the
+// same delay without a rate (Linux's forwarding on this machine), when that is less.
 Figure measure_rate(const Line& l, netem::Backend b, double rate_mbit, double delay_ms);
 // random loss: measured loss within 3 sigma = 3 sqrt(p(1-p)/N).
 Figure measure_loss(const Line& l, netem::Backend b, double loss_pct);
