@@ -23,7 +23,9 @@ inline int socket_in(const std::string& ns) {
 }
 
 // One TCP connection from namespace `from_ns` to `to_ip`:`port` in namespace `to_ns`: the
-// listening socket, the client's and the accepted one (-1 where a step failed).
+// listening socket, the client's and the accepted one (-1 where a step failed). A
+// `rcvbuf` > 0 fixes the receiver's buffer (SO_RCVBUFFORCE, no autotuning) before it
+// listens, so that its first window can be that large.
 struct TcpPair {
   int listener = -1, client = -1, peer = -1;
   void close_all() {
@@ -32,11 +34,12 @@ struct TcpPair {
   }
 };
 inline TcpPair connect_in(const std::string& from_ns, const std::string& to_ns,
-                          const std::string& to_ip, int port) {
+                          const std::string& to_ip, int port, int rcvbuf = 0) {
   TcpPair p;
   p.listener = socket_in(to_ns);
   int one = 1;
   setsockopt(p.listener, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  if (rcvbuf > 0) setsockopt(p.listener, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf, sizeof rcvbuf);
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_port = htons(static_cast<uint16_t>(port));

@@ -1,15 +1,15 @@
 // A route over several WAN hops can overflow a hop before its bottleneck: the simulator's
 // TCP model (TcpPath::upstream_bytes, harness/plan/links.cpp) against the kernel on the
-// emulated WAN. On routed-burst.yaml a warm connection near -> far, idle for a few round
-// trips, writes one burst: a small one passes the 2 ms hop's queue, a large one overflows
-// it (the kernel retransmits); the same large burst far -> near, which meets the long
-// hop's bottleneck queue first, passes.
+// emulated WAN. On routed-burst.yaml a connection near -> far whose window holds the
+// burst, idle for a few round trips, writes one burst: a small one passes the 2 ms hop's queue, a
+// large one overflows it (the kernel retransmits); the same large burst far -> near, which meets
+// the long hop's bottleneck queue first, passes.
 //
-// The warm-up opens CUBIC's window without a loss: it writes 64 KiB at a time at
-// 200 Mbit/s (kWarmBps, below the 300 Mbit/s bottleneck), so no queue fills and no burst
-// exceeds the short hop's room, and slow start still grows the window to twice what is in
-// flight (tcp_is_cwnd_limited), above the large burst. A warm-up at full speed overshoots
-// the queues, and its losses can leave the window below the burst.
+// Each burst leaves at once, as a warm connection's would: the two hosts' routes give a
+// new connection an initial window larger than the largest burst (initcwnd, and initrwnd
+// with a receive buffer that holds it), so no warm-up is needed. A warm-up that opens
+// CUBIC's window by sending is decided by the machine: on a busy one a delay line that
+// runs late releases a bunch that a queue drops, and the window is cut below the burst.
 
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
@@ -21,6 +21,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <sstream>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -28,37 +30,72 @@
 #include "harness/network/state.h"
 #include "harness/plan/plan.h"
 #include "harness/sim/link_model.h"
+#include "netem/shaper/run.h"
 #include "tests/network/network_fixture.h"
 
 namespace {
 
 constexpr int kPort = 7712;
-constexpr int64_t kSmall = 200 << 10;  // passes the short hop (the model: 283 KB do)
-constexpr int64_t kLarge = 600 << 10;  // overflows it
-constexpr double kWarmBps = 200e6;
-constexpr int64_t kWarmChunk = 64 << 10;
+constexpr int64_t kSmall = 200 << 10;     // passes the short hop (the model: 283 KB do)
+constexpr int64_t kLarge = 600 << 10;     // overflows it
+constexpr unsigned kInitialWindow = 512;  // segments: 741 KB, above kLarge
+constexpr int kReceiveBuffer = 8 << 20;
 
 class RoutedBurst : public xdc::testing::NetworkTest {
  protected:
   RoutedBurst() : NetworkTest("tests/network/routed-burst.yaml", "rtb") {}
 
-  // A connection `from` -> `to` that has carried 16 MB (its window open), then after
-  // 150 ms idle (several round trips, under the retransmission timeout) each burst of
-  // `bursts` in turn, 150 ms apart: the segments the kernel retransmitted for each.
-  std::vector<unsigned> bursts_after_warmup(const std::string& from, const std::string& to,
-                                            const std::vector<int64_t>& bursts) {
+  // Every route of namespace `ns` gives a new connection an initial congestion and
+  // receive window of kInitialWindow segments.
+  static void open_initial_windows(const std::string& ns) {
+    const auto routes = xdc::netem::run_argv({"ip", "route", "show"}, ns);
+    ASSERT_EQ(routes.exit_code, 0) << routes.output;
+    std::istringstream lines(routes.output);
+    for (std::string line; std::getline(lines, line);) {
+      std::vector<std::string> argv = {"ip", "route", "change"};
+      std::istringstream words(line);
+      for (std::string w; words >> w;) {
+        if (w == "initcwnd" || w == "initrwnd") {
+          words >> w;  // set below
+          continue;
+        }
+        argv.push_back(w);
+      }
+      for (const char* m : {"initcwnd", "initrwnd"}) {
+        argv.push_back(m);
+        argv.push_back(std::to_string(kInitialWindow));
+      }
+      const auto r = xdc::netem::run_argv(argv, ns);
+      ASSERT_EQ(r.exit_code, 0) << line << ": " << r.output;
+    }
+  }
+
+  // A new connection `from` -> `to` whose first window holds every burst; after 150 ms
+  // idle (several round trips, under the retransmission timeout) each burst of `bursts`
+  // in turn: the segments the kernel retransmitted for each.
+  std::vector<unsigned> bursts_after_idle(const std::string& from, const std::string& to,
+                                          const std::vector<int64_t>& bursts) {
     auto state = xdc::net::load_state(name_);
     EXPECT_TRUE(state);
     if (!state) return {};
     const auto* a = state->find_host(from);
     const auto* b = state->find_host(to);
-    xdc::testing::TcpPair conn = xdc::testing::connect_in(a->ns, b->ns, b->data_ip, kPort);
+    open_initial_windows(a->ns);
+    open_initial_windows(b->ns);
+    xdc::testing::TcpPair conn =
+        xdc::testing::connect_in(a->ns, b->ns, b->data_ip, kPort, kReceiveBuffer);
     EXPECT_GE(conn.peer, 0) << "no connection " << from << " -> " << to;
     const int c = conn.client, peer = conn.peer;
-    std::vector<char> buf(16 << 20, 'x');
-    // `bytes` written at once (a burst), or kWarmChunk at a time at kWarmBps (a slot
-    // missed on a busy machine is skipped, never made up in a burst).
-    auto send_all = [&](int64_t bytes, bool paced = false) {
+    // One byte each way: the SYN-ACK's window is never scaled (at most 64 KiB); the
+    // receiver's next segment advertises its whole first window.
+    char byte = 'x';
+    EXPECT_EQ(write(c, &byte, 1), 1);
+    EXPECT_EQ(read(peer, &byte, 1), 1);
+    EXPECT_EQ(write(peer, &byte, 1), 1);
+    EXPECT_EQ(read(c, &byte, 1), 1);
+    std::vector<char> buf(static_cast<size_t>(*std::max_element(bursts.begin(), bursts.end())),
+                          'x');
+    auto send_all = [&](int64_t bytes) {
       int64_t sent = 0, got = 0;
       std::thread reader([&] {
         std::vector<char> in(1 << 20);
@@ -68,51 +105,30 @@ class RoutedBurst : public xdc::testing::NetworkTest {
           got += n;
         }
       });
-      const auto slot = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-          std::chrono::duration<double>(kWarmChunk * 8 / kWarmBps));
-      auto next = std::chrono::steady_clock::now();
       while (sent < bytes) {
-        int64_t want = bytes - sent;
-        if (paced) {
-          std::this_thread::sleep_until(next);
-          next = std::max(next + slot, std::chrono::steady_clock::now());
-          want = std::min(want, kWarmChunk);
-        }
-        const ssize_t n = write(c, buf.data() + sent, static_cast<size_t>(want));
+        const ssize_t n = write(c, buf.data() + sent, static_cast<size_t>(bytes - sent));
         if (n <= 0) break;
         sent += n;
       }
       reader.join();
     };
-    auto retransmitted = [&] {
-      tcp_info info{};
-      socklen_t len = sizeof info;
-      getsockopt(c, IPPROTO_TCP, TCP_INFO, &info, &len);
-      return info.tcpi_total_retrans;
+    auto info = [&] {
+      tcp_info i{};
+      socklen_t len = sizeof i;
+      getsockopt(c, IPPROTO_TCP, TCP_INFO, &i, &len);
+      return i;
     };
-    auto window = [&] {
-      tcp_info info{};
-      socklen_t len = sizeof info;
-      getsockopt(c, IPPROTO_TCP, TCP_INFO, &info, &len);
-      return int64_t{info.tcpi_snd_cwnd} * info.tcpi_snd_mss;
-    };
-    send_all(16 << 20, /*paced=*/true);
-    std::printf("%s -> %s warm-up of 16 MiB: %u retransmitted, window %lld B\n", from.c_str(),
-                to.c_str(), retransmitted(), static_cast<long long>(window()));
     std::vector<unsigned> out;
     for (int64_t bytes : bursts) {
       std::this_thread::sleep_for(std::chrono::milliseconds(150));
-      // Where a busy machine's late delay line released a bunch that a queue dropped,
-      // CUBIC cut the window: warm again (at most three times) until it holds the burst.
-      for (int warm = 0; warm < 3 && window() < bytes; ++warm) {
-        send_all(16 << 20, /*paced=*/true);
-        std::this_thread::sleep_for(std::chrono::milliseconds(150));
-      }
-      EXPECT_GE(window(), bytes)
+      const tcp_info before = info();
+      std::printf("%s -> %s: window %u segments, %u retransmitted, before a %lld B burst\n",
+                  from.c_str(), to.c_str(), before.tcpi_snd_cwnd, before.tcpi_total_retrans,
+                  static_cast<long long>(bytes));
+      EXPECT_GE(int64_t{before.tcpi_snd_cwnd} * before.tcpi_snd_mss, bytes)
           << "the window does not hold the burst: it would not leave at once";
-      const unsigned before = retransmitted();
       send_all(bytes);
-      out.push_back(retransmitted() - before);
+      out.push_back(info().tcpi_total_retrans - before.tcpi_total_retrans);
     }
     conn.close_all();
     return out;
@@ -135,11 +151,11 @@ ModelSide model(int from, int to, int64_t bytes) {
 }
 
 TEST_F(RoutedBurst, ABurstOverflowsTheShortHopBeforeTheBottleneck) {
-  const auto there = bursts_after_warmup("near-h1", "far-h1", {kSmall, kLarge});
+  const auto there = bursts_after_idle("near-h1", "far-h1", {kSmall, kLarge});
   ASSERT_EQ(there.size(), 2u);
   EXPECT_EQ(there[0], 0u) << "a small burst near -> far retransmitted";
   EXPECT_GT(there[1], 0u) << "a large burst near -> far passed the short hop";
-  const auto back = bursts_after_warmup("far-h1", "near-h1", {kLarge});
+  const auto back = bursts_after_idle("far-h1", "near-h1", {kLarge});
   ASSERT_EQ(back.size(), 1u);
   EXPECT_EQ(back[0], 0u) << "the large burst far -> near retransmitted";
 
