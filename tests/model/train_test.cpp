@@ -24,7 +24,7 @@ double validation_loss(LocalModel& model, const BatchLoader& val, int batches) {
 }
 
 TEST(Train, DefaultConfigLearnsTheDefaultCorpus) {
-  set_compute_threads(1);
+  set_compute_threads(2);
   const auto corpus = TextCorpus::load_default();
   ModelConfig cfg;  // the reference config
   const int B = 8, steps = 200, warmup = 20;
