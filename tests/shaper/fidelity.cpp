@@ -147,24 +147,44 @@ Figure measure_jitter(const Line& l, netem::Backend b, double delay_ms, double j
   return f;
 }
 
+namespace {
+
+// One TCP flow A -> B (iperf3, 5 s after 2 s omitted) through `p`, and the share of that
+// time the machine was stalled (the link's time a stall took is lost to the flow for good).
+struct Carried {
+  IperfResult flow;
+  double stalled = 0;
+  std::string backend;  // the shaper's, as it ran
+  nlohmann::json delayline;
+};
+Carried carry(const Line& l, netem::Backend b, const netem::LinkParams& p) {
+  auto shaper = netem::shape_egress(b, target(l), p, options());
+  xdc::testing::StallMeter stalls(options().rt_prio, stall_meter_period());
+  Carried c;
+  c.flow = iperf_tcp(l.a, l.b, l.b_ip, 5, 2);
+  c.stalled = stalls.stop();
+  c.backend = shaper->backend_name();
+  c.delayline = netem::delayline_stats(shaper->record());
+  return c;
+}
+
+}  // namespace
+
 Figure measure_rate(const Line& l, netem::Backend b, double rate_mbit, double delay_ms) {
   big_tcp_buffers(l.a);
   big_tcp_buffers(l.b);
   netem::LinkParams p;
   p.delay_us = static_cast<uint64_t>(delay_ms * 1000);
   p.rate_bps = static_cast<uint64_t>(rate_mbit * 1e6);
-  auto shaper = netem::shape_egress(b, target(l), p, options());
-  // The link's time a stall of the machine took is lost to the flow for good.
-  xdc::testing::StallMeter stalls(options().rt_prio, stall_meter_period());
-  IperfResult r = iperf_tcp(l.a, l.b, l.b_ip, 5, 2);
-  const double stalled = stalls.stop();
+  const Carried shaped = carry(l, b, p);
+  const IperfResult& r = shaped.flow;
   Figure f;
   f.what = "rate";
-  f.backend = shaper->backend_name();
+  f.backend = shaped.backend;
   f.unit = "Mbit/s";
   f.configured = rate_mbit;
   f.measured = r.goodput_bps / 1e6;
-  f.low = allowances().rate_floor * rate_mbit * (1 - stalled);
+  f.low = allowances().rate_floor * rate_mbit * (1 - shaped.stalled);
   // Above the frames' payload rate only if the shaper counted less than each frame.
   const double payload_mbit = netem::tcp_payload_bps(p.rate_bps) / 1e6;
   f.high = 1.005 * payload_mbit;
@@ -172,28 +192,24 @@ Figure measure_rate(const Line& l, netem::Backend b, double rate_mbit, double de
               {"payload_mbit", payload_mbit},
               {"sender_mbit", r.sent_bps / 1e6},
               {"retransmits", r.retransmits},
-              {"stalled_share", stalled},
+              {"stalled_share", shaped.stalled},
               {"error", r.error}};
-  f.detail["delayline"] = netem::delayline_stats(shaper->record());
+  f.detail["delayline"] = shaped.delayline;
   if (f.ok() || b != netem::Backend::kKernel) return f;
   // Short of the floor on the kernel backend: what the kernel carries here at this delay
   // with no rate stage bounds what its rate stage can (a User-Mode Linux guest forwards
   // near 1 Gbit/s on one host CPU, and on a busy host well under it). It is Linux's own
   // path, not xdc's, so the floor applies to the lesser of the rate and that capacity per
   // unstalled second. The userspace delay line is xdc's: its capacity is never excused.
-  shaper.reset();
   netem::LinkParams delay_only;
   delay_only.delay_us = p.delay_us;
-  shaper = netem::shape_egress(b, target(l), delay_only, options());
-  xdc::testing::StallMeter line_stalls(options().rt_prio, stall_meter_period());
-  IperfResult line = iperf_tcp(l.a, l.b, l.b_ip, 5, 2);
-  const double line_stalled = line_stalls.stop();
-  const double line_mbit = line.goodput_bps / 1e6 / (1 - line_stalled);
-  f.low = allowances().rate_floor * std::min(rate_mbit, line_mbit) * (1 - stalled);
-  f.detail["line_without_rate"] = {{"goodput_mbit", line.goodput_bps / 1e6},
-                                   {"stalled_share", line_stalled},
-                                   {"retransmits", line.retransmits},
-                                   {"error", line.error}};
+  const Carried line = carry(l, b, delay_only);
+  const double line_mbit = line.flow.goodput_bps / 1e6 / (1 - line.stalled);
+  f.low = allowances().rate_floor * std::min(rate_mbit, line_mbit) * (1 - shaped.stalled);
+  f.detail["line_without_rate"] = {{"goodput_mbit", line.flow.goodput_bps / 1e6},
+                                   {"stalled_share", line.stalled},
+                                   {"retransmits", line.flow.retransmits},
+                                   {"error", line.flow.error}};
   return f;
 }
 
