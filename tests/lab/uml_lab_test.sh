@@ -6,9 +6,11 @@
 #    the others;
 #  - `xdc up --lab lab.yaml topologies/three-dc.yaml` builds a DC on each machine, the WAN
 #    links between them VXLAN tunnels: host-to-host round trips across machines within 3%
-#    of the configured ones plus the machines' own round trip (the least of 21 pings,
-#    which a stall of a busy host does not reach; the median is reported), each
-#    machine holding only its DC, and
+#    of the configured ones plus the machines' own round trip, each machine holding only
+#    its DC (of 21 pings, the median must be above the configured round trip less 3%: a
+#    stall of a busy host only adds, and the links' jitter is symmetric, so it leaves the
+#    median where it is while the least falls about two deviations below; and the least,
+#    which a stall does not reach, below it plus 3% and the machines' own), and
 #    one management switch across them (a host reaches another machine's hosts on it);
 #  - `xdc down --lab` leaves nothing on any machine (namespaces, vxlan devices, xdc
 #    processes), nor does `xdc clean --lab` after a kill -9 of the controller mid-build;
@@ -85,7 +87,9 @@ rtts_of() { awk -F'time=' '/time=/ { split($2, a, " "); print a[1] }' | sort -n;
 median_of() { awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 # Within 3% of the configured round trip, plus what the two machines' own path adds (the
 # median round trip between them over the lab's switch, unshaped, measured just before:
-# UML guests on a busy host add milliseconds).
+# UML guests on a busy host add milliseconds). The lower bound is on the median: with the
+# europe links' 2 ms jitter each way, the least of 21 round trips is expected near 5 ms
+# under the configured 130.1 ms.
 for pair in "lab1 useast-h1 uswest-h1 64.1 10.99.0.12" "lab1 useast-h1 europe-h1 76.1 10.99.0.13" \
   "lab2 uswest-h2 europe-h2 130.1 10.99.0.13"; do
   set -- $pair
@@ -95,8 +99,8 @@ for pair in "lab1 useast-h1 uswest-h1 64.1 10.99.0.12" "lab1 useast-h1 europe-h1
   err=$(echo "scale=2; 100 * ($least - $4) / $4" | bc)
   echo "uml_lab_test: $2 ($1) -> $3: RTT least $least ms, median $median ms, configured $4 ms ($err%), machines' own $base ms"
   rtts="$rtts${rtts:+,}{\"from\": \"$2\", \"to\": \"$3\", \"median_ms\": $median, \"least_ms\": $least, \"configured_ms\": $4, \"base_ms\": $base}"
-  within=$(echo "$least > 0.97 * $4 && $least < 1.03 * $4 + $base" | bc)
-  [ "$within" = 1 ] || fail "$2 -> $3: least RTT $least ms against $4 ms configured (+ $base ms the machines' own)"
+  within=$(echo "$median > 0.97 * $4 && $least < 1.03 * $4 + $base" | bc)
+  [ "$within" = 1 ] || fail "$2 -> $3: RTT median $median ms, least $least ms, against $4 ms configured (+ $base ms the machines' own)"
 done
 # One management switch across the machines (MPI's control channel): a host on lab1
 # reaches europe-h1's management address on lab3, with 1400-byte unfragmented packets, and
