@@ -280,8 +280,10 @@ class Builder {
   }
   bool mininet() const { return backend() == topo::NetworkBackend::kMininet; }
 
-  // The native layer 2 (names.h): namespaces, bridges and veths over netlink, every
-  // bridge port up; the Mininet backend makes the same through Mininet (mininet.h).
+  // The native layer 2 (names.h): namespaces, the management bridge and veths over netlink,
+  // every port up. A DC has no bridge: each host's eth0 is a veth to a port of its
+  // gateway, which routes between them (configure_dc). The Mininet backend makes its DCs
+  // a switch each (mininet.h).
   void plumb_native() {
     const std::string mgmt = mgmt_ns(net_);
     create_namespaces();
@@ -300,11 +302,10 @@ class Builder {
       }
       std::string gw = gateway_ns(net_, dc.name);
       auto& gsk = sock(gw);
-      int br = add_bridge(gsk, "br0");
       for (const topo::Host& h : dc.hosts) {
         step("namespace of " + h.name);
         std::string ns = host_ns(net_, h.name);
-        add_veth(gsk, h.name, "eth0", ns, br);
+        add_veth(gsk, h.name, "eth0", ns);
         set_up(gsk, h.name);
         add_veth(sock(mgmt), h.name, "mgmt0", ns, mgmt_bridge(ordinal++));
         set_up(sock(mgmt), h.name);
@@ -329,11 +330,12 @@ class Builder {
   void create_namespaces() {
     struct Ns {
       std::string name, hostname;
+      bool gateway = false;
     };
     std::vector<Ns> todo{{mgmt_ns(net_), ""}};
     for (const topo::Dc& dc : topo_.dcs) {
       if (!local(dc.name)) continue;
-      todo.push_back({gateway_ns(net_, dc.name), ""});
+      todo.push_back({gateway_ns(net_, dc.name), "", true});
       for (const topo::Host& h : dc.hosts) todo.push_back({host_ns(net_, h.name), h.name});
     }
     make_shared_mount_dir("/run/netns");  // once, before the threads (else each may bind it)
@@ -342,6 +344,7 @@ class Builder {
       const Ns& n = todo[i];
       create_netns(n.name, n.hostname, n.hostname.empty() ? "" : uts_path(net_, n.hostname));
       no_ipv6(n.name);
+      if (n.gateway) gateway_sysctls(n.name);
     });
   }
 
@@ -394,9 +397,30 @@ class Builder {
               lab.dc_address.at(there), root.ifindex(lab.data_interface), gateway_ns(net_, here));
   }
 
-  // The gateway's interface on its DC's LAN, which holds the gateway address.
-  std::string gateway_lan() const { return mininet() ? kMininetGatewayLan : "br0"; }
-  // The DC's end of host `h`'s data link: its port on the DC bridge.
+  // A gateway routes, and routes back out of the interface a packet came in by (its DC's
+  // hosts talk through it): no ICMP redirects (they would bypass the intra-DC delay), no
+  // reverse-path filter (with the fabric loop a host's packets arrive on one interface and
+  // their source is routed out of another). Before the gateway's interfaces exist, which
+  // take `default`'s values.
+  static void gateway_sysctls(const std::string& gw) {
+    nl::write_sysctl(gw, "net/ipv4/ip_forward", "1");
+    for (const char* conf : {"all", "default"}) {
+      nl::write_sysctl(gw, fmt::format("net/ipv4/conf/{}/send_redirects", conf), "0");
+      nl::write_sysctl(gw, fmt::format("net/ipv4/conf/{}/rp_filter", conf), "0");
+    }
+  }
+
+  // The native gateway's fabric loop (configure_dc): what its DC's hosts receive leaves by
+  // kFabricOut, where the intra-DC delay is; arrives again on kFabricIn, where table
+  // kFabricTable routes it to the host's port. '_' is in no host name, so neither meets a port.
+  static constexpr const char* kFabricOut = "fabric_out";
+  static constexpr const char* kFabricIn = "fabric_in";
+  static constexpr uint32_t kFabricTable = 100;
+  static constexpr uint32_t kFabricRulePrio = 100;
+  // Where every packet on its way to one of the DC's hosts passes, once: the intra-DC
+  // delay's egress (shape_fabric).
+  std::string fabric_egress() const { return mininet() ? kMininetGatewayLan : kFabricOut; }
+  // The DC's end of host `h`'s data link: its gateway port (native), its switch port (Mininet).
   std::pair<std::string, std::string> host_port(int d, const topo::Host& h) const {
     if (mininet()) return {switch_ns(net_, topo_.dcs[d].name), mininet_switch_port(d, h.index)};
     return {gateway_ns(net_, topo_.dcs[d].name), h.name};
@@ -407,11 +431,24 @@ class Builder {
     const topo::Dc& dc = topo_.dcs[d];
     if (!local(dc.name)) return;
     std::string gw = gateway_ns(net_, dc.name);
-    if (mininet()) no_ipv6(gw);  // the native backend's are so from their creation
-    nl::write_sysctl(gw, "net/ipv4/ip_forward", "1");  // gateways only route
     auto& gsk = sock(gw);
-    add_address(gsk, gateway_lan(), gateway_ip(d) + "/24");
-    set_up(gsk, gateway_lan());
+    const bool delay = topo_.intra_dc.delay_us > 0;
+    // Native: the gateway holds its address on every host port and a /32 route to each
+    // host through its port, in kFabricTable behind the fabric loop when there is an
+    // intra-DC delay (main's route to the DC's subnet is then the loop). Mininet: the
+    // gateway is one port of the DC's switch.
+    uint32_t host_table = 0;
+    if (mininet()) {
+      no_ipv6(gw);  // the native backend's are so from their creation
+      gateway_sysctls(gw);
+      add_address(gsk, kMininetGatewayLan, gateway_ip(d) + "/24");
+      set_up(gsk, kMininetGatewayLan);
+    } else if (delay) {
+      add_loop(gsk, kFabricOut, kFabricIn);
+      add_iif_rule(gsk, kFabricIn, kFabricTable, kFabricRulePrio);
+      add_unreachable_route(gsk, dc_subnet(d), kFabricTable);  // no host: no second loop
+      host_table = kFabricTable;
+    }
     set_up(gsk, "lo");
     for (const topo::Host& h : dc.hosts) {
       step("addresses of " + h.name);
@@ -429,11 +466,16 @@ class Builder {
       }
       shape_intra_dc(sock(port_ns), port);
       shape_intra_dc(sock(hs.ns), "eth0");
+      if (!mininet()) {
+        add_address(gsk, port, gateway_ip(d) + "/32");
+        add_device_route(gsk, hs.data_ip + "/32", port, host_table);
+      }
       auto& hsk = sock(hs.ns);
       set_up(hsk, "lo");
-      // With intra-DC delay the DC's subnet is not on-link either: hosts of one DC reach
-      // each other through the gateway, whose LAN egress delays them (shape_fabric).
-      const bool via_gateway = topo_.intra_dc.delay_us > 0;
+      // The DC's subnet is on-link only on a Mininet switch without intra-DC delay;
+      // otherwise hosts of one DC reach each other through the gateway (whose fabric
+      // egress delays them, shape_fabric).
+      const bool via_gateway = !mininet() || delay;
       add_address(hsk, "eth0", hs.data_ip + "/24", !via_gateway);
       set_up(hsk, "eth0");
       add_address(hsk, "mgmt0", fmt::format("{}/{}", hs.mgmt_ip, mgmt_prefix_));
@@ -445,9 +487,11 @@ class Builder {
       add_route(hsk, "10.0.0.0/8", gateway_ip(d), "eth0", via_gateway, dilated_rto_min_ms());
       state_.hosts.push_back(hs);
       socks_.erase(hs.ns);  // one socket per host would exhaust fds on large topologies
-      socks_.erase(port_ns);
+      if (port_ns != gw) socks_.erase(port_ns);  // the gateway's serves the whole DC
       socks_.erase("");
     }
+    // After the ports' addresses: the route's source must be one of the gateway's.
+    if (!mininet() && delay) add_device_route(gsk, dc_subnet(d), kFabricOut, 0, gateway_ip(d));
     socks_.erase(gw);
     state_.dcs.push_back(dc.name);
   }
@@ -563,8 +607,8 @@ class Builder {
     if (failed) std::rethrow_exception(failed);
   }
 
-  // Intra-DC delay: every packet on its way to a host leaves the gateway's bridge (hosts
-  // route even their own DC through it), so one shaper per DC on that egress delays each
+  // Intra-DC delay: every packet on its way to a host leaves the gateway's fabric egress
+  // (hosts route even their own DC through it), so one shaper per DC there delays each
   // host-to-host packet once, by the same backend as the WAN (a userspace delay line or
   // netem). Packets arriving from the WAN cross it too (the fabric on their way in), so
   // a WAN round trip includes the intra-DC delay once.
@@ -577,11 +621,7 @@ class Builder {
     for (auto& dc : topo_.dcs) {
       if (!local(dc.name)) continue;
       std::string gw = gateway_ns(net_, dc.name);
-      // The gateway forwards between hosts on its LAN: no ICMP redirects telling them to
-      // talk directly, which would bypass the delay.
-      for (const std::string& conf : {std::string("all"), std::string("default"), gateway_lan()})
-        nl::write_sysctl(gw, fmt::format("net/ipv4/conf/{}/send_redirects", conf), "0");
-      ShapedLink sl{dc.name, dc.name, gw, gateway_lan(), "none", p, {}};
+      ShapedLink sl{dc.name, dc.name, gw, fabric_egress(), "none", p, {}};
       sl.seed = opts_.seed;
       state_.fabric.push_back(sl);
     }

@@ -12,6 +12,7 @@
 #include <netlink/route/link/vxlan.h>
 #include <netlink/route/neighbour.h>
 #include <netlink/route/route.h>
+#include <netlink/route/rule.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -188,6 +189,72 @@ void add_route(const nl::NlSocket& sk, const std::string& dst, const std::string
   rtnl_route_add_nexthop(route.get(), nh);  // the route owns nh now
   nl::check(rtnl_route_add(sk.get(), route.get(), NLM_F_CREATE | NLM_F_EXCL),
             "add route " + dst + " via " + via + " dev " + ifname + where(sk));
+}
+
+namespace {
+using RoutePtr = std::unique_ptr<rtnl_route, void (*)(rtnl_route*)>;
+RoutePtr route_to(const std::string& dst, uint32_t table) {
+  RoutePtr route(rtnl_route_alloc(), rtnl_route_put);
+  if (!route) throw std::bad_alloc();
+  AddrPtr d = parse_addr(dst);
+  nl::check(rtnl_route_set_dst(route.get(), d.get()), "route dst " + dst);
+  rtnl_route_set_table(route.get(), table ? table : RT_TABLE_MAIN);
+  return route;
+}
+}  // namespace
+
+void add_device_route(const nl::NlSocket& sk, const std::string& dst, const std::string& ifname,
+                      uint32_t table, const std::string& prefsrc) {
+  RoutePtr route = route_to(dst, table);
+  rtnl_route_set_scope(route.get(), RT_SCOPE_LINK);
+  if (!prefsrc.empty()) {
+    AddrPtr src = parse_addr(prefsrc);
+    nl::check(rtnl_route_set_pref_src(route.get(), src.get()), "route src " + prefsrc);
+  }
+  rtnl_nexthop* nh = rtnl_route_nh_alloc();
+  rtnl_route_nh_set_ifindex(nh, sk.ifindex(ifname));
+  rtnl_route_add_nexthop(route.get(), nh);  // the route owns nh now
+  nl::check(rtnl_route_add(sk.get(), route.get(), NLM_F_CREATE | NLM_F_EXCL),
+            "add route " + dst + " dev " + ifname + " table " + std::to_string(table) + where(sk));
+}
+
+void add_unreachable_route(const nl::NlSocket& sk, const std::string& dst, uint32_t table) {
+  RoutePtr route = route_to(dst, table);
+  rtnl_route_set_type(route.get(), RTN_UNREACHABLE);
+  nl::check(rtnl_route_add(sk.get(), route.get(), NLM_F_CREATE | NLM_F_EXCL),
+            "add unreachable route " + dst + " table " + std::to_string(table) + where(sk));
+}
+
+void add_iif_rule(const nl::NlSocket& sk, const std::string& iif, uint32_t table, uint32_t prio) {
+  std::unique_ptr<rtnl_rule, void (*)(rtnl_rule*)> rule(rtnl_rule_alloc(), rtnl_rule_put);
+  if (!rule) throw std::bad_alloc();
+  rtnl_rule_set_family(rule.get(), AF_INET);
+  nl::check(rtnl_rule_set_iif(rule.get(), iif.c_str()), "rule iif " + iif);
+  rtnl_rule_set_table(rule.get(), table);
+  rtnl_rule_set_prio(rule.get(), prio);
+  rtnl_rule_set_action(rule.get(), FR_ACT_TO_TBL);
+  nl::check(rtnl_rule_add(sk.get(), rule.get(), NLM_F_CREATE | NLM_F_EXCL),
+            "add rule iif " + iif + " table " + std::to_string(table) + where(sk));
+}
+
+void add_loop(const nl::NlSocket& sk, const std::string& out, const std::string& in) {
+  add_veth(sk, out, in, sk.netns());
+  // Locally administered; only these two ends, alone in their namespace, carry it.
+  AddrPtr mac;
+  {
+    nl_addr* a = nullptr;
+    nl::check(nl_addr_parse("02:78:64:63:00:01", AF_LLC, &a), "parse loop MAC");
+    mac.reset(a);
+  }
+  for (const std::string& name : {out, in}) {
+    LinkPtr change(rtnl_link_alloc());
+    if (!change) throw std::bad_alloc();
+    rtnl_link_set_ifindex(change.get(), sk.ifindex(name));
+    rtnl_link_set_addr(change.get(), mac.get());
+    rtnl_link_set_flags(change.get(), name == out ? IFF_UP | IFF_NOARP : IFF_UP);
+    nl::check(rtnl_link_change(sk.get(), change.get(), change.get(), 0),
+              "set MAC of loop end " + name + where(sk));
+  }
 }
 
 }  // namespace xdc::net

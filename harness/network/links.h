@@ -41,5 +41,17 @@ void add_vxlan(const nl::NlSocket& sk, const std::string& name, uint32_t vni,
 void add_vxlan_flood(const nl::NlSocket& sk, const std::string& name, const std::string& remote_ip);
 void add_route(const nl::NlSocket& sk, const std::string& dst, const std::string& via,
                const std::string& ifname, bool onlink = false, uint32_t rto_min_ms = 0);
+// dst "10.1.0.5/32" reached directly on `ifname` (scope link) in routing table `table`
+// (0: main); `prefsrc` non-empty: the source address of the namespace's own packets on it.
+void add_device_route(const nl::NlSocket& sk, const std::string& dst, const std::string& ifname,
+                      uint32_t table = 0, const std::string& prefsrc = "");
+// dst answered with ICMP "host unreachable" in routing table `table`.
+void add_unreachable_route(const nl::NlSocket& sk, const std::string& dst, uint32_t table);
+// A policy rule of priority `prio`: packets that arrived on `iif` are routed by `table`.
+void add_iif_rule(const nl::NlSocket& sk, const std::string& iif, uint32_t table, uint32_t prio);
+// A veth pair with both ends in sk's namespace, both up, with one MAC address and no ARP on
+// `out`: a packet routed out of `out` arrives on `in` addressed to it, with no neighbour
+// to resolve (a loop through which the namespace routes a packet a second time).
+void add_loop(const nl::NlSocket& sk, const std::string& out, const std::string& in);
 
 }  // namespace xdc::net

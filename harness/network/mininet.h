@@ -17,9 +17,10 @@
 // (i: the host's index in its DC, k: its position in the topology). Switches live in
 // namespaces of their own (Mininet's per-node inNamespace), so two networks' bridges never
 // meet in the root namespace and nothing of a network but its management port is there, as
-// with the native backend. Against native, each DC has one namespace more (its switch; the
-// native DC bridge is in the gateway), and the intra-DC delay sits on the gateway's lan0
-// egress instead of its bridge's: the same place on every packet's way to a host.
+// with the native backend. Against native, each DC has one namespace more (its switch; a
+// native DC has no switch: its gateway routes to a port per host), and the intra-DC delay
+// sits on the gateway's lan0 egress instead of its fabric loop's: the same place on every
+// packet's way to a host.
 //
 // Shaping is xdc's on both backends: the WAN on the gateways' wan-<peer> (kernel netem
 // where the kernel has sch_netem, else the userspace delay line, as `shaping:` says), the

@@ -3,7 +3,7 @@
 // that the builder, `xdc down` and `xdc clean` agree on what belongs to whom.
 //
 // Namespaces:  xdc-<net>.<host>      one per emulated host (own UTS name = <host>)
-//              xdc-<net>.gw.<dc>     the DC's gateway router, holds the DC bridge br0
+//              xdc-<net>.gw.<dc>     the DC's gateway router: a port per host (no bridge)
 //              xdc-<net>.mgmt        the management switch (bridge br0; Mininet: "mgmt")
 //              xdc-<net>.sw.<dc>     Mininet backend only: the DC's switch (mininet.h)
 // Root links:  xdc-<net>             the root namespace's port on the management switch
