@@ -90,14 +90,6 @@ int free_slot(int prefix) {
       fmt::format("no free run of {} management subnet slots (/{}) is left (xdc ls)", n, prefix));
 }
 
-// No IPv6 in any of a network's namespaces, set before their interfaces exist: no IPv6
-// chatter (duplicate-address probes, listener reports, router solicitations on timers)
-// on measured links, nor on the management switch, which carries the MPI launch.
-void no_ipv6(const std::string& ns) {
-  nl::write_sysctl(ns, "net/ipv6/conf/all/disable_ipv6", "1");
-  nl::write_sysctl(ns, "net/ipv6/conf/default/disable_ipv6", "1");
-}
-
 // Runs job(i) for every i < n on up to `threads` threads, this one among them. Once a job
 // throws no other starts; those under way finish, then the first exception is thrown.
 void run_at_once(size_t n, size_t threads, const std::function<void(size_t)>& job) {
@@ -397,19 +389,6 @@ class Builder {
               lab.dc_address.at(there), root.ifindex(lab.data_interface), gateway_ns(net_, here));
   }
 
-  // A gateway routes, and routes back out of the interface a packet came in by (its DC's
-  // hosts talk through it): no ICMP redirects (they would bypass the intra-DC delay), no
-  // reverse-path filter (with the fabric loop a host's packets arrive on one interface and
-  // their source is routed out of another). Before the gateway's interfaces exist, which
-  // take `default`'s values.
-  static void gateway_sysctls(const std::string& gw) {
-    nl::write_sysctl(gw, "net/ipv4/ip_forward", "1");
-    for (const char* conf : {"all", "default"}) {
-      nl::write_sysctl(gw, fmt::format("net/ipv4/conf/{}/send_redirects", conf), "0");
-      nl::write_sysctl(gw, fmt::format("net/ipv4/conf/{}/rp_filter", conf), "0");
-    }
-  }
-
   // The native gateway's fabric loop (configure_dc): what its DC's hosts receive leaves by
   // kFabricOut, where the intra-DC delay is; arrives again on kFabricIn, where table
   // kFabricTable routes it to the host's port. '_' is in no host name, so neither meets a port.
@@ -444,9 +423,7 @@ class Builder {
       add_address(gsk, kMininetGatewayLan, gateway_ip(d) + "/24");
       set_up(gsk, kMininetGatewayLan);
     } else if (delay) {
-      add_loop(gsk, kFabricOut, kFabricIn);
-      add_iif_rule(gsk, kFabricIn, kFabricTable, kFabricRulePrio);
-      add_unreachable_route(gsk, dc_subnet(d), kFabricTable);  // no host: no second loop
+      add_fabric_loop(gsk, kFabricOut, kFabricIn, kFabricTable, kFabricRulePrio, dc_subnet(d));
       host_table = kFabricTable;
     }
     set_up(gsk, "lo");

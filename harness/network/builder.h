@@ -1,8 +1,9 @@
 #pragma once
-// Builds the emulated network of a topology: host, gateway and management namespaces,
-// a routed port per host on its DC's gateway, WAN veths between gateways (made over netlink, or by Mininet with
-// `network: {backend: mininet}`, mininet.h), addresses, static routes along shortest
-// paths, /etc/netns hosts files, and the WAN shaping on each gateway's egress.
+// Builds the emulated network of a topology: host, gateway and management namespaces, a
+// routed port per host on its DC's gateway, WAN veths between gateways (made over
+// netlink, or by Mininet with `network: {backend: mininet}`, mininet.h), addresses,
+// static routes along shortest paths, /etc/netns hosts files, and the WAN shaping on
+// each gateway's egress.
 // All or nothing: on any failure (or SIGINT/SIGTERM during the build) what was made is
 // torn down before the error propagates. On success the state file is written and the
 // shapers are left running until `xdc down`.

@@ -257,4 +257,11 @@ void add_loop(const nl::NlSocket& sk, const std::string& out, const std::string&
   }
 }
 
+void add_fabric_loop(const nl::NlSocket& sk, const std::string& out, const std::string& in,
+                     uint32_t table, uint32_t prio, const std::string& subnet) {
+  add_loop(sk, out, in);
+  add_iif_rule(sk, in, table, prio);
+  add_unreachable_route(sk, subnet, table);
+}
+
 }  // namespace xdc::net

@@ -53,5 +53,10 @@ void add_iif_rule(const nl::NlSocket& sk, const std::string& iif, uint32_t table
 // `out`: a packet routed out of `out` arrives on `in` addressed to it, with no neighbour
 // to resolve (a loop through which the namespace routes a packet a second time).
 void add_loop(const nl::NlSocket& sk, const std::string& out, const std::string& in);
+// add_loop, with what arrives on `in` routed by `table` (rule priority `prio`), where
+// `subnet` is unreachable unless a more specific route says otherwise: a packet for an
+// address of `subnet` without its own route is refused, not sent round the loop again.
+void add_fabric_loop(const nl::NlSocket& sk, const std::string& out, const std::string& in,
+                     uint32_t table, uint32_t prio, const std::string& subnet);
 
 }  // namespace xdc::net

@@ -201,4 +201,17 @@ int kill_netns_processes(const std::vector<std::string>& names, int grace_ms) {
   return static_cast<int>(pids.size());
 }
 
+void no_ipv6(const std::string& ns) {
+  nl::write_sysctl(ns, "net/ipv6/conf/all/disable_ipv6", "1");
+  nl::write_sysctl(ns, "net/ipv6/conf/default/disable_ipv6", "1");
+}
+
+void gateway_sysctls(const std::string& ns) {
+  nl::write_sysctl(ns, "net/ipv4/ip_forward", "1");
+  for (const std::string conf : {"all", "default"}) {
+    nl::write_sysctl(ns, "net/ipv4/conf/" + conf + "/send_redirects", "0");
+    nl::write_sysctl(ns, "net/ipv4/conf/" + conf + "/rp_filter", "0");
+  }
+}
+
 }  // namespace xdc::net

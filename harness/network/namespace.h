@@ -9,6 +9,18 @@
 
 namespace xdc::net {
 
+// No IPv6 in namespace `ns`, set before its interfaces exist: no IPv6 chatter
+// (duplicate-address probes, listener reports, router solicitations on timers) on
+// measured links, nor on the management switch, which carries the MPI launch.
+void no_ipv6(const std::string& ns);
+
+// Namespace `ns` routes (a DC's gateway), and routes back out of the interface a packet
+// came in by (its DC's hosts talk through it): no ICMP redirects (they would bypass the
+// intra-DC delay), no reverse-path filter (through a fabric loop a host's packets arrive
+// on one interface while their source is routed out of another). Set before its
+// interfaces exist, which take `default`'s values.
+void gateway_sysctls(const std::string& ns);
+
 // Creates netns `name`; with a non-empty `hostname`, also a UTS namespace set to it
 // and pinned at `uts_path` (whose directory must exist, under a shared mount). Throws
 // std::system_error (EEXIST when it already exists).
