@@ -169,29 +169,8 @@ void add_address(const nl::NlSocket& sk, const std::string& ifname, const std::s
             "add address " + cidr + " to " + ifname + where(sk));
 }
 
-void add_route(const nl::NlSocket& sk, const std::string& dst, const std::string& via,
-               const std::string& ifname, bool onlink, uint32_t rto_min_ms) {
-  std::unique_ptr<rtnl_route, void (*)(rtnl_route*)> route(rtnl_route_alloc(), rtnl_route_put);
-  if (rto_min_ms) {
-    nl::check(rtnl_route_set_metric(route.get(), RTAX_RTO_MIN, rto_min_ms), "route rto_min");
-    // TCP takes a route's rto_min only when the metric is locked (tcp_rto_min():
-    // dst_metric_locked), as `ip route ... rto_min` always sets it; unlocked it is ignored.
-    nl::check(rtnl_route_set_metric(route.get(), RTAX_LOCK, 1u << RTAX_RTO_MIN),
-              "route rto_min lock");
-  }
-  AddrPtr d = parse_addr(dst);
-  nl::check(rtnl_route_set_dst(route.get(), d.get()), "route dst " + dst);
-  rtnl_nexthop* nh = rtnl_route_nh_alloc();
-  AddrPtr gw = parse_addr(via);
-  rtnl_route_nh_set_gateway(nh, gw.get());
-  rtnl_route_nh_set_ifindex(nh, sk.ifindex(ifname));
-  if (onlink) rtnl_route_nh_set_flags(nh, RTNH_F_ONLINK);
-  rtnl_route_add_nexthop(route.get(), nh);  // the route owns nh now
-  nl::check(rtnl_route_add(sk.get(), route.get(), NLM_F_CREATE | NLM_F_EXCL),
-            "add route " + dst + " via " + via + " dev " + ifname + where(sk));
-}
-
 namespace {
+// A route to `dst` in routing table `table` (0: main), to be given its next hop.
 using RoutePtr = std::unique_ptr<rtnl_route, void (*)(rtnl_route*)>;
 RoutePtr route_to(const std::string& dst, uint32_t table) {
   RoutePtr route(rtnl_route_alloc(), rtnl_route_put);
@@ -202,6 +181,26 @@ RoutePtr route_to(const std::string& dst, uint32_t table) {
   return route;
 }
 }  // namespace
+
+void add_route(const nl::NlSocket& sk, const std::string& dst, const std::string& via,
+               const std::string& ifname, bool onlink, uint32_t rto_min_ms) {
+  RoutePtr route = route_to(dst, 0);
+  if (rto_min_ms) {
+    nl::check(rtnl_route_set_metric(route.get(), RTAX_RTO_MIN, rto_min_ms), "route rto_min");
+    // TCP takes a route's rto_min only when the metric is locked (tcp_rto_min():
+    // dst_metric_locked), as `ip route ... rto_min` always sets it; unlocked it is ignored.
+    nl::check(rtnl_route_set_metric(route.get(), RTAX_LOCK, 1u << RTAX_RTO_MIN),
+              "route rto_min lock");
+  }
+  rtnl_nexthop* nh = rtnl_route_nh_alloc();
+  AddrPtr gw = parse_addr(via);
+  rtnl_route_nh_set_gateway(nh, gw.get());
+  rtnl_route_nh_set_ifindex(nh, sk.ifindex(ifname));
+  if (onlink) rtnl_route_nh_set_flags(nh, RTNH_F_ONLINK);
+  rtnl_route_add_nexthop(route.get(), nh);  // the route owns nh now
+  nl::check(rtnl_route_add(sk.get(), route.get(), NLM_F_CREATE | NLM_F_EXCL),
+            "add route " + dst + " via " + via + " dev " + ifname + where(sk));
+}
 
 void add_device_route(const nl::NlSocket& sk, const std::string& dst, const std::string& ifname,
                       uint32_t table, const std::string& prefsrc) {
