@@ -27,23 +27,38 @@ std::vector<std::string> rule(const char* op, const char* chain, const std::stri
           std::to_string(queue)};
 }
 
+// Both chains' rules added (op "-A") or deleted ("-D") in one iptables-legacy-restore
+// transaction: all or nothing, and one program start instead of one per rule (a network's
+// delay lines start and stop one after another under the xtables lock).
+RunResult both_rules(const char* op, const std::string& ifname, uint16_t queue,
+                     const std::string& netns) {
+  std::string text = "*mangle\n";
+  for (const char* chain : kChains)
+    text += std::string(op) + " " + chain + " -o " + ifname + " -j NFQUEUE --queue-num " +
+            std::to_string(queue) + "\n";
+  text += "COMMIT\n";
+  return run_argv({"iptables-legacy-restore", "-w", "--noflush"}, netns, text);
+}
+
 }  // namespace
 
 NfqueueRules::NfqueueRules(std::string netns, std::string ifname, uint16_t queue)
     : netns_(std::move(netns)), ifname_(std::move(ifname)), queue_(queue) {
-  for (const char* chain : kChains) {
-    RunResult r = run_argv(rule("-A", chain, ifname_, queue_), netns_);
-    if (r.exit_code != 0) {
-      remove_nfqueue_rules(netns_, ifname_, queue_);
-      throw std::runtime_error("iptables-legacy -t mangle -A " + std::string(chain) + " -o " +
-                               ifname_ + " -j NFQUEUE --queue-num " + std::to_string(queue_) +
-                               " in netns '" + netns_ + "' failed: " + r.output);
-    }
-  }
+  RunResult r = both_rules("-A", ifname_, queue_, netns_);
+  if (r.exit_code != 0)
+    throw std::runtime_error("iptables-legacy-restore of -t mangle -A FORWARD/OUTPUT -o " +
+                             ifname_ + " -j NFQUEUE --queue-num " + std::to_string(queue_) +
+                             " in netns '" + netns_ + "' failed: " + r.output);
 }
 
 NfqueueRules::~NfqueueRules() {
-  for (const char* chain : kChains) run_argv(rule("-D", chain, ifname_, queue_), netns_);
+  try {
+    // One of them already gone (removed by hand): delete whatever is left, rule by rule.
+    if (both_rules("-D", ifname_, queue_, netns_).exit_code != 0)
+      remove_nfqueue_rules(netns_, ifname_, queue_);
+  } catch (const std::exception&) {
+    // namespace gone: its rules went with it
+  }
 }
 
 int remove_nfqueue_rules(const std::string& netns, const std::string& ifname, uint16_t queue) {

@@ -17,8 +17,9 @@ namespace xdc::netem {
 
 class NfqueueRules {
  public:
-  // Adds both rules in `netns` ("" = current). Throws std::runtime_error with
-  // iptables' message on failure (nothing left behind).
+  // Adds both rules in `netns` ("" = current), in one iptables-legacy-restore --noflush
+  // transaction. Throws std::runtime_error with iptables' message on failure (nothing
+  // left behind: the transaction is all or nothing).
   NfqueueRules(std::string netns, std::string ifname, uint16_t queue);
   ~NfqueueRules();  // deletes them
   NfqueueRules(const NfqueueRules&) = delete;

@@ -12,8 +12,9 @@ struct RunResult {
 };
 
 // Runs argv[0] (searched in PATH) with its arguments inside `netns` ("" = current),
-// stdin /dev/null, and waits for it. Never throws for a failing program; throws
-// std::system_error when the namespace cannot be entered.
-RunResult run_argv(const std::vector<std::string>& argv, const std::string& netns = "");
+// `input` as its stdin (empty: /dev/null), and waits for it. Never throws for a failing
+// program; throws std::system_error when the namespace cannot be entered.
+RunResult run_argv(const std::vector<std::string>& argv, const std::string& netns = "",
+                   const std::string& input = "");
 
 }  // namespace xdc::netem

@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "netem/nl/netns.h"
+#include "netem/shaper/nfqueue_rule.h"
 #include "netem/shaper/qdisc.h"
 #include "netem/shaper/run.h"
 #include "tests/common/round_trip.h"
@@ -138,6 +139,30 @@ TEST(Shaper, UserspaceInstallsAndRemovesEverything) {
   EXPECT_NE(access(stats.c_str(), F_OK), 0) << stats;
   EXPECT_NE(access(log.c_str(), F_OK), 0) << log;
   EXPECT_EQ(ping(l.a, l.b_ip, 3, 0.05, 5).received, 3);
+}
+
+// run_argv's input is the program's stdin, whole even past a pipe's buffer; none: /dev/null.
+TEST(Shaper, RunArgvGivesItsInputAsStdin) {
+  EXPECT_EQ(netem::run_argv({"cat"}, "", "two\nlines\n").output, "two\nlines\n");
+  EXPECT_EQ(netem::run_argv({"wc", "-c"}, "", std::string(1 << 20, 'x')).output, "1048576\n");
+  EXPECT_EQ(netem::run_argv({"cat"}).output, "");
+}
+
+// The steering rules come and go together: a refused add leaves none, and the removal
+// deletes what is left when one was already removed by hand.
+TEST(Shaper, NfqueueRulesComeAndGoTogether) {
+  Line l("nfq");
+  EXPECT_THROW(netem::NfqueueRules(l.gw, std::string(20, 'x'), 77), std::runtime_error);
+  EXPECT_EQ(nfqueue_rules(l.gw), 0);
+  {
+    netem::NfqueueRules r(l.gw, "nfq0", 77);
+    EXPECT_EQ(nfqueue_rules(l.gw), 2);
+    must_run({"iptables-legacy", "-w", "-t", "mangle", "-D", "OUTPUT", "-o", "nfq0", "-j",
+              "NFQUEUE", "--queue-num", "77"},
+             l.gw);
+    EXPECT_EQ(nfqueue_rules(l.gw), 1);
+  }
+  EXPECT_EQ(nfqueue_rules(l.gw), 0);
 }
 
 // gso_max_segs of `ifname` in `netns`, from `ip -d -j link show`.
