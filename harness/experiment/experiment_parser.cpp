@@ -79,6 +79,11 @@ class Parser {
 
   Experiment run() {
     yaml::Map top = root_.map({}, "an experiment map with keys " + yaml::join(kTopKeys));
+    for (const auto& entry : top.entries())  // a placement search's file given to run/simulate
+      if (entry.key == "dcs" && !top.has("topology"))
+        entry.key_node.error(
+            "a placement search's key: `xdc plan` reads this file and writes the experiment "
+            "it ranks best; an experiment names its network with topology:");
     top.check_keys(kTopKeys, kSynonyms);
     read_network_keys(top);
     if (auto w = top.get("workload")) return run_workload(top, *w);

@@ -49,6 +49,10 @@ INSTANTIATE_TEST_SUITE_P(
     Cases, BadExperiment,
     ::testing::Values(
         Bad{"unknown_key", kGood + "iteration: 3\n", 8, "did you mean 'iterations'"},
+        // `xdc plan`'s file given to `xdc simulate` or `xdc run`: says which command reads it.
+        Bad{"placement_search_file",
+            with("topology: ../../topologies/two-dc.yaml\n", "dcs: [{name: a, gpus: 2}]\n"), 2,
+            "`xdc plan` reads this file"},
         Bad{"host_not_in_topology", with("w1, w2]", "w1, w9]"), 4, "a host of topology 'two-dc'"},
         Bad{"unknown_schedule", with("crosspipe-greedy", "zigzag"), 7, "expected one of"},
         Bad{"bad_wan_delay", kGood + "wan: {delay: fast}\n", 8, "wan.delay"},
