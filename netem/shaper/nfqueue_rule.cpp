@@ -11,20 +11,18 @@ namespace {
 
 constexpr const char* kChains[] = {"FORWARD", "OUTPUT"};
 
+// One rule's words after the table: OP CHAIN -o IF -j NFQUEUE --queue-num N.
+std::vector<std::string> rule_spec(const char* op, const char* chain, const std::string& ifname,
+                                   uint16_t queue) {
+  return {op, chain, "-o", ifname, "-j", "NFQUEUE", "--queue-num", std::to_string(queue)};
+}
+
+// The command changing one rule.
 std::vector<std::string> rule(const char* op, const char* chain, const std::string& ifname,
                               uint16_t queue) {
-  return {"iptables-legacy",
-          "-w",
-          "-t",
-          "mangle",
-          op,
-          chain,
-          "-o",
-          ifname,
-          "-j",
-          "NFQUEUE",
-          "--queue-num",
-          std::to_string(queue)};
+  std::vector<std::string> argv = {"iptables-legacy", "-w", "-t", "mangle"};
+  for (auto& w : rule_spec(op, chain, ifname, queue)) argv.push_back(std::move(w));
+  return argv;
 }
 
 // Both chains' rules added (op "-A") or deleted ("-D") in one iptables-legacy-restore
@@ -33,9 +31,10 @@ std::vector<std::string> rule(const char* op, const char* chain, const std::stri
 RunResult both_rules(const char* op, const std::string& ifname, uint16_t queue,
                      const std::string& netns) {
   std::string text = "*mangle\n";
-  for (const char* chain : kChains)
-    text += std::string(op) + " " + chain + " -o " + ifname + " -j NFQUEUE --queue-num " +
-            std::to_string(queue) + "\n";
+  for (const char* chain : kChains) {
+    for (const auto& w : rule_spec(op, chain, ifname, queue)) text += w + " ";
+    text.back() = '\n';
+  }
   text += "COMMIT\n";
   return run_argv({"iptables-legacy-restore", "-w", "--noflush"}, netns, text);
 }
