@@ -155,6 +155,7 @@ std::vector<sim::TcpPath> tcp_paths(const Experiment& e,
       sim::TcpPath& p = out[static_cast<size_t>(a) * n + b];
       p.eager_limit = eager;
       p.window_bytes = sim::tcp_window_bytes(from.wmem_max_bytes, to.rmem_max_bytes);
+      p.burst_bytes = sim::tcp_burst_bytes(from.wmem_max_bytes, to.rmem_max_bytes);
       p.slow_start_after_idle = from.slow_start_after_idle;
       p.loss_based = from.congestion == "cubic" || from.congestion == "reno";
       // mpi.connections: the workers' stripes for this peer class (tcp_model.h).

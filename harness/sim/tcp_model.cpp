@@ -14,6 +14,12 @@ int64_t tcp_window_bytes(uint64_t sender_wmem_max, uint64_t receiver_rmem_max) {
   return std::max<int64_t>(kTcpMss, std::llround(std::min(send, recv)));
 }
 
+int64_t tcp_burst_bytes(uint64_t sender_wmem_max, uint64_t receiver_rmem_max) {
+  const double recv = kRecvBufferAdvertised * static_cast<double>(receiver_rmem_max);
+  return std::max<int64_t>(kTcpMss,
+                           std::llround(std::min(static_cast<double>(sender_wmem_max), recv)));
+}
+
 int64_t tcp_loss_window_bytes(double loss) {
   if (!(loss > 0)) return 0;
   return std::max<int64_t>(
@@ -299,7 +305,9 @@ int64_t tcp_round(TcpConn& c, const TcpPath& p, int64_t rtt_ns, int64_t now_ns, 
     if (const int64_t w = tcp_host_queue_overflow(c, p, rtt_ns, from); w > 0)
       cubic_loss(c, w, 1 - (1 - kCubicBeta) / n, n, true, now_ns);  // one connection's CWR
   }
-  if (window > 0)  // the bursts' losses keep it near the window (kCwndOverWindow)
+  // The bursts' losses keep it near the window where the queue cannot hold one (kCwndOverWindow).
+  if (window > 0 &&
+      (p.queue_bytes <= 0 || std::max(p.burst_bytes, p.window_bytes) * n > p.queue_bytes))
     c.cwnd = std::min<int64_t>(c.cwnd, std::llround(kCwndOverWindow * static_cast<double>(window)));
   return round;
 }

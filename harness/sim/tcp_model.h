@@ -62,10 +62,15 @@ inline constexpr double kSendBufferPayload = 0.66;    // of tcp_wmem's maximum (
 inline constexpr double kRecvBufferPayload = 0.58;    // of tcp_rmem's maximum (measured)
 inline constexpr int64_t kOpenMpiEagerLimit = 65536;  // btl_tcp_eager_limit's default
 inline constexpr int64_t kJiffyNs = 4'000'000;        // Linux's clock tick (CONFIG_HZ=250 here)
-// The congestion window of a connection the socket buffer limits stays near that window:
-// slow start lets it grow past what is in flight until the next message's burst
-// overflows the bottleneck queue and the loss sets ssthresh near the window (`ss`: cwnd
-// 2126 segments over 1932 in flight). An idle restart halves from this one.
+// The congestion window of a connection the socket buffer limits stays near that window
+// where a message's first round, which leaves the whole send buffer at once (TcpPath::
+// burst_bytes), overflows the bottleneck's queue: slow start grows the window to twice what
+// is in flight (tcp_is_cwnd_limited), the next burst loses, and the losses set ssthresh
+// near the window (tcp_probe, GeoPipe at 100 Mbit/s and 200 ms: cwnd 2000-2250 segments,
+// ssthresh about 2022, over a 1931-segment window; docs/history/simulator.md). Where the
+// queue holds the burst, nothing is lost and the window grows to twice what is in flight
+// (tcp_probe, 4 MiB all-reduces at 1 Gbit/s and 80 ms: 2964-3089 segments, no loss). An
+// idle restart halves from this one.
 inline constexpr double kCwndOverWindow = 1.1;
 // CUBIC (RFC 9438, Linux's tcp_cubic.c with its defaults): after a loss the window and
 // ssthresh are kCubicBeta of the window at the loss, and W_max is that window, or (1 +
@@ -106,6 +111,7 @@ struct JitterHop {
 struct TcpPath {
   int64_t eager_limit = kOpenMpiEagerLimit;  // btl_tcp_eager_limit
   int64_t window_bytes = 0;                  // most payload in flight; 0 = unlimited
+  int64_t burst_bytes = 0;                   // a full send buffer (tcp_burst_bytes)
   bool slow_start_after_idle = true;         // the sender's tcp_slow_start_after_idle
   int64_t rto_min_ns = 200'000'000;          // Linux's TCP_RTO_MIN (undilated time)
   int connections = 1;                       // TCP connections one message is striped over
@@ -202,6 +208,12 @@ int64_t tcp_host_queue_overflow(const TcpConn& c, const TcpPath& p, int64_t rtt_
 // Payload in flight allowed by the sender's send buffer and the receiver's receive
 // buffer (their autotuning maxima, bytes).
 int64_t tcp_window_bytes(uint64_t sender_wmem_max, uint64_t receiver_rmem_max);
+// The payload of a full send buffer, as far as the receiver's empty buffer takes it: Linux
+// fills sk_sndbuf (payload over truesize about 1 with TSO aggregates; tcp_probe: 2892
+// segments in flight from 4 MiB), and a receiver advertises its buffer x scaling_ratio /
+// 256, 198 on the hosts' veths (tcp_probe's snd_wnd: 4866048 B at tcp_rmem 6 MiB).
+int64_t tcp_burst_bytes(uint64_t sender_wmem_max, uint64_t receiver_rmem_max);
+inline constexpr double kRecvBufferAdvertised = 198.0 / 256;
 // The window a connection keeps over a path that loses a fraction `loss` (0..1) of its
 // packets at random: Mathis et al.'s steady state, MSS x sqrt(3 / (2 loss)) (1.22 /
 // sqrt(p) segments; CCR 1997): the window of a connection long in use (LinkState's warm

@@ -90,6 +90,34 @@ TEST(TcpModel, AWindowWithinTheBottleneckQueueLosesNothing) {
   EXPECT_EQ(c.ssthresh, 112 * kTcpMss);  // 0.7 x the window (160) at the loss
 }
 
+// A connection the send buffer limits grows its window past what is in flight (slow start
+// while below twice that: tcp_is_cwnd_limited). Where the bottleneck's queue holds the burst
+// of a whole send buffer that a message's first round leaves, nothing is lost and the
+// window reaches twice the flight (tcp_probe: 4 MiB all-reduces at 1 Gbit/s and 80 ms,
+// 2964-3089 segments from 1931 in flight); where it cannot, the bursts' losses keep the
+// window near the buffer's (kCwndOverWindow; tcp_probe: GeoPipe at 100 Mbit/s and 200 ms,
+// 2892-segment bursts into a 2475-segment queue, cwnd 2000-2250).
+TEST(TcpModel, ABufferLimitedWindowStaysNearTheBufferOnlyWhereItsBurstsOverflow) {
+  using xdc::sim::kTcpMss;
+  EXPECT_EQ(xdc::sim::tcp_burst_bytes(4 * kMiB, 6 * kMiB), 4 * kMiB) << "the whole send buffer";
+  EXPECT_EQ(xdc::sim::tcp_burst_bytes(4 * kMiB, 4 * kMiB), std::llround(198.0 / 256 * 4 * kMiB))
+      << "what an empty receive buffer advertises";
+  auto grown = [](int64_t queue_segments) {
+    xdc::sim::TcpPath p;
+    p.window_bytes = xdc::sim::tcp_window_bytes(4 * kMiB, 6 * kMiB);
+    p.burst_bytes = xdc::sim::tcp_burst_bytes(4 * kMiB, 6 * kMiB);
+    p.bdp_bytes = 10 * kMiB;  // the buffer, not the link, limits
+    p.queue_bytes = queue_segments * kTcpMss;
+    xdc::sim::TcpConn c;
+    c.cwnd = p.window_bytes;
+    for (int64_t t = 0; t < 10; ++t) xdc::sim::tcp_round(c, p, 80 * kMs, t * 80 * kMs, 64 * kMiB);
+    EXPECT_EQ(c.ssthresh, 0) << "no loss in either";
+    return static_cast<double>(c.cwnd) / static_cast<double>(p.window_bytes);
+  };
+  EXPECT_DOUBLE_EQ(grown(5000), 2.0) << "the queue holds a whole buffer's burst";
+  EXPECT_NEAR(grown(2475), 1.1, 1e-6) << "it does not";
+}
+
 // n connections of one path are one aggregate window: an overflow reaches as many of
 // them as it loses segments (at most n), and the aggregate backs off by that share.
 TEST(TcpModel, AnOverflowCutsTheShareOfTheConnectionsItReaches) {
