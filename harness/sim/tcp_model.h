@@ -69,8 +69,9 @@ inline constexpr int64_t kJiffyNs = 4'000'000;        // Linux's clock tick (CON
 // near the window (tcp_probe, GeoPipe at 100 Mbit/s and 200 ms: cwnd 2000-2250 segments,
 // ssthresh about 2022, over a 1931-segment window; docs/history/simulator.md). Where the
 // queue holds the burst, nothing is lost and the window grows to twice what is in flight
-// (tcp_probe, 4 MiB all-reduces at 1 Gbit/s and 80 ms: 2964-3089 segments, no loss). An
-// idle restart halves from this one.
+// (tcp_probe, 4 MiB all-reduces at 1 Gbit/s, 40 ms one way: 2964-3089 segments after rounds of
+// at most 1498, no loss). The model's rounds still carry window_bytes; burst_bytes only
+// decides where the cap holds. An idle restart halves from this one.
 inline constexpr double kCwndOverWindow = 1.1;
 // CUBIC (RFC 9438, Linux's tcp_cubic.c with its defaults): after a loss the window and
 // ssthresh are kCubicBeta of the window at the loss, and W_max is that window, or (1 +

@@ -93,8 +93,8 @@ TEST(TcpModel, AWindowWithinTheBottleneckQueueLosesNothing) {
 // A connection the send buffer limits grows its window past what is in flight (slow start
 // while below twice that: tcp_is_cwnd_limited). Where the bottleneck's queue holds the burst
 // of a whole send buffer that a message's first round leaves, nothing is lost and the
-// window reaches twice the flight (tcp_probe: 4 MiB all-reduces at 1 Gbit/s and 80 ms,
-// 2964-3089 segments from 1931 in flight); where it cannot, the bursts' losses keep the
+// window reaches twice the flight (tcp_probe: 4 MiB all-reduces at 1 Gbit/s, 40 ms one way,
+// 2964-3089 segments after rounds of at most 1498); where it cannot, the bursts' losses keep the
 // window near the buffer's (kCwndOverWindow; tcp_probe: GeoPipe at 100 Mbit/s and 200 ms,
 // 2892-segment bursts into a 2475-segment queue, cwnd 2000-2250).
 TEST(TcpModel, ABufferLimitedWindowStaysNearTheBufferOnlyWhereItsBurstsOverflow) {
