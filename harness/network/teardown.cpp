@@ -3,13 +3,16 @@
 #include <fmt/format.h>
 #include <netlink/route/link.h>
 #include <signal.h>
+#include <sys/wait.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <optional>
 #include <regex>
 #include <set>
 #include <stdexcept>
+#include <thread>
 
 #include "harness/network/links.h"
 #include "harness/network/mininet.h"
@@ -34,11 +37,31 @@ std::vector<std::string> root_link_names() {
 }
 
 // Helpers that no namespace lookup can find any more (e.g. after an interrupted
-// teardown removed their namespace's mount) are found by their command line.
-int kill_orphan_helpers(const std::string& net) {
-  int n = 0;
-  for (pid_t pid : helper_pids(net)) n += kill(pid, SIGKILL) == 0;
-  return n;
+// teardown removed their namespace's mount) are found by their command line. Returns once
+// none is left: a SIGKILLed process runs until its exit drops its memory (and with it its
+// command line), and one that was launching (mpirun starting an orted) may fork another
+// meanwhile, so each round kills what it finds until a round finds none. Throws when some
+// are still there after `limit`, a guard against a process the kernel cannot end (D state),
+// far above any exit's time.
+int kill_orphan_helpers(const std::string& net,
+                        std::chrono::seconds limit = std::chrono::seconds(30)) {
+  std::set<pid_t> killed;
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  for (;;) {
+    const auto pids = helper_pids(net);
+    if (pids.empty()) break;
+    if (std::chrono::steady_clock::now() > deadline) {
+      std::string list;
+      for (pid_t p : pids) list += (list.empty() ? "" : ", ") + std::to_string(p);
+      throw std::runtime_error("process(es) " + list + " still running " +
+                               std::to_string(limit.count()) + " s after SIGKILL");
+    }
+    for (pid_t pid : pids)
+      if (kill(pid, SIGKILL) == 0) killed.insert(pid);
+    for (pid_t pid : killed) waitpid(pid, nullptr, WNOHANG);  // ours: no zombie is left
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return static_cast<int>(killed.size());
 }
 
 }  // namespace
