@@ -38,6 +38,11 @@ struct LinkModel {
   // copies x the bytes over copies x the connections, so k replicas crossing one WAN
   // direction share its rate and each keeps its window.
   std::vector<int> copies;
+  // [rank]: the host whose ports its messages cross (the host's own tbf as they leave, the
+  // gateway's towards it as they arrive); ranks of one host share them. A LAN connection
+  // that overflows a port's queue (TcpPath::port_bottleneck) makes the WAN connections
+  // crossing that port meet the full queue too (tcp_port_loss). Empty: ports not modelled.
+  std::vector<int> port;
   // [channel id] (channels()): 1 = the channel carries one message at a time, granted in
   // priority order (LinkState::post's priority; the workers' WAN arbiter under
   // mpi.wan_sharing: temporal, workloads/worker/arbiter.h); empty or 0 = shared (above).
@@ -241,6 +246,10 @@ class LinkState {
     int64_t version = 0;        // sends posted on it so far
     int64_t settled = -1;       // the version whose run to completion `end` holds
     int64_t free_at = 0;        // exclusive: no new grant before then (the last release)
+    // With ports (LinkModel::port): a LAN channel whose connections fill their hosts' ports
+    // (TcpPath::port_bottleneck), and the ports a WAN channel's connections cross.
+    bool fills_ports = false;
+    std::vector<int> crosses;
   };
   // A channel's state once every message posted on it is complete (a run without commit
   // that got there): a later commit past end.t takes it instead of running the rounds again.
@@ -299,7 +308,7 @@ class LinkState {
   // that leave some of its current phase to send (the same rounds, without the bookkeeping
   // of several messages): from `t`, before `until`; returns where the next round starts.
   int64_t lone_rounds(Job& j, std::pair<size_t, TcpConn>& conn, size_t* applied, int64_t t,
-                      int64_t until) const;
+                      int64_t until);
   // A rendezvous answer sent on connection `back` at `when`: kept in pending_ until a round
   // of `back` at or after `when` (or history()) takes it, so that a connection's sends count
   // in time order however far each channel has been worked out.
@@ -325,6 +334,54 @@ class LinkState {
                  int64_t priority, int64_t msg);
   // Takes into `c` (of connection i) the pending answers up to `now` from the `*applied`-th.
   void take_answers(size_t i, TcpConn& c, int64_t now, size_t* applied) const;
+
+  // Ports (LinkModel::port). Per port, the LAN channels leaving it and reaching it (their
+  // connections fill its queue) and the WAN channels crossing it (their rounds meet that:
+  // port_losses).
+  struct Port {
+    std::vector<int> lan_out, lan_in, wan;
+  };
+  std::unordered_map<int, Port> ports_;
+  // A LAN connection's round as its hosts' ports see it: its bytes pass them over [start,
+  // end), and its window's overflow of their queue dropped `dropped` segments of it.
+  struct PortRound {
+    int64_t start = 0, end = 0, dropped = 0;
+  };
+  // Per LAN channel, its rounds in time order: those made final (`final`), and those of its
+  // latest run to completion past them (`ahead`, while `ahead_valid`); the longest one.
+  struct LanRounds {
+    std::vector<PortRound> final, ahead;
+    bool ahead_valid = false;
+    int64_t longest = 0;
+  };
+  std::unordered_map<int, LanRounds> lan_rounds_;
+  std::vector<PortRound> run_rounds_;  // run_channel's: the LAN rounds it ran
+  // run_channel's end for a LAN channel `ch` (id `id`) whose rounds fill ports: those it ran
+  // are final (commit) or its run ahead to completion.
+  void keep_lan_rounds(const Channel& ch, int id, bool commit);
+  // Records a round of a connection on path `p` at `t` (given bytes over wire_ns, `overflow`
+  // bytes of it dropped) when `p` is a LAN path whose ports are its bottleneck.
+  void note_lan_round(const TcpPath& p, int64_t t, int64_t given, int64_t wire_ns,
+                      int64_t overflow);
+  // add_job's: registers channel `channel` of a job from `from` to `to` on path `p` with
+  // its ports; a LAN job makes the WAN channels crossing them work their rounds out again.
+  void note_ports(int channel, int from, int to, const TcpPath& p);
+  // Brings the rounds of the LAN channels at the ports WAN channel `ch` crosses up to date
+  // (run_channel, before it loads its own).
+  void refresh_ports(const Channel& ch);
+  // Calls f(round) for each round of the LAN channels leaving (`out`) or reaching `port` that
+  // overlaps [a, b).
+  template <typename F>
+  void lan_rounds_at(int port, bool out, int64_t a, int64_t b, const F& f) const;
+  // Connection i's round at `t` of `given` bytes, leaving its sender's port and, a one-way
+  // delay later, reaching its receiver's, meets their queues full (tcp_port_loss): at the
+  // sender's, its share of the drops of a LAN connection overflowing it; at the receiver's,
+  // arriving beside a LAN connection long enough to overflow its share of the queue.
+  // Returns the bytes it lost at the receiver's port, which go again in the next round.
+  int64_t port_losses(size_t i, TcpConn& c, int64_t t, int64_t given);
+  // Where lone_rounds may skip rounds of connection i from `t`: the first time a LAN round
+  // is at one of its ports (int64_t's max when none).
+  int64_t next_port_event(size_t i, int64_t t) const;
 
   const LinkModel& m_;
   // Per connection (the model's pairs', then the stripes'), its TCP path with

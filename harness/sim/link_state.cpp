@@ -11,101 +11,6 @@
 
 namespace xdc::sim {
 
-LinkState::LinkState(const LinkModel& m, int64_t idle_before_ns) : m_(m) {
-  const size_t pairs = m.tcp.empty() ? 0 : m.connections();
-  pair_of_.resize(pairs);
-  std::iota(pair_of_.begin(), pair_of_.end(), size_t{0});
-  path_.assign(pairs, -1);
-  stripe0_.assign(pairs, 0);
-  stripes_.assign(pairs, 1);
-  next_stripe_.assign(pairs, 0);
-  for (size_t i = 0; i < pairs; ++i) {
-    const auto [from, to] = m.pair_of(i);
-    const TcpPath& path = m.path(from, to);
-    const int n = std::max(path.connections, 1);
-    const int copies = m.copies_of(from, to);
-    if (n == 1 && path.connections == copies) continue;  // the model's path as it is
-    TcpPath own = path;
-    own.connections = copies;
-    path_[i] = static_cast<int>(paths_.size());
-    paths_.push_back(own);
-    if (n == 1) continue;
-    stripe0_[i] = pair_of_.size();
-    stripes_[i] = n;
-    for (int k = 0; k < n; ++k) {
-      pair_of_.push_back(i);
-      path_.push_back(path_[i]);
-    }
-  }
-  conn_.resize(pair_of_.size());
-  pending_.resize(pair_of_.size());
-  tickets_.resize(pair_of_.size());
-  settled_.resize(pair_of_.size());
-  for (size_t i = 0; i < conn_.size(); ++i) {
-    const TcpPath& p = tcp(i);
-    const int n = std::max(p.connections, 1);
-    int64_t w = p.window_bytes > 0 ? p.window_bytes * n : int64_t{1} << 40;
-    if (const int64_t mathis = tcp_loss_window_bytes(p.loss) * n; mathis > 0) {
-      w = std::min(w, mathis);  // long in use over a lossy path: its losses left it there
-      conn_[i].ssthresh = w;
-    }
-    conn_[i].cwnd = w;
-    conn_[i].last_send_ns = -idle_before_ns;
-    conn_[i].stamp_ns = -idle_before_ns;
-  }
-}
-
-LinkState::LinkState(const LinkModel& m, const std::vector<TcpConn>& history) : LinkState(m, 0) {
-  if (history.size() == conn_.size()) conn_ = history;
-}
-
-std::vector<TcpConn> LinkState::history() {
-  for (auto& [id, ch] : channels_) run_channel(ch, std::numeric_limits<int64_t>::max(), true);
-  for (size_t i = 0; i < conn_.size(); ++i) {
-    size_t applied = 0;
-    take_answers(i, conn_[i], std::numeric_limits<int64_t>::max(), &applied);
-    pending_[i].clear();
-  }
-  return conn_;
-}
-
-std::vector<TcpConn> LinkState::launch(const LinkModel& m, uint64_t loss_seed) {
-  LinkState s(m);
-  for (size_t i = 0; i < s.conn_.size(); ++i) {
-    TcpConn& c = s.conn_[i];
-    if (loss_seed != 0) c.loss_draws = tcp_loss_stream(loss_seed, s.stream_of(i));
-    c.cwnd = kTcpInitialWindow * std::max(s.tcp(i).connections, 1);
-    c.ssthresh = 0;
-    c.carried = 0;
-    c.last_send_ns = std::numeric_limits<int64_t>::min();
-  }
-  return s.conn_;
-}
-
-void shift_history(std::vector<TcpConn>& h, int64_t origin_ns) {
-  for (TcpConn& c : h) {
-    if (c.last_send_ns != std::numeric_limits<int64_t>::min()) c.last_send_ns -= origin_ns;
-    if (c.round_ns != std::numeric_limits<int64_t>::min()) c.round_ns -= origin_ns;
-    c.stamp_ns -= origin_ns;
-    c.epoch_ns -= origin_ns;
-  }
-}
-
-size_t LinkState::connection(int from, int to) const {
-  const size_t i = m_.connection(from, to);
-  if (i == LinkModel::kNoConnection)
-    throw std::logic_error("LinkState: ranks " + std::to_string(from) + " and " +
-                           std::to_string(to) + " have no connection in the link model");
-  return i;
-}
-
-uint64_t LinkState::stream_of(size_t i) const {
-  const size_t pairs = stripes_.size();
-  if (i >= pairs) return static_cast<uint64_t>(m_.ranks) * m_.ranks + (i - pairs);
-  const auto [a, b] = m_.pair_of(i);
-  return static_cast<uint64_t>(a) * m_.ranks + b;
-}
-
 Transfer LinkState::send(int from, int to, int64_t bytes, int64_t ready_ns, int64_t priority) {
   const Transfer x = post(from, to, bytes, ready_ns, priority);
   return x.ticket < 0 ? x : current(x.ticket);
@@ -177,6 +82,7 @@ size_t LinkState::add_job(size_t conn, int from, int to, int channel, int64_t by
   Channel& ch = channels_[channel];
   ch.jobs.push_back(static_cast<int64_t>(k));
   ++ch.version;
+  note_ports(channel, from, to, p);
   tickets_[conn].push_back(static_cast<int64_t>(k));
   // On an exclusive channel the worker issues the message only at the arbiter's grant: until
   // then nothing of it is queued (run_channel sets these at the grant).
@@ -206,7 +112,9 @@ void LinkState::set_path(int from, int to, const TcpPath& p) {
 
 void LinkState::note_answer(size_t back, int64_t when) {
   const auto [a, b] = m_.pair_of(pair_of_[back]);
-  channels_[m_.channel_of(a, b)].settled = -1;  // its worked-out end did not know of this
+  const int id = m_.channel_of(a, b);
+  channels_[id].settled = -1;  // its worked-out end did not know of this
+  if (const auto o = lan_rounds_.find(id); o != lan_rounds_.end()) o->second.ahead_valid = false;
   auto& q = pending_[back];
   q.insert(std::upper_bound(q.begin(), q.end(), when), when);
 }
@@ -309,7 +217,7 @@ bool moved_by(const TcpConn& a, const TcpConn& b, int64_t step, bool bottleneck)
 }  // namespace
 
 int64_t LinkState::lone_rounds(Job& j, std::pair<size_t, TcpConn>& conn, size_t* applied, int64_t t,
-                               int64_t until) const {
+                               int64_t until) {
   if (j.done || j.fin() || j.ready > t) return t;
   const size_t i = conn.first;
   TcpConn& c = conn.second;
@@ -336,8 +244,19 @@ int64_t LinkState::lone_rounds(Job& j, std::pair<size_t, TcpConn>& conn, size_t*
       if (*applied < q.size() && q[*applied] <= t) k = 0;
       if (*applied < q.size() && q[*applied] > t && step > 0)
         k = std::min(k, (q[*applied] - t - 1) / step + 1);
+      if (const int64_t e = next_port_event(i, t); e != kNone && step > 0)
+        k = std::min(k, (e - t) / step);  // rounds before the next port overflow
       if (k > 1) {
         --k;  // the last of them runs below, as a check that it does repeat
+        if (p.port_bottleneck && !run_rounds_.empty()) {  // the same round k times more
+          PortRound r = run_rounds_.back();
+          for (int64_t n = 1; n <= k; ++n) {
+            r.start += step;
+            r.end += step;
+            r.dropped = 0;
+            run_rounds_.push_back(r);
+          }
+        }
         t += k * step;
         j.left -= k * last_given;
         c.last_send_ns += k * step;
@@ -350,12 +269,15 @@ int64_t LinkState::lone_rounds(Job& j, std::pair<size_t, TcpConn>& conn, size_t*
     const TcpConn before = c;
     const size_t taken = *applied;
     take_answers(i, c, t, applied);
-    const int64_t given = tcp_round(c, p, rtt, t, j.left);
+    int64_t overflow = 0;
+    int64_t given = tcp_round(c, p, rtt, t, j.left, &overflow);
+    given -= port_losses(i, c, t, given);
     if (given >= j.left) {  // the phase ends in this round: run_channel's own round does it
       c = before;
       *applied = taken;
       return t;
     }
+    note_lan_round(p, t, given, link.transfer_ns(given), overflow);
     if (given > 0 && j.start < 0) j.start = t;
     j.left -= given;
     const int64_t wire = link.transfer_ns(given);
@@ -372,6 +294,8 @@ void LinkState::run_channel(Channel& ch, int64_t until, bool commit, int64_t tar
   if (ch.jobs.empty()) return;
   const int id = jobs_[static_cast<size_t>(ch.jobs[0])].channel;
   if (commit && ch.settled == ch.version && take_end(ch, id, until)) return;
+  if (!ch.crosses.empty()) refresh_ports(ch);
+  run_rounds_.clear();
   load_channel(ch);
   Run r{ch, id, commit, m_.exclusive_channel(id), target, ch.free_at, {}, false};
   const size_t n = ch.jobs.size();
@@ -394,11 +318,17 @@ void LinkState::run_channel(Channel& ch, int64_t until, bool commit, int64_t tar
   } else {
     keep_end(r, t);
   }
+  if (ch.fills_ports) keep_lan_rounds(ch, id, commit);
 }
 
 bool LinkState::take_end(Channel& ch, int id, int64_t until) {
   const End& e = ends_[id];
   if (until < e.t) return false;
+  if (ch.fills_ports) {  // the run that reached the end met these
+    LanRounds& o = lan_rounds_[id];
+    o.final.insert(o.final.end(), o.ahead.begin(), o.ahead.end());
+    o.ahead.clear();
+  }
   adopt(e.conns, e.applied);
   for (const auto& [back, when] : e.answers) note_answer(back, when);
   for (int64_t k : ch.jobs) {
@@ -536,15 +466,18 @@ LinkState::Round LinkState::send_round(int64_t t) {
     s.link = &m_.at(from, to);
     take_answers(conns_[c].first, conns_[c].second, t, &applied_[c]);
     const TcpPath& own = tcp(conns_[c].first);
+    int64_t overflow = 0;
     if (const int n = std::max(own.connections, 1); n < weight && own.queue_bytes > 0) {
       TcpPath shared = own;
       shared.bdp_bytes = own.bdp_bytes * n / weight;
       shared.queue_bytes = own.queue_bytes * n / weight;
       shared.upstream_bytes = own.upstream_bytes * n / weight;
-      given_[c] = tcp_round(conns_[c].second, shared, r, t, offered_[c]);
+      given_[c] = tcp_round(conns_[c].second, shared, r, t, offered_[c], &overflow);
     } else {
-      given_[c] = tcp_round(conns_[c].second, own, r, t, offered_[c]);
+      given_[c] = tcp_round(conns_[c].second, own, r, t, offered_[c], &overflow);
     }
+    note_lan_round(own, t, given_[c], s.link->transfer_ns(given_[c]), overflow);
+    given_[c] -= port_losses(conns_[c].first, conns_[c].second, t, given_[c]);
     s.total += given_[c];
     int64_t budget = given_[c];
     for (size_t q = k; q < e; ++q) {

@@ -266,7 +266,20 @@ void tcp_note_send(TcpConn& c, const TcpPath& p, int64_t rtt_ns, int64_t now_ns)
   c.last_send_ns = std::max(c.last_send_ns, now_ns);
 }
 
-int64_t tcp_round(TcpConn& c, const TcpPath& p, int64_t rtt_ns, int64_t now_ns, int64_t offered) {
+bool tcp_port_loss(TcpConn& c, const TcpPath& p, double expected, int64_t now_ns) {
+  if (!(expected > 0) || !p.loss_based) return false;
+  const double before = c.port_share;
+  c.port_share += std::min(expected, 1.0);
+  if (std::floor(c.port_share) == std::floor(before)) return false;
+  const int n = std::max(p.connections, 1);
+  cubic_loss(c, c.cwnd, 1 - (1 - kCubicBeta) / n, n, true, now_ns);
+  c.used_bytes = 0;
+  c.stamp_ns = now_ns;
+  return true;
+}
+
+int64_t tcp_round(TcpConn& c, const TcpPath& p, int64_t rtt_ns, int64_t now_ns, int64_t offered,
+                  int64_t* overflow) {
   tcp_note_send(c, p, rtt_ns, now_ns);
   const int64_t rto_ns = rto_jiffies(p, rtt_ns) * kJiffyNs;
   const int n = std::max(p.connections, 1);  // n connections: n windows (tcp_model.h)
@@ -288,6 +301,7 @@ int64_t tcp_round(TcpConn& c, const TcpPath& p, int64_t rtt_ns, int64_t now_ns, 
   if (p.queue_bytes > 0 && p.loss_based && round > 0) {  // congestion loss
     const int64_t through = through_bottleneck(c, p, rtt_ns, now_ns, round);
     if (through < round) {
+      if (overflow) *overflow = round - through;
       tcp_random_losses(c, p, through);
       return through;
     }

@@ -154,6 +154,11 @@ struct TcpPath {
   // limit, payload bytes; 0: none). Fed faster than feed_bps, it drops locally, and the
   // sender enters CWR without a retransmission (tcp_host_queue_overflow).
   int64_t host_queue_bytes = 0;
+  // A path inside a DC whose bottleneck is its hosts' ports, the intra-DC tbfs (bdp_bytes
+  // and queue_bytes above are theirs): a window that overflows that queue fills the port for
+  // every connection whose packets cross it then, and a WAN connection sharing the port
+  // meets the full queue too (LinkState, tcp_port_loss).
+  bool port_bottleneck = false;
   // The sender backs off on loss as CUBIC (and Reno) do; false for BBR, which paces at
   // the rate it measures and is not modeled here: no congestion loss then.
   bool loss_based = true;
@@ -278,6 +283,8 @@ struct TcpConn {
   // bytes, the next drawn loss falls (-1: not drawn yet).
   uint64_t loss_draws = 0;
   int64_t next_loss = -1;
+  // The packets it expected to lose at its hosts' ports so far, plus one half (tcp_port_loss).
+  double port_share = 0.5;
   bool operator==(const TcpConn&) const = default;
 };
 
@@ -293,7 +300,18 @@ void tcp_note_send(TcpConn& c, const TcpPath& p, int64_t rtt_ns, int64_t now_ns)
 // One round trip's sending on `c` at `now_ns` with `offered` bytes waiting: restart after
 // idle, then min(offered, cwnd, the buffer window) go (returned); the window bookkeeping of
 // tcp_transmit below. The caller advances time (a round trip, or the bytes' serialisation).
-int64_t tcp_round(TcpConn& c, const TcpPath& p, int64_t rtt_ns, int64_t now_ns, int64_t offered);
+// `overflow`, when given, receives the bytes of the round that its bottleneck's full queue
+// dropped (0: none).
+int64_t tcp_round(TcpConn& c, const TcpPath& p, int64_t rtt_ns, int64_t now_ns, int64_t offered,
+                  int64_t* overflow = nullptr);
+
+// A WAN connection meets its hosts' port full (LinkState decides when: a LAN connection
+// there overflowing it, or the two together exceeding it; TcpPath::port_bottleneck):
+// `expected` packets of its round are dropped there. The expectations add up (TcpConn::
+// port_share), at most one a round (one backoff per round trip): at each whole one it
+// loses a packet and backs off once as on a loss (its host's own tbf: a local drop, CWR;
+// the gateway's: a loss, the segment sent again). Returns whether it lost one.
+bool tcp_port_loss(TcpConn& c, const TcpPath& p, double expected, int64_t now_ns);
 
 // Sends `bytes` from `start_ns` on `c` at `bandwidth_bps` (0 = infinite), restart after
 // idle included; returns when the last byte has been serialised. Grows the window as slow

@@ -24,6 +24,7 @@
 #include "netem/delayline/impairment.h"
 #include "netem/shaper/dist_table.h"
 #include "netem/shaper/loss_model.h"
+#include "netem/shaper/queue_sizing.h"
 #include "tests/run/experiment_fixture.h"
 #include "workloads/schedule/csv.h"
 
@@ -499,9 +500,17 @@ TEST(Plan, ARateLimitedRouteGivesItsConnectionsTheBottleneck) {
   const double payload = 1448.0 / 1514.0;
   EXPECT_NEAR(static_cast<double>(wan.bdp_bytes), 26'214'000 / 8 * 0.0201 * payload, 2);
   EXPECT_NEAR(static_cast<double>(wan.queue_bytes), 41 * 1514 * payload, 2);
-  const auto& lan = plan.links.tcp[0 * 8 + 1];  // inside a DC: no rate-limited route
-  EXPECT_EQ(lan.bdp_bytes, 0);
-  EXPECT_EQ(lan.queue_bytes, 0);
+  EXPECT_FALSE(wan.port_bottleneck);
+  // Inside a DC the hosts' 10 Gbit/s ports are the bottleneck, 2 x 50 us there and back;
+  // a busy port's tbf holds its queue, its bucket spent (links.cpp's set_ports).
+  const auto& lan = plan.links.tcp[0 * 8 + 1];
+  EXPECT_TRUE(lan.port_bottleneck);
+  EXPECT_NEAR(static_cast<double>(lan.bdp_bytes), 10e9 / 8 * 100e-6 * payload, 2);
+  EXPECT_NEAR(static_cast<double>(lan.queue_bytes),
+              static_cast<double>(xdc::netem::intra_dc_queue_bytes(10'000'000'000)) * payload, 2);
+  EXPECT_EQ(wan.host_queue_bytes, lan.queue_bytes);  // the sender's port, crossed on the way
+  ASSERT_EQ(plan.links.port.size(), 8u);             // a rank per host: a port each
+  EXPECT_NE(plan.links.port[0], plan.links.port[1]);
   EXPECT_TRUE(wan.loss_based);  // stock CUBIC
   // BBR paces at the rate it measures: no congestion loss modeled (tcp_model.h).
   const auto bbr = make_plan(xdc::run::parse_experiment(

@@ -1,0 +1,116 @@
+// LinkState's connections: their state at a run's start (warm, as a run left them, or new at
+// launch) and at its end (link_model.h).
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+#include <stdexcept>
+#include <string>
+
+#include "harness/sim/link_model.h"
+
+namespace xdc::sim {
+
+LinkState::LinkState(const LinkModel& m, int64_t idle_before_ns) : m_(m) {
+  const size_t pairs = m.tcp.empty() ? 0 : m.connections();
+  pair_of_.resize(pairs);
+  std::iota(pair_of_.begin(), pair_of_.end(), size_t{0});
+  path_.assign(pairs, -1);
+  stripe0_.assign(pairs, 0);
+  stripes_.assign(pairs, 1);
+  next_stripe_.assign(pairs, 0);
+  for (size_t i = 0; i < pairs; ++i) {
+    const auto [from, to] = m.pair_of(i);
+    const TcpPath& path = m.path(from, to);
+    const int n = std::max(path.connections, 1);
+    const int copies = m.copies_of(from, to);
+    if (n == 1 && path.connections == copies) continue;  // the model's path as it is
+    TcpPath own = path;
+    own.connections = copies;
+    path_[i] = static_cast<int>(paths_.size());
+    paths_.push_back(own);
+    if (n == 1) continue;
+    stripe0_[i] = pair_of_.size();
+    stripes_[i] = n;
+    for (int k = 0; k < n; ++k) {
+      pair_of_.push_back(i);
+      path_.push_back(path_[i]);
+    }
+  }
+  conn_.resize(pair_of_.size());
+  pending_.resize(pair_of_.size());
+  tickets_.resize(pair_of_.size());
+  settled_.resize(pair_of_.size());
+  for (size_t i = 0; i < conn_.size(); ++i) {
+    const TcpPath& p = tcp(i);
+    const int n = std::max(p.connections, 1);
+    int64_t w = p.window_bytes > 0 ? p.window_bytes * n : int64_t{1} << 40;
+    if (const int64_t mathis = tcp_loss_window_bytes(p.loss) * n; mathis > 0) {
+      w = std::min(w, mathis);  // long in use over a lossy path: its losses left it there
+      conn_[i].ssthresh = w;
+    }
+    if (p.port_bottleneck && p.queue_bytes > 0) {
+      // Long in use inside a DC: each overflow of its hosts' port cut it to kCubicBeta of
+      // the most the port holds, and it regrows towards that.
+      w = std::min<int64_t>(
+          w, std::llround(kCubicBeta * static_cast<double>((p.bdp_bytes + p.queue_bytes) * n)));
+      conn_[i].ssthresh = w;
+    }
+    conn_[i].cwnd = w;
+    conn_[i].last_send_ns = -idle_before_ns;
+    conn_[i].stamp_ns = -idle_before_ns;
+  }
+}
+
+LinkState::LinkState(const LinkModel& m, const std::vector<TcpConn>& history) : LinkState(m, 0) {
+  if (history.size() == conn_.size()) conn_ = history;
+}
+
+std::vector<TcpConn> LinkState::history() {
+  for (auto& [id, ch] : channels_) run_channel(ch, std::numeric_limits<int64_t>::max(), true);
+  for (size_t i = 0; i < conn_.size(); ++i) {
+    size_t applied = 0;
+    take_answers(i, conn_[i], std::numeric_limits<int64_t>::max(), &applied);
+    pending_[i].clear();
+  }
+  return conn_;
+}
+
+std::vector<TcpConn> LinkState::launch(const LinkModel& m, uint64_t loss_seed) {
+  LinkState s(m);
+  for (size_t i = 0; i < s.conn_.size(); ++i) {
+    TcpConn& c = s.conn_[i];
+    if (loss_seed != 0) c.loss_draws = tcp_loss_stream(loss_seed, s.stream_of(i));
+    c.cwnd = kTcpInitialWindow * std::max(s.tcp(i).connections, 1);
+    c.ssthresh = 0;
+    c.carried = 0;
+    c.last_send_ns = std::numeric_limits<int64_t>::min();
+  }
+  return s.conn_;
+}
+
+void shift_history(std::vector<TcpConn>& h, int64_t origin_ns) {
+  for (TcpConn& c : h) {
+    if (c.last_send_ns != std::numeric_limits<int64_t>::min()) c.last_send_ns -= origin_ns;
+    if (c.round_ns != std::numeric_limits<int64_t>::min()) c.round_ns -= origin_ns;
+    c.stamp_ns -= origin_ns;
+    c.epoch_ns -= origin_ns;
+  }
+}
+
+size_t LinkState::connection(int from, int to) const {
+  const size_t i = m_.connection(from, to);
+  if (i == LinkModel::kNoConnection)
+    throw std::logic_error("LinkState: ranks " + std::to_string(from) + " and " +
+                           std::to_string(to) + " have no connection in the link model");
+  return i;
+}
+
+uint64_t LinkState::stream_of(size_t i) const {
+  const size_t pairs = stripes_.size();
+  if (i >= pairs) return static_cast<uint64_t>(m_.ranks) * m_.ranks + (i - pairs);
+  const auto [a, b] = m_.pair_of(i);
+  return static_cast<uint64_t>(a) * m_.ranks + b;
+}
+
+}  // namespace xdc::sim
