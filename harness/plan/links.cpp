@@ -207,32 +207,38 @@ void add_jitter(std::array<int64_t, sim::TcpPath::kJitterHoldSlots>& hold,
   hops.push_back({unit_ns, netem::acts_per_packet(p), std::move(table)});
 }
 
-// The hosts' ports (LinkModel::port) of the ranks on `host`, a rank's its host's, numbered
-// in order of first rank; and the paths between two hosts of a DC (of `m`'s rows,
-// `path_host`, `path_dc`), whose bottleneck is their ports: with the bucket spent while a
-// port is busy, its tbf holds its queue (`limit`). None without an intra-DC rate.
+// The paths between two hosts of a DC (of `m`'s rows, `path_host`, `path_dc`) whose
+// bottleneck is their ports: with the bucket spent while a port is busy, its tbf holds its
+// queue (`limit`); those whose socket buffers' window is less than that and the round trip
+// hold never fill it and keep no bottleneck. Where one does, the hosts' ports
+// (LinkModel::port) of the ranks on `host`, a rank's its host's, numbered in order of first
+// rank. None without an intra-DC rate.
 void set_ports(const topo::Topology& t, const std::vector<const topo::Host*>& host,
                const std::vector<const topo::Host*>& path_host, const std::vector<int>& path_dc,
                sim::LinkModel& m) {
   const int64_t queue = host_queue_payload_bytes(t);
   if (queue <= 0) return;
-  std::map<const topo::Host*, int> port_of;
-  m.port.resize(host.size());
-  for (size_t r = 0; r < host.size(); ++r)
-    m.port[r] = port_of.emplace(host[r], static_cast<int>(port_of.size())).first->second;
   const sim::Link lan = lan_link(t);
   // The round trip between two hosts of a DC at the fabric's payload rate.
   const int64_t bdp =
       std::llround(lan.bandwidth_bps / 8 * static_cast<double>(2 * lan.latency_ns) / 1e9);
   const int h = static_cast<int>(path_host.size());
+  bool filled = false;
   for (int a = 0; a < h; ++a)
     for (int b = 0; b < h; ++b) {
       if (path_dc[a] != path_dc[b] || path_host[a] == path_host[b]) continue;
       sim::TcpPath& p = m.tcp[static_cast<size_t>(a) * h + b];
+      if (p.window_bytes > 0 && p.window_bytes * std::max(p.connections, 1) <= bdp + queue)
+        continue;
       p.bdp_bytes = bdp;
       p.queue_bytes = queue;
-      p.port_bottleneck = true;
+      p.port_bottleneck = filled = true;
     }
+  if (!filled) return;
+  std::map<const topo::Host*, int> port_of;
+  m.port.resize(host.size());
+  for (size_t r = 0; r < host.size(); ++r)
+    m.port[r] = port_of.emplace(host[r], static_cast<int>(port_of.size())).first->second;
 }
 
 // Links among ranks on `host` with a row per distinct host (LinkModel::host), in order of
