@@ -379,9 +379,9 @@ class LinkState {
   // arriving beside a LAN connection long enough to overflow its share of the queue.
   // Returns the bytes it lost at the receiver's port, which go again in the next round.
   int64_t port_losses(size_t i, TcpConn& c, int64_t t, int64_t given);
-  // Where lone_rounds may skip rounds of connection i from `t`: the first time a LAN round
-  // is at one of its ports (int64_t's max when none).
-  int64_t next_port_event(size_t i, int64_t t) const;
+  // Where lone_rounds may skip rounds of connection i from `t`: the first time before
+  // `until` a LAN round is at one of its ports (int64_t's max when none).
+  int64_t next_port_event(size_t i, int64_t t, int64_t until) const;
 
   const LinkModel& m_;
   // Per connection (the model's pairs', then the stripes'), its TCP path with

@@ -96,16 +96,16 @@ void LinkState::lan_rounds_at(int port, bool out, int64_t a, int64_t b, const F&
   }
 }
 
-int64_t LinkState::next_port_event(size_t i, int64_t t) const {
+int64_t LinkState::next_port_event(size_t i, int64_t t, int64_t until) const {
   if (ports_.empty()) return kNone;
   const auto [from, to] = m_.pair_of(pair_of_[i]);
   const int a = m_.port[static_cast<size_t>(from)], b = m_.port[static_cast<size_t>(to)];
   const int64_t lat = m_.at(from, to).latency_ns;
   int64_t first = kNone;
-  lan_rounds_at(a, true, t, kNone, [&](const PortRound& r) {
+  lan_rounds_at(a, true, t, until, [&](const PortRound& r) {
     if (r.dropped > 0) first = std::min(first, std::max(r.start, t));
   });
-  lan_rounds_at(b, false, t + lat, kNone,
+  lan_rounds_at(b, false, t + lat, until + lat,
                 [&](const PortRound& r) { first = std::min(first, std::max(r.start - lat, t)); });
   return first;
 }

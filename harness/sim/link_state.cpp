@@ -244,8 +244,9 @@ int64_t LinkState::lone_rounds(Job& j, std::pair<size_t, TcpConn>& conn, size_t*
       if (*applied < q.size() && q[*applied] <= t) k = 0;
       if (*applied < q.size() && q[*applied] > t && step > 0)
         k = std::min(k, (q[*applied] - t - 1) / step + 1);
-      if (const int64_t e = next_port_event(i, t); e != kNone && step > 0)
-        k = std::min(k, (e - t) / step);  // rounds before the next port overflow
+      if (k > 1 && step > 0)  // rounds before the next LAN round at its ports
+        if (const int64_t e = next_port_event(i, t, t + k * step); e != kNone)
+          k = std::min(k, (e - t) / step);
       if (k > 1) {
         --k;  // the last of them runs below, as a check that it does repeat
         if (p.port_bottleneck && !run_rounds_.empty()) {  // the same round k times more
