@@ -30,7 +30,8 @@
 //   the kernel). On a route of several hops the unclocked part of a round must also pass
 //   the hops before the bottleneck (TcpPath::upstream_bytes).
 // - The sender host's own tbf: slow start faster than it passes overflows it, and the local
-//   drop puts the sender in CWR (tcp_host_queue_overflow, below).
+//   drop puts the sender in CWR (tcp_host_queue_overflow, below). A host's ports shared with
+//   LAN connections that overflow them (tcp_port_loss, below; LinkState decides when).
 // - Random loss is met per segment carried (TcpPath::loss, below).
 // - CUBIC's congestion avoidance as tcp_cubic.c grows it (kCubicBeta, kCubicC, kRenoAcked).
 // - Several connections per transfer (mpi.connections, the workers' stripes): one

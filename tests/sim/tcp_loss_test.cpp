@@ -440,3 +440,69 @@ TEST(TcpModel, SlowStartFasterThanTheHostsOwnTbfPassesEndsInCwr) {
 }
 
 }  // namespace
+
+namespace {
+
+// Two hosts of one DC (ranks 0 and 1, 1 Gbit/s ports, 50 us) and one across a 6 ms,
+// 870 Mbit/s WAN (rank 2), as tests/network/port_share_test.cpp has them against the
+// kernel: the LAN paths' bottleneck is their ports (a tbf queue of 124 frames), the WAN
+// paths cross them.
+LinkModel port_share_links() {
+  using xdc::sim::kTcpMss;
+  const double port_bps = 1e9 * 1448 / 1514, wan_bps = 870e6 * 1448 / 1514;
+  LinkModel m = LinkModel::dcs({0, 0, 1}, {6'050'000, wan_bps}, {50'000, port_bps});
+  m.port = {0, 1, 2};
+  m.tcp.assign(9, {});
+  const int64_t queue = 124 * kTcpMss;
+  for (int a = 0; a < 3; ++a)
+    for (int b = 0; b < 3; ++b) {
+      if (a == b) continue;
+      xdc::sim::TcpPath& p = m.tcp[static_cast<size_t>(a) * 3 + b];
+      p.window_bytes = 2'768'240;
+      p.eager_limit = 1'000'000'000;  // plain writes, as the kernel test's: no rendezvous
+      if (a < 2 && b < 2) {           // inside the DC
+        p.bdp_bytes = static_cast<int64_t>(port_bps / 8 * 100e-6);
+        p.queue_bytes = queue;
+        p.port_bottleneck = true;
+      } else {
+        p.bdp_bytes = static_cast<int64_t>(wan_bps / 8 * 12.1e-3);
+        p.queue_bytes = 1'000'000;
+        p.feed_bps = port_bps;
+        p.host_queue_bytes = queue;
+      }
+    }
+  return m;
+}
+
+// The WAN connection from `wf` to `wt` after 20 messages of 1.2 MB every 100 ms, beside
+// the same from `lf` to `lt` inside the DC (lf < 0: alone).
+xdc::sim::TcpConn wan_after(const LinkModel& m, int wf, int wt, int lf, int lt) {
+  LinkState st(m, LinkState::launch(m));
+  for (int i = 0; i < 20; ++i) {
+    st.send(wf, wt, 1'200'000, i * 100 * kMs);
+    if (lf >= 0) st.send(lf, lt, 1'200'000, i * 100 * kMs);
+  }
+  return st.history()[m.connection(wf, wt)];
+}
+
+TEST(TcpModel, AWanConnectionSharingAHostsPortWithALanOneBacksOffMore) {
+  const LinkModel m = port_share_links();
+  const xdc::sim::TcpConn alone = wan_after(m, 0, 2, -1, -1);
+  const xdc::sim::TcpConn out = wan_after(m, 0, 2, 0, 1);  // the sender's port
+  const xdc::sim::TcpConn in = wan_after(m, 2, 0, 1, 0);   // the receiver's (the gateway's)
+  const xdc::sim::TcpConn back_alone = wan_after(m, 2, 0, -1, -1);
+  std::printf(
+      "ssthresh (segments): alone %lld, sender's port shared %lld; other way alone %lld, "
+      "receiver's port shared %lld\n",
+      static_cast<long long>(alone.ssthresh / xdc::sim::kTcpMss),
+      static_cast<long long>(out.ssthresh / xdc::sim::kTcpMss),
+      static_cast<long long>(back_alone.ssthresh / xdc::sim::kTcpMss),
+      static_cast<long long>(in.ssthresh / xdc::sim::kTcpMss));
+  EXPECT_LT(out.ssthresh, alone.ssthresh);
+  EXPECT_LT(in.ssthresh, back_alone.ssthresh);
+  // A LAN connection into the WAN sender's host crosses neither the port the WAN data
+  // leaves by nor the one it reaches (its ACKs are not modelled): nothing changes.
+  EXPECT_EQ(wan_after(m, 0, 2, 1, 0).ssthresh, alone.ssthresh);
+}
+
+}  // namespace
