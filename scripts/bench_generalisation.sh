@@ -4,7 +4,7 @@
 #   scripts/bench_generalisation.sh N SEED [--simulate-only | --repredict]
 # Writes results/bench/generalisation.json:
 #   {"seed", "points": [{"experiment_yaml", "schedule", "compute", "measured_s",
-#    "simulated_s", "band_s", "err_pct", "inside"}], "median_abs_err_pct",
+#    "simulated_s", "band_s", "err_pct", "inside", "tcp_timeouts"}], "median_abs_err_pct",
 #    "p90_abs_err_pct", "inside_fraction", "bench"}
 # one point per schedule of every experiment (python/xdc_results/generalisation.py
 # defines each field), and prints a table. The experiments (and generated.json, what

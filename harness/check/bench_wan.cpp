@@ -151,7 +151,7 @@ struct SegmentCounters {
   double out = 0, retrans = 0;
 };
 SegmentCounters segment_counters(const std::string& netns) {
-  const auto c = nl::snmp_counters(netns, "Tcp");
+  const auto c = nl::net_counters(netns, "snmp", "Tcp");
   return {c.at("OutSegs"), c.at("RetransSegs")};
 }
 

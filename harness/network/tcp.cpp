@@ -4,8 +4,10 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <system_error>
 
@@ -209,6 +211,47 @@ std::string restore_root_allowed_if_last(const std::vector<std::string>& present
   return fmt::format(
       "root namespace's net.ipv4.tcp_allowed_congestion_control back to \"{}\" (xdc had added {})",
       joined(allowed), joined(added));
+}
+
+TcpCounters TcpCounters::since(const TcpCounters& before) const {
+  return {sent_segments - before.sent_segments,
+          retransmitted_segments - before.retransmitted_segments,
+          fast_recoveries - before.fast_recoveries, loss_probes - before.loss_probes,
+          timeouts - before.timeouts};
+}
+
+TcpCounters& TcpCounters::operator+=(const TcpCounters& o) {
+  sent_segments += o.sent_segments;
+  retransmitted_segments += o.retransmitted_segments;
+  fast_recoveries += o.fast_recoveries;
+  loss_probes += o.loss_probes;
+  timeouts += o.timeouts;
+  return *this;
+}
+
+nlohmann::json TcpCounters::to_json() const {
+  return {{"sent_segments", sent_segments},
+          {"retransmitted_segments", retransmitted_segments},
+          {"fast_recoveries", fast_recoveries},
+          {"loss_probes", loss_probes},
+          {"timeouts", timeouts}};
+}
+
+TcpCounters read_tcp_counters(const std::string& ns) {
+  const auto tcp = nl::net_counters(ns, "snmp", "Tcp");
+  const auto ext = nl::net_counters(ns, "netstat", "TcpExt");
+  auto at = [](const std::map<std::string, double>& m, const char* key) {
+    const auto it = m.find(key);
+    return it == m.end() ? int64_t{0} : std::llround(it->second);  // a kernel without it
+  };
+  TcpCounters c;
+  c.sent_segments = at(tcp, "OutSegs");
+  c.retransmitted_segments = at(tcp, "RetransSegs");
+  c.fast_recoveries = at(ext, "TCPSackRecovery") + at(ext, "TCPRenoRecovery");
+  c.loss_probes = at(ext, "TCPLossProbes");
+  c.timeouts = at(ext, "TCPTimeouts") + at(ext, "TCPSackFailures") + at(ext, "TCPRenoFailures") +
+               at(ext, "TCPLossFailures");
+  return c;
 }
 
 }  // namespace xdc::net

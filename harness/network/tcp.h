@@ -15,6 +15,8 @@
 // before xdc's first change in kAllowedFile, once for all networks. The last xdc network
 // to go (`xdc down`, `xdc clean`) takes xdc's additions out again. Callers hold the
 // StateLock (state.h), so concurrent `xdc up`/`down` never fight over the list.
+#include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -51,6 +53,28 @@ struct TcpGroup {
   std::vector<std::string> hosts;
 };
 std::vector<TcpGroup> tcp_groups(const NetworkState& s);
+
+// What a host's TCP did, from its namespace's /proc/net/snmp (Tcp) and /proc/net/netstat
+// (TcpExt): the kernel's counters since the namespace was made; a run keeps the difference
+// over its job (TcpCounters::since). Retransmission timeouts stall a connection for at
+// least TCP_RTO_MIN (200 ms), whatever its round trip; the kernel counts an episode's
+// first timeout under the state it fired in (tcp_retransmit_timer: TCPTimeouts when no
+// loss was being repaired, TCPSackFailures / TCPRenoFailures during fast recovery,
+// TCPLossFailures after an earlier timeout), its backoffs not at all.
+struct TcpCounters {
+  int64_t sent_segments = 0;           // Tcp OutSegs (retransmissions excluded)
+  int64_t retransmitted_segments = 0;  // Tcp RetransSegs
+  int64_t fast_recoveries = 0;         // TCPSackRecovery + TCPRenoRecovery
+  int64_t loss_probes = 0;             // TCPLossProbes: tail loss probes sent
+  int64_t timeouts = 0;  // TCPTimeouts + TCPSackFailures + TCPRenoFailures + TCPLossFailures
+  TcpCounters since(const TcpCounters& before) const;
+  TcpCounters& operator+=(const TcpCounters& o);
+  // {"sent_segments", "retransmitted_segments", "fast_recoveries", "loss_probes", "timeouts"}
+  nlohmann::json to_json() const;
+};
+// Namespace `ns`'s counters now ("" = this thread's). Throws std::system_error when they
+// cannot be read.
+TcpCounters read_tcp_counters(const std::string& ns);
 
 // When no xdc network is left (`present`: networks_present()'s answer), takes xdc's
 // additions out of the root's allowed list and removes kAllowedFile. Returns what it did

@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cmath>
+#include <functional>
 #include <stdexcept>
 
 namespace xdc::run {
@@ -121,6 +122,25 @@ nlohmann::json pooled_waits(const std::vector<ScheduleResult>& runs, size_t iter
   return out;
 }
 
+// The repeats' TCP counters summed (summary_schema.h `tcp`, numbers at any depth); null
+// when a repeat has none.
+nlohmann::json summed_tcp(const std::vector<ScheduleResult>& runs) {
+  nlohmann::json out;
+  std::function<void(nlohmann::json&, const nlohmann::json&)> add = [&](nlohmann::json& to,
+                                                                        const nlohmann::json& x) {
+    if (x.is_number()) {
+      to = (to.is_number() ? to.get<int64_t>() : 0) + x.get<int64_t>();
+      return;
+    }
+    for (const auto& [key, value] : x.items()) add(to[key], value);
+  };
+  for (const auto& r : runs) {
+    if (!r.tcp.is_object()) return nullptr;
+    add(out, r.tcp);
+  }
+  return out;
+}
+
 }  // namespace
 
 ScheduleResult pool_repeats(const std::vector<ScheduleResult>& runs,
@@ -165,6 +185,7 @@ ScheduleResult pool_repeats(const std::vector<ScheduleResult>& runs,
     out.bubble.crosspipe += b.crosspipe / n;
   }
   out.waits_s = pooled_waits(runs, out.iteration_s.size());
+  out.tcp = summed_tcp(runs);
   // tokens/s and MFU are (constant) / mean iteration: the base run's, rescaled.
   if (const double m = out.mean(); m > 0 && base.mean() > 0) {
     out.tokens_per_s = base.tokens_per_s * base.mean() / m;

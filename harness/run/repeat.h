@@ -59,7 +59,8 @@ std::string run_subdir(const std::string& name, int k, int n);
 // iteration_s, bubbles and loss pooled in repeat order (iteration_repeat: whose each is);
 // series and changes laid end to end (each repeat's start_s after the previous repeat's
 // last iteration); run_means_s and run_seeds per repeat; the bubble ratios and waits the
-// means over the pooled iterations; tokens/s and MFU at the pooled mean; the prediction
+// means over the pooled iterations; the hosts' TCP counters (tcp) their sums; tokens/s and
+// MFU at the pooled mean; the prediction
 // (simulated_iteration_s, steady, bubbles, MFU) the mean of the repeats' predictions (one
 // per repeat: real compute predicts each with its own measured durations). Transfers,
 // utilisation, prefill, the simulated series and transfers are the first repeat's that

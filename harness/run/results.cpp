@@ -347,6 +347,7 @@ nlohmann::json summary_json(const ScheduleResult& r) {
     if (!r.prefill.is_null()) j["prefill"] = r.prefill;
     if (!r.dp_sync.is_null()) j["dp_sync"] = r.dp_sync;
     if (!r.wan_wire_bytes.is_null()) j["wan_wire_bytes"] = r.wan_wire_bytes;
+    if (!r.tcp.is_null()) j["tcp"] = r.tcp;
     if (std::isfinite(r.eval_loss)) j["eval_loss"] = r.eval_loss;
     if (r.peak_flops_per_rank > 0)
       j["mfu"] = {{"value", r.mfu},

@@ -94,6 +94,10 @@ struct ScheduleResult {
   // barriers; runner.cpp wan_tx_bytes), "from->to" -> bytes and "total"; null where not
   // read (a lab run).
   nlohmann::json wan_wire_bytes;
+  // What the hosts' TCP did while the job ran (net::TcpCounters, runner.cpp tcp_during):
+  // sent_segments, retransmitted_segments, fast_recoveries, loss_probes, timeouts, and
+  // hosts {host: the same, for each host that sent}; null where not read (a lab run).
+  nlohmann::json tcp;
   // Replica 0's final parameters on the validation batches (RankReport::eval_loss, a rank
   // holding every stage); NaN: not evaluated.
   double eval_loss = std::numeric_limits<double>::quiet_NaN();

@@ -417,6 +417,35 @@ std::map<std::string, uint64_t> wan_tx_bytes(const net::NetworkState& s) {
   return out;
 }
 
+// Each host's TCP counters (net::read_tcp_counters), host -> counters; empty where they
+// cannot be read here (a lab's hosts live on other machines).
+std::map<std::string, net::TcpCounters> host_tcp_counters(const net::NetworkState& s) {
+  std::map<std::string, net::TcpCounters> out;
+  try {
+    for (const auto& h : s.hosts) out[h.name] = net::read_tcp_counters(h.ns);
+  } catch (const std::exception&) {
+    out.clear();
+  }
+  return out;
+}
+
+// What the hosts' TCP did during the job (summary_schema.h `tcp`): the totals and, per
+// host that sent, its own; null where the counters could not be read.
+nlohmann::json tcp_during(const std::map<std::string, net::TcpCounters>& before,
+                          const std::map<std::string, net::TcpCounters>& after) {
+  if (before.empty() || after.size() != before.size()) return nullptr;
+  net::TcpCounters total;
+  nlohmann::json hosts = nlohmann::json::object();
+  for (const auto& [host, a] : after) {
+    const net::TcpCounters d = a.since(before.at(host));
+    total += d;
+    if (d.sent_segments > 0) hosts[host] = d.to_json();
+  }
+  nlohmann::json j = total.to_json();
+  j["hosts"] = hosts;
+  return j;
+}
+
 ScheduleResult run_schedule(const RunContext& c, const SchedulePlan& p, int k) {
   const Experiment& e = c.e;
   const fs::path dir = c.root / run_subdir(p.choice.name, k, e.repeat);
@@ -482,8 +511,11 @@ ScheduleResult run_schedule(const RunContext& c, const SchedulePlan& p, int k) {
   if (!changes.empty() || !e.events.empty()) changes.start();
   events.start();
   const auto wan_before = c.lab ? std::map<std::string, uint64_t>() : wan_tx_bytes(c.state);
+  const auto tcp_before =
+      c.lab ? std::map<std::string, net::TcpCounters>() : host_tcp_counters(c.state);
   const launch::Result res = launch::run_job(c.state, job);
   const auto wan_after = wan_before.empty() ? wan_before : wan_tx_bytes(c.state);
+  const auto tcp_after = tcp_before.empty() ? tcp_before : host_tcp_counters(c.state);
   const std::string unfetched = c.files ? c.files->fetch(dir) : "";
   events.stop();
   const int64_t job_end_ns = realtime_now_ns();
@@ -511,6 +543,16 @@ ScheduleResult run_schedule(const RunContext& c, const SchedulePlan& p, int k) {
     r.wan_wire_bytes["total"] = total;
     if (r.dp_sync.is_object()) add_wan_bytes(r.dp_sync, e, total);
   }
+  r.tcp = tcp_during(tcp_before, tcp_after);
+  if (r.tcp.is_object() && r.tcp["timeouts"].get<int64_t>() > 0)
+    c.say(
+        fmt::format("[{}] the hosts' TCP: {} retransmission timeout(s), each a stall of at "
+                    "least 200 ms; {} fast recoveries, {} tail loss probes, {:.2f}% of "
+                    "segments sent again",
+                    p.choice.name, r.tcp["timeouts"].get<int64_t>(),
+                    r.tcp["fast_recoveries"].get<int64_t>(), r.tcp["loss_probes"].get<int64_t>(),
+                    100 * r.tcp["retransmitted_segments"].get<double>() /
+                        std::max(1.0, r.tcp["sent_segments"].get<double>())));
   c.say(r.ok ? fmt::format("[{}] done in {:.1f} s: iteration {:.3f} s (simulated {:.3f} s)",
                            p.choice.name, res.seconds, r.mean(), r.simulated_iteration_s)
              : fmt::format("[{}] FAILED after {:.1f} s: {} (what was measured is kept in {})",

@@ -29,7 +29,10 @@
 //   DiLoCo run: results.h dp_sync_json's outer syncs, bytes per outer step measured and
 //   analytic, on the WAN measured and analytic, stall per sync); wan_wire_bytes {"from->to":
 //   bytes, total} (what each WAN direction's egress sent during the job, as segments on a
-//   wire with their headers; absent in a lab run);
+//   wire with their headers; absent in a lab run); tcp {sent_segments,
+//   retransmitted_segments, fast_recoveries, loss_probes, timeouts, hosts {host: the same}}
+//   (the hosts' kernel TCP counters over the job: network/tcp.h TcpCounters; timeouts are
+//   retransmission timeouts, each a stall of at least 200 ms; absent in a lab run);
 //   repeats (the runs pooled in the entry: experiment.h `repeat`, 1 without), run_means_s
 //   [per repeat: the mean of its measured iterations, null when it measured none],
 //   run_seeds [per repeat: the seed it ran with, the experiment's seed + k for repeat k],

@@ -78,13 +78,16 @@ std::string read_sysctl(const std::string& netns, const std::string& key) {
   return out;
 }
 
-std::map<std::string, double> snmp_counters(const std::string& netns, const std::string& group) {
+std::map<std::string, double> net_counters(const std::string& netns, const std::string& file,
+                                           const std::string& group) {
+  if (file != "snmp" && file != "netstat")
+    throw std::invalid_argument("net_counters: no /proc/net/" + file + " (snmp or netstat)");
   std::string text;
   {
     NetnsGuard in(netns);
-    text = read_proc("/proc/thread-self/net/snmp");  // /proc/net: the process's namespace
+    text = read_proc("/proc/thread-self/net/" + file);  // /proc/net: the process's namespace
   }
-  // Pairs of lines: "Tcp: RtoAlgorithm RtoMin ..." then "Tcp: 1 200 ...".
+  // Pairs of lines: "Tcp: RtoAlgorithm RtoMin ..." then "Tcp: 1 200 ..." (netstat alike).
   const std::string prefix = group + ":";
   std::istringstream in(text);
   for (std::string names, values; std::getline(in, names) && std::getline(in, values);) {
@@ -96,7 +99,8 @@ std::map<std::string, double> snmp_counters(const std::string& netns, const std:
     while (n >> name && v >> value) out[name] = value;
     return out;
   }
-  throw std::runtime_error("no " + group + " counters in /proc/net/snmp of netns '" + netns + "'");
+  throw std::runtime_error("no " + group + " counters in /proc/net/" + file + " of netns '" +
+                           netns + "'");
 }
 
 uint64_t interface_tx_bytes(const std::string& netns, const std::string& ifname) {

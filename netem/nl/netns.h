@@ -31,10 +31,12 @@ void write_sysctl(const std::string& netns, const std::string& key, const std::s
 // Reads a sysctl under /proc/sys inside netns `name` ("" = current), without the trailing
 // newline; tabs between fields stay as the kernel writes them. Throws std::system_error.
 std::string read_sysctl(const std::string& netns, const std::string& key);
-// The counters of one group of /proc/net/snmp ("Tcp", "Udp", ...) inside netns `name`
-// ("" = current): counter name -> value. Throws std::system_error when the file cannot be
-// read, std::runtime_error when it has no such group.
-std::map<std::string, double> snmp_counters(const std::string& netns, const std::string& group);
+// The counters of one group of /proc/net/snmp ("Tcp", "Udp", ...) or /proc/net/netstat
+// ("TcpExt", "IpExt", ...) inside netns `name` ("" = current): counter name -> value.
+// `file` is "snmp" or "netstat". Throws std::system_error when the file cannot be read,
+// std::runtime_error when it has no such group.
+std::map<std::string, double> net_counters(const std::string& netns, const std::string& file,
+                                           const std::string& group);
 
 // Bytes interface `ifname` has transmitted inside netns `name` ("" = current): /proc/net/dev's
 // transmit bytes, whole frames with their Ethernet, IP and TCP headers (a GSO aggregate

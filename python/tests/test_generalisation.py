@@ -330,7 +330,9 @@ class Collect(unittest.TestCase):
                                      "inside_fraction"])
         ok, failed = doc["points"]
         self.assertEqual(list(ok), ["experiment_yaml", "schedule", "compute", "measured_s",
-                                    "simulated_s", "band_s", "err_pct", "inside"])
+                                    "simulated_s", "band_s", "err_pct", "inside",
+                                    "tcp_timeouts"])
+        self.assertIsNone(ok["tcp_timeouts"])   # a summary without the hosts' TCP counters
         self.assertEqual(ok["experiment_yaml"], os.path.join(self.root, "gen-s1-001.yaml"))
         self.assertEqual((ok["schedule"], ok["compute"], ok["measured_s"], ok["simulated_s"]),
                          ("1f1b", "real", 3.352, 3.523))
@@ -363,7 +365,8 @@ class Collect(unittest.TestCase):
             # The summary's own band and interval: [9, 11] and [11.5, 12] do not overlap.
             self.run_dir("a", schedules=[entry("1f1b", 12.0, 10.0, iterations=[11.9, 12.1],
                                                simulated_band_s=[9.0, 11.0],
-                                               iteration_s_ci95=[11.5, 12.0])]),
+                                               iteration_s_ci95=[11.5, 12.0],
+                                               tcp={"timeouts": 3, "sent_segments": 900})]),
             # Computed: [9.5, 10.5] +- 12.706 x 0.7071 / sqrt(2) = 6.353 around 10 -> inside.
             self.run_dir("b", schedules=[entry("zbv", 10.0, 11.0, iterations=[9.5, 10.5])]),
             # One iteration: its interval is the point, outside a point band.
@@ -372,6 +375,7 @@ class Collect(unittest.TestCase):
         ]
         doc = gen.collect(dirs, seed=9)
         got = [(p["schedule"], p["err_pct"], p["band_s"], p["inside"]) for p in doc["points"]]
+        self.assertEqual(doc["points"][0]["tcp_timeouts"], 3)
         self.assertEqual(got, [("1f1b", -16.67, [9.0, 11.0], False),
                                ("zbv", 10.0, [11.0, 11.0], True),
                                ("overlap", -20.0, [4.0, 4.0], False),
@@ -415,8 +419,9 @@ class Collect(unittest.TestCase):
         self.assertEqual(doc, gen.collect([d], seed=1))
         lines = text.getvalue().splitlines()
         self.assertTrue(lines[0].startswith("experiment "))
-        self.assertRegex(lines[1], r"^gen-s1-001 +1f1b +3\.352 +3\.523 +3\.523-3\.523 +\+5\.1% yes$")
-        self.assertRegex(lines[2], r"^gen-s1-001 +overlap +- +3\.408 .* - -$")
+        self.assertRegex(lines[1],
+                         r"^gen-s1-001 +1f1b +3\.352 +3\.523 +3\.523-3\.523 +\+5\.1% yes +-$")
+        self.assertRegex(lines[2], r"^gen-s1-001 +overlap +- +3\.408 .* - +-$")
         self.assertTrue(lines[-1].startswith("2 points, 1 measured; |err| median 5.1%, p90 5.1%; "
                                              "inside 1.000; wrote "))
 

@@ -17,7 +17,7 @@ of its schedules x (iterations + warmup) x time_dilation -- is over the budget.
 collect reads the runs' summary.json files (results.py) into the bench's document:
 
     {"seed", "points": [{"experiment_yaml", "schedule", "compute", "measured_s",
-     "simulated_s", "band_s", "err_pct", "inside"}], "median_abs_err_pct",
+     "simulated_s", "band_s", "err_pct", "inside", "tcp_timeouts"}], "median_abs_err_pct",
      "p90_abs_err_pct", "inside_fraction"}
 
 measured_s is the schedule's measured iteration mean (null unless it ran and is ok),
@@ -25,7 +25,9 @@ simulated_s its simulated_iteration_s, band_s the summary's simulated_band_s whe
 one, else [simulated_s, simulated_s]; err_pct = 100 (simulated - measured) / measured;
 inside: whether the measured iterations' 95% confidence interval (the summary's
 iteration_s_ci95 where it has one, else mean +- t s / sqrt(n)) overlaps band_s (null
-without a measurement). median and p90 (linear interpolation) are of |err_pct| over the
+without a measurement); tcp_timeouts: the retransmission timeouts the run's hosts counted
+over the whole job (the summary's tcp.timeouts; null where it has none), each a stall of at
+least 200 ms the simulator does not predict. median and p90 (linear interpolation) are of |err_pct| over the
 measured points, inside_fraction the share of those whose inside is true; all three null
 when nothing was measured. With --repredicted, simulated_s and band_s are those of
 RUN/repredicted/ (the run predicted again by a later simulator, results.repredicted) and
@@ -596,7 +598,8 @@ def collect(run_dirs: Iterable[str], seed: Any = None,
                            "schedule": s.name, "compute": run.compute_mode,
                            "measured_s": _round(measured, 4), "simulated_s": _round(sim, 4),
                            "band_s": None if band is None else [round(x, 4) for x in band],
-                           "err_pct": _round(err_pct(sim, measured), 2), "inside": inside})
+                           "err_pct": _round(err_pct(sim, measured), 2), "inside": inside,
+                           "tcp_timeouts": (s.raw.get("tcp") or {}).get("timeouts")})
     errs = [abs(p["err_pct"]) for p in points if p["err_pct"] is not None]
     insides = [p["inside"] for p in points if p["inside"] is not None]
     return {"seed": seed, "points": points,
@@ -611,7 +614,7 @@ def _num(x: Optional[float], fmt: str) -> str:
 
 def table(doc: Dict[str, Any]) -> str:
     out = (f"{'experiment':<28} {'schedule':<17} {'measured':>9} {'simulated':>9} "
-           f"{'band':>17} {'err':>8} inside\n")
+           f"{'band':>17} {'err':>8} inside  RTOs\n")
     for p in doc["points"]:
         exp = os.path.basename(os.path.dirname(p["experiment_yaml"])) \
             if p["experiment_yaml"].endswith("/experiment.yaml") \
@@ -620,7 +623,8 @@ def table(doc: Dict[str, Any]) -> str:
         inside = "-" if p["inside"] is None else ("yes" if p["inside"] else "no")
         out += (f"{exp[:28]:<28} {p['schedule']:<17} {_num(p['measured_s'], '%.3f'):>9} "
                 f"{_num(p['simulated_s'], '%.3f'):>9} {band:>17} "
-                f"{_num(p['err_pct'], '%+.1f%%'):>8} {inside}\n")
+                f"{_num(p['err_pct'], '%+.1f%%'):>8} {inside:<6} "
+                f"{_num(p.get('tcp_timeouts'), '%d'):>5}\n")
     return out
 
 

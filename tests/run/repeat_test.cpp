@@ -126,6 +126,23 @@ TEST(Repeat, RepeatsArePooledInRepeatOrder) {
   EXPECT_NEAR(s.ci->half(), 12.7062 * 0.9 / std::sqrt(2.0) / std::sqrt(2.0), 1e-3);
 }
 
+// The hosts' TCP counters (summary_schema.h `tcp`) of the repeats add up, host by host; a
+// repeat without them (not read) leaves the pooled entry without them.
+TEST(Repeat, TcpCountersOfTheRepeatsAddUp) {
+  std::vector<ScheduleResult> runs = {one_run("1f1b", {1.0}, 7), one_run("1f1b", {2.0}, 8)};
+  runs[0].tcp = {{"timeouts", 2}, {"sent_segments", 100}, {"hosts", {{"e1", {{"timeouts", 2}}}}}};
+  runs[1].tcp = {{"timeouts", 1},
+                 {"sent_segments", 50},
+                 {"hosts", {{"e1", {{"timeouts", 0}}}, {"w1", {{"timeouts", 1}}}}}};
+  const ScheduleResult p = xdc::run::pool_repeats(runs);
+  EXPECT_EQ(p.tcp["timeouts"], 3);
+  EXPECT_EQ(p.tcp["sent_segments"], 150);
+  EXPECT_EQ(p.tcp["hosts"]["e1"]["timeouts"], 2);
+  EXPECT_EQ(p.tcp["hosts"]["w1"]["timeouts"], 1);
+  runs[1].tcp = nullptr;
+  EXPECT_TRUE(xdc::run::pool_repeats(runs).tcp.is_null());
+}
+
 TEST(Repeat, RepeatsWithSomeMissingArePooledUnderTheirOwnIndex) {
   // Repeats 0 and 2 of three (repeat 1 not run yet, run/resume.h).
   const ScheduleResult p = xdc::run::pool_repeats(

@@ -164,6 +164,17 @@ TEST(Run, ScheduledWanFlapIsSurvivedShownAndLogged) {
   for (double x : iters) std::printf(" %.3f", x);
   std::printf("\n");
   EXPECT_GT(sorted.back(), sorted[sorted.size() / 2] + 0.7) << "no iteration shows the 1 s stall";
+  // The cut meets messages in flight: their connections wait for retransmission timeouts,
+  // which the hosts' kernel counters show (summary_schema.h `tcp`), on both sides' hosts.
+  const auto tcp = summary_of(dir)["schedules"][0]["tcp"];
+  ASSERT_TRUE(tcp.is_object()) << summary_of(dir).dump(1);
+  std::printf("flap: %lld retransmission timeouts, %lld fast recoveries\n",
+              static_cast<long long>(tcp["timeouts"].get<int64_t>()),
+              static_cast<long long>(tcp["fast_recoveries"].get<int64_t>()));
+  EXPECT_GE(tcp["timeouts"].get<int64_t>(), 1);
+  EXPECT_GT(tcp["hosts"]["e1"]["sent_segments"].get<int64_t>(), 0);
+  EXPECT_GT(tcp["hosts"]["w1"]["sent_segments"].get<int64_t>(), 0);
+  EXPECT_GE(tcp["retransmitted_segments"].get<int64_t>(), tcp["timeouts"].get<int64_t>());
   // What was applied, when: cut, restore 1 s later, delay, then the topology's again.
   auto events = nlohmann::json::parse(xdc::read_text_file_or_empty(dir / "1f1b" / "events.json"));
   std::vector<std::string> kinds;

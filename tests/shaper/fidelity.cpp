@@ -254,7 +254,7 @@ void set_loss_bounds(Figure& f, double samples) {
 // UDP datagrams the kernel of `netns` dropped on receive (a full socket buffer, a bad
 // checksum): Udp InErrors. Lost by the probe, not by the link.
 double udp_in_errors(const std::string& netns) {
-  return nl::snmp_counters(netns, "Udp").at("InErrors");
+  return nl::net_counters(netns, "snmp", "Udp").at("InErrors");
 }
 
 }  // namespace

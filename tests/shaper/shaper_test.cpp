@@ -72,19 +72,23 @@ netem::LinkParams delay_and_rate() {
   return p;
 }
 
-// nl::snmp_counters reads the namespace's own /proc/net/snmp (the fidelity figures' UDP
-// receive errors, bench_wan's TCP segments): 20 echo probes A -> B -> A count 20
-// datagrams received in B and 20 in A.
+// nl::net_counters reads the namespace's own /proc/net/snmp and /proc/net/netstat (the
+// fidelity figures' UDP receive errors, bench_wan's TCP segments, a run's TCP timeouts):
+// 20 echo probes A -> B -> A count 20 datagrams received in B and 20 in A.
 TEST(Netns, SnmpCountersAreTheNamespacesOwn) {
   Line l("snmp");
-  auto in = [](const std::string& ns) { return nl::snmp_counters(ns, "Udp").at("InDatagrams"); };
+  auto in = [](const std::string& ns) {
+    return nl::net_counters(ns, "snmp", "Udp").at("InDatagrams");
+  };
   const double a = in(l.a), b = in(l.b);
   PingResult r = udp_probe(l.a, l.b, l.b_ip, 20, 0.001, 0.3);
   ASSERT_EQ(r.received, 20);
   EXPECT_EQ(in(l.b) - b, 20);
   EXPECT_EQ(in(l.a) - a, 20);
-  EXPECT_GT(nl::snmp_counters(l.a, "Tcp").count("RetransSegs"), 0u);
-  EXPECT_THROW(nl::snmp_counters(l.a, "NoSuchGroup"), std::runtime_error);
+  EXPECT_GT(nl::net_counters(l.a, "snmp", "Tcp").count("RetransSegs"), 0u);
+  EXPECT_GT(nl::net_counters(l.a, "netstat", "TcpExt").count("TCPTimeouts"), 0u);
+  EXPECT_THROW(nl::net_counters(l.a, "snmp", "NoSuchGroup"), std::runtime_error);
+  EXPECT_THROW(nl::net_counters(l.a, "route", "Tcp"), std::invalid_argument);
 }
 
 TEST(Shaper, UnimpairedParamsInstallNothing) {
