@@ -1,0 +1,156 @@
+// A host whose bulk connection keeps its own intra-DC tbf full drops what its other
+// connections send there too (NET_XMIT_DROP). A connection with nothing in flight then
+// has nothing to clock a retry: Linux keeps the segment unsent and arms the probe timer
+// (tcp_check_probe_timer: max(RTO, TCP_RTO_MIN), 200 ms at least), and the data leaves
+// when that fires or when a packet arrives on the connection. The ACK it carried counts
+// as sent (tcp_event_ack_sent comes before the qdisc), so the peer's delayed ACK does not
+// cover it either: the peer's own timeout retransmits. This is how a rendezvous answer of
+// OpenMPI waited 206-211 ms between two ranks of a tensor-parallel pair while one of them
+// sent a pipeline message (docs/history/predictions.md). The simulator does not model it.
+
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <regex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "harness/network/state.h"
+#include "tests/network/network_fixture.h"
+
+namespace {
+
+constexpr int kBulkPort = 7721, kAskPort = 7722;
+constexpr int kRequest = 40, kAnswer = 64;  // OpenMPI's rendezvous request and answer
+// Asked beside the bulk sender until an answer has waited for a timer (a few times in 4 s
+// here), for at most kBulkFor.
+constexpr auto kBulkFor = std::chrono::seconds(30);
+constexpr auto kAskEvery = std::chrono::milliseconds(2);
+// The bulk connection sends a message, then idles longer than its RTO: each message starts
+// from the restart window and slow start outpaces the tbf (tests/network/host_queue_test.cpp).
+constexpr int kMessage = 1400 << 10;
+constexpr auto kIdle = std::chrono::milliseconds(40);
+
+// The packets the root tbf of `dev` in namespace `ns` dropped (`tc -s qdisc`).
+long tbf_drops(const std::string& ns, const std::string& dev) {
+  const std::string cmd = "ip netns exec " + ns + " tc -s qdisc show dev " + dev + " 2>/dev/null";
+  FILE* f = popen(cmd.c_str(), "r");
+  if (!f) return -1;
+  std::string out;
+  char buf[512];
+  while (fgets(buf, sizeof buf, f)) out += buf;
+  pclose(f);
+  std::smatch m;
+  static const std::regex kTbf(R"(qdisc tbf[^\n]*\n\s*Sent \d+ bytes \d+ pkt \(dropped (\d+))");
+  return std::regex_search(out, m, kTbf) ? std::stol(m[1]) : -1;
+}
+
+bool read_all(int fd, char* p, int n) {
+  for (int got = 0; got < n;) {
+    const ssize_t r = read(fd, p + got, static_cast<size_t>(n - got));
+    if (r <= 0) return false;
+    got += static_cast<int>(r);
+  }
+  return true;
+}
+
+class ProbeTimer : public xdc::testing::NetworkTest {
+ protected:
+  ProbeTimer() : NetworkTest("tests/network/probe-timer.yaml", "pt") {}
+};
+
+TEST_F(ProbeTimer, AnAnswerDroppedAtItsHostsFullTbfWaitsForTheProbeTimer) {
+  auto state = xdc::net::load_state(name_);
+  ASSERT_TRUE(state);
+  const auto* busy = state->find_host("dc-h1");
+  const auto* sink = state->find_host("dc-h2");
+  const auto* asker = state->find_host("dc-h3");
+  ASSERT_TRUE(busy && sink && asker);
+  const long drops_before = tbf_drops(busy->ns, "eth0");
+  ASSERT_GE(drops_before, 0) << "no tbf on dc-h1's eth0";
+
+  xdc::testing::TcpPair bulk =
+      xdc::testing::connect_in(busy->ns, sink->ns, sink->data_ip, kBulkPort);
+  xdc::testing::TcpPair ask =
+      xdc::testing::connect_in(asker->ns, busy->ns, busy->data_ip, kAskPort);
+  ASSERT_GE(bulk.peer, 0) << "no connection dc-h1 -> dc-h2";
+  ASSERT_GE(ask.peer, 0) << "no connection dc-h3 -> dc-h1";
+  int one = 1;
+  for (int fd : {ask.client, ask.peer}) setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+
+  std::atomic<bool> stop{false};
+  std::thread drain([&] {
+    std::vector<char> in(1 << 20);
+    while (read(bulk.peer, in.data(), in.size()) > 0) {
+    }
+  });
+  std::thread answerer([&] {
+    char req[kRequest], ans[kAnswer] = {};
+    while (read_all(ask.peer, req, kRequest))
+      if (write(ask.peer, ans, kAnswer) != kAnswer) break;
+  });
+  // Each answer's wait as the asker sees it, without and with the bulk connection sending.
+  auto ask_for = [&](std::chrono::steady_clock::duration span, bool until_a_timer) {
+    std::vector<double> ms;
+    const auto end = std::chrono::steady_clock::now() + span;
+    char req[kRequest] = {}, ans[kAnswer];
+    while (std::chrono::steady_clock::now() < end &&
+           !(until_a_timer && !ms.empty() && ms.back() >= 200)) {
+      const auto t = std::chrono::steady_clock::now();
+      if (write(ask.client, req, kRequest) != kRequest || !read_all(ask.client, ans, kAnswer))
+        break;
+      ms.push_back(
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count());
+      std::this_thread::sleep_for(kAskEvery);
+    }
+    return ms;
+  };
+  const std::vector<double> quiet = ask_for(std::chrono::seconds(1), false);
+  std::thread sender([&] {
+    std::vector<char> buf(kMessage, 'x');
+    while (!stop && write(bulk.client, buf.data(), buf.size()) > 0)
+      std::this_thread::sleep_for(kIdle);
+  });
+  const std::vector<double> busy_ms = ask_for(kBulkFor, true);
+  stop = true;
+  shutdown(bulk.client, SHUT_WR);
+  sender.join();
+  drain.join();
+  shutdown(ask.client, SHUT_WR);
+  answerer.join();
+  const long drops = tbf_drops(busy->ns, "eth0") - drops_before;
+  bulk.close_all();
+  ask.close_all();
+
+  auto longest = [](const std::vector<double>& v) {
+    return v.empty() ? 0.0 : *std::max_element(v.begin(), v.end());
+  };
+  const auto waited = std::count_if(busy_ms.begin(), busy_ms.end(), [](double x) {
+    return x >= 200;  // TCP_RTO_MIN: the probe timer's or the asker's timeout
+  });
+  const auto between =
+      std::count_if(busy_ms.begin(), busy_ms.end(), [](double x) { return x >= 100 && x < 200; });
+  std::printf(
+      "answers: quiet %zu, longest %.1f ms; beside the bulk sender %zu, %ld waited "
+      ">= 200 ms, %ld 100-200 ms, longest %.1f ms; dc-h1's tbf dropped %ld packets\n",
+      quiet.size(), longest(quiet), busy_ms.size(), static_cast<long>(waited),
+      static_cast<long>(between), longest(busy_ms), drops);
+  ASSERT_FALSE(quiet.empty());
+  ASSERT_FALSE(busy_ms.empty());
+  EXPECT_GT(drops, 0) << "the bulk connection did not fill its host's tbf";
+  EXPECT_LT(longest(quiet), 200) << "an answer waited without the bulk sender";
+  // The mechanism: an answer the full tbf dropped is not sent again within a round trip
+  // (the connection has nothing in flight to clock it) but by a timer of TCP_RTO_MIN.
+  EXPECT_GE(waited, 1) << "no answer met the full tbf in " << busy_ms.size() << " asked";
+}
+
+}  // namespace
