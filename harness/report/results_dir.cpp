@@ -256,6 +256,12 @@ ScheduleData from_run_entry(const nlohmann::json& j, const fs::path& root, doubl
     s.eval_loss = j["eval_loss"].get<double>();
   s.tokens_per_s = number(j, "tokens_per_s");
   if (s.tokens_per_s.value_or(0) <= 0) s.tokens_per_s = std::nullopt;
+  if (j.contains("tcp") && j["tcp"].is_object() && j["tcp"].contains("timeouts") &&
+      j["tcp"]["timeouts"].is_number()) {
+    s.tcp_timeouts = j["tcp"]["timeouts"].get<int64_t>();
+    const double sent = j["tcp"].value("sent_segments", 0.0);
+    if (sent > 0) s.tcp_retransmitted_share = j["tcp"].value("retransmitted_segments", 0.0) / sent;
+  }
   if (j.contains("transfers") && j["transfers"].is_object()) {
     s.wan_goodput_mbit_p50 = number(j["transfers"], "goodput_mbit_p50");
     s.wan_connections = j["transfers"].value("connections", 0);

@@ -52,6 +52,10 @@ struct ScheduleData {
   // the connections each message went over (0: not recorded).
   std::optional<double> wan_goodput_mbit_p50, simulated_wan_goodput_mbit_p50;
   int wan_connections = 0;
+  // The hosts' TCP over the job (summary.json `tcp`, network/tcp.h TcpCounters): its
+  // retransmission timeouts and the share of segments sent again; absent: not recorded.
+  std::optional<int64_t> tcp_timeouts;
+  std::optional<double> tcp_retransmitted_share;
   nlohmann::json prefill;  // summary.json's `prefill` of a run with prefill (run/prefill_results.h)
   nlohmann::json dp_sync;  // summary.json's `dp_sync` of a DiLoCo run (run/results.h)
   std::optional<double> eval_loss;  // summary.json's `eval_loss`, where evaluated

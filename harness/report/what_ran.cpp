@@ -161,6 +161,18 @@ std::string what_ran_html(const RunData& d) {
   }
   if (!d.schedules.empty() && !(d.recorded && d.recorded->workload))
     facts += item("schedules", schedules_html(d));
+  std::string tcp;  // "1f1b: 82 retransmission timeouts, 3.7% of segments sent again"
+  for (const auto& sd : d.schedules)
+    if (sd.tcp_timeouts)
+      tcp += fmt::format(
+          "{}{}: {} retransmission timeout{}{}", tcp.empty() ? "" : "; ", escape(sd.name),
+          *sd.tcp_timeouts, *sd.tcp_timeouts == 1 ? "" : "s",
+          sd.tcp_retransmitted_share
+              ? fmt::format(", {:.2f}% of segments sent again", 100 * *sd.tcp_retransmitted_share)
+              : std::string());
+  if (!tcp.empty())
+    facts += item("TCP on the hosts",
+                  tcp + " (a timeout stalls its connection for 200 ms or more; not predicted)");
   if (!goodput.empty()) {
     std::string g = escape(goodput[0]);
     for (size_t k = 1; k < goodput.size(); ++k) g += (k == 1 ? " " : "; ") + escape(goodput[k]);

@@ -156,7 +156,8 @@ TEST(ReportResultsDir, BandGoodputAndTheExperimentAsRun) {
     "ok": true, "iterations": 3, "iteration_s_mean": 1.42, "simulated_iteration_s": 1.41,
     "simulated_band_s": [1.38, 1.45], "within_band": true,
     "transfers": {"connections": 1, "goodput_mbit_p50": 17.4},
-    "simulated_transfers": {"connections": 1, "goodput_mbit_p50": 17.2}}]})");
+    "simulated_transfers": {"connections": 1, "goodput_mbit_p50": 17.2},
+    "tcp": {"timeouts": 3, "sent_segments": 1000, "retransmitted_segments": 25}}]})");
   put(d.path / "environment.json", R"({"non_default_settings": ["mpi.tcp_links=2"]})");
   put(d.path / "topology.yaml", R"(name: two-dc
 dcs: [{name: east, hosts: 2}, {name: west, hosts: [w1, w2]}]
@@ -180,6 +181,8 @@ schedules: [1f1b]
   EXPECT_DOUBLE_EQ(s.wan_goodput_mbit_p50.value(), 17.4);
   EXPECT_DOUBLE_EQ(s.simulated_wan_goodput_mbit_p50.value(), 17.2);
   EXPECT_EQ(s.wan_connections, 1);
+  EXPECT_EQ(s.tcp_timeouts, 3);
+  EXPECT_DOUBLE_EQ(s.tcp_retransmitted_share.value(), 0.025);
   ASSERT_TRUE(run.recorded);
   ASSERT_EQ(run.recorded->topology.wan.size(), 1u);
   EXPECT_EQ(run.recorded->topology.wan[0].a_to_b.delay_us, 40'000u);

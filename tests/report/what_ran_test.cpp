@@ -160,6 +160,17 @@ TEST(ReportWhatRan, TheExperimentDrawnWithItsFactsAndGoodputUnderTheLink) {
   EXPECT_EQ(html.find("<details open"), std::string::npos);
   EXPECT_NE(html.find("<dt>kernel</dt><dd>Linux 6</dd>"), std::string::npos);
 
+  // The hosts' TCP, where summary.json recorded it: timeouts and segments sent again.
+  EXPECT_EQ(html.find("TCP on the hosts"), std::string::npos);
+  d.schedules[0].tcp_timeouts = 82;
+  d.schedules[0].tcp_retransmitted_share = 0.0371;
+  d.schedules[1].tcp_timeouts = 1;
+  EXPECT_NE(what_ran_html(d).find("<dt>TCP on the hosts</dt><dd>1f1b: 82 retransmission timeouts, "
+                                  "3.71% of segments sent again; overlap: 1 retransmission "
+                                  "timeout (a timeout stalls"),
+            std::string::npos)
+      << what_ran_html(d);
+
   // A setting off stock, as a simulation's report derives it from the experiment.
   d.non_default_settings = run::non_default_settings(two_dc("mpi: {connections: {wan: 8}}\n"));
   EXPECT_NE(what_ran_html(d).find("<code>mpi.connections.wan=8</code>"), std::string::npos);
