@@ -174,7 +174,12 @@ struct Transfer {
 // piece does. So a message of fewer pieces than connections rides on as many connections
 // as it has pieces, and each connection idles between the messages it carries (the
 // kernel's tcp_probe tracepoint: 378 KiB messages over 5 stripes moved on 2 connections
-// each, in rotation). The pair's own connection stays OpenMPI's (barriers, collectives).
+// each, in rotation). Not modelled: the worker hands the pieces of a long message to
+// whichever connection is writable (workloads/worker/stripes.cpp), so one that a loss cut
+// carries fewer of them, where here it keeps its share and the message waits for it (six
+// stripes under 0.01% random loss carried 38-87 MB each in one kernel run; the drawn-loss
+// replicas, whose stripes lose apart, run slower than measured; evenly spaced losses cut
+// them together). The pair's own connection stays OpenMPI's (barriers, collectives).
 // Moves connection states onto a clock whose 0 is `origin_ns` of theirs.
 void shift_history(std::vector<TcpConn>& h, int64_t origin_ns);
 
