@@ -12,7 +12,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <regex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -28,20 +27,6 @@ namespace {
 constexpr int kPort = 7713;
 constexpr int64_t kBytes = 24 << 20;
 
-// The packets the root tbf of `dev` in namespace `ns` dropped (`tc -s qdisc`).
-long tbf_drops(const std::string& ns, const std::string& dev) {
-  const std::string cmd = "ip netns exec " + ns + " tc -s qdisc show dev " + dev + " 2>/dev/null";
-  FILE* f = popen(cmd.c_str(), "r");
-  if (!f) return -1;
-  std::string out;
-  char buf[512];
-  while (fgets(buf, sizeof buf, f)) out += buf;
-  pclose(f);
-  std::smatch m;
-  static const std::regex kTbf(R"(qdisc tbf[^\n]*\n\s*Sent \d+ bytes \d+ pkt \(dropped (\d+))");
-  return std::regex_search(out, m, kTbf) ? std::stol(m[1]) : -1;
-}
-
 class HostQueue : public xdc::testing::NetworkTest {
  protected:
   HostQueue() : NetworkTest("tests/network/host-queue.yaml", "hq") {}
@@ -53,7 +38,7 @@ TEST_F(HostQueue, SlowStartOverflowsTheSendersOwnTbfAndCutsWithoutRetransmitting
   const auto* a = state->find_host("west-h1");
   const auto* b = state->find_host("east-h1");
   ASSERT_TRUE(a && b);
-  const long drops_before = tbf_drops(a->ns, "eth0");
+  const long drops_before = xdc::testing::tbf_drops(a->ns, "eth0");
   ASSERT_GE(drops_before, 0) << "no tbf on west-h1's eth0";
 
   xdc::testing::TcpPair pair = xdc::testing::connect_in(a->ns, b->ns, b->data_ip, kPort);
@@ -93,7 +78,7 @@ TEST_F(HostQueue, SlowStartOverflowsTheSendersOwnTbfAndCutsWithoutRetransmitting
   reader.join();
   const tcp_info info = tcp_state();
   pair.close_all();
-  const long drops = tbf_drops(a->ns, "eth0") - drops_before;
+  const long drops = xdc::testing::tbf_drops(a->ns, "eth0") - drops_before;
   const int64_t ssthresh = int64_t{first_cut.tcpi_snd_ssthresh} * first_cut.tcpi_snd_mss;
 
   // The model: the same 24 MiB on a fresh connection of the pair.

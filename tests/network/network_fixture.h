@@ -9,6 +9,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cstdio>
+#include <regex>
 #include <string>
 
 #include "netem/nl/netns.h"
@@ -51,6 +53,21 @@ inline TcpPair connect_in(const std::string& from_ns, const std::string& to_ns,
   if (connect(p.client, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) return p;
   p.peer = accept(p.listener, nullptr, nullptr);
   return p;
+}
+
+// The packets the root tbf of `dev` in namespace `ns` dropped (`tc -s qdisc`); -1 when it
+// has none.
+inline long tbf_drops(const std::string& ns, const std::string& dev) {
+  const std::string cmd = "ip netns exec " + ns + " tc -s qdisc show dev " + dev + " 2>/dev/null";
+  FILE* f = popen(cmd.c_str(), "r");
+  if (!f) return -1;
+  std::string out;
+  char buf[512];
+  while (fgets(buf, sizeof buf, f)) out += buf;
+  pclose(f);
+  std::smatch m;
+  static const std::regex kTbf(R"(qdisc tbf[^\n]*\n\s*Sent \d+ bytes \d+ pkt \(dropped (\d+))");
+  return std::regex_search(out, m, kTbf) ? std::stol(m[1]) : -1;
 }
 
 class NetworkTest : public ::testing::Test {

@@ -19,7 +19,6 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
-#include <regex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -39,20 +38,6 @@ constexpr auto kAskEvery = std::chrono::milliseconds(2);
 // from the restart window and slow start outpaces the tbf (tests/network/host_queue_test.cpp).
 constexpr int kMessage = 1400 << 10;
 constexpr auto kIdle = std::chrono::milliseconds(40);
-
-// The packets the root tbf of `dev` in namespace `ns` dropped (`tc -s qdisc`).
-long tbf_drops(const std::string& ns, const std::string& dev) {
-  const std::string cmd = "ip netns exec " + ns + " tc -s qdisc show dev " + dev + " 2>/dev/null";
-  FILE* f = popen(cmd.c_str(), "r");
-  if (!f) return -1;
-  std::string out;
-  char buf[512];
-  while (fgets(buf, sizeof buf, f)) out += buf;
-  pclose(f);
-  std::smatch m;
-  static const std::regex kTbf(R"(qdisc tbf[^\n]*\n\s*Sent \d+ bytes \d+ pkt \(dropped (\d+))");
-  return std::regex_search(out, m, kTbf) ? std::stol(m[1]) : -1;
-}
 
 bool read_all(int fd, char* p, int n) {
   for (int got = 0; got < n;) {
@@ -75,7 +60,7 @@ TEST_F(ProbeTimer, AnAnswerDroppedAtItsHostsFullTbfWaitsForTheProbeTimer) {
   const auto* sink = state->find_host("dc-h2");
   const auto* asker = state->find_host("dc-h3");
   ASSERT_TRUE(busy && sink && asker);
-  const long drops_before = tbf_drops(busy->ns, "eth0");
+  const long drops_before = xdc::testing::tbf_drops(busy->ns, "eth0");
   ASSERT_GE(drops_before, 0) << "no tbf on dc-h1's eth0";
 
   xdc::testing::TcpPair bulk =
@@ -127,7 +112,7 @@ TEST_F(ProbeTimer, AnAnswerDroppedAtItsHostsFullTbfWaitsForTheProbeTimer) {
   drain.join();
   shutdown(ask.client, SHUT_WR);
   answerer.join();
-  const long drops = tbf_drops(busy->ns, "eth0") - drops_before;
+  const long drops = xdc::testing::tbf_drops(busy->ns, "eth0") - drops_before;
   bulk.close_all();
   ask.close_all();
 
