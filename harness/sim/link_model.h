@@ -169,17 +169,17 @@ struct Transfer {
 // round. The holder's connection sends what its own window allows.
 // A pair whose TcpPath has n > 1 connections is the workers' stripes: n connections of
 // their own (each with the pair's copies), and a message is cut into pieces as the worker
-// cuts it (workloads/worker/stripe_pieces.h), the first on the connection after the one
-// the pair's previous message ended on and the next ones in turn; it arrives when its last
-// piece does. So a message of fewer pieces than connections rides on as many connections
-// as it has pieces, and each connection idles between the messages it carries (the
-// kernel's tcp_probe tracepoint: 378 KiB messages over 5 stripes moved on 2 connections
-// each, in rotation). Not modelled: the worker hands the pieces of a long message to
-// whichever connection is writable (workloads/worker/stripes.cpp), so one that a loss cut
-// carries fewer of them, where here it keeps its share and the message waits for it (six
-// stripes under 0.01% random loss carried 38-87 MB each in one kernel run; the drawn-loss
-// replicas, whose stripes lose apart, run slower than measured; evenly spaced losses cut
-// them together). The pair's own connection stays OpenMPI's (barriers, collectives).
+// cuts it (workloads/worker/stripe_pieces.h); it arrives when its last piece does. The
+// connections pull the pieces as the worker hands them out: before each round, from the
+// stripe after the one that took the pair's last piece, each connection in turn takes the
+// next ready piece (oldest message first) while what it holds unsent is below
+// kStripeNotSentLowat plus its window (what the round sends, while the worker refills it).
+// So a message of fewer pieces than connections rides on as many idle connections as it
+// has pieces (the kernel's tcp_probe tracepoint: 378 KiB messages over 5 stripes moved on
+// 2 connections each, in rotation), and a connection whose window a loss cut takes fewer
+// pieces of a long message (six stripes under 0.01% random loss carried 38-87 MB each one
+// way in one kernel run). On an exclusive channel only the holder's pieces are pulled.
+// The pair's own connection stays OpenMPI's (barriers, collectives).
 // Moves connection states onto a clock whose 0 is `origin_ns` of theirs.
 void shift_history(std::vector<TcpConn>& h, int64_t origin_ns);
 
@@ -235,6 +235,7 @@ class LinkState {
     int64_t priority = 0;  // exclusive channels: grant order
     bool granted = false;  // exclusive channels: holds the channel until done
     bool done = false;
+    bool pull = false;       // a stripe piece no connection has taken (conn: the first stripe)
     bool put = false;        // ob1's put protocol (tcp_model.h): a FIN follows the data
     int64_t fin_ready = -1;  // the data's last byte entered the socket then: the FIN queues
     // The data is out; the receiver completes at the FIN.
@@ -263,6 +264,7 @@ class LinkState {
     std::vector<std::pair<size_t, TcpConn>> conns;
     std::vector<size_t> applied;  // per entry of conns: pending answers its rounds took
     std::vector<std::pair<size_t, int64_t>> answers;
+    std::vector<std::pair<size_t, int>> next_stripe;  // per striped pair (next_stripe_)
   };
   // Runs `ch`'s rounds that start before `until` (final: they cannot change; commit), or,
   // without commit, on copies until job `target` is complete, filling result_ (and
@@ -291,7 +293,13 @@ class LinkState {
   // granting the channel when free; false when the grant waits for later posts.
   bool take_end(Channel& ch, int id, int64_t until);
   void load_channel(const Channel& ch);
-  int64_t ready_at(int64_t t);
+  int64_t ready_at(int64_t t, bool exclusive);
+  // The stripes' pull (link_stripes.cpp): load_channel's part for job a, a stripe piece
+  // not taken yet (every stripe of its pair among conns_, the pair's rotation); before a
+  // round at t, the pieces its connections take; after the run, the rotations kept.
+  void load_stripes(size_t a);
+  void pull_pieces(int64_t t, bool exclusive);
+  void keep_rotations(std::vector<std::pair<size_t, int>>* end);
   bool grant(Run& r, int64_t t, int64_t until, int64_t& next);
   // One round from t of the ready messages; returns where the next starts. Its steps:
   // queue_ready orders ready_ by stream (order_) and queues the FINs that fit; send_round
@@ -402,7 +410,7 @@ class LinkState {
   std::vector<size_t> pair_of_;   // [connection]: its pair
   std::vector<size_t> stripe0_;   // [pair]: its first stripe's connection (stripes_ > 1)
   std::vector<int> stripes_;      // [pair]: its stripes (1: none, OpenMPI's connection)
-  std::vector<int> next_stripe_;  // [pair]: the stripe its next message starts on
+  std::vector<int> next_stripe_;  // [pair]: the stripe that takes its next piece
   std::vector<std::pair<size_t, size_t>> msgs_;  // by ticket: its first job and job count
   // Without TCP paths: when each channel met so far is free again (0 before its first
   // message). Channels and their state exist once used: a world's ranks^2 pairs would not fit.
@@ -439,6 +447,15 @@ class LinkState {
   std::vector<size_t> conn_of_, ready_, order_;
   std::vector<std::pair<size_t, TcpConn>> conns_;
   std::vector<size_t> applied_;  // per entry of conns_: its pending answers taken so far
+  // Per striped pair whose pieces the run pulls: the stripe the next piece goes to, and
+  // each stripe's entry in conns_.
+  struct Rotation {
+    size_t pair = 0;
+    int next = 0;
+    std::vector<size_t> slots;
+  };
+  std::vector<Rotation> rotation_;
+  std::vector<int64_t> unsent_;  // pull_pieces': per entry of conns_, bytes taken not yet sent
   std::vector<int64_t> sent_, offered_, given_, done_t_, done_ready_, done_lag_;
 };
 

@@ -35,16 +35,15 @@ Transfer LinkState::post(int from, int to, int64_t bytes, int64_t ready_ns, int6
   const size_t pair = connection(from, to);
   const auto msg = static_cast<int64_t>(msgs_.size());
   const size_t first = jobs_.size();
-  if (const int n = stripes_[pair]; n > 1) {  // the worker's pieces, each stripe in turn
+  if (stripes_[pair] > 1) {  // the worker's pieces, pulled by the stripes (pull_pieces)
     const int64_t one = bytes / copies;
-    int s = next_stripe_[pair];
     for (int64_t at = 0; at < one; at += worker::kStripePieceBytes) {
       const int64_t piece = std::min(worker::kStripePieceBytes, one - at);
-      add_job(stripe0_[pair] + static_cast<size_t>(s), from, to, c,
-              (piece + worker::kStripeHeaderBytes) * copies, ready_ns, priority, msg);
-      s = (s + 1) % n;
+      const size_t k =
+          add_job(stripe0_[pair], from, to, c, (piece + worker::kStripeHeaderBytes) * copies,
+                  ready_ns, priority, msg);
+      jobs_[k].pull = true;
     }
-    next_stripe_[pair] = s;
   } else {
     add_job(pair, from, to, c, bytes, ready_ns, priority, msg);
   }
@@ -218,7 +217,7 @@ bool moved_by(const TcpConn& a, const TcpConn& b, int64_t step, bool bottleneck)
 
 int64_t LinkState::lone_rounds(Job& j, std::pair<size_t, TcpConn>& conn, size_t* applied, int64_t t,
                                int64_t until) {
-  if (j.done || j.fin() || j.ready > t) return t;
+  if (j.done || j.pull || j.fin() || j.ready > t) return t;
   const size_t i = conn.first;
   TcpConn& c = conn.second;
   const TcpPath& p = tcp(i);
@@ -303,8 +302,8 @@ void LinkState::run_channel(Channel& ch, int64_t until, bool commit, int64_t tar
   int64_t t = ch.t;
   while (!r.target_done) {
     if (n == 1 && !r.exclusive)
-      t = lone_rounds(jobs_scratch_[0], conns_[0], &applied_[0], t, until);
-    int64_t next = ready_at(t);
+      t = lone_rounds(jobs_scratch_[0], conns_[conn_of_[0]], &applied_[conn_of_[0]], t, until);
+    int64_t next = ready_at(t, r.exclusive);
     if (r.exclusive && !grant(r, t, until, next)) break;
     if (ready_.empty()) {
       if (next == kNone || next >= until) break;
@@ -331,6 +330,7 @@ bool LinkState::take_end(Channel& ch, int id, int64_t until) {
     o.ahead.clear();
   }
   adopt(e.conns, e.applied);
+  for (const auto& [pair, next] : e.next_stripe) next_stripe_[pair] = next;
   for (const auto& [back, when] : e.answers) note_answer(back, when);
   for (int64_t k : ch.jobs) {
     jobs_[static_cast<size_t>(k)].done = true;
@@ -348,8 +348,13 @@ void LinkState::load_channel(const Channel& ch) {
   jobs.resize(n);
   conn_of_.resize(n);
   conns_.clear();
+  rotation_.clear();
   for (size_t a = 0; a < n; ++a) {
     jobs[a] = jobs_[static_cast<size_t>(ch.jobs[a])];
+    if (jobs[a].pull) {
+      load_stripes(a);
+      continue;
+    }
     const size_t i = jobs[a].conn;
     size_t c = 0;
     while (c < conns_.size() && conns_[c].first != i) ++c;
@@ -364,12 +369,18 @@ void LinkState::load_channel(const Channel& ch) {
   given_.assign(conns_.size(), 0);
 }
 
-int64_t LinkState::ready_at(int64_t t) {
+int64_t LinkState::ready_at(int64_t t, bool exclusive) {
+  pull_pieces(t, exclusive);
   const std::vector<Job>& jobs = jobs_scratch_;
   ready_.clear();
   int64_t next = kNone;
   for (size_t a = 0; a < jobs.size(); ++a) {
     if (jobs[a].done || jobs[a].fin()) continue;  // a FIN waits on the data ahead of it
+    // A piece not taken yet goes once a stripe takes it (the holder's: once granted).
+    if (jobs[a].pull && (!exclusive || jobs[a].granted)) {
+      if (jobs[a].ready > t) next = std::min(next, jobs[a].ready);
+      continue;
+    }
     if (jobs[a].ready <= t) {
       ready_.push_back(a);
     } else {
@@ -404,8 +415,10 @@ bool LinkState::grant(Run& r, int64_t t, int64_t until, int64_t& next) {
   }
   ready_.clear();
   if (holder == n) return true;
+  pull_pieces(t, true);
   for (size_t a = 0; a < n; ++a)
-    if (jobs[a].msg == jobs[holder].msg && !jobs[a].done && jobs[a].ready <= t) ready_.push_back(a);
+    if (jobs[a].msg == jobs[holder].msg && !jobs[a].done && !jobs[a].pull && jobs[a].ready <= t)
+      ready_.push_back(a);
   if (ready_.empty()) next = jobs[holder].ready;  // its rendezvous answer
   return true;
 }
@@ -611,6 +624,7 @@ void LinkState::keep_end(Run& r, int64_t t) {
   e.conns = conns_;
   e.applied = applied_;
   e.answers = std::move(r.answers);
+  keep_rotations(&e.next_stripe);
   r.ch.settled = r.ch.version;
 }
 
@@ -620,6 +634,7 @@ void LinkState::commit_run(Run& r, int64_t t) {
   ch.t = t;
   ch.free_at = r.free_at;
   adopt(conns_, applied_);
+  keep_rotations(nullptr);
   for (const auto& [back, when] : r.answers) note_answer(back, when);
   size_t w = 0;
   for (size_t a = 0; a < jobs.size(); ++a) {

@@ -367,6 +367,40 @@ TEST(TcpModel, AStripedMessageRidesOnOneConnectionPerPieceInTurn) {
   EXPECT_EQ(used(all.history()), (std::vector<int>{0, 1, 2, 3, 4}));
 }
 
+// The stripes pull the pieces as the worker hands them out (stripe_pieces.h): a connection
+// takes the next piece while what it holds unsent is below TCP_NOTSENT_LOWAT plus its
+// window. Of three stripes, one whose window a loss cut (10 segments, the others 400) takes
+// a few pieces of a 24 MiB message and the others the rest, so the message arrives long
+// before that stripe alone could carry a third of it. Infinite rate: the windows decide.
+TEST(TcpModel, AStripeWhoseWindowALossCutTakesFewerPieces) {
+  LinkModel m = LinkModel::uniform(2, {10 * kMs, 0});
+  xdc::sim::TcpPath p;
+  p.eager_limit = xdc::sim::kNoRendezvous;
+  p.window_bytes = xdc::sim::tcp_window_bytes(4 << 20, 6 << 20);
+  p.connections = 3;
+  p.loss = 1e-15;  // no loss falls; each connection counts what it carries (TcpConn::carried)
+  m.tcp.assign(4, p);
+  std::vector<xdc::sim::TcpConn> h = LinkState::launch(m);
+  ASSERT_EQ(h.size(), 4u + 4 * 3);  // the 4 pairs, then each pair's 3 stripes: 0 -> 1 has 7-9
+  for (size_t k = 7; k <= 9; ++k) h[k].cwnd = h[k].ssthresh = 400 * xdc::sim::kTcpMss;
+  h[7].cwnd = h[7].ssthresh = 10 * xdc::sim::kTcpMss;
+  LinkState wire(m, h);
+  const int64_t bytes = 24 * kMiB;
+  const int64_t piece = xdc::worker::kStripePieceBytes + xdc::worker::kStripeHeaderBytes;
+  const xdc::sim::Transfer x = wire.send(0, 1, bytes, 0);
+  const std::vector<xdc::sim::TcpConn> after = wire.history();
+  const int64_t pieces = bytes / xdc::worker::kStripePieceBytes;
+  EXPECT_EQ(after[7].carried + after[8].carried + after[9].carried, pieces * piece);
+  EXPECT_LE(after[7].carried, 4 * piece) << "the cut stripe";
+  EXPECT_GE(after[8].carried, 40 * piece);
+  EXPECT_GE(after[9].carried, 40 * piece);
+  xdc::sim::TcpPath one = p;
+  one.connections = 1;
+  xdc::sim::TcpConn cut = h[7];
+  const int64_t third = xdc::sim::tcp_transmit(cut, one, 0, 20 * kMs, 0, pieces / 3 * piece);
+  EXPECT_LT(x.end_ns, third / 2);
+}
+
 TEST(TcpModel, DrawnRandomLossesKeepTheRateAndFallAtGeometricGaps) {
   // The emulator loses each packet with probability `loss` (per-packet Bernoulli, as the
   // delay line and netem draw it): the gaps between losses are geometric, mean 1 / loss

@@ -30,7 +30,6 @@ namespace {
 
 constexpr uint32_t kMagic = 0x78646373;        // "xdcs"
 constexpr int64_t kPiece = kStripePieceBytes;  // stripe_pieces.h: the unit a connection pulls
-constexpr int kNotSentLowat = 512 << 10;       // TCP_NOTSENT_LOWAT: writable below this unsent
 
 struct Header {
   int32_t tag;
@@ -447,7 +446,7 @@ Stripes::Stripes(MPI_Comm world, const std::string& data_cidr, const std::vector
     links_[p.rank] = std::move(link);
   }
   auto tune = [](int fd) {
-    const int one = 1, lowat = kNotSentLowat;
+    const int one = 1, lowat = kStripeNotSentLowat;
     ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     ::setsockopt(fd, IPPROTO_TCP, TCP_NOTSENT_LOWAT, &lowat, sizeof lowat);
   };
