@@ -262,6 +262,15 @@ ScheduleData from_run_entry(const nlohmann::json& j, const fs::path& root, doubl
     const double sent = j["tcp"].value("sent_segments", 0.0);
     if (sent > 0) s.tcp_retransmitted_share = j["tcp"].value("retransmitted_segments", 0.0) / sent;
   }
+  if (j.contains("tp_stalls") && j["tp_stalls"].is_object()) {
+    const nlohmann::json& t = j["tp_stalls"];
+    if (t.value("stalled", nlohmann::json()).is_number() &&
+        t.value("records", nlohmann::json()).is_number()) {
+      s.tp_stalled = t["stalled"].get<int64_t>();
+      s.tp_records = t["records"].get<int64_t>();
+      s.tp_stall_excess_s = t.value("excess_ms", 0.0) / 1e3;
+    }
+  }
   if (j.contains("transfers") && j["transfers"].is_object()) {
     s.wan_goodput_mbit_p50 = number(j["transfers"], "goodput_mbit_p50");
     s.wan_connections = j["transfers"].value("connections", 0);

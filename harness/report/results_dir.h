@@ -56,6 +56,10 @@ struct ScheduleData {
   // retransmission timeouts and the share of segments sent again; absent: not recorded.
   std::optional<int64_t> tcp_timeouts;
   std::optional<double> tcp_retransmitted_share;
+  // summary.json tp_stalls (run/results.h tp_stalls_json): stalled records of how many, and
+  // their time beyond the median (s).
+  std::optional<int64_t> tp_stalled, tp_records;
+  std::optional<double> tp_stall_excess_s;
   nlohmann::json prefill;  // summary.json's `prefill` of a run with prefill (run/prefill_results.h)
   nlohmann::json dp_sync;  // summary.json's `dp_sync` of a DiLoCo run (run/results.h)
   std::optional<double> eval_loss;  // summary.json's `eval_loss`, where evaluated

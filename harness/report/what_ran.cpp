@@ -173,6 +173,17 @@ std::string what_ran_html(const RunData& d) {
   if (!tcp.empty())
     facts += item("TCP on the hosts",
                   tcp + " (a timeout stalls its connection for 200 ms or more; not predicted)");
+  std::string stalls;  // "1f1b: 16 of 2112 records, 3.52 s beyond their median"
+  for (const auto& sd : d.schedules)
+    if (sd.tp_stalled && *sd.tp_stalled > 0)
+      stalls += fmt::format("{}{}: {} of {} records, {:.2f} s beyond their median",
+                            stalls.empty() ? "" : "; ", escape(sd.name), *sd.tp_stalled,
+                            sd.tp_records.value_or(0), sd.tp_stall_excess_s.value_or(0));
+  if (!stalls.empty())
+    facts += item("TP all-reduces 200 ms or more over their median",
+                  stalls +
+                      " (as long as a TCP timer's wait: a probe timer after a drop at the "
+                      "sender's own queue, or a timeout; not predicted)");
   if (!goodput.empty()) {
     std::string g = escape(goodput[0]);
     for (size_t k = 1; k < goodput.size(); ++k) g += (k == 1 ? " " : "; ") + escape(goodput[k]);

@@ -122,9 +122,10 @@ nlohmann::json pooled_waits(const std::vector<ScheduleResult>& runs, size_t iter
   return out;
 }
 
-// The repeats' TCP counters summed (summary_schema.h `tcp`, numbers at any depth); null
-// when a repeat has none.
-nlohmann::json summed_tcp(const std::vector<ScheduleResult>& runs) {
+// The repeats' counts summed (`tcp`, `tp_stalls`: numbers at any depth); null when a repeat
+// has none.
+nlohmann::json summed_counts(const std::vector<ScheduleResult>& runs,
+                             nlohmann::json ScheduleResult::*counts) {
   nlohmann::json out;
   std::function<void(nlohmann::json&, const nlohmann::json&)> add = [&](nlohmann::json& to,
                                                                         const nlohmann::json& x) {
@@ -135,8 +136,8 @@ nlohmann::json summed_tcp(const std::vector<ScheduleResult>& runs) {
     for (const auto& [key, value] : x.items()) add(to[key], value);
   };
   for (const auto& r : runs) {
-    if (!r.tcp.is_object()) return nullptr;
-    add(out, r.tcp);
+    if (!(r.*counts).is_object()) return nullptr;
+    add(out, r.*counts);
   }
   return out;
 }
@@ -185,7 +186,8 @@ ScheduleResult pool_repeats(const std::vector<ScheduleResult>& runs,
     out.bubble.crosspipe += b.crosspipe / n;
   }
   out.waits_s = pooled_waits(runs, out.iteration_s.size());
-  out.tcp = summed_tcp(runs);
+  out.tcp = summed_counts(runs, &ScheduleResult::tcp);
+  out.tp_stalls = summed_counts(runs, &ScheduleResult::tp_stalls);
   // tokens/s and MFU are (constant) / mean iteration: the base run's, rescaled.
   if (const double m = out.mean(); m > 0 && base.mean() > 0) {
     out.tokens_per_s = base.tokens_per_s * base.mean() / m;

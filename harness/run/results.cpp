@@ -181,6 +181,27 @@ nlohmann::json applied_json(const std::vector<RunSeries::Applied>& changes) {
 }
 }  // namespace
 
+nlohmann::json tp_stalls_json(const std::vector<trace::Trace>& iterations) {
+  std::vector<int64_t> ns;
+  for (const trace::Trace& it : iterations)
+    for (const trace::Event& ev : it.events)
+      if (ev.kind == sched::Kind::TP_ALLREDUCE) ns.push_back(ev.end_ns - ev.start_ns);
+  if (ns.empty()) return nullptr;
+  std::vector<int64_t> sorted = ns;
+  std::nth_element(sorted.begin(), sorted.begin() + static_cast<ptrdiff_t>(sorted.size() / 2),
+                   sorted.end());
+  const int64_t median = sorted[sorted.size() / 2];
+  int64_t stalled = 0, excess = 0;
+  for (const int64_t d : ns)
+    if (d - median >= kTpStallNs) {
+      ++stalled;
+      excess += d - median;
+    }
+  return {{"records", static_cast<int64_t>(ns.size())},
+          {"stalled", stalled},
+          {"excess_ms", excess / 1'000'000}};
+}
+
 ScheduleResult::Point iteration_point(const trace::Trace& it,
                                       const std::vector<std::string>& rank_dcs) {
   ScheduleResult::Point p;
@@ -348,6 +369,7 @@ nlohmann::json summary_json(const ScheduleResult& r) {
     if (!r.dp_sync.is_null()) j["dp_sync"] = r.dp_sync;
     if (!r.wan_wire_bytes.is_null()) j["wan_wire_bytes"] = r.wan_wire_bytes;
     if (!r.tcp.is_null()) j["tcp"] = r.tcp;
+    if (!r.tp_stalls.is_null()) j["tp_stalls"] = r.tp_stalls;
     if (std::isfinite(r.eval_loss)) j["eval_loss"] = r.eval_loss;
     if (r.peak_flops_per_rank > 0)
       j["mfu"] = {{"value", r.mfu},

@@ -98,6 +98,9 @@ struct ScheduleResult {
   // sent_segments, retransmitted_segments, fast_recoveries, loss_probes, timeouts, and
   // hosts {host: the same, for each host that sent}; null where not read (a lab run).
   nlohmann::json tcp;
+  // The measured iterations' tensor-parallel all-reduces that took at least TCP_RTO_MIN longer
+  // than their median (tp_stalls_json); null without tensor parallelism.
+  nlohmann::json tp_stalls;
   // Replica 0's final parameters on the validation batches (RankReport::eval_loss, a rank
   // holding every stage); NaN: not evaluated.
   double eval_loss = std::numeric_limits<double>::quiet_NaN();
@@ -126,6 +129,14 @@ struct ScheduleResult {
 // Null when the trace has no such message.
 nlohmann::json transfers_json(const trace::Trace& t, const std::vector<std::string>& rank_dcs,
                               const std::vector<worker::RankReport>& reports = {});
+
+// The tensor-parallel all-reduces (TP_ALLREDUCE records, one per member of the group) that
+// took at least kTpStallNs longer than the median of all of them: a wait as long as a TCP
+// timer (a probe timer after a local drop, a retransmission timeout), which the simulator
+// does not model (docs/history/predictions.md). {"records", "stalled", "excess_ms": their
+// time beyond the median, summed}; counts, so repeats add up. Null when there are none.
+inline constexpr int64_t kTpStallNs = 200'000'000;  // Linux's TCP_RTO_MIN
+nlohmann::json tp_stalls_json(const std::vector<trace::Trace>& iterations);
 
 // One iteration's series point (start_s: its first event, s on the trace's clock).
 ScheduleResult::Point iteration_point(const trace::Trace& iteration,

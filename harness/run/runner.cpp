@@ -120,7 +120,8 @@ ScheduleResult analyse(const Plan& plan, const SchedulePlan& p, const fs::path& 
   write_text_file((dir / "trace.csv").string(), trace::to_csv(files.trace));
   std::vector<std::string> rank_dcs;
   for (const std::string& h : e.rank_hosts()) rank_dcs.push_back(e.topology.find_host(h)->dc);
-  for (const auto& it : split_iterations(files)) {
+  const std::vector<trace::Trace> iterations = split_iterations(files);
+  for (const auto& it : iterations) {
     if (it.events.empty()) continue;
     const trace::Summary s = trace::analyze(it);
     r.iteration_s.push_back(static_cast<double>(s.iteration_ns) / 1e9);
@@ -152,6 +153,7 @@ ScheduleResult analyse(const Plan& plan, const SchedulePlan& p, const fs::path& 
           std::max(r.clock_residual_us, static_cast<double>(rep.clock_residual_ns) / 1e3);
     }
   r.transfers = transfers_json(files.trace, rank_dcs, files.reports);
+  r.tp_stalls = tp_stalls_json(iterations);
   r.utilisation = utilisation(files, true);
   if (p.prefill) r.prefill = prefill_json(files);
   if (e.dp_sync.outer_loop()) r.dp_sync = dp_sync_json(e, p.costs.outer_bytes, files);
@@ -553,6 +555,13 @@ ScheduleResult run_schedule(const RunContext& c, const SchedulePlan& p, int k) {
                     r.tcp["fast_recoveries"].get<int64_t>(), r.tcp["loss_probes"].get<int64_t>(),
                     100 * r.tcp["retransmitted_segments"].get<double>() /
                         std::max(1.0, r.tcp["sent_segments"].get<double>())));
+  if (r.tp_stalls.is_object() && r.tp_stalls["stalled"].get<int64_t>() > 0)
+    c.say(fmt::format(
+        "[{}] {} of {} tensor-parallel all-reduce records took 200 ms or more "
+        "longer than their median ({:.2f} s in all), as long as a TCP timer's wait; "
+        "the simulator does not model those",
+        p.choice.name, r.tp_stalls["stalled"].get<int64_t>(), r.tp_stalls["records"].get<int64_t>(),
+        r.tp_stalls["excess_ms"].get<double>() / 1e3));
   c.say(r.ok ? fmt::format("[{}] done in {:.1f} s: iteration {:.3f} s (simulated {:.3f} s)",
                            p.choice.name, res.seconds, r.mean(), r.simulated_iteration_s)
              : fmt::format("[{}] FAILED after {:.1f} s: {} (what was measured is kept in {})",

@@ -33,6 +33,9 @@
 //   retransmitted_segments, fast_recoveries, loss_probes, timeouts, hosts {host: the same}}
 //   (the hosts' kernel TCP counters over the job: network/tcp.h TcpCounters; timeouts are
 //   retransmission timeouts, each a stall of at least 200 ms; absent in a lab run);
+//   tp_stalls {records, stalled, excess_ms} (results.h tp_stalls_json: the measured
+//   iterations' tensor-parallel all-reduces at least 200 ms longer than their median, a TCP
+//   timer's wait the simulator does not model; absent without tensor parallelism);
 //   repeats (the runs pooled in the entry: experiment.h `repeat`, 1 without), run_means_s
 //   [per repeat: the mean of its measured iterations, null when it measured none],
 //   run_seeds [per repeat: the seed it ran with, the experiment's seed + k for repeat k],

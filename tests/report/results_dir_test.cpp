@@ -157,7 +157,8 @@ TEST(ReportResultsDir, BandGoodputAndTheExperimentAsRun) {
     "simulated_band_s": [1.38, 1.45], "within_band": true,
     "transfers": {"connections": 1, "goodput_mbit_p50": 17.4},
     "simulated_transfers": {"connections": 1, "goodput_mbit_p50": 17.2},
-    "tcp": {"timeouts": 3, "sent_segments": 1000, "retransmitted_segments": 25}}]})");
+    "tcp": {"timeouts": 3, "sent_segments": 1000, "retransmitted_segments": 25},
+    "tp_stalls": {"records": 2112, "stalled": 16, "excess_ms": 3532}}]})");
   put(d.path / "environment.json", R"({"non_default_settings": ["mpi.tcp_links=2"]})");
   put(d.path / "topology.yaml", R"(name: two-dc
 dcs: [{name: east, hosts: 2}, {name: west, hosts: [w1, w2]}]
@@ -183,6 +184,9 @@ schedules: [1f1b]
   EXPECT_EQ(s.wan_connections, 1);
   EXPECT_EQ(s.tcp_timeouts, 3);
   EXPECT_DOUBLE_EQ(s.tcp_retransmitted_share.value(), 0.025);
+  EXPECT_EQ(s.tp_stalled, 16);
+  EXPECT_EQ(s.tp_records, 2112);
+  EXPECT_DOUBLE_EQ(s.tp_stall_excess_s.value(), 3.532);
   ASSERT_TRUE(run.recorded);
   ASSERT_EQ(run.recorded->topology.wan.size(), 1u);
   EXPECT_EQ(run.recorded->topology.wan[0].a_to_b.delay_us, 40'000u);

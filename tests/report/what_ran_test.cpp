@@ -171,6 +171,18 @@ TEST(ReportWhatRan, TheExperimentDrawnWithItsFactsAndGoodputUnderTheLink) {
             std::string::npos)
       << what_ran_html(d);
 
+  // Tensor-parallel all-reduces a timer longer than their median (summary.json tp_stalls).
+  EXPECT_EQ(html.find("TP all-reduces 200 ms"), std::string::npos);
+  d.schedules[0].tp_stalled = 16;
+  d.schedules[0].tp_records = 2112;
+  d.schedules[0].tp_stall_excess_s = 3.532;
+  d.schedules[1].tp_stalled = 0;
+  EXPECT_NE(what_ran_html(d).find("<dt>TP all-reduces 200 ms or more over their median</dt><dd>"
+                                  "1f1b: 16 of 2112 records, 3.53 s beyond their median (as long "),
+            std::string::npos)
+      << what_ran_html(d);
+  EXPECT_EQ(what_ran_html(d).find("overlap: 0 of"), std::string::npos);
+
   // A setting off stock, as a simulation's report derives it from the experiment.
   d.non_default_settings = run::non_default_settings(two_dc("mpi: {connections: {wan: 8}}\n"));
   EXPECT_NE(what_ran_html(d).find("<code>mpi.connections.wan=8</code>"), std::string::npos);

@@ -11,6 +11,7 @@
 
 #include "common/input_error.h"
 #include "harness/experiment/experiment.h"
+#include "harness/run/results.h"
 
 namespace {
 
@@ -141,6 +142,37 @@ TEST(Repeat, TcpCountersOfTheRepeatsAddUp) {
   EXPECT_EQ(p.tcp["hosts"]["w1"]["timeouts"], 1);
   runs[1].tcp = nullptr;
   EXPECT_TRUE(xdc::run::pool_repeats(runs).tcp.is_null());
+}
+
+TEST(Repeat, TpStallsAreTheAllReducesATimerLongerThanTheirMedianAndAddUp) {
+  auto record = [](int64_t ms) {
+    xdc::trace::Event ev;
+    ev.kind = xdc::sched::Kind::TP_ALLREDUCE;
+    ev.start_ns = 1'000'000'000;
+    ev.end_ns = ev.start_ns + ms * 1'000'000;
+    return ev;
+  };
+  std::vector<xdc::trace::Trace> its(2);
+  for (int k = 0; k < 9; ++k) its[k % 2].events.push_back(record(24 + k % 3));
+  its[0].events.push_back(record(230));  // 204 ms beyond the median (26 ms): stalled
+  its[1].events.push_back(record(220));  // 194 ms beyond: not
+  its[1].events.push_back(record(460));
+  xdc::trace::Event send = record(900);  // not a TP all-reduce
+  send.kind = xdc::sched::Kind::SEND_F;
+  its[1].events.push_back(send);
+  const nlohmann::json j = xdc::run::tp_stalls_json(its);
+  EXPECT_EQ(j["records"], 12);
+  EXPECT_EQ(j["stalled"], 2);
+  EXPECT_EQ(j["excess_ms"], 204 + 434);
+  EXPECT_TRUE(xdc::run::tp_stalls_json({}).is_null());
+
+  std::vector<ScheduleResult> runs = {one_run("1f1b", {1.0}, 7), one_run("1f1b", {2.0}, 8)};
+  runs[0].tp_stalls = j;
+  runs[1].tp_stalls = {{"records", 10}, {"stalled", 1}, {"excess_ms", 210}};
+  const ScheduleResult p = xdc::run::pool_repeats(runs);
+  EXPECT_EQ(p.tp_stalls["records"], 22);
+  EXPECT_EQ(p.tp_stalls["stalled"], 3);
+  EXPECT_EQ(p.tp_stalls["excess_ms"], 848);
 }
 
 TEST(Repeat, RepeatsWithSomeMissingArePooledUnderTheirOwnIndex) {
