@@ -396,6 +396,9 @@ TEST(Run, TensorParallelTwoByTwoByTwoEqualsTensorParallelOne) {
     }
   for (int w = 0; w < 8; ++w) EXPECT_EQ(tp_records[w], 3 * 4 * (2 + 2)) << "rank " << w;
   EXPECT_GT(s["schedules"][0]["waits_s_per_iteration"].value("TP_ALLREDUCE", 0.0), 0.0);
+  // summary.json's tp_stalls looks at every one of those records.
+  EXPECT_EQ(s["schedules"][0]["tp_stalls"].value("records", 0), 8 * 3 * 4 * (2 + 2));
+  EXPECT_GE(s["schedules"][0]["tp_stalls"].value("stalled", -1), 0);
   EXPECT_EQ(leftovers(net), std::vector<std::string>{});
   EXPECT_EQ(job_processes(net, dir), std::vector<std::string>{});
 
