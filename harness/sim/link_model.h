@@ -270,6 +270,12 @@ class LinkState {
   // without commit, on copies until job `target` is complete, filling result_ (and
   // known_) for every message complete by then.
   void run_channel(Channel& ch, int64_t until, bool commit, int64_t target = -1);
+  // Commits channel `c` and the other direction's, `back`, up to `until` (run_channel), in
+  // steps of the smaller one-way latency `step` while both carry messages: a round's
+  // rendezvous requests draw answers on the other direction's connections no earlier than
+  // a one-way latency later, which count as those connections' sends (slow start after
+  // idle), so each step's rounds are settled knowing every answer before them.
+  void commit_both(int c, int back, int64_t until, int64_t step);
   // One run_channel call: what its steps share besides the scratch vectors (which hold its
   // messages, jobs_scratch_, and their connections, conns_).
   struct Run {

@@ -31,7 +31,9 @@ Transfer LinkState::post(int from, int to, int64_t bytes, int64_t ready_ns, int6
   }
   if (bytes <= 0) return {ready_ns, ready_ns, ready_ns + l.latency_ns};
   const int c = m_.channel_of(from, to);
-  run_channel(channels_[c], ready_ns, true);  // what happened before this send cannot change
+  // What happened before this send cannot change, in either direction (commit_both).
+  commit_both(c, m_.channel_of(to, from), ready_ns,
+              std::min(l.latency_ns, m_.at(to, from).latency_ns));
   const size_t pair = connection(from, to);
   const auto msg = static_cast<int64_t>(msgs_.size());
   const size_t first = jobs_.size();
@@ -319,6 +321,21 @@ void LinkState::run_channel(Channel& ch, int64_t until, bool commit, int64_t tar
     keep_end(r, t);
   }
   if (ch.fills_ports) keep_lan_rounds(ch, id, commit);
+}
+
+void LinkState::commit_both(int c, int back, int64_t until, int64_t step) {
+  Channel& own = channels_[c];
+  Channel& other = channels_[back];
+  if (c != back && step > 0) {
+    for (int64_t t = std::min(own.t, other.t);
+         t < until && !own.jobs.empty() && !other.jobs.empty();) {
+      t = std::min(until, std::max({t + step, std::min(own.t, other.t)}));
+      if (t > other.t) run_channel(other, t, true);
+      if (t > own.t) run_channel(own, t, true);
+    }
+  }
+  run_channel(other, until, true);
+  run_channel(own, until, true);
 }
 
 bool LinkState::take_end(Channel& ch, int id, int64_t until) {
@@ -633,6 +650,7 @@ void LinkState::commit_run(Run& r, int64_t t) {
   const std::vector<Job>& jobs = jobs_scratch_;
   ch.t = t;
   ch.free_at = r.free_at;
+  ch.settled = -1;  // a kept end counted the pending answers these rounds now take
   adopt(conns_, applied_);
   keep_rotations(nullptr);
   for (const auto& [back, when] : r.answers) note_answer(back, when);

@@ -143,13 +143,14 @@ TEST(Plan, TheRunPredictedWithItsEventsStallsTheIterationTheyName) {
   ASSERT_EQ(run.iteration_s.size(), 10u);
   // Away from the cut every iteration is the steady one (to 0.1%: each starts from the TCP
   // state the one before left); next to it (4, 6) the connections idle across the cut and
-  // restart their windows, a few percent. The first (0) is slower: the connections are
-  // new at the launch, and one warm-up iteration's 1 MiB messages leave them in slow start.
+  // restart their windows, a few percent (6 here; measured 0-2.5%, 1.377-1.41 s against
+  // 1.376). The first (0) is slower: the connections are new at the launch, and one
+  // warm-up iteration's 1 MiB messages leave them in slow start.
   EXPECT_GT(run.iteration_s[0], steady * 1.01) << "new connections open their windows first";
   EXPECT_LT(run.iteration_s[0], steady * 1.15);
   for (int i = 1; i < 10; ++i) {
     if (i == 5) continue;
-    const double tol = (i == 4 || i == 6 ? 0.05 : 0.001) * steady;
+    const double tol = (i == 4 || i == 6 ? 0.06 : 0.001) * steady;
     EXPECT_NEAR(run.iteration_s[i], steady, tol) << "iteration " << i << " is not the steady one";
   }
   // A 2 s cut at its start: the first message across waits for the retransmission after it.

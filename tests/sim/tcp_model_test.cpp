@@ -389,6 +389,32 @@ TEST(TcpModel, ALaterAnswerDoesNotUndoAnEarlierIdleRestart) {
   EXPECT_LT(warm.send(0, 1, 4 * kMiB, 0).arrival_ns + 1000 * kMs, expected);
 }
 
+// The answers a connection carries count as its sends even when the rounds of the other
+// direction that drew them were never settled before its own rounds were (LinkState's
+// commit_both): 20 ms one way, 1 Gbit/s, warm 1 MB windows last used at 0. Rank 0 puts 4 MiB
+// to rank 1 at 100 ms, whose answer leaves on the 1 -> 0 connection at 120; rank 1 sends 4
+// MiB to rank 0 (no rendezvous) at 300. Idle 180 ms since that answer, under the RTO (240
+// ms): no restart, as when the answer was settled first (a message on 0 -> 1 at 200 does
+// that); counted from 0, idle 300 ms would halve the window once.
+TEST(TcpModel, AnAnswerCountsAsASendBeforeTheRoundsThatDrewItAreSettled) {
+  LinkModel m = windowed(1'000'000);
+  m.tcp[1 * 2 + 0].eager_limit = xdc::sim::kNoRendezvous;
+  LinkState wire(m);
+  wire.post(0, 1, 4 * kMiB, 100 * kMs);
+  const auto b = wire.post(1, 0, 4 * kMiB, 300 * kMs);
+  LinkState settled(m);
+  settled.post(0, 1, 4 * kMiB, 100 * kMs);
+  settled.post(0, 1, 1, 200 * kMs);  // settles the 0 -> 1 rounds before 200, its answer too
+  const auto b2 = settled.post(1, 0, 4 * kMiB, 300 * kMs);
+  LinkState idle(m);
+  const int64_t restarted = idle.send(1, 0, 4 * kMiB, 300 * kMs).arrival_ns;
+  const int64_t got = wire.current(b.ticket).arrival_ns;
+  std::printf("4 MiB 180 ms after an answer: in at %.1f ms (restarted: %.1f ms)\n", ms(got),
+              ms(restarted));
+  EXPECT_EQ(got, settled.current(b2.ticket).arrival_ns);
+  EXPECT_LT(got, restarted);
+}
+
 // Temporal WAN sharing (LinkModel::exclusive): two pairs crossing one WAN direction, 4 MB
 // each at 0 over warm 1 MB windows (20 ms one way, 1 Gbit/s). Shared, each connection
 // sends its window every round and both arrive together. Exclusive, the smaller priority
