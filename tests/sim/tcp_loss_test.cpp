@@ -21,6 +21,19 @@ using xdc::sim::LinkState;
 constexpr int64_t kMs = 1'000'000;
 constexpr int64_t kMiB = 1 << 20;
 
+// Two ranks `latency_ns` apart at an infinite rate (the windows alone decide), each pair
+// striped over `stripes` connections of the stock buffers' window, no rendezvous.
+LinkModel striped_pair(int64_t latency_ns, int stripes, double loss = 0) {
+  LinkModel m = LinkModel::uniform(2, {latency_ns, 0});
+  xdc::sim::TcpPath p;
+  p.eager_limit = xdc::sim::kNoRendezvous;
+  p.window_bytes = xdc::sim::tcp_window_bytes(4 << 20, 6 << 20);
+  p.connections = stripes;
+  p.loss = loss;
+  m.tcp.assign(4, p);
+  return m;
+}
+
 }  // namespace
 
 namespace {
@@ -334,12 +347,8 @@ TEST(TcpModel, ALoneMessageTakesEveryRoundsTime) {
 // (plus header) has come through one connection's slow start. Infinite rate: the windows
 // alone decide.
 TEST(TcpModel, AStripedMessageRidesOnOneConnectionPerPieceInTurn) {
-  LinkModel m = LinkModel::uniform(2, {4 * kMs, 0});
-  xdc::sim::TcpPath p;
-  p.eager_limit = xdc::sim::kNoRendezvous;
-  p.window_bytes = xdc::sim::tcp_window_bytes(4 << 20, 6 << 20);
-  p.connections = 5;
-  m.tcp.assign(4, p);
+  const LinkModel m = striped_pair(4 * kMs, 5);
+  const xdc::sim::TcpPath& p = m.tcp[0];
   // history(): the 4 pairs, then each pair's 5 stripes; pair 0 -> 1 (the second) has 9-13.
   const std::vector<xdc::sim::TcpConn> launched = LinkState::launch(m);
   ASSERT_EQ(launched.size(), 4u + 4 * 5);
@@ -373,13 +382,9 @@ TEST(TcpModel, AStripedMessageRidesOnOneConnectionPerPieceInTurn) {
 // a few pieces of a 24 MiB message and the others the rest, so the message arrives long
 // before that stripe alone could carry a third of it. Infinite rate: the windows decide.
 TEST(TcpModel, AStripeWhoseWindowALossCutTakesFewerPieces) {
-  LinkModel m = LinkModel::uniform(2, {10 * kMs, 0});
-  xdc::sim::TcpPath p;
-  p.eager_limit = xdc::sim::kNoRendezvous;
-  p.window_bytes = xdc::sim::tcp_window_bytes(4 << 20, 6 << 20);
-  p.connections = 3;
-  p.loss = 1e-15;  // no loss falls; each connection counts what it carries (TcpConn::carried)
-  m.tcp.assign(4, p);
+  // No loss falls at 1e-15; each connection counts what it carries (TcpConn::carried).
+  const LinkModel m = striped_pair(10 * kMs, 3, 1e-15);
+  const xdc::sim::TcpPath& p = m.tcp[0];
   std::vector<xdc::sim::TcpConn> h = LinkState::launch(m);
   ASSERT_EQ(h.size(), 4u + 4 * 3);  // the 4 pairs, then each pair's 3 stripes: 0 -> 1 has 7-9
   for (size_t k = 7; k <= 9; ++k) h[k].cwnd = h[k].ssthresh = 400 * xdc::sim::kTcpMss;
