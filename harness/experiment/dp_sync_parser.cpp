@@ -11,11 +11,13 @@ DpSync parse_dp_sync(const yaml::Value& v, const Experiment& e) {
   yaml::Map m = v.map({},
                       "a map like {method: diloco, inner_steps: 30, outer: {optimizer: "
                       "nesterov, lr: 0.7, momentum: 0.9}, payload: fp32}");
-  m.check_keys({"method", "collective", "inner_steps", "fragments", "overlap_steps", "merge",
-                "outer", "payload"},
+  m.check_keys({"method", "collective", "inner_steps", "sync_steps", "fragments", "overlap_steps",
+                "merge", "outer", "payload"},
                {{"H", "inner_steps"},
                 {"h", "inner_steps"},
                 {"steps", "inner_steps"},
+                {"pretrain_steps", "sync_steps"},
+                {"warmup_steps", "sync_steps"},
                 {"P", "fragments"},
                 {"tau", "overlap_steps"},
                 {"overlap", "overlap_steps"},
@@ -38,6 +40,7 @@ DpSync parse_dp_sync(const yaml::Value& v, const Experiment& e) {
   const auto fragments = m.get("fragments");
   const auto overlap = m.get("overlap_steps");
   const auto merge = m.get("merge");
+  const auto sync_steps = m.get("sync_steps");
   if (const auto c = m.get("collective")) {
     d.collective_pos = c->pos();
     if (c->choice({"openmpi", "gloo"}) == "gloo") {
@@ -49,11 +52,11 @@ DpSync parse_dp_sync(const yaml::Value& v, const Experiment& e) {
     }
   }
   if (!d.outer_loop()) {
-    for (const auto* x : {&inner, &outer, &payload, &fragments, &overlap, &merge})
+    for (const auto* x : {&inner, &outer, &payload, &fragments, &overlap, &merge, &sync_steps})
       if (*x)
         (*x)->error(
             "method sync all-reduces the gradients every iteration in fp32; inner_steps, "
-            "outer and payload go with method: diloco or streaming");
+            "sync_steps, outer and payload go with method: diloco or streaming");
     return d;
   }
   if (d.method == DpSync::Method::kDiloco)
@@ -67,6 +70,7 @@ DpSync parse_dp_sync(const yaml::Value& v, const Experiment& e) {
         "an outer loop synchronises data-parallel replicas: set pipeline.data_parallel "
         "to 2 or more");
   d.inner_steps = static_cast<int>(m.require("inner_steps").integer(1, 100000));
+  if (sync_steps) d.sync_steps = static_cast<int>(sync_steps->integer(0, 10000000));
   if (fragments) {
     d.fragments = static_cast<int>(fragments->integer(1, d.inner_steps));
     // A model shape's layers are checked by the plan (plan.cpp, outer_sync_runs).

@@ -48,6 +48,7 @@ const char* DpSync::method_name() const {
 std::string DpSync::describe() const {
   if (!outer_loop()) return collective == Collective::kGloo ? "sync collective=gloo" : "sync";
   std::string out = fmt::format("{} inner_steps={}", method_name(), inner_steps);
+  if (sync_steps > 0) out += fmt::format(" sync_steps={}", sync_steps);
   if (method == Method::kStreaming)
     out +=
         fmt::format(" fragments={} overlap_steps={} merge={:g}", fragments, overlap_steps, merge);

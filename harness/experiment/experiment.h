@@ -66,6 +66,10 @@
 //     method: diloco                  # sync (default: an all-reduce of the gradients every
 //                                     # iteration) | diloco | streaming (DpSync below)
 //     inner_steps: 30                 # H iterations between a fragment's outer syncs
+//     sync_steps: 0                   # the run's first N iterations (warmup included) all-
+//                                     # reduce gradients as sync does; the outer loop
+//                                     # starts from where they end (DiLoCo's runs start
+//                                     # from a model trained with synchronous DP)
 //     fragments: 2                    # streaming: P fragments (model/fragments.h), default 1
 //     overlap_steps: 1                # streaming: tau, iterations a sync runs beside the
 //                                     # inner steps before it is applied, 0..H-1, default 0
@@ -287,6 +291,7 @@ struct DpSync {
   Collective collective = Collective::kOpenMpi;
   SourcePos collective_pos;
   int inner_steps = 1;
+  int sync_steps = 0;  // iterations of synchronous DP before the outer loop starts
   int fragments = 1;
   int overlap_steps = 0;
   double merge = 0;
@@ -299,7 +304,7 @@ struct DpSync {
     return collective == Collective::kGloo ? "gloo" : "openmpi";
   }
   // "diloco inner_steps=30 outer=nesterov(lr 0.7, momentum 0.9) payload=fp32"; streaming
-  // adds "fragments=P overlap_steps=T merge=A".
+  // adds "fragments=P overlap_steps=T merge=A", sync_steps > 0 "sync_steps=N".
   std::string describe() const;
 };
 

@@ -186,6 +186,16 @@ void add_dp_allreduce(const Experiment& e, const std::vector<int>& stage_rank,
   }
 }
 
+// An outer loop after dp_sync.sync_steps synchronous iterations: those iterations'
+// all-reduces (CostModel::sync_grad_bytes, sync_allreduce_ns).
+void sync_phase(const Experiment& e, const std::vector<int>& stage_rank,
+                const std::vector<int64_t>& grads, sim::CostModel& costs) {
+  sim::CostModel sync = costs;
+  add_dp_allreduce(e, stage_rank, grads, sync);
+  costs.sync_grad_bytes = sync.grad_bytes;
+  costs.sync_allreduce_ns = sync.allreduce_ns;
+}
+
 // The DC of each of `hosts` (ranks), looked up once per rank.
 std::vector<const std::string*> rank_dcs(const Experiment& e,
                                          const std::vector<std::string>& hosts) {
@@ -240,6 +250,7 @@ sim::CostModel planned_costs(const Experiment& e, const std::vector<int>& stage_
     add_tp_allreduces(e, stage_rank, costs);
     if (e.dp_sync.outer_loop()) {
       costs.outer_bytes = outer_sync_bytes(e, stages);
+      if (e.dp_sync.sync_steps > 0) sync_phase(e, stage_rank, grad_bytes(e, stages), costs);
     } else if (e.data_parallel > 1) {
       add_dp_allreduce(e, stage_rank, grad_bytes(e, stages), costs);
     }
@@ -267,11 +278,13 @@ sim::CostModel planned_costs(const Experiment& e, const std::vector<int>& stage_
     }
   }
   add_tp_allreduces(e, stage_rank, costs);
+  std::vector<int64_t> grads;  // the fp32 gradients of every parameter of the stage
+  if (e.data_parallel > 1)
+    for (int64_t n : outer_sync_values(e, stages)) grads.push_back(4 * n);
   if (e.dp_sync.outer_loop()) {
     costs.outer_bytes = outer_sync_bytes(e, stages);
-  } else if (e.data_parallel > 1) {  // the fp32 gradients of every parameter of the stage
-    std::vector<int64_t> grads;
-    for (int64_t n : outer_sync_values(e, stages)) grads.push_back(4 * n);
+    if (e.dp_sync.sync_steps > 0) sync_phase(e, stage_rank, grads, costs);
+  } else if (e.data_parallel > 1) {
     add_dp_allreduce(e, stage_rank, grads, costs);
   }
   return costs;
@@ -473,6 +486,7 @@ Plan make_plan(const Experiment& e) {
   if (e.dp_sync.outer_loop()) {
     p.worker.outer_every = e.dp_sync.inner_steps;
     p.worker.outer_overlap = e.dp_sync.overlap_steps;
+    p.worker.outer_from = e.dp_sync.sync_steps;
   }
   const bool gloo = e.dp_sync.collective == DpSync::Collective::kGloo;
   if (e.data_parallel > 1 &&
@@ -639,6 +653,7 @@ worker::RunSpec run_spec(const Plan& p, const SchedulePlan& sp, const std::strin
   if (d.outer_loop()) {
     r.dp_sync.method = d.method_name();
     r.dp_sync.inner_steps = d.inner_steps;
+    r.dp_sync.sync_steps = d.sync_steps;
     r.dp_sync.overlap_steps = d.overlap_steps;
     r.dp_sync.merge = d.merge;
     r.dp_sync.outer_lr = d.outer_lr;

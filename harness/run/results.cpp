@@ -235,7 +235,7 @@ nlohmann::json dp_sync_json(const Experiment& e,
       const int64_t b = per[p];
       analytic += b;
       wire += b + (b + sim::kTcpMss - 1) / sim::kTcpMss * kHeaderBytes;
-      for (int t = 1; t <= job; ++t)
+      for (int t = 1; t <= job - d.sync_steps; ++t)
         if (model::fragment_due(t, static_cast<int>(p), static_cast<int>(per.size()),
                                 d.inner_steps))
           job_payload += b;
@@ -268,6 +268,7 @@ nlohmann::json dp_sync_json(const Experiment& e,
   const double ranks = std::max<double>(1, static_cast<double>(f.reports.size()));
   nlohmann::json j = {{"method", d.method_name()},
                       {"inner_steps", d.inner_steps},
+                      {"sync_steps", d.sync_steps},
                       {"payload", d.payload},
                       {"outer_lr", d.outer_lr},
                       {"outer_momentum", d.outer_momentum},

@@ -292,6 +292,7 @@ CostModel replicated(const CostModel& c, int replicas) {
   tile(out.node_tp_allreduces);
   tile(out.allreduce_stage_ns);
   tile(out.grad_bytes);
+  tile(out.sync_grad_bytes);
   tile(out.outer_bytes);
   tile(out.f_ratio);
   tile(out.b_ratio);

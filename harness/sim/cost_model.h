@@ -18,6 +18,10 @@ struct CostModel {
   int64_t allreduce_ns = 0;                 // per stage per iteration (0 with no data parallel)
   std::vector<int64_t> allreduce_stage_ns;  // per stage: overrides allreduce_ns (empty: none)
   std::vector<int64_t> grad_bytes;          // per stage: what its ALLREDUCE sums (empty: unknown)
+  // An outer loop's first iterations as synchronous data parallelism (WorkerSetup::
+  // outer_from): their grad_bytes and allreduce_ns (empty, 0: none).
+  std::vector<int64_t> sync_grad_bytes;
+  int64_t sync_allreduce_ns = 0;
   // Per stage, per fragment: the outer sync's encoded payload (0: the stage holds none of
   // the fragment; WorkerModel::outer_every; empty: no outer loop).
   std::vector<std::vector<int64_t>> outer_bytes;

@@ -394,6 +394,7 @@ class Iterations {
   // or applied after the iteration before.
   bool outer_changes(int64_t i) const {
     if (!outer_ || w_.outer_every <= 0) return false;
+    if (i <= w_.outer_from) return i >= w_.outer_from - 1;  // the loop starts after i
     return !pending_.empty() || starts_after(i) || last_outer_ >= i - 1;
   }
   void enable_outer_sync() { outer_ = true; }
@@ -401,18 +402,27 @@ class Iterations {
   // Runs the next iteration; its trace, times absolute.
   trace::Trace next() {
     const int64_t origin = this->origin();
-    const bool outer = outer_ && w_.outer_every > 0;
+    const bool outer =
+        outer_ && w_.outer_every > 0 && static_cast<int64_t>(iteration_) >= w_.outer_from;
+    // Before the outer loop starts (WorkerSetup::outer_from): synchronous iterations.
+    CostModel sync_phase;
+    if (outer_ && w_.outer_every > 0 && !outer) {
+      sync_phase = costs_;
+      sync_phase.grad_bytes = costs_.sync_grad_bytes;
+      sync_phase.allreduce_ns = costs_.sync_allreduce_ns;
+    }
+    const CostModel& costs = outer_ && w_.outer_every > 0 && !outer ? sync_phase : costs_;
     std::vector<TcpConn> pipe, dp_next;
-    trace::Trace t = once(costs_, origin, pipe);
+    trace::Trace t = once(costs, origin, pipe);
     if (w_.dp_links.ranks > 0) {
       // When a stage enters its all-reduce can depend on an earlier one's time (a rank
       // with several stages): simulate again with the all-reduces' times until they agree.
-      CostModel c = costs_;
+      CostModel c = costs;
       for (int pass = 0; pass < 4; ++pass) {
         TimedLinks dp(w_.dp_links, world_tl_, origin, dp_history_);
-        std::vector<int64_t> ns = dp_allreduce_ns(t, s_, costs_, w_, dp);
+        std::vector<int64_t> ns = dp_allreduce_ns(t, s_, costs, w_, dp);
         for (int st = 0; st < s_.stages; ++st)
-          if (ns[st] < 0) ns[st] = costs_.duration_ns({sched::Kind::ALLREDUCE, st});
+          if (ns[st] < 0) ns[st] = costs.duration_ns({sched::Kind::ALLREDUCE, st});
         std::vector<TcpConn> dp_after = dp.history();
         const bool agree = ns == c.allreduce_stage_ns;
         c.allreduce_stage_ns = std::move(ns);
@@ -471,7 +481,7 @@ class Iterations {
   }
   bool starts_after(int64_t i) const {
     for (int p = 0; p < fragments(); ++p)
-      if (model::fragment_due(i + 1, p, fragments(), w_.outer_every)) return true;
+      if (model::fragment_due(i - w_.outer_from + 1, p, fragments(), w_.outer_every)) return true;
     return false;
   }
 
@@ -496,7 +506,7 @@ class Iterations {
     for (const PendingOuter& o : pending_)
       for (int r : o.ranks) busy[r] = std::max(busy[r], o.done_abs - origin);
     for (int p = 0; p < fragments(); ++p) {
-      if (!model::fragment_due(i + 1, p, fragments(), w_.outer_every)) continue;
+      if (!model::fragment_due(i - w_.outer_from + 1, p, fragments(), w_.outer_every)) continue;
       for (int st = 0; st < local_stages; ++st) {
         const int64_t bytes = costs_.outer_bytes[st][p];
         if (bytes == 0) continue;  // the stage holds none of the fragment

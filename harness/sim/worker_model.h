@@ -109,6 +109,9 @@ struct WorkerModel {
   Collective dp_collective = Collective::kLibnbc;
   int outer_every = 0;    // the outer loop's inner steps H (above); 0: no outer sync
   int outer_overlap = 0;  // iterations between a fragment sync's start and its application
+  // The outer loop starts at this iteration (from the first, warmup included); the ones
+  // before all-reduce their gradients (CostModel::sync_grad_bytes) and sync none.
+  int outer_from = 0;
   // simulate_run: != 0, the connections draw where their random losses fall from
   // streams of this seed (LinkState::launch), and compute durations are drawn from the
   // costs' measured noise (CostModel::noise_factor; IterationSetup::noise_key); 0, losses

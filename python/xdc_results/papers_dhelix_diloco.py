@@ -199,7 +199,8 @@ def _method_entries(sweep_dir: str) -> Dict[str, Dict[str, Any]]:
 def diloco_loss(sweep_dir: str) -> Optional[Dict[str, Any]]:
     """Final evaluation loss per method of diloco-loss.yaml: dp, diloco_h10/h30/h100, the fp4
     payload and plain averaging (outer lr 1, no momentum) at H = 30, and Streaming DiLoCo
-    at H = 30 (fragments overlapped, fp4)."""
+    at H = 30 (fragments overlapped, fp4); the _warm ones start their outer loop after
+    synchronous iterations (dp_sync.sync_steps)."""
     e = _method_entries(sweep_dir)
     if not e:
         return None
@@ -208,7 +209,9 @@ def diloco_loss(sweep_dir: str) -> Optional[Dict[str, Any]]:
            "diloco_h30": loss.get("diloco_h30"), "diloco_h100": loss.get("diloco_h100"),
            "diloco_fp4_h30": loss.get("diloco_h30_fp4"),
            "diloco_averaging_h30": loss.get("diloco_h30_avg"),
-           "streaming_fp4_h30": loss.get("streaming_h30_fp4")}
+           "streaming_fp4_h30": loss.get("streaming_h30_fp4"),
+           "diloco_h30_warm": loss.get("diloco_h30_warm"),
+           "streaming_fp4_h30_warm": loss.get("streaming_h30_fp4_warm")}
     dp = out["dp"]
     out["gap_pct"] = {k: None if v is None or not dp else round(100 * (v - dp) / dp, 2)
                       for k, v in out.items() if k != "dp"}
@@ -327,7 +330,8 @@ def diloco(repro: str) -> Dict[str, Any]:
     if loss:
         print("-- evaluation loss, same tokens (paper, 35M: DP 3.51, DiLoCo H=30 3.54)")
         for k in ("dp", "diloco_h10", "diloco_h30", "diloco_h100", "diloco_fp4_h30",
-                  "diloco_averaging_h30", "streaming_fp4_h30"):
+                  "diloco_averaging_h30", "streaming_fp4_h30", "diloco_h30_warm",
+                  "streaming_fp4_h30_warm"):
             v, g = loss.get(k), loss["gap_pct"].get(k)
             print("  %-20s %s%s" % (k, "-" if v is None else "%.4f" % v,
                                     "" if g is None else " (%+.2f%% vs DP)" % g))

@@ -91,6 +91,50 @@ TEST(Diloco, ReplicasAgreeAfterEachOuterSyncAndDifferBetween) {
   EXPECT_EQ(leftovers(net), std::vector<std::string>{});
 }
 
+// sync_steps 2: iterations 0 and 1 all-reduce the gradients (the replicas stay identical),
+// the outer loop starts at iteration 2 from there (inner_steps 3: a sync after iteration
+// 4, none after 5), and the prediction has the synchronous iterations' all-reduces.
+TEST(Diloco, AfterSyncStepsTheOuterLoopStartsFromTheSynchronisedParameters) {
+  const std::string net = "dilwm";
+  const fs::path dir = fs::temp_directory_path() / "xdc-run-test-diloco-warm";
+  fs::remove_all(dir);
+  auto r = run_xdc({"run", "tests/run/diloco-warm.yaml", "-o", dir.string(), "--name", net}, 300);
+  ASSERT_EQ(r.rc, 0) << r.out;
+  const auto a = read_json(dir / "1f1b" / "rank0.json")["param_checksums"];
+  const auto b = read_json(dir / "1f1b" / "rank1.json")["param_checksums"];
+  ASSERT_EQ(a.size(), 6u);
+  ASSERT_EQ(b.size(), 6u);
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (i < 2 || i == 4)
+      EXPECT_EQ(a[i], b[i]) << "iteration " << i << " ends synchronised";
+    else
+      EXPECT_NE(a[i], b[i]) << "iteration " << i << ": each replica on its own shard";
+  }
+  const auto trace =
+      xdc::trace::from_csv(xdc::read_text_file_or_empty(dir / "1f1b" / "rank0.trace.csv"));
+  std::vector<int64_t> reduced;  // bytes of each iteration's ALLREDUCE record
+  int syncs = 0;
+  for (const auto& ev : trace.events) {
+    if (ev.kind == xdc::sched::Kind::ALLREDUCE) reduced.push_back(ev.bytes);
+    syncs += ev.kind == xdc::sched::Kind::OUTER_SYNC;
+  }
+  ASSERT_EQ(reduced.size(), 6u);
+  EXPECT_GT(reduced[0], 0);
+  EXPECT_GT(reduced[1], 0);
+  for (size_t i = 2; i < reduced.size(); ++i) EXPECT_EQ(reduced[i], 0) << "iteration " << i;
+  EXPECT_EQ(syncs, 1);
+  const auto s = read_json(dir / "summary.json")["schedules"][0];
+  EXPECT_EQ(s["dp_sync"]["outer_syncs"], 1);
+  EXPECT_EQ(s["dp_sync"]["sync_steps"], 2);
+  const auto predicted = s["simulated_series"]["iteration_s"].get<std::vector<double>>();
+  ASSERT_EQ(predicted.size(), 6u);
+  // The synchronous iterations wait for the gradients over the WAN; the inner steps
+  // without a sync do not.
+  EXPECT_GT(predicted[1], predicted[3]);
+  EXPECT_GT(predicted[4], predicted[3]);
+  EXPECT_EQ(leftovers(net), std::vector<std::string>{});
+}
+
 // Modeled compute: the outer sync carries each stage's modeled parameters (grad / 4 fp32
 // values) in bf16, after global iterations 1 and 3 (measured 0 and 2), and the prediction
 // puts the sync's WAN transfer into those iterations only.

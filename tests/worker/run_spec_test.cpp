@@ -41,7 +41,7 @@ TEST(RunSpec, ReadsBackWhatWasWritten) {
   s.learning_rate = 0.25;
   s.modeled.f_ns = {1000, 2000};
   s.prefill.ns_per_token = {1.5, 2.5};
-  s.dp_sync = {"streaming", 30, 1, 0.5, 0.5, 0.8, "fp4", {{{{0, 10}}, {{10, 5}, {20, 5}}}}};
+  s.dp_sync = {"streaming", 30, 4, 1, 0.5, 0.5, 0.8, "fp4", {{{{0, 10}}, {{10, 5}, {20, 5}}}}};
   const std::string path = spec_file("");
   write_run_spec(path, s);
   const RunSpec back = read_run_spec(path);
@@ -52,6 +52,7 @@ TEST(RunSpec, ReadsBackWhatWasWritten) {
   EXPECT_EQ(back.prefill.ns_per_token, s.prefill.ns_per_token);
   EXPECT_TRUE(back.dp_sync.outer_loop());
   EXPECT_EQ(back.dp_sync.inner_steps, 30);
+  EXPECT_EQ(back.dp_sync.sync_steps, 4);
   EXPECT_EQ(back.dp_sync.outer_lr, 0.5);
   EXPECT_EQ(back.dp_sync.outer_momentum, 0.8);
   EXPECT_EQ(back.dp_sync.payload, "fp4");

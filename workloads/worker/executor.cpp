@@ -50,7 +50,10 @@ Executor::Executor(const RunSpec& spec, const sched::Schedule& schedule, Layout 
                              " has compute after its first OPT; gradient clipping needs the "
                              "global norm first (set grad_clip 0 in the run spec)");
   if (!compute_.real()) sink_.assign(sink, std::byte{0});
-  if (outer_) outer_->begin(compute_, stages());
+  if (outer_) {  // checks the fragments' runs at once, also when the loop starts later
+    outer_->begin(compute_, stages());
+    outer_begun_ = outer_->sync_steps() == 0;
+  }
   if (L_.tensor_parallel > 1)
     compute_.set_tp_allreduce([this](std::span<float> buf) { tp_allreduce(buf); });
   if (spec_.prefill.on) {
@@ -293,7 +296,7 @@ Executor::Buffer Executor::take_from(std::map<Key, Buffer>& box, const Key& key,
 }
 
 void Executor::start_allreduce(int stage) {
-  if (L_.data_parallel <= 1 || outer_ || allreduce_.count(stage)) return;
+  if (L_.data_parallel <= 1 || outer_on() || allreduce_.count(stage)) return;
   std::span<float> g = compute_.grads(stage);
   allreduce_[stage] = comm_.iallreduce_sum(g.data(), static_cast<int64_t>(g.size()), L_.replicas);
 }
@@ -301,13 +304,13 @@ void Executor::start_allreduce(int stage) {
 double Executor::grad_scale(int iteration) {
   if (scale_known_) return scale_;
   // DiLoCo's inner steps: each replica on its own gradients.
-  const double D = outer_ ? 1 : L_.data_parallel;
+  const double D = outer_on() ? 1 : L_.data_parallel;
   scale_known_ = true;
   if (!compute_.real() || spec_.grad_clip <= 0) return scale_ = 1.0 / D;
   // Every held stage's gradient must be final and summed over replicas.
   double sq = 0;
   for (int s : stages()) {
-    if (L_.data_parallel > 1 && !outer_ && !reduced_.count(s)) {
+    if (L_.data_parallel > 1 && !outer_on() && !reduced_.count(s)) {
       start_allreduce(s);
       const int64_t t0 = now_ns();
       wait_for(allreduce_[s], Action{Kind::ALLREDUCE, s, -1, -1}, iteration, "ALLREDUCE",
@@ -371,6 +374,12 @@ Executor::Iteration Executor::run_iteration(int iteration, bool another_follows)
   if (spec_.iteration_barrier) wait_iteration_barrier(iteration);
   Iteration res;
   iteration_ = iteration;
+  // The outer loop starts after sync_steps synchronous iterations, from the parameters
+  // they reached (the replicas' are equal: each applied the same averaged gradients).
+  if (outer_ && outer_->sync_steps() > 0 && iteration == outer_->sync_steps()) {
+    outer_->begin(compute_, stages());
+    outer_begun_ = true;
+  }
   res.start_ns = now_ns();
   iteration_start_ns_ = res.start_ns;
   if (prefill_) prefill_->begin_iteration(res.start_ns, tracer_.measuring());
@@ -522,7 +531,7 @@ void Executor::finish_allreduce(const Action& a, int iteration) {
   const int s = a.stage;
   const int64_t t0 = now_ns();
   int64_t bytes = 0;
-  if (L_.data_parallel > 1 && !outer_ && !reduced_.count(s)) {
+  if (L_.data_parallel > 1 && !outer_on() && !reduced_.count(s)) {
     start_allreduce(s);
     bytes = static_cast<int64_t>(compute_.grads(s).size_bytes());
     wait_for(allreduce_[s], a, iteration, "ALLREDUCE",
@@ -564,7 +573,7 @@ void Executor::apply_outer(int iteration) {
 }
 
 void Executor::finish_outer() {
-  if (!outer_) return;
+  if (!outer_ || !outer_begun_) return;  // a run that ended before its outer loop began
   // After the measured iterations: neither traced nor counted as a wait.
   const bool measuring = tracer_.measuring();
   tracer_.set_measuring(false);

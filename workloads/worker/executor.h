@@ -174,6 +174,9 @@ class Executor {
   Comm& comm_;
   Tracer& tracer_;
   OuterSync* outer_;
+  bool outer_begun_ = false;  // theta_start kept where the outer loop starts
+  // Whether the current iteration is the outer loop's (no per-iteration all-reduce).
+  bool outer_on() const { return outer_ && outer_->active(iteration_); }
   const std::vector<sched::Action>& actions_;
   std::vector<int> last_grad_action_;  // per stage: index of its last W/BW, -1 if not here
 

@@ -36,6 +36,7 @@ OuterSync::OuterSync(const DpSyncSpec& spec, int replicas)
     : runs_(spec.fragment_runs),
       payload_(model::payload_from_name(spec.payload)),
       inner_steps_(spec.inner_steps),
+      sync_steps_(spec.sync_steps),
       fragments_(spec.fragment_runs.empty() ? 1 : static_cast<int>(spec.fragment_runs[0].size())),
       overlap_(spec.overlap_steps),
       replicas_(replicas),
@@ -53,6 +54,9 @@ OuterSync::OuterSync(const DpSyncSpec& spec, int replicas)
     if (static_cast<int>(per_stage.size()) != fragments_)
       throw std::runtime_error("run spec dp_sync.fragment_runs: every stage needs " +
                                std::to_string(fragments_) + " fragments");
+  if (sync_steps_ < 0)
+    throw std::runtime_error("run spec dp_sync.sync_steps: expected 0 or more, got " +
+                             std::to_string(sync_steps_));
   if (overlap_ < 0 || overlap_ >= inner_steps_)
     throw std::runtime_error("run spec dp_sync.overlap_steps: expected 0 to inner_steps - 1, got " +
                              std::to_string(overlap_));
@@ -72,8 +76,10 @@ OuterSync::~OuterSync() {
 
 std::vector<int> OuterSync::due(int iteration) const {
   std::vector<int> out;
+  if (!active(iteration)) return out;
   for (int p = 0; p < fragments_; ++p)
-    if (model::fragment_due(iteration + 1, p, fragments_, inner_steps_)) out.push_back(p);
+    if (model::fragment_due(iteration - sync_steps_ + 1, p, fragments_, inner_steps_))
+      out.push_back(p);
   return out;
 }
 
@@ -104,6 +110,7 @@ void OuterSync::begin(StageCompute& compute, const std::vector<int>& stages) {
       u.runs = std::move(runs);
       u.delta.resize(static_cast<size_t>(n));  // modeled: zeros of the fragment's size
       if (compute.real()) {
+        u.theta_start.clear();
         u.theta_start.reserve(u.delta.size());
         for (auto [off, len] : u.runs)
           u.theta_start.insert(u.theta_start.end(), &p[off], &p[off] + len);

@@ -43,13 +43,18 @@ class OuterSync {
   OuterSync(const OuterSync&) = delete;
   OuterSync& operator=(const OuterSync&) = delete;
 
+  // Whether iteration `iteration` (0-based, warmup included) is one of the outer loop's
+  // (DpSyncSpec::sync_steps: the ones before are synchronous data parallelism's).
+  bool active(int iteration) const { return iteration >= sync_steps_; }
+  int sync_steps() const { return sync_steps_; }
   // The fragments whose sync starts after iteration `iteration` (0-based, warmup included).
   std::vector<int> due(int iteration) const;
   int overlap_steps() const { return overlap_; }
   int64_t outer_steps() const { return steps_; }  // fragment syncs applied, over stages
 
-  // Keeps theta_start of every held stage (before the first iteration); throws where a
-  // fragment's runs do not fit the stage's buffer.
+  // Keeps theta_start of every held stage (before the outer loop's first iteration; again
+  // replaces what an earlier call kept); throws where a fragment's runs do not fit the
+  // stage's buffer.
   void begin(StageCompute& compute, const std::vector<int>& stages);
   // Whether the stage holds any of the fragment (a stage may hold none of a fragment's
   // layers: nothing to synchronise).
@@ -77,7 +82,7 @@ class OuterSync {
   std::map<std::pair<int, int>, Unit> units_;  // (stage, fragment)
   std::vector<std::vector<Runs>> runs_;        // the spec's, per stage and fragment
   model::Payload payload_;
-  int inner_steps_, fragments_, overlap_, replicas_;
+  int inner_steps_, sync_steps_, fragments_, overlap_, replicas_;
   double merge_, lr_, momentum_;
   int64_t steps_ = 0;
   MPI_Datatype unit_ = MPI_DATATYPE_NULL;

@@ -70,19 +70,17 @@ void from_json(const json& j, PrefillSpec& p) {
 }
 
 void to_json(json& j, const DpSyncSpec& d) {
-  j = json{{"method", d.method},
-           {"inner_steps", d.inner_steps},
-           {"overlap_steps", d.overlap_steps},
-           {"merge", d.merge},
-           {"fragment_runs", d.fragment_runs},
-           {"outer_lr", d.outer_lr},
-           {"outer_momentum", d.outer_momentum},
+  j = json{{"method", d.method},         {"inner_steps", d.inner_steps},
+           {"sync_steps", d.sync_steps}, {"overlap_steps", d.overlap_steps},
+           {"merge", d.merge},           {"fragment_runs", d.fragment_runs},
+           {"outer_lr", d.outer_lr},     {"outer_momentum", d.outer_momentum},
            {"payload", d.payload}};
 }
 void from_json(const json& j, DpSyncSpec& d) {
   DpSyncSpec x;
   d.method = j.value("method", x.method);
   d.inner_steps = j.value("inner_steps", x.inner_steps);
+  d.sync_steps = j.value("sync_steps", x.sync_steps);
   d.overlap_steps = j.value("overlap_steps", x.overlap_steps);
   d.merge = j.value("merge", x.merge);
   d.fragment_runs = j.value("fragment_runs", x.fragment_runs);
