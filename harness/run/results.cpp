@@ -291,10 +291,12 @@ nlohmann::json dp_sync_json(const Experiment& e,
   return j;
 }
 
-void add_wan_bytes(nlohmann::json& d, const Experiment&, uint64_t total_wan_bytes) {
+void add_wan_bytes(nlohmann::json& d, const Experiment& e, uint64_t total_wan_bytes) {
   const double job = d.value("job_payload_bytes_analytic", 0.0);
   const double round = d.value("payload_bytes_analytic", 0.0);
-  if (job > 0)
+  // The links count the whole job: with synchronous iterations first (sync_steps) their
+  // all-reduces are in the count too, so no share of it is the outer steps'.
+  if (job > 0 && e.dp_sync.sync_steps == 0)
     d["wan_wire_bytes_per_outer_step"] = static_cast<double>(total_wan_bytes) * round / job;
 }
 

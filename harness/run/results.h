@@ -163,7 +163,8 @@ nlohmann::json dp_sync_json(const Experiment& e,
                             const RankFiles& f);
 // Adds to dp_sync_json's object the WAN's measured bytes per round:
 // wan_wire_bytes_per_outer_step = `total_wan_bytes` (ScheduleResult::wan_wire_bytes' total,
-// the whole job's) x payload_bytes_analytic / job_payload_bytes_analytic.
+// the whole job's) x payload_bytes_analytic / job_payload_bytes_analytic; none with
+// dp_sync.sync_steps (the job's count holds the synchronous iterations' all-reduces).
 void add_wan_bytes(nlohmann::json& dp_sync, const Experiment& e, uint64_t total_wan_bytes);
 
 // Per-iteration traces from the merged trace and the reports.

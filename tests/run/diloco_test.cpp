@@ -126,6 +126,8 @@ TEST(Diloco, AfterSyncStepsTheOuterLoopStartsFromTheSynchronisedParameters) {
   const auto s = read_json(dir / "summary.json")["schedules"][0];
   EXPECT_EQ(s["dp_sync"]["outer_syncs"], 1);
   EXPECT_EQ(s["dp_sync"]["sync_steps"], 2);
+  // The WAN's counters hold the synchronous iterations' all-reduces too: no per-step share.
+  EXPECT_FALSE(s["dp_sync"].contains("wan_wire_bytes_per_outer_step"));
   const auto predicted = s["simulated_series"]["iteration_s"].get<std::vector<double>>();
   ASSERT_EQ(predicted.size(), 6u);
   // The synchronous iterations wait for the gradients over the WAN; the inner steps
