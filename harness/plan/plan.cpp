@@ -250,7 +250,11 @@ sim::CostModel planned_costs(const Experiment& e, const std::vector<int>& stage_
     add_tp_allreduces(e, stage_rank, costs);
     if (e.dp_sync.outer_loop()) {
       costs.outer_bytes = outer_sync_bytes(e, stages);
-      if (e.dp_sync.sync_steps > 0) sync_phase(e, stage_rank, grad_bytes(e, stages), costs);
+      if (e.dp_sync.sync_steps > 0) {  // the workers all-reduce their fp32 scratch of it
+        std::vector<int64_t> scratch;
+        for (int64_t n : outer_sync_values(e, stages)) scratch.push_back(4 * n);
+        sync_phase(e, stage_rank, scratch, costs);
+      }
     } else if (e.data_parallel > 1) {
       add_dp_allreduce(e, stage_rank, grad_bytes(e, stages), costs);
     }
