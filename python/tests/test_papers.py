@@ -263,7 +263,9 @@ class Diloco(Repro):
             "dp": entry("1f1b", 0.5, 0.5, eval_loss=3.0),
             "diloco-h30": entry("1f1b", 0.4, 0.4, eval_loss=3.06),
             "diloco-h30-fp4": entry("1f1b", 0.4, 0.4, eval_loss=3.09),
-            "streaming-h30-fp4": entry("1f1b", 0.4, 0.4, eval_loss=3.03)})
+            "streaming-h30-fp4": entry("1f1b", 0.4, 0.4, eval_loss=3.03),
+            "dp-900": entry("1f1b", 0.5, 0.5, eval_loss=2.0),
+            "diloco-h30-warm-900": entry("1f1b", 0.4, 0.4, eval_loss=2.04)})
         sync = {"method": "diloco", "inner_steps": 10, "payload": "fp32",
                 "wan_wire_bytes_per_outer_step": 102.0, "collective_wire_bytes_analytic": 100}
         self.method_sweep("diloco-bytes", {
@@ -278,6 +280,9 @@ class Diloco(Repro):
         self.assertAlmostEqual(h["loss"]["gap_pct"]["diloco_fp4_h30"], 3.0)
         self.assertIsNone(h["loss"]["diloco_h10"])  # not run
         self.assertAlmostEqual(h["loss"]["gap_pct"]["streaming_fp4_h30"], 1.0)
+        # The 900-iteration points against the DP run of their length.
+        self.assertAlmostEqual(h["loss"]["gap_pct"]["diloco_h30_warm_900"], 2.0)
+        self.assertNotIn("dp_900", h["loss"]["gap_pct"])
         self.assertEqual(h["h"], 10)
         self.assertAlmostEqual(h["bytes_dp_over_diloco"], 9.804)
         self.assertAlmostEqual(h["bytes_fp4_over_fp32"], 0.125)

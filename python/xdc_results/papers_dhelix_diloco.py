@@ -199,8 +199,9 @@ def _method_entries(sweep_dir: str) -> Dict[str, Dict[str, Any]]:
 def diloco_loss(sweep_dir: str) -> Optional[Dict[str, Any]]:
     """Final evaluation loss per method of diloco-loss.yaml: dp, diloco_h10/h30/h100, the fp4
     payload and plain averaging (outer lr 1, no momentum) at H = 30, and Streaming DiLoCo
-    at H = 30 (fragments overlapped, fp4); the _warm ones start their outer loop after
-    synchronous iterations (dp_sync.sync_steps)."""
+    at H = 30 (fragments overlapped, fp4), 300 iterations from the initialisation; the
+    _warm_900 ones over 900 iterations whose first 300 are synchronous (dp_sync.sync_steps,
+    DiLoCo's protocol), against dp_900. gap_pct: each against its own DP."""
     e = _method_entries(sweep_dir)
     if not e:
         return None
@@ -210,11 +211,17 @@ def diloco_loss(sweep_dir: str) -> Optional[Dict[str, Any]]:
            "diloco_fp4_h30": loss.get("diloco_h30_fp4"),
            "diloco_averaging_h30": loss.get("diloco_h30_avg"),
            "streaming_fp4_h30": loss.get("streaming_h30_fp4"),
-           "diloco_h30_warm": loss.get("diloco_h30_warm"),
-           "streaming_fp4_h30_warm": loss.get("streaming_h30_fp4_warm")}
-    dp = out["dp"]
-    out["gap_pct"] = {k: None if v is None or not dp else round(100 * (v - dp) / dp, 2)
-                      for k, v in out.items() if k != "dp"}
+           "dp_900": loss.get("dp_900"),
+           "diloco_h10_warm_900": loss.get("diloco_h10_warm_900"),
+           "diloco_h30_warm_900": loss.get("diloco_h30_warm_900"),
+           "diloco_h100_warm_900": loss.get("diloco_h100_warm_900"),
+           "streaming_fp4_h30_warm_900": loss.get("streaming_h30_fp4_warm_900")}
+
+    def gap(k: str, v: Optional[float]) -> Optional[float]:
+        dp = out["dp_900"] if k.endswith("_900") else out["dp"]
+        return None if v is None or not dp else round(100 * (v - dp) / dp, 2)
+
+    out["gap_pct"] = {k: gap(k, v) for k, v in out.items() if k not in ("dp", "dp_900")}
     return out
 
 
@@ -330,8 +337,8 @@ def diloco(repro: str) -> Dict[str, Any]:
     if loss:
         print("-- evaluation loss, same tokens (paper, 35M: DP 3.51, DiLoCo H=30 3.54)")
         for k in ("dp", "diloco_h10", "diloco_h30", "diloco_h100", "diloco_fp4_h30",
-                  "diloco_averaging_h30", "streaming_fp4_h30", "diloco_h30_warm",
-                  "streaming_fp4_h30_warm"):
+                  "diloco_averaging_h30", "streaming_fp4_h30", "dp_900", "diloco_h10_warm_900",
+                  "diloco_h30_warm_900", "diloco_h100_warm_900", "streaming_fp4_h30_warm_900"):
             v, g = loss.get(k), loss["gap_pct"].get(k)
             print("  %-20s %s%s" % (k, "-" if v is None else "%.4f" % v,
                                     "" if g is None else " (%+.2f%% vs DP)" % g))
