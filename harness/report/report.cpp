@@ -223,10 +223,14 @@ std::string dp_sync_section(const RunData& d) {
     rows += fmt::format(
         "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
         "<td>{}</td><td>{}</td></tr>",
-        escape(s.name), j.value("inner_steps", 0), escape(j.value("payload", std::string())),
-        j.value("outer_syncs", 0), num("payload_bytes_per_outer_step", "{:.0f}"),
-        num("payload_bytes_analytic", "{:.0f}"), num("stall_s_per_sync", "{:.1f} ms", 1e3),
-        num("sync_s_per_sync", "{:.1f} ms", 1e3),
+        escape(s.name),
+        j.value("sync_steps", 0) > 0
+            ? fmt::format("{} (after {} synchronous)", j.value("inner_steps", 0),
+                          j.value("sync_steps", 0))
+            : fmt::format("{}", j.value("inner_steps", 0)),
+        escape(j.value("payload", std::string())), j.value("outer_syncs", 0),
+        num("payload_bytes_per_outer_step", "{:.0f}"), num("payload_bytes_analytic", "{:.0f}"),
+        num("stall_s_per_sync", "{:.1f} ms", 1e3), num("sync_s_per_sync", "{:.1f} ms", 1e3),
         s.eval_loss ? fmt::format("{:.4f}", *s.eval_loss) : std::string("-"));
   }
   if (rows.empty()) return "";

@@ -128,6 +128,9 @@ TEST(Diloco, AfterSyncStepsTheOuterLoopStartsFromTheSynchronisedParameters) {
   EXPECT_EQ(s["dp_sync"]["sync_steps"], 2);
   // The WAN's counters hold the synchronous iterations' all-reduces too: no per-step share.
   EXPECT_FALSE(s["dp_sync"].contains("wan_wire_bytes_per_outer_step"));
+  // The report's outer-sync table says where the loop started.
+  EXPECT_NE(xdc::read_text_file_or_empty(dir / "report.html").find("3 (after 2 synchronous)"),
+            std::string::npos);
   const auto predicted = s["simulated_series"]["iteration_s"].get<std::vector<double>>();
   ASSERT_EQ(predicted.size(), 6u);
   // The synchronous iterations wait for the gradients over the WAN; the inner steps
