@@ -402,16 +402,16 @@ class Iterations {
   // Runs the next iteration; its trace, times absolute.
   trace::Trace next() {
     const int64_t origin = this->origin();
-    const bool outer =
-        outer_ && w_.outer_every > 0 && static_cast<int64_t>(iteration_) >= w_.outer_from;
+    const bool loop = outer_ && w_.outer_every > 0;
+    const bool outer = loop && static_cast<int64_t>(iteration_) >= w_.outer_from;
     // Before the outer loop starts (WorkerSetup::outer_from): synchronous iterations.
     CostModel sync_phase;
-    if (outer_ && w_.outer_every > 0 && !outer) {
+    if (loop && !outer) {
       sync_phase = costs_;
       sync_phase.grad_bytes = costs_.sync_grad_bytes;
       sync_phase.allreduce_ns = costs_.sync_allreduce_ns;
     }
-    const CostModel& costs = outer_ && w_.outer_every > 0 && !outer ? sync_phase : costs_;
+    const CostModel& costs = loop && !outer ? sync_phase : costs_;
     std::vector<TcpConn> pipe, dp_next;
     trace::Trace t = once(costs, origin, pipe);
     if (w_.dp_links.ranks > 0) {
