@@ -109,7 +109,7 @@ void judge(LinkCheck& c) {
   // goodput is reported, not judged against the rate.
   const bool lossy = check::lossy(c);
   // With the multi-flow probe, the link's rate is judged by it: one flow may be
-  // window-limited by the hosts' socket buffers (BDP above ~0.66 x wmem_max), which says
+  // window-limited by the hosts' socket buffers (BDP above ~0.68 x wmem_max), which says
   // nothing about the link.
   const double judged = c.multi_goodput_mbit >= 0 ? c.multi_goodput_mbit : c.goodput_mbit;
   if (c.configured.rate_bps && judged >= 0 && !lossy) {

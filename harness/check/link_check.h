@@ -3,7 +3,7 @@
 // configuration. RTT is probed host to host across the link (both directions' delay
 // add up in it); loss one way with a UDP stream; goodput with one TCP flow, and with
 // `flows` parallel TCP flows (iperf3 -P, beside it; the rate is judged by it): over a WAN one
-// flow is window-limited by the hosts' socket buffers (about 0.66 x wmem_max per round
+// flow is window-limited by the hosts' socket buffers (about 0.68 x wmem_max per round
 // trip, harness/sim/tcp_model.h), several flows show what the link itself carries, as
 // several connections per transfer (experiment key mpi.connections) would.
 // The machine's own floor is measured in the same check: the RTT spread of the unshaped

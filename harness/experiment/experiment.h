@@ -117,7 +117,7 @@
 // with `dc: N` those between ranks of one DC; a class not named stays on OpenMPI's btl/tcp
 // (the default, one connection per message). Each N is 1..64 (1 = the workers' own single
 // connection, the baseline to compare N with). Over a WAN one connection is window-limited
-// (about 0.66 x wmem_max / 0.58 x rmem_max per round trip, harness/sim/tcp_model.h); N of
+// (about 0.68 x wmem_max / 0.58 x rmem_max per round trip, harness/sim/tcp_model.h); N of
 // them carry N windows, up to the link's rate. Data-parallel all-reduces stay on OpenMPI.
 // `tcp_links` is OpenMPI's btl_tcp_links only: measured, it does not stripe one message
 // (docs/history/connections.md). Both are non-default settings, recorded in

@@ -9,6 +9,7 @@
 #include <set>
 
 #include "harness/process/process.h"
+#include "harness/run/host_memory.h"
 #include "workloads/model/stage_api.h"
 
 namespace xdc::run {
@@ -127,31 +128,34 @@ nlohmann::json environment_json(const Experiment& e, const net::NetworkState& ne
   char date[32];
   std::time_t now = std::time(nullptr);
   std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
-  return {{"date", date},
-          {"kernel", std::string(u.sysname) + " " + u.release},
-          {"machine", u.machine},
-          {"cpus", sysconf(_SC_NPROCESSORS_ONLN)},
-          {"mpi", mpi},
-          {"xdc", "0.1"},
-          {"network", net.name},
-          {"network_reused", reused},
-          {"management_subnet", net.mgmt_subnet},
-          {"network_backend", net.backend},
-          {"shaping_backend", shaping_backend(net)},
-          {"wan_links", links},
-          {"notes", net.notes},
-          {"tcp", tcp_json(net)},
-          {"root_tcp", root_tcp_json(net.root_tcp)},
-          {"compute_mode", e.compute.name()},
-          {"compute_costs", e.compute.costs_source()},
-          {"compute_device", compute_device_json(e)},
-          {"time_dilation", time_dilation_json(k)},
-          {"mpi_tcp_links", e.tcp_links == 0 ? 1 : e.tcp_links},
-          {"mpi_connections", connections_json(e)},
-          {"wan_sharing", e.wan_temporal ? "temporal" : "fair"},
-          {"mpi_progress", e.progress},
-          {"mpi_mca", mca},
-          {"non_default_settings", non_default_settings(e)}};
+  nlohmann::json env = {{"date", date},
+                        {"kernel", std::string(u.sysname) + " " + u.release},
+                        {"machine", u.machine},
+                        {"cpus", sysconf(_SC_NPROCESSORS_ONLN)},
+                        {"mpi", mpi},
+                        {"xdc", "0.1"},
+                        {"network", net.name},
+                        {"network_reused", reused},
+                        {"management_subnet", net.mgmt_subnet},
+                        {"network_backend", net.backend},
+                        {"shaping_backend", shaping_backend(net)},
+                        {"wan_links", links},
+                        {"notes", net.notes},
+                        {"tcp", tcp_json(net)},
+                        {"root_tcp", root_tcp_json(net.root_tcp)},
+                        {"compute_mode", e.compute.name()},
+                        {"compute_costs", e.compute.costs_source()},
+                        {"compute_device", compute_device_json(e)},
+                        {"time_dilation", time_dilation_json(k)},
+                        {"mpi_tcp_links", e.tcp_links == 0 ? 1 : e.tcp_links},
+                        {"mpi_connections", connections_json(e)},
+                        {"wan_sharing", e.wan_temporal ? "temporal" : "fair"},
+                        {"mpi_progress", e.progress},
+                        {"mpi_mca", mca},
+                        {"non_default_settings", non_default_settings(e)}};
+  // What the run's prediction took for libnbc's work in its all-reduces (host_memory.h).
+  if (e.data_parallel > 1) env["host_memory"] = host_memory_json(measure_host_memory());
+  return env;
 }
 
 }  // namespace xdc::run

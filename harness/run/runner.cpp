@@ -33,6 +33,7 @@
 #include "harness/plan/predict.h"
 #include "harness/process/process.h"
 #include "harness/run/environment.h"
+#include "harness/run/host_memory.h"
 #include "harness/run/prefill_results.h"
 #include "harness/run/repeat.h"
 #include "harness/run/resume.h"
@@ -641,7 +642,8 @@ RunOutcome run_experiment(const Experiment& e, const RunOptions& opts) {
   auto cancelled = [&] { return opts.cancel && opts.cancel->load(); };
   if (e.workload) return run_workload(e, opts);
   // Everything that can be wrong with the input is found before anything is built.
-  const Plan plan = make_plan(e);
+  Plan plan = make_plan(e);
+  if (e.data_parallel > 1) plan.worker.host_memory = measure_host_memory();  // libnbc's work
   if (e.dp_sync.collective == DpSync::Collective::kGloo)
     throw InputError(e.dp_sync.collective_pos,
                      "dp_sync.collective: gloo describes a torch program's all-reduce for the "

@@ -8,8 +8,18 @@
 
 namespace xdc::sim {
 
+int64_t tcp_send_buffer_window(uint64_t sndbuf) {
+  const auto s = static_cast<double>(sndbuf);
+  const double truesize = kTsoSkbPayload + kSkbOverhead;
+  const auto full = static_cast<int64_t>(std::ceil(s / truesize));
+  const auto wake = static_cast<int64_t>(std::floor(2 * s / 3 / truesize));
+  if (wake < 2)
+    return std::llround(2 * s / 3 * kTsoSkbPayload / truesize);  // skbs this few: not checked
+  return 2 * (full - wake) * kTsoSkbPayload;
+}
+
 int64_t tcp_window_bytes(uint64_t sender_wmem_max, uint64_t receiver_rmem_max) {
-  const double send = kSendBufferPayload * static_cast<double>(sender_wmem_max);
+  const auto send = static_cast<double>(tcp_send_buffer_window(sender_wmem_max));
   const double recv = kRecvBufferPayload * static_cast<double>(receiver_rmem_max);
   return std::max<int64_t>(kTcpMss, std::llround(std::min(send, recv)));
 }

@@ -16,9 +16,9 @@
 //   up to ssthresh. Application-limited decay (RFC 2861, tcp_cwnd_validate): a sender that
 //   has not filled its window for an RTO sets it to the mean of the window and the most it
 //   used.
-// - Window limit from the socket buffers: at most window_bytes in flight; Linux counts
-//   buffer memory with its overhead, so a fraction of tcp_wmem's / tcp_rmem's maximum
-//   carries payload (kSendBufferPayload, kRecvBufferPayload: measured with `ss`).
+// - Window limit from the socket buffers: at most window_bytes in flight. The send side
+//   is the writer's wake rule (tcp_send_buffer_window, below); the receive side a fraction
+//   of tcp_rmem's maximum (kRecvBufferPayload, measured with `ss`).
 // - Congestion loss at a rate-limited route's bottleneck (TcpPath::bdp_bytes, queue_bytes):
 //   the shaper's tbf passes a bucket at once and queues `limit` more (queue_sizing.h); a
 //   round whose bytes overflow that loses the excess, which follows in the next round, and
@@ -59,7 +59,6 @@ namespace xdc::sim {
 inline constexpr int64_t kTcpMss = 1448;                    // Ethernet MTU 1500, timestamps on
 inline constexpr int64_t kTcpInitialWindow = 10 * kTcpMss;  // Linux's TCP_INIT_CWND
 inline constexpr int64_t kEagerHeaderBytes = 56;      // ob1 + btl/tcp headers inside the limit
-inline constexpr double kSendBufferPayload = 0.66;    // of tcp_wmem's maximum (measured)
 inline constexpr double kRecvBufferPayload = 0.58;    // of tcp_rmem's maximum (measured)
 inline constexpr int64_t kOpenMpiEagerLimit = 65536;  // btl_tcp_eager_limit's default
 inline constexpr int64_t kJiffyNs = 4'000'000;        // Linux's clock tick (CONFIG_HZ=250 here)
@@ -212,9 +211,24 @@ int64_t tcp_jitter_lag_ns(const TcpPath& p, int64_t bytes, int64_t tso_segments,
 inline constexpr int64_t kTcpLimitOutputBytes = 4 << 20;  // tcp_limit_output_bytes (6.8+)
 int64_t tcp_host_queue_overflow(const TcpConn& c, const TcpPath& p, int64_t rtt_ns, int64_t from);
 
-// Payload in flight allowed by the sender's send buffer and the receiver's receive
-// buffer (their autotuning maxima, bytes).
+// Payload in flight allowed by the sender's send buffer (tcp_send_buffer_window) and the
+// receiver's receive buffer (their autotuning maxima, bytes).
 int64_t tcp_window_bytes(uint64_t sender_wmem_max, uint64_t receiver_rmem_max);
+// What a send buffer of `sndbuf` bytes keeps in flight where the round trip is longer than
+// its refills take to leave. Linux counts the buffer in skb truesize (payload + kSkbOverhead
+// per TSO skb of kTsoSkbPayload) and wakes a writer that filled it only once the queued
+// truesize is at most 2/3 of it (sk_stream_is_writeable: free >= queued / 2); the writer
+// (OpenMPI's btl/tcp: one writev of all that is left per EPOLLOUT) fills it again, past the
+// limit by the skb it is filling (tcp_sendmsg checks before each new skb). Each refill
+// leaves at once, so its ACKs come back together a round trip later and wake the next;
+// two refills circulate: 2 x (skbs of a full buffer - skbs at the wake). With 4 MiB:
+// 2 x (64 - 42) skbs, 2,867,040 B (0.68 of it). tests/network/send_buffer_test.cpp checks
+// the wake and the refill against the kernel. Not modelled: a third refill in circulation
+// (up to the whole buffer; one 80 ms run carried 0.79 of it), and round trips shorter than
+// the refills, where the ACKs never pause and the buffer stays full.
+int64_t tcp_send_buffer_window(uint64_t sndbuf);
+inline constexpr int64_t kTsoSkbPayload = 45 * 1448;  // a 64 KiB GSO skb's whole segments
+inline constexpr int64_t kSkbOverhead = 832;          // its truesize over payload (`ss`: w / skbs)
 // The payload of a full send buffer, as far as the receiver's empty buffer takes it: Linux
 // fills sk_sndbuf (payload over truesize about 1 with TSO aggregates; tcp_probe: 2892
 // segments in flight from 4 MiB), and a receiver advertises its buffer x scaling_ratio /

@@ -18,89 +18,6 @@
 namespace xdc::sim {
 namespace {
 
-int64_t message_ns(const LinkModel& l, int from, int to, int64_t bytes) {
-  if (from == to) return 0;
-  const Link& k = l.at(from, to);
-  return k.latency_ns + k.transfer_ns(bytes);
-}
-
-}  // namespace
-
-std::vector<int64_t> binomial_allreduce(const std::vector<int64_t>& enter, const LinkModel& links,
-                                        int64_t bytes) {
-  const int p = static_cast<int>(enter.size());
-  if (links.ranks != p)
-    throw std::invalid_argument("binomial_allreduce: " + std::to_string(p) + " ranks, links for " +
-                                std::to_string(links.ranks));
-  return binomial_allreduce(enter, bytes, false, [&links](int from, int to, int64_t b, int64_t at) {
-    return at + message_ns(links, from, to, b);
-  });
-}
-
-std::vector<int64_t> binomial_allreduce(const std::vector<int64_t>& enter, int64_t bytes,
-                                        bool rendezvous, const MessageArrival& message) {
-  const int p = static_cast<int>(enter.size());
-  // Reduce: in round r (1-based) a rank at a multiple of 2^r receives the partial sum of
-  // the rank 2^(r-1) above it; the others have sent theirs and left.
-  std::vector<int64_t> have = enter;
-  for (int half = 1; half < p; half *= 2)
-    for (int v = 0; v + half < p; v += 2 * half) {
-      const int64_t sent = rendezvous ? std::max(have[v + half], have[v]) : have[v + half];
-      have[v] = std::max(have[v], message(v + half, v, bytes, sent));
-    }
-  // Broadcast: rank v != 0 receives from v minus its highest bit, which sends to all its
-  // children at once when it has the result (its receive is posted from the start).
-  std::vector<int64_t> done(p);
-  done[0] = have[0];
-  for (int v = 1; v < p; ++v) {
-    int high = 1;
-    while (high * 2 <= v) high *= 2;
-    const int parent = v - high;
-    done[v] = std::max(have[v], message(parent, v, bytes, done[parent]));
-  }
-  return done;
-}
-
-int64_t allreduce_ns(const LinkModel& m, int64_t bytes, int64_t idle_before_ns) {
-  if (m.ranks < 2 || bytes <= 0) return 0;
-  const int64_t eager = m.tcp.empty() ? kOpenMpiEagerLimit : m.tcp.front().eager_limit;
-  LinkState wire(m, idle_before_ns);
-  const auto done = binomial_allreduce(std::vector<int64_t>(static_cast<size_t>(m.ranks), 0), bytes,
-                                       bytes > eager - kEagerHeaderBytes,
-                                       [&wire](int from, int to, int64_t b, int64_t at) {
-                                         return wire.send(from, to, b, at).arrival_ns;
-                                       });
-  return *std::max_element(done.begin(), done.end());
-}
-
-std::vector<int64_t> dissemination_barrier(const std::vector<int64_t>& enter,
-                                           const LinkModel& links) {
-  const int p = static_cast<int>(enter.size());
-  if (links.ranks != p)
-    throw std::invalid_argument("dissemination_barrier: " + std::to_string(p) +
-                                " ranks, links for " + std::to_string(links.ranks));
-  return dissemination_barrier(enter, [&links](int from, int to, int64_t b, int64_t at) {
-    return at + message_ns(links, from, to, b);
-  });
-}
-
-std::vector<int64_t> dissemination_barrier(const std::vector<int64_t>& enter,
-                                           const MessageArrival& message) {
-  const int p = static_cast<int>(enter.size());
-  std::vector<int64_t> t = enter;
-  for (int step = 1; step < p; step *= 2) {
-    std::vector<int64_t> next(p);
-    for (int r = 0; r < p; ++r) {
-      const int from = (r - step % p + p) % p;
-      next[r] = std::max(t[r], from == r ? t[from] : message(from, r, 0, t[from]));
-    }
-    t = std::move(next);
-  }
-  return t;
-}
-
-namespace {
-
 // One binomial all-reduce among `ranks` (world ranks, comm rank order) with its messages:
 // the reduce's (into v in round `half`) and the broadcast's (parent -> v), as
 // binomial_allreduce orders them.
@@ -232,10 +149,19 @@ std::vector<int64_t> dp_allreduce_ns(const trace::Trace& t, const sched::Schedul
     into[member(msgs[i].coll, msgs[i].to)].push_back(i);
     from[member(msgs[i].coll, msgs[i].from)].push_back(i);
   }
-  // What member v has summed: every reduce message into it (before round `below`).
-  auto have = [&](int k, int v, int below) {
-    return all_arrived(msgs, into[member(k, v)], colls[k].enter[v],
-                       [&](const CollectiveMessage& m) { return m.half > 0 && m.half < below; });
+  // What member v has summed: its copy (HostMemory), then every reduce message into it
+  // (before round `below`), each added once it has arrived; -1 while one has not.
+  const HostMemory& mem = w.host_memory;
+  auto have = [&](int k, int v, int below) -> int64_t {
+    const int64_t sum = mem.sum_ns(colls[k].bytes);
+    int64_t t = colls[k].enter[v] + mem.copy_ns(colls[k].bytes, members);
+    for (size_t i : into[member(k, v)]) {  // the reduce's in round order
+      const CollectiveMessage& m = msgs[i];
+      if (m.half == 0 || m.half >= below) continue;
+      if (m.arrival < 0) return -1;
+      t = std::max(t, m.arrival) + sum;
+    }
+    return t;
   };
   // When member v has the result: the root once it has summed, others at the broadcast.
   auto result = [&](int k, int v) {
@@ -524,7 +450,8 @@ class Iterations {
               auto& q = dp_sent_abs_[{world[from], world[to]}];
               q.emplace_back(origin + at, origin + arrival);
               return arrival;
-            });
+            },
+            w_.host_memory);
         // Every member's request ends with the collective, as dp_allreduce_ns has it: the
         // root has the sum when the reduce arrives but still sends the result, and a send
         // of a large message completes only as its data leaves the socket.

@@ -45,6 +45,26 @@
 
 namespace xdc::sim {
 
+// The host memory work libnbc does inside the workers' in-place binomial all-reduce
+// (nbc_iallreduce.c, allred_sched_diss), at rates of the host the workers run on
+// (run/host_memory.h measures them; 0: free):
+// - with an odd number of rounds (ceil(log2 members) odd: 2 or 5-8 members) each member
+//   first copies its buffer into the temporary it has just allocated, behind a schedule
+//   barrier: at fresh_copy_bps from glibc's largest mmap threshold (kFreshBufferBytes: such
+//   a buffer is mapped anew at every call and each of its pages faults), at warm_copy_bps
+//   below it (the heap's pages are reused); tests/sim/libnbc_copy_test.cpp checks with
+//   OpenMPI which members copy (their page faults);
+// - each receive of the reduce is summed into the member's buffer (ompi_op_sum) before its
+//   next round, at sum_bps.
+// Not modelled: the page faults of a receive into a fresh temporary (the root's with an
+// even number of rounds), which the wire's slower pace hides.
+struct HostMemory {
+  double fresh_copy_bps = 0, warm_copy_bps = 0, sum_bps = 0;
+  static constexpr int64_t kFreshBufferBytes = 32LL << 20;  // DEFAULT_MMAP_THRESHOLD_MAX
+  int64_t copy_ns(int64_t bytes, int members) const;        // 0 with an even round count
+  int64_t sum_ns(int64_t bytes) const;
+};
+
 // Completion time on each rank of a communicator (ranks 0..n-1, `links` between them)
 // given each rank's entry time:
 // libnbc's iallreduce as OpenMPI 4.1's coll/libnbc runs the worker's in-place calls
@@ -64,13 +84,15 @@ std::vector<int64_t> binomial_allreduce(const std::vector<int64_t>& enter, const
 // sent_at)` (links that change under the run: link_timeline.h's TimedLinks::arrival).
 using MessageArrival = std::function<int64_t(int from, int to, int64_t bytes, int64_t at)>;
 std::vector<int64_t> binomial_allreduce(const std::vector<int64_t>& enter, int64_t bytes,
-                                        bool rendezvous, const MessageArrival& message);
+                                        bool rendezvous, const MessageArrival& message,
+                                        const HostMemory& memory = {});
 // The data-parallel gradient all-reduce (CostModel::allreduce_ns): binomial_allreduce of
 // `bytes` among the ranks of `m`, all entering at 0, every message over LinkState::send
 // (TCP windows, rendezvous per the paths' eager limit) from connections idle for
 // `idle_before_ns` (they carry one all-reduce per iteration). Returns when the last rank
 // has the sum.
-int64_t allreduce_ns(const LinkModel& m, int64_t bytes, int64_t idle_before_ns);
+int64_t allreduce_ns(const LinkModel& m, int64_t bytes, int64_t idle_before_ns,
+                     const HostMemory& memory = {});
 std::vector<int64_t> dissemination_barrier(const std::vector<int64_t>& enter,
                                            const MessageArrival& message);
 // libnbc's ibarrier (dissemination: in round k rank r sends to r + 2^k and receives from
@@ -103,6 +125,7 @@ struct WorkerModel {
   // ranks (dp_links: TCP paths): dp_allreduce_ns. Empty (dp_links.ranks 0): ALLREDUCE lasts
   // CostModel::allreduce_ns.
   LinkModel dp_links;
+  HostMemory host_memory;  // libnbc's copies and sums (above); the host's, set by the caller
   // The library that all-reduces on dp_links: OpenMPI's libnbc (binomial, above; the
   // workers') or gloo's ring (gloo_ring.h; a torch program's step, simulated only).
   enum class Collective { kLibnbc, kGlooRing };

@@ -159,7 +159,7 @@ SweepOutcome simulate_sweep(const Sweep& s, const std::string& out_dir) {
   copy_sweep_file(s, out.out_dir);
   for (size_t i = 0; i < points.size(); ++i) {
     const fs::path dir = fs::path(out.out_dir) / points[i].id;
-    run::simulate_plan(plans[i], dir.string(), run::SimulateOptions{false, ""});
+    run::simulate_plan(plans[i], dir.string(), run::SimulateOptions{false, "", true});
     out.points.push_back({points[i], point_state(dir.string(), plans[i].experiment)});
   }
   out.rows = write_sweep_outputs(s, out.points, out.out_dir);

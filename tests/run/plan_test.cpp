@@ -52,7 +52,7 @@ TEST(Plan, TheDemoResolvedOnce) {
   EXPECT_EQ(plan.links.ranks, 4);
   EXPECT_EQ(plan.links.at(1, 2).latency_ns, 40'050'000);
   EXPECT_EQ(plan.links.at(0, 1).latency_ns, 50'000);
-  // The socket buffers limit every connection's window (0.66 x 4 MiB of send buffer,
+  // The socket buffers limit every connection's window (0.68 x 4 MiB of send buffer,
   // tcp_model.h); no random loss: the deterministic WAN gives no loss band.
   const int64_t buffers = xdc::sim::tcp_window_bytes(4 << 20, 6 << 20);
   for (int i : {1 * 4 + 2, 2 * 4 + 1, 0 * 4 + 1}) {

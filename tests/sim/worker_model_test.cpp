@@ -179,3 +179,44 @@ TEST(WorkerModel, TheBarriersMessagesRestartTheIdleClockOfTheAllreducesConnectio
               a[0], a[1], b[0], b[1]);
   EXPECT_EQ(a, b);
 }
+
+TEST(WorkerModel, LibnbcCopiesItsInPlaceBufferWithAnOddRoundCountAndSumsEachReceive) {
+  // 64 MiB: a fresh temporary (HostMemory::kFreshBufferBytes) copied at 1 GB/s, C = 67.1 ms;
+  // each received partial sum added at 2 GB/s, S = 33.6 ms; 1 ms a message.
+  const int64_t bytes = 64LL << 20, C = bytes, S = bytes / 2;
+  const sim::HostMemory mem{1e9, 1e10, 2e9};
+  auto ms = [](int from, int to, int64_t, int64_t at) { return at + (from == to ? 0 : kMs); };
+  // Two ranks, one round (odd): both copy first; rank 0 sums what 1 sent, then broadcasts.
+  EXPECT_EQ(sim::binomial_allreduce({0, 0}, bytes, true, ms, mem),
+            (std::vector<int64_t>{C + kMs + S, C + 2 * kMs + S}));
+  // Four, two rounds (even): no copy; 0 and 2 sum in round 1, 0 again in round 2.
+  EXPECT_EQ(
+      sim::binomial_allreduce({0, 0, 0, 0}, bytes, true, ms, mem),
+      (std::vector<int64_t>{2 * kMs + 2 * S, 3 * kMs + 2 * S, 3 * kMs + 2 * S, 4 * kMs + 2 * S}));
+  // Below glibc's largest mmap threshold the temporary's pages are reused: the warm rate.
+  EXPECT_EQ(mem.copy_ns(16LL << 20, 2), 1677722);  // 16 MiB / 10 GB/s, rounded
+  EXPECT_EQ(mem.copy_ns(16LL << 20, 5), 1677722);
+  EXPECT_EQ(sim::HostMemory{}.copy_ns(bytes, 2), 0);  // no rates: free
+
+  // The iteration's all-reduce over dp_links (dp_allreduce_ns): C + S longer.
+  sched::Params p;
+  p.ranks = 1;
+  p.microbatches = 2;
+  const sched::Schedule s = sched::generate("1f1b", p);
+  auto c = sim::constant_costs(1, kMs, 2 * kMs, 0, 1000);
+  c.grad_bytes = {bytes};
+  sim::WorkerModel w;
+  w.iteration_barrier = false;
+  w.replicas = 2;
+  w.world = sim::LinkModel::dcs({0, 1}, {10 * kMs, 1e9}, {kMs, 0});
+  w.dp_links = w.world;
+  auto allreduce = [&](const sim::WorkerModel& m) {
+    for (const auto& e :
+         sim::simulate_iteration(s, c, sim::LinkModel::uniform(1, {0, 0}), m).events)
+      if (e.kind == Kind::ALLREDUCE) return e.end_ns - e.start_ns;
+    return int64_t{-1};
+  };
+  const int64_t free_ns = allreduce(w);
+  w.host_memory = mem;
+  EXPECT_EQ(allreduce(w), free_ns + C + S);
+}
