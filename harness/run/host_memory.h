@@ -2,10 +2,11 @@
 // The host's memory rates behind libnbc's work in the workers' all-reduce (sim::HostMemory,
 // harness/sim/worker_model.h), measured on this machine as the workers do that work: a
 // copy into a buffer just allocated above glibc's largest mmap threshold (mapped anew,
-// every page faulting), a copy into a reused buffer, and a float sum into another buffer.
-// Each the best of three passes over kProbeBytes (~0.5 s in all on a VM whose page
-// faults run at ~300 MB/s). Recorded in environment.json (host_memory) by `xdc run` and
-// read back by `xdc simulate --measured` so that a run is predicted again with its own.
+// every page faulting; the best of three over kProbeBytes, ~0.6 s on a VM whose page faults
+// run at ~300 MB/s), a copy into a reused buffer and a float sum into another (the best of
+// seven passes over buffers of their own), once a process. Recorded in environment.json
+// (host_memory) by `xdc run` and read back by `xdc simulate --measured` so that a run is
+// predicted again with its own.
 #include <nlohmann/json.hpp>
 #include <optional>
 
