@@ -40,6 +40,7 @@
 #include "harness/experiment/experiment.h"
 #include "harness/plan/predict.h"
 #include "harness/report/report.h"
+#include "harness/run/host_memory.h"
 #include "harness/run/results.h"
 #include "harness/run/simulate.h"
 #include "harness/sim/paper_utilisation.h"
@@ -265,6 +266,14 @@ int print_prediction(const run::Plan& plan, const std::string& dir, const std::s
                 r.simulated_costs.c_str());
   }
   std::printf("%s", trace::kBubbleLegend);
+  if (plan.experiment.data_parallel > 1) {  // what libnbc's copies and sums took
+    std::string source;
+    const sim::HostMemory m = run::host_memory_for(measured, &source);
+    std::printf(
+        "all-reduce memory work (libnbc): copy into fresh pages %.0f MB/s, reused %.0f MB/s, "
+        "sum %.0f MB/s (%s)\n",
+        m.fresh_copy_bps / 1e6, m.warm_copy_bps / 1e6, m.sum_bps / 1e6, source.c_str());
+  }
   std::printf("results: %s/summary.json\n", dir.c_str());
   try {
     std::printf("report:  %s\n", report::write_report(dir).c_str());

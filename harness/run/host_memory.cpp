@@ -6,6 +6,8 @@
 #include <cstring>
 #include <vector>
 
+#include "common/text_file.h"
+
 namespace xdc::run {
 namespace {
 
@@ -74,6 +76,19 @@ std::optional<sim::HostMemory> host_memory_from(const nlohmann::json& environmen
   m.warm_copy_bps = j.value("warm_copy_mbps", 0.0) * 1e6;
   m.sum_bps = j.value("sum_mbps", 0.0) * 1e6;
   return m;
+}
+
+sim::HostMemory host_memory_for(const std::string& run_dir, std::string* source) {
+  if (!run_dir.empty()) {
+    const std::string file = run_dir + "/environment.json";
+    if (const auto text = read_text_file(file))
+      if (const auto m = host_memory_from(nlohmann::json::parse(*text, nullptr, false))) {
+        if (source) *source = file;
+        return *m;
+      }
+  }
+  if (source) *source = "measured on this host";
+  return measure_host_memory();
 }
 
 }  // namespace xdc::run

@@ -9,6 +9,7 @@
 // predicted again with its own.
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <string>
 
 #include "harness/sim/worker_model.h"
 
@@ -20,5 +21,8 @@ sim::HostMemory measure_host_memory();                      // once a process
 nlohmann::json host_memory_json(const sim::HostMemory& m);  // MB/s, as environment.json keeps
 // environment.json's host_memory; none when the run did not record it.
 std::optional<sim::HostMemory> host_memory_from(const nlohmann::json& environment);
+// The rates a prediction takes: those `run_dir` recorded (its environment.json), else this
+// host's (measure_host_memory). `source` says which.
+sim::HostMemory host_memory_for(const std::string& run_dir, std::string* source = nullptr);
 
 }  // namespace xdc::run

@@ -65,13 +65,8 @@ std::vector<RunToPredict> measured_runs(const Plan& plan, const SchedulePlan& sp
 std::vector<ScheduleResult> simulate_plan(const Plan& planned, const std::string& out_dir,
                                           const SimulateOptions& o) {
   Plan plan = planned;
-  if (o.host_memory && plan.experiment.data_parallel > 1) {
-    std::optional<sim::HostMemory> ran;
-    if (!o.measured_run.empty())
-      if (const auto env = read_text_file((fs::path(o.measured_run) / "environment.json").string()))
-        ran = host_memory_from(nlohmann::json::parse(*env, nullptr, false));
-    plan.worker.host_memory = ran ? *ran : measure_host_memory();
-  }
+  if (o.host_memory && plan.experiment.data_parallel > 1)
+    plan.worker.host_memory = host_memory_for(o.measured_run);
   // Measured costs are read before anything is written.
   std::vector<std::vector<RunToPredict>> runs;
   for (const SchedulePlan& sp : plan.schedules)
