@@ -15,7 +15,7 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-// The rates of warm memory swing on this VM from one allocation to the next (a sum 1-8
+// The rates of warm memory can swing on a VM from one allocation to the next (a sum 1-8
 // GB/s, a copy 0.4-1.2 GB/s: which guest pages a buffer gets), so each pass takes buffers
 // of its own and the best pass is the host's rate; the fresh copy's page faults are steady.
 constexpr int kFreshPasses = 3, kWarmPasses = 7;

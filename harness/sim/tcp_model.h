@@ -223,9 +223,10 @@ int64_t tcp_window_bytes(uint64_t sender_wmem_max, uint64_t receiver_rmem_max);
 // leaves at once, so its ACKs come back together a round trip later and wake the next;
 // two refills circulate: 2 x (skbs of a full buffer - skbs at the wake). With 4 MiB:
 // 2 x (64 - 42) skbs, 2,867,040 B (0.68 of it). tests/network/send_buffer_test.cpp checks
-// the wake and the refill against the kernel. Not modelled: a third refill in circulation
-// (up to the whole buffer; one 80 ms run carried 0.79 of it), and round trips shorter than
-// the refills, where the ACKs never pause and the buffer stays full.
+// the wake and the refill against the kernel. Not modelled: refills larger by the ACKs
+// tcp_sendmsg takes in while it copies (it works through the socket's backlog every 16
+// skbs), or a third in circulation (up to the whole buffer in flight), and round trips
+// shorter than the refills, where the ACKs never pause and the buffer stays full.
 int64_t tcp_send_buffer_window(uint64_t sndbuf);
 inline constexpr int64_t kTsoSkbPayload = 45 * 1448;  // a 64 KiB GSO skb's whole segments
 inline constexpr int64_t kSkbOverhead = 832;          // its truesize over payload (`ss`: w / skbs)
