@@ -250,7 +250,13 @@ int paper_table4(const std::string& out_dir) {
 
 // Predicts every schedule of `plan` into `dir` and prints the table.
 int print_prediction(const run::Plan& plan, const std::string& dir, const std::string& measured) {
-  const auto results = run::simulate_plan(plan, dir, run::SimulateOptions{true, measured});
+  // What libnbc's copies and sums take, said below (host_memory.h).
+  std::string source;
+  const sim::HostMemory memory = plan.experiment.data_parallel > 1
+                                     ? run::host_memory_for(measured, &source)
+                                     : sim::HostMemory{};
+  const auto results =
+      run::simulate_plan(plan, dir, run::SimulateOptions{true, measured, true, &memory});
   std::printf("%-18s %12s %11s %9s %9s  %s\n", "schedule", "simulated", "bubble/comp", "idle ZB",
               "idle CP", "costs");
   bool ok = true;
@@ -266,13 +272,12 @@ int print_prediction(const run::Plan& plan, const std::string& dir, const std::s
                 r.simulated_costs.c_str());
   }
   std::printf("%s", trace::kBubbleLegend);
-  if (plan.experiment.data_parallel > 1) {  // what libnbc's copies and sums took
-    std::string source;
-    const sim::HostMemory m = run::host_memory_for(measured, &source);
+  if (plan.experiment.data_parallel > 1) {
     std::printf(
         "all-reduce memory work (libnbc): copy into fresh pages %.0f MB/s, reused %.0f MB/s, "
         "sum %.0f MB/s (%s)\n",
-        m.fresh_copy_bps / 1e6, m.warm_copy_bps / 1e6, m.sum_bps / 1e6, source.c_str());
+        memory.fresh_copy_bps / 1e6, memory.warm_copy_bps / 1e6, memory.sum_bps / 1e6,
+        source.c_str());
   }
   std::printf("results: %s/summary.json\n", dir.c_str());
   try {

@@ -101,7 +101,8 @@ static nlohmann::json compute_device_json(const Experiment& e) {
   return j;
 }
 
-nlohmann::json environment_json(const Experiment& e, const net::NetworkState& net, bool reused) {
+nlohmann::json environment_json(const Experiment& e, const net::NetworkState& net, bool reused,
+                                const sim::HostMemory* host_memory) {
   utsname u{};
   uname(&u);
   std::string mpi;
@@ -153,8 +154,8 @@ nlohmann::json environment_json(const Experiment& e, const net::NetworkState& ne
                         {"mpi_progress", e.progress},
                         {"mpi_mca", mca},
                         {"non_default_settings", non_default_settings(e)}};
-  // What the run's prediction took for libnbc's work in its all-reduces (host_memory.h).
-  if (e.data_parallel > 1) env["host_memory"] = host_memory_json(measure_host_memory());
+  if (host_memory && host_memory->fresh_copy_bps > 0)
+    env["host_memory"] = host_memory_json(*host_memory);
   return env;
 }
 

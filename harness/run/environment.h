@@ -8,9 +8,16 @@
 #include "harness/experiment/experiment.h"
 #include "harness/network/state.h"
 
+namespace xdc::sim {
+struct HostMemory;
+}
+
 namespace xdc::run {
 
-nlohmann::json environment_json(const Experiment& e, const net::NetworkState& net, bool reused);
+// `host_memory`: the rates the run's prediction takes for libnbc's work (host_memory.h),
+// recorded when measured (non-zero).
+nlohmann::json environment_json(const Experiment& e, const net::NetworkState& net, bool reused,
+                                const sim::HostMemory* host_memory = nullptr);
 // The hosts' TCP as read back (state.h's HostTcp), one member per setting: its value when
 // every host has it, else "value (hosts); value (hosts)". {} when the state has none.
 nlohmann::json tcp_json(const net::NetworkState& net);

@@ -250,7 +250,7 @@ void record_setup(const RunContext& c, const RunNetwork& network,
                     e.time_dilation, e.time_dilation));
   for (auto& n : state.notes) c.say("note: " + n);
   for (auto& n : gpu_notes) c.say("gpu: " + n);
-  nlohmann::json env = environment_json(e, state, !network.owned());
+  nlohmann::json env = environment_json(e, state, !network.owned(), &c.plan.worker.host_memory);
   if (c.lab) {
     env["lab"] = lab::placement_json(*c.lab, state, e.rank_hosts());
     c.say("lab " + c.lab->name + ": " + env["lab"]["placement"].get<std::string>());

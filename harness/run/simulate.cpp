@@ -66,7 +66,7 @@ std::vector<ScheduleResult> simulate_plan(const Plan& planned, const std::string
                                           const SimulateOptions& o) {
   Plan plan = planned;
   if (o.host_memory && plan.experiment.data_parallel > 1)
-    plan.worker.host_memory = host_memory_for(o.measured_run);
+    plan.worker.host_memory = o.rates ? *o.rates : host_memory_for(o.measured_run);
   // Measured costs are read before anything is written.
   std::vector<std::vector<RunToPredict>> runs;
   for (const SchedulePlan& sp : plan.schedules)

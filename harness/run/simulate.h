@@ -26,10 +26,10 @@ namespace xdc::run {
 struct SimulateOptions {
   bool traces = true;        // per-schedule directories with the simulated traces
   std::string measured_run;  // "" = planned costs
-  // libnbc's memory work in data-parallel all-reduces (sim::HostMemory) at this host's
-  // rates (measure_host_memory, once a process), or at a measured run's (its
-  // environment.json); false: free.
+  // libnbc's memory work in data-parallel all-reduces (sim::HostMemory) at `rates` when
+  // given, else host_memory_for(measured_run): a measured run's or this host's; false: free.
   bool host_memory = true;
+  const sim::HostMemory* rates = nullptr;
 };
 
 // InputError when a run of `measured_run` lacks its trace.csv.
