@@ -2,6 +2,8 @@
 
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <linux/errqueue.h>
+#include <linux/net_tstamp.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <sched.h>
@@ -399,6 +401,46 @@ OneWayResult one_way_stream(const std::string& client_ns, const std::string& ser
   int cli = udp_socket_in(client_ns);
   int big = 8 << 20;
   setsockopt(cli, SOL_SOCKET, SO_SNDBUFFORCE, &big, sizeof big);
+  setsockopt(cli, SOL_SOCKET, SO_RCVBUFFORCE, &big, sizeof big);  // the stamps' queue
+  // Each datagram's send time is the kernel's, taken as it enters the sending
+  // interface's queue (SCM_TSTAMP_SCHED, keyed by its index on this socket), like the
+  // receive stamp: a sender preempted between its clock reading and the system call (a
+  // busy machine, ms) would otherwise read as the link's delay. Where the kernel gives no
+  // stamp the user-space reading stays.
+  const int stamping = SOF_TIMESTAMPING_TX_SCHED | SOF_TIMESTAMPING_SOFTWARE |
+                       SOF_TIMESTAMPING_OPT_ID | SOF_TIMESTAMPING_OPT_TSONLY;
+  const bool kernel_stamps =
+      setsockopt(cli, SOL_SOCKET, SO_TIMESTAMPING, &stamping, sizeof stamping) == 0;
+  int stamped = 0;
+  std::vector<bool> kernel_sent(res.packets.size(), false);
+  auto take_stamps = [&] {
+    while (kernel_stamps) {
+      struct Ctrl {
+        alignas(cmsghdr) char b[512];
+      } ctrl;
+      msghdr m{};
+      m.msg_control = ctrl.b;
+      m.msg_controllen = sizeof ctrl.b;
+      if (recvmsg(cli, &m, MSG_ERRQUEUE | MSG_DONTWAIT) < 0) return;
+      const scm_timestamping* ts = nullptr;
+      const sock_extended_err* err = nullptr;
+      for (cmsghdr* c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c)) {
+        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_TIMESTAMPING)
+          ts = reinterpret_cast<const scm_timestamping*>(CMSG_DATA(c));
+        else if (c->cmsg_level == SOL_IP && c->cmsg_type == IP_RECVERR)
+          err = reinterpret_cast<const sock_extended_err*>(CMSG_DATA(c));
+      }
+      if (!ts || !err || err->ee_origin != SO_EE_ORIGIN_TIMESTAMPING ||
+          err->ee_info != SCM_TSTAMP_SCHED || err->ee_data >= res.packets.size())
+        continue;
+      const int64_t at = int64_t{ts->ts[0].tv_sec} * 1'000'000'000 + ts->ts[0].tv_nsec;
+      if (at > 0 && !kernel_sent[err->ee_data]) {  // the first interface's, not a later one's
+        kernel_sent[err->ee_data] = true;
+        res.packets[err->ee_data].sent_ns = at;
+        ++stamped;
+      }
+    }
+  };
   sockaddr_in to = addr_of(server_ip, kPort);
   const size_t size = static_cast<size_t>(std::max<int>(payload_bytes, 4));
   std::vector<std::vector<char>> pkts(kBatch, std::vector<char>(size, 0));
@@ -435,7 +477,14 @@ OneWayResult one_way_stream(const std::string& client_ns, const std::string& ser
     sendmmsg(cli, msgs.data(), static_cast<unsigned>(n), 0);
     last_send_ns = sent;
     i += n;
+    take_stamps();
   }
+  // The last stamps follow their datagrams at once; wait a little for any still queued.
+  for (int k = 0; k < 100 && kernel_stamps && stamped < count; ++k) {
+    take_stamps();
+    if (stamped < count) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  res.kernel_send_stamps = stamped;
   sending_done = true;
   receiver.join();
   close(cli);

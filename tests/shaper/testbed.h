@@ -54,11 +54,12 @@ PingResult udp_probe(const std::string& client_ns, const std::string& server_ns,
                      double linger_s = 1.0, int payload_bytes = 32);
 
 // A one-way UDP stream A -> B: `count` datagrams of `payload_bytes` every `interval_s`,
-// each carrying its sequence number. Send and arrival (the kernel's receive stamp) are
-// CLOCK_REALTIME, the clock reshape_egress answers in; both ends run on this machine, so
-// one-way delay = arrival - send. The receiver waits `linger_s` after the last one.
+// each carrying its sequence number. Send (the kernel's stamp as the datagram enters the
+// sender's interface queue) and arrival (the kernel's receive stamp) are CLOCK_REALTIME,
+// the clock reshape_egress answers in; both ends run on this machine, so one-way delay =
+// arrival - send. The receiver waits `linger_s` after the last one.
 // `batch_s` > 0: the sender wakes every batch_s and sends what is due in one call
-// (sendmmsg), each packet stamped with the call's time: for a load whose rate matters
+// (sendmmsg): for a load whose rate matters
 // more than each packet's moment (a kernel with few system calls to spare, a UML guest,
 // cannot send 50 Mbit/s of 1400-byte datagrams one call each).
 struct OneWayPacket {
@@ -68,6 +69,7 @@ struct OneWayPacket {
 struct OneWayResult {
   std::vector<OneWayPacket> packets;    // by sequence number
   std::vector<uint32_t> arrival_order;  // sequence numbers as they arrived
+  int kernel_send_stamps = 0;           // packets whose send time is the kernel's
   int lost() const;
   int reorders() const;  // arrivals with a smaller sequence number than one before them
 };
