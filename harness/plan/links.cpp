@@ -170,8 +170,8 @@ std::vector<sim::TcpPath> tcp_paths(const Experiment& e,
 }
 
 // Per jitter distribution, worked out once from the emulator's own table: the lag table
-// (JitterLagTable); its lambda-0 column is the expected largest of 2^k draws that
-// TcpPath::jitter_hold_ns sums.
+// (JitterLagTable) with its distribution for drawn lags; its lambda-0 column is the
+// expected largest of 2^k draws that TcpPath::jitter_hold_ns sums.
 std::shared_ptr<const sim::JitterLagTable> jitter_table(netem::JitterDist dist) {
   static std::mutex mutex;  // plans may be worked out on several threads
   static std::map<netem::JitterDist, std::shared_ptr<const sim::JitterLagTable>> cache;
@@ -185,9 +185,16 @@ std::shared_ptr<const sim::JitterLagTable> jitter_table(netem::JitterDist dist) 
     for (int h = -16; h <= 6; ++h) lag->lambdas.push_back(std::exp2(h / 2.0));
     for (double lambda : lag->lambdas) {
       std::array<double, sim::JitterLagTable::kSlots> column{};
-      for (size_t k = 0; k < column.size(); ++k)
+      std::array<std::array<double, sim::JitterLagTable::kQuantiles>, sim::JitterLagTable::kSlots>
+          spread{};
+      for (size_t k = 0; k < column.size(); ++k) {
         column[k] = netem::expected_largest_spaced(table, int64_t{1} << k, lambda);
+        const auto q = netem::largest_spaced_quantiles(table, int64_t{1} << k, lambda,
+                                                       sim::JitterLagTable::kQuantiles);
+        std::copy(q.begin(), q.end(), spread[k].begin());
+      }
       lag->largest.push_back(column);
+      lag->quantiles.push_back(spread);
     }
     cached = std::move(lag);
   }

@@ -303,7 +303,7 @@ Prediction predict(const Plan& p, const SchedulePlan& s, const sim::CostModel& c
   add_tp_records(costs, out.trace);
   if (o.run)
     out.run = predict_series(p, s, costs, all, o.launch_to_measured_ns, out.summary.iteration_ns);
-  const bool drawn = random_loss(p) || (all ? all->costs : costs).noisy();
+  const bool drawn = random_loss(p) || jittered(p) || (all ? all->costs : costs).noisy();
   if (o.run && o.band_runs > 0 && drawn)
     for (int k = 1; k <= o.band_runs; ++k) {
       const RunSeries r = predict_series(p, s, costs, all, o.launch_to_measured_ns,
@@ -333,6 +333,14 @@ bool random_loss(const Plan& p) {
                        [](const sim::TcpPath& t) { return t.loss > 0; });
   };
   return lossy(p.links) || lossy(p.world_links) || lossy(p.worker.dp_links);
+}
+
+bool jittered(const Plan& p) {
+  auto any = [](const sim::LinkModel& m) {
+    return std::any_of(m.tcp.begin(), m.tcp.end(),
+                       [](const sim::TcpPath& t) { return !t.jitter_hops.empty(); });
+  };
+  return any(p.links) || any(p.world_links) || any(p.worker.dp_links);
 }
 
 }  // namespace xdc::run

@@ -46,9 +46,10 @@ struct PredictOptions {
   int64_t launch_to_measured_ns = -1;
   // false: the steady state only (make_plan's prefill placement, `xdc schedule show`).
   bool run = true;
-  // Over a WAN with random loss (random_loss) or with costs that carry measured compute
-  // noise (sim::CostModel::noisy): the run predicted this many times more, replica k with
-  // its losses and compute durations drawn from seed k (sim::WorkerModel::loss_seed); the
+  // Over a WAN with random loss (random_loss) or jitter (jittered), or with costs that
+  // carry measured compute noise (sim::CostModel::noisy): the run predicted this many times
+  // more, replica k with its losses, jitter lags and compute durations drawn from seed k
+  // (sim::WorkerModel::loss_seed); the
   // prediction is their mean and the band the spread of their means (Prediction::band_s).
   // 0: none (the prediction is then the run with the losses evenly spaced).
   int band_runs = 20;
@@ -70,7 +71,7 @@ struct Prediction {
   double steady_iteration_s() const;
   // Each band replica's predicted mean (PredictOptions::band_runs), and the band: their
   // 5th to 95th percentile (a 90% band); [iteration_s, iteration_s] without replicas
-  // (nothing drawn: a WAN without random loss and modeled compute; zero width).
+  // (nothing drawn: a WAN without random loss or jitter, and modeled compute; zero width).
   std::vector<double> band_runs_s;
   std::array<double, 2> band_s() const;
 };
@@ -78,6 +79,9 @@ struct Prediction {
 // Whether some path of the plan loses packets at random (random or Gilbert-Elliott loss):
 // where the losses fall then varies from run to run.
 bool random_loss(const Plan& p);
+// Whether some path of the plan has jitter: how late each message's last packets arrive
+// then varies from run to run.
+bool jittered(const Plan& p);
 
 // Schedule `s` of plan `p` predicted with `costs` (its planned costs, or measured ones).
 // Throws std::invalid_argument for a schedule that deadlocks on these links.

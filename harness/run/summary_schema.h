@@ -48,14 +48,12 @@
 //   repeat order, series and changes laid end to end, the simulated_* keys, the band's ends too,
 //   the mean of the repeats' predictions); each repeat's own entry is
 //   SCHEDULE/repeat-K/summary.json. simulated_iteration_s (the prediction: plan/predict.h
-//   Prediction::iteration_s: the mean over runs whose random losses and measured compute
-//   noise are drawn, else the predicted run's measured iterations' mean), simulated_band_s
-//   [low, high] (the 90% band of the drawn runs' means, Prediction::band_s; zero width
-//   where nothing is drawn),
-//   within_band (measured runs:
-//   iteration_s_mean inside simulated_band_s), simulated_launch_to_measured_s (the
-//   predicted run's launch before its first measured iteration, s; absent: not known),
-//   simulated_steady_iteration_s,
+//   Prediction::iteration_s: the mean over runs whose random losses, jitter lags and
+//   measured compute noise are drawn, else the predicted run's measured iterations' mean),
+//   simulated_band_s [low, high] (the 90% band of the drawn runs' means, Prediction::band_s; zero
+//   width where nothing is drawn), within_band (measured runs: iteration_s_mean inside
+//   simulated_band_s), simulated_launch_to_measured_s (the predicted run's launch before its first
+//   measured iteration, s; absent: not known), simulated_steady_iteration_s,
 //   simulated_bubble_ratio, simulated_costs, simulated_mfu, simulated_series {iteration_s,
 //   start_s, changes, ended}, simulated_utilisation {per_rank, mean} (each rank's compute
 //   in the steady iteration over simulated_iteration_s; per_rank: the ranks the simulated

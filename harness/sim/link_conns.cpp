@@ -80,7 +80,10 @@ std::vector<TcpConn> LinkState::launch(const LinkModel& m, uint64_t loss_seed) {
   LinkState s(m);
   for (size_t i = 0; i < s.conn_.size(); ++i) {
     TcpConn& c = s.conn_[i];
-    if (loss_seed != 0) c.loss_draws = tcp_loss_stream(loss_seed, s.stream_of(i));
+    if (loss_seed != 0) {
+      c.loss_draws = tcp_loss_stream(loss_seed, s.stream_of(i));
+      c.jitter_draws = tcp_loss_stream(~loss_seed, s.stream_of(i));
+    }
     c.cwnd = kTcpInitialWindow * std::max(s.tcp(i).connections, 1);
     c.ssthresh = 0;
     c.carried = 0;

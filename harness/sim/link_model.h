@@ -203,8 +203,9 @@ class LinkState {
   // until the first loss (no ssthresh), no loss met yet (TcpConn::carried 0), never sent
   // (no idle restart). As history() takes them; the kernel's tcp_probe tracepoint shows
   // a run's WAN connections so in its first iteration.
-  // `loss_seed` != 0: each connection draws where its random losses fall from its own
-  // stream of that seed (TcpConn::loss_draws); 0: evenly spaced.
+  // `loss_seed` != 0: each connection draws where its random losses fall, and how late
+  // for jitter each phase's last packets arrive, from its own streams of that seed
+  // (TcpConn::loss_draws, jitter_draws); 0: losses evenly spaced, expected lags.
   static std::vector<TcpConn> launch(const LinkModel& m, uint64_t loss_seed = 0);
   // A message of `bytes` from rank `from` to `to`, ready to go at ready_ns: its timing as
   // far as the sends so far decide it (post() + current()).

@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "common/mix64.h"
 #include "harness/sim/link_model.h"
 #include "workloads/worker/stripe_pieces.h"
 
@@ -542,13 +543,17 @@ bool LinkState::end_phases(Run& r, int64_t t, const Round& s) {
     for (size_t c = 0; c < conns_.size(); ++c) upto += std::min(cum, given_[c]);
     const int64_t finish = t + (s.link ? s.link->transfer_ns(upto) : 0);
     // The round's packets up to this phase's last one cross the delay lines together.
+    // A band replica draws it (TcpConn::jitter_draws), one draw a phase.
     const TcpPath& path = tcp(j.conn);
-    const int64_t lag = path.jitter_hops.empty()
-                            ? 0
-                            : tcp_jitter_lag_ns(path, upto,
-                                                tcp_tso_segments(conns_[conn_of_[a]].second, path,
-                                                                 round_trip(j.conn)),
-                                                s.link ? s.link->bandwidth_bps : 0);
+    TcpConn& conn = conns_[conn_of_[a]].second;
+    const uint64_t draw = path.jitter_hops.empty() || conn.jitter_draws == 0
+                              ? 0
+                              : mix64(conn.jitter_draws += kGoldenGamma) | 1;
+    const int64_t lag =
+        path.jitter_hops.empty()
+            ? 0
+            : tcp_jitter_lag_ns(path, upto, tcp_tso_segments(conn, path, round_trip(j.conn)),
+                                s.link ? s.link->bandwidth_bps : 0, draw);
     const auto k = static_cast<size_t>(r.ch.jobs[a]);
     done_t_[a] = finish;
     done_ready_[a] = j.ready;

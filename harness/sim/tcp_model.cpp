@@ -70,7 +70,26 @@ double JitterLagTable::at(int64_t n, double lambda) const {
   return column(m - 1) + f * (column(m) - column(m - 1));
 }
 
-int64_t tcp_jitter_lag_ns(const TcpPath& p, int64_t bytes, int64_t tso_segments, double rate_bps) {
+double JitterLagTable::draw(int64_t n, double lambda, double u) const {
+  if (quantiles.size() != lambdas.size() || quantiles.empty()) return at(n, lambda);
+  const auto i =
+      static_cast<size_t>(std::clamp(u * kQuantiles, 0.0, static_cast<double>(kQuantiles - 1)));
+  const double x = std::log2(static_cast<double>(std::max<int64_t>(n, 1)));
+  const auto k = std::min<size_t>(static_cast<size_t>(x), kSlots - 1);
+  const double fk = k + 1 < kSlots ? x - static_cast<double>(k) : 0;
+  auto column = [&](size_t m) {
+    const auto& c = quantiles[m];
+    return c[k][i] + fk * (k + 1 < kSlots ? c[k + 1][i] - c[k][i] : 0);
+  };
+  const auto above = std::upper_bound(lambdas.begin(), lambdas.end(), lambda);
+  if (above == lambdas.end()) return column(lambdas.size() - 1);
+  const auto m = static_cast<size_t>(above - lambdas.begin());
+  const double f = (lambda - lambdas[m - 1]) / (lambdas[m] - lambdas[m - 1]);
+  return column(m - 1) + f * (column(m) - column(m - 1));
+}
+
+int64_t tcp_jitter_lag_ns(const TcpPath& p, int64_t bytes, int64_t tso_segments, double rate_bps,
+                          uint64_t draw) {
   if (p.jitter_hops.empty()) return 0;
   const int64_t packets = (std::max<int64_t>(bytes, 1) + kTcpMss - 1) / kTcpMss;
   const int64_t tso = std::max<int64_t>(tso_segments, 1);
@@ -79,12 +98,17 @@ int64_t tcp_jitter_lag_ns(const TcpPath& p, int64_t bytes, int64_t tso_segments,
                             ? 1e9 / rate_bps - (p.feed_bps > 0 ? 1e9 / p.feed_bps : 0)
                             : 0;
   double lag = 0;
+  uint64_t hop = 0;
   for (const JitterHop& h : p.jitter_hops) {
+    ++hop;
     if (!h.table || h.jitter_ns <= 0) continue;
     const int64_t units = h.per_wire ? packets : (packets + tso - 1) / tso;
     const double unit_bits = 8.0 * static_cast<double>(h.per_wire ? kTcpMss : tso * kTcpMss);
     const double lambda = unit_bits * slower / static_cast<double>(h.jitter_ns);
-    lag += static_cast<double>(h.jitter_ns) * h.table->at(units, lambda);
+    const double u =
+        static_cast<double>(mix64(draw + hop * kGoldenGamma) >> 11) / 9007199254740992.0;
+    lag += static_cast<double>(h.jitter_ns) *
+           (draw != 0 ? h.table->draw(units, lambda, u) : h.table->at(units, lambda));
   }
   return std::llround(lag);
 }

@@ -90,11 +90,17 @@ inline constexpr double kRenoAcked = 15.0 / 8;
 // The expected largest of z_j - j x lambda over n draws of one jitter distribution, in
 // units of the jitter (netem::expected_largest_spaced), tabulated at n = 2^k and at
 // lambdas on a grid; at() interpolates in log2 n and in lambda (the last column beyond it).
+// With its distribution (netem::largest_spaced_quantiles at the same points), draw() gives
+// one value of that largest for a uniform u in [0, 1), interpolated the same way: a band
+// replica's jitter (TcpConn::jitter_draws).
 struct JitterLagTable {
   static constexpr int kSlots = 21;                 // n = 1 .. 2^20
+  static constexpr int kQuantiles = 32;             // at probabilities (i + 0.5) / kQuantiles
   std::vector<double> lambdas;                      // ascending from 0
   std::vector<std::array<double, kSlots>> largest;  // [lambda][k]
+  std::vector<std::array<std::array<double, kQuantiles>, kSlots>> quantiles;  // [lambda][k][i]
   double at(int64_t n, double lambda) const;
+  double draw(int64_t n, double lambda, double u) const;  // at() where no quantiles
 };
 // One delay line with jitter on a route. The delay line keeps packets in order, and the
 // rate stage after it (tbf: the FORWARD hook's NFQUEUE comes before the qdisc) serialises
@@ -194,7 +200,10 @@ int64_t tcp_tso_segments(const TcpConn& c, const TcpPath& p, int64_t rtt_ns);
 // aggregates of `tso_segments` (TcpPath::jitter_hops; 0 without jitter): over each hop,
 // the hop's jitter x JitterLagTable::at(units, lambda), lambda being how much longer a
 // unit takes at the rate than it took to arrive at the feed's, in units of the jitter.
-int64_t tcp_jitter_lag_ns(const TcpPath& p, int64_t bytes, int64_t tso_segments, double rate_bps);
+// `draw` != 0: each hop's lag drawn from its distribution (JitterLagTable::draw), keyed by
+// `draw` and the hop, instead of its expectation.
+int64_t tcp_jitter_lag_ns(const TcpPath& p, int64_t bytes, int64_t tso_segments, double rate_bps,
+                          uint64_t draw = 0);
 
 // Linux's TCP small queues (tcp_small_queue_check) keep at most sk_pacing_rate >>
 // sk_pacing_shift (10: about 1 ms) of a socket's bytes in its host's qdiscs (at most
@@ -299,6 +308,9 @@ struct TcpConn {
   // bytes, the next drawn loss falls (-1: not drawn yet).
   uint64_t loss_draws = 0;
   int64_t next_loss = -1;
+  // Drawn jitter (splitmix64 state; 0: each message's expected lag): a band replica's
+  // connections draw each phase's lag (tcp_jitter_lag_ns) from this stream.
+  uint64_t jitter_draws = 0;
   // The packets it expected to lose at its hosts' ports so far, plus one half (tcp_port_loss).
   double port_share = 0.5;
   bool operator==(const TcpConn&) const = default;

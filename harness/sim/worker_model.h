@@ -135,10 +135,11 @@ struct WorkerModel {
   // The outer loop starts at this iteration (from the first, warmup included); the ones
   // before all-reduce their gradients (CostModel::sync_grad_bytes) and sync none.
   int outer_from = 0;
-  // simulate_run: != 0, the connections draw where their random losses fall from
-  // streams of this seed (LinkState::launch), and compute durations are drawn from the
-  // costs' measured noise (CostModel::noise_factor; IterationSetup::noise_key); 0, losses
-  // evenly spaced (the expectation) and the costs' means.
+  // simulate_run: != 0, the connections draw where their random losses fall and their
+  // jitter lags from streams of this seed (LinkState::launch), and compute durations are
+  // drawn from the costs' measured noise (CostModel::noise_factor; IterationSetup::
+  // noise_key); 0, losses evenly spaced, expected lags (the expectations) and the costs'
+  // means.
   uint64_t loss_seed = 0;
 };
 

@@ -92,10 +92,14 @@ double expected_largest_draw(const std::vector<int16_t>& table, int64_t n) {
   return e / kDistScale;
 }
 
-double expected_largest_spaced(const std::vector<int16_t>& table, int64_t n, double lambda) {
-  if (!(lambda > 0)) return expected_largest_draw(table, n);
-  // The draws' CDF F on a grid of step h over [lo, hi], the range of one draw.
-  constexpr double h = 1.0 / 64;
+namespace {
+constexpr double kGridStep = 1.0 / 64;  // of the jitter
+// One draw's CDF F on a grid of kGridStep over [lo, hi], the range of one draw.
+struct DrawGrid {
+  double lo = 0, hi = 0;
+  std::vector<double> cdf;  // F(lo + k h)
+};
+DrawGrid draw_grid(const std::vector<int16_t>& table) {
   std::vector<double> v;
   if (table.empty()) {
     v = {-1.0, 1.0};
@@ -103,16 +107,65 @@ double expected_largest_spaced(const std::vector<int16_t>& table, int64_t n, dou
     for (int16_t x : table) v.push_back(static_cast<double>(x) / kDistScale);
     std::sort(v.begin(), v.end());
   }
-  const double lo = v.front(), hi = v.back();
-  const auto points = static_cast<size_t>(std::ceil((hi - lo) / h)) + 1;
-  std::vector<double> cdf(points);
+  DrawGrid g;
+  g.lo = v.front();
+  g.hi = v.back();
+  const auto points = static_cast<size_t>(std::ceil((g.hi - g.lo) / kGridStep)) + 1;
+  g.cdf.resize(points);
+  for (size_t k = 0; k < points; ++k) {
+    const double x = g.lo + static_cast<double>(k) * kGridStep;
+    g.cdf[k] = table.empty()
+                   ? std::clamp((x + 1) / 2, 0.0, 1.0)
+                   : static_cast<double>(std::upper_bound(v.begin(), v.end(), x) - v.begin()) /
+                         static_cast<double>(v.size());
+  }
+  return g;
+}
+}  // namespace
+
+std::vector<double> largest_spaced_quantiles(const std::vector<int16_t>& table, int64_t n,
+                                             double lambda, int q) {
+  const DrawGrid g = draw_grid(table);
+  const double lo = g.lo, hi = g.hi, h = kGridStep;
+  const size_t points = g.cdf.size();
+  const int64_t terms = lambda > 0 ? std::min<int64_t>(std::max<int64_t>(n, 1),
+                                                       static_cast<int64_t>((hi - lo) / lambda) + 1)
+                                   : 1;
+  const double power = lambda > 0 ? 1.0 : static_cast<double>(std::max<int64_t>(n, 1));
+  // P(Y <= x) = prod_j F(x + j lambda) at each grid point (lambda 0: F(x)^n).
+  std::vector<double> below(points);
   for (size_t k = 0; k < points; ++k) {
     const double x = lo + static_cast<double>(k) * h;
-    cdf[k] = table.empty()
-                 ? std::clamp((x + 1) / 2, 0.0, 1.0)
-                 : static_cast<double>(std::upper_bound(v.begin(), v.end(), x) - v.begin()) /
-                       static_cast<double>(v.size());
+    double p = 1;
+    for (int64_t j = 0; j < terms && p > 0; ++j) {
+      const double at = std::round((x + static_cast<double>(j) * lambda - lo) / h);
+      p *= at >= static_cast<double>(points - 1) ? 1.0 : g.cdf[static_cast<size_t>(at)];
+    }
+    below[k] = std::pow(p, power);
   }
+  below.back() = 1;
+  std::vector<double> out(static_cast<size_t>(std::max(q, 1)));
+  size_t k = 0;
+  for (size_t i = 0; i < out.size(); ++i) {
+    const double want = (static_cast<double>(i) + 0.5) / static_cast<double>(out.size());
+    while (k + 1 < points && below[k] < want) ++k;
+    // Between grid points k - 1 and k, linear in the CDF.
+    const double x = lo + static_cast<double>(k) * h;
+    if (k == 0 || below[k] <= below[k - 1]) {
+      out[i] = x;
+    } else {
+      out[i] = x - h * (below[k] - want) / (below[k] - below[k - 1]);
+    }
+  }
+  return out;
+}
+
+double expected_largest_spaced(const std::vector<int16_t>& table, int64_t n, double lambda) {
+  if (!(lambda > 0)) return expected_largest_draw(table, n);
+  const DrawGrid g = draw_grid(table);
+  const double lo = g.lo, hi = g.hi, h = kGridStep;
+  const size_t points = g.cdf.size();
+  const std::vector<double>& cdf = g.cdf;
   // Draw j >= (hi - lo) / lambda never leads: draw 0 is at least lo, it at most hi - j lambda.
   const int64_t terms = std::min<int64_t>(n, static_cast<int64_t>((hi - lo) / lambda) + 1);
   // Y = max_j (z_j - j lambda) lies in [lo, hi]: E[Y] = lo + integral of P(Y > x) over it,

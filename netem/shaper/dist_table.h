@@ -37,6 +37,12 @@ double expected_largest_draw(const std::vector<int16_t>& table, int64_t n);
 // (the later a packet, the less of the serialisation after it its delay can push back).
 // lambda 0: expected_largest_draw. Numerical, on a grid of 1/64 of the jitter.
 double expected_largest_spaced(const std::vector<int16_t>& table, int64_t n, double lambda);
+// The distribution of that largest (n >= 1; for n = 1 one draw), on the same grid: its
+// value at each of the probabilities (i + 0.5) / q, i = 0..q-1, in units of the jitter.
+// One of them picked at random is a draw of the largest (a prediction's band replica
+// draws each message's jitter so); their mean is the expectation within the grid's step.
+std::vector<double> largest_spaced_quantiles(const std::vector<int16_t>& table, int64_t n,
+                                             double lambda, int q);
 
 // iproute2's normal table (4096 entries), computed.
 std::vector<int16_t> computed_normal_table();

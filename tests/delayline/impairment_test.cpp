@@ -204,6 +204,44 @@ TEST(Impairment, ExpectedLargestDrawIsWhatTheDelayLinesDrawsGive) {
   EXPECT_EQ(netem::expected_largest_draw(netem::load_dist_table(netem::JitterDist::kNormal), 1), 0);
 }
 
+// The distribution of that largest (netem::largest_spaced_quantiles: a prediction's band
+// replica draws each message's jitter lag from it) against the delay line's own draws:
+// Y = max_j (z_j - j lambda) over n tabledist draws, its 11th, 52nd and 89th percentiles
+// and mean, for one packet, a bunch, and packets spaced by a slower rate stage.
+TEST(Impairment, LargestSpacedQuantilesAreTheDelayLinesDrawsDistribution) {
+  constexpr int q = 32;
+  for (auto d : {netem::JitterDist::kNormal, netem::JitterDist::kUniform}) {
+    const auto table = netem::load_dist_table(d);
+    std::mt19937 rng(17);
+    for (int n : {1, 16, 256})
+      for (double lambda : {0.0, 0.05}) {
+        const auto quantiles = netem::largest_spaced_quantiles(table, n, lambda, q);
+        ASSERT_EQ(quantiles.size(), size_t{q});
+        EXPECT_TRUE(std::is_sorted(quantiles.begin(), quantiles.end()));
+        std::vector<double> ys;
+        for (int t = 0; t < 4000; ++t) {
+          double y = -1e9;
+          for (int j = 0; j < n; ++j)
+            y = std::max(y, tabledist(0, 1'000'000, rng(), table) / 1e6 - j * lambda);
+          ys.push_back(y);
+        }
+        std::sort(ys.begin(), ys.end());
+        const std::string what = std::string(netem::to_string(d)) + " n " + std::to_string(n) +
+                                 " lambda " + std::to_string(lambda);
+        for (int i : {3, 16, 28}) {
+          const double p = (i + 0.5) / q;
+          EXPECT_NEAR(quantiles[i], ys[static_cast<size_t>(p * ys.size())], 0.06)
+              << what << " at " << p;
+        }
+        const double mean = std::accumulate(quantiles.begin(), quantiles.end(), 0.0) / q;
+        EXPECT_NEAR(mean, std::accumulate(ys.begin(), ys.end(), 0.0) / ys.size(), 0.04) << what;
+        if (n > 1) {
+          EXPECT_NEAR(mean, netem::expected_largest_spaced(table, n, lambda), 0.03) << what;
+        }
+      }
+  }
+}
+
 TEST(Impairment, CorrelatedJitterKeepsItsSpread) {
   LinkParams p;
   p.delay_us = 20'000;

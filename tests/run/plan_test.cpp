@@ -60,6 +60,7 @@ TEST(Plan, TheDemoResolvedOnce) {
     EXPECT_EQ(plan.links.tcp[i].loss, 0);
   }
   EXPECT_FALSE(xdc::run::random_loss(plan));
+  EXPECT_TRUE(xdc::run::jittered(plan));  // the topology's 1 ms: the band draws the lags
   EXPECT_EQ(e.repeat, 3);
   // Its lossy twin: the topology's 0.1% random loss on the cross-DC connections, where a
   // warm one long in use has Mathis's window, 1448 x sqrt(1.5 / 0.001) = 56081 B.
@@ -312,6 +313,42 @@ TEST(Plan, ARandomlyLossyWanIsPredictedAsTheMeanOfItsDrawnRuns) {
   xdc::run::PredictOptions none;
   none.band_runs = 0;
   EXPECT_DOUBLE_EQ(xdc::run::predict(plan, sp, sp.costs, none).iteration_s(), even);
+}
+
+// Jitter makes how late each message's last packets arrive vary (the delay line's draws,
+// kept in order): a lossless jittered WAN with modeled compute is predicted as the mean of
+// runs whose lags are drawn from the delay line's distribution (JitterLagTable::draw), a
+// band of nonzero width around it; the same WAN without jitter draws nothing.
+TEST(Plan, AJitteredWanDrawsEachMessagesLagForTheBand) {
+  auto plan_with = [](const std::string& jitter) {
+    return make_plan(xdc::run::parse_experiment(
+        "name: jit\ntopology:\n  name: jit\n  intra_dc: {rate: 1gbit, delay: 50us}\n"
+        "  dcs: [{name: e, hosts: 1}, {name: w, hosts: 1}]\n"
+        "  wan: [{between: [e, w], delay: 10ms, rate: 200mbit" +
+            jitter +
+            "}]\n"
+            "compute: {modeled: {f: 5ms, b: 10ms, activation: 64kib}}\n"
+            "pipeline: {stages: 2, placement: [e-h1, w-h1]}\nmicrobatches: 4\niterations: 3\n"
+            "warmup: 1\nschedules: [1f1b]\n",
+        "tests/run/jit.yaml"));
+  };
+  const auto plain = plan_with("");
+  EXPECT_FALSE(xdc::run::jittered(plain));
+  const auto flat = xdc::run::predict(plain, plain.schedules[0], plain.schedules[0].costs);
+  EXPECT_TRUE(flat.band_runs_s.empty());
+  const auto plan = plan_with(", jitter: 3ms");
+  ASSERT_TRUE(xdc::run::jittered(plan));
+  ASSERT_FALSE(xdc::run::random_loss(plan));
+  const auto& sp = plan.schedules[0];
+  const auto p = xdc::run::predict(plan, sp, sp.costs);
+  ASSERT_EQ(p.band_runs_s.size(), 20u);
+  EXPECT_LT(p.band_s()[0], p.band_s()[1]);
+  const double drawn = std::accumulate(p.band_runs_s.begin(), p.band_runs_s.end(), 0.0) / 20;
+  EXPECT_DOUBLE_EQ(p.iteration_s(), drawn);
+  // Fixed seeds: the same band again.
+  EXPECT_EQ(xdc::run::predict(plan, sp, sp.costs).band_runs_s, p.band_runs_s);
+  std::printf("JITTER 3 ms at 10 ms: band %.4f..%.4f s around %.4f (expected lags: %.4f)\n",
+              p.band_s()[0], p.band_s()[1], p.iteration_s(), flat.iteration_s());
 }
 
 // Two ranks over flap-pair.yaml without its changes, modeled compute: the plan that the

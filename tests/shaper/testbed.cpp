@@ -339,6 +339,58 @@ int OneWayResult::reorders() const {
   return n;
 }
 
+namespace {
+
+// Each datagram's send time as the kernel's, taken as it enters the sending interface's
+// queue (SCM_TSTAMP_SCHED, keyed by its index on the socket), like the receive stamp: a
+// sender preempted between its clock reading and the system call (a busy machine, ms)
+// would otherwise read as the link's delay. Where the kernel gives no stamp the
+// user-space reading stays.
+struct SendStamps {
+  SendStamps(int fd, std::vector<OneWayPacket>& packets)
+      : fd(fd), packets(packets), first(packets.size(), false) {
+    const int flags = SOF_TIMESTAMPING_TX_SCHED | SOF_TIMESTAMPING_SOFTWARE |
+                      SOF_TIMESTAMPING_OPT_ID | SOF_TIMESTAMPING_OPT_TSONLY;
+    on = setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPING, &flags, sizeof flags) == 0;
+  }
+  // Reads the stamps queued so far (the socket's error queue) into the packets.
+  void take() {
+    while (on) {
+      struct Ctrl {
+        alignas(cmsghdr) char b[512];
+      } ctrl;
+      msghdr m{};
+      m.msg_control = ctrl.b;
+      m.msg_controllen = sizeof ctrl.b;
+      if (recvmsg(fd, &m, MSG_ERRQUEUE | MSG_DONTWAIT) < 0) return;
+      const scm_timestamping* ts = nullptr;
+      const sock_extended_err* err = nullptr;
+      for (cmsghdr* c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c)) {
+        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_TIMESTAMPING)
+          ts = reinterpret_cast<const scm_timestamping*>(CMSG_DATA(c));
+        else if (c->cmsg_level == SOL_IP && c->cmsg_type == IP_RECVERR)
+          err = reinterpret_cast<const sock_extended_err*>(CMSG_DATA(c));
+      }
+      if (!ts || !err || err->ee_origin != SO_EE_ORIGIN_TIMESTAMPING ||
+          err->ee_info != SCM_TSTAMP_SCHED || err->ee_data >= packets.size())
+        continue;
+      const int64_t at = int64_t{ts->ts[0].tv_sec} * 1'000'000'000 + ts->ts[0].tv_nsec;
+      if (at > 0 && !first[err->ee_data]) {  // the first interface's, not a later one's
+        first[err->ee_data] = true;
+        packets[err->ee_data].sent_ns = at;
+        ++stamped;
+      }
+    }
+  }
+  int fd;
+  std::vector<OneWayPacket>& packets;
+  std::vector<bool> first;
+  bool on = false;
+  int stamped = 0;
+};
+
+}  // namespace
+
 OneWayResult one_way_stream(const std::string& client_ns, const std::string& server_ns,
                             const std::string& server_ip, int count, double interval_s,
                             int payload_bytes, double linger_s, double batch_s) {
@@ -402,45 +454,7 @@ OneWayResult one_way_stream(const std::string& client_ns, const std::string& ser
   int big = 8 << 20;
   setsockopt(cli, SOL_SOCKET, SO_SNDBUFFORCE, &big, sizeof big);
   setsockopt(cli, SOL_SOCKET, SO_RCVBUFFORCE, &big, sizeof big);  // the stamps' queue
-  // Each datagram's send time is the kernel's, taken as it enters the sending
-  // interface's queue (SCM_TSTAMP_SCHED, keyed by its index on this socket), like the
-  // receive stamp: a sender preempted between its clock reading and the system call (a
-  // busy machine, ms) would otherwise read as the link's delay. Where the kernel gives no
-  // stamp the user-space reading stays.
-  const int stamping = SOF_TIMESTAMPING_TX_SCHED | SOF_TIMESTAMPING_SOFTWARE |
-                       SOF_TIMESTAMPING_OPT_ID | SOF_TIMESTAMPING_OPT_TSONLY;
-  const bool kernel_stamps =
-      setsockopt(cli, SOL_SOCKET, SO_TIMESTAMPING, &stamping, sizeof stamping) == 0;
-  int stamped = 0;
-  std::vector<bool> kernel_sent(res.packets.size(), false);
-  auto take_stamps = [&] {
-    while (kernel_stamps) {
-      struct Ctrl {
-        alignas(cmsghdr) char b[512];
-      } ctrl;
-      msghdr m{};
-      m.msg_control = ctrl.b;
-      m.msg_controllen = sizeof ctrl.b;
-      if (recvmsg(cli, &m, MSG_ERRQUEUE | MSG_DONTWAIT) < 0) return;
-      const scm_timestamping* ts = nullptr;
-      const sock_extended_err* err = nullptr;
-      for (cmsghdr* c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c)) {
-        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_TIMESTAMPING)
-          ts = reinterpret_cast<const scm_timestamping*>(CMSG_DATA(c));
-        else if (c->cmsg_level == SOL_IP && c->cmsg_type == IP_RECVERR)
-          err = reinterpret_cast<const sock_extended_err*>(CMSG_DATA(c));
-      }
-      if (!ts || !err || err->ee_origin != SO_EE_ORIGIN_TIMESTAMPING ||
-          err->ee_info != SCM_TSTAMP_SCHED || err->ee_data >= res.packets.size())
-        continue;
-      const int64_t at = int64_t{ts->ts[0].tv_sec} * 1'000'000'000 + ts->ts[0].tv_nsec;
-      if (at > 0 && !kernel_sent[err->ee_data]) {  // the first interface's, not a later one's
-        kernel_sent[err->ee_data] = true;
-        res.packets[err->ee_data].sent_ns = at;
-        ++stamped;
-      }
-    }
-  };
+  SendStamps stamps(cli, res.packets);
   sockaddr_in to = addr_of(server_ip, kPort);
   const size_t size = static_cast<size_t>(std::max<int>(payload_bytes, 4));
   std::vector<std::vector<char>> pkts(kBatch, std::vector<char>(size, 0));
@@ -477,14 +491,14 @@ OneWayResult one_way_stream(const std::string& client_ns, const std::string& ser
     sendmmsg(cli, msgs.data(), static_cast<unsigned>(n), 0);
     last_send_ns = sent;
     i += n;
-    take_stamps();
+    stamps.take();
   }
   // The last stamps follow their datagrams at once; wait a little for any still queued.
-  for (int k = 0; k < 100 && kernel_stamps && stamped < count; ++k) {
-    take_stamps();
-    if (stamped < count) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  for (int k = 0; k < 100 && stamps.on && stamps.stamped < count; ++k) {
+    stamps.take();
+    if (stamps.stamped < count) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
-  res.kernel_send_stamps = stamped;
+  res.kernel_send_stamps = stamps.stamped;
   sending_done = true;
   receiver.join();
   close(cli);
