@@ -54,38 +54,36 @@ int64_t tcp_tso_segments(const TcpConn& c, const TcpPath& p, int64_t rtt_ns) {
   return std::max<int64_t>(segs, 2);  // tcp_min_tso_segs
 }
 
-double JitterLagTable::at(int64_t n, double lambda) const {
-  if (largest.empty()) return 0;
+namespace {
+// A JitterLagTable column's value, value(m, k) at lambdas[m] and n = 2^k, interpolated in
+// log2 n and in lambda (the last column beyond the grid).
+template <typename Value>
+double interpolate(const JitterLagTable& t, int64_t n, double lambda, const Value& value) {
+  constexpr size_t kSlots = JitterLagTable::kSlots;
   const double x = std::log2(static_cast<double>(std::max<int64_t>(n, 1)));
   const auto k = std::min<size_t>(static_cast<size_t>(x), kSlots - 1);
   const double fk = k + 1 < kSlots ? x - static_cast<double>(k) : 0;
   auto column = [&](size_t m) {
-    const auto& c = largest[m];
-    return c[k] + fk * (k + 1 < kSlots ? c[k + 1] - c[k] : 0);
+    return value(m, k) + fk * (k + 1 < kSlots ? value(m, k + 1) - value(m, k) : 0);
   };
-  const auto above = std::upper_bound(lambdas.begin(), lambdas.end(), lambda);
-  if (above == lambdas.end()) return column(lambdas.size() - 1);
-  const auto m = static_cast<size_t>(above - lambdas.begin());  // lambdas[m - 1] <= lambda
-  const double f = (lambda - lambdas[m - 1]) / (lambdas[m] - lambdas[m - 1]);
+  const auto above = std::upper_bound(t.lambdas.begin(), t.lambdas.end(), lambda);
+  if (above == t.lambdas.end()) return column(t.lambdas.size() - 1);
+  const auto m = static_cast<size_t>(above - t.lambdas.begin());  // lambdas[m - 1] <= lambda
+  const double f = (lambda - t.lambdas[m - 1]) / (t.lambdas[m] - t.lambdas[m - 1]);
   return column(m - 1) + f * (column(m) - column(m - 1));
+}
+}  // namespace
+
+double JitterLagTable::at(int64_t n, double lambda) const {
+  if (largest.empty()) return 0;
+  return interpolate(*this, n, lambda, [&](size_t m, size_t k) { return largest[m][k]; });
 }
 
 double JitterLagTable::draw(int64_t n, double lambda, double u) const {
   if (quantiles.size() != lambdas.size() || quantiles.empty()) return at(n, lambda);
   const auto i =
       static_cast<size_t>(std::clamp(u * kQuantiles, 0.0, static_cast<double>(kQuantiles - 1)));
-  const double x = std::log2(static_cast<double>(std::max<int64_t>(n, 1)));
-  const auto k = std::min<size_t>(static_cast<size_t>(x), kSlots - 1);
-  const double fk = k + 1 < kSlots ? x - static_cast<double>(k) : 0;
-  auto column = [&](size_t m) {
-    const auto& c = quantiles[m];
-    return c[k][i] + fk * (k + 1 < kSlots ? c[k + 1][i] - c[k][i] : 0);
-  };
-  const auto above = std::upper_bound(lambdas.begin(), lambdas.end(), lambda);
-  if (above == lambdas.end()) return column(lambdas.size() - 1);
-  const auto m = static_cast<size_t>(above - lambdas.begin());
-  const double f = (lambda - lambdas[m - 1]) / (lambdas[m] - lambdas[m - 1]);
-  return column(m - 1) + f * (column(m) - column(m - 1));
+  return interpolate(*this, n, lambda, [&](size_t m, size_t k) { return quantiles[m][k][i]; });
 }
 
 int64_t tcp_jitter_lag_ns(const TcpPath& p, int64_t bytes, int64_t tso_segments, double rate_bps,
