@@ -256,6 +256,11 @@ class Renderers(unittest.TestCase):
             {"experiment": "two-dc", "schedule": "1f1b", "runs": 20, "inside": 17,
              "band_halfwidth_pct": 6.04}]})
         self.assertEqual(r["two-dc, 1f1b"], "17 of 20 runs inside their band (band +-6.0%)")
+        r = rows(figures.render_calibration, {"points": [
+            {"experiment": "two-dc", "schedule": "1f1b", "runs": 20, "inside": 17,
+             "iterations": 38, "band_halfwidth_pct": 6.04}]})
+        self.assertEqual(r["two-dc, 1f1b"],
+                         "17 of 20 runs of 38 iterations inside their band (band +-6.0%)")
         r = rows(figures.render_generalisation, {
             "seed": 1, "points": [{"experiment_yaml": "a.yaml", "measured_s": 1.0},
                                   {"experiment_yaml": "a.yaml", "measured_s": None},

@@ -6,7 +6,8 @@ in their seed (scripts/bench_calibration.sh).
 
 Each SWEEP_DIR is an `xdc sweep` directory whose points are runs of one experiment. One
 row per experiment and schedule: runs, inside (runs whose iteration_s_mean lies in their
-own simulated_band_s), band_halfwidth_pct (the bands' mean half-width, % of their middle).
+own simulated_band_s), band_halfwidth_pct (the bands' mean half-width, % of their middle),
+iterations (measured iterations per run: a band of a run's mean narrows with its length).
 """
 
 from __future__ import annotations
@@ -44,8 +45,9 @@ def collect(sweep_dirs: List[str]) -> Dict[str, Any]:
                     continue
                 row = rows.setdefault((run.experiment, s.name), {
                     "experiment": run.experiment, "schedule": s.name, "runs": 0, "inside": 0,
-                    "_half": [], "measured_s": [], "band_s": []})
+                    "iterations": len(s.iteration_s), "_half": [], "measured_s": [], "band_s": []})
                 row["runs"] += 1
+                row["iterations"] = min(row["iterations"], len(s.iteration_s))
                 row["inside"] += int(band[0] <= mean <= band[1])
                 mid = (band[0] + band[1]) / 2
                 row["_half"].append(100 * (band[1] - band[0]) / 2 / mid)
@@ -60,9 +62,11 @@ def collect(sweep_dirs: List[str]) -> Dict[str, Any]:
 
 
 def table(doc: Dict[str, Any]) -> str:
-    out = f"{'experiment':<20} {'schedule':<18} {'runs':>4} {'inside':>6} {'band +-%':>8}\n"
+    out = (f"{'experiment':<20} {'schedule':<18} {'iters':>5} {'runs':>4} {'inside':>6} "
+           f"{'band +-%':>8}\n")
     for p in doc["points"]:
-        out += (f"{p['experiment'][:20]:<20} {p['schedule']:<18} {p['runs']:>4} "
+        out += (f"{p['experiment'][:20]:<20} {p['schedule']:<18} {p.get('iterations', 0):>5} "
+                f"{p['runs']:>4} "
                 f"{p['inside']:>6} {p['band_halfwidth_pct']:>8.2f}\n")
     return out
 

@@ -453,10 +453,13 @@ def render_prediction(d: Dict[str, Any]) -> Rows:
 
 
 def render_calibration(d: Dict[str, Any]) -> Rows:
+    def runs(p: Dict[str, Any]) -> str:  # older files do not say how long the runs were
+        n = p.get("iterations")
+        return "%s runs of %s iterations" % (p.get("runs", MISSING), n) if _is_num(n) else \
+            "%s runs" % p.get("runs", MISSING)
     return [("%s, %s" % (p.get("experiment", MISSING), p.get("schedule", MISSING)),
-             "%s of %s runs inside their band (band +-%s)" % (
-                 p.get("inside", MISSING), p.get("runs", MISSING),
-                 num(p.get("band_halfwidth_pct"), "%.1f%%")))
+             "%s of %s inside their band (band +-%s)" % (
+                 p.get("inside", MISSING), runs(p), num(p.get("band_halfwidth_pct"), "%.1f%%")))
             for p in _list(d.get("points"))]
 
 
