@@ -116,7 +116,24 @@ void TimedLinks::hold_up(int from, int to, int64_t bytes, Transfer& x) {
     const TcpPath path = s && !s->tcp.empty() ? s->tcp[i]
                          : cur_.tcp.empty()   ? TcpPath{}
                                               : cur_.path(from, to);
-    const int64_t retx = tcp_retransmit_after(cut, up, tcp_rto_ns(path, rtt + kMessageAckDelayNs));
+    // What the cut first meets is one segment when the message is (or while a put's request
+    // with no data awaits its answer, a round trip from the first byte); else many. The
+    // probe timer runs from the last transmission or ACK: with many segments out, the ACKs
+    // of what crossed before the cut still come back (and clock out more data) until the
+    // reverse direction is cut too.
+    const int64_t lat_cut = s ? s->links[i].latency_ns : latency;
+    const bool tcp = !cur_.tcp.empty() || (s && !s->tcp.empty());  // phases modelled
+    const bool one_segment =
+        bytes <= kTcpMss || (tcp && put_protocol(path, bytes) && cut < a0 + rtt);
+    int64_t last = cut;
+    if (!one_segment) {
+      const int64_t acked =
+          std::min({cut, x.end_ns + origin_, tl_.next_down(to, from, a0) - lat_cut});
+      if (acked > a0) last = std::max(cut, acked + rtt);
+    }
+    const double rate_cut = s ? s->links[i].bandwidth_bps : cur_.at(from, to).bandwidth_bps;
+    const int64_t retx = tcp_retransmit_after(path, tcp_message_srtt_ns(rtt, bytes, rate_cut),
+                                              one_segment, last, up);
     const LinkSnapshot* after = up < kNeverNs ? tl_.at(up) : nullptr;
     const int64_t lat = after ? after->links[i].latency_ns : latency;
     // What the cut left of the message (its time on the wire can include a rendezvous

@@ -15,10 +15,11 @@
 // A message whose route is down while it is on the wire (from its first byte leaving to its
 // last arriving), or that is sent while it is down, is held up as Linux TCP holds it: what
 // was sent before the cut is delivered; the first segment lost at the cut (or at the send)
-// is retransmitted after the retransmission timeout and after each doubling until one goes
-// out with the route up (tcp_retransmit_after, with the path's tcp_rto_ns); the rest of the
-// message follows in slow start from one segment (tcp_slow_start_ns). Later messages of the
-// same pair wait for that recovery (one connection, in order).
+// goes again as Linux sends it, a tail loss probe and then the retransmission timeout
+// doubling, until one goes out with the route up (tcp_retransmit_after, from the srtt the
+// pair's messages give, tcp_message_srtt_ns); the rest of the message follows in slow start
+// from one segment (tcp_slow_start_ns). Later messages of the same pair wait for that
+// recovery (one connection, in order).
 #include <cstdint>
 #include <functional>
 #include <limits>

@@ -133,13 +133,30 @@ int64_t tcp_slow_start_ns(int64_t bytes, int64_t rtt_ns, double bandwidth_bps) {
   return rounds * rtt_ns + serial;
 }
 
-int64_t tcp_retransmit_after(int64_t lost_ns, int64_t up_ns, int64_t rto_ns) {
+int64_t tcp_message_srtt_ns(int64_t rtt_ns, int64_t bytes, double bandwidth_bps) {
+  if (bandwidth_bps <= 0) return rtt_ns;
+  return rtt_ns + std::llround(static_cast<double>(bytes) * 4e9 / bandwidth_bps);
+}
+
+int64_t tcp_timer_fires_ns(int64_t delay_ns) {
+  // Levels of 64 buckets, each 8 times coarser; a level starts at 63 of the last one's
+  // buckets (LVL_START), and a timer fires in the first bucket after its expiry.
+  const int64_t ticks = (delay_ns + kJiffyNs - 1) / kJiffyNs;
+  int64_t gran = 1;
+  for (int64_t start = 63; ticks >= start; start *= 8) gran *= 8;
+  // Expected lateness: one tick at level 0; (gran + 1) / 2 above (uniform in 1..gran).
+  const int64_t late_half_ticks = gran == 1 ? 2 : gran + 1;
+  return ticks * kJiffyNs + late_half_ticks * kJiffyNs / 2;
+}
+
+int64_t tcp_retransmit_after(const TcpPath& p, int64_t srtt_ns, bool one_segment, int64_t last_ns,
+                             int64_t up_ns) {
   if (up_ns >= kTcpNever) return kTcpNever;
-  int64_t wait = rto_ns, at = lost_ns + rto_ns;
-  while (at < up_ns) {
-    wait *= 2;
-    at += wait;
-  }
+  const int64_t rto = tcp_rto_ns(p, srtt_ns);
+  const int64_t probe = std::min(2 * srtt_ns + (one_segment ? p.rto_min_ns : kTlpMinNs), rto);
+  int64_t at = last_ns + tcp_timer_fires_ns(probe);
+  for (int64_t wait = rto; at < up_ns; wait = std::min(2 * wait, kTcpRtoMaxNs))
+    at += tcp_timer_fires_ns(wait);
   return at;
 }
 

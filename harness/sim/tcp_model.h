@@ -256,25 +256,38 @@ int64_t tcp_loss_window_bytes(double loss);
 double tcp_loss_limited_bps(int64_t rtt_ns, double loss);
 
 // Linux's retransmission timeout (tcp_set_rto): srtt + max(4 rttvar, rto_min) with rttvar
-// settled below rto_min, in whole clock ticks as Linux counts it. `srtt_ns` is what the
-// connection's round-trip samples average to (kMessageAckDelayNs above the path's for
-// message traffic, below).
+// settled below rto_min, in whole clock ticks as Linux counts it.
 int64_t tcp_rto_ns(const TcpPath& p, int64_t srtt_ns);
-// What the round-trip samples of pipeline messages add to the path's round trip:
-// request / response traffic whose last segment's ACK is delayed, bursts queued at the
-// bottleneck. Measured on a flap at 40 ms, not derived: it stands in for srtt +5 ms, a tail
-// loss probe and the timer wheel's rounding (tracepoints: docs/history/simulator.md).
-inline constexpr int64_t kMessageAckDelayNs = 60'000'000;
+// What a connection's smoothed round trip settles to while it carries messages of `bytes`
+// each: the path's round trip plus the mean queueing of the message's own segments at the
+// bottleneck (sent as one burst, the k-th waits behind k - 1: half its serialisation at
+// `bandwidth_bps`). tcp_probe's srtt on experiments/flap.yaml's pipeline pair (1 MiB at
+// 1 Gbit/s, 40 ms): 44.3 ms.
+int64_t tcp_message_srtt_ns(int64_t rtt_ns, int64_t bytes, double bandwidth_bps);
+// When a timer armed `delay_ns` ahead fires: Linux's timer wheel (kernel/time/timer.c,
+// calc_index) puts it in the level whose granularity (8^level clock ticks) its delay needs
+// (under 63 ticks level 0, under 504 level 1, under 4032 level 2, ...) and fires it at the
+// next multiple of that granularity after its expiry: a tick late at level 0, 1 to 8 at
+// level 1 (4.5 expected), 1 to 64 at level 2. The expectation.
+int64_t tcp_timer_fires_ns(int64_t delay_ns);
 // `bytes` sent after a retransmission timeout, from a window of one segment doubling
 // every `rtt_ns` (tcp_enter_loss, then slow start): a round trip per doubling until the
 // last window holds the rest, plus the bytes' serialisation at the rate (not overlapped
 // with the round trips: an upper bound once a window outlasts one).
 int64_t tcp_slow_start_ns(int64_t bytes, int64_t rtt_ns, double bandwidth_bps);
-// When a segment first lost at `lost_ns`, retransmitted at lost + rto, + 3 rto, + 7 rto,
-// ... (RFC 6298's doubling backoff), first goes out at or after `up_ns`; kTcpNever when
-// `up_ns` is.
 inline constexpr int64_t kTcpNever = std::numeric_limits<int64_t>::max() / 4;
-int64_t tcp_retransmit_after(int64_t lost_ns, int64_t up_ns, int64_t rto_ns);
+inline constexpr int64_t kTcpRtoMaxNs = 120'000'000'000;  // Linux's TCP_RTO_MAX
+inline constexpr int64_t kTlpMinNs = 2'000'000;           // TCP_TIMEOUT_MIN_US
+// When the segments a route cut lost first go again at or after `up_ns`. Linux's tail loss
+// probe goes first (tcp_schedule_loss_probe): 2 srtt + 2 ms (TCP_TIMEOUT_MIN_US) after the
+// last transmission or ACK `last_ns`, + rto_min instead with one segment out, never later
+// than the RTO; the RTO
+// is then armed afresh from the probe (tcp_rearm_rto) and doubles on each expiry (RFC 6298
+// backoff), every timer fired as the wheel fires it. `one_segment`: the connection has one
+// segment out. kTcpNever when `up_ns` is. Ground truth: the kernel's own retransmissions on
+// a cut link (tests/network/tcp_cut_test.cpp).
+int64_t tcp_retransmit_after(const TcpPath& p, int64_t srtt_ns, bool one_segment, int64_t last_ns,
+                             int64_t up_ns);
 // Random loss (TcpPath::loss) is met, not capped: one segment in 1/loss of those a
 // connection carries is lost. TcpConn::carried places them: evenly spaced (the
 // expectation), or, on a connection with a loss stream (TcpConn::loss_draws), at gaps

@@ -38,18 +38,34 @@ TEST(LinkTimeline, LooksUpTheSnapshotInForceAndTheNextCutAndRestore) {
   EXPECT_EQ(t.next_up(0, 1, 500 * kMs), 500 * kMs);
 }
 
-TEST(LinkTimeline, RetransmissionsDoubleUntilOneGoesOutWithTheLinkUp) {
-  // rto 280 ms: retransmissions at 280, 840, 1960, 4200 ms after the loss.
-  EXPECT_EQ(tcp_retransmit_after(0, 1900 * kMs, 280 * kMs), 1960 * kMs);
-  EXPECT_EQ(tcp_retransmit_after(0, 1961 * kMs, 280 * kMs), 4200 * kMs);
-  EXPECT_EQ(tcp_retransmit_after(0, 100 * kMs, 280 * kMs), 280 * kMs);
-  // 40 ms round trip + the messages' ACK delay + rto_min; a route's rto_min replaces 200 ms.
-  EXPECT_EQ(tcp_rto_ns(TcpPath{}, 40 * kMs + kMessageAckDelayNs), 300 * kMs);
+TEST(LinkTimeline, TimersFireAsLinuxsWheelFiresThem) {
+  // A tick late under 63 ticks; 1-8 (4.5 expected) under 504; 1-64 under 4032 (4 ms ticks).
+  EXPECT_EQ(tcp_timer_fires_ns(248 * kMs), 252 * kMs);
+  EXPECT_EQ(tcp_timer_fires_ns(496 * kMs), 514 * kMs);
+  EXPECT_EQ(tcp_timer_fires_ns(2012 * kMs), 2030 * kMs);
+  EXPECT_EQ(tcp_timer_fires_ns(2016 * kMs), 2146 * kMs);  // 504 ticks: level 2
+}
+
+TEST(LinkTimeline, RetransmissionsAcrossACutStartWithTheTailLossProbe) {
+  // 40 ms round trip + rto_min, whole 4 ms clock ticks (up); a route's rto_min replaces 200 ms.
+  EXPECT_EQ(tcp_rto_ns(TcpPath{}, 40 * kMs), 240 * kMs);
+  EXPECT_EQ(tcp_rto_ns(TcpPath{}, 41 * kMs), 244 * kMs);
   TcpPath slow;
   slow.rto_min_ns = 1000 * kMs;
   EXPECT_EQ(tcp_rto_ns(slow, 40 * kMs), 1040 * kMs);
-  EXPECT_EQ(tcp_rto_ns(TcpPath{}, 41 * kMs), 244 * kMs);  // whole 4 ms clock ticks, up
-  EXPECT_EQ(tcp_retransmit_after(0, kNeverNs, 280 * kMs), kNeverNs);
+  // srtt 48 ms, RTO 248 ms. One segment out: the probe at the RTO (252 as fired), then the
+  // RTO afresh (504), doubled (504 + 514 = 1018), doubled (1018 + 1010 = 2028).
+  const TcpPath p;
+  EXPECT_EQ(tcp_retransmit_after(p, 48 * kMs, true, 0, 100 * kMs), 252 * kMs);
+  EXPECT_EQ(tcp_retransmit_after(p, 48 * kMs, true, 0, 253 * kMs), 504 * kMs);
+  EXPECT_EQ(tcp_retransmit_after(p, 48 * kMs, true, 0, 600 * kMs), 1018 * kMs);
+  EXPECT_EQ(tcp_retransmit_after(p, 48 * kMs, true, 0, 2000 * kMs), 2028 * kMs);
+  // Several segments out: the probe 2 srtt + 2 ms after the last send (25 ticks + 1).
+  EXPECT_EQ(tcp_retransmit_after(p, 48 * kMs, false, 0, 100 * kMs), 104 * kMs);
+  EXPECT_EQ(tcp_retransmit_after(p, 48 * kMs, false, 0, 105 * kMs), 356 * kMs);
+  EXPECT_EQ(tcp_retransmit_after(p, 48 * kMs, true, 0, kNeverNs), kNeverNs);
+  // The pipeline's srtt: 1 MiB bursts at 1 Gbit/s queue 4.2 ms on average.
+  EXPECT_EQ(tcp_message_srtt_ns(40 * kMs, 1 << 20, 1e9), 44'194'304);
 }
 
 TEST(TimedLinks, WithoutChangesTimesEveryMessageAsLinkState) {
@@ -79,14 +95,15 @@ TEST(TimedLinks, ADelayChangeAppliesToMessagesSentAfterIt) {
 }
 
 TEST(TimedLinks, AMessageSentIntoAnOutageWaitsForTheRetransmissionAfterIt) {
-  const LinkModel m = pair(20, 0);  // 40 ms round trip: rto 300 ms
+  const LinkModel m = pair(20, 0);  // 40 ms round trip: rto 240 ms
   LinkTimeline t(2);
   t.add(snap(1000, 20, 0, true));
   t.add(snap(3000, 20, 0, false));
   TimedLinks timed(m, t, 0);
-  // Lost at 1100 ms; retransmitted at +300, +900, +2100 = 3200 ms (up at 3000): one segment.
+  // Lost at 1100 ms, one segment out: the probe at +244 (the RTO as fired), the RTO at +488,
+  // +986, +1964 = 3064 ms (up at 3000).
   const Transfer x = timed.send(0, 1, 100, 1100 * kMs);
-  EXPECT_EQ(x.arrival_ns, 3200 * kMs + 20 * kMs);
+  EXPECT_EQ(x.arrival_ns, 3064 * kMs + 20 * kMs);
   // The pair's next message waits for that recovery; the other direction is cut as well.
   EXPECT_GE(timed.send(0, 1, 100, 1200 * kMs).arrival_ns, x.arrival_ns);
   EXPECT_GT(timed.arrival(1, 0, 0, 2000 * kMs), 3000 * kMs);
@@ -103,15 +120,17 @@ TEST(TimedLinks, TheRestOfAMessageCutOnTheWireFollowsInSlowStart) {
   t.add(snap(1500, 20, 1e9, false));
   TimedLinks timed(m, t, 0);
   const Transfer x = timed.send(0, 1, 1 << 20, 1000 * kMs);
-  // Lost at 1004 ms, retransmitted at 1304 (before the restore: lost again), 1904 ms; what
-  // the 4 ms before the cut did not send (548576 of 1048576 bytes) follows from one
-  // segment doubling every 40 ms: 8 round trips, then its serialisation.
+  // Lost at 1004 ms with many segments out and no ACK after the cut (both directions cut):
+  // srtt 44.2 ms (the burst's queueing), the probe at 1100 (2 srtt + 2 ms, as fired), the
+  // RTO (248 ms) at 1352, doubled at 1866 (after the restore); what the 4 ms before the
+  // cut did not send (548576 of 1048576 bytes) follows from one segment doubling every
+  // 40 ms: 8 round trips, then its serialisation.
   const int64_t serial = int64_t{1} << 23;  // 1 MiB at 1 Gbit/s, ns
   const auto left = static_cast<int64_t>((1 << 20) * static_cast<double>(serial - 4 * kMs) /
                                          static_cast<double>(serial));
   EXPECT_EQ(left, 548'576);
   EXPECT_EQ(tcp_slow_start_ns(left, 40 * kMs, 1e9), 8 * 40 * kMs + 4'388'608);
-  EXPECT_EQ(x.end_ns, 1904 * kMs + tcp_slow_start_ns(left, 40 * kMs, 1e9)) << "end " << x.end_ns;
+  EXPECT_EQ(x.end_ns, 1866 * kMs + tcp_slow_start_ns(left, 40 * kMs, 1e9)) << "end " << x.end_ns;
   EXPECT_EQ(x.arrival_ns, x.end_ns + 20 * kMs);
   EXPECT_GT(tcp_slow_start_ns(1 << 20, 40 * kMs, 1e9), 9 * 40 * kMs);
 }
