@@ -5,6 +5,7 @@
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <stdlib.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -12,7 +13,9 @@
 #include <cstdio>
 #include <regex>
 #include <string>
+#include <utility>
 
+#include "harness/network/state.h"
 #include "netem/nl/netns.h"
 #include "tests/network/leftovers.h"
 
@@ -68,6 +71,45 @@ inline long tbf_drops(const std::string& ns, const std::string& dev) {
   std::smatch m;
   static const std::regex kTbf(R"(qdisc tbf[^\n]*\n\s*Sent \d+ bytes \d+ pkt \(dropped (\d+))");
   return std::regex_search(out, m, kTbf) ? std::stol(m[1]) : -1;
+}
+
+// A TCP connection from host `from` to host `to` of the live network `net` (`to`'s data
+// address, `port`), its srtt and RTO settled on `rounds` one-byte request / response round
+// trips: {client, accepted}, either -1 on failure.
+inline std::pair<int, int> tcp_pair(const std::string& net, const std::string& from,
+                                    const std::string& to, int port, int rounds) {
+  auto s = net::load_state(net);
+  auto socket_in = [](const std::string& ns) {
+    nl::NetnsGuard in(ns);
+    return socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  };
+  const int srv = socket_in(s->find_host(to)->ns);
+  if (srv < 0) return {-1, -1};
+  int one = 1;
+  setsockopt(srv, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  inet_pton(AF_INET, s->find_host(to)->data_ip.c_str(), &addr.sin_addr);
+  int cli = -1, acc = -1;
+  if (bind(srv, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 && listen(srv, 1) == 0) {
+    cli = socket_in(s->find_host(from)->ns);
+    if (cli >= 0 && connect(cli, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0)
+      acc = accept(srv, nullptr, nullptr);
+  }
+  close(srv);
+  if (acc < 0) {
+    if (cli >= 0) close(cli);
+    return {-1, -1};
+  }
+  setsockopt(cli, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  setsockopt(acc, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  char b = 'x';
+  for (int i = 0; i < rounds; ++i)
+    if (write(cli, &b, 1) != 1 || read(acc, &b, 1) != 1 || write(acc, &b, 1) != 1 ||
+        read(cli, &b, 1) != 1)
+      return {-1, -1};
+  return {cli, acc};
 }
 
 class NetworkTest : public ::testing::Test {

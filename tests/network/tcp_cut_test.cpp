@@ -6,9 +6,7 @@
 // first (at the RTO with one segment out, 2 srtt + 2 ticks with several), then the RTO
 // armed afresh from it and doubling, each timer late as the timer wheel fires it. The link
 // comes back between two retransmissions, and the message arrives after the next one.
-#include <arpa/inet.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/socket.h>
@@ -46,46 +44,12 @@ class TcpCut : public NetworkTest {
  protected:
   TcpCut() : NetworkTest("tests/network/shaped-pair.yaml", "tcpcut") {}
 
-  // A connection e1 -> w1 (client, accepted) with its srtt settled on `rounds` one-byte
-  // request / response round trips.
-  std::pair<int, int> connect_pair(int port, int rounds) {
-    auto s = net::load_state(name_);
-    auto socket_in = [](const std::string& ns) {
-      nl::NetnsGuard in(ns);
-      return socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    };
-    int srv = socket_in(s->find_host("w1")->ns);
-    EXPECT_GE(srv, 0);
-    int one = 1;
-    setsockopt(srv, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(static_cast<uint16_t>(port));
-    inet_pton(AF_INET, s->find_host("w1")->data_ip.c_str(), &addr.sin_addr);
-    EXPECT_EQ(bind(srv, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
-    EXPECT_EQ(listen(srv, 1), 0);
-    int cli = socket_in(s->find_host("e1")->ns);
-    EXPECT_EQ(connect(cli, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
-    int acc = accept(srv, nullptr, nullptr);
-    close(srv);
-    EXPECT_GE(acc, 0);
-    setsockopt(cli, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    setsockopt(acc, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    char b = 'x';
-    for (int i = 0; i < rounds; ++i) {
-      EXPECT_EQ(write(cli, &b, 1), 1);
-      EXPECT_EQ(read(acc, &b, 1), 1);
-      EXPECT_EQ(write(acc, &b, 1), 1);
-      EXPECT_EQ(read(cli, &b, 1), 1);
-    }
-    return {cli, acc};
-  }
-
   // Cuts the link, writes `bytes` into it, records the kernel's first `before_up`
   // retransmissions, restores the link, and holds each, and the message's arrival, to the
   // model's instants.
   void cut_and_compare(int port, int64_t bytes, int before_up) {
-    auto [cli, acc] = connect_pair(port, 20);
+    auto [cli, acc] = tcp_pair(name_, "e1", "w1", port, 20);
+    ASSERT_GE(acc, 0) << "no connection e1 -> w1";
     const tcp_info settled = info_of(cli);
     const int64_t srtt = int64_t{settled.tcpi_rtt} * 1000;
     const sim::TcpPath path;  // stock: rto_min 200 ms
