@@ -485,6 +485,9 @@ Plan make_plan(const Experiment& e) {
   p.worker.grad_norm =
       e.compute.mode == Compute::Mode::kReal && defaults.grad_clip > 0 && e.stages > 1;
   p.worker.iteration_barrier = defaults.iteration_barrier && e.iteration_barrier;
+  if (e.progress != "none")  // the worker's clock runs time_dilation x slower than the run's
+    p.worker.poll_ns =
+        static_cast<int64_t>(defaults.progress_poll_us * 1000.0 / std::max(e.time_dilation, 1e-9));
   p.worker.replicas = e.data_parallel;
   p.worker.world = world_link_model(e);
   if (e.dp_sync.outer_loop()) {

@@ -11,6 +11,7 @@
 // holds what the links remember while a run is simulated.
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <map>
 #include <unordered_map>
@@ -221,8 +222,20 @@ class LinkState {
   // The TCP path of the pair's connection from now on (a changed link: its loss window,
   // its bottleneck), with the pair's copies as at construction; none: nothing changes.
   void set_path(int from, int to, const TcpPath& p);
+  // When rank `rank`'s process acts on what reaches its host at `at_ns` (its worker's comm
+  // thread's next poll: TimedLinks::bind): a rendezvous request, answered then; the answer,
+  // which its sender follows with the data then; a message's last byte (or its FIN), which
+  // a rank that computes meanwhile takes when it next waits (no later than `at_ns` then).
+  // Unset: at once.
+  enum class Arrival { kRequest, kAnswer, kLastByte };
+  using Acts = std::function<int64_t(int rank, int64_t at_ns, Arrival what)>;
+  void set_acts(Acts acts) { acts_ = std::move(acts); }
 
  private:
+  int64_t acts(int rank, int64_t at_ns, Arrival what) const {
+    return acts_ ? acts_(rank, at_ns, what) : at_ns;
+  }
+  Acts acts_;
   struct Job {  // one message (or one piece of a striped one) on a TCP channel
     int from = 0, to = 0;
     int channel = 0;

@@ -573,9 +573,11 @@ bool LinkState::end_phases(Run& r, int64_t t, const Round& s) {
     if (j.rest > 0) {  // the request is there: the receiver answers, the rest follows
       const size_t back = connection(j.to, j.from);
       int64_t answer_lag = 0;
-      const int64_t answer = queued_until(back, finish + l.latency_ns + lag, &answer_lag);
+      const int64_t answer = queued_until(
+          back, acts(j.to, finish + l.latency_ns + lag, Arrival::kRequest), &answer_lag);
       r.answers.push_back({back, answer});
-      j.ready = answer + m_.at(j.to, j.from).latency_ns + answer_lag;
+      j.ready =
+          acts(j.from, answer + m_.at(j.to, j.from).latency_ns + answer_lag, Arrival::kAnswer);
       queued_[k].data_ready = j.ready;
       j.left = j.rest;
       j.rest = 0;
@@ -632,7 +634,8 @@ void LinkState::complete(Run& r, size_t a, int64_t finish, int64_t lag) {
         std::max(r.free_at, p.early_release ? std::max(j.start + rtt, finish) : finish + rtt);
   }
   const auto k = static_cast<size_t>(r.ch.jobs[a]);
-  result_[k] = {j.start, finish, finish + l.latency_ns + lag, r.ch.jobs[a]};
+  result_[k] = {j.start, finish, acts(j.to, finish + l.latency_ns + lag, Arrival::kLastByte),
+                r.ch.jobs[a]};
   known_[k] = r.commit ? -1 : r.ch.version;
   if (r.ch.jobs[a] == r.target) r.target_done = true;
 }

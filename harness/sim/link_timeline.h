@@ -83,6 +83,12 @@ class TimedLinks : public sched::MessageTiming {
   int64_t arrival(int from, int to, int64_t bytes, int64_t ready_ns);
   // The connections after every message sent (LinkState::history, relative times).
   std::vector<TcpConn> history() { return wire_.history(); }
+  // The workers' comm thread polls OpenMPI every `poll_ns` (RunSpec::progress_poll_us over
+  // the time dilation; 0: its ranks act on what arrives at once): bound to an engine, each
+  // rank acts on a rendezvous request or answer at its next poll as the engine's record of
+  // that rank has it (Engine::activity; workloads/worker/poll.h).
+  void set_comm_poll(int64_t poll_ns) { poll_ns_ = poll_ns; }
+  void bind(const sched::Engine* e) override;
 
  private:
   // Moves `x` (relative times) past an outage of the pair's route, if any.
@@ -97,6 +103,7 @@ class TimedLinks : public sched::MessageTiming {
   int64_t origin_;
   LinkState wire_;
   std::function<int64_t(int, const sched::Action&)> priority_;
+  int64_t poll_ns_ = 0;
   // [from * ranks + to], pairs that sent so far: absolute time its last outage's data went
   // out, and its last message's arrival (a connection delivers in order).
   std::unordered_map<size_t, int64_t> recovered_, last_arrival_;

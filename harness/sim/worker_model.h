@@ -30,8 +30,8 @@
 // Both collectives carry a few bytes and are latency-bound; OpenMPI (4.x) runs nonblocking
 // collectives with libnbc, whose algorithms for these sizes the functions below follow
 // (a message takes the link's latency + bytes / rate, no queueing). The comm thread's
-// polling is not modelled: <= 100 us per step while a rank waits or sends, up to 1 ms for
-// a rendezvous that reaches a rank computing with only receives posted.
+// polling is modelled for the pipeline's messages (poll_ns), not in the collectives:
+// <= 100 us per step while a rank waits or sends.
 #include <cstdint>
 #include <functional>
 #include <utility>
@@ -141,6 +141,11 @@ struct WorkerModel {
   // noise_key); 0, losses evenly spaced, expected lags (the expectations) and the costs'
   // means.
   uint64_t loss_seed = 0;
+  // The workers' comm thread polls OpenMPI every poll_ns while its rank waits or sends,
+  // backing off while it computes (workloads/worker/poll.h): a pipeline message's
+  // rendezvous request is answered, and its answer acted on, at the rank's next poll
+  // (TimedLinks::set_comm_poll). 0: at once (mpi.progress none is not modelled).
+  int64_t poll_ns = 0;
 };
 
 // The ALLREDUCEs of one iteration (trace `t` of schedule `s`, on the iteration's clock;

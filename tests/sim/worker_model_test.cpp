@@ -220,3 +220,42 @@ TEST(WorkerModel, LibnbcCopiesItsInPlaceBufferWithAnOddRoundCountAndSumsEachRece
   w.host_memory = mem;
   EXPECT_EQ(allreduce(w), free_ns + C + S);
 }
+
+TEST(WorkerModel, ARendezvousReachingAComputingRankWaitsForItsBackedOffPoll) {
+  // Rank 0: F (10 ms), SEND_F, twice; rank 1: RECV_F, F (20 ms), twice; 256 KiB messages
+  // (OpenMPI's put protocol: a request, the receiver's answer, the data) over 50 us at
+  // 10 Gbit/s. Microbatch 0's request reaches rank 1 waiting in its RECV, which polls every
+  // 100 us (half of it expected), and its answer reaches rank 0 computing with that send
+  // pending (the same): 100 us later than acted on at once. Microbatch 1's reaches rank 1
+  // 9.6 ms into its F, its comm thread backed off to a poll every 1 ms (half expected):
+  // 550 us later.
+  sched::Schedule s;
+  s.name = "pair";
+  s.ranks = 2;
+  s.stages = 2;
+  s.microbatches = 2;
+  s.stage_rank = {0, 1};
+  s.actions = {
+      {{Kind::F, 0, 0, -1}, {Kind::SEND_F, 0, 0, 1}, {Kind::F, 0, 1, -1}, {Kind::SEND_F, 0, 1, 1}},
+      {{Kind::RECV_F, 1, 0, 0}, {Kind::F, 1, 0, -1}, {Kind::RECV_F, 1, 1, 0}, {Kind::F, 1, 1, -1}}};
+  sim::CostModel c;
+  c.f_ns = {10 * kMs, 20 * kMs};
+  c.b_ns = c.w_ns = {0, 0};
+  c.activation_bytes = {256 << 10, 0};
+  sim::LinkModel l = sim::LinkModel::uniform(2, {50'000, 1e10});
+  sim::TcpPath p;
+  p.window_bytes = 4 << 20;
+  l.tcp.assign(4, p);
+  sim::WorkerModel w;
+  w.iteration_barrier = false;
+  auto sends = [&](int64_t poll_ns) {
+    w.poll_ns = poll_ns;
+    std::vector<int64_t> end(2, -1);
+    for (const auto& e : sim::simulate_iteration(s, c, l, w).events)
+      if (e.kind == Kind::SEND_F) end[e.microbatch] = e.end_ns;
+    return end;
+  };
+  const std::vector<int64_t> at_once = sends(0), polled = sends(100'000);
+  EXPECT_EQ(polled[0] - at_once[0], 100'000);
+  EXPECT_EQ(polled[1] - at_once[1], 550'000);
+}

@@ -1,5 +1,6 @@
-// The comm thread's poll period (comm.h): a pending send is polled at the short period
-// even while the executor computes; only a rank with nothing but receives pending backs off.
+// The comm thread's poll period (comm.h, poll.h): a pending send is polled at the short
+// period even while the executor computes; only a rank with nothing but receives pending
+// backs off, along the schedule the simulator times answers with.
 #include <gtest/gtest.h>
 
 #include "workloads/worker/comm.h"
@@ -16,6 +17,20 @@ TEST(CommPoll, APendingSendIsPolledAtTheShortPeriodWhileTheExecutorComputes) {
   EXPECT_EQ(poll_period(true, true, poll, backed_off), poll);
   // Computing with only receives posted: the backed-off period.
   EXPECT_EQ(poll_period(false, false, poll, backed_off), backed_off);
+}
+
+TEST(CommPoll, TheNextPollFollowsTheDoublingScheduleThenHalfTheCappedPeriod) {
+  constexpr int64_t p = 100'000;  // 100 us
+  // Backed off since 0: polls at 100, 300, 700, 1500 us, then every kPollBackoff x 100 us.
+  EXPECT_EQ(expected_poll_wait_ns(false, 0, 50'000, p), 50'000);
+  EXPECT_EQ(expected_poll_wait_ns(false, 0, 250'000, p), 50'000);
+  EXPECT_EQ(expected_poll_wait_ns(false, 0, 600'000, p), 100'000);
+  EXPECT_EQ(expected_poll_wait_ns(false, 0, 1'000'000, p), 500'000);
+  EXPECT_EQ(expected_poll_wait_ns(false, 0, 1'500'000, p), 0);
+  EXPECT_EQ(expected_poll_wait_ns(false, 0, 9'000'000, p), kPollBackoff * p / 2);
+  // Polling every period (the executor waits or a send is pending): half of one.
+  EXPECT_EQ(expected_poll_wait_ns(true, 0, 9'000'000, p), p / 2);
+  EXPECT_EQ(expected_poll_wait_ns(false, 0, 9'000'000, 0), 0);
 }
 
 }  // namespace

@@ -60,6 +60,7 @@ Engine::Engine(int ranks, std::vector<int> stage_rank, int microbatches, Costs c
       actions_(std::max(0, ranks)),
       records_(std::max(0, ranks)),
       now_(std::max(0, ranks), 0),
+      start_(std::max(0, ranks), 0),
       queued_(std::max(0, ranks), 0),
       waiting_(std::max(0, ranks), -1),
       f_(cells_, 0),
@@ -84,6 +85,39 @@ Engine::Engine(int ranks, std::vector<int> stage_rank, int microbatches, Costs c
     if (stage_rank_[st] < 0 || stage_rank_[st] >= ranks)
       throw std::invalid_argument("engine: stage " + std::to_string(st) + " is placed on rank " +
                                   std::to_string(stage_rank_[st]) + ", which does not exist");
+  timing_.bind(this);
+}
+
+Engine::~Engine() {
+  timing_.bind(nullptr);
+}
+
+Engine::Activity Engine::activity(int rank, double t) const {
+  Activity out;
+  const auto& row = actions_[rank];
+  const auto& rec = records_[rank];
+  auto computes = [](Kind k) { return is_compute(k) || k == Kind::OPT; };
+  double clock = start_[rank];  // when the rank reached action i
+  for (size_t i = 0; i < rec.size(); ++i) {
+    const Kind k = row[i].kind;
+    if (is_send(k)) {
+      if (clock <= t && t < rec[i].end) out.sending = true;
+      if (rec[i].end <= t) out.last_send_end = std::max(out.last_send_end, rec[i].end);
+      continue;  // a SEND does not move the rank's clock
+    }
+    if (computes(k) && rec[i].start <= t && t < rec[i].end) {
+      out.computing = true;
+      out.since = rec[i].start;
+    }
+    clock = std::max(clock, rec[i].end);
+  }
+  const size_t next = rec.size();
+  if (!out.computing && next < row.size() && t >= now_[rank] && computes(row[next].kind) &&
+      unmet_at(rank, next) == Unmet::kNone) {
+    out.computing = true;
+    out.since = now_[rank];
+  }
+  return out;
 }
 
 void Engine::append(int rank, const Action& a) {
@@ -410,6 +444,7 @@ void Engine::set_iteration(const Iteration& it) {
       throw std::invalid_argument("engine: start times for " + std::to_string(it.start.size()) +
                                   " ranks, expected " + std::to_string(ranks_));
     now_ = it.start;
+    start_ = it.start;
   }
   gate_ = it.gate;
   gate_enter_.assign(ranks_, -1);

@@ -57,9 +57,14 @@ struct Transfer {
   int64_t ticket = -1;
 };
 
+class Engine;
+
 class MessageTiming {
  public:
   virtual ~MessageTiming() = default;
+  // The engine that runs the sends, from its construction until its destruction (then
+  // nullptr): a timing that follows what the ranks do (Engine::activity) keeps it.
+  virtual void bind(const Engine*) {}
   // One SEND of `bytes` from rank `from` to rank `to`, issued at `ready` (when the sending
   // rank reaches it). Called once per SEND in non-decreasing `ready` order.
   virtual Transfer send(int from, int to, int64_t bytes, double ready, const Action& send) = 0;
@@ -141,6 +146,9 @@ class Engine {
   // replicas: Schedule::replicas (the stages are that many pipelines of stages / replicas).
   Engine(int ranks, std::vector<int> stage_rank, int microbatches, Costs costs,
          MessageTiming& timing, int replicas = 1);
+  ~Engine();
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
 
   // Adds `a` at the end of `rank`'s list. Throws std::invalid_argument (naming the rank,
   // the index and the action) for an action the rules cannot place: stage or microbatch
@@ -166,6 +174,20 @@ class Engine {
   };
   Ready input_ready(int rank, const Action& a) const;
   size_t sends_done() const { return sends_; }
+
+  // What `rank` does at time t as far as the run has gone (for a timing that follows the
+  // ranks' progress: a worker's comm thread polls slower while its rank computes): a
+  // compute action (F, B, W, BW, OPT) covers t, from `since` (also when it is the rank's
+  // next action, its inputs there, and t is past the rank's clock), or the rank waits; and
+  // whether one of its SENDs is on its way at t (reached, its record not yet ended) and the
+  // latest end of one before t (a completion), -1 if none.
+  struct Activity {
+    bool computing = false;
+    double since = 0;
+    bool sending = false;
+    double last_send_end = -1;
+  };
+  Activity activity(int rank, double t) const;
 
   // --- Results ---
   const std::vector<Action>& actions(int rank) const { return actions_[rank]; }
@@ -216,6 +238,7 @@ class Engine {
   std::vector<std::vector<Record>> records_;
   std::vector<std::pair<int, size_t>> order_;
   std::vector<double> now_;
+  std::vector<double> start_;                 // per rank: when it began the iteration
   std::vector<char> queued_;                  // rank has an entry in heap_
   std::vector<long> waiting_;                 // message index the rank's RECV waits for; -1 = none
   std::vector<std::pair<double, int>> heap_;  // (time, rank), min-heap

@@ -237,7 +237,7 @@ void Comm::poll_once() {
   int outcount = 0;
   MPI_Testsome(n, mpi_reqs_.data(), &outcount, done_idx_.data(), MPI_STATUSES_IGNORE);
   if (outcount <= 0) {
-    interval_ = std::min(interval_ * 2, poll_ * 10);
+    interval_ = std::min(interval_ * 2, poll_ * kPollBackoff);
     return;
   }
   interval_ = poll_;

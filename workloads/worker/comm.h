@@ -8,11 +8,12 @@
 //
 // Poll period (poll_period): `poll_us` while the executor waits or a send is pending, and
 // right after any submission or completion; each quiet poll after that doubles it, up to
-// 10 x poll_us, so that a rank computing with only far-off receives posted costs little
-// CPU (each poll is a futex wait plus an epoll in OpenMPI; at 100 us that was ~5% of a
-// core per rank). A pending send is moved on only by polls (the rendezvous answer is read,
-// the socket refilled), and a poll that moves it completes nothing, so a backed-off
-// period held a 256 KiB send to a LAN neighbour for ~1 ms while its sender computed.
+// kPollBackoff x poll_us (poll.h, which the simulator times answers with), so that a rank computing
+// with only far-off receives posted costs little CPU (each poll is a futex wait plus an epoll in
+// OpenMPI; at 100 us that was ~5% of a core per rank). A pending send is moved on only by polls
+// (the rendezvous answer is read, the socket refilled), and a poll that moves it completes nothing,
+// so a backed-off period held a 256 KiB send to a LAN neighbour for ~1 ms while its sender
+// computed.
 //
 // Progress::kNone keeps the same code path but polls only while the executor is blocked
 // in wait() or one of its Isends is pending: a rank that computes with only receives
@@ -45,15 +46,9 @@
 #include <thread>
 #include <vector>
 
-namespace xdc::worker {
+#include "workloads/worker/poll.h"
 
-// The comm thread's wait before its next poll: `poll` while the executor waits in wait()
-// or one of its sends is pending, else `backed_off` (the doubling period above).
-inline std::chrono::microseconds poll_period(bool executor_waits, bool sends_pending,
-                                             std::chrono::microseconds poll,
-                                             std::chrono::microseconds backed_off) {
-  return executor_waits || sends_pending ? poll : backed_off;
-}
+namespace xdc::worker {
 
 class Stripes;
 class WanArbiter;

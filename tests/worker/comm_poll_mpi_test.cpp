@@ -1,0 +1,88 @@
+// The comm thread's backed-off poll against OpenMPI itself (poll.h: the simulator answers a
+// rendezvous at the receiver's next poll). tests/worker/poll_probe.cpp under mpirun on
+// loopback: a 256 KiB send to a rank that computes with its receive posted completes later
+// than one to a rank that waits, by the wait for the receiver's comm thread's next poll:
+// polled every 1 ms once backed off, half of that on average, never much more than all of it.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "harness/process/process.h"
+#include "workloads/worker/poll.h"
+
+namespace {
+
+struct Trial {
+  bool computing = false;
+  long long posted = 0, submit = 0, complete = 0;
+};
+
+std::map<int, Trial> run_probe(int trials) {
+  setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
+  setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
+  const auto r = xdc::proc::run(
+      {"mpirun", "-np", "2", "--oversubscribe", "--bind-to", "none", "--mca", "btl", "tcp,self",
+       "--mca", "btl_tcp_if_include", "lo", XDC_POLL_PROBE, std::to_string(trials)},
+      std::chrono::minutes(2));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  std::map<int, Trial> out;
+  std::istringstream in(r.out);
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream l(line);
+    std::string what, mode;
+    int t = 0;
+    if (!(l >> what >> t >> mode)) continue;
+    Trial& x = out[t];
+    x.computing = mode == "computing";
+    if (what == "send") l >> x.submit >> x.complete;
+    if (what == "recv") l >> x.posted;
+  }
+  return out;
+}
+
+double mean(const std::vector<double>& v) {
+  double s = 0;
+  for (double x : v) s += x;
+  return v.empty() ? 0 : s / static_cast<double>(v.size());
+}
+
+TEST(CommPollMpi, ASendToAComputingRankWaitsForItsBackedOffPoll) {
+  const std::map<int, Trial> trials = run_probe(80);
+  ASSERT_EQ(trials.size(), 80u);
+  std::vector<double> waiting;
+  for (const auto& [t, x] : trials)
+    if (!x.computing) waiting.push_back(static_cast<double>(x.complete - x.submit) / 1e3);
+  std::sort(waiting.begin(), waiting.end());
+  const double base = waiting[waiting.size() / 2];  // us, the receiver waiting
+  std::vector<double> extra, model;                 // us, the capped period's trials
+  int within = 0;
+  for (const auto& [t, x] : trials) {
+    if (!x.computing || x.submit - x.posted < 2'500'000) continue;
+    const double e = static_cast<double>(x.complete - x.submit) / 1e3 - base;
+    extra.push_back(e);
+    model.push_back(static_cast<double>(
+                        xdc::worker::expected_poll_wait_ns(false, x.posted, x.submit, 100'000)) /
+                    1e3);
+    if (e > -150 && e < 1150) ++within;
+  }
+  ASSERT_GE(extra.size(), 20u);
+  std::sort(extra.begin(), extra.end());
+  std::printf(
+      "waiting receiver: median %.0f us; computing (%zu trials past the doubling): "
+      "extra mean %.0f us, p10 %.0f, p90 %.0f; the model's mean %.0f us\n",
+      base, extra.size(), mean(extra), extra[extra.size() / 10], extra[extra.size() * 9 / 10],
+      mean(model));
+  // Half the 1 ms capped period on average, spread over it.
+  EXPECT_GT(mean(extra), 250);
+  EXPECT_LT(mean(extra), 800);
+  EXPECT_GE(within, static_cast<int>(extra.size() * 8 / 10));
+}
+
+}  // namespace
