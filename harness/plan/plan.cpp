@@ -146,10 +146,9 @@ std::vector<int64_t> grad_bytes(const Experiment& e, int stages) {
   return std::vector<int64_t>(stages, e.compute.grad_bytes);
 }
 
-// Tensor parallelism: the time of one TP all-reduce of each stage, from its TP group's
-// links (replica 0's; every group of a stage sits in one DC alike) as the workers run it
-// (MPI_Iallreduce in place: sim::allreduce_ns), after `idle_ns` without traffic (the
-// compute slice between two all-reduces); added to F and B.
+// Tensor parallelism: each stage's TP all-reduce time from its TP group's links (replica
+// 0's; a stage's groups sit in one DC alike) as the workers run it (MPI_Iallreduce in place:
+// sim::allreduce_ns), after the compute between two without traffic; added to F and B.
 void add_tp_allreduces(const Experiment& e, const std::vector<int>& stage_rank, sim::CostModel& c) {
   if (e.tensor_parallel <= 1) return;
   for (int st = 0; st < c.stages(); ++st) {
@@ -485,9 +484,8 @@ Plan make_plan(const Experiment& e) {
   p.worker.grad_norm =
       e.compute.mode == Compute::Mode::kReal && defaults.grad_clip > 0 && e.stages > 1;
   p.worker.iteration_barrier = defaults.iteration_barrier && e.iteration_barrier;
-  if (e.progress != "none")  // the worker's clock runs time_dilation x slower than the run's
-    p.worker.poll_ns =
-        static_cast<int64_t>(defaults.progress_poll_us * 1000.0 / std::max(e.time_dilation, 1e-9));
+  if (e.progress != "none")  // time_dilation (>= 1): the workers run that many times slower
+    p.worker.poll_ns = std::llround(defaults.progress_poll_us * 1e3 / e.time_dilation);
   p.worker.replicas = e.data_parallel;
   p.worker.world = world_link_model(e);
   if (e.dp_sync.outer_loop()) {
@@ -522,11 +520,10 @@ Plan make_plan(const Experiment& e) {
     dp.set_pairs(sim::dp_pairs(dp.ranks, e.stages, gloo, p.worker.iteration_barrier));
   }
   if (e.data_parallel > 1 || e.tensor_parallel > 1) {
-    // For each pair of replica 0, the replicas whose same pair takes the same channel
-    // (one WAN direction) as replica 0's: identical replicas send on it at once; across
-    // DCs each of a stage's TP ranks sends its own copy to its peer TP rank, too.
-    // Between world ranks a pair inside a DC is a channel of its own, and pairs across DCs
-    // share their (DC, DC) direction's (links_between, LinkModel::dcs).
+    // For each pair of replica 0, the replicas whose same pair takes the same channel (one
+    // WAN direction) as replica 0's: identical replicas send on it at once; across DCs each
+    // of a stage's TP ranks sends its own copy to its peer TP rank, too. Between world ranks
+    // a pair in a DC is a channel of its own, pairs across DCs share their (DC, DC) direction's.
     const std::vector<const std::string*> dc = rank_dcs(e, e.pipeline_hosts());
     const int S = e.stages;
     p.links.copies.assign(static_cast<size_t>(S) * S, 1);

@@ -116,6 +116,7 @@ TEST(Plan, ThePredictionIncludesTheGradNormAllreduceAcrossTheWan) {
   auto bare = plan;
   bare.worker.grad_norm = false;
   bare.worker.iteration_barrier = false;
+  bare.worker.poll_ns = 0;  // the comm thread's polls, too
   std::vector<xdc::sim::TcpConn> after;
   xdc::sim::IterationSetup first;
   first.tcp_after = &after;

@@ -3,8 +3,10 @@
 // data) `delay` after both left a barrier; rank 1 has posted its receive at once and then
 // either computes (sleeps, its comm thread backing off) for 30 ms before it waits, or waits
 // at once. Per trial, rank 0 prints "send TRIAL MODE SUBMIT_NS COMPLETE_NS" and rank 1
-// "recv TRIAL MODE POSTED_NS" (one steady clock: one host). Args: TRIALS.
+// "recv TRIAL MODE POSTED_NS" (one steady clock: one host). Args: TRIALS [POLL_US [BYTES
+// [TIMER_SLACK_NS]]].
 #include <mpi.h>
+#include <sys/prctl.h>
 
 #include <chrono>
 #include <cstdio>
@@ -22,10 +24,13 @@ int main(int argc, char** argv) {
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   const int trials = argc > 1 ? std::atoi(argv[1]) : 40;
-  std::vector<char> buf(256 << 10, 1);
+  const int poll_us = argc > 2 ? std::atoi(argv[2]) : 100;              // the comm thread's period
+  std::vector<char> buf(argc > 3 ? std::atoi(argv[3]) : 256 << 10, 1);  // the message
+  // The threads' timer slack (the kernel's default 50 us stretches each poll's sleep).
+  if (argc > 4) prctl(PR_SET_TIMERSLACK, std::strtoul(argv[4], nullptr, 10), 0, 0, 0);
   const auto far = std::chrono::steady_clock::now() + std::chrono::minutes(1);
   {
-    Comm comm(Progress::kThread, 100);
+    Comm comm(Progress::kThread, poll_us);
     for (int t = 0; t < trials; ++t) {
       const bool computing = t % 2 == 0;
       // Delays from 0.2 to 9.8 ms: across the doubling schedule and the capped period.
