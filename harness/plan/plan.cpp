@@ -28,6 +28,7 @@
 #include "workloads/schedule/csv.h"
 #include "workloads/schedule/generators.h"
 #include "workloads/schedule/validate.h"
+#include "workloads/worker/poll.h"
 
 namespace xdc::run {
 namespace {
@@ -174,11 +175,9 @@ void add_dp_allreduce(const Experiment& e, const std::vector<int>& stage_rank,
   for (size_t st = 0; st < grads.size(); ++st) {
     std::vector<std::string> replicas;
     for (const auto& r : e.placement) replicas.push_back(r[stage_rank[st]]);
-    // The replicas' connections last carried the previous iteration's all-reduce:
-    // idle for about an iteration of this stage's compute.
+    // The replicas' connections idle since the last all-reduce: an iteration's compute.
     const int64_t idle = e.microbatches * (costs.f_ns[st] + costs.b_ns[st] + costs.w_ns[st]);
-    // A row per host and the all-reduce's connections alone: many replicas' pairs would
-    // not fit.
+    // A row per host and the all-reduce's connections alone (all replicas' would not fit).
     sim::LinkModel links = links_between(e, replicas, false, true);
     links.set_pairs(sim::dp_pairs(links.ranks, 1, false, false));
     costs.allreduce_ns = std::max(costs.allreduce_ns, sim::allreduce_ns(links, grads[st], idle));
@@ -382,8 +381,7 @@ sim::CostModel measured_costs(const trace::Trace& t, const sim::CostModel& plann
       sum += static_cast<double>(d), ++n, seen.emplace_back(iteration, static_cast<double>(d));
     }
     int64_t mean(int64_t fallback) const { return n ? std::llround(sum / n) : fallback; }
-    // Each duration over the mean (CostModel's measured noise), by iteration; empty
-    // below two.
+    // Each duration over the mean (CostModel's measured noise), by iteration; empty below two.
     sim::CostModel::Noise ratios() const {
       sim::CostModel::Noise r;
       if (n < 2 || !(sum > 0)) return r;
@@ -484,8 +482,10 @@ Plan make_plan(const Experiment& e) {
   p.worker.grad_norm =
       e.compute.mode == Compute::Mode::kReal && defaults.grad_clip > 0 && e.stages > 1;
   p.worker.iteration_barrier = defaults.iteration_barrier && e.iteration_barrier;
-  if (e.progress != "none")  // time_dilation (>= 1): the workers run that many times slower
+  if (e.progress != "none") {  // time_dilation (>= 1): the workers run that many times slower
     p.worker.poll_ns = std::llround(defaults.progress_poll_us * 1e3 / e.time_dilation);
+    p.worker.poll_slack_ns = std::llround(worker::timer_slack_ns() / e.time_dilation);
+  }
   p.worker.replicas = e.data_parallel;
   p.worker.world = world_link_model(e);
   if (e.dp_sync.outer_loop()) {

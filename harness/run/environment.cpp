@@ -11,6 +11,7 @@
 #include "harness/process/process.h"
 #include "harness/run/host_memory.h"
 #include "workloads/model/stage_api.h"
+#include "workloads/worker/poll.h"
 
 namespace xdc::run {
 
@@ -152,6 +153,7 @@ nlohmann::json environment_json(const Experiment& e, const net::NetworkState& ne
                         {"mpi_connections", connections_json(e)},
                         {"wan_sharing", e.wan_temporal ? "temporal" : "fair"},
                         {"mpi_progress", e.progress},
+                        {"timer_slack_ns", worker::timer_slack_ns()},
                         {"mpi_mca", mca},
                         {"non_default_settings", non_default_settings(e)}};
   if (host_memory && host_memory->fresh_copy_bps > 0)

@@ -57,19 +57,20 @@ void TimedLinks::bind(const sched::Engine* e) {
     wire_.set_acts(nullptr);
     return;
   }
-  wire_.set_acts([e, poll = poll_ns_](int rank, int64_t at, LinkState::Arrival what) {
-    // The sender of an answered request has that send pending: its comm thread polls fast.
-    if (what == LinkState::Arrival::kAnswer)
-      return at + worker::expected_poll_wait_ns(true, 0, at, poll);
-    const sched::Engine::Activity a = e->activity(rank, static_cast<double>(at));
-    // A message complete while its receiver computes is taken at the receiver's wait.
-    if (what == LinkState::Arrival::kLastByte && a.computing) return at;
-    // The comm thread's backoff restarts at each submission or completion: the compute's
-    // start, or a send of the rank completing during it.
-    const double since = std::max(a.since, a.last_send_end);
-    return at + worker::expected_poll_wait_ns(!a.computing || a.sending,
-                                              static_cast<int64_t>(since), at, poll);
-  });
+  wire_.set_acts(
+      [e, poll = poll_ns_, slack = slack_ns_](int rank, int64_t at, LinkState::Arrival what) {
+        // The sender of an answered request has that send pending: its comm thread polls fast.
+        if (what == LinkState::Arrival::kAnswer)
+          return at + worker::expected_poll_wait_ns(true, 0, at, poll, slack);
+        const sched::Engine::Activity a = e->activity(rank, static_cast<double>(at));
+        // A message complete while its receiver computes is taken at the receiver's wait.
+        if (what == LinkState::Arrival::kLastByte && a.computing) return at;
+        // The comm thread's backoff restarts at each submission or completion: the compute's
+        // start, or a send of the rank completing during it.
+        const double since = std::max(a.since, a.last_send_end);
+        return at + worker::expected_poll_wait_ns(!a.computing || a.sending,
+                                                  static_cast<int64_t>(since), at, poll, slack);
+      });
 }
 
 sched::Transfer TimedLinks::send(int from, int to, int64_t bytes, double ready,

@@ -84,10 +84,14 @@ class TimedLinks : public sched::MessageTiming {
   // The connections after every message sent (LinkState::history, relative times).
   std::vector<TcpConn> history() { return wire_.history(); }
   // The workers' comm thread polls OpenMPI every `poll_ns` (RunSpec::progress_poll_us over
-  // the time dilation; 0: its ranks act on what arrives at once): bound to an engine, each
+  // the time dilation; 0: its ranks act on what arrives at once), each wait lasting
+  // `slack_ns` more (the threads' timer slack, dilated alike): bound to an engine, each
   // rank acts on a rendezvous request or answer at its next poll as the engine's record of
   // that rank has it (Engine::activity; workloads/worker/poll.h).
-  void set_comm_poll(int64_t poll_ns) { poll_ns_ = poll_ns; }
+  void set_comm_poll(int64_t poll_ns, int64_t slack_ns) {
+    poll_ns_ = poll_ns;
+    slack_ns_ = slack_ns;
+  }
   void bind(const sched::Engine* e) override;
 
  private:
@@ -103,7 +107,7 @@ class TimedLinks : public sched::MessageTiming {
   int64_t origin_;
   LinkState wire_;
   std::function<int64_t(int, const sched::Action&)> priority_;
-  int64_t poll_ns_ = 0;
+  int64_t poll_ns_ = 0, slack_ns_ = 0;
   // [from * ranks + to], pairs that sent so far: absolute time its last outage's data went
   // out, and its last message's arrival (a connection delivers in order).
   std::unordered_map<size_t, int64_t> recovered_, last_arrival_;

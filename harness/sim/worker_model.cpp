@@ -513,7 +513,7 @@ class Iterations {
     // A band replica's compute draws: one stream per replica and iteration.
     if (w_.loss_seed != 0) setup.noise_key = tcp_loss_stream(~w_.loss_seed, iteration_);
     TimedLinks wire(links_, pipeline_, origin, history_, w_.send_priority);
-    wire.set_comm_poll(w_.poll_ns);
+    wire.set_comm_poll(w_.poll_ns, w_.poll_slack_ns);
     TimedLinks small(links_, pipeline_, origin);  // the gradient norm's few bytes
     const int per_replica = s_.ranks / std::max(1, s_.replicas);
     if (w_.grad_norm && per_replica > 1)

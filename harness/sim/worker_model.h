@@ -144,8 +144,9 @@ struct WorkerModel {
   // The workers' comm thread polls OpenMPI every poll_ns while its rank waits or sends,
   // backing off while it computes (workloads/worker/poll.h): a pipeline message's
   // rendezvous request is answered, and its answer acted on, at the rank's next poll
-  // (TimedLinks::set_comm_poll). 0: at once (mpi.progress none is not modelled).
-  int64_t poll_ns = 0;
+  // (TimedLinks::set_comm_poll). 0: at once (mpi.progress none is not modelled). Each of
+  // its waits lasts poll_slack_ns more (the workers' timer slack).
+  int64_t poll_ns = 0, poll_slack_ns = 0;
 };
 
 // The ALLREDUCEs of one iteration (trace `t` of schedule `s`, on the iteration's clock;
