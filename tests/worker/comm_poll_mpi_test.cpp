@@ -78,39 +78,40 @@ TEST(CommPollMpi, ASendToAComputingRankWaitsForItsBackedOffPoll) {
   }
   ASSERT_GE(extra.size(), 20u);
   std::sort(extra.begin(), extra.end());
+  const double median = extra[extra.size() / 2];
   std::printf(
       "waiting receiver: median %.0f us; computing (%zu trials past the doubling): "
-      "extra mean %.0f us, p10 %.0f, p90 %.0f; the model's mean %.0f us\n",
-      base, extra.size(), mean(extra), extra[extra.size() / 10], extra[extra.size() * 9 / 10],
-      mean(model));
-  // Half the 1 ms capped period on average, spread over it.
-  EXPECT_GT(mean(extra), 250);
-  EXPECT_LT(mean(extra), 800);
-  EXPECT_GE(within, static_cast<int>(extra.size() * 8 / 10));
+      "extra median %.0f us, mean %.0f, p10 %.0f, p90 %.0f; the model's mean %.0f us\n",
+      base, extra.size(), median, mean(extra), extra[extra.size() / 10],
+      extra[extra.size() * 9 / 10], mean(model));
+  // About half the 1 ms capped period (the model's mean), spread over it. Medians and a
+  // majority, not the mean: on a busy machine late wake-ups add a tail of several periods.
+  EXPECT_GT(median, 150);  // a rank acting at once would add about none
+  EXPECT_LT(median, 1000);
+  EXPECT_GE(within, static_cast<int>(extra.size() * 6 / 10));
 }
 
 // A timed wait like the comm thread's (a condition variable's wait_for) ends its timer
 // slack after its deadline: 2000 waits of 100 us, the median with the kernel's default 50
 // us of slack against 1 ns, on this thread.
 TEST(CommPollKernel, ATimedWaitEndsItsTimerSlackLate) {
-  auto median_wait_us = [](unsigned long slack_ns) {
-    EXPECT_EQ(prctl(PR_SET_TIMERSLACK, slack_ns, 0, 0, 0), 0);
-    std::mutex m;
-    std::condition_variable cv;
-    std::vector<double> v;
-    for (int i = 0; i < 2000; ++i) {
-      const auto t = std::chrono::steady_clock::now();
-      std::unique_lock<std::mutex> l(m);
-      cv.wait_for(l, std::chrono::microseconds(100));
-      v.push_back(
-          std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t).count());
-    }
-    std::sort(v.begin(), v.end());
-    return v[v.size() / 2];
-  };
+  // The two slacks alternate wait by wait, so that a machine busy for part of the test
+  // delays both alike.
   const int64_t was = xdc::worker::timer_slack_ns();
-  const double tight = median_wait_us(1), slack = median_wait_us(50'000);
+  std::mutex m;
+  std::condition_variable cv;
+  std::vector<double> waits[2];  // us: [0] 1 ns of slack, [1] 50 us
+  for (int i = 0; i < 4000; ++i) {
+    ASSERT_EQ(prctl(PR_SET_TIMERSLACK, i % 2 ? 50'000UL : 1UL, 0, 0, 0), 0);
+    const auto t = std::chrono::steady_clock::now();
+    std::unique_lock<std::mutex> l(m);
+    cv.wait_for(l, std::chrono::microseconds(100));
+    waits[i % 2].push_back(
+        std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t).count());
+  }
   prctl(PR_SET_TIMERSLACK, static_cast<unsigned long>(was), 0, 0, 0);
+  for (auto& v : waits) std::sort(v.begin(), v.end());
+  const double tight = waits[0][waits[0].size() / 2], slack = waits[1][waits[1].size() / 2];
   std::printf("100 us waits, median: %.1f us with 1 ns of slack, %.1f with 50 us\n", tight, slack);
   EXPECT_GE(tight, 100);
   EXPECT_GT(slack - tight, 25);
