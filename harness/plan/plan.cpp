@@ -397,8 +397,7 @@ sim::CostModel measured_costs(const trace::Trace& t, const sim::CostModel& plann
   };
   std::vector<Acc> f(S), b(S), w(S), bw(S);
   Acc opt, ar;
-  // A co-executed pair (schedule.h) holds both halves' time on its F and a zero-length
-  // partner: neither tells a half's own duration.
+  // A co-executed pair (schedule.h): both halves' time on its F, none on its partner.
   const auto pair_ends = trace::pair_partners(t);
   // An action's measured iteration: how many times its rank ran the same action before.
   std::vector<size_t> order(t.events.size());
@@ -484,7 +483,8 @@ Plan make_plan(const Experiment& e) {
   p.worker.iteration_barrier = defaults.iteration_barrier && e.iteration_barrier;
   if (e.progress != "none") {  // time_dilation (>= 1): the workers run that many times slower
     p.worker.poll_ns = std::llround(defaults.progress_poll_us * 1e3 / e.time_dilation);
-    p.worker.poll_slack_ns = std::llround(worker::timer_slack_ns() / e.time_dilation);
+    static const int64_t slack = worker::timer_slack_ns();  // this process's, once
+    p.worker.poll_slack_ns = std::llround(slack / e.time_dilation);
   }
   p.worker.replicas = e.data_parallel;
   p.worker.world = world_link_model(e);

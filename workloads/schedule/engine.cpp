@@ -97,8 +97,8 @@ Engine::Activity Engine::activity(int rank, double t) const {
   const auto& row = actions_[rank];
   const auto& rec = records_[rank];
   auto computes = [](Kind k) { return is_compute(k) || k == Kind::OPT; };
-  double clock = start_[rank];  // when the rank reached action i
-  for (size_t i = 0; i < rec.size(); ++i) {
+  double clock = start_[rank];                             // when the rank reached action i
+  for (size_t i = 0; i < rec.size() && clock <= t; ++i) {  // later records start after t
     const Kind k = row[i].kind;
     if (is_send(k)) {
       if (clock <= t && t < rec[i].end) out.sending = true;
