@@ -101,7 +101,7 @@ Engine::Activity Engine::activity(int rank, double t) const {
   for (size_t i = 0; i < rec.size() && clock <= t; ++i) {  // later records start after t
     const Kind k = row[i].kind;
     if (is_send(k)) {
-      if (clock <= t && t < rec[i].end) out.sending = true;
+      if (t < rec[i].end) out.sending = true;
       if (rec[i].end <= t) out.last_send_end = std::max(out.last_send_end, rec[i].end);
       continue;  // a SEND does not move the rank's clock
     }
