@@ -257,7 +257,8 @@ int64_t through_bottleneck(TcpConn& c, const TcpPath& p, int64_t rtt_ns, int64_t
 // Reno-friendly estimate when that is more (one segment per kRenoAcked windows
 // acknowledged: a window of a few dozen segments on a short round trip grows so, about
 // half a segment per round trip; n connections, n such estimates), by at most half the
-// bytes acknowledged.
+// bytes acknowledged; before any loss at least 5% a round trip (bictcp_update's cnt <= 20
+// while last_max_cwnd is 0).
 void grow(TcpConn& c, int64_t rtt_ns, int64_t now_ns, int64_t round, int n) {
   if (c.ssthresh <= 0 || c.cwnd < c.ssthresh) {
     c.cwnd += round;
@@ -274,11 +275,29 @@ void grow(TcpConn& c, int64_t rtt_ns, int64_t now_ns, int64_t round, int n) {
   c.reno_cwnd += std::llround(static_cast<double>(kTcpMss * n) * static_cast<double>(round) /
                               (kRenoAcked * cwnd));  // set to the window at the cut
   target = std::max(target, static_cast<double>(c.reno_cwnd));
+  // Before any loss (HyStart ended slow start: no W_max) bictcp_update caps cnt at 20:
+  // one segment per 20 acknowledged, 5% a round trip.
+  if (c.w_max <= 0) target = std::max(target, cwnd + static_cast<double>(round) / 20);
   if (target <= cwnd) return;
   const double step = (target - cwnd) * std::min(1.0, static_cast<double>(round) / cwnd);
   c.cwnd = std::llround(cwnd + std::min(step, 0.5 * static_cast<double>(round)));
 }
 }  // namespace
+
+int64_t tcp_hystart_exit_bytes(const TcpConn& c, const TcpPath& p, int64_t rtt_ns, int64_t round) {
+  const int n = std::max(p.connections, 1);
+  if (c.hystart_found || !p.loss_based || p.bdp_bytes <= 0 || rtt_ns <= 0 || round <= 0 ||
+      (c.ssthresh > 0 && c.cwnd >= c.ssthresh) || c.cwnd < kHystartLowWindow * n)
+    return -1;
+  const double rate = static_cast<double>(p.bdp_bytes) / static_cast<double>(rtt_ns);  // B/ns
+  // A delayed ACK covers two segments of a connection; n connections' ACKs interleave.
+  if (2.0 * kTcpMss / (rate / n) > static_cast<double>(kHystartAckDeltaNs)) return -1;
+  const double pacing = 2.0 * static_cast<double>(c.cwnd) / n / static_cast<double>(rtt_ns);
+  const double ack_delay =
+      std::min(static_cast<double>(kHystartAckDelayMaxNs), 4.0 * kGsoMaxBytes / pacing);
+  const auto acked = static_cast<int64_t>((static_cast<double>(rtt_ns) + ack_delay) / 2 * rate);
+  return acked < round ? acked : -1;
+}
 
 int64_t tcp_host_queue_overflow(const TcpConn& c, const TcpPath& p, int64_t rtt_ns, int64_t from) {
   if (p.host_queue_bytes <= 0 || p.feed_bps <= 0 || p.bdp_bytes <= 0 || rtt_ns <= 0) return 0;
@@ -298,7 +317,7 @@ int64_t tcp_host_queue_overflow(const TcpConn& c, const TcpPath& p, int64_t rtt_
 
 void tcp_note_send(TcpConn& c, const TcpPath& p, int64_t rtt_ns, int64_t now_ns) {
   // CUBIC's CA_EVENT_TX_START: a send into an empty pipe moves the epoch by the idle time.
-  if (c.w_max > 0 && c.last_send_ns != std::numeric_limits<int64_t>::min() &&
+  if (c.epoch_cwnd > 0 && c.last_send_ns != std::numeric_limits<int64_t>::min() &&
       now_ns - c.last_send_ns > rtt_ns)
     c.epoch_ns += now_ns - c.last_send_ns;
   if (p.slow_start_after_idle && c.last_send_ns != std::numeric_limits<int64_t>::min()) {
@@ -362,9 +381,21 @@ int64_t tcp_round(TcpConn& c, const TcpPath& p, int64_t rtt_ns, int64_t now_ns, 
     c.stamp_ns = now_ns;
     return round - std::min(round, lost * kTcpMss);  // sent again in the next round
   }
-  if (c.cwnd < 2 * round) {  // Linux's tcp_is_cwnd_limited
-    const int64_t from = c.cwnd;
-    grow(c, rtt_ns, now_ns, round, n);
+  const int64_t acked = tcp_hystart_exit_bytes(c, p, rtt_ns, round);
+  if (acked >= 0 || c.cwnd < 2 * round) {  // HyStart acts on every ACK; growth needs
+    const int64_t from = c.cwnd;           // Linux's tcp_is_cwnd_limited
+    if (acked >= 0) {
+      // Slow start grew the window by what was acknowledged before the train ended it.
+      if (c.cwnd < 2 * round) c.cwnd += acked;
+      c.ssthresh = c.cwnd;
+      c.hystart_found = true;
+      c.w_max = 0;
+      c.epoch_ns = now_ns;
+      c.epoch_cwnd = c.cwnd;
+      c.reno_cwnd = c.cwnd;
+    } else {
+      grow(c, rtt_ns, now_ns, round, n);
+    }
     if (const int64_t w = tcp_host_queue_overflow(c, p, rtt_ns, from); w > 0)
       cubic_loss(c, w, 1 - (1 - kCubicBeta) / n, n, true, now_ns);  // one connection's CWR
   }

@@ -34,6 +34,8 @@
 //   LAN connections that overflow them (tcp_port_loss, below; LinkState decides when).
 // - Random loss is met per segment carried (TcpPath::loss, below).
 // - CUBIC's congestion avoidance as tcp_cubic.c grows it (kCubicBeta, kCubicC, kRenoAcked).
+// - HyStart's ACK train ends a connection's first slow start without a loss, ssthresh at
+//   the window then (tcp_hystart_exit_bytes, below).
 // - Several connections per transfer (mpi.connections, the workers' stripes): one
 //   connection with `connections` x the window, the initial and restart window and the
 //   bytes in flight; the stripes have no rendezvous.
@@ -86,6 +88,20 @@ inline constexpr double kCubicBeta = 0.7;
 inline constexpr double kCubicC = 0.4;
 // beta_scale / 8 of tcp_cubic.c: 8 (1024 + 717) / 3 / (1024 - 717) = 15 in its integers.
 inline constexpr double kRenoAcked = 15.0 / 8;
+// HyStart (tcp_cubic.c, on by default: hystart, hystart_detect 3, hystart_low_window 16,
+// hystart_ack_delta_us 2000). From the first ACK of a slow start round, ACKs no more than
+// 2 ms apart make a train; once it spans half of (the minimum round trip plus
+// hystart_ack_delay, min(1 ms, 4 x the socket's GSO size / its pacing rate, 200% of cwnd /
+// srtt in slow start)), slow start ends: ssthresh = the window then, CUBIC's curve starts
+// there (no W_max), and HyStart is done for the connection (until a timeout). A round's
+// ACKs come back at the bottleneck's rate, so its train spans its bytes' serialisation
+// there. Not modelled: HyStart's delay test (the least of a round's first 8 round trips
+// above the minimum by clamp(min / 8, 4, 16 ms)), which a round's own queue meets only
+// after the train has ended it, or another's queue or jitter can meet first.
+inline constexpr int64_t kHystartLowWindow = 16 * kTcpMss;
+inline constexpr int64_t kHystartAckDeltaNs = 2'000'000;
+inline constexpr int64_t kHystartAckDelayMaxNs = 1'000'000;
+inline constexpr int64_t kGsoMaxBytes = 65536;  // the hosts' veths' gso_max_size
 
 // The expected largest of z_j - j x lambda over n draws of one jitter distribution, in
 // units of the jitter (netem::expected_largest_spaced), tabulated at n = 2^k and at
@@ -310,10 +326,11 @@ struct TcpConn {
   int64_t stamp_ns = 0;    // when the window was last full (or last decayed)
   // CUBIC's state after the first loss (ssthresh 0: none yet, slow start has no end).
   int64_t ssthresh = 0;
-  int64_t w_max = 0;       // CUBIC's W_max: the window at the last loss (fast convergence)
-  int64_t epoch_ns = 0;    // the last loss, moved later by the idle time since
-  int64_t epoch_cwnd = 0;  // the window then, after the cut (the curve's start)
-  int64_t reno_cwnd = 0;   // CUBIC's Reno-friendly estimate of the window (tcp_friendliness)
+  int64_t w_max = 0;           // CUBIC's W_max: the window at the last loss (fast convergence)
+  int64_t epoch_ns = 0;        // the last loss, moved later by the idle time since
+  int64_t epoch_cwnd = 0;      // the window then, after the cut (the curve's start)
+  int64_t reno_cwnd = 0;       // CUBIC's Reno-friendly estimate of the window (tcp_friendliness)
+  bool hystart_found = false;  // HyStart ended a slow start (tcp_hystart_exit_bytes)
   int64_t round_ns = std::numeric_limits<int64_t>::min();  // the last round with bytes
   int64_t round_bytes = 0;
   int64_t carried = kLongInUse;  // bytes sent so far (random loss: where the next falls)
@@ -334,6 +351,14 @@ int64_t tcp_random_losses(TcpConn& c, const TcpPath& p, int64_t bytes);
 // The start of loss stream `index` of `seed` (TcpConn::loss_draws): streams of different
 // seeds or indices draw independently.
 uint64_t tcp_loss_stream(uint64_t seed, uint64_t index);
+
+// HyStart's ACK train over a slow start round of `round` bytes on `c` (n connections on
+// `p`: the aggregate, their ACKs interleaved at the bottleneck): the bytes acknowledged
+// when the train reaches its threshold, or -1 when the round ends first or HyStart does
+// not act (done, not slow start, the window under hystart_low_window, no rate limit,
+// ACKs further apart than hystart_ack_delta_us, not loss-based). `rtt_ns`: the path's
+// round trip, HyStart's minimum.
+int64_t tcp_hystart_exit_bytes(const TcpConn& c, const TcpPath& p, int64_t rtt_ns, int64_t round);
 
 // Linux's cwnd restart for a send at `now_ns` (RTO = rtt + rto_min), and records the send.
 void tcp_note_send(TcpConn& c, const TcpPath& p, int64_t rtt_ns, int64_t now_ns);

@@ -75,6 +75,7 @@ TEST(TcpModel, JittersBunchesTakeTheAckClocksCreditAtTheBottleneck) {
   for (auto* p : {&steady, &jittery}) {
     xdc::sim::TcpConn c;
     c.cwnd = 80 * kTcpMss;
+    c.hystart_found = true;  // an earlier slow start's: only the queue can end this one
     ASSERT_EQ(xdc::sim::tcp_round(c, *p, 20 * kMs, 0, 40 * kTcpMss), 40 * kTcpMss);
     // 80 segments clocked by the 40 before: 40 in the pipe, 40 queued, over a steady path.
     const int64_t sent = xdc::sim::tcp_round(c, *p, 20 * kMs, 20 * kMs, 80 * kTcpMss);
@@ -93,6 +94,7 @@ TEST(TcpModel, AWindowWithinTheBottleneckQueueLosesNothing) {
   const auto p = bottleneck();
   xdc::sim::TcpConn c;
   c.cwnd = 40 * kTcpMss;
+  c.hystart_found = true;  // an earlier slow start's: only the queue can end this one
   EXPECT_EQ(xdc::sim::tcp_round(c, p, 20 * kMs, 0, 181 * kTcpMss), 40 * kTcpMss);
   EXPECT_EQ(c.ssthresh, 0) << "no loss yet: slow start has no end";
   EXPECT_EQ(c.cwnd, 80 * kTcpMss);
@@ -545,3 +547,42 @@ TEST(TcpModel, AWanConnectionSharingAHostsPortWithALanOneBacksOffMore) {
 }
 
 }  // namespace
+
+// HyStart's ACK train (tcp_hystart_exit_bytes): a slow start round's ACKs come back at the
+// bottleneck's rate; once they span half of the round trip plus hystart_ack_delay (1 ms
+// here), slow start ends with ssthresh at the window then, and nothing is lost
+// (tests/network/hystart_test.cpp: the kernel's, 128-142 segments against these 122).
+TEST(TcpModel, HystartEndsSlowStartWhereARoundsAckTrainSpansHalfTheRoundTrip) {
+  using xdc::sim::kTcpMss;
+  xdc::sim::TcpPath p;
+  const int64_t rtt = 4 * kMs;
+  p.bdp_bytes = 95'640;       // 200 Mbit/s of frames (23.91 MB/s of payload), 4 ms
+  p.queue_bytes = 6'000'000;  // holds every burst: no overflow
+  xdc::sim::TcpConn c;
+  int64_t t = 0;
+  // Rounds of 10, 20 and 40 segments: 40 (57,920 B) pass in 2.42 ms, before the 2.5 ms.
+  for (int i = 0; i < 3; ++i, t += rtt) xdc::sim::tcp_round(c, p, rtt, t, 64 * kMiB);
+  EXPECT_EQ(c.cwnd, 80 * kTcpMss);
+  EXPECT_FALSE(c.hystart_found);
+  // The round of 80: 2.5 ms of its ACKs are 59,775 B, which slow start adds to the window.
+  xdc::sim::tcp_round(c, p, rtt, t, 64 * kMiB);
+  EXPECT_TRUE(c.hystart_found);
+  EXPECT_EQ(c.ssthresh, 80 * kTcpMss + 59'775);
+  EXPECT_EQ(c.cwnd, c.ssthresh);
+  EXPECT_EQ(c.w_max, 0) << "no loss: CUBIC's curve has no plateau";
+  // Then congestion avoidance: before any loss 5% a round trip (bictcp_update's cnt <= 20).
+  const int64_t before = c.cwnd;
+  xdc::sim::tcp_round(c, p, rtt, t += rtt, 64 * kMiB);
+  EXPECT_NEAR(static_cast<double>(c.cwnd), static_cast<double>(before) * 1.05, 1);
+
+  // Where a delayed ACK's two segments take more than 2 ms (under 11.6 Mbit/s) there is
+  // no train: slow start runs on.
+  xdc::sim::TcpPath slow = p;
+  slow.bdp_bytes = 4'000;  // 8 Mbit/s, 4 ms
+  xdc::sim::TcpConn d;
+  d.cwnd = 100 * kTcpMss;
+  EXPECT_EQ(xdc::sim::tcp_hystart_exit_bytes(d, slow, rtt, 100 * kTcpMss), -1);
+  // Below hystart_low_window (16 segments) HyStart does not look.
+  d.cwnd = 15 * kTcpMss;
+  EXPECT_EQ(xdc::sim::tcp_hystart_exit_bytes(d, p, rtt, 15 * kTcpMss), -1);
+}
