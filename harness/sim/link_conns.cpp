@@ -57,6 +57,7 @@ LinkState::LinkState(const LinkModel& m, int64_t idle_before_ns) : m_(m) {
       conn_[i].ssthresh = w;
     }
     conn_[i].cwnd = w;
+    conn_[i].hystart_found = true;  // its first slow start is long past
     conn_[i].last_send_ns = -idle_before_ns;
     conn_[i].stamp_ns = -idle_before_ns;
   }
@@ -86,6 +87,7 @@ std::vector<TcpConn> LinkState::launch(const LinkModel& m, uint64_t loss_seed) {
     }
     c.cwnd = kTcpInitialWindow * std::max(s.tcp(i).connections, 1);
     c.ssthresh = 0;
+    c.hystart_found = false;
     c.carried = 0;
     c.last_send_ns = std::numeric_limits<int64_t>::min();
   }

@@ -188,7 +188,7 @@ class LinkState {
  public:
   // Keeps a reference to `m`, which must outlive it. Its connections are warm, long in use
   // and idle for idle_before_ns: the socket buffers' window, and over a lossy route
-  // Mathis's window, ssthresh there (tcp_loss_window_bytes).
+  // Mathis's window, ssthresh there (tcp_loss_window_bytes); HyStart done.
   explicit LinkState(const LinkModel& m, int64_t idle_before_ns = 0);
   LinkState(LinkModel&&, int64_t = 0) = delete;
   // Connections as an earlier run left them (history(), by connection; empty: as
@@ -200,8 +200,8 @@ class LinkState {
   // (LinkModel::connection), then the stripes' pair by pair; empty without TCP paths.
   std::vector<TcpConn> history();
   // The connections at a run's launch: new, as OpenMPI opens them at a pair's first
-  // message: the initial window (10 segments per connection), slow start with no end
-  // until the first loss (no ssthresh), no loss met yet (TcpConn::carried 0), never sent
+  // message: the initial window (10 segments per connection), slow start until HyStart
+  // or the first loss ends it (no ssthresh), no loss met yet (TcpConn::carried 0), never sent
   // (no idle restart). As history() takes them; the kernel's tcp_probe tracepoint shows
   // a run's WAN connections so in its first iteration.
   // `loss_seed` != 0: each connection draws where its random losses fall, and how late
