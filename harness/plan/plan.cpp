@@ -163,10 +163,6 @@ void add_tp_allreduces(const Experiment& e, const std::vector<int>& stage_rank, 
   }
 }
 
-}  // namespace
-
-namespace {
-
 // The synchronous gradient all-reduce of each stage (`grads` bytes) across the replicas,
 // planned: its bytes and the slowest stage's time (sim::allreduce_ns) as every stage's.
 void add_dp_allreduce(const Experiment& e, const std::vector<int>& stage_rank,
@@ -481,10 +477,13 @@ Plan make_plan(const Experiment& e) {
   p.worker.grad_norm =
       e.compute.mode == Compute::Mode::kReal && defaults.grad_clip > 0 && e.stages > 1;
   p.worker.iteration_barrier = defaults.iteration_barrier && e.iteration_barrier;
-  if (e.progress != "none") {  // time_dilation (>= 1): the workers run that many times slower
+  // time_dilation (>= 1): the workers run that many times slower. Their timer slack is this
+  // process's (inherited), read once: it makes their polls and modeled compute's sleeps late.
+  static const int64_t slack_ns = worker::timer_slack_ns();
+  const int64_t slack = std::llround(static_cast<double>(slack_ns) / e.time_dilation);
+  if (e.progress != "none") {
     p.worker.poll_ns = std::llround(defaults.progress_poll_us * 1e3 / e.time_dilation);
-    static const int64_t slack = worker::timer_slack_ns();  // this process's, once
-    p.worker.poll_slack_ns = std::llround(slack / e.time_dilation);
+    p.worker.poll_slack_ns = slack;
   }
   p.worker.replicas = e.data_parallel;
   p.worker.world = world_link_model(e);
@@ -556,6 +555,7 @@ Plan make_plan(const Experiment& e) {
     sp.choice = c;
     sp.schedule = make_schedule(e, p.params, c, &sp.peak_activations);
     sp.costs = planned_costs(e, sp.schedule.stage_rank);
+    if (e.compute.mode == Compute::Mode::kModeled) sp.costs.sleep_slack_ns = slack;
     p.schedules.push_back(std::move(sp));
     if (e.prefill.on) {  // the same schedule again, with prefill in its bubbles
       SchedulePlan with = p.schedules.back();

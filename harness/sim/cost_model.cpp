@@ -13,19 +13,26 @@ namespace xdc::sim {
 using sched::Kind;
 
 int64_t CostModel::duration_ns(const sched::Action& a) const {
+  // The sleeps' lateness (sleep_slack_ns): an F or B sleeps once per slice, a W and an OPT once.
+  const int64_t late = sleep_slack_ns;
+  auto slices = [&](int64_t ns) {
+    const int n = tp_allreduces.empty() ? 1 : std::max(tp_allreduces[a.stage], 1);
+    return ns > 0 ? late * n : 0;
+  };
+  auto once = [&](int64_t ns) { return ns > 0 ? late : 0; };
   switch (a.kind) {
     case Kind::F:
-      return f_ns[a.stage];
+      return f_ns[a.stage] + slices(f_ns[a.stage]);
     case Kind::B:
-      return b_ns[a.stage];
+      return b_ns[a.stage] + slices(b_ns[a.stage]);
     case Kind::W:
-      return w_ns[a.stage];
+      return w_ns[a.stage] + once(w_ns[a.stage]);
     case Kind::BW:
-      return b_ns[a.stage] + w_ns[a.stage];
+      return b_ns[a.stage] + w_ns[a.stage] + slices(b_ns[a.stage]) + once(w_ns[a.stage]);
     case Kind::ALLREDUCE:
       return allreduce_stage_ns.empty() ? allreduce_ns : allreduce_stage_ns[a.stage];
     case Kind::OPT:
-      return opt_ns;
+      return opt_ns + once(opt_ns);
     default:
       return 0;
   }

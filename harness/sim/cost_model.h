@@ -26,6 +26,12 @@ struct CostModel {
   // the fragment; WorkerModel::outer_every; empty: no outer loop).
   std::vector<std::vector<int64_t>> outer_bytes;
   int64_t opt_ns = 0;  // per stage per iteration
+  // Modeled compute: each sleep of an action (clock_nanosleep, workloads/worker/compute.cpp:
+  // one per F or B slice between TP all-reduces, one per W and OPT) ends this much after
+  // its deadline, the process's timer slack (the kernel fires the timer at the end of its
+  // slack when nothing else wakes the CPU sooner). duration_ns adds it; the workers sleep
+  // f_ns, b_ns and w_ns as they are. 0: real compute, or none.
+  int64_t sleep_slack_ns = 0;
   // Tensor parallelism, per stage (empty without): the TP all-reduces inside each F and
   // each B (2 per layer, workloads/model/stage.h), the bytes of one (a microbatch's hidden
   // state) and the time of one. f_ns and b_ns include tp_allreduces x tp_allreduce_ns; the

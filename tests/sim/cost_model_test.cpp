@@ -101,3 +101,28 @@ TEST(CostModel, NodeTensorParallelSplitsFlopsAndFoldsItsAllReduces) {
   EXPECT_GT(slow.node_tp_ns[0], b.node_tp_ns[0]);
   EXPECT_EQ(find_model("llama-72b").layers, 80);
 }
+
+// Modeled compute's sleeps end their timer slack late (CostModel::sleep_slack_ns; the
+// kernel's side: CommPollKernel.AModeledComputeSleepEndsItsTimerSlackLate): an F or B once
+// per slice between its TP all-reduces, a W and an OPT once, a zero-length W not at all.
+TEST(CostModel, EachSleepOfAnActionEndsItsSlackLate) {
+  using xdc::sched::Action;
+  using xdc::sched::Kind;
+  CostModel c;
+  c.f_ns = {10'000'000, 10'000'000};
+  c.b_ns = {20'000'000, 20'000'000};
+  c.w_ns = {5'000'000, 0};
+  c.opt_ns = 1'000'000;
+  c.sleep_slack_ns = 50'000;
+  EXPECT_EQ(c.duration_ns(Action{Kind::F, 0}), 10'050'000);
+  EXPECT_EQ(c.duration_ns(Action{Kind::B, 0}), 20'050'000);
+  EXPECT_EQ(c.duration_ns(Action{Kind::W, 0}), 5'050'000);
+  EXPECT_EQ(c.duration_ns(Action{Kind::W, 1}), 0);
+  EXPECT_EQ(c.duration_ns(Action{Kind::BW, 0}), 25'100'000);  // B, then W: two sleeps
+  EXPECT_EQ(c.duration_ns(Action{Kind::BW, 1}), 20'050'000);
+  EXPECT_EQ(c.duration_ns(Action{Kind::OPT, 0}), 1'050'000);
+  c.tp_allreduces = {4, 4};  // four slices, four sleeps
+  EXPECT_EQ(c.duration_ns(Action{Kind::F, 1}), 10'200'000);
+  c.sleep_slack_ns = 0;  // real compute
+  EXPECT_EQ(c.duration_ns(Action{Kind::F, 1}), 10'000'000);
+}

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "harness/process/process.h"
+#include "workloads/worker/compute.h"
 #include "workloads/worker/poll.h"
 
 namespace {
@@ -114,6 +115,28 @@ TEST(CommPollKernel, ATimedWaitEndsItsTimerSlackLate) {
   const double tight = waits[0][waits[0].size() / 2], slack = waits[1][waits[1].size() / 2];
   std::printf("100 us waits, median: %.1f us with 1 ns of slack, %.1f with 50 us\n", tight, slack);
   EXPECT_GE(tight, 100);
+  EXPECT_GT(slack - tight, 25);
+  EXPECT_LT(slack - tight, 100);
+}
+
+// Modeled compute's sleep (workloads/worker/compute.cpp's sleep_ns, an absolute
+// clock_nanosleep) ends its timer slack after its deadline too: 600 sleeps of 2 ms, the
+// slacks alternating as above (CostModel::sleep_slack_ns adds the slack to each).
+TEST(CommPollKernel, AModeledComputeSleepEndsItsTimerSlackLate) {
+  const int64_t was = xdc::worker::timer_slack_ns();
+  std::vector<double> sleeps[2];  // us: [0] 1 ns of slack, [1] 50 us
+  for (int i = 0; i < 600; ++i) {
+    ASSERT_EQ(prctl(PR_SET_TIMERSLACK, i % 2 ? 50'000UL : 1UL, 0, 0, 0), 0);
+    const auto t = std::chrono::steady_clock::now();
+    xdc::worker::sleep_ns(2'000'000);
+    sleeps[i % 2].push_back(
+        std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t).count());
+  }
+  prctl(PR_SET_TIMERSLACK, static_cast<unsigned long>(was), 0, 0, 0);
+  for (auto& v : sleeps) std::sort(v.begin(), v.end());
+  const double tight = sleeps[0][sleeps[0].size() / 2], slack = sleeps[1][sleeps[1].size() / 2];
+  std::printf("2 ms sleeps, median: %.1f us with 1 ns of slack, %.1f with 50 us\n", tight, slack);
+  EXPECT_GE(tight, 2000);
   EXPECT_GT(slack - tight, 25);
   EXPECT_LT(slack - tight, 100);
 }
