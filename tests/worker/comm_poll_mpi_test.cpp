@@ -7,6 +7,7 @@
 #include <sys/prctl.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
@@ -92,27 +93,34 @@ TEST(CommPollMpi, ASendToAComputingRankWaitsForItsBackedOffPoll) {
   EXPECT_GE(within, static_cast<int>(extra.size() * 6 / 10));
 }
 
-// A timed wait like the comm thread's (a condition variable's wait_for) ends its timer
-// slack after its deadline: 2000 waits of 100 us, the median with the kernel's default 50
-// us of slack against 1 ns, on this thread.
-TEST(CommPollKernel, ATimedWaitEndsItsTimerSlackLate) {
-  // The two slacks alternate wait by wait, so that a machine busy for part of the test
-  // delays both alike.
+// The median duration (us) of `wait` with 1 ns of timer slack and with the kernel's default
+// 50 us, on this thread: the two slacks alternate call by call, so that a machine busy for
+// part of the test delays both alike. {-1, -1} where the slack cannot be set.
+template <typename Wait>
+std::array<double, 2> medians_by_slack(int calls, Wait wait) {
   const int64_t was = xdc::worker::timer_slack_ns();
-  std::mutex m;
-  std::condition_variable cv;
-  std::vector<double> waits[2];  // us: [0] 1 ns of slack, [1] 50 us
-  for (int i = 0; i < 4000; ++i) {
-    ASSERT_EQ(prctl(PR_SET_TIMERSLACK, i % 2 ? 50'000UL : 1UL, 0, 0, 0), 0);
+  std::vector<double> took[2];  // us: [0] 1 ns of slack, [1] 50 us
+  for (int i = 0; i < calls; ++i) {
+    if (prctl(PR_SET_TIMERSLACK, i % 2 ? 50'000UL : 1UL, 0, 0, 0) != 0) return {-1, -1};
     const auto t = std::chrono::steady_clock::now();
-    std::unique_lock<std::mutex> l(m);
-    cv.wait_for(l, std::chrono::microseconds(100));
-    waits[i % 2].push_back(
+    wait();
+    took[i % 2].push_back(
         std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t).count());
   }
   prctl(PR_SET_TIMERSLACK, static_cast<unsigned long>(was), 0, 0, 0);
-  for (auto& v : waits) std::sort(v.begin(), v.end());
-  const double tight = waits[0][waits[0].size() / 2], slack = waits[1][waits[1].size() / 2];
+  for (auto& v : took) std::sort(v.begin(), v.end());
+  return {took[0][took[0].size() / 2], took[1][took[1].size() / 2]};
+}
+
+// A timed wait like the comm thread's (a condition variable's wait_for) ends its timer
+// slack after its deadline: 4000 waits of 100 us.
+TEST(CommPollKernel, ATimedWaitEndsItsTimerSlackLate) {
+  std::mutex m;
+  std::condition_variable cv;
+  const auto [tight, slack] = medians_by_slack(4000, [&] {
+    std::unique_lock<std::mutex> l(m);
+    cv.wait_for(l, std::chrono::microseconds(100));
+  });
   std::printf("100 us waits, median: %.1f us with 1 ns of slack, %.1f with 50 us\n", tight, slack);
   EXPECT_GE(tight, 100);
   EXPECT_GT(slack - tight, 25);
@@ -120,21 +128,10 @@ TEST(CommPollKernel, ATimedWaitEndsItsTimerSlackLate) {
 }
 
 // Modeled compute's sleep (workloads/worker/compute.cpp's sleep_ns, an absolute
-// clock_nanosleep) ends its timer slack after its deadline too: 600 sleeps of 2 ms, the
-// slacks alternating as above (CostModel::sleep_slack_ns adds the slack to each).
+// clock_nanosleep) ends its timer slack after its deadline too: 600 sleeps of 2 ms
+// (CostModel::sleep_slack_ns adds the slack to each).
 TEST(CommPollKernel, AModeledComputeSleepEndsItsTimerSlackLate) {
-  const int64_t was = xdc::worker::timer_slack_ns();
-  std::vector<double> sleeps[2];  // us: [0] 1 ns of slack, [1] 50 us
-  for (int i = 0; i < 600; ++i) {
-    ASSERT_EQ(prctl(PR_SET_TIMERSLACK, i % 2 ? 50'000UL : 1UL, 0, 0, 0), 0);
-    const auto t = std::chrono::steady_clock::now();
-    xdc::worker::sleep_ns(2'000'000);
-    sleeps[i % 2].push_back(
-        std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t).count());
-  }
-  prctl(PR_SET_TIMERSLACK, static_cast<unsigned long>(was), 0, 0, 0);
-  for (auto& v : sleeps) std::sort(v.begin(), v.end());
-  const double tight = sleeps[0][sleeps[0].size() / 2], slack = sleeps[1][sleeps[1].size() / 2];
+  const auto [tight, slack] = medians_by_slack(600, [] { xdc::worker::sleep_ns(2'000'000); });
   std::printf("2 ms sleeps, median: %.1f us with 1 ns of slack, %.1f with 50 us\n", tight, slack);
   EXPECT_GE(tight, 2000);
   EXPECT_GT(slack - tight, 25);
