@@ -93,11 +93,11 @@ inline constexpr double kRenoAcked = 15.0 / 8;
 // 2 ms apart make a train; once it spans half of (the minimum round trip plus
 // hystart_ack_delay, min(1 ms, 4 x the socket's GSO size / its pacing rate, 200% of cwnd /
 // srtt in slow start)), slow start ends: ssthresh = the window then, CUBIC's curve starts
-// there (no W_max), and HyStart is done for the connection (until a timeout). A round's
-// ACKs come back at the bottleneck's rate, so its train spans its bytes' serialisation
-// there. Not modelled: HyStart's delay test (the least of a round's first 8 round trips
-// above the minimum by clamp(min / 8, 4, 16 ms)), which a round's own queue meets only
-// after the train has ended it, or another's queue or jitter can meet first.
+// there (no W_max), and HyStart is done for the connection (Linux's timeout resets it; the
+// model's does not). A round's ACKs come back at the bottleneck's rate, so its train spans
+// its bytes' serialisation there. Not modelled: HyStart's delay test (the least of a round's first
+// 8 round trips above the minimum by clamp(min / 8, 4, 16 ms)), which a round's own queue meets
+// only after the train has ended it, or another's queue or jitter can meet first.
 inline constexpr int64_t kHystartLowWindow = 16 * kTcpMss;
 inline constexpr int64_t kHystartAckDeltaNs = 2'000'000;
 inline constexpr int64_t kHystartAckDelayMaxNs = 1'000'000;
