@@ -45,14 +45,7 @@ TEST_F(HostQueue, SlowStartOverflowsTheSendersOwnTbfAndCutsWithoutRetransmitting
   ASSERT_GE(pair.peer, 0) << "no connection west-h1 -> east-h1";
   const int c = pair.client, peer = pair.peer;
   int64_t got = 0;
-  std::thread reader([&] {
-    std::vector<char> in(1 << 20);
-    while (got < kBytes) {
-      const ssize_t n = read(peer, in.data(), in.size());
-      if (n <= 0) break;
-      got += n;
-    }
-  });
+  std::thread reader([&] { got = xdc::testing::read_up_to(peer, kBytes); });
   // Written 64 KiB at a time, TCP_INFO read after each write: the first cut as it happens
   // (a busy machine's late tbf dequeue can bring a second one before the end).
   auto tcp_state = [&] {

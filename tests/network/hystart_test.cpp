@@ -38,14 +38,7 @@ tcp_info one_connection(const xdc::net::HostState& a, const xdc::net::HostState&
   xdc::testing::TcpPair pair = xdc::testing::connect_in(a.ns, b.ns, b.data_ip, port);
   if (pair.peer < 0) return info;
   int64_t got = 0;
-  std::thread reader([&] {
-    std::vector<char> in(1 << 20);
-    while (got < kBytes) {
-      const ssize_t n = read(pair.peer, in.data(), in.size());
-      if (n <= 0) break;
-      got += n;
-    }
-  });
+  std::thread reader([&] { got = xdc::testing::read_up_to(pair.peer, kBytes); });
   std::vector<char> buf(kBytes, 'x');
   int64_t sent = 0;
   while (sent < kBytes) {

@@ -14,6 +14,7 @@
 #include <regex>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "harness/network/state.h"
 #include "netem/nl/netns.h"
@@ -56,6 +57,18 @@ inline TcpPair connect_in(const std::string& from_ns, const std::string& to_ns,
   if (connect(p.client, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) return p;
   p.peer = accept(p.listener, nullptr, nullptr);
   return p;
+}
+
+// Reads from `fd` until `bytes` have come or the peer closed or failed: what came.
+inline int64_t read_up_to(int fd, int64_t bytes) {
+  std::vector<char> in(1 << 20);
+  int64_t got = 0;
+  while (got < bytes) {
+    const ssize_t n = ::read(fd, in.data(), in.size());
+    if (n <= 0) break;
+    got += n;
+  }
+  return got;
 }
 
 // The packets the root tbf of `dev` in namespace `ns` dropped (`tc -s qdisc`); -1 when it

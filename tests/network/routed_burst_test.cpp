@@ -97,14 +97,7 @@ class RoutedBurst : public xdc::testing::NetworkTest {
                           'x');
     auto send_all = [&](int64_t bytes) {
       int64_t sent = 0, got = 0;
-      std::thread reader([&] {
-        std::vector<char> in(1 << 20);
-        while (got < bytes) {
-          const ssize_t n = read(peer, in.data(), in.size());
-          if (n <= 0) break;
-          got += n;
-        }
-      });
+      std::thread reader([&] { got = xdc::testing::read_up_to(peer, bytes); });
       while (sent < bytes) {
         const ssize_t n = write(c, buf.data() + sent, static_cast<size_t>(bytes - sent));
         if (n <= 0) break;

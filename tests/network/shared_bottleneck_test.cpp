@@ -71,15 +71,7 @@ class SharedBottleneck : public xdc::testing::NetworkTest {
     // started a round trip apart and never met in the queue).
     std::vector<std::thread> readers;
     for (int k = 0; k < pairs; ++k)
-      readers.emplace_back([&, k] {
-        std::vector<char> buf(64 << 10);
-        int64_t got = 0;
-        while (got < kMessage) {
-          const ssize_t n = read(peers[k], buf.data(), buf.size());
-          if (n <= 0) break;
-          got += n;
-        }
-      });
+      readers.emplace_back([&, k] { xdc::testing::read_up_to(peers[k], kMessage); });
     const std::vector<char> data(kMessage, 'x');
     std::vector<int64_t> sent(pairs, 0);
     for (int c : clients) fcntl(c, F_SETFL, fcntl(c, F_GETFL) | O_NONBLOCK);

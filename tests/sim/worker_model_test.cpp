@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <utility>
+#include <vector>
 
 #include "harness/sim/simulator.h"
 #include "harness/trace/analysis.h"
@@ -20,6 +22,17 @@ constexpr int64_t kMs = 1'000'000;
 // Ranks 0, 1 in one DC and 2, 3 in another: 1 ms inside, 10 ms between.
 sim::LinkModel two_dcs() {
   return sim::LinkModel::dcs({0, 0, 1, 1}, {10 * kMs, 0}, {kMs, 0});
+}
+// Two ranks, one stage each, running `actions` over `microbatches`.
+sched::Schedule pair(int microbatches, std::vector<std::vector<sched::Action>> actions) {
+  sched::Schedule s;
+  s.name = "pair";
+  s.ranks = 2;
+  s.stages = 2;
+  s.microbatches = microbatches;
+  s.stage_rank = {0, 1};
+  s.actions = std::move(actions);
+  return s;
 }
 }  // namespace
 
@@ -72,14 +85,8 @@ TEST(WorkerModel, GradNormHoldsEveryFirstOptUntilTheAllreduceCompletes) {
 
 TEST(WorkerModel, BarrierStaggersTheStartsAsHandWorked) {
   // Rank 0: F (1 ms), SEND_F; rank 1: RECV_F, F (3 ms); 10 ms between them.
-  sched::Schedule s;
-  s.name = "pair";
-  s.ranks = 2;
-  s.stages = 2;
-  s.microbatches = 1;
-  s.stage_rank = {0, 1};
-  s.actions = {{{Kind::F, 0, 0, -1}, {Kind::SEND_F, 0, 0, 1}},
-               {{Kind::RECV_F, 1, 0, 0}, {Kind::F, 1, 0, -1}}};
+  const sched::Schedule s = pair(1, {{{Kind::F, 0, 0, -1}, {Kind::SEND_F, 0, 0, 1}},
+                                     {{Kind::RECV_F, 1, 0, 0}, {Kind::F, 1, 0, -1}}});
   sim::CostModel c;
   c.f_ns = {kMs, 3 * kMs};
   c.b_ns = c.w_ns = {0, 0};
@@ -229,15 +236,13 @@ TEST(WorkerModel, ARendezvousReachingAComputingRankWaitsForItsBackedOffPoll) {
   // pending (the same): 100 us later than acted on at once. Microbatch 1's reaches rank 1
   // 9.6 ms into its F, its comm thread backed off to a poll every 1 ms (half expected):
   // 550 us later.
-  sched::Schedule s;
-  s.name = "pair";
-  s.ranks = 2;
-  s.stages = 2;
-  s.microbatches = 2;
-  s.stage_rank = {0, 1};
-  s.actions = {
-      {{Kind::F, 0, 0, -1}, {Kind::SEND_F, 0, 0, 1}, {Kind::F, 0, 1, -1}, {Kind::SEND_F, 0, 1, 1}},
-      {{Kind::RECV_F, 1, 0, 0}, {Kind::F, 1, 0, -1}, {Kind::RECV_F, 1, 1, 0}, {Kind::F, 1, 1, -1}}};
+  const sched::Schedule s = pair(
+      2,
+      {{{Kind::F, 0, 0, -1}, {Kind::SEND_F, 0, 0, 1}, {Kind::F, 0, 1, -1}, {Kind::SEND_F, 0, 1, 1}},
+       {{Kind::RECV_F, 1, 0, 0},
+        {Kind::F, 1, 0, -1},
+        {Kind::RECV_F, 1, 1, 0},
+        {Kind::F, 1, 1, -1}}});
   sim::CostModel c;
   c.f_ns = {10 * kMs, 20 * kMs};
   c.b_ns = c.w_ns = {0, 0};
