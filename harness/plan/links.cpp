@@ -428,4 +428,19 @@ sim::LinkModel world_link_model(const Experiment& e) {
   return m;
 }
 
+void add_tp_allreduces(const Experiment& e, const std::vector<int>& stage_rank, sim::CostModel& c) {
+  if (e.tensor_parallel <= 1) return;
+  c.tp_port_wait_ns.assign(static_cast<size_t>(c.stages()), 0);
+  for (int st = 0; st < c.stages(); ++st) {
+    const int n = c.tp_allreduces[st];
+    const sim::LinkModel g = links_between(e, e.tp_placement[0][stage_rank[st]], false);
+    const int64_t ns = sim::allreduce_ns(g, c.tp_allreduce_bytes[st], n > 0 ? c.f_ns[st] / n : 0);
+    c.tp_allreduce_ns[st] = ns;
+    if (!g.tcp.empty() && g.ranks > 1)
+      c.tp_port_wait_ns[st] = sim::tcp_local_drop_wait_ns(g.path(0, 1), 2 * g.at(0, 1).latency_ns);
+    c.f_ns[st] += n * ns;
+    c.b_ns[st] += n * ns;
+  }
+}
+
 }  // namespace xdc::run

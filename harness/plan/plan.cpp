@@ -147,22 +147,6 @@ std::vector<int64_t> grad_bytes(const Experiment& e, int stages) {
   return std::vector<int64_t>(stages, e.compute.grad_bytes);
 }
 
-// Tensor parallelism: each stage's TP all-reduce time from its TP group's links (replica
-// 0's; a stage's groups sit in one DC alike) as the workers run it (MPI_Iallreduce in place:
-// sim::allreduce_ns), after the compute between two without traffic; added to F and B.
-void add_tp_allreduces(const Experiment& e, const std::vector<int>& stage_rank, sim::CostModel& c) {
-  if (e.tensor_parallel <= 1) return;
-  for (int st = 0; st < c.stages(); ++st) {
-    const int n = c.tp_allreduces[st];
-    const int64_t idle = n > 0 ? c.f_ns[st] / n : 0;
-    const int64_t ns = sim::allreduce_ns(links_between(e, e.tp_placement[0][stage_rank[st]], false),
-                                         c.tp_allreduce_bytes[st], idle);
-    c.tp_allreduce_ns[st] = ns;
-    c.f_ns[st] += n * ns;
-    c.b_ns[st] += n * ns;
-  }
-}
-
 // The synchronous gradient all-reduce of each stage (`grads` bytes) across the replicas,
 // planned: its bytes and the slowest stage's time (sim::allreduce_ns) as every stage's.
 void add_dp_allreduce(const Experiment& e, const std::vector<int>& stage_rank,

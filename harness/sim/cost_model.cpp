@@ -38,6 +38,27 @@ int64_t CostModel::duration_ns(const sched::Action& a) const {
   }
 }
 
+double CostModel::end_ns(const sched::Action& a, double start, double duration,
+                         const std::function<bool(double at)>& full) const {
+  const bool sliced = a.kind == Kind::F || a.kind == Kind::B || a.kind == Kind::BW;
+  if (!sliced || a.paired || tp_port_wait_ns.empty() || tp_allreduces.empty())
+    return start + duration;
+  const int n = tp_allreduces[a.stage];
+  const auto wait = static_cast<double>(tp_port_wait_ns[a.stage]);
+  const auto planned = static_cast<double>(duration_ns(a));
+  if (n <= 0 || wait <= 0 || planned <= 0) return start + duration;
+  // The part before a BW's weight gradients, as drawn (duration / planned: its noise).
+  const int64_t w =
+      a.kind == Kind::BW ? w_ns[a.stage] + (w_ns[a.stage] > 0 ? sleep_slack_ns : 0) : 0;
+  const double head = (planned - static_cast<double>(w)) * duration / planned;
+  const auto ar = static_cast<double>(tp_allreduce_ns[a.stage]);
+  const double slice = std::max(0.0, (head - n * ar) / n);
+  double waited = 0;
+  for (int k = 0; k < n; ++k)
+    if (full(start + waited + (k + 1) * slice + k * ar)) waited += wait;
+  return start + duration + waited;
+}
+
 bool CostModel::noisy() const {
   auto any = [](const std::vector<Noise>& v) {
     return std::any_of(v.begin(), v.end(), [](const auto& r) { return !r.empty(); });

@@ -4,6 +4,7 @@
 // on a device (FLOPs / (peak FLOP/s x efficiency)). The worker's `modeled` compute mode
 // sleeps for these same durations.
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -38,6 +39,11 @@ struct CostModel {
   // modeled worker sleeps the rest and performs the all-reduces over MPI.
   std::vector<int> tp_allreduces;
   std::vector<int64_t> tp_allreduce_bytes, tp_allreduce_ns;
+  // Per stage (empty: never): how long a TP all-reduce waits first when its first packet
+  // finds its host's port full (a pipeline message's burst overflowing it). Its connection
+  // has nothing in flight then, so the dropped packet waits for Linux's probe timer
+  // (tcp_local_drop_wait_ns of the TP pair's path).
+  std::vector<int64_t> tp_port_wait_ns;
   // A TP group inside one node (ShapeWorkload::node_tp): per stage, the node's TP
   // all-reduce time inside each F and each B, folded into f_ns and b_ns (one process
   // stands for the node; nobody performs them). Empty otherwise.
@@ -87,6 +93,13 @@ struct CostModel {
 
   int stages() const { return static_cast<int>(f_ns.size()); }
   int64_t duration_ns(const sched::Action& a) const;
+  // When compute action `a` (F, B or BW, not co-executed) that starts at `start` and lasts
+  // `duration` ends, once each TP all-reduce in it whose first packet finds the host's port
+  // full (`full(at)`) has waited tp_port_wait_ns first. The workers' order: n equal slices
+  // of compute, each followed by an all-reduce; a BW's weight gradients last. Other
+  // actions, or no waits: start + duration.
+  double end_ns(const sched::Action& a, double start, double duration,
+                const std::function<bool(double at)>& full) const;
   // The operators of compute action `a` (F, B or BW) for co-execution: its computation
   // in as many slices as it has TP all-reduces, each followed by one (launched and
   // folded together), and a BW's weight gradients last.

@@ -222,6 +222,10 @@ class LinkState {
   // The TCP path of the pair's connection from now on (a changed link: its loss window,
   // its bottleneck), with the pair's copies as at construction; none: nothing changes.
   void set_path(int from, int to, const TcpPath& p);
+  // Whether a packet that rank `rank`'s host sends at `at_ns` finds its port's queue full:
+  // a LAN connection leaving that port overflows it then (a round of it that lost
+  // segments there, as far as the sends so far decide). False without ports.
+  bool port_full(int rank, int64_t at_ns);
   // When rank `rank`'s process acts on what reaches its host at `at_ns` (its worker's comm
   // thread's next poll: TimedLinks::bind): a rendezvous request, answered then; the answer,
   // which its sender follows with the data then; a message's last byte (or its FIN), which
@@ -402,6 +406,8 @@ class LinkState {
   // Brings the rounds of the LAN channels at the ports WAN channel `ch` crosses up to date
   // (run_channel, before it loads its own).
   void refresh_ports(const Channel& ch);
+  // The same for LAN channels `lans`: each not up to date runs to completion (`ahead`).
+  void refresh_lans(const std::vector<int>& lans);
   // Calls f(round) for each round of the LAN channels leaving (`out`) or reaching `port` that
   // overlaps [a, b).
   template <typename F>

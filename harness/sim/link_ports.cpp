@@ -65,19 +65,23 @@ void LinkState::note_ports(int channel, int from, int to, const TcpPath& p) {
 
 void LinkState::refresh_ports(const Channel& ch) {
   for (const int port : ch.crosses) {
-    const Port& at = ports_[port];
-    for (const std::vector<int>* lans : {&at.lan_out, &at.lan_in})
-      for (const int l : *lans) {
-        LanRounds& o = lan_rounds_[l];
-        if (o.ahead_valid) continue;
-        Channel& lan = channels_[l];
-        if (lan.jobs.empty()) {
-          o.ahead.clear();
-          o.ahead_valid = true;
-          continue;
-        }
-        run_channel(lan, kNone, false);  // to completion: sets `ahead`
-      }
+    const Port at = ports_[port];  // a copy: running a channel can add ports
+    refresh_lans(at.lan_out);
+    refresh_lans(at.lan_in);
+  }
+}
+
+void LinkState::refresh_lans(const std::vector<int>& lans) {
+  for (const int l : lans) {
+    LanRounds& o = lan_rounds_[l];
+    if (o.ahead_valid) continue;
+    Channel& lan = channels_[l];
+    if (lan.jobs.empty()) {
+      o.ahead.clear();
+      o.ahead_valid = true;
+      continue;
+    }
+    run_channel(lan, kNone, false);  // to completion: sets `ahead`
   }
 }
 
@@ -146,6 +150,19 @@ int64_t LinkState::port_losses(size_t i, TcpConn& c, int64_t t, int64_t given) {
                     static_cast<double>(p.host_queue_bytes) / 2;
   if (!tcp_port_loss(c, p, full ? 1.0 : expected, t)) return 0;
   return full ? std::min(given, kTcpMss) : 0;  // lost at the receiver's port: sent again
+}
+
+bool LinkState::port_full(int rank, int64_t at_ns) {
+  if (ports_.empty() || m_.port.empty()) return false;
+  const int port = m_.port[static_cast<size_t>(rank)];
+  const auto at = ports_.find(port);
+  if (at == ports_.end()) return false;
+  refresh_lans(std::vector<int>(at->second.lan_out));
+  bool full = false;
+  lan_rounds_at(port, true, at_ns, at_ns + 1, [&](const PortRound& r) {
+    if (r.dropped > 0) full = true;
+  });
+  return full;
 }
 
 }  // namespace xdc::sim

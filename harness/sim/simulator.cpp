@@ -29,6 +29,9 @@ class LinkTiming : public sched::MessageTiming {
                               priority_ ? priority_(from, a) : -1));
   }
   sched::Transfer current(int64_t ticket) override { return convert(wire_.current(ticket)); }
+  bool port_full(int rank, double at) override {
+    return wire_.port_full(rank, static_cast<int64_t>(at));
+  }
 
  private:
   static sched::Transfer convert(const Transfer& x) {
@@ -72,6 +75,10 @@ trace::Trace simulate(const sched::Schedule& s, const CostModel& costs, const Li
     if (fresh) it->second = static_cast<double>(costs.pair_ns(f, b));
     return it->second;
   };
+  if (!costs.tp_port_wait_ns.empty())
+    c.end = [&costs, &timing](int rank, const Action& a, double start, double d) {
+      return costs.end_ns(a, start, d, [&](double at) { return timing.port_full(rank, at); });
+    };
   if (!it.start_ns.empty() && static_cast<int>(it.start_ns.size()) != s.ranks)
     throw std::invalid_argument("start times for " + std::to_string(it.start_ns.size()) +
                                 " ranks, the schedule has " + std::to_string(s.ranks));

@@ -160,6 +160,10 @@ int64_t tcp_retransmit_after(const TcpPath& p, int64_t srtt_ns, bool one_segment
   return at;
 }
 
+int64_t tcp_local_drop_wait_ns(const TcpPath& p, int64_t srtt_ns) {
+  return tcp_timer_fires_ns(std::max(tcp_rto_ns(p, srtt_ns), p.rto_min_ns));
+}
+
 // The gap, in bytes carried, to the next loss on a connection that draws them: a
 // geometric number of segments of mean `period` bytes (splitmix64 into an exponential).
 namespace {

@@ -304,6 +304,12 @@ inline constexpr int64_t kTlpMinNs = 2'000'000;           // TCP_TIMEOUT_MIN_US
 // a cut link (tests/network/tcp_cut_test.cpp).
 int64_t tcp_retransmit_after(const TcpPath& p, int64_t srtt_ns, bool one_segment, int64_t last_ns,
                              int64_t up_ns);
+// A segment that its sender's own qdisc drops (NET_XMIT_DROP: the host's tbf full) while
+// its connection has nothing in flight stays unsent, and no ACK comes to send it again:
+// Linux arms the probe timer (tcp_check_probe_timer, tcp_probe0_base: max(RTO, rto_min))
+// and sends it when that fires. The wait from the drop until then, as the wheel fires it.
+// Ground truth: tests/network/probe_timer_test.cpp.
+int64_t tcp_local_drop_wait_ns(const TcpPath& p, int64_t srtt_ns);
 // Random loss (TcpPath::loss) is met, not capped: one segment in 1/loss of those a
 // connection carries is lost. TcpConn::carried places them: evenly spaced (the
 // expectation), or, on a connection with a loss stream (TcpConn::loss_draws), at gaps

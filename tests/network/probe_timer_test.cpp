@@ -6,7 +6,9 @@
 // as sent (tcp_event_ack_sent comes before the qdisc), so the peer's delayed ACK does not
 // cover it either: the peer's own timeout retransmits. This is how a rendezvous answer of
 // OpenMPI waited 206-211 ms between two ranks of a tensor-parallel pair while one of them
-// sent a pipeline message (docs/history/predictions.md). The simulator does not model it.
+// sent a pipeline message (docs/history/predictions.md). The simulator's wait for it is
+// tcp_local_drop_wait_ns (a TP all-reduce whose first packet finds its port full,
+// CostModel::tp_port_wait_ns): the shortest timer wait here is held against it.
 
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
@@ -24,6 +26,7 @@
 #include <vector>
 
 #include "harness/network/state.h"
+#include "harness/sim/tcp_model.h"
 #include "tests/network/network_fixture.h"
 
 namespace {
@@ -140,6 +143,19 @@ TEST_F(ProbeTimer, AnAnswerDroppedAtItsHostsFullTbfWaitsForTheProbeTimer) {
   // The mechanism: an answer the full tbf dropped is not sent again within a round trip
   // (the connection has nothing in flight to clock it) but by a timer of TCP_RTO_MIN.
   EXPECT_GE(waited, 1) << "no answer met the full tbf in " << busy_ms.size() << " asked";
+  // The model's wait: stock Linux's timers on this path (srtt two 50 us hops each way). The
+  // shortest timer wait is the probe timer's (a wait can only be later: a wake-up on a
+  // loaded machine, a second drop), within a few ticks of it.
+  const double model_ms =
+      static_cast<double>(xdc::sim::tcp_local_drop_wait_ns(xdc::sim::TcpPath{}, 200'000)) / 1e6;
+  double shortest = 0;
+  for (double x : busy_ms)
+    if (x >= 200 && (shortest == 0 || x < shortest)) shortest = x;
+  std::printf("shortest timer wait %.1f ms, the model's %.1f ms\n", shortest, model_ms);
+  if (waited >= 1) {
+    EXPECT_GE(shortest, model_ms - 5);
+    EXPECT_LE(shortest, model_ms + 20);
+  }
 }
 
 }  // namespace

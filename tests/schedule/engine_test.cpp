@@ -82,6 +82,28 @@ TEST(Engine, TwoStagesOneMicrobatchByHand) {
   EXPECT_EQ(x.makespan, 20);
 }
 
+TEST(Engine, AComputeActionEndsWhereCostsEndSays) {
+  // The same pipeline with rank 1's F held 4 longer (Costs::end, from its start): its SEND_B
+  // and rank 0's RECV_B and BW move by 4, nothing before.
+  const Schedule s =
+      lower("t", 2, 1, plain_placement(2),
+            {{{Kind::F, 0, 0}, {Kind::BW, 0, 0}}, {{Kind::F, 1, 0}, {Kind::BW, 1, 0}}}, false);
+  Timing t(2, 5, 1);
+  Costs c = costs(1, 1, 2);
+  std::vector<double> asked;
+  c.end = [&asked](int rank, const Action& a, double start, double d) {
+    asked.push_back(start);
+    return rank == 1 && a.kind == Kind::F ? start + d + 4 : start + d;
+  };
+  const Execution x = execute(s, c, t);
+  ASSERT_TRUE(x.ok()) << x.deadlock_message();
+  EXPECT_EQ(x.records[1][1].start, 7);
+  EXPECT_EQ(x.records[1][1].end, 12);  // F [7, 8) + 4
+  EXPECT_EQ(x.records[0][3].end, 24);  // BW [21, 24): SEND_B [15, 16) arriving at 21
+  EXPECT_EQ(x.makespan, 24);
+  EXPECT_EQ(asked.size(), 4u);  // every compute action asked once
+}
+
 TEST(Engine, FifoChannelSharedByTwoPairsServesThemInTurn) {
   // Pairs 1 -> 2 and 0 -> 3 share channel 16 (one WAN direction); 2 -> 1 has its own.
   std::vector<int> ch(16);

@@ -105,6 +105,45 @@ TEST(CostModel, NodeTensorParallelSplitsFlopsAndFoldsItsAllReduces) {
 // Modeled compute's sleeps end their timer slack late (CostModel::sleep_slack_ns; the
 // kernel's side: CommPollKernel.AModeledComputeSleepEndsItsTimerSlackLate): an F or B once
 // per slice between its TP all-reduces, a W and an OPT once, a zero-length W not at all.
+TEST(CostModel, ATpAllReduceWhosePortIsFullWaitsForTheProbeTimerFirst) {
+  using xdc::sched::Action;
+  using xdc::sched::Kind;
+  CostModel c;
+  // 20 ms of compute in four 5 ms slices, each followed by a 5 ms all-reduce.
+  c.f_ns = {40'000'000};
+  c.b_ns = {40'000'000};
+  c.w_ns = {10'000'000};
+  c.tp_allreduces = {4};
+  c.tp_allreduce_ns = {5'000'000};
+  const double start = 1'000'000, ms = 1'000'000;
+  std::vector<double> asked;
+  auto full_at = [&asked, ms](double at) {
+    asked.push_back(at);
+    return at == 1 * ms + 15 * ms;  // the second all-reduce's first packet
+  };
+  // No waits set: the plain end, the port never asked.
+  EXPECT_EQ(c.end_ns(Action{Kind::F, 0}, start, 40 * ms, full_at), start + 40 * ms);
+  EXPECT_TRUE(asked.empty());
+  c.tp_port_wait_ns = {200'000'000};
+  EXPECT_EQ(c.end_ns(Action{Kind::F, 0}, start, 40 * ms, full_at), start + 240 * ms);
+  // Each all-reduce after its slice: at 5 and 15 ms, then (the wait) at 225 and 235.
+  EXPECT_EQ(asked, (std::vector<double>{6 * ms, 16 * ms, 226 * ms, 236 * ms}));
+  // A BW's weight gradients come after its all-reduces; a port never full: no wait.
+  asked.clear();
+  EXPECT_EQ(c.end_ns(Action{Kind::BW, 0}, start, 50 * ms,
+                     [&](double at) {
+                       asked.push_back(at);
+                       return false;
+                     }),
+            start + 50 * ms);
+  EXPECT_EQ(asked, (std::vector<double>{6 * ms, 16 * ms, 26 * ms, 36 * ms}));
+  // A W, an OPT, or a co-executed pair: no all-reduces of their own asked about.
+  EXPECT_EQ(c.end_ns(Action{Kind::W, 0}, start, 10 * ms, full_at), start + 10 * ms);
+  Action paired{Kind::F, 0};
+  paired.paired = true;
+  EXPECT_EQ(c.end_ns(paired, start, 40 * ms, full_at), start + 40 * ms);
+}
+
 TEST(CostModel, EachSleepOfAnActionEndsItsSlackLate) {
   using xdc::sched::Action;
   using xdc::sched::Kind;

@@ -348,7 +348,7 @@ bool Engine::step(int r) {
       d = costs_.pair ? costs_.pair(r, a, row[i + 1]) : dur(a) + dur(row[i + 1]);
     else if (!is_partner(r, i))
       d = dur(a);
-    rec.end = now_[r] = now_[r] + d;
+    rec.end = now_[r] = costs_.end ? costs_.end(r, a, now_[r], d) : now_[r] + d;
     switch (a.kind) {
       case Kind::F:
         f_[cell(st, mb)] = 1;

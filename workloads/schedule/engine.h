@@ -75,6 +75,9 @@ class MessageTiming {
   // a RECV of such a message complete only once the global time has reached its current
   // arrival, and takes the SENDs' records from current() when the run ends.
   virtual Transfer current(int64_t ticket);
+  // Whether a packet that rank `rank`'s host sends at `at` finds its host's port full
+  // (Costs::end's question; the simulator's links know their ports). Default: never.
+  virtual bool port_full(int /*rank*/, double /*at*/) { return false; }
 };
 
 // Every message arrives the moment it is sent (the validator's dry run: whether a
@@ -119,6 +122,10 @@ struct Costs {
   // A co-executed pair (schedule.h): a paired F and its partner B / BW together; empty:
   // the sum of their durations.
   std::function<double(int rank, const Action& f, const Action& partner)> pair;
+  // When a compute action (or pair) that starts at `start` and lasts `duration` ends: later
+  // than start + duration where what it does besides computing waits on the network (the
+  // simulator's tensor-parallel all-reduces). Empty: start + duration.
+  std::function<double(int rank, const Action&, double start, double duration)> end;
 };
 
 // What a rank did at one action. Compute: [start, end) runs. SEND: the Transfer's
