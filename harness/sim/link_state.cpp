@@ -328,11 +328,27 @@ void LinkState::commit_both(int c, int back, int64_t until, int64_t step) {
   Channel& own = channels_[c];
   Channel& other = channels_[back];
   if (c != back && step > 0) {
+    // A channel that ran no round up to t (its messages wait for a grant or are not ready
+    // yet) changes nothing before its next message is ready, and its rounds before the
+    // other's `t` meet no answer of the other's: the steps go on from the earlier of the
+    // two frontiers, not a step at a time through time in which nothing happens.
+    auto frontier = [this](const Channel& ch, int64_t was, int64_t t) {
+      if (ch.t > was) return ch.t;
+      int64_t next = kNone;
+      for (const int64_t k : ch.jobs) {
+        const Job& j = jobs_[static_cast<size_t>(k)];
+        if (!j.done && j.ready > t) next = std::min(next, j.ready);
+      }
+      return std::max(next, ch.t);
+    };
+    int64_t skip = 0;
     for (int64_t t = std::min(own.t, other.t);
          t < until && !own.jobs.empty() && !other.jobs.empty();) {
-      t = std::min(until, std::max({t + step, std::min(own.t, other.t)}));
+      t = std::min(until, std::max({t + step, std::min(own.t, other.t), skip}));
+      const int64_t own_was = own.t, other_was = other.t;
       if (t > other.t) run_channel(other, t, true);
       if (t > own.t) run_channel(own, t, true);
+      skip = std::min(frontier(own, own_was, t), frontier(other, other_was, t));
     }
   }
   run_channel(other, until, true);
