@@ -231,15 +231,23 @@ void set_ports(const topo::Topology& t, const std::vector<const topo::Host*>& ho
       std::llround(lan.bandwidth_bps / 8 * static_cast<double>(2 * lan.latency_ns) / 1e9);
   const int h = static_cast<int>(path_host.size());
   bool filled = false;
+  // The pairs leaving one host's port share its rate and queue: one channel per sender
+  // host, numbered after the model's own.
+  const int first = m.channels();
+  std::map<const topo::Host*, int> sender;
   for (int a = 0; a < h; ++a)
     for (int b = 0; b < h; ++b) {
       if (path_dc[a] != path_dc[b] || path_host[a] == path_host[b]) continue;
-      sim::TcpPath& p = m.tcp[static_cast<size_t>(a) * h + b];
+      const size_t i = static_cast<size_t>(a) * h + b;
+      sim::TcpPath& p = m.tcp[i];
       if (p.window_bytes > 0 && p.window_bytes * std::max(p.connections, 1) <= bdp + queue)
         continue;
       p.bdp_bytes = bdp;
       p.queue_bytes = queue;
       p.port_bottleneck = filled = true;
+      if (m.channel.size() == m.tcp.size())
+        m.channel[i] =
+            first + sender.emplace(path_host[a], static_cast<int>(sender.size())).first->second;
     }
   if (!filled) return;
   std::map<const topo::Host*, int> port_of;

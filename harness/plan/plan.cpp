@@ -525,9 +525,10 @@ Plan make_plan(const Experiment& e) {
     p.world_links = links_between(e, e.pipeline_hosts(), true);
     const int n = p.world_links.ranks;
     p.world_links.exclusive.assign(static_cast<size_t>(p.world_links.channels()), 0);
+    const std::vector<std::string> hosts = e.pipeline_hosts();
     for (int a = 0; a < n; ++a)  // the WAN directions' channels (LinkModel::dcs)
       for (int b = 0; b < n; ++b)
-        if (p.world_links.channel_of(a, b) >= n * n)
+        if (e.topology.find_host(hosts[a])->dc != e.topology.find_host(hosts[b])->dc)
           p.world_links.exclusive[p.world_links.channel_of(a, b)] = 1;
   }
   p.cpus = static_cast<int>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));

@@ -380,9 +380,11 @@ class LinkState {
   };
   std::unordered_map<int, Port> ports_;
   // A LAN connection's round as its hosts' ports see it: its bytes pass them over [start,
-  // end), and its window's overflow of their queue dropped `dropped` segments of it.
+  // end), and its window's overflow of their queue dropped `dropped` segments of it. `to`:
+  // the receiver's port (a channel is its sender's port: its pairs go to several).
   struct PortRound {
     int64_t start = 0, end = 0, dropped = 0;
+    int to = -1;
   };
   // Per LAN channel, its rounds in time order: those made final (`final`), and those of its
   // latest run to completion past them (`ahead`, while `ahead_valid`); the longest one.
@@ -396,9 +398,9 @@ class LinkState {
   // run_channel's end for a LAN channel `ch` (id `id`) whose rounds fill ports: those it ran
   // are final (commit) or its run ahead to completion.
   void keep_lan_rounds(const Channel& ch, int id, bool commit);
-  // Records a round of a connection on path `p` at `t` (given bytes over wire_ns, `overflow`
+  // Records a round of connection i on path `p` at `t` (given bytes over wire_ns, `overflow`
   // bytes of it dropped) when `p` is a LAN path whose ports are its bottleneck.
-  void note_lan_round(const TcpPath& p, int64_t t, int64_t given, int64_t wire_ns,
+  void note_lan_round(size_t i, const TcpPath& p, int64_t t, int64_t given, int64_t wire_ns,
                       int64_t overflow);
   // add_job's: registers channel `channel` of a job from `from` to `to` on path `p` with
   // its ports; a LAN job makes the WAN channels crossing them work their rounds out again.

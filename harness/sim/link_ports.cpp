@@ -25,10 +25,12 @@ void LinkState::keep_lan_rounds(const Channel& ch, int id, bool commit) {
   }
 }
 
-void LinkState::note_lan_round(const TcpPath& p, int64_t t, int64_t given, int64_t wire_ns,
-                               int64_t overflow) {
+void LinkState::note_lan_round(size_t i, const TcpPath& p, int64_t t, int64_t given,
+                               int64_t wire_ns, int64_t overflow) {
   if (!p.port_bottleneck || given <= 0 || ports_.empty()) return;
-  run_rounds_.push_back({t, t + std::max<int64_t>(wire_ns, 1), (overflow + kTcpMss - 1) / kTcpMss});
+  const int to = m_.port[static_cast<size_t>(m_.pair_of(pair_of_[i]).second)];
+  run_rounds_.push_back(
+      {t, t + std::max<int64_t>(wire_ns, 1), (overflow + kTcpMss - 1) / kTcpMss, to});
 }
 
 void LinkState::note_ports(int channel, int from, int to, const TcpPath& p) {
@@ -41,11 +43,9 @@ void LinkState::note_ports(int channel, int from, int to, const TcpPath& p) {
   Channel& ch = channels_[channel];
   if (p.port_bottleneck) {
     LanRounds& o = lan_rounds_[channel];
-    if (!ch.fills_ports) {
-      ch.fills_ports = true;
-      add(ports_[a].lan_out, channel);
-      add(ports_[b].lan_in, channel);
-    }
+    ch.fills_ports = true;  // its sender's port; the receivers' of each pair it carries
+    add(ports_[a].lan_out, channel);
+    add(ports_[b].lan_in, channel);
     o.ahead_valid = false;
     for (const int port : {a, b})
       for (const int w : ports_[port].wan) {
@@ -95,7 +95,7 @@ void LinkState::lan_rounds_at(int port, bool out, int64_t a, int64_t b, const F&
       auto it = std::lower_bound(v->begin(), v->end(), a - o.longest,
                                  [](const PortRound& x, int64_t t) { return x.start < t; });
       for (; it != v->end() && it->start < b; ++it)
-        if (it->end > a) f(*it);
+        if (it->end > a && (out || it->to == port)) f(*it);
     }
   }
 }
