@@ -558,6 +558,32 @@ TEST(Plan, ARateLimitedRouteGivesItsConnectionsTheBottleneck) {
   EXPECT_FALSE(bbr.links.tcp[1 * 4 + 2].loss_based);
 }
 
+TEST(Plan, PairsLeavingOneHostShareItsPortsChannel) {
+  const auto plan = make_plan(load_experiment("tests/run/crosspipe-10ms-26mbit.yaml"));
+  const auto& m = plan.links;  // dc1-h1..h4 are ranks 0-3, dc2-h1..h4 ranks 4-7
+  // Inside dc1: one channel per sender host (its port), another for each other sender.
+  EXPECT_EQ(m.channel_of(0, 1), m.channel_of(0, 2));
+  EXPECT_EQ(m.channel_of(0, 1), m.channel_of(0, 3));
+  EXPECT_EQ(m.channel_of(1, 0), m.channel_of(1, 2));
+  EXPECT_NE(m.channel_of(0, 1), m.channel_of(1, 0));
+  EXPECT_NE(m.channel_of(0, 1), m.channel_of(4, 5));
+  // The WAN direction stays one channel of its own.
+  EXPECT_EQ(m.channel_of(3, 4), m.channel_of(2, 5));
+  EXPECT_NE(m.channel_of(3, 4), m.channel_of(3, 2));
+  // Two messages leaving host 0 at once share its port's rate: the later is done about
+  // twice as late as one alone (tests/network/host_port_test.cpp: the kernel's).
+  constexpr int64_t kBytes = 48 << 20;
+  xdc::sim::LinkState alone(m, {});
+  const int64_t one = alone.send(0, 1, kBytes, 0).arrival_ns;
+  xdc::sim::LinkState two(m, {});
+  const int64_t a = two.post(0, 1, kBytes, 0).ticket, b = two.post(0, 2, kBytes, 0).ticket;
+  const int64_t later = std::max(two.current(a).arrival_ns, two.current(b).arrival_ns);
+  std::printf("one message alone %.1f ms, two at once: the later %.1f ms\n", one / 1e6,
+              later / 1e6);
+  EXPECT_GT(later, 1.8 * static_cast<double>(one));
+  EXPECT_LT(later, 2.3 * static_cast<double>(one));
+}
+
 TEST(Plan, MessagesLargerThanTheBottleneckArePredictedWithTheirLosses) {
   // Measured (tests/run/crosspipe-10ms-26mbit.yaml as it is, `xdc run`): every activation
   // overflows the bottleneck, so the prediction holds only with congestion loss modeled
