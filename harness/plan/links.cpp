@@ -245,7 +245,7 @@ void set_ports(const topo::Topology& t, const std::vector<const topo::Host*>& ho
       p.bdp_bytes = bdp;
       p.queue_bytes = queue;
       p.port_bottleneck = filled = true;
-      if (m.channel.size() == m.tcp.size())
+      if (m.channel.size() == m.tcp.size())  // a model with channels: a row per path
         m.channel[i] =
             first + sender.emplace(path_host[a], static_cast<int>(sender.size())).first->second;
     }
@@ -259,7 +259,8 @@ void set_ports(const topo::Topology& t, const std::vector<const topo::Host*>& ho
 // Links among ranks on `host` with a row per distinct host (LinkModel::host), in order of
 // first rank (so tcp.front() stays rank pair (0, 0)'s); `row_host` and `row_dc` receive
 // each row's host and DC. `lan` between every two rows, a channel per rank pair
-// (links_between sets the pairs of one host and those across DCs).
+// (links_between sets the pairs of one host and those across DCs, set_ports those that
+// leave one host's port).
 sim::LinkModel rows_by_host(const std::vector<const topo::Host*>& host,
                             const std::vector<int>& dc_of, const sim::Link& lan,
                             std::vector<const topo::Host*>& row_host, std::vector<int>& row_dc) {

@@ -2,7 +2,8 @@
 // Link model between ranks, per direction: latency and rate per ordered rank pair, and
 // messages share their channel (FIFO without TCP; interleaved with it, LinkState). By default every
 // ordered rank pair is its own channel; pairs that cross one physical link (all traffic from DC A
-// to DC B goes through one WAN direction) share a channel id and so queue behind each other.
+// to DC B goes through one WAN direction, or leaves one host's port inside its DC: the plan's
+// set_ports) share a channel id and so queue behind each other.
 // Without `tcp` a message takes latency + bytes / bandwidth. With it (one TcpPath per
 // ordered pair, as plan.cpp's link_model() fills it from the experiment) each pair is one
 // TCP connection carrying OpenMPI's protocol: rendezvous, slow start after idle and the
