@@ -5,8 +5,8 @@
 // (Links.PairsLeavingOneHostShareItsPortsChannel checks the model's side).
 
 #include <gtest/gtest.h>
-#include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <thread>
@@ -24,18 +24,6 @@ class HostPort : public xdc::testing::NetworkTest {
  protected:
   HostPort() : NetworkTest("tests/network/probe-timer.yaml", "hp") {}
 };
-
-// Writes `bytes` on `fd` (blocking).
-bool write_all(int fd, int64_t bytes) {
-  std::vector<char> buf(1 << 20, 'x');
-  for (int64_t left = bytes; left > 0;) {
-    const ssize_t n =
-        ::write(fd, buf.data(), static_cast<size_t>(std::min<int64_t>(left, 1 << 20)));
-    if (n <= 0) return false;
-    left -= n;
-  }
-  return true;
-}
 
 TEST_F(HostPort, TwoConnectionsLeavingOneHostShareItsPort) {
   auto state = xdc::net::load_state(name_);
@@ -58,14 +46,15 @@ TEST_F(HostPort, TwoConnectionsLeavingOneHostShareItsPort) {
       EXPECT_EQ(xdc::testing::read_up_to(to_a.peer, kMessage), kMessage);
       s[0] = std::chrono::duration<double>(Clock::now() - t0).count();
     });
-    std::thread wa([&] { EXPECT_TRUE(write_all(to_a.client, kMessage)); });
+    std::thread wa([&] { EXPECT_EQ(xdc::testing::write_up_to(to_a.client, kMessage), kMessage); });
     std::thread rb, wb;
     if (together) {
       rb = std::thread([&] {
         EXPECT_EQ(xdc::testing::read_up_to(to_b.peer, kMessage), kMessage);
         s[1] = std::chrono::duration<double>(Clock::now() - t0).count();
       });
-      wb = std::thread([&] { EXPECT_TRUE(write_all(to_b.client, kMessage)); });
+      wb = std::thread(
+          [&] { EXPECT_EQ(xdc::testing::write_up_to(to_b.client, kMessage), kMessage); });
     }
     for (std::thread* t : {&ra, &wa, &rb, &wb})
       if (t->joinable()) t->join();

@@ -39,13 +39,7 @@ tcp_info one_connection(const xdc::net::HostState& a, const xdc::net::HostState&
   if (pair.peer < 0) return info;
   int64_t got = 0;
   std::thread reader([&] { got = xdc::testing::read_up_to(pair.peer, kBytes); });
-  std::vector<char> buf(kBytes, 'x');
-  int64_t sent = 0;
-  while (sent < kBytes) {
-    const ssize_t n = write(pair.client, buf.data() + sent, static_cast<size_t>(kBytes - sent));
-    if (n <= 0) break;
-    sent += n;
-  }
+  xdc::testing::write_up_to(pair.client, kBytes);
   reader.join();
   socklen_t len = sizeof info;
   if (got == kBytes) getsockopt(pair.client, IPPROTO_TCP, TCP_INFO, &info, &len);

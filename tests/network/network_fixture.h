@@ -10,6 +10,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <regex>
 #include <string>
@@ -69,6 +70,19 @@ inline int64_t read_up_to(int fd, int64_t bytes) {
     got += n;
   }
   return got;
+}
+
+// Writes `bytes` on `fd` (blocking) until done or the write fails: what was written.
+inline int64_t write_up_to(int fd, int64_t bytes) {
+  std::vector<char> out(1 << 20, 'x');
+  int64_t sent = 0;
+  while (sent < bytes) {
+    const ssize_t n =
+        ::write(fd, out.data(), static_cast<size_t>(std::min<int64_t>(bytes - sent, 1 << 20)));
+    if (n <= 0) break;
+    sent += n;
+  }
+  return sent;
 }
 
 // The packets the root tbf of `dev` in namespace `ns` dropped (`tc -s qdisc`); -1 when it
