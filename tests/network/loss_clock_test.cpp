@@ -60,7 +60,9 @@ TEST_F(LossClock, AMessageStreamUnderRandomLossTakesTheModelsTime) {
   ASSERT_TRUE(a && b);
 
   const auto e = xdc::run::load_experiment("tests/network/loss-clock-exp.yaml");
-  const xdc::sim::LinkModel m = xdc::run::link_model(e);
+  // The test writes to the socket itself: no OpenMPI rendezvous before a message's data.
+  xdc::sim::LinkModel m = xdc::run::link_model(e);
+  for (xdc::sim::TcpPath& p : m.tcp) p.eager_limit = xdc::sim::kNoRendezvous;
   const double drawn = model_mean_s(m, 8), even = model_mean_s(m, 0);
 
   xdc::testing::TcpPair pair = xdc::testing::connect_in(a->ns, b->ns, b->data_ip, kPort);
@@ -97,10 +99,10 @@ TEST_F(LossClock, AMessageStreamUnderRandomLossTakesTheModelsTime) {
       "kernel: %.1f ms a message (%u segments retransmitted, cwnd %u at the end); model: "
       "%.1f ms with its losses drawn (8 runs), %.1f ms evenly spaced\n",
       kernel * 1e3, info.tcpi_total_retrans, info.tcpi_snd_cwnd, drawn * 1e3, even * 1e3);
-  // Idle: 638 and 645 ms in the kernel (the delay line's losses are seeded: 45 segments
-  // retransmitted in both runs), 684 ms in the model, 710 with its losses evenly spaced.
-  // A message's time spreads widely (one with no loss in it runs on a grown window), so
-  // 60 of them hold a mean to about a tenth.
+  // Idle: 638 and 646 ms in the kernel (the delay line's losses are seeded: 45 segments
+  // retransmitted in both runs), 644 ms in the model, 671 with its losses evenly spaced.
+  // A message's time spreads widely (one with no loss in it runs on a grown window), and
+  // other patterns put the model up to a tenth fast (docs/history/predictions.md).
   EXPECT_NEAR(kernel / drawn, 1.0, 0.2);
   EXPECT_GT(info.tcpi_total_retrans, 0u) << "the route lost nothing";
 }
