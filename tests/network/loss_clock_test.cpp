@@ -70,11 +70,14 @@ TEST_F(LossClock, AMessageStreamUnderRandomLossTakesTheModelsTime) {
   const int one = 1;
   setsockopt(pair.client, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
   setsockopt(pair.peer, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-  std::thread peer([&] {
+  std::thread peer([&] {  // on a failure it shuts the connection, so the sender ends too
     for (int k = 0; k < kMessages; ++k) {
-      if (xdc::testing::read_up_to(pair.peer, kBytes) != kBytes) return;
       const char answer = 'k';
-      if (write(pair.peer, &answer, 1) != 1) return;
+      if (xdc::testing::read_up_to(pair.peer, kBytes) != kBytes ||
+          write(pair.peer, &answer, 1) != 1) {
+        shutdown(pair.peer, SHUT_RDWR);
+        return;
+      }
     }
   });
   std::vector<double> took;
