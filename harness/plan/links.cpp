@@ -440,13 +440,27 @@ sim::LinkModel world_link_model(const Experiment& e) {
 void add_tp_allreduces(const Experiment& e, const std::vector<int>& stage_rank, sim::CostModel& c) {
   if (e.tensor_parallel <= 1) return;
   c.tp_port_wait_ns.assign(static_cast<size_t>(c.stages()), 0);
+  c.tp_first_bytes.assign(static_cast<size_t>(c.stages()), 0);
+  c.tp_hosts.assign(static_cast<size_t>(c.stages()), 0);
   for (int st = 0; st < c.stages(); ++st) {
     const int n = c.tp_allreduces[st];
-    const sim::LinkModel g = links_between(e, e.tp_placement[0][stage_rank[st]], false);
+    const std::vector<std::string>& group = e.tp_placement[0][stage_rank[st]];
+    const sim::LinkModel g = links_between(e, group, false);
     const int64_t ns = sim::allreduce_ns(g, c.tp_allreduce_bytes[st], n > 0 ? c.f_ns[st] / n : 0);
     c.tp_allreduce_ns[st] = ns;
-    if (!g.tcp.empty() && g.ranks > 1)
-      c.tp_port_wait_ns[st] = sim::tcp_local_drop_wait_ns(g.path(0, 1), 2 * g.at(0, 1).latency_ns);
+    if (!g.tcp.empty() && g.ranks > 1) {
+      const sim::TcpPath& p = g.path(0, 1);
+      const int64_t rtt = 2 * g.at(0, 1).latency_ns;
+      c.tp_port_wait_ns[st] = sim::tcp_local_drop_wait_ns(p, rtt);
+      // Its first aggregate: the connection keeps the window it ended its last all-reduce
+      // with (idle for a slice, under its RTO), as much as the port's round trip and queue
+      // hold; libnbc's exchange sends the whole buffer each way.
+      sim::TcpConn conn;
+      conn.cwnd = conn.ssthresh = std::max<int64_t>(p.bdp_bytes + p.queue_bytes, sim::kTcpMss);
+      c.tp_first_bytes[st] =
+          std::min(c.tp_allreduce_bytes[st], sim::tcp_tso_segments(conn, p, rtt) * sim::kTcpMss);
+      c.tp_hosts[st] = static_cast<int>(std::set<std::string>(group.begin(), group.end()).size());
+    }
     c.f_ns[st] += n * ns;
     c.b_ns[st] += n * ns;
   }

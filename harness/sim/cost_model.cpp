@@ -39,7 +39,7 @@ int64_t CostModel::duration_ns(const sched::Action& a) const {
 }
 
 double CostModel::end_ns(const sched::Action& a, double start, double duration,
-                         const std::function<bool(double at)>& full) const {
+                         const std::function<double(double at)>& chance) const {
   const bool sliced = a.kind == Kind::F || a.kind == Kind::B || a.kind == Kind::BW;
   if (!sliced || a.paired || tp_port_wait_ns.empty() || tp_allreduces.empty())
     return start + duration;
@@ -53,9 +53,12 @@ double CostModel::end_ns(const sched::Action& a, double start, double duration,
   const double head = (planned - static_cast<double>(w)) * duration / planned;
   const auto ar = static_cast<double>(tp_allreduce_ns[a.stage]);
   const double slice = std::max(0.0, (head - n * ar) / n);
+  const int hosts = tp_hosts.empty() ? 1 : std::max(tp_hosts[a.stage], 1);
   double waited = 0;
-  for (int k = 0; k < n; ++k)
-    if (full(start + waited + (k + 1) * slice + k * ar)) waited += wait;
+  for (int k = 0; k < n; ++k) {
+    const double p = std::clamp(chance(start + waited + (k + 1) * slice + k * ar), 0.0, 1.0);
+    waited += std::round(wait * (1 - std::pow(1 - p, hosts)));  // integer ns, as the rest
+  }
   return start + duration + waited;
 }
 
@@ -316,6 +319,9 @@ CostModel replicated(const CostModel& c, int replicas) {
   tile(out.tp_allreduces);
   tile(out.tp_allreduce_bytes);
   tile(out.tp_allreduce_ns);
+  tile(out.tp_port_wait_ns);
+  tile(out.tp_first_bytes);
+  tile(out.tp_hosts);
   tile(out.node_tp_ns);
   tile(out.node_tp_allreduces);
   tile(out.allreduce_stage_ns);

@@ -39,11 +39,15 @@ struct CostModel {
   // modeled worker sleeps the rest and performs the all-reduces over MPI.
   std::vector<int> tp_allreduces;
   std::vector<int64_t> tp_allreduce_bytes, tp_allreduce_ns;
-  // Per stage (empty: never): how long a TP all-reduce waits first when its first packet
-  // finds its host's port full (a pipeline message's burst overflowing it). Its connection
-  // has nothing in flight then, so the dropped packet waits for Linux's probe timer
-  // (tcp_local_drop_wait_ns of the TP pair's path).
+  // Per stage (empty: never): how long a TP all-reduce waits first when the first TSO
+  // aggregate of its data finds no room at its host's port (a pipeline message queued
+  // there). Its connection has nothing in flight then, so the dropped aggregate waits for
+  // Linux's probe timer (tcp_local_drop_wait_ns of the TP pair's path). That aggregate's
+  // payload, and the TP group's hosts: each sends one through its own port, in the state
+  // of the modeled rank's (every TP rank of a stage sends the stage's pipeline messages).
   std::vector<int64_t> tp_port_wait_ns;
+  std::vector<int64_t> tp_first_bytes;
+  std::vector<int> tp_hosts;
   // A TP group inside one node (ShapeWorkload::node_tp): per stage, the node's TP
   // all-reduce time inside each F and each B, folded into f_ns and b_ns (one process
   // stands for the node; nobody performs them). Empty otherwise.
@@ -94,12 +98,13 @@ struct CostModel {
   int stages() const { return static_cast<int>(f_ns.size()); }
   int64_t duration_ns(const sched::Action& a) const;
   // When compute action `a` (F, B or BW, not co-executed) that starts at `start` and lasts
-  // `duration` ends, once each TP all-reduce in it whose first packet finds the host's port
-  // full (`full(at)`) has waited tp_port_wait_ns first. The workers' order: n equal slices
-  // of compute, each followed by an all-reduce; a BW's weight gradients last. Other
-  // actions, or no waits: start + duration.
+  // `duration` ends, each TP all-reduce in it having waited tp_port_wait_ns times the chance
+  // that one of its hosts drops its first aggregate (`chance(at)`: one host's chance at its
+  // port then; the expected wait). The workers' order: n equal slices of compute, each
+  // followed by an all-reduce; a BW's weight gradients last. Other actions, or no waits:
+  // start + duration.
   double end_ns(const sched::Action& a, double start, double duration,
-                const std::function<bool(double at)>& full) const;
+                const std::function<double(double at)>& chance) const;
   // The operators of compute action `a` (F, B or BW) for co-execution: its computation
   // in as many slices as it has TP all-reduces, each followed by one (launched and
   // folded together), and a BW's weight gradients last.

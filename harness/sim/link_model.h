@@ -223,10 +223,11 @@ class LinkState {
   // The TCP path of the pair's connection from now on (a changed link: its loss window,
   // its bottleneck), with the pair's copies as at construction; none: nothing changes.
   void set_path(int from, int to, const TcpPath& p);
-  // Whether a packet that rank `rank`'s host sends at `at_ns` finds its port's queue full:
-  // a LAN connection leaving that port overflows it then (a round of it that lost
-  // segments there, as far as the sends so far decide). False without ports.
-  bool port_full(int rank, int64_t at_ns);
+  // The chance that a TSO aggregate of `bytes` (payload) that rank `rank`'s host queues at
+  // `at_ns` finds no room in its port's tbf, which takes an aggregate whole or drops it
+  // (bfifo under tbf: NET_XMIT_DROP), as far as the sends so far decide (tcp_port_drop_chance
+  // of the LAN rounds leaving the port then). 0 without ports.
+  double port_drop_chance(int rank, int64_t at_ns, int64_t bytes);
   // When rank `rank`'s process acts on what reaches its host at `at_ns` (its worker's comm
   // thread's next poll: TimedLinks::bind): a rendezvous request, answered then; the answer,
   // which its sender follows with the data then; a message's last byte (or its FIN), which
@@ -383,9 +384,13 @@ class LinkState {
   // A LAN connection's round as its hosts' ports see it: its bytes pass them over [start,
   // end), and its window's overflow of their queue dropped `dropped` segments of it. `to`:
   // the receiver's port (a channel is its sender's port: its pairs go to several).
+  // A LAN round leaving a port: [start, end), the segments its overflow dropped there, its
+  // bytes, the port's bandwidth-delay product and queue limit (payload), and the sender's
+  // TSO aggregate (tcp_tso_segments).
   struct PortRound {
     int64_t start = 0, end = 0, dropped = 0;
     int to = -1;
+    int64_t bytes = 0, bdp = 0, limit = 0, skb = 0;
   };
   // Per LAN channel, its rounds in time order: those made final (`final`), and those of its
   // latest run to completion past them (`ahead`, while `ahead_valid`); the longest one.
@@ -400,9 +405,10 @@ class LinkState {
   // are final (commit) or its run ahead to completion.
   void keep_lan_rounds(const Channel& ch, int id, bool commit);
   // Records a round of connection i on path `p` at `t` (given bytes over wire_ns, `overflow`
-  // bytes of it dropped) when `p` is a LAN path whose ports are its bottleneck.
+  // bytes of it dropped, sent in TSO aggregates of `skb` bytes) when `p` is a LAN path whose
+  // ports are its bottleneck.
   void note_lan_round(size_t i, const TcpPath& p, int64_t t, int64_t given, int64_t wire_ns,
-                      int64_t overflow);
+                      int64_t overflow, int64_t skb);
   // add_job's: registers channel `channel` of a job from `from` to `to` on path `p` with
   // its ports; a LAN job makes the WAN channels crossing them work their rounds out again.
   void note_ports(int channel, int from, int to, const TcpPath& p);

@@ -26,11 +26,11 @@ void LinkState::keep_lan_rounds(const Channel& ch, int id, bool commit) {
 }
 
 void LinkState::note_lan_round(size_t i, const TcpPath& p, int64_t t, int64_t given,
-                               int64_t wire_ns, int64_t overflow) {
+                               int64_t wire_ns, int64_t overflow, int64_t skb) {
   if (!p.port_bottleneck || given <= 0 || ports_.empty()) return;
   const int to = m_.port[static_cast<size_t>(m_.pair_of(pair_of_[i]).second)];
-  run_rounds_.push_back(
-      {t, t + std::max<int64_t>(wire_ns, 1), (overflow + kTcpMss - 1) / kTcpMss, to});
+  run_rounds_.push_back({t, t + std::max<int64_t>(wire_ns, 1), (overflow + kTcpMss - 1) / kTcpMss,
+                         to, given, p.bdp_bytes, p.queue_bytes, skb});
 }
 
 void LinkState::note_ports(int channel, int from, int to, const TcpPath& p) {
@@ -152,17 +152,25 @@ int64_t LinkState::port_losses(size_t i, TcpConn& c, int64_t t, int64_t given) {
   return full ? std::min(given, kTcpMss) : 0;  // lost at the receiver's port: sent again
 }
 
-bool LinkState::port_full(int rank, int64_t at_ns) {
-  if (ports_.empty() || m_.port.empty()) return false;
+double LinkState::port_drop_chance(int rank, int64_t at_ns, int64_t bytes) {
+  if (ports_.empty() || m_.port.empty()) return 0;
   const int port = m_.port[static_cast<size_t>(rank)];
   const auto at = ports_.find(port);
-  if (at == ports_.end()) return false;
+  if (at == ports_.end()) return 0;
   refresh_lans(std::vector<int>(at->second.lan_out));
-  bool full = false;
+  // The rounds leaving the port then: what their bytes hold beyond the port's
+  // bandwidth-delay product waits in its one queue.
+  int64_t bytes_out = 0, bdp = 0, limit = 0, skb = 0;
+  bool overflowed = false;
   lan_rounds_at(port, true, at_ns, at_ns + 1, [&](const PortRound& r) {
-    if (r.dropped > 0) full = true;
+    bytes_out += r.bytes;
+    bdp = std::max(bdp, r.bdp);
+    limit = std::max(limit, r.limit);
+    skb = std::max(skb, r.skb);
+    overflowed = overflowed || r.dropped > 0;
   });
-  return full;
+  if (overflowed) return 1;  // the queue is full, whatever arrives
+  return tcp_port_drop_chance(std::max<int64_t>(0, bytes_out - bdp), skb, limit, bytes);
 }
 
 }  // namespace xdc::sim

@@ -77,8 +77,8 @@ class TimedLinks : public sched::MessageTiming {
   sched::Transfer send(int from, int to, int64_t bytes, double ready,
                        const sched::Action&) override;
   sched::Transfer current(int64_t ticket) override;
-  bool port_full(int rank, double at) override {
-    return wire_.port_full(rank, static_cast<int64_t>(at));
+  double port_drop_chance(int rank, double at, int64_t bytes) override {
+    return wire_.port_drop_chance(rank, static_cast<int64_t>(at), bytes);
   }
   Transfer send(int from, int to, int64_t bytes, int64_t ready_ns, int64_t priority = -1);
   // A small message of a collective (barrier, gradient norm): latency in force + bytes at

@@ -29,8 +29,8 @@ class LinkTiming : public sched::MessageTiming {
                               priority_ ? priority_(from, a) : -1));
   }
   sched::Transfer current(int64_t ticket) override { return convert(wire_.current(ticket)); }
-  bool port_full(int rank, double at) override {
-    return wire_.port_full(rank, static_cast<int64_t>(at));
+  double port_drop_chance(int rank, double at, int64_t bytes) override {
+    return wire_.port_drop_chance(rank, static_cast<int64_t>(at), bytes);
   }
 
  private:
@@ -77,7 +77,9 @@ trace::Trace simulate(const sched::Schedule& s, const CostModel& costs, const Li
   };
   if (!costs.tp_port_wait_ns.empty())
     c.end = [&costs, &timing](int rank, const Action& a, double start, double d) {
-      return costs.end_ns(a, start, d, [&](double at) { return timing.port_full(rank, at); });
+      return costs.end_ns(a, start, d, [&](double at) {
+        return timing.port_drop_chance(rank, at, costs.tp_first_bytes[a.stage]);
+      });
     };
   if (!it.start_ns.empty() && static_cast<int>(it.start_ns.size()) != s.ranks)
     throw std::invalid_argument("start times for " + std::to_string(it.start_ns.size()) +

@@ -164,6 +164,14 @@ int64_t tcp_local_drop_wait_ns(const TcpPath& p, int64_t srtt_ns) {
   return tcp_timer_fires_ns(std::max(tcp_rto_ns(p, srtt_ns), p.rto_min_ns));
 }
 
+double tcp_port_drop_chance(int64_t backlog, int64_t skb, int64_t limit, int64_t bytes) {
+  if (limit <= 0 || bytes <= 0 || backlog <= 0) return 0;
+  const int64_t room = limit - bytes;  // the most backlog the aggregate still fits behind
+  if (backlog <= room) return 0;
+  if (skb <= 0 || backlog - skb >= room) return 1;
+  return static_cast<double>(backlog - room) / static_cast<double>(skb);
+}
+
 // The gap, in bytes carried, to the next loss on a connection that draws them: a
 // geometric number of segments of mean `period` bytes (splitmix64 into an exponential).
 namespace {

@@ -310,6 +310,15 @@ int64_t tcp_retransmit_after(const TcpPath& p, int64_t srtt_ns, bool one_segment
 // and sends it when that fires. The wait from the drop until then, as the wheel fires it.
 // Ground truth: tests/network/probe_timer_test.cpp.
 int64_t tcp_local_drop_wait_ns(const TcpPath& p, int64_t srtt_ns);
+// The chance that a TSO aggregate of `bytes` (payload) queued at a host's tbf finds no room:
+// the tbf's bfifo takes an aggregate whole or drops it, so it needs `limit` - `bytes` of
+// backlog or less. The connections sending through the port keep `backlog` queued at the
+// top of their ACK clock; each queues a whole aggregate of `skb` at a time and the port
+// drains it before the next, so the backlog runs down from there over one aggregate and the
+// arrival, unrelated to their clock, meets any point of it alike. Ground truth: each of an
+// 8-host LAN tensor-parallel run's stalls was a 45-segment aggregate dropped at the full
+// port (docs/history/predictions.md), and tests/network/probe_timer_test.cpp.
+double tcp_port_drop_chance(int64_t backlog, int64_t skb, int64_t limit, int64_t bytes);
 // Random loss (TcpPath::loss) is met, not capped: one segment in 1/loss of those a
 // connection carries is lost. TcpConn::carried places them: evenly spaced (the
 // expectation), or, on a connection with a loss stream (TcpConn::loss_draws), at gaps

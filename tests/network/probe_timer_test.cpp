@@ -27,6 +27,7 @@
 
 #include "harness/network/state.h"
 #include "harness/sim/tcp_model.h"
+#include "netem/shaper/queue_sizing.h"
 #include "tests/network/network_fixture.h"
 
 namespace {
@@ -156,6 +157,98 @@ TEST_F(ProbeTimer, AnAnswerDroppedAtItsHostsFullTbfWaitsForTheProbeTimer) {
     EXPECT_GE(shortest, model_ms - 5);
     EXPECT_LE(shortest, model_ms + 20);
   }
+}
+
+// A tensor-parallel all-reduce's data leaves its host as TSO aggregates of 45 segments;
+// the host's tbf takes one whole or drops it (NET_XMIT_DROP), and the first one dropped on
+// a connection with nothing in flight waits for the probe timer. The simulator's chance of
+// that (tcp_port_drop_chance, CostModel::end_ns) comes from the backlog the other
+// connections keep at the port: here each 128 KiB write of an idle connection of the busy
+// host is given that chance from the bulk connection's segments in flight just before it
+// (TCP_INFO), and the sum is held against how many of the writes waited for a timer.
+TEST_F(ProbeTimer, AnIdleConnectionsFirstAggregateIsDroppedWithTheChanceTheBacklogGives) {
+  constexpr int kDataPort = 7723, kChunk = 128 << 10;
+  constexpr auto kProbeFor = std::chrono::seconds(15);
+  auto state = xdc::net::load_state(name_);
+  ASSERT_TRUE(state);
+  const auto* busy = state->find_host("dc-h1");
+  const auto* sink = state->find_host("dc-h2");
+  const auto* other = state->find_host("dc-h3");
+  ASSERT_TRUE(busy && sink && other);
+  xdc::testing::TcpPair bulk =
+      xdc::testing::connect_in(busy->ns, sink->ns, sink->data_ip, kBulkPort);
+  xdc::testing::TcpPair data =
+      xdc::testing::connect_in(busy->ns, other->ns, other->data_ip, kDataPort);
+  ASSERT_GE(bulk.peer, 0) << "no connection dc-h1 -> dc-h2";
+  ASSERT_GE(data.peer, 0) << "no connection dc-h1 -> dc-h3";
+  int one = 1;
+  for (int fd : {data.client, data.peer})
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+
+  std::atomic<bool> stop{false};
+  std::thread drain([&] {
+    std::vector<char> in(1 << 20);
+    while (read(bulk.peer, in.data(), in.size()) > 0) {
+    }
+  });
+  std::thread answerer([&] {  // a byte back for each chunk
+    std::vector<char> in(kChunk);
+    char ack = 0;
+    while (read_all(data.peer, in.data(), kChunk))
+      if (write(data.peer, &ack, 1) != 1) break;
+  });
+  std::thread sender([&] {
+    std::vector<char> buf(kMessage, 'x');
+    while (!stop && write(bulk.client, buf.data(), buf.size()) > 0)
+      std::this_thread::sleep_for(kIdle);
+  });
+  // The port: 1 Gbit/s of frames, two 50 us hops each way, the intra-DC tbf's queue.
+  constexpr double kPayloadBps = 1e9 * 1448 / 1514;
+  const auto bdp = static_cast<int64_t>(kPayloadBps / 8 * 100e-6);
+  const auto limit =
+      static_cast<int64_t>(xdc::netem::intra_dc_queue_bytes(1'000'000'000) / 1514 * 1448);
+  std::vector<char> chunk(kChunk, 'y');
+  double expected = 0;
+  int probes = 0, stalled = 0;
+  const auto end = std::chrono::steady_clock::now() + kProbeFor;
+  while (std::chrono::steady_clock::now() < end) {
+    tcp_info bi{}, di{};
+    socklen_t len = sizeof bi;
+    getsockopt(bulk.client, IPPROTO_TCP, TCP_INFO, &bi, &len);
+    len = sizeof di;
+    getsockopt(data.client, IPPROTO_TCP, TCP_INFO, &di, &len);
+    const int64_t backlog = int64_t{bi.tcpi_unacked} * xdc::sim::kTcpMss - bdp;
+    const int64_t first =
+        std::min<int64_t>(std::min<int64_t>(di.tcpi_snd_cwnd, 45), kChunk / 1448) *
+        xdc::sim::kTcpMss;  // the connection's first aggregate (size goal)
+    const auto t = std::chrono::steady_clock::now();
+    char ack;
+    if (write(data.client, chunk.data(), kChunk) != kChunk || !read_all(data.client, &ack, 1))
+      break;
+    const double ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
+    ++probes;
+    if (probes <= 50) continue;  // the data connection's window grows first
+    expected += xdc::sim::tcp_port_drop_chance(backlog, xdc::sim::kTsoSkbPayload, limit, first);
+    stalled += ms >= 150;
+    std::this_thread::sleep_for(kAskEvery);
+  }
+  stop = true;
+  shutdown(bulk.client, SHUT_WR);
+  sender.join();
+  drain.join();
+  shutdown(data.client, SHUT_WR);
+  answerer.join();
+  bulk.close_all();
+  data.close_all();
+  std::printf("%d writes of 128 KiB beside the bulk sender: %d waited >= 150 ms, %.1f expected\n",
+              probes - 50, stalled, expected);
+  ASSERT_GT(probes, 200);
+  EXPECT_GE(stalled, 1) << "no first aggregate met the full tbf";
+  EXPECT_GT(expected, 0.0);
+  // The chance is the model's; the count of a finite run varies around it.
+  EXPECT_GE(stalled, expected / 3);
+  EXPECT_LE(stalled, expected * 3 + 3);
 }
 
 }  // namespace

@@ -105,7 +105,7 @@ TEST(CostModel, NodeTensorParallelSplitsFlopsAndFoldsItsAllReduces) {
 // Modeled compute's sleeps end their timer slack late (CostModel::sleep_slack_ns; the
 // kernel's side: CommPollKernel.AModeledComputeSleepEndsItsTimerSlackLate): an F or B once
 // per slice between its TP all-reduces, a W and an OPT once, a zero-length W not at all.
-TEST(CostModel, ATpAllReduceWhosePortIsFullWaitsForTheProbeTimerFirst) {
+TEST(CostModel, ATpAllReduceWhoseFirstAggregateIsDroppedWaitsForTheProbeTimerFirst) {
   using xdc::sched::Action;
   using xdc::sched::Kind;
   CostModel c;
@@ -142,6 +142,12 @@ TEST(CostModel, ATpAllReduceWhosePortIsFullWaitsForTheProbeTimerFirst) {
   Action paired{Kind::F, 0};
   paired.paired = true;
   EXPECT_EQ(c.end_ns(paired, start, 40 * ms, full_at), start + 40 * ms);
+  // A chance between: the expected wait. Two hosts of the pair each send a first aggregate
+  // through its own port: the all-reduce waits if either is dropped.
+  auto half = [](double) { return 0.5; };
+  EXPECT_EQ(c.end_ns(Action{Kind::F, 0}, start, 40 * ms, half), start + 40 * ms + 4 * 100 * ms);
+  c.tp_hosts = {2};
+  EXPECT_EQ(c.end_ns(Action{Kind::F, 0}, start, 40 * ms, half), start + 40 * ms + 4 * 150 * ms);
 }
 
 TEST(CostModel, EachSleepOfAnActionEndsItsSlackLate) {

@@ -546,6 +546,51 @@ TEST(TcpModel, AWanConnectionSharingAHostsPortWithALanOneBacksOffMore) {
   EXPECT_EQ(wan_after(m, 0, 2, 1, 0).ssthresh, alone.ssthresh);
 }
 
+// A host's tbf takes a TSO aggregate whole or drops it. The kernel's figures: a 124-frame
+// queue (179,552 B of payload), 45-segment aggregates (65,160 B), a 1 Gbit/s port's 100 us
+// round trip (11,950 B): with a window of 90 segments queued the aggregate still fits
+// behind the backlog's low point and rarely meets its top.
+TEST(TcpModel, AnAggregateFindsNoRoomWhereThePortsBacklogLeavesLessThanItself) {
+  using xdc::sim::kTcpMss;
+  using xdc::sim::tcp_port_drop_chance;
+  const int64_t limit = 124 * kTcpMss, skb = 45 * kTcpMss, bdp = 11'950;
+  auto backlog = [bdp](int segments) { return segments * kTcpMss - bdp; };
+  EXPECT_EQ(tcp_port_drop_chance(0, skb, limit, skb), 0.0);
+  EXPECT_EQ(tcp_port_drop_chance(limit - skb, skb, limit, skb), 0.0);  // fits exactly
+  EXPECT_NEAR(tcp_port_drop_chance(backlog(90), skb, limit, skb),
+              static_cast<double>(backlog(90) - (limit - skb)) / skb, 1e-12);
+  EXPECT_NEAR(tcp_port_drop_chance(backlog(90), skb, limit, skb), 0.0610, 0.0001);
+  EXPECT_NEAR(tcp_port_drop_chance(backlog(110), skb, limit, skb), 0.5055, 0.0001);
+  EXPECT_EQ(tcp_port_drop_chance(limit, skb, limit, skb), 1.0);  // full at its low point
+  // A small packet (a rendezvous answer) finds room until the queue is all but full.
+  EXPECT_EQ(tcp_port_drop_chance(backlog(110), skb, limit, 64), 0.0);
+  EXPECT_GT(tcp_port_drop_chance(limit - 10, skb, limit, 64), 0.0);
+  // No queue, nothing queued, or nothing to send: no chance.
+  EXPECT_EQ(tcp_port_drop_chance(backlog(110), skb, 0, skb), 0.0);
+  EXPECT_EQ(tcp_port_drop_chance(backlog(110), skb, limit, 0), 0.0);
+}
+
+// LinkState answers the chance from the LAN rounds leaving a rank's port at that moment:
+// none before a message or after it, and none at the receiver's port, which its data
+// does not leave by.
+TEST(TcpModel, APortsDropChanceFollowsTheLanRoundsLeavingIt) {
+  const LinkModel m = port_share_links();
+  const int64_t skb = 45 * xdc::sim::kTcpMss;
+  LinkState st(m, LinkState::launch(m));
+  for (int i = 0; i < 20; ++i) st.send(0, 1, 1'200'000, i * 100 * kMs);
+  double most = 0, at_receiver = 0;
+  for (int64_t t = 1'900 * kMs; t < 1'920 * kMs; t += kMs / 10) {
+    most = std::max(most, st.port_drop_chance(0, t, skb));
+    at_receiver = std::max(at_receiver, st.port_drop_chance(1, t, skb));
+  }
+  std::printf("the 20th message: its port's largest chance %.3f\n", most);
+  EXPECT_GT(most, 0.0);
+  EXPECT_EQ(at_receiver, 0.0);
+  EXPECT_EQ(st.port_drop_chance(0, 1'890 * kMs, skb), 0.0);  // between messages
+  EXPECT_EQ(st.port_drop_chance(0, 1'950 * kMs, skb), 0.0);  // after the last
+  EXPECT_EQ(st.port_drop_chance(2, 1'905 * kMs, skb), 0.0);  // a host with no LAN rounds
+}
+
 }  // namespace
 
 // HyStart's ACK train (tcp_hystart_exit_bytes): a slow start round's ACKs come back at the

@@ -75,9 +75,10 @@ class MessageTiming {
   // a RECV of such a message complete only once the global time has reached its current
   // arrival, and takes the SENDs' records from current() when the run ends.
   virtual Transfer current(int64_t ticket);
-  // Whether a packet that rank `rank`'s host sends at `at` finds its host's port full
-  // (Costs::end's question; the simulator's links know their ports). Default: never.
-  virtual bool port_full(int /*rank*/, double /*at*/) { return false; }
+  // The chance that a TSO aggregate of `bytes` that rank `rank`'s host sends at `at` finds
+  // no room at its host's port (Costs::end's question; the simulator's links know their
+  // ports). Default: none.
+  virtual double port_drop_chance(int /*rank*/, double /*at*/, int64_t /*bytes*/) { return 0; }
 };
 
 // Every message arrives the moment it is sent (the validator's dry run: whether a
