@@ -165,7 +165,8 @@ TEST_F(ProbeTimer, AnAnswerDroppedAtItsHostsFullTbfWaitsForTheProbeTimer) {
 // that (tcp_port_drop_chance, CostModel::end_ns) comes from the backlog the other
 // connections keep at the port: here each 128 KiB write of an idle connection of the busy
 // host is given that chance from the bulk connection's segments in flight just before it
-// (TCP_INFO), and the sum is held against how many of the writes waited for a timer.
+// (TCP_INFO), and the sum is held against how many of the writes waited for a timer: the
+// model's chance is a lower bound of it.
 TEST_F(ProbeTimer, AnIdleConnectionsFirstAggregateIsDroppedWithTheChanceTheBacklogGives) {
   constexpr int kDataPort = 7723, kChunk = 128 << 10;
   constexpr auto kProbeFor = std::chrono::seconds(15);
@@ -246,9 +247,11 @@ TEST_F(ProbeTimer, AnIdleConnectionsFirstAggregateIsDroppedWithTheChanceTheBackl
   ASSERT_GT(probes, 200);
   EXPECT_GE(stalled, 1) << "no first aggregate met the full tbf";
   EXPECT_GT(expected, 0.0);
-  // The chance is the model's; the count of a finite run varies around it.
-  EXPECT_GE(stalled, expected / 3);
-  EXPECT_LE(stalled, expected * 3 + 3);
+  // The chance counts a write's first aggregate only; one dropped later, while the queue
+  // stays full until the connection has nothing in flight, waits for the timer as well
+  // (here 2-4x the chance's count, 1.4x in the traced tensor-parallel run). So the count
+  // is at least the chance's, within a finite run's spread.
+  EXPECT_GE(stalled, expected / 2);
 }
 
 }  // namespace
