@@ -52,6 +52,37 @@ bool read_all(int fd, char* p, int n) {
   return true;
 }
 
+// The bulk connection at work: its peer drained from the start, its sender writing a
+// message every kIdle from start() on, both ended by stop().
+class Bulk {
+ public:
+  explicit Bulk(const xdc::testing::TcpPair& p) : p_(p) {
+    drain_ = std::thread([this] {
+      std::vector<char> in(1 << 20);
+      while (read(p_.peer, in.data(), in.size()) > 0) {
+      }
+    });
+  }
+  void start() {
+    sender_ = std::thread([this] {
+      std::vector<char> buf(kMessage, 'x');
+      while (!stop_ && write(p_.client, buf.data(), buf.size()) > 0)
+        std::this_thread::sleep_for(kIdle);
+    });
+  }
+  void stop() {
+    stop_ = true;
+    shutdown(p_.client, SHUT_WR);
+    if (sender_.joinable()) sender_.join();
+    drain_.join();
+  }
+
+ private:
+  const xdc::testing::TcpPair& p_;
+  std::atomic<bool> stop_{false};
+  std::thread drain_, sender_;
+};
+
 class ProbeTimer : public xdc::testing::NetworkTest {
  protected:
   ProbeTimer() : NetworkTest("tests/network/probe-timer.yaml", "pt") {}
@@ -76,12 +107,7 @@ TEST_F(ProbeTimer, AnAnswerDroppedAtItsHostsFullTbfWaitsForTheProbeTimer) {
   int one = 1;
   for (int fd : {ask.client, ask.peer}) setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
 
-  std::atomic<bool> stop{false};
-  std::thread drain([&] {
-    std::vector<char> in(1 << 20);
-    while (read(bulk.peer, in.data(), in.size()) > 0) {
-    }
-  });
+  Bulk load(bulk);
   std::thread answerer([&] {
     char req[kRequest], ans[kAnswer] = {};
     while (read_all(ask.peer, req, kRequest))
@@ -104,16 +130,9 @@ TEST_F(ProbeTimer, AnAnswerDroppedAtItsHostsFullTbfWaitsForTheProbeTimer) {
     return ms;
   };
   const std::vector<double> quiet = ask_for(std::chrono::seconds(1), false);
-  std::thread sender([&] {
-    std::vector<char> buf(kMessage, 'x');
-    while (!stop && write(bulk.client, buf.data(), buf.size()) > 0)
-      std::this_thread::sleep_for(kIdle);
-  });
+  load.start();
   const std::vector<double> busy_ms = ask_for(kBulkFor, true);
-  stop = true;
-  shutdown(bulk.client, SHUT_WR);
-  sender.join();
-  drain.join();
+  load.stop();
   shutdown(ask.client, SHUT_WR);
   answerer.join();
   const long drops = xdc::testing::tbf_drops(busy->ns, "eth0") - drops_before;
@@ -186,23 +205,14 @@ TEST_F(ProbeTimer, AnIdleConnectionsFirstAggregateIsDroppedWithTheChanceTheBackl
   for (int fd : {data.client, data.peer})
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
 
-  std::atomic<bool> stop{false};
-  std::thread drain([&] {
-    std::vector<char> in(1 << 20);
-    while (read(bulk.peer, in.data(), in.size()) > 0) {
-    }
-  });
+  Bulk load(bulk);
   std::thread answerer([&] {  // a byte back for each chunk
     std::vector<char> in(kChunk);
     char ack = 0;
     while (read_all(data.peer, in.data(), kChunk))
       if (write(data.peer, &ack, 1) != 1) break;
   });
-  std::thread sender([&] {
-    std::vector<char> buf(kMessage, 'x');
-    while (!stop && write(bulk.client, buf.data(), buf.size()) > 0)
-      std::this_thread::sleep_for(kIdle);
-  });
+  load.start();
   // The port: 1 Gbit/s of frames, two 50 us hops each way, the intra-DC tbf's queue.
   constexpr double kPayloadBps = 1e9 * 1448 / 1514;
   const auto bdp = static_cast<int64_t>(kPayloadBps / 8 * 100e-6);
@@ -234,10 +244,7 @@ TEST_F(ProbeTimer, AnIdleConnectionsFirstAggregateIsDroppedWithTheChanceTheBackl
     stalled += ms >= 150;
     std::this_thread::sleep_for(kAskEvery);
   }
-  stop = true;
-  shutdown(bulk.client, SHUT_WR);
-  sender.join();
-  drain.join();
+  load.stop();
   shutdown(data.client, SHUT_WR);
   answerer.join();
   bulk.close_all();
