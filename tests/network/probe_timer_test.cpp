@@ -21,6 +21,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -86,15 +87,22 @@ class Bulk {
 class ProbeTimer : public xdc::testing::NetworkTest {
  protected:
   ProbeTimer() : NetworkTest("tests/network/probe-timer.yaml", "pt") {}
+  // The network's three hosts: dc-h1 sends in bulk to dc-h2 and talks with dc-h3.
+  bool load_hosts() {
+    state_ = xdc::net::load_state(name_);
+    if (!state_) return false;
+    busy_ = state_->find_host("dc-h1");
+    sink_ = state_->find_host("dc-h2");
+    third_ = state_->find_host("dc-h3");
+    return busy_ && sink_ && third_;
+  }
+  std::optional<xdc::net::NetworkState> state_;
+  const xdc::net::HostState *busy_ = nullptr, *sink_ = nullptr, *third_ = nullptr;
 };
 
 TEST_F(ProbeTimer, AnAnswerDroppedAtItsHostsFullTbfWaitsForTheProbeTimer) {
-  auto state = xdc::net::load_state(name_);
-  ASSERT_TRUE(state);
-  const auto* busy = state->find_host("dc-h1");
-  const auto* sink = state->find_host("dc-h2");
-  const auto* asker = state->find_host("dc-h3");
-  ASSERT_TRUE(busy && sink && asker);
+  ASSERT_TRUE(load_hosts());
+  const auto *busy = busy_, *sink = sink_, *asker = third_;
   const long drops_before = xdc::testing::tbf_drops(busy->ns, "eth0");
   ASSERT_GE(drops_before, 0) << "no tbf on dc-h1's eth0";
 
@@ -189,12 +197,8 @@ TEST_F(ProbeTimer, AnAnswerDroppedAtItsHostsFullTbfWaitsForTheProbeTimer) {
 TEST_F(ProbeTimer, AnIdleConnectionsFirstAggregateIsDroppedWithTheChanceTheBacklogGives) {
   constexpr int kDataPort = 7723, kChunk = 128 << 10;
   constexpr auto kProbeFor = std::chrono::seconds(15);
-  auto state = xdc::net::load_state(name_);
-  ASSERT_TRUE(state);
-  const auto* busy = state->find_host("dc-h1");
-  const auto* sink = state->find_host("dc-h2");
-  const auto* other = state->find_host("dc-h3");
-  ASSERT_TRUE(busy && sink && other);
+  ASSERT_TRUE(load_hosts());
+  const auto *busy = busy_, *sink = sink_, *other = third_;
   xdc::testing::TcpPair bulk =
       xdc::testing::connect_in(busy->ns, sink->ns, sink->data_ip, kBulkPort);
   xdc::testing::TcpPair data =
