@@ -383,10 +383,9 @@ class LinkState {
   std::unordered_map<int, Port> ports_;
   // A LAN connection's round as its hosts' ports see it: its bytes pass them over [start,
   // end), and its window's overflow of their queue dropped `dropped` segments of it. `to`:
-  // the receiver's port (a channel is its sender's port: its pairs go to several).
-  // A LAN round leaving a port: [start, end), the segments its overflow dropped there, its
+  // the receiver's port (a channel is its sender's port: its pairs go to several). Its
   // bytes, the port's bandwidth-delay product and queue limit (payload), and the sender's
-  // TSO aggregate (tcp_tso_segments).
+  // TSO aggregate (tcp_tso_segments): what the port's queue holds of it.
   struct PortRound {
     int64_t start = 0, end = 0, dropped = 0;
     int to = -1;
