@@ -404,10 +404,10 @@ class LinkState {
   // are final (commit) or its run ahead to completion.
   void keep_lan_rounds(const Channel& ch, int id, bool commit);
   // Records a round of connection i on path `p` at `t` (given bytes over wire_ns, `overflow`
-  // bytes of it dropped, sent in TSO aggregates of `skb` bytes) when `p` is a LAN path whose
-  // ports are its bottleneck.
+  // bytes of it dropped; `c` after the round, its round trip `rtt_ns`: its TSO aggregates)
+  // when `p` is a LAN path whose ports are its bottleneck.
   void note_lan_round(size_t i, const TcpPath& p, int64_t t, int64_t given, int64_t wire_ns,
-                      int64_t overflow, int64_t skb);
+                      int64_t overflow, const TcpConn& c, int64_t rtt_ns);
   // add_job's: registers channel `channel` of a job from `from` to `to` on path `p` with
   // its ports; a LAN job makes the WAN channels crossing them work their rounds out again.
   void note_ports(int channel, int from, int to, const TcpPath& p);

@@ -26,11 +26,13 @@ void LinkState::keep_lan_rounds(const Channel& ch, int id, bool commit) {
 }
 
 void LinkState::note_lan_round(size_t i, const TcpPath& p, int64_t t, int64_t given,
-                               int64_t wire_ns, int64_t overflow, int64_t skb) {
+                               int64_t wire_ns, int64_t overflow, const TcpConn& c,
+                               int64_t rtt_ns) {
   if (!p.port_bottleneck || given <= 0 || ports_.empty()) return;
   const int to = m_.port[static_cast<size_t>(m_.pair_of(pair_of_[i]).second)];
   run_rounds_.push_back({t, t + std::max<int64_t>(wire_ns, 1), (overflow + kTcpMss - 1) / kTcpMss,
-                         to, given, p.bdp_bytes, p.queue_bytes, skb});
+                         to, given, p.bdp_bytes, p.queue_bytes,
+                         tcp_tso_segments(c, p, rtt_ns) * kTcpMss});
 }
 
 void LinkState::note_ports(int channel, int from, int to, const TcpPath& p) {

@@ -280,8 +280,7 @@ int64_t LinkState::lone_rounds(Job& j, std::pair<size_t, TcpConn>& conn, size_t*
       *applied = taken;
       return t;
     }
-    note_lan_round(i, p, t, given, link.transfer_ns(given), overflow,
-                   tcp_tso_segments(c, p, rtt) * kTcpMss);
+    note_lan_round(i, p, t, given, link.transfer_ns(given), overflow, c, rtt);
     if (given > 0 && j.start < 0) j.start = t;
     j.left -= given;
     const int64_t wire = link.transfer_ns(given);
@@ -526,7 +525,7 @@ LinkState::Round LinkState::send_round(int64_t t) {
       given_[c] = tcp_round(conns_[c].second, own, r, t, offered_[c], &overflow);
     }
     note_lan_round(conns_[c].first, own, t, given_[c], s.link->transfer_ns(given_[c]), overflow,
-                   tcp_tso_segments(conns_[c].second, own, r) * kTcpMss);
+                   conns_[c].second, r);
     given_[c] -= port_losses(conns_[c].first, conns_[c].second, t, given_[c]);
     s.total += given_[c];
     int64_t budget = given_[c];
