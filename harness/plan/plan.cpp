@@ -505,11 +505,13 @@ Plan make_plan(const Experiment& e) {
   if (e.data_parallel > 1 || e.tensor_parallel > 1) {
     // For each pair of replica 0, the replicas whose same pair takes the same channel (one
     // WAN direction) as replica 0's: identical replicas send on it at once; across DCs each
-    // of a stage's TP ranks sends its own copy to its peer TP rank, too. Between world ranks
-    // a pair in a DC is a channel of its own, pairs across DCs share their (DC, DC) direction's.
+    // of a stage's TP ranks sends its own copy to its peer TP rank, too, on a connection of
+    // its own (a lane), and the stage goes on at the latest. Between world ranks a pair in a
+    // DC is a channel of its own, pairs across DCs share their (DC, DC) direction's.
     const std::vector<const std::string*> dc = rank_dcs(e, e.pipeline_hosts());
     const int S = e.stages;
     p.links.copies.assign(static_cast<size_t>(S) * S, 1);
+    p.links.lanes.assign(static_cast<size_t>(S) * S, 1);
     for (int a = 0; a < S; ++a)
       for (int b = 0; b < S; ++b) {
         const bool wan = *dc[a] != *dc[b];
@@ -518,6 +520,7 @@ Plan make_plan(const Experiment& e) {
         for (int r = 0; r < e.data_parallel; ++r)
           k += *dc[r * S + a] == *dc[a] && *dc[r * S + b] == *dc[b];
         p.links.copies[static_cast<size_t>(a) * S + b] = k * e.tensor_parallel;
+        p.links.lanes[static_cast<size_t>(a) * S + b] = e.tensor_parallel;
       }
   }
   if (e.wan_temporal) {

@@ -19,22 +19,47 @@ LinkState::LinkState(const LinkModel& m, int64_t idle_before_ns) : m_(m) {
   stripe0_.assign(pairs, 0);
   stripes_.assign(pairs, 1);
   next_stripe_.assign(pairs, 0);
+  lanes_.assign(pairs, 1);
+  lane1_.assign(pairs, 0);
+  auto add_stripes = [&](size_t pair, size_t group, int n) {  // a stripe group's connections
+    stripe0_[group] = pair_of_.size();
+    stripes_[group] = n;
+    for (int k = 0; k < n; ++k) {
+      pair_of_.push_back(pair);
+      path_.push_back(path_[pair]);
+      group_of_.push_back(group);
+    }
+  };
+  group_of_ = pair_of_;
   for (size_t i = 0; i < pairs; ++i) {
     const auto [from, to] = m.pair_of(i);
     const TcpPath& path = m.path(from, to);
     const int n = std::max(path.connections, 1);
-    const int copies = m.copies_of(from, to);
-    if (n == 1 && path.connections == copies) continue;  // the model's path as it is
+    const int lanes = m.lanes_of(from, to);
+    const int copies = m.copies_of(from, to) / lanes;
+    if (n == 1 && lanes == 1 && path.connections == copies) continue;  // the model's path
     TcpPath own = path;
     own.connections = copies;
     path_[i] = static_cast<int>(paths_.size());
     paths_.push_back(own);
-    if (n == 1) continue;
-    stripe0_[i] = pair_of_.size();
-    stripes_[i] = n;
-    for (int k = 0; k < n; ++k) {
-      pair_of_.push_back(i);
-      path_.push_back(path_[i]);
+    lanes_[i] = lanes;
+    if (n > 1) add_stripes(i, i, n);  // lane 0's stripes: the pair's group
+    if (lanes == 1) continue;
+    if (n == 1) {  // lanes 1, 2, ...: connections after the pair's own (lane 0)
+      lane1_[i] = pair_of_.size();
+      for (int k = 1; k < lanes; ++k) {
+        pair_of_.push_back(i);
+        path_.push_back(path_[i]);
+        group_of_.push_back(i);
+      }
+      continue;
+    }
+    lane1_[i] = stripe0_.size();  // lanes 1, 2, ...: stripe groups of their own
+    for (int k = 1; k < lanes; ++k) {
+      stripe0_.push_back(0);
+      stripes_.push_back(1);
+      next_stripe_.push_back(0);
+      add_stripes(i, stripe0_.size() - 1, n);
     }
   }
   conn_.resize(pair_of_.size());
@@ -103,6 +128,44 @@ void shift_history(std::vector<TcpConn>& h, int64_t origin_ns) {
   }
 }
 
+void LinkState::set_path(int from, int to, const TcpPath& p) {
+  const size_t i = m_.connection(from, to);
+  if (i == LinkModel::kNoConnection || i >= lanes_.size()) return;
+  TcpPath q = p;
+  q.connections = m_.copies_of(from, to) / lanes_[i];
+  if (path_[i] >= 0) {  // the pair's stripes share it
+    paths_[static_cast<size_t>(path_[i])] = q;
+    return;
+  }
+  path_[i] = static_cast<int>(paths_.size());
+  paths_.push_back(q);
+}
+
+uint64_t LinkState::host_key(int rank, int lane) const {
+  const int host = m_.port.empty() ? rank : m_.port[static_cast<size_t>(rank)];
+  return static_cast<uint64_t>(host) << 16 | static_cast<uint64_t>(lane);
+}
+
+uint64_t LinkState::host_of(size_t conn) const {
+  const size_t pair = pair_of_[conn];
+  int lane = 0;  // lanes 1, 2, ... follow lane1_: connections, or stripe groups
+  if (lanes_[pair] > 1 && conn != pair) {
+    const size_t g = group_of_[conn];
+    if (stripes_[pair] > 1 && g != pair) lane = static_cast<int>(g - lane1_[pair]) + 1;
+    if (stripes_[pair] <= 1) lane = static_cast<int>(conn - lane1_[pair]) + 1;
+  }
+  return host_key(m_.pair_of(pair).first, lane);
+}
+
+size_t LinkState::back_of(size_t conn, int from, int to) const {
+  const size_t back = connection(to, from);
+  const size_t pair = pair_of_[conn];
+  if (pair == conn || lanes_[pair] <= 1 || stripes_[pair] > 1) return back;
+  const size_t lane = conn - lane1_[pair];  // of lanes 1, 2, ...
+  if (stripes_[back] > 1 || lane + 1 >= static_cast<size_t>(lanes_[back])) return back;
+  return lane1_[back] + lane;  // the same lane the other way
+}
+
 size_t LinkState::connection(int from, int to) const {
   const size_t i = m_.connection(from, to);
   if (i == LinkModel::kNoConnection)
@@ -112,7 +175,7 @@ size_t LinkState::connection(int from, int to) const {
 }
 
 uint64_t LinkState::stream_of(size_t i) const {
-  const size_t pairs = stripes_.size();
+  const size_t pairs = lanes_.size();
   if (i >= pairs) return static_cast<uint64_t>(m_.ranks) * m_.ranks + (i - pairs);
   const auto [a, b] = m_.pair_of(i);
   return static_cast<uint64_t>(a) * m_.ranks + b;

@@ -30,6 +30,12 @@ size_t LinkModel::connection(int from, int to) const {
              : kNoConnection;
 }
 
+int LinkModel::lanes_of(int from, int to) const {
+  const int n = lanes.empty() ? 1 : lanes[cell(from, to)];
+  if (n <= 1 || exclusive_channel(channel_of(from, to)) || copies_of(from, to) % n != 0) return 1;
+  return n;
+}
+
 LinkModel LinkModel::by_rank() const {
   if (host.empty()) return *this;
   LinkModel m = *this;
@@ -40,6 +46,7 @@ LinkModel LinkModel::by_rank() const {
   if (!channel.empty()) m.channel.assign(n * n, 0);
   if (!tcp.empty()) m.tcp.assign(n * n, {});
   if (!copies.empty()) m.copies.assign(n * n, 1);
+  if (!lanes.empty()) m.lanes.assign(n * n, 1);
   for (int a = 0; a < ranks; ++a)
     for (int b = 0; b < ranks; ++b) {
       const size_t i = static_cast<size_t>(a) * n + b;
@@ -47,6 +54,7 @@ LinkModel LinkModel::by_rank() const {
       if (!channel.empty()) m.channel[i] = channel_of(a, b);
       if (!tcp.empty()) m.tcp[i] = path(a, b);
       if (!copies.empty()) m.copies[i] = copies_of(a, b);
+      if (!lanes.empty()) m.lanes[i] = lanes[cell(a, b)];
     }
   return m;
 }

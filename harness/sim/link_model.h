@@ -40,6 +40,12 @@ struct LinkModel {
   // copies x the bytes over copies x the connections, so k replicas crossing one WAN
   // direction share its rate and each keeps its window.
   std::vector<int> copies;
+  // [cell(from, to)]: how many connections of their own the pair's copies take, each with
+  // copies / lanes of them: a stage's tensor-parallel ranks, each receiving its own copy
+  // from its peer over its own connection across the WAN, so each meets its own losses and
+  // the stage goes on (its all-reduce) only at the latest. A message arrives when the last
+  // lane's copy does. Empty = 1: the copies move as one aggregate connection.
+  std::vector<int> lanes;
   // [rank]: the host whose ports its messages cross (the host's own tbf as they leave, the
   // gateway's towards it as they arrive); ranks of one host share them. A LAN connection
   // that overflows a port's queue (TcpPath::port_bottleneck) makes the WAN connections
@@ -73,6 +79,9 @@ struct LinkModel {
     return c < 0 ? own : c;
   }
   int copies_of(int from, int to) const { return copies.empty() ? 1 : copies[cell(from, to)]; }
+  // The pair's lanes where its copies can take them: 1 on an exclusive channel (one
+  // connection at a time) or where the lanes do not divide the copies.
+  int lanes_of(int from, int to) const;
   const TcpPath& path(int from, int to) const { return tcp[cell(from, to)]; }
   int channels() const;  // 1 + the largest channel id
 
@@ -182,6 +191,11 @@ struct Transfer {
 // pieces of a long message (six stripes under 0.01% random loss carried 38-87 MB each one
 // way in one kernel run). On an exclusive channel only the holder's pieces are pulled.
 // The pair's own connection stays OpenMPI's (barriers, collectives).
+// A pair with lanes (LinkModel::lanes) has as many OpenMPI connections, the pair's own
+// first: a message is one job per lane, each with its share of the copies and its own
+// rendezvous (answered on the same lane the other way), window and losses (its own
+// stream); it arrives when the last lane's job does. Striped, each lane has its own
+// stripes (a stripe group), which pull that lane's pieces.
 // Moves connection states onto a clock whose 0 is `origin_ns` of theirs.
 void shift_history(std::vector<TcpConn>& h, int64_t origin_ns);
 
@@ -228,6 +242,12 @@ class LinkState {
   // (bfifo under tbf: NET_XMIT_DROP), as far as the sends so far decide (tcp_port_drop_chance
   // of the LAN rounds leaving the port then). 0 without ports.
   double port_drop_chance(int rank, int64_t at_ns, int64_t bytes);
+  // At `at_ns` the host of lane `lane` of rank `rank` (LinkModel::lanes; 0: the pair's own
+  // connection's) holds `bytes` in its port's queue that are not its WAN connections' (a
+  // TP all-reduce's root, whose last data is still leaving when its compute ends). Draining
+  // at the port's rate, it drops the part of a round its WAN connections send at once that
+  // finds no room (port_losses).
+  void note_port_backlog(int rank, int lane, int64_t at_ns, int64_t bytes);
   // When rank `rank`'s process acts on what reaches its host at `at_ns` (its worker's comm
   // thread's next poll: TimedLinks::bind): a rendezvous request, answered then; the answer,
   // which its sender follows with the data then; a message's last byte (or its FIN), which
@@ -284,7 +304,7 @@ class LinkState {
     std::vector<std::pair<size_t, TcpConn>> conns;
     std::vector<size_t> applied;  // per entry of conns: pending answers its rounds took
     std::vector<std::pair<size_t, int64_t>> answers;
-    std::vector<std::pair<size_t, int>> next_stripe;  // per striped pair (next_stripe_)
+    std::vector<std::pair<size_t, int>> next_stripe;  // per stripe group (next_stripe_)
   };
   // Runs `ch`'s rounds that start before `until` (final: they cannot change; commit), or,
   // without commit, on copies until job `target` is complete, filling result_ (and
@@ -365,6 +385,21 @@ class LinkState {
   int64_t round_trip(size_t i) const;  // of connection i: both directions' latency
   // The pair's connection (LinkModel::connection); std::logic_error when it has none.
   size_t connection(int from, int to) const;
+  // The host lane `lane` of rank `rank` sends from (its port, or the rank, with the lane),
+  // and the one connection `conn` leaves from: its own tbf's queue.
+  uint64_t host_key(int rank, int lane) const;
+  uint64_t host_of(size_t conn) const;
+  // note_port_backlog's, by host_key, in time order; what connection i's host still holds
+  // of them at `t`, draining at its port's rate (TcpPath::feed_bps).
+  struct Backlog {
+    int64_t at = 0, bytes = 0;
+  };
+  std::unordered_map<uint64_t, std::vector<Backlog>> backlogs_;
+  int64_t backlog_at(size_t i, int64_t t) const;
+  std::unordered_map<uint64_t, int64_t> burst_;  // send_round's: bytes per host_of
+  // Where the receiver answers a rendezvous on connection `conn` from `from` to `to`: the
+  // pair's connection the other way, or, between lanes, the same lane the other way.
+  size_t back_of(size_t conn, int from, int to) const;
   // Connection i's stream of random losses (launch): its pair's from * ranks + to, or
   // ranks^2 on for the stripes, as if every pair had a connection.
   uint64_t stream_of(size_t i) const;
@@ -424,8 +459,10 @@ class LinkState {
   // delay later, reaching its receiver's, meets their queues full (tcp_port_loss): at the
   // sender's, its share of the drops of a LAN connection overflowing it; at the receiver's,
   // arriving beside a LAN connection long enough to overflow its share of the queue.
+  // And at the sender's, a backlog its host holds (note_port_backlog), which the `burst`
+  // the host's connections send in this round (one copy's) overflows.
   // Returns the bytes it lost at the receiver's port, which go again in the next round.
-  int64_t port_losses(size_t i, TcpConn& c, int64_t t, int64_t given);
+  int64_t port_losses(size_t i, TcpConn& c, int64_t t, int64_t given, int64_t burst);
   // Where lone_rounds may skip rounds of connection i from `t`: the first time before
   // `until` a LAN round is at one of its ports (int64_t's max when none).
   int64_t next_port_event(size_t i, int64_t t, int64_t until) const;
@@ -441,10 +478,15 @@ class LinkState {
   }
   std::vector<TcpPath> paths_;
   std::vector<int> path_;
-  std::vector<size_t> pair_of_;   // [connection]: its pair
-  std::vector<size_t> stripe0_;   // [pair]: its first stripe's connection (stripes_ > 1)
-  std::vector<int> stripes_;      // [pair]: its stripes (1: none, OpenMPI's connection)
-  std::vector<int> next_stripe_;  // [pair]: the stripe that takes its next piece
+  std::vector<size_t> pair_of_;  // [connection]: its pair
+  // Stripe groups: a pair's (lane 0's), then lanes 1, 2, ...'s of striped pairs with lanes.
+  std::vector<size_t> group_of_;  // [connection]: its stripe group (else its pair)
+  std::vector<size_t> stripe0_;   // [group]: its first stripe's connection (stripes_ > 1)
+  std::vector<int> stripes_;      // [group]: its stripes (1: none, OpenMPI's connection)
+  std::vector<int> next_stripe_;  // [group]: the stripe that takes its next piece
+  std::vector<int> lanes_;        // [pair]: its lanes (LinkModel::lanes_of)
+  // [pair]: lane 1's connection (without stripes) or stripe group; lanes 2, ... follow.
+  std::vector<size_t> lane1_;
   std::vector<std::pair<size_t, size_t>> msgs_;  // by ticket: its first job and job count
   // Without TCP paths: when each channel met so far is free again (0 before its first
   // message). Channels and their state exist once used: a world's ranks^2 pairs would not fit.
@@ -481,10 +523,10 @@ class LinkState {
   std::vector<size_t> conn_of_, ready_, order_;
   std::vector<std::pair<size_t, TcpConn>> conns_;
   std::vector<size_t> applied_;  // per entry of conns_: its pending answers taken so far
-  // Per striped pair whose pieces the run pulls: the stripe the next piece goes to, and
+  // Per stripe group whose pieces the run pulls: the stripe the next piece goes to, and
   // each stripe's entry in conns_.
   struct Rotation {
-    size_t pair = 0;
+    size_t group = 0;
     int next = 0;
     std::vector<size_t> slots;
   };

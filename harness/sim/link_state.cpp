@@ -38,17 +38,24 @@ Transfer LinkState::post(int from, int to, int64_t bytes, int64_t ready_ns, int6
   const size_t pair = connection(from, to);
   const auto msg = static_cast<int64_t>(msgs_.size());
   const size_t first = jobs_.size();
-  if (stripes_[pair] > 1) {  // the worker's pieces, pulled by the stripes (pull_pieces)
-    const int64_t one = bytes / copies;
-    for (int64_t at = 0; at < one; at += worker::kStripePieceBytes) {
-      const int64_t piece = std::min(worker::kStripePieceBytes, one - at);
-      const size_t k =
-          add_job(stripe0_[pair], from, to, c, (piece + worker::kStripeHeaderBytes) * copies,
-                  ready_ns, priority, msg);
-      jobs_[k].pull = true;
+  const int lanes = lanes_[pair];
+  if (stripes_[pair] > 1) {  // the worker's pieces, pulled by each lane's stripes (pull_pieces)
+    const int64_t one = bytes / copies, per_lane = copies / lanes;
+    for (int q = 0; q < lanes; ++q) {
+      const size_t group = q == 0 ? pair : lane1_[pair] + static_cast<size_t>(q - 1);
+      for (int64_t at = 0; at < one; at += worker::kStripePieceBytes) {
+        const int64_t piece = std::min(worker::kStripePieceBytes, one - at);
+        const size_t k =
+            add_job(stripe0_[group], from, to, c, (piece + worker::kStripeHeaderBytes) * per_lane,
+                    ready_ns, priority, msg);
+        jobs_[k].pull = true;
+      }
     }
-  } else {
-    add_job(pair, from, to, c, bytes, ready_ns, priority, msg);
+  } else {  // OpenMPI's connection, or each lane's with its share of the copies
+    add_job(pair, from, to, c, bytes / lanes, ready_ns, priority, msg);
+    for (int q = 1; q < lanes; ++q)
+      add_job(lane1_[pair] + static_cast<size_t>(q - 1), from, to, c, bytes / lanes, ready_ns,
+              priority, msg);
   }
   msgs_.emplace_back(first, jobs_.size() - first);
   // The other direction's rendezvous answers queue behind this message's data (queued_until).
@@ -97,19 +104,6 @@ size_t LinkState::add_job(size_t conn, int from, int to, int channel, int64_t by
                      static_cast<int64_t>(k)});
   known_.push_back(ch.version - 1);  // not known yet: a lower bound
   return k;
-}
-
-void LinkState::set_path(int from, int to, const TcpPath& p) {
-  const size_t i = m_.connection(from, to);
-  if (i == LinkModel::kNoConnection || i >= stripes_.size()) return;
-  TcpPath q = p;
-  q.connections = m_.copies_of(from, to);
-  if (path_[i] >= 0) {  // the pair's stripes share it
-    paths_[static_cast<size_t>(path_[i])] = q;
-    return;
-  }
-  path_[i] = static_cast<int>(paths_.size());
-  paths_.push_back(q);
 }
 
 void LinkState::note_answer(size_t back, int64_t when) {
@@ -274,7 +268,7 @@ int64_t LinkState::lone_rounds(Job& j, std::pair<size_t, TcpConn>& conn, size_t*
     take_answers(i, c, t, applied);
     int64_t overflow = 0;
     int64_t given = tcp_round(c, p, rtt, t, j.left, &overflow);
-    given -= port_losses(i, c, t, given);
+    given -= port_losses(i, c, t, given, given / std::max(p.connections, 1));
     if (given >= j.left) {  // the phase ends in this round: run_channel's own round does it
       c = before;
       *applied = taken;
@@ -504,6 +498,7 @@ LinkState::Round LinkState::send_round(int64_t t) {
   for (size_t k = 0; k < order_.size(); ++k)
     if (k == 0 || conn_of_[order_[k]] != conn_of_[order_[k - 1]])
       weight += std::max(tcp(conns_[conn_of_[order_[k]]].first).connections, 1);
+  burst_.clear();
   for (size_t k = 0; k < order_.size();) {
     const size_t c = conn_of_[order_[k]];
     size_t e = k;
@@ -526,7 +521,17 @@ LinkState::Round LinkState::send_round(int64_t t) {
     }
     note_lan_round(conns_[c].first, own, t, given_[c], s.link->transfer_ns(given_[c]), overflow,
                    conns_[c].second, r);
-    given_[c] -= port_losses(conns_[c].first, conns_[c].second, t, given_[c]);
+    if (!backlogs_.empty())  // what each host's connections queue at once (one copy's)
+      burst_[host_of(conns_[c].first)] += given_[c] / std::max(own.connections, 1);
+    k = e;
+  }
+  for (size_t k = 0; k < order_.size();) {
+    const size_t c = conn_of_[order_[k]];
+    size_t e = k;
+    while (e < order_.size() && conn_of_[order_[e]] == c) ++e;
+    const auto b = burst_.find(host_of(conns_[c].first));
+    given_[c] -= port_losses(conns_[c].first, conns_[c].second, t, given_[c],
+                             b == burst_.end() ? 0 : b->second);
     s.total += given_[c];
     int64_t budget = given_[c];
     for (size_t q = k; q < e; ++q) {
@@ -588,7 +593,7 @@ bool LinkState::end_phases(Run& r, int64_t t, const Round& s) {
     }
     const Link& l = m_.at(j.from, j.to);
     if (j.rest > 0) {  // the request is there: the receiver answers, the rest follows
-      const size_t back = connection(j.to, j.from);
+      const size_t back = back_of(j.conn, j.from, j.to);
       int64_t answer_lag = 0;
       const int64_t answer = queued_until(
           back, acts(j.to, finish + l.latency_ns + lag, Arrival::kRequest), &answer_lag);

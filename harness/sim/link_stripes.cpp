@@ -1,5 +1,5 @@
 // LinkState's stripes: the pieces of a striped message pulled by the pair's connections as
-// the worker hands them out (link_model.h, workloads/worker/stripe_pieces.h).
+// the worker hands them out, per stripe group (link_model.h, workloads/worker/stripe_pieces.h).
 #include <algorithm>
 
 #include "harness/sim/link_model.h"
@@ -8,15 +8,15 @@
 namespace xdc::sim {
 
 void LinkState::load_stripes(size_t a) {
-  const size_t pair = pair_of_[jobs_scratch_[a].conn];
+  const size_t group = group_of_[jobs_scratch_[a].conn];
   auto r = std::find_if(rotation_.begin(), rotation_.end(),
-                        [&](const Rotation& x) { return x.pair == pair; });
+                        [&](const Rotation& x) { return x.group == group; });
   if (r == rotation_.end()) {
     Rotation x;
-    x.pair = pair;
-    x.next = next_stripe_[pair];
-    for (int s = 0; s < stripes_[pair]; ++s) {
-      const size_t i = stripe0_[pair] + static_cast<size_t>(s);
+    x.group = group;
+    x.next = next_stripe_[group];
+    for (int s = 0; s < stripes_[group]; ++s) {
+      const size_t i = stripe0_[group] + static_cast<size_t>(s);
       size_t c = 0;
       while (c < conns_.size() && conns_[c].first != i) ++c;
       if (c == conns_.size()) conns_.push_back({i, conn_[i]});
@@ -41,7 +41,7 @@ void LinkState::pull_pieces(int64_t t, bool exclusive) {
     auto next_piece = [&] {
       for (; a < jobs.size(); ++a) {
         const Job& j = jobs[a];
-        if (j.pull && pair_of_[j.conn] == r.pair && j.ready <= t && (!exclusive || j.granted))
+        if (j.pull && group_of_[j.conn] == r.group && j.ready <= t && (!exclusive || j.granted))
           return;
       }
     };
@@ -75,9 +75,9 @@ void LinkState::pull_pieces(int64_t t, bool exclusive) {
 void LinkState::keep_rotations(std::vector<std::pair<size_t, int>>* end) {
   for (const Rotation& r : rotation_) {
     if (end) {
-      end->emplace_back(r.pair, r.next);
+      end->emplace_back(r.group, r.next);
     } else {
-      next_stripe_[r.pair] = r.next;
+      next_stripe_[r.group] = r.next;
     }
   }
 }

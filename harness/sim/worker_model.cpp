@@ -243,7 +243,7 @@ void note_send(std::vector<TcpConn>& history, const LinkModel& links, int from, 
     throw std::logic_error("note_send: no connection from rank " + std::to_string(from) + " to " +
                            std::to_string(to));
   TcpPath own = links.path(from, to);  // OpenMPI's one connection (per copy), not the stripes
-  own.connections = links.copies_of(from, to);
+  own.connections = links.copies_of(from, to) / links.lanes_of(from, to);  // lane 0's
   tcp_note_send(history[i], own, links.at(from, to).latency_ns + links.at(to, from).latency_ns, at);
 }
 
