@@ -442,7 +442,6 @@ void add_tp_allreduces(const Experiment& e, const std::vector<int>& stage_rank, 
   c.tp_port_wait_ns.assign(static_cast<size_t>(c.stages()), 0);
   c.tp_first_bytes.assign(static_cast<size_t>(c.stages()), 0);
   c.tp_hosts.assign(static_cast<size_t>(c.stages()), 0);
-  c.tp_root_backlog_bytes.assign(static_cast<size_t>(c.stages()), 0);
   for (int st = 0; st < c.stages(); ++st) {
     const int n = c.tp_allreduces[st];
     const std::vector<std::string>& group = e.tp_placement[0][stage_rank[st]];
@@ -461,12 +460,6 @@ void add_tp_allreduces(const Experiment& e, const std::vector<int>& stage_rank, 
       c.tp_first_bytes[st] =
           std::min(c.tp_allreduce_bytes[st], sim::tcp_tso_segments(conn, p, rtt) * sim::kTcpMss);
       c.tp_hosts[st] = static_cast<int>(std::set<std::string>(group.begin(), group.end()).size());
-      if (p.port_bottleneck && p.queue_bytes > 0) {
-        const int64_t window =
-            std::llround(sim::kCubicBeta * static_cast<double>(p.bdp_bytes + p.queue_bytes));
-        c.tp_root_backlog_bytes[st] =
-            std::max<int64_t>(0, std::min(c.tp_allreduce_bytes[st], window) - p.bdp_bytes);
-      }
     }
     c.f_ns[st] += n * ns;
     c.b_ns[st] += n * ns;

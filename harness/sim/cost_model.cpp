@@ -62,13 +62,6 @@ double CostModel::end_ns(const sched::Action& a, double start, double duration,
   return start + duration + waited;
 }
 
-int64_t CostModel::tp_root_backlog(const sched::Action& a) const {
-  if (tp_root_backlog_bytes.empty() || a.paired || (a.kind != Kind::F && a.kind != Kind::B))
-    return 0;
-  if (tp_allreduces.empty() || tp_allreduces[a.stage] <= 0) return 0;
-  return tp_root_backlog_bytes[a.stage];
-}
-
 bool CostModel::noisy() const {
   auto any = [](const std::vector<Noise>& v) {
     return std::any_of(v.begin(), v.end(), [](const auto& r) { return !r.empty(); });
@@ -329,7 +322,6 @@ CostModel replicated(const CostModel& c, int replicas) {
   tile(out.tp_port_wait_ns);
   tile(out.tp_first_bytes);
   tile(out.tp_hosts);
-  tile(out.tp_root_backlog_bytes);
   tile(out.node_tp_ns);
   tile(out.node_tp_allreduces);
   tile(out.allreduce_stage_ns);

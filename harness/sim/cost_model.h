@@ -48,12 +48,6 @@ struct CostModel {
   std::vector<int64_t> tp_port_wait_ns;
   std::vector<int64_t> tp_first_bytes;
   std::vector<int> tp_hosts;
-  // Per stage (empty: none): what the root of its TP all-reduce (libnbc's binomial tree:
-  // the group's first rank, which sends the sum last) still holds of it in its host's port
-  // queue when the all-reduce completes there: the window its connection keeps in flight
-  // (it overflows the port, kCubicBeta of the port's round trip and queue after each cut),
-  // less what the wire holds. The stage's next WAN send from that host queues behind it.
-  std::vector<int64_t> tp_root_backlog_bytes;
   // A TP group inside one node (ShapeWorkload::node_tp): per stage, the node's TP
   // all-reduce time inside each F and each B, folded into f_ns and b_ns (one process
   // stands for the node; nobody performs them). Empty otherwise.
@@ -111,9 +105,6 @@ struct CostModel {
   // start + duration.
   double end_ns(const sched::Action& a, double start, double duration,
                 const std::function<double(double at)>& chance) const;
-  // The backlog (tp_root_backlog_bytes) compute action `a` leaves at its end: an F's or a
-  // B's, which end with a TP all-reduce; 0 for others (a BW ends with weight gradients).
-  int64_t tp_root_backlog(const sched::Action& a) const;
   // The operators of compute action `a` (F, B or BW) for co-execution: its computation
   // in as many slices as it has TP all-reduces, each followed by one (launched and
   // folded together), and a BW's weight gradients last.

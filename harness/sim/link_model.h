@@ -242,12 +242,6 @@ class LinkState {
   // (bfifo under tbf: NET_XMIT_DROP), as far as the sends so far decide (tcp_port_drop_chance
   // of the LAN rounds leaving the port then). 0 without ports.
   double port_drop_chance(int rank, int64_t at_ns, int64_t bytes);
-  // At `at_ns` the host of lane `lane` of rank `rank` (LinkModel::lanes; 0: the pair's own
-  // connection's) holds `bytes` in its port's queue that are not its WAN connections' (a
-  // TP all-reduce's root, whose last data is still leaving when its compute ends). Draining
-  // at the port's rate, it drops the part of a round its WAN connections send at once that
-  // finds no room (port_losses).
-  void note_port_backlog(int rank, int lane, int64_t at_ns, int64_t bytes);
   // When rank `rank`'s process acts on what reaches its host at `at_ns` (its worker's comm
   // thread's next poll: TimedLinks::bind): a rendezvous request, answered then; the answer,
   // which its sender follows with the data then; a message's last byte (or its FIN), which
@@ -385,18 +379,6 @@ class LinkState {
   int64_t round_trip(size_t i) const;  // of connection i: both directions' latency
   // The pair's connection (LinkModel::connection); std::logic_error when it has none.
   size_t connection(int from, int to) const;
-  // The host lane `lane` of rank `rank` sends from (its port, or the rank, with the lane),
-  // and the one connection `conn` leaves from: its own tbf's queue.
-  uint64_t host_key(int rank, int lane) const;
-  uint64_t host_of(size_t conn) const;
-  // note_port_backlog's, by host_key, in time order; what connection i's host still holds
-  // of them at `t`, draining at its port's rate (TcpPath::feed_bps).
-  struct Backlog {
-    int64_t at = 0, bytes = 0;
-  };
-  std::unordered_map<uint64_t, std::vector<Backlog>> backlogs_;
-  int64_t backlog_at(size_t i, int64_t t) const;
-  std::unordered_map<uint64_t, int64_t> burst_;  // send_round's: bytes per host_of
   // Where the receiver answers a rendezvous on connection `conn` from `from` to `to`: the
   // pair's connection the other way, or, between lanes, the same lane the other way.
   size_t back_of(size_t conn, int from, int to) const;
@@ -459,10 +441,8 @@ class LinkState {
   // delay later, reaching its receiver's, meets their queues full (tcp_port_loss): at the
   // sender's, its share of the drops of a LAN connection overflowing it; at the receiver's,
   // arriving beside a LAN connection long enough to overflow its share of the queue.
-  // And at the sender's, a backlog its host holds (note_port_backlog), which the `burst`
-  // the host's connections send in this round (one copy's) overflows.
   // Returns the bytes it lost at the receiver's port, which go again in the next round.
-  int64_t port_losses(size_t i, TcpConn& c, int64_t t, int64_t given, int64_t burst);
+  int64_t port_losses(size_t i, TcpConn& c, int64_t t, int64_t given);
   // Where lone_rounds may skip rounds of connection i from `t`: the first time before
   // `until` a LAN round is at one of its ports (int64_t's max when none).
   int64_t next_port_event(size_t i, int64_t t, int64_t until) const;

@@ -113,48 +113,10 @@ int64_t LinkState::next_port_event(size_t i, int64_t t, int64_t until) const {
   });
   lan_rounds_at(b, false, t + lat, until + lat,
                 [&](const PortRound& r) { first = std::min(first, std::max(r.start - lat, t)); });
-  if (const auto it = backlogs_.find(host_of(i)); it != backlogs_.end())
-    for (const Backlog& x : it->second)
-      if (x.at >= t && x.at < until) {
-        first = std::min(first, x.at);
-        break;
-      }
   return first;
 }
 
-void LinkState::note_port_backlog(int rank, int lane, int64_t at_ns, int64_t bytes) {
-  if (m_.tcp.empty() || bytes <= 0) return;
-  const uint64_t key = host_key(rank, lane);
-  std::vector<Backlog>& v = backlogs_[key];
-  v.insert(std::upper_bound(v.begin(), v.end(), at_ns,
-                            [](int64_t at, const Backlog& x) { return at < x.at; }),
-           {at_ns, bytes});
-  // The channels whose connections leave that host: their rounds from then on meet it.
-  for (size_t i = 0; i < pair_of_.size(); ++i) {
-    if (host_of(i) != key) continue;
-    const auto [a, b] = m_.pair_of(pair_of_[i]);
-    const int id = m_.channel_of(a, b);
-    Channel& ch = channels_[id];
-    ++ch.version;
-    ch.settled = -1;
-  }
-}
-
-int64_t LinkState::backlog_at(size_t i, int64_t t) const {
-  const auto it = backlogs_.find(host_of(i));
-  if (it == backlogs_.end()) return 0;
-  const double rate = tcp(i).feed_bps / 8e9;  // bytes per ns: the port drains it
-  if (!(rate > 0)) return 0;
-  int64_t held = 0;
-  for (const Backlog& x : it->second) {
-    if (x.at > t) break;
-    held = std::max<int64_t>(held,
-                             x.bytes - static_cast<int64_t>(rate * static_cast<double>(t - x.at)));
-  }
-  return held;
-}
-
-int64_t LinkState::port_losses(size_t i, TcpConn& c, int64_t t, int64_t given, int64_t burst) {
+int64_t LinkState::port_losses(size_t i, TcpConn& c, int64_t t, int64_t given) {
   if (given <= 0 || ports_.empty()) return 0;
   const TcpPath& p = tcp(i);
   if (p.host_queue_bytes <= 0 || !(p.feed_bps > 0) || !p.loss_based) return 0;
@@ -177,14 +139,6 @@ int64_t LinkState::port_losses(size_t i, TcpConn& c, int64_t t, int64_t given, i
   lan_rounds_at(a, true, t, t + out_ns, [&](const PortRound& r) {
     if (r.start >= t) expected += 0.5 * static_cast<double>(r.dropped);
   });
-  // A backlog its host's port still holds (note_port_backlog): the host's connections'
-  // round arrives at once behind it, and the part beyond the queue's room is dropped, each
-  // connection's packets alike.
-  if (const int64_t held = backlog_at(i, t); held > 0 && burst > 0) {
-    const int64_t excess = held + burst - p.host_queue_bytes;
-    if (excess > 0)
-      expected += std::min(1.0, static_cast<double>(excess) / static_cast<double>(burst));
-  }
   // The receiver's port: its packets arrive at the route's rate while a LAN connection's
   // arrive there too. The two share the port's rate and queue, each half; the WAN
   // connection's packets queue at the difference between their rate and its half, and

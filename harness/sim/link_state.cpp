@@ -268,7 +268,7 @@ int64_t LinkState::lone_rounds(Job& j, std::pair<size_t, TcpConn>& conn, size_t*
     take_answers(i, c, t, applied);
     int64_t overflow = 0;
     int64_t given = tcp_round(c, p, rtt, t, j.left, &overflow);
-    given -= port_losses(i, c, t, given, given / std::max(p.connections, 1));
+    given -= port_losses(i, c, t, given);
     if (given >= j.left) {  // the phase ends in this round: run_channel's own round does it
       c = before;
       *applied = taken;
@@ -498,7 +498,6 @@ LinkState::Round LinkState::send_round(int64_t t) {
   for (size_t k = 0; k < order_.size(); ++k)
     if (k == 0 || conn_of_[order_[k]] != conn_of_[order_[k - 1]])
       weight += std::max(tcp(conns_[conn_of_[order_[k]]].first).connections, 1);
-  burst_.clear();
   for (size_t k = 0; k < order_.size();) {
     const size_t c = conn_of_[order_[k]];
     size_t e = k;
@@ -521,17 +520,7 @@ LinkState::Round LinkState::send_round(int64_t t) {
     }
     note_lan_round(conns_[c].first, own, t, given_[c], s.link->transfer_ns(given_[c]), overflow,
                    conns_[c].second, r);
-    if (!backlogs_.empty())  // what each host's connections queue at once (one copy's)
-      burst_[host_of(conns_[c].first)] += given_[c] / std::max(own.connections, 1);
-    k = e;
-  }
-  for (size_t k = 0; k < order_.size();) {
-    const size_t c = conn_of_[order_[k]];
-    size_t e = k;
-    while (e < order_.size() && conn_of_[order_[e]] == c) ++e;
-    const auto b = burst_.find(host_of(conns_[c].first));
-    given_[c] -= port_losses(conns_[c].first, conns_[c].second, t, given_[c],
-                             b == burst_.end() ? 0 : b->second);
+    given_[c] -= port_losses(conns_[c].first, conns_[c].second, t, given_[c]);
     s.total += given_[c];
     int64_t budget = given_[c];
     for (size_t q = k; q < e; ++q) {

@@ -32,9 +32,6 @@ class LinkTiming : public sched::MessageTiming {
   double port_drop_chance(int rank, double at, int64_t bytes) override {
     return wire_.port_drop_chance(rank, static_cast<int64_t>(at), bytes);
   }
-  void note_port_backlog(int rank, double at, int64_t bytes) override {
-    wire_.note_port_backlog(rank, 0, static_cast<int64_t>(at), bytes);
-  }
 
  private:
   static sched::Transfer convert(const Transfer& x) {
@@ -80,12 +77,9 @@ trace::Trace simulate(const sched::Schedule& s, const CostModel& costs, const Li
   };
   if (!costs.tp_port_wait_ns.empty())
     c.end = [&costs, &timing](int rank, const Action& a, double start, double d) {
-      const double end = costs.end_ns(a, start, d, [&](double at) {
+      return costs.end_ns(a, start, d, [&](double at) {
         return timing.port_drop_chance(rank, at, costs.tp_first_bytes[a.stage]);
       });
-      if (const int64_t held = costs.tp_root_backlog(a); held > 0)
-        timing.note_port_backlog(rank, end, held);
-      return end;
     };
   if (!it.start_ns.empty() && static_cast<int>(it.start_ns.size()) != s.ranks)
     throw std::invalid_argument("start times for " + std::to_string(it.start_ns.size()) +

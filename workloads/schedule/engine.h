@@ -79,10 +79,6 @@ class MessageTiming {
   // no room at its host's port (Costs::end's question; the simulator's links know their
   // ports). Default: none.
   virtual double port_drop_chance(int /*rank*/, double /*at*/, int64_t /*bytes*/) { return 0; }
-  // At `at` the root of rank `rank`'s TP all-reduce (its first TP rank, whose data leaves
-  // last) still holds `bytes` of it in its host's port queue (Costs::end's note; the
-  // simulator's links drop the WAN sends that find no room behind it). Default: ignored.
-  virtual void note_port_backlog(int /*rank*/, double /*at*/, int64_t /*bytes*/) {}
 };
 
 // Every message arrives the moment it is sent (the validator's dry run: whether a
