@@ -442,6 +442,8 @@ void add_tp_allreduces(const Experiment& e, const std::vector<int>& stage_rank, 
   c.tp_port_wait_ns.assign(static_cast<size_t>(c.stages()), 0);
   c.tp_first_bytes.assign(static_cast<size_t>(c.stages()), 0);
   c.tp_hosts.assign(static_cast<size_t>(c.stages()), 0);
+  c.tp_window_bytes.assign(static_cast<size_t>(c.stages()), 0);
+  c.tp_bdp_bytes.assign(static_cast<size_t>(c.stages()), 0);
   for (int st = 0; st < c.stages(); ++st) {
     const int n = c.tp_allreduces[st];
     const std::vector<std::string>& group = e.tp_placement[0][stage_rank[st]];
@@ -460,6 +462,10 @@ void add_tp_allreduces(const Experiment& e, const std::vector<int>& stage_rank, 
       c.tp_first_bytes[st] =
           std::min(c.tp_allreduce_bytes[st], sim::tcp_tso_segments(conn, p, rtt) * sim::kTcpMss);
       c.tp_hosts[st] = static_cast<int>(std::set<std::string>(group.begin(), group.end()).size());
+      if (p.port_bottleneck && p.queue_bytes > 0 && c.tp_allreduce_bytes[st] > conn.cwnd) {
+        c.tp_window_bytes[st] = conn.cwnd;  // the sum outlasts the window: it fills the port
+        c.tp_bdp_bytes[st] = p.bdp_bytes;
+      }
     }
     c.f_ns[st] += n * ns;
     c.b_ns[st] += n * ns;

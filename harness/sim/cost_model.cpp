@@ -62,6 +62,11 @@ double CostModel::end_ns(const sched::Action& a, double start, double duration,
   return start + duration + waited;
 }
 
+bool CostModel::tp_root_backlog(const sched::Action& a) const {
+  if (tp_window_bytes.empty() || a.paired || (a.kind != Kind::F && a.kind != Kind::B)) return false;
+  return !tp_allreduces.empty() && tp_allreduces[a.stage] > 0 && tp_window_bytes[a.stage] > 0;
+}
+
 bool CostModel::noisy() const {
   auto any = [](const std::vector<Noise>& v) {
     return std::any_of(v.begin(), v.end(), [](const auto& r) { return !r.empty(); });
@@ -322,6 +327,8 @@ CostModel replicated(const CostModel& c, int replicas) {
   tile(out.tp_port_wait_ns);
   tile(out.tp_first_bytes);
   tile(out.tp_hosts);
+  tile(out.tp_window_bytes);
+  tile(out.tp_bdp_bytes);
   tile(out.node_tp_ns);
   tile(out.node_tp_allreduces);
   tile(out.allreduce_stage_ns);

@@ -48,6 +48,12 @@ struct CostModel {
   std::vector<int64_t> tp_port_wait_ns;
   std::vector<int64_t> tp_first_bytes;
   std::vector<int> tp_hosts;
+  // Per stage (empty: none): the TP pair's connection's window where it overflows its
+  // port (the port's bandwidth-delay product and queue) and that product. The root of an
+  // all-reduce (libnbc's binomial tree: the group's first rank, which sends the sum last)
+  // is done when the sum is in its socket, still queued at its port behind that window,
+  // and its next WAN send queues behind it (tp_root_backlog).
+  std::vector<int64_t> tp_window_bytes, tp_bdp_bytes;
   // A TP group inside one node (ShapeWorkload::node_tp): per stage, the node's TP
   // all-reduce time inside each F and each B, folded into f_ns and b_ns (one process
   // stands for the node; nobody performs them). Empty otherwise.
@@ -105,6 +111,9 @@ struct CostModel {
   // start + duration.
   double end_ns(const sched::Action& a, double start, double duration,
                 const std::function<double(double at)>& chance) const;
+  // Whether compute action `a` ends with a TP all-reduce whose root's port still holds its
+  // sum (tp_window_bytes): an F or a B (a BW ends with weight gradients).
+  bool tp_root_backlog(const sched::Action& a) const;
   // The operators of compute action `a` (F, B or BW) for co-execution: its computation
   // in as many slices as it has TP all-reduces, each followed by one (launched and
   // folded together), and a BW's weight gradients last.

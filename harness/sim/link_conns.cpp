@@ -141,6 +141,22 @@ void LinkState::set_path(int from, int to, const TcpPath& p) {
   paths_.push_back(q);
 }
 
+uint64_t LinkState::host_key(int rank, int lane) const {
+  const int host = m_.port.empty() ? rank : m_.port[static_cast<size_t>(rank)];
+  return static_cast<uint64_t>(host) << 16 | static_cast<uint64_t>(lane);
+}
+
+uint64_t LinkState::host_of(size_t conn) const {
+  const size_t pair = pair_of_[conn];
+  int lane = 0;  // lanes 1, 2, ... follow lane1_: connections, or stripe groups
+  if (lanes_[pair] > 1 && conn != pair) {
+    const size_t g = group_of_[conn];
+    if (stripes_[pair] > 1 && g != pair) lane = static_cast<int>(g - lane1_[pair]) + 1;
+    if (stripes_[pair] <= 1) lane = static_cast<int>(conn - lane1_[pair]) + 1;
+  }
+  return host_key(m_.pair_of(pair).first, lane);
+}
+
 size_t LinkState::back_of(size_t conn, int from, int to) const {
   const size_t back = connection(to, from);
   const size_t pair = pair_of_[conn];

@@ -196,6 +196,13 @@ struct Transfer {
 // rendezvous (answered on the same lane the other way), window and losses (its own
 // stream); it arrives when the last lane's job does. Striped, each lane has its own
 // stripes (a stripe group), which pull that lane's pieces.
+// A TP all-reduce root's sum queued at its host's port from `at` (LinkState::
+// note_port_backlog): behind a window that overflows the port at `window` bytes in flight,
+// `bdp` of them on the wire, queued `skb` at a time.
+struct PortBacklog {
+  int64_t at = 0, window = 0, bdp = 0, skb = 0;
+};
+
 // Moves connection states onto a clock whose 0 is `origin_ns` of theirs.
 void shift_history(std::vector<TcpConn>& h, int64_t origin_ns);
 
@@ -242,6 +249,11 @@ class LinkState {
   // (bfifo under tbf: NET_XMIT_DROP), as far as the sends so far decide (tcp_port_drop_chance
   // of the LAN rounds leaving the port then). 0 without ports.
   double port_drop_chance(int rank, int64_t at_ns, int64_t bytes);
+  // The host of lane `lane` of rank `rank` (LinkModel::lanes; 0: the pair's own connection's)
+  // holds a TP all-reduce's sum at its port (PortBacklog) from b.at until that window has
+  // drained at the port's rate: a round its WAN connections send then is dropped in part
+  // with tcp_sawtooth_drop_chance, each connection's share of it by its bytes (port_losses).
+  void note_port_backlog(int rank, int lane, const PortBacklog& b);
   // When rank `rank`'s process acts on what reaches its host at `at_ns` (its worker's comm
   // thread's next poll: TimedLinks::bind): a rendezvous request, answered then; the answer,
   // which its sender follows with the data then; a message's last byte (or its FIN), which
@@ -379,6 +391,16 @@ class LinkState {
   int64_t round_trip(size_t i) const;  // of connection i: both directions' latency
   // The pair's connection (LinkModel::connection); std::logic_error when it has none.
   size_t connection(int from, int to) const;
+  // The host lane `lane` of rank `rank` sends from (its port, or the rank, with the lane),
+  // and the one connection `conn` leaves from.
+  uint64_t host_key(int rank, int lane) const;
+  uint64_t host_of(size_t conn) const;
+  // note_port_backlog's, by host_key, in time order.
+  std::unordered_map<uint64_t, std::vector<PortBacklog>> backlogs_;
+  // The chance that the round connection i's host sends at `t` (`burst` bytes) finds no
+  // room behind a backlog there (0: none).
+  double backlog_chance(size_t i, int64_t t, int64_t burst) const;
+  std::unordered_map<uint64_t, int64_t> burst_;  // send_round's: a round's bytes per host_of
   // Where the receiver answers a rendezvous on connection `conn` from `from` to `to`: the
   // pair's connection the other way, or, between lanes, the same lane the other way.
   size_t back_of(size_t conn, int from, int to) const;
@@ -441,8 +463,10 @@ class LinkState {
   // delay later, reaching its receiver's, meets their queues full (tcp_port_loss): at the
   // sender's, its share of the drops of a LAN connection overflowing it; at the receiver's,
   // arriving beside a LAN connection long enough to overflow its share of the queue.
+  // And at the sender's, its share of what its host's round (`burst`) loses behind a
+  // backlog there (backlog_chance).
   // Returns the bytes it lost at the receiver's port, which go again in the next round.
-  int64_t port_losses(size_t i, TcpConn& c, int64_t t, int64_t given);
+  int64_t port_losses(size_t i, TcpConn& c, int64_t t, int64_t given, int64_t burst);
   // Where lone_rounds may skip rounds of connection i from `t`: the first time before
   // `until` a LAN round is at one of its ports (int64_t's max when none).
   int64_t next_port_event(size_t i, int64_t t, int64_t until) const;

@@ -113,10 +113,46 @@ int64_t LinkState::next_port_event(size_t i, int64_t t, int64_t until) const {
   });
   lan_rounds_at(b, false, t + lat, until + lat,
                 [&](const PortRound& r) { first = std::min(first, std::max(r.start - lat, t)); });
+  if (const auto it = backlogs_.find(host_of(i)); it != backlogs_.end())
+    for (const PortBacklog& x : it->second)
+      if (x.at >= t && x.at < until) {
+        first = std::min(first, x.at);
+        break;
+      }
   return first;
 }
 
-int64_t LinkState::port_losses(size_t i, TcpConn& c, int64_t t, int64_t given) {
+void LinkState::note_port_backlog(int rank, int lane, const PortBacklog& b) {
+  if (m_.tcp.empty() || b.window <= b.bdp) return;
+  const uint64_t key = host_key(rank, lane);
+  std::vector<PortBacklog>& v = backlogs_[key];
+  v.insert(std::upper_bound(v.begin(), v.end(), b.at,
+                            [](int64_t at, const PortBacklog& x) { return at < x.at; }),
+           b);
+  for (size_t i = 0; i < pair_of_.size(); ++i) {  // the channels leaving that host
+    if (host_of(i) != key) continue;
+    const auto [from, to] = m_.pair_of(pair_of_[i]);
+    Channel& ch = channels_[m_.channel_of(from, to)];
+    ++ch.version;
+    ch.settled = -1;
+  }
+}
+
+double LinkState::backlog_chance(size_t i, int64_t t, int64_t burst) const {
+  const auto it = backlogs_.find(host_of(i));
+  const TcpPath& p = tcp(i);
+  if (it == backlogs_.end() || burst <= 0 || !(p.feed_bps > 0)) return 0;
+  double chance = 0;
+  for (const PortBacklog& b : it->second) {
+    if (b.at > t) break;
+    const auto drain = static_cast<int64_t>(static_cast<double>(b.window) * 8e9 / p.feed_bps);
+    if (t < b.at + drain)
+      chance = tcp_sawtooth_drop_chance(b.window, b.bdp, b.skb, p.host_queue_bytes, burst);
+  }
+  return chance;
+}
+
+int64_t LinkState::port_losses(size_t i, TcpConn& c, int64_t t, int64_t given, int64_t burst) {
   if (given <= 0 || ports_.empty()) return 0;
   const TcpPath& p = tcp(i);
   if (p.host_queue_bytes <= 0 || !(p.feed_bps > 0) || !p.loss_based) return 0;
@@ -139,6 +175,9 @@ int64_t LinkState::port_losses(size_t i, TcpConn& c, int64_t t, int64_t given) {
   lan_rounds_at(a, true, t, t + out_ns, [&](const PortRound& r) {
     if (r.start >= t) expected += 0.5 * static_cast<double>(r.dropped);
   });
+  if (const double chance = backlog_chance(i, t, burst); chance > 0)
+    expected += chance * static_cast<double>(given / std::max(p.connections, 1)) /
+                static_cast<double>(burst);
   // The receiver's port: its packets arrive at the route's rate while a LAN connection's
   // arrive there too. The two share the port's rate and queue, each half; the WAN
   // connection's packets queue at the difference between their rate and its half, and

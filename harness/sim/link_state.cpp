@@ -268,7 +268,7 @@ int64_t LinkState::lone_rounds(Job& j, std::pair<size_t, TcpConn>& conn, size_t*
     take_answers(i, c, t, applied);
     int64_t overflow = 0;
     int64_t given = tcp_round(c, p, rtt, t, j.left, &overflow);
-    given -= port_losses(i, c, t, given);
+    given -= port_losses(i, c, t, given, given / std::max(p.connections, 1));
     if (given >= j.left) {  // the phase ends in this round: run_channel's own round does it
       c = before;
       *applied = taken;
@@ -520,7 +520,21 @@ LinkState::Round LinkState::send_round(int64_t t) {
     }
     note_lan_round(conns_[c].first, own, t, given_[c], s.link->transfer_ns(given_[c]), overflow,
                    conns_[c].second, r);
-    given_[c] -= port_losses(conns_[c].first, conns_[c].second, t, given_[c]);
+    k = e;
+  }
+  burst_.clear();
+  if (!backlogs_.empty())  // what each host's connections send in the round (one copy's)
+    for (size_t c = 0; c < conns_.size(); ++c)
+      if (given_[c] > 0)
+        burst_[host_of(conns_[c].first)] +=
+            given_[c] / std::max(tcp(conns_[c].first).connections, 1);
+  for (size_t k = 0; k < order_.size();) {
+    const size_t c = conn_of_[order_[k]];
+    size_t e = k;
+    while (e < order_.size() && conn_of_[order_[e]] == c) ++e;
+    const auto b = burst_.find(host_of(conns_[c].first));
+    given_[c] -= port_losses(conns_[c].first, conns_[c].second, t, given_[c],
+                             b == burst_.end() ? 0 : b->second);
     s.total += given_[c];
     int64_t budget = given_[c];
     for (size_t q = k; q < e; ++q) {

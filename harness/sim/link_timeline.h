@@ -80,6 +80,9 @@ class TimedLinks : public sched::MessageTiming {
   double port_drop_chance(int rank, double at, int64_t bytes) override {
     return wire_.port_drop_chance(rank, static_cast<int64_t>(at), bytes);
   }
+  void note_port_backlog(int rank, double at, int64_t window, int64_t bdp, int64_t skb) override {
+    wire_.note_port_backlog(rank, 0, {static_cast<int64_t>(at), window, bdp, skb});
+  }
   Transfer send(int from, int to, int64_t bytes, int64_t ready_ns, int64_t priority = -1);
   // A small message of a collective (barrier, gradient norm): latency in force + bytes at
   // the rate, held up by an outage as above; no channel.

@@ -32,6 +32,9 @@ class LinkTiming : public sched::MessageTiming {
   double port_drop_chance(int rank, double at, int64_t bytes) override {
     return wire_.port_drop_chance(rank, static_cast<int64_t>(at), bytes);
   }
+  void note_port_backlog(int rank, double at, int64_t window, int64_t bdp, int64_t skb) override {
+    wire_.note_port_backlog(rank, 0, {static_cast<int64_t>(at), window, bdp, skb});
+  }
 
  private:
   static sched::Transfer convert(const Transfer& x) {
@@ -77,9 +80,13 @@ trace::Trace simulate(const sched::Schedule& s, const CostModel& costs, const Li
   };
   if (!costs.tp_port_wait_ns.empty())
     c.end = [&costs, &timing](int rank, const Action& a, double start, double d) {
-      return costs.end_ns(a, start, d, [&](double at) {
+      const double end = costs.end_ns(a, start, d, [&](double at) {
         return timing.port_drop_chance(rank, at, costs.tp_first_bytes[a.stage]);
       });
+      if (costs.tp_root_backlog(a))
+        timing.note_port_backlog(rank, end, costs.tp_window_bytes[a.stage],
+                                 costs.tp_bdp_bytes[a.stage], costs.tp_first_bytes[a.stage]);
+      return end;
     };
   if (!it.start_ns.empty() && static_cast<int>(it.start_ns.size()) != s.ranks)
     throw std::invalid_argument("start times for " + std::to_string(it.start_ns.size()) +

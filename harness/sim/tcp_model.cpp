@@ -160,6 +160,20 @@ int64_t tcp_retransmit_after(const TcpPath& p, int64_t srtt_ns, bool one_segment
   return at;
 }
 
+double tcp_sawtooth_drop_chance(int64_t window_max, int64_t bdp, int64_t skb, int64_t limit,
+                                int64_t bytes) {
+  if (window_max <= bdp) return 0;
+  constexpr int kSteps = 64;  // the window's range in equal steps, each at its middle
+  const double low = kCubicBeta * static_cast<double>(window_max);
+  const double step = (static_cast<double>(window_max) - low) / kSteps;
+  double sum = 0;
+  for (int k = 0; k < kSteps; ++k) {
+    const auto w = static_cast<int64_t>(low + (k + 0.5) * step);
+    sum += tcp_port_drop_chance(w - bdp, skb, limit, bytes);
+  }
+  return sum / kSteps;
+}
+
 int64_t tcp_local_drop_wait_ns(const TcpPath& p, int64_t srtt_ns) {
   return tcp_timer_fires_ns(std::max(tcp_rto_ns(p, srtt_ns), p.rto_min_ns));
 }

@@ -319,6 +319,16 @@ int64_t tcp_local_drop_wait_ns(const TcpPath& p, int64_t srtt_ns);
 // 8-host LAN tensor-parallel run's stalls was a 45-segment aggregate dropped at the full
 // port (docs/history/predictions.md), and tests/network/probe_timer_test.cpp.
 double tcp_port_drop_chance(int64_t backlog, int64_t skb, int64_t limit, int64_t bytes);
+// The same behind a window-limited connection of the port that overflows it at a window of
+// `window_max` (bytes in flight: the port's bandwidth-delay product `bdp` and its queue):
+// after each cut (kCubicBeta) its window regrows to there, so a burst unrelated to its clock
+// meets it anywhere between, its backlog the window less `bdp`. The mean of
+// tcp_port_drop_chance over that range, for a round of `bytes` (TCP small queues feed it to
+// the qdisc over the round's first aggregates while that window keeps its level there).
+// Ground truth: a TP all-reduce root's stripes cut behind its last data
+// (tests/network/root_backlog_test.cpp).
+double tcp_sawtooth_drop_chance(int64_t window_max, int64_t bdp, int64_t skb, int64_t limit,
+                                int64_t bytes);
 // Random loss (TcpPath::loss) is met, not capped: one segment in 1/loss of those a
 // connection carries is lost. TcpConn::carried places them: evenly spaced (the
 // expectation), or, on a connection with a loss stream (TcpConn::loss_draws), at gaps

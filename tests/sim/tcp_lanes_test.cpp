@@ -86,3 +86,60 @@ TEST(TcpLanes, EachLaneAnswersItsRendezvousOnItsOwnConnection) {
   // Each lane carries two of the four copies: its initial window is two connections'.
   EXPECT_EQ(LinkState::launch(m)[4].cwnd, 2 * xdc::sim::kTcpInitialWindow);
 }
+
+TEST(TcpLanes, TheSawtoothsDropChanceGrowsWithTheBurstBehindIt) {
+  // A 1 Gbit/s port: 12.5 kB on the wire, 178 kB of queue, the TP pair's 45-segment
+  // aggregates. A burst that fits under the sawtooth's backlog is dropped only near its
+  // top; one of the port's whole queue always is; between, the chance grows with the burst.
+  using xdc::sim::kTcpMss;
+  const int64_t bdp = 12'500, limit = 178'000, skb = 45 * kTcpMss, top = bdp + limit;
+  auto chance = [&](int64_t burst) {
+    return xdc::sim::tcp_sawtooth_drop_chance(top, bdp, skb, limit, burst);
+  };
+  EXPECT_LT(chance(4 * kTcpMss), 0.01);
+  EXPECT_EQ(chance(limit), 1.0);
+  const double ten = chance(10 * kTcpMss), eighty = chance(80 * kTcpMss);
+  std::printf("behind the sawtooth: 10 segments %.3f, 80 segments %.3f\n", ten, eighty);
+  EXPECT_GT(eighty, ten);
+  EXPECT_GT(eighty, 0.5);
+  EXPECT_EQ(xdc::sim::tcp_sawtooth_drop_chance(bdp, bdp, skb, limit, limit), 0.0);  // no queue
+}
+
+TEST(TcpLanes, ARootsBacklogCutsItsOwnLanesStripes) {
+  // Stage 0's TP root has its sum queued at its 1 Gbit/s port each time it sends 8 MiB over
+  // eight stripes across a 20 ms WAN, once a second: the stripes' first rounds (116 kB)
+  // meet it with chance 0.99, each stripe a share by its bytes, so the root's lane's eight
+  // stripes are cut (their first ssthresh) and its partner's, the other lane, are not.
+  using xdc::sim::kTcpMss;
+  LinkModel m = wan_pair(2, 2, 0);
+  m.port = {0, 1};
+  for (xdc::sim::TcpPath& p : m.tcp) {
+    p.connections = 8;
+    p.eager_limit = xdc::sim::kNoRendezvous;
+    p.feed_bps = 1e9;
+    p.host_queue_bytes = 178'000;
+  }
+  auto cut = [&](int lane) {  // the connections with an ssthresh after the messages
+    LinkState wire(m, LinkState::launch(m));
+    for (int k = 0; k < 8; ++k) {
+      const int64_t at = k * 1000 * kMs;
+      if (lane >= 0) wire.note_port_backlog(0, lane, {at, 12'500 + 178'000, 12'500, 45 * kTcpMss});
+      wire.send(0, 1, 8 * kMiB, at);
+    }
+    std::vector<size_t> out;
+    const std::vector<xdc::sim::TcpConn> h = wire.history();
+    for (size_t i = 0; i < h.size(); ++i)
+      if (h[i].ssthresh > 0) out.push_back(i);
+    return out;
+  };
+  // The history: the four pairs' own connections, pair (0, 0)'s stripes, then pair (0, 1)'s
+  // lane 0 stripes and lane 1 stripes.
+  std::vector<size_t> lane0(8), lane1(8);
+  for (size_t k = 0; k < 8; ++k) {
+    lane0[k] = 12 + k;
+    lane1[k] = 20 + k;
+  }
+  EXPECT_TRUE(cut(-1).empty());
+  EXPECT_EQ(cut(0), lane0);
+  EXPECT_EQ(cut(1), lane1);
+}

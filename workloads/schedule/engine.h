@@ -79,6 +79,13 @@ class MessageTiming {
   // no room at its host's port (Costs::end's question; the simulator's links know their
   // ports). Default: none.
   virtual double port_drop_chance(int /*rank*/, double /*at*/, int64_t /*bytes*/) { return 0; }
+  // From `at` the root of rank `rank`'s TP all-reduce (its first TP rank, which sends the
+  // sum last) has that data queued at its host's port behind a window that overflows the
+  // port at `window` bytes in flight (`bdp` of them on the wire), queued `skb` at a time
+  // (Costs::end's note; the simulator's links drop what of the root's next WAN sends finds
+  // no room). Default: ignored.
+  virtual void note_port_backlog(int /*rank*/, double /*at*/, int64_t /*window*/, int64_t /*bdp*/,
+                                 int64_t /*skb*/) {}
 };
 
 // Every message arrives the moment it is sent (the validator's dry run: whether a
