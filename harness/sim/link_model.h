@@ -128,6 +128,13 @@ struct Transfer {
   int64_t ticket = -1;
 };
 
+// A TP all-reduce root's sum queued at its host's port from `at` (LinkState::
+// note_port_backlog): behind a window that overflows the port at `window` bytes in flight,
+// `bdp` of them on the wire, queued `skb` at a time.
+struct PortBacklog {
+  int64_t at = 0, window = 0, bdp = 0, skb = 0;
+};
+
 // The links during one simulated run: when each channel is free again and, with a TCP
 // model, each connection's congestion window and last send. Sends must come in
 // nondecreasing ready time per channel (the simulator advances ranks in time order).
@@ -196,13 +203,6 @@ struct Transfer {
 // rendezvous (answered on the same lane the other way), window and losses (its own
 // stream); it arrives when the last lane's job does. Striped, each lane has its own
 // stripes (a stripe group), which pull that lane's pieces.
-// A TP all-reduce root's sum queued at its host's port from `at` (LinkState::
-// note_port_backlog): behind a window that overflows the port at `window` bytes in flight,
-// `bdp` of them on the wire, queued `skb` at a time.
-struct PortBacklog {
-  int64_t at = 0, window = 0, bdp = 0, skb = 0;
-};
-
 // Moves connection states onto a clock whose 0 is `origin_ns` of theirs.
 void shift_history(std::vector<TcpConn>& h, int64_t origin_ns);
 
