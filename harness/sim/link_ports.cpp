@@ -113,12 +113,11 @@ int64_t LinkState::next_port_event(size_t i, int64_t t, int64_t until) const {
   });
   lan_rounds_at(b, false, t + lat, until + lat,
                 [&](const PortRound& r) { first = std::min(first, std::max(r.start - lat, t)); });
-  if (const auto it = backlogs_.find(host_of(i)); it != backlogs_.end())
-    for (const PortBacklog& x : it->second)
-      if (x.at >= t && x.at < until) {
-        first = std::min(first, x.at);
-        break;
-      }
+  if (const auto it = backlogs_.find(host_of(i)); it != backlogs_.end()) {
+    const auto x = std::lower_bound(it->second.begin(), it->second.end(), t,
+                                    [](const PortBacklog& b, int64_t at) { return b.at < at; });
+    if (x != it->second.end() && x->at < until) first = std::min(first, x->at);
+  }
   return first;
 }
 
@@ -142,14 +141,16 @@ double LinkState::backlog_chance(size_t i, int64_t t, int64_t burst) const {
   const auto it = backlogs_.find(host_of(i));
   const TcpPath& p = tcp(i);
   if (it == backlogs_.end() || burst <= 0 || !(p.feed_bps > 0)) return 0;
-  double chance = 0;
-  for (const PortBacklog& b : it->second) {
-    if (b.at > t) break;
-    const auto drain = static_cast<int64_t>(static_cast<double>(b.window) * 8e9 / p.feed_bps);
-    if (t < b.at + drain)
-      chance = tcp_sawtooth_drop_chance(b.window, b.bdp, b.skb, p.host_queue_bytes, burst);
-  }
-  return chance;
+  // The latest backlog noted by `t`: what the port holds on top (an earlier one has drained
+  // into it).
+  const std::vector<PortBacklog>& v = it->second;
+  const auto after = std::upper_bound(v.begin(), v.end(), t,
+                                      [](int64_t at, const PortBacklog& x) { return at < x.at; });
+  if (after == v.begin()) return 0;
+  const PortBacklog& b = *(after - 1);
+  const auto drain = static_cast<int64_t>(static_cast<double>(b.window) * 8e9 / p.feed_bps);
+  if (t >= b.at + drain) return 0;
+  return tcp_sawtooth_drop_chance(b.window, b.bdp, b.skb, p.host_queue_bytes, burst);
 }
 
 int64_t LinkState::port_losses(size_t i, TcpConn& c, int64_t t, int64_t given, int64_t burst) {
