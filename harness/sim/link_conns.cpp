@@ -146,24 +146,23 @@ uint64_t LinkState::host_key(int rank, int lane) const {
   return static_cast<uint64_t>(host) << 16 | static_cast<uint64_t>(lane);
 }
 
-uint64_t LinkState::host_of(size_t conn) const {
+int LinkState::lane_of(size_t conn) const {
   const size_t pair = pair_of_[conn];
-  int lane = 0;  // lanes 1, 2, ... follow lane1_: connections, or stripe groups
-  if (lanes_[pair] > 1 && conn != pair) {
-    const size_t g = group_of_[conn];
-    if (stripes_[pair] > 1 && g != pair) lane = static_cast<int>(g - lane1_[pair]) + 1;
-    if (stripes_[pair] <= 1) lane = static_cast<int>(conn - lane1_[pair]) + 1;
-  }
-  return host_key(m_.pair_of(pair).first, lane);
+  if (lanes_[pair] <= 1 || conn == pair) return 0;
+  if (stripes_[pair] <= 1) return static_cast<int>(conn - lane1_[pair]) + 1;
+  const size_t g = group_of_[conn];  // lane 0's stripes are the pair's group
+  return g == pair ? 0 : static_cast<int>(g - lane1_[pair]) + 1;
+}
+
+uint64_t LinkState::host_of(size_t conn) const {
+  return host_key(m_.pair_of(pair_of_[conn]).first, lane_of(conn));
 }
 
 size_t LinkState::back_of(size_t conn, int from, int to) const {
   const size_t back = connection(to, from);
-  const size_t pair = pair_of_[conn];
-  if (pair == conn || lanes_[pair] <= 1 || stripes_[pair] > 1) return back;
-  const size_t lane = conn - lane1_[pair];  // of lanes 1, 2, ...
-  if (stripes_[back] > 1 || lane + 1 >= static_cast<size_t>(lanes_[back])) return back;
-  return lane1_[back] + lane;  // the same lane the other way
+  const int lane = stripes_[pair_of_[conn]] > 1 ? 0 : lane_of(conn);  // stripes: no rendezvous
+  if (lane == 0 || stripes_[back] > 1 || lane >= lanes_[back]) return back;
+  return lane1_[back] + static_cast<size_t>(lane - 1);  // the same lane the other way
 }
 
 size_t LinkState::connection(int from, int to) const {

@@ -395,6 +395,7 @@ class LinkState {
   // and the one connection `conn` leaves from.
   uint64_t host_key(int rank, int lane) const;
   uint64_t host_of(size_t conn) const;
+  int lane_of(size_t conn) const;  // 0: the pair's own connection or stripes, or no lanes
   // note_port_backlog's, by host_key, in time order.
   std::unordered_map<uint64_t, std::vector<PortBacklog>> backlogs_;
   // The chance that the round connection i's host sends at `t` (`burst` bytes) finds no

@@ -113,6 +113,7 @@ int64_t LinkState::next_port_event(size_t i, int64_t t, int64_t until) const {
   });
   lan_rounds_at(b, false, t + lat, until + lat,
                 [&](const PortRound& r) { first = std::min(first, std::max(r.start - lat, t)); });
+  if (backlogs_.empty()) return first;
   if (const auto it = backlogs_.find(host_of(i)); it != backlogs_.end()) {
     const auto x = std::lower_bound(it->second.begin(), it->second.end(), t,
                                     [](const PortBacklog& b, int64_t at) { return b.at < at; });
@@ -128,9 +129,9 @@ void LinkState::note_port_backlog(int rank, int lane, const PortBacklog& b) {
   v.insert(std::upper_bound(v.begin(), v.end(), b.at,
                             [](int64_t at, const PortBacklog& x) { return at < x.at; }),
            b);
-  for (size_t i = 0; i < pair_of_.size(); ++i) {  // the channels leaving that host
-    if (host_of(i) != key) continue;
-    const auto [from, to] = m_.pair_of(pair_of_[i]);
+  for (size_t i = 0; i < lanes_.size(); ++i) {  // the pairs' channels leaving that host
+    const auto [from, to] = m_.pair_of(i);
+    if (lanes_[i] <= lane || host_key(from, lane) != key) continue;
     Channel& ch = channels_[m_.channel_of(from, to)];
     ++ch.version;
     ch.settled = -1;
@@ -138,9 +139,10 @@ void LinkState::note_port_backlog(int rank, int lane, const PortBacklog& b) {
 }
 
 double LinkState::backlog_chance(size_t i, int64_t t, int64_t burst) const {
+  if (backlogs_.empty() || burst <= 0) return 0;
   const auto it = backlogs_.find(host_of(i));
   const TcpPath& p = tcp(i);
-  if (it == backlogs_.end() || burst <= 0 || !(p.feed_bps > 0)) return 0;
+  if (it == backlogs_.end() || !(p.feed_bps > 0)) return 0;
   // The latest backlog noted by `t`: what the port holds on top (an earlier one has drained
   // into it).
   const std::vector<PortBacklog>& v = it->second;

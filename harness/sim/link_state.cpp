@@ -532,9 +532,11 @@ LinkState::Round LinkState::send_round(int64_t t) {
     const size_t c = conn_of_[order_[k]];
     size_t e = k;
     while (e < order_.size() && conn_of_[order_[e]] == c) ++e;
-    const auto b = burst_.find(host_of(conns_[c].first));
-    given_[c] -= port_losses(conns_[c].first, conns_[c].second, t, given_[c],
-                             b == burst_.end() ? 0 : b->second);
+    int64_t burst = 0;
+    if (!burst_.empty())
+      if (const auto b = burst_.find(host_of(conns_[c].first)); b != burst_.end())
+        burst = b->second;
+    given_[c] -= port_losses(conns_[c].first, conns_[c].second, t, given_[c], burst);
     s.total += given_[c];
     int64_t budget = given_[c];
     for (size_t q = k; q < e; ++q) {
