@@ -46,38 +46,52 @@ const netem::LinkParams* route_bottleneck(const topo::Topology& t, const topo::R
   return neck;
 }
 
-// TcpPath::upstream_bytes of a route (`path`, DC names, its bottleneck `neck`): the largest
-// burst the hops before the bottleneck pass. A burst leaves the host through its intra-DC
-// tbf (its bucket at once, then the intra-DC rate) and reaches such a hop at that rate or at
-// an earlier hop's, if slower; a hop of rate r fed at rate a > r queues (1 - r / a) of what
-// arrives after the bucket, and holds its tbf queue and bucket (queue_sizing.h). 0: no hop
-// before the bottleneck can overflow.
-int64_t upstream_burst_bytes(const topo::Topology& t, const std::vector<std::string>& path,
-                             const netem::LinkParams* neck) {
+// The largest bursts, leaving a host at once, that the rate stages of a route (`path`, DC
+// names, its bottleneck `neck`) pass, payload bytes. A burst leaves the host through its
+// intra-DC tbf (its bucket at once, then the intra-DC rate) and reaches a hop at that rate
+// or at an earlier hop's, if slower; a hop of rate r fed at rate a > r serves r / a of what
+// arrives after the bucket while it arrives, so it passes a burst whose rest, (1 - r / a)
+// of it, fits its tbf queue and bucket (queue_sizing.h); fed no faster than r it queues
+// nothing. Ground truth: tests/network/routed_burst_test.cpp (a hop before the bottleneck)
+// (RoutedBurst: a hop before the bottleneck; IdleBurst: the bottleneck).
+struct BurstRoom {
+  int64_t upstream = 0;  // TcpPath::upstream_bytes: the hops before the bottleneck (0: none)
+  int64_t neck = 0;      // TcpPath::idle_burst_bytes: the bottleneck
+};
+BurstRoom burst_room(const topo::Topology& t, const std::vector<std::string>& path,
+                     const netem::LinkParams* neck) {
   const double payload = netem::kTcpPayloadShare;
   const uint64_t host_rate = t.intra_dc.rate_bps ? t.intra_dc.rate_bps : netem::kUnlimitedRateBps;
   const double bucket = t.intra_dc.rate_bps ? netem::tbf_burst_bytes(host_rate) : 0.0;
   double arrival = static_cast<double>(host_rate);
   bool from_host = true;  // the burst still arrives as the host's tbf shapes it
   double most = 0;
+  BurstRoom out;
   for (size_t i = 0; i + 1 < path.size(); ++i) {
     const topo::WanLink* w = t.find_link(path[i], path[i + 1]);
     if (!w) continue;
     const netem::LinkParams& p = w->egress(path[i]);
-    if (&p == neck) break;
     if (!p.rate_bps) continue;
     const auto rate = static_cast<double>(p.rate_bps);
-    if (rate < arrival) {
-      const double room =
-          static_cast<double>(netem::rate_queue_bytes(p) + netem::tbf_burst_bytes(p.rate_bps));
-      const double head = from_host ? std::min(bucket, room) : 0;
-      const double passes = head + (room - head) / (1 - rate / arrival);
-      most = most > 0 ? std::min(most, passes) : passes;
-      arrival = rate;
-      from_host = false;
+    if (rate >= arrival) {
+      if (&p != neck) continue;
+      out.neck = sim::kNoBurstLimit;
+      break;
     }
+    const double room =
+        static_cast<double>(netem::rate_queue_bytes(p) + netem::tbf_burst_bytes(p.rate_bps));
+    const double head = from_host ? std::min(bucket, room) : 0;
+    const double passes = head + (room - head) / (1 - rate / arrival);
+    if (&p == neck) {
+      out.neck = std::llround(passes * payload);
+      break;
+    }
+    most = most > 0 ? std::min(most, passes) : passes;
+    arrival = rate;
+    from_host = false;
   }
-  return std::llround(most * payload);
+  out.upstream = std::llround(most * payload);
+  return out;
 }
 
 // What a host's intra-DC tbf queues (the builder's shape_intra_dc), payload bytes (TcpPath::
@@ -157,6 +171,7 @@ std::vector<sim::TcpPath> tcp_paths(const Experiment& e,
       p.window_bytes = sim::tcp_window_bytes(from.wmem_max_bytes, to.rmem_max_bytes);
       p.burst_bytes = sim::tcp_burst_bytes(from.wmem_max_bytes, to.rmem_max_bytes);
       p.slow_start_after_idle = from.slow_start_after_idle;
+      p.dilation = e.time_dilation;
       p.loss_based = from.congestion == "cubic" || from.congestion == "reno";
       // mpi.connections: the workers' stripes for this peer class (tcp_model.h).
       const bool wan = hosts[a]->dc != hosts[b]->dc;
@@ -320,7 +335,7 @@ sim::LinkModel links_between(const Experiment& e, const std::vector<std::string>
     double loss = 0;
     const netem::LinkParams* neck = nullptr;
     int64_t bdp = 0, queue = 0;  // of the bottleneck, payload bytes (0: no rate limit)
-    int64_t upstream = 0;        // TcpPath::upstream_bytes
+    BurstRoom burst;             // TcpPath::upstream_bytes and idle_burst_bytes
     std::array<int64_t, sim::TcpPath::kJitterHoldSlots> hold{};  // this direction's hops only
     std::vector<sim::JitterHop> hops;  // this direction's jittered delay lines
   };
@@ -340,7 +355,7 @@ sim::LinkModel links_between(const Experiment& e, const std::vector<std::string>
         }
       w.loss = 1 - kept;
       w.neck = route_bottleneck(e.topology, routes, dc_name[x], dc_name[y]);
-      w.upstream = upstream_burst_bytes(e.topology, path, w.neck);
+      w.burst = burst_room(e.topology, path, w.neck);
     }
   // The bottleneck's bandwidth-delay product at the route's round trip and what its tbf
   // holds (a bucket's worth passed at once, `limit` more queued: queue_sizing.h), payload
@@ -394,7 +409,8 @@ sim::LinkModel links_between(const Experiment& e, const std::vector<std::string>
       sim::TcpPath& p = m.tcp[static_cast<size_t>(a) * h + b];
       p.bdp_bytes = w.bdp;
       p.queue_bytes = w.queue;
-      p.upstream_bytes = w.upstream;
+      p.upstream_bytes = w.burst.upstream;
+      p.idle_burst_bytes = w.burst.neck;
       p.loss = w.loss;
       // Bunched forward and back (TcpPath::jitter_hold_ns); the lag forward only.
       const Between& back = between[static_cast<size_t>(path_dc[b]) * D + path_dc[a]];

@@ -509,15 +509,11 @@ LinkState::Round LinkState::send_round(int64_t t) {
     take_answers(conns_[c].first, conns_[c].second, t, &applied_[c]);
     const TcpPath& own = tcp(conns_[c].first);
     int64_t overflow = 0;
-    if (const int n = std::max(own.connections, 1); n < weight && own.queue_bytes > 0) {
-      TcpPath shared = own;
-      shared.bdp_bytes = own.bdp_bytes * n / weight;
-      shared.queue_bytes = own.queue_bytes * n / weight;
-      shared.upstream_bytes = own.upstream_bytes * n / weight;
-      given_[c] = tcp_round(conns_[c].second, shared, r, t, offered_[c], &overflow);
-    } else {
+    if (const int n = std::max(own.connections, 1); n < weight && own.queue_bytes > 0)
+      given_[c] =
+          tcp_round(conns_[c].second, tcp_share(own, n, weight), r, t, offered_[c], &overflow);
+    else
       given_[c] = tcp_round(conns_[c].second, own, r, t, offered_[c], &overflow);
-    }
     note_lan_round(conns_[c].first, own, t, given_[c], s.link->transfer_ns(given_[c]), overflow,
                    conns_[c].second, r);
     k = e;

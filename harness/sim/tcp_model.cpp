@@ -41,14 +41,24 @@ double tcp_loss_limited_bps(int64_t rtt_ns, double loss) {
   return static_cast<double>(tcp_loss_window_bytes(loss)) * 8e9 / static_cast<double>(rtt_ns);
 }
 
+TcpPath tcp_share(const TcpPath& p, int n, int weight) {
+  TcpPath s = p;
+  s.bdp_bytes = p.bdp_bytes * n / weight;
+  s.queue_bytes = p.queue_bytes * n / weight;
+  s.upstream_bytes = p.upstream_bytes * n / weight;
+  if (p.idle_burst_bytes < kNoBurstLimit) s.idle_burst_bytes = p.idle_burst_bytes * n / weight;
+  return s;
+}
+
 int64_t tcp_tso_segments(const TcpConn& c, const TcpPath& p, int64_t rtt_ns) {
   constexpr double kGsoMaxSize = 65536;  // the veths' gso_max_size
   const double n = std::max(p.connections, 1);
   const double cwnd = static_cast<double>(c.cwnd) / n;  // bytes, one connection's
   const bool slow_start = c.ssthresh <= 0 || c.cwnd < c.ssthresh / 2;
-  const double srtt_s = static_cast<double>(std::max<int64_t>(rtt_ns, 1000)) / 1e9;
-  double bytes = (slow_start ? 2.0 : 1.2) * cwnd / srtt_s / 1024;  // sk_pacing_shift 10
-  const int64_t shift = rtt_ns / 1000 >> 9;                        // tcp_tso_rtt_log 9
+  // The round trip as the kernel's wall clock sees it (TcpPath::dilation).
+  const double wall_rtt_ns = p.dilation * static_cast<double>(std::max<int64_t>(rtt_ns, 1000));
+  double bytes = (slow_start ? 2.0 : 1.2) * cwnd / (wall_rtt_ns / 1e9) / 1024;  // pacing shift 10
+  const auto shift = static_cast<int64_t>(wall_rtt_ns / 1000) >> 9;             // tso_rtt_log 9
   if (shift < 32) bytes += kGsoMaxSize / static_cast<double>(int64_t{1} << shift);
   const auto segs = static_cast<int64_t>(std::min(bytes, kGsoMaxSize) / kTcpMss);
   return std::max<int64_t>(segs, 2);  // tcp_min_tso_segs
@@ -242,6 +252,7 @@ void cubic_loss(TcpConn& c, int64_t w, double cut, int n, bool converge, int64_t
 // The bytes of a round of `round` at `now_ns` that get past the bottleneck (TcpPath::
 // queue_bytes): what the previous round's ACKs do not clock out leaves as one burst. On an
 // overflow CUBIC cuts the window to kCubicBeta of it; the rest follows in the next round.
+// After idle the whole round is that burst (TcpPath::idle_burst_bytes).
 int64_t through_bottleneck(TcpConn& c, const TcpPath& p, int64_t rtt_ns, int64_t now_ns,
                            int64_t round) {
   const int64_t serialised = p.bdp_bytes > 0 ? c.round_bytes * rtt_ns / p.bdp_bytes : 0;
@@ -258,7 +269,18 @@ int64_t through_bottleneck(TcpConn& c, const TcpPath& p, int64_t rtt_ns, int64_t
         0, credit - static_cast<int64_t>(static_cast<double>(p.bdp_bytes) *
                                          static_cast<double>(hold) / static_cast<double>(rtt_ns)));
   }
-  int64_t room = credit + p.queue_bytes;
+  // Up to `paced` bytes beyond the clocked part go out interleaved with the ACKs (two
+  // segments for each acknowledged), each queueing at the bottleneck; the rest leaves at
+  // once, and the bottleneck serves part of it while it arrives (TcpPath::idle_burst_bytes:
+  // all of a round after idle).
+  int64_t queue = p.queue_bytes;
+  if (p.idle_burst_bytes > queue && paced < queue)
+    queue = p.idle_burst_bytes >= kNoBurstLimit
+                ? kNoBurstLimit
+                : paced + std::llround(static_cast<double>(queue - paced) *
+                                       static_cast<double>(p.idle_burst_bytes) /
+                                       static_cast<double>(queue));
+  int64_t room = credit + queue;
   // The ACK-clocked part reaches the hops before the bottleneck at its rate; the burst
   // beyond it must fit what they pass (TcpPath::upstream_bytes).
   if (p.upstream_bytes > 0) room = std::min(room, paced + p.upstream_bytes);
@@ -285,14 +307,14 @@ int64_t through_bottleneck(TcpConn& c, const TcpPath& p, int64_t rtt_ns, int64_t
 // half a segment per round trip; n connections, n such estimates), by at most half the
 // bytes acknowledged; before any loss at least 5% a round trip (bictcp_update's cnt <= 20
 // while last_max_cwnd is 0).
-void grow(TcpConn& c, int64_t rtt_ns, int64_t now_ns, int64_t round, int n) {
+void grow(TcpConn& c, int64_t rtt_ns, int64_t now_ns, int64_t round, int n, double dilation) {
   if (c.ssthresh <= 0 || c.cwnd < c.ssthresh) {
     c.cwnd += round;
     if (c.ssthresh > 0) c.cwnd = std::min(c.cwnd, c.ssthresh);
     return;
   }
   const double cwnd = static_cast<double>(c.cwnd);
-  const double t = static_cast<double>(now_ns + rtt_ns - c.epoch_ns) / 1e9;
+  const double t = dilation * static_cast<double>(now_ns + rtt_ns - c.epoch_ns) / 1e9;  // wall
   const double w_max = static_cast<double>(c.w_max) / kTcpMss;
   const double start = static_cast<double>(c.epoch_cwnd > 0 ? c.epoch_cwnd : c.cwnd) / kTcpMss;
   const double k = w_max > start ? std::cbrt((w_max - start) / kCubicC) : 0;
@@ -316,11 +338,13 @@ int64_t tcp_hystart_exit_bytes(const TcpConn& c, const TcpPath& p, int64_t rtt_n
       (c.ssthresh > 0 && c.cwnd >= c.ssthresh) || c.cwnd < kHystartLowWindow * n)
     return -1;
   const double rate = static_cast<double>(p.bdp_bytes) / static_cast<double>(rtt_ns);  // B/ns
-  // A delayed ACK covers two segments of a connection; n connections' ACKs interleave.
-  if (2.0 * kTcpMss / (rate / n) > static_cast<double>(kHystartAckDeltaNs)) return -1;
+  // A delayed ACK covers two segments of a connection; n connections' ACKs interleave. The
+  // kernel's limits are wall-clock time, 1 / dilation of theirs here (TcpPath::dilation).
+  const double k = p.dilation;
+  if (2.0 * kTcpMss / (rate / n) > static_cast<double>(kHystartAckDeltaNs) / k) return -1;
   const double pacing = 2.0 * static_cast<double>(c.cwnd) / n / static_cast<double>(rtt_ns);
   const double ack_delay =
-      std::min(static_cast<double>(kHystartAckDelayMaxNs), 4.0 * kGsoMaxBytes / pacing);
+      std::min(static_cast<double>(kHystartAckDelayMaxNs) / k, 4.0 * kGsoMaxBytes / pacing);
   const auto acked = static_cast<int64_t>((static_cast<double>(rtt_ns) + ack_delay) / 2 * rate);
   return acked < round ? acked : -1;
 }
@@ -332,7 +356,7 @@ int64_t tcp_host_queue_overflow(const TcpConn& c, const TcpPath& p, int64_t rtt_
   if (2 * std::min(neck_bps, p.feed_bps) <= p.feed_bps) return 0;  // the host's tbf keeps up
   const int n = std::max(p.connections, 1);
   const double ratio = c.ssthresh <= 0 || c.cwnd < c.ssthresh / 2 ? 2.0 : 1.2;
-  const double srtt_s = static_cast<double>(rtt_ns) / 1e9;
+  const double srtt_s = p.dilation * static_cast<double>(rtt_ns) / 1e9;  // the wall clock's
   // n connections: n limits and n aggregates in the one qdisc.
   const double room = static_cast<double>(p.host_queue_bytes) -
                       static_cast<double>(n * tcp_tso_segments(c, p, rtt_ns) * kTcpMss);
@@ -420,7 +444,7 @@ int64_t tcp_round(TcpConn& c, const TcpPath& p, int64_t rtt_ns, int64_t now_ns, 
       c.epoch_cwnd = c.cwnd;
       c.reno_cwnd = c.cwnd;
     } else {
-      grow(c, rtt_ns, now_ns, round, n);
+      grow(c, rtt_ns, now_ns, round, n, p.dilation);
     }
     if (const int64_t w = tcp_host_queue_overflow(c, p, rtt_ns, from); w > 0)
       cubic_loss(c, w, 1 - (1 - kCubicBeta) / n, n, true, now_ns);  // one connection's CWR

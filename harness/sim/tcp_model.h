@@ -157,6 +157,12 @@ struct TcpPath {
   // tcp_retransmit_skb tracepoint: 48 retransmissions where a 594 KiB gradient crossed a
   // 2 ms, 590 Mbit/s hop before a 17 ms, 300 Mbit/s one, none over a direct path).
   int64_t upstream_bytes = 0;
+  // The largest burst that leaves at once, nothing clocking it (after idle), which the
+  // bottleneck passes: its queue and bucket plus what it serves while the burst arrives at
+  // the rate of the host or of a slower hop before it (harness/plan/links.cpp; kernel
+  // check: tests/network/routed_burst_test.cpp, IdleBurst). 0: unknown, queue_bytes (the burst
+  // arrives at once); kNoBurstLimit: it arrives no faster than the bottleneck serves it.
+  int64_t idle_burst_bytes = 0;
   // Jitter along the route: the delay lines keep packets in order, so one drawn a longer
   // delay holds those behind it and they leave together, and the ACKs come back bunched
   // the same way; the bunch reaches the bottleneck as a burst, not clocked by the ACKs.
@@ -184,12 +190,19 @@ struct TcpPath {
   // The sender backs off on loss as CUBIC (and Reno) do; false for BBR, which paces at
   // the rate it measures and is not modeled here: no congestion loss then.
   bool loss_based = true;
+  // Time dilation k (docs/emulation.md): the link runs every delay x k and rate / k, and the
+  // model, in the experiment's time, sees the kernel's wall-clock constants at 1 / k: TCP
+  // small queues' and TSO autosizing's 1 ms of pacing (tcp_host_queue_overflow,
+  // tcp_tso_segments), HyStart's ACK spacing and delay, CUBIC's clock (k x faster). Not
+  // modelled: the clock tick's granularity (RTO rounding, the timer wheel, TLP's 2 ms).
+  double dilation = 1;
   // Loss episodes along the route, per packet (0..1; netem::loss_episodes_per_packet: a
   // random loss, or a Gilbert-Elliott bad stay that loses), met as the connection carries
   // its bytes (TcpConn::carried, below).
   double loss = 0;
 };
 inline constexpr int64_t kNoRendezvous = int64_t{1} << 62;  // eager_limit of the stripes
+inline constexpr int64_t kNoBurstLimit = int64_t{1} << 62;  // TcpPath::idle_burst_bytes
 // ob1's RDMA pipeline protocol (btl/tcp has the PUT flag, not GET): a message of at least
 // btl_tcp_min_rdma_pipeline_size (196608 B, raised to eager_limit +
 // btl_tcp_rdma_pipeline_send_length when that is more) sends a request with no data; the
@@ -203,6 +216,10 @@ inline bool put_protocol(const TcpPath& p, int64_t bytes) {
   return p.eager_limit < kNoRendezvous &&
          bytes >= std::max(kOpenMpiMinRdmaPipeline, p.eager_limit + kOpenMpiRdmaPipelineSendLength);
 }
+
+// `p` as `n` of the `weight` connections that share its bottleneck in a round see it: their
+// share of its bandwidth-delay product and of each room before and at it.
+TcpPath tcp_share(const TcpPath& p, int n, int weight);
 
 struct TcpConn;
 // Segments per TSO aggregate as Linux sizes them (tcp_tso_autosize): about 1 ms at the

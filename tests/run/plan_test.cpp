@@ -602,12 +602,13 @@ TEST(Plan, MessagesLargerThanTheBottleneckArePredictedWithTheirLosses) {
     const double m = measured.at(sp.choice.name);
     EXPECT_NEAR(s, m, (sp.choice.name == "crosspipe-greedy" ? 0.12 : 0.05) * m) << sp.choice.name;
   }
-  // GeoPipe at 500 Mbit/s (tests/run/geopipe-500mbit.yaml): a window larger than the queue,
-  // again predicted only with congestion loss. 1f1b is predicted 11% slow: its second
-  // iteration 5.9 s (a loss the model places there) against 5.06 s measured in both.
+  // GeoPipe at 500 Mbit/s (tests/run/geopipe-500mbit.yaml, `xdc run`: 1f1b 5.228 and 5.384
+  // s, overlap 3.961 and 4.015 s): a window larger than the queue, again predicted only with
+  // congestion loss, and at time dilation 10, where CUBIC regrows ten times faster in the
+  // experiment's time than on the undilated link (TcpPath::dilation).
   const auto geo = make_plan(load_experiment("tests/run/geopipe-500mbit.yaml"));
   const std::map<std::string, std::pair<double, double>> geo_measured = {
-      {"1f1b", {5.059, 0.12}}, {"overlap", {4.244, 0.09}}};
+      {"1f1b", {5.306, 0.08}}, {"overlap", {3.988, 0.06}}};
   for (const auto& sp : geo.schedules) {
     const double s = xdc::run::predict(geo, sp, sp.costs).iteration_s();
     const auto [m, bound] = geo_measured.at(sp.choice.name);

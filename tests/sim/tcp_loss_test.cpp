@@ -64,6 +64,37 @@ TEST(TcpModel, ABurstLargerThanTheBottleneckQueueLosesAndCubicCutsTheWindow) {
   EXPECT_LE(c.cwnd, 105 * kTcpMss) << "by at most half per round trip";
 }
 
+// A burst after idle leaves at once but reaches the bottleneck at the host's rate, which
+// serves part of it while it arrives (TcpPath::idle_burst_bytes; the kernel's check:
+// tests/network/routed_burst_test.cpp, IdleBurst); a round the previous one's ACKs clock
+// sends its growth interleaved with them, each segment of it queueing.
+TEST(TcpModel, AfterIdleTheBottleneckServesPartOfTheBurstWhileItArrives) {
+  using xdc::sim::kTcpMss;
+  auto p = bottleneck();
+  p.idle_burst_bytes = 60 * kTcpMss;  // fed at about a third over its rate
+  xdc::sim::TcpConn warm;             // a window left from earlier, HyStart done
+  warm.cwnd = 100 * kTcpMss;
+  warm.hystart_found = true;
+  xdc::sim::TcpConn c = warm;
+  EXPECT_EQ(xdc::sim::tcp_round(c, p, 20 * kMs, 0, 55 * kTcpMss), 55 * kTcpMss)
+      << "55 segments pass a queue and bucket of 41 fed that slowly";
+  EXPECT_EQ(c.ssthresh, 0) << "no loss";
+  xdc::sim::TcpConn d = warm;
+  EXPECT_EQ(xdc::sim::tcp_round(d, p, 20 * kMs, 0, 80 * kTcpMss), 60 * kTcpMss)
+      << "beyond 60 the queue overflows";
+  EXPECT_EQ(d.cwnd, 56 * kTcpMss) << "CUBIC's cut of the 80 sent";
+  // Clocked by a round of 20: 20 more interleave with its ACKs and queue one for one; of
+  // the other 21 segments of the queue's room a burst of 21 x 60 / 41 passes.
+  xdc::sim::TcpConn e = warm;
+  e.cwnd = 200 * kTcpMss;
+  xdc::sim::tcp_round(e, p, 20 * kMs, 0, 20 * kTcpMss);
+  const int64_t passed = xdc::sim::tcp_round(e, p, 20 * kMs, 20 * kMs, 150 * kTcpMss);
+  EXPECT_NEAR(static_cast<double>(passed), (20 + 20 + 21.0 * 60 / 41) * kTcpMss, 2);
+  // Where nothing is known of the feed, the burst arrives at once: the queue alone.
+  xdc::sim::TcpConn f = warm;
+  EXPECT_EQ(xdc::sim::tcp_round(f, bottleneck(), 20 * kMs, 0, 55 * kTcpMss), 41 * kTcpMss);
+}
+
 // Jitter's bunches (TcpPath::jitter_hold_ns): a round the previous one's ACKs clock,
 // which fits the pipe and the queue over a steady path, overflows the queue when the delay
 // lines hold and release its packets in bunches worth the pipe.

@@ -570,4 +570,50 @@ TEST(TcpModel, AnAnswerArrivesNoEarlierThanTheJitteredMessageAheadOfIt) {
       << "rank 1's data leaves when the answer behind rank 0's message is back";
 }
 
+// Under time dilation k the kernel's wall-clock constants act at 1 / k in the experiment's
+// time (TcpPath::dilation): HyStart's 2 ms between ACKs, TCP small queues' millisecond of
+// pacing (so the host's tbf overflows at k x the window) and CUBIC's clock (k x faster).
+TEST(TcpModel, UnderTimeDilationTheKernelsWallClockConstantsActAtOneKth) {
+  using xdc::sim::kTcpMss;
+  xdc::sim::TcpPath p;
+  const int64_t rtt = 40 * kMs;
+  p.bdp_bytes = 60'000;  // 12 Mbit/s: a delayed ACK's two segments 1.93 ms apart
+  p.queue_bytes = 6'000'000;
+  xdc::sim::TcpConn c;
+  c.cwnd = 40 * kTcpMss;
+  EXPECT_GT(xdc::sim::tcp_hystart_exit_bytes(c, p, rtt, 40 * kTcpMss), 0);
+  auto dilated = p;
+  dilated.dilation = 2;  // 3.9 ms of wall clock between them: no train
+  EXPECT_EQ(xdc::sim::tcp_hystart_exit_bytes(c, dilated, rtt, 40 * kTcpMss), -1);
+
+  xdc::sim::TcpPath host;
+  host.bdp_bytes = 1'256'000;
+  host.feed_bps = 956e6;
+  host.host_queue_bytes = 179'552;
+  xdc::sim::TcpConn w;
+  w.cwnd = 1'000'000;
+  const int64_t at = xdc::sim::tcp_host_queue_overflow(w, host, 12 * kMs, 100'000);
+  ASSERT_GT(at, 0);
+  host.dilation = 2;
+  EXPECT_EQ(xdc::sim::tcp_host_queue_overflow(w, host, 12 * kMs, 100'000), 0)
+      << "half the pacing per millisecond of wall clock: 1 MB does not overflow";
+  w.cwnd = 4'000'000;
+  EXPECT_NEAR(static_cast<double>(xdc::sim::tcp_host_queue_overflow(w, host, 12 * kMs, 100'000)),
+              2.0 * static_cast<double>(at), 2);
+
+  // CUBIC after a loss: a second of the experiment's time is two of the curve's.
+  auto grown = [](double dilation) {
+    xdc::sim::TcpPath q;
+    q.dilation = dilation;
+    xdc::sim::TcpConn k;
+    k.cwnd = k.ssthresh = k.epoch_cwnd = k.reno_cwnd = 700 * kTcpMss;
+    k.w_max = 1000 * kTcpMss;
+    k.epoch_ns = 0;
+    int64_t t = 0;
+    for (int i = 0; i < 20; ++i, t += 50 * kMs) xdc::sim::tcp_round(k, q, 50 * kMs, t, 64 * kMiB);
+    return k.cwnd;
+  };
+  EXPECT_GT(grown(2), grown(1) + 50 * kTcpMss);
+}
+
 }  // namespace
