@@ -52,8 +52,8 @@ const netem::LinkParams* route_bottleneck(const topo::Topology& t, const topo::R
 // or at an earlier hop's, if slower; a hop of rate r fed at rate a > r serves r / a of what
 // arrives after the bucket while it arrives, so it passes a burst whose rest, (1 - r / a)
 // of it, fits its tbf queue and bucket (queue_sizing.h); fed no faster than r it queues
-// nothing. Ground truth: tests/network/routed_burst_test.cpp (a hop before the bottleneck)
-// (RoutedBurst: a hop before the bottleneck; IdleBurst: the bottleneck).
+// nothing. Ground truth: tests/network/routed_burst_test.cpp (RoutedBurst: a hop before the
+// bottleneck; IdleBurst: the bottleneck).
 struct BurstRoom {
   int64_t upstream = 0;  // TcpPath::upstream_bytes: the hops before the bottleneck (0: none)
   int64_t neck = 0;      // TcpPath::idle_burst_bytes: the bottleneck
