@@ -50,15 +50,24 @@ TcpPath tcp_share(const TcpPath& p, int n, int weight) {
   return s;
 }
 
+namespace {
+// tcp_update_pacing_rate's share of cwnd / srtt: 200% below half of ssthresh, 120% above.
+double pacing_ratio(const TcpConn& c) {
+  return c.ssthresh <= 0 || c.cwnd < c.ssthresh / 2 ? 2.0 : 1.2;
+}
+// `ns` of the experiment's time on the kernel's wall clock, seconds (TcpPath::dilation).
+double wall_s(const TcpPath& p, int64_t ns) {
+  return p.dilation * static_cast<double>(ns) / 1e9;
+}
+}  // namespace
+
 int64_t tcp_tso_segments(const TcpConn& c, const TcpPath& p, int64_t rtt_ns) {
   constexpr double kGsoMaxSize = 65536;  // the veths' gso_max_size
   const double n = std::max(p.connections, 1);
   const double cwnd = static_cast<double>(c.cwnd) / n;  // bytes, one connection's
-  const bool slow_start = c.ssthresh <= 0 || c.cwnd < c.ssthresh / 2;
-  // The round trip as the kernel's wall clock sees it (TcpPath::dilation).
-  const double wall_rtt_ns = p.dilation * static_cast<double>(std::max<int64_t>(rtt_ns, 1000));
-  double bytes = (slow_start ? 2.0 : 1.2) * cwnd / (wall_rtt_ns / 1e9) / 1024;  // pacing shift 10
-  const auto shift = static_cast<int64_t>(wall_rtt_ns / 1000) >> 9;             // tso_rtt_log 9
+  const double wall_rtt_s = wall_s(p, std::max<int64_t>(rtt_ns, 1000));
+  double bytes = pacing_ratio(c) * cwnd / wall_rtt_s / 1024;       // sk_pacing_shift 10
+  const auto shift = static_cast<int64_t>(wall_rtt_s * 1e6) >> 9;  // tcp_tso_rtt_log 9
   if (shift < 32) bytes += kGsoMaxSize / static_cast<double>(int64_t{1} << shift);
   const auto segs = static_cast<int64_t>(std::min(bytes, kGsoMaxSize) / kTcpMss);
   return std::max<int64_t>(segs, 2);  // tcp_min_tso_segs
@@ -355,8 +364,8 @@ int64_t tcp_host_queue_overflow(const TcpConn& c, const TcpPath& p, int64_t rtt_
   const double neck_bps = static_cast<double>(p.bdp_bytes) * 8e9 / static_cast<double>(rtt_ns);
   if (2 * std::min(neck_bps, p.feed_bps) <= p.feed_bps) return 0;  // the host's tbf keeps up
   const int n = std::max(p.connections, 1);
-  const double ratio = c.ssthresh <= 0 || c.cwnd < c.ssthresh / 2 ? 2.0 : 1.2;
-  const double srtt_s = p.dilation * static_cast<double>(rtt_ns) / 1e9;  // the wall clock's
+  const double ratio = pacing_ratio(c);
+  const double srtt_s = wall_s(p, rtt_ns);
   // n connections: n limits and n aggregates in the one qdisc.
   const double room = static_cast<double>(p.host_queue_bytes) -
                       static_cast<double>(n * tcp_tso_segments(c, p, rtt_ns) * kTcpMss);
