@@ -12,7 +12,7 @@ DpSync parse_dp_sync(const yaml::Value& v, const Experiment& e) {
                       "a map like {method: diloco, inner_steps: 30, outer: {optimizer: "
                       "nesterov, lr: 0.7, momentum: 0.9}, payload: fp32}");
   m.check_keys({"method", "collective", "inner_steps", "sync_steps", "fragments", "overlap_steps",
-                "merge", "outer", "payload"},
+                "merge", "eager", "outer", "payload"},
                {{"H", "inner_steps"},
                 {"h", "inner_steps"},
                 {"steps", "inner_steps"},
@@ -22,6 +22,7 @@ DpSync parse_dp_sync(const yaml::Value& v, const Experiment& e) {
                 {"tau", "overlap_steps"},
                 {"overlap", "overlap_steps"},
                 {"alpha", "merge"},
+                {"eager_updates", "eager"},
                 {"quantization", "payload"},
                 {"format", "payload"},
                 {"outer_optimizer", "outer"},
@@ -41,6 +42,7 @@ DpSync parse_dp_sync(const yaml::Value& v, const Experiment& e) {
   const auto overlap = m.get("overlap_steps");
   const auto merge = m.get("merge");
   const auto sync_steps = m.get("sync_steps");
+  const auto eager = m.get("eager");
   if (const auto c = m.get("collective")) {
     d.collective_pos = c->pos();
     if (c->choice({"openmpi", "gloo"}) == "gloo") {
@@ -52,11 +54,12 @@ DpSync parse_dp_sync(const yaml::Value& v, const Experiment& e) {
     }
   }
   if (!d.outer_loop()) {
-    for (const auto* x : {&inner, &outer, &payload, &fragments, &overlap, &merge, &sync_steps})
+    for (const auto* x :
+         {&inner, &outer, &payload, &fragments, &overlap, &merge, &sync_steps, &eager})
       if (*x)
         (*x)->error(
             "method sync all-reduces the gradients every iteration in fp32; inner_steps, "
-            "sync_steps, outer and payload go with method: diloco or streaming");
+            "sync_steps, outer, payload and eager go with method: diloco or streaming");
     return d;
   }
   if (d.method == DpSync::Method::kDiloco)
@@ -87,6 +90,13 @@ DpSync parse_dp_sync(const yaml::Value& v, const Experiment& e) {
   if (overlap) d.overlap_steps = static_cast<int>(overlap->integer(0, d.inner_steps - 1));
   d.merge = d.overlap_steps > 0 ? 0.5 : 0;
   if (merge) d.merge = merge->number(0, 1);
+  if (eager) d.eager = eager->boolean();
+  if (d.eager)
+    for (const auto* x : {&overlap, &merge})
+      if (*x)
+        (*x)->error(
+            "eager overlaps each sync with its fragment's whole next outer step and takes the "
+            "outer step at once from the outer parameters: no overlap_steps or merge with it");
   if (outer) {
     yaml::Map om = outer->map({}, "a map like {optimizer: nesterov, lr: 0.7, momentum: 0.9}");
     om.check_keys({"optimizer", "lr", "momentum"}, {{"learning_rate", "lr"}, {"mu", "momentum"}});

@@ -52,6 +52,7 @@ std::string DpSync::describe() const {
   if (method == Method::kStreaming)
     out +=
         fmt::format(" fragments={} overlap_steps={} merge={:g}", fragments, overlap_steps, merge);
+  if (eager) out += " eager";
   return out + fmt::format(" outer=nesterov(lr {:g}, momentum {:g}) payload={}", outer_lr,
                            outer_momentum, payload);
 }

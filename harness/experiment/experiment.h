@@ -75,6 +75,11 @@
 //                                     # inner steps before it is applied, 0..H-1, default 0
 //     merge: 0.5                      # streaming: alpha, local share kept when applied;
 //                                     # default 0.5 with overlap_steps > 0, else 0
+//     eager: false                    # true: each sync overlaps its fragment's next H
+//                                     # steps, the outer step taken at once with the
+//                                     # replica's own fresh pseudo-gradient beside the
+//                                     # others' last (arXiv 2502.12996); no overlap_steps
+//                                     # or merge with it
 //     outer: {optimizer: nesterov, lr: 0.7, momentum: 0.9}
 //     payload: fp32                   # fp32 | bf16 | fp8 | int8 | fp4 (model/payload.h)
 //   workload: {command: [...], hosts: [...]}   # optional: the user's own program instead of
@@ -276,8 +281,9 @@ struct Prefill {
 // outer step minus their own, encoded in `payload` on the wire) over the DP communicator
 // and every replica applies the same outer Nesterov step. Needs data_parallel > 1 and
 // real compute on cpu or modeled compute (its payload: the stage's gradient bytes'
-// values in the format). Streaming DiLoCo's fragments and overlap are refused for now
-// (InputError at the key). A non-default setting, recorded.
+// values in the format). Streaming DiLoCo syncs fragments in turn, overlapped with
+// overlap_steps inner steps; eager (diloco or streaming) overlaps each sync with its
+// fragment's whole next outer step. A non-default setting, recorded.
 // diloco is streaming with one fragment, no overlap and merge 0
 // (workloads/worker/outer_sync.h says what the workers do).
 struct DpSync {
@@ -295,16 +301,20 @@ struct DpSync {
   int fragments = 1;
   int overlap_steps = 0;
   double merge = 0;
+  bool eager = false;  // the sync applied when its fragment's next starts (outer_sync.h)
   double outer_lr = 0.7, outer_momentum = 0.9;
   std::string payload = "fp32";
   SourcePos pos;  // the block
+  // Inner steps between a sync's start and the wait for it: H when eager.
+  int apply_after_steps() const { return eager ? inner_steps : overlap_steps; }
   bool outer_loop() const { return method != Method::kSync; }
   const char* method_name() const;
   const char* collective_name() const {
     return collective == Collective::kGloo ? "gloo" : "openmpi";
   }
   // "diloco inner_steps=30 outer=nesterov(lr 0.7, momentum 0.9) payload=fp32"; streaming
-  // adds "fragments=P overlap_steps=T merge=A", sync_steps > 0 "sync_steps=N".
+  // adds "fragments=P overlap_steps=T merge=A", sync_steps > 0 "sync_steps=N", eager
+  // "eager".
   std::string describe() const;
 };
 

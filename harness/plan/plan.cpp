@@ -473,7 +473,7 @@ Plan make_plan(const Experiment& e) {
   p.worker.world = world_link_model(e);
   if (e.dp_sync.outer_loop()) {
     p.worker.outer_every = e.dp_sync.inner_steps;
-    p.worker.outer_overlap = e.dp_sync.overlap_steps;
+    p.worker.outer_overlap = e.dp_sync.apply_after_steps();
     p.worker.outer_from = e.dp_sync.sync_steps;
   }
   const bool gloo = e.dp_sync.collective == DpSync::Collective::kGloo;
@@ -648,6 +648,7 @@ worker::RunSpec run_spec(const Plan& p, const SchedulePlan& sp, const std::strin
     r.dp_sync.sync_steps = d.sync_steps;
     r.dp_sync.overlap_steps = d.overlap_steps;
     r.dp_sync.merge = d.merge;
+    r.dp_sync.eager = d.eager;
     r.dp_sync.outer_lr = d.outer_lr;
     r.dp_sync.outer_momentum = d.outer_momentum;
     r.dp_sync.payload = d.payload;

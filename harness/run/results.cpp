@@ -283,6 +283,7 @@ nlohmann::json dp_sync_json(const Experiment& e,
     j["merge"] = d.merge;
     j["fragment_syncs"] = syncs[0];
   }
+  if (d.eager) j["eager"] = true;
   if (rounds > 0) {
     j["payload_bytes_per_outer_step"] = static_cast<double>(replica0_bytes) / rounds;
     j["stall_s_per_sync"] = stall / ranks / rounds;

@@ -157,7 +157,8 @@ ScheduleResult::Point iteration_point(const trace::Trace& iteration,
 // fragment sync of the job carries, warmup included), stall_s_per_sync (OUTER_SYNC waits
 // per round, mean over ranks), sync_s_per_sync (OUTER_SYNC records' time per round, mean
 // over ranks: encode, wait, decode, step; with overlap, the inner steps beside it too)};
-// streaming adds fragments, overlap_steps, merge and fragment_syncs (rank 0's records).
+// streaming adds fragments, overlap_steps, merge and fragment_syncs (rank 0's records);
+// eager: eager true.
 nlohmann::json dp_sync_json(const Experiment& e,
                             const std::vector<std::vector<int64_t>>& outer_bytes,
                             const RankFiles& f);

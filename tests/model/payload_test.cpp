@@ -1,12 +1,14 @@
 // The outer sync's payload formats (model/payload.h) and the outer Nesterov step
 // (model/outer_optimizer.h): sizes on the wire, rounding within each format's step,
-// the re-encoded sum of two buffers, and two outer steps against PyTorch's formula.
+// the re-encoded sum of two buffers, two outer steps against PyTorch's formula, and the
+// eager update's mix of a replica's fresh delta with the others' previous.
 #include "workloads/model/payload.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <random>
+#include <stdexcept>
 #include <vector>
 
 #include "workloads/model/outer_optimizer.h"
@@ -116,4 +118,22 @@ TEST(OuterNesterov, TwoStepsFollowPyTorchsNesterovSgd) {
   opt.step(std::vector<float>{0.1f, 0.0f}, theta);
   EXPECT_FLOAT_EQ(theta[0], before - 0.7f * (0.1f + 0.9f * 0.19f));
   EXPECT_FLOAT_EQ(opt.momentum_buffer()[1], 0.9f * -0.2f);
+}
+
+// Three replicas, replica 0's view: the first step is on its own delta alone; after the
+// all-reduce of what it sent (sum of everyone's), the next step mixes its fresh delta
+// (a third) with the other two's previous deltas (a third each).
+TEST(EagerOuterGradient, MixesTheOwnFreshDeltaWithTheOthersPrevious) {
+  xdc::model::EagerOuterGradient eager(3);
+  std::vector<float> step(2);
+  eager.mix(std::vector<float>{0.3f, -0.6f}, step);
+  EXPECT_FLOAT_EQ(step[0], 0.3f);
+  EXPECT_FLOAT_EQ(step[1], -0.6f);
+  // Round 1: replica 0 sent {0.3, -0.6}, replicas 1 and 2 {0.6, 0} and {0, 1.2}.
+  eager.reduced(std::vector<float>{0.9f, 0.6f}, std::vector<float>{0.3f, -0.6f});
+  // Round 2: its own delta {0.9, 0.3}: {0.9/3 + (0.6 + 0)/3, 0.3/3 + (0 + 1.2)/3}.
+  eager.mix(std::vector<float>{0.9f, 0.3f}, step);
+  EXPECT_FLOAT_EQ(step[0], 0.3f + 0.2f);
+  EXPECT_FLOAT_EQ(step[1], 0.1f + 0.4f);
+  EXPECT_THROW(eager.mix(std::vector<float>{1.0f}, step), std::invalid_argument);
 }

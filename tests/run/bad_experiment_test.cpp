@@ -219,6 +219,12 @@ INSTANTIATE_TEST_SUITE_P(
         Bad{"dp_sync_overlap_h",
             kGoodDp + "dp_sync: {method: streaming, inner_steps: 4, overlap_steps: 4}\n", 9,
             "0..3"},
+        Bad{"dp_sync_eager_with_overlap",
+            kGoodDp +
+                "dp_sync: {method: streaming, inner_steps: 4, eager: true, overlap_steps: 1}\n",
+            9, "no overlap_steps or merge with it"},
+        Bad{"dp_sync_eager_with_sync", kGoodDp + "dp_sync: {method: sync, eager: true}\n", 9,
+            "eager go with method: diloco or streaming"},
         Bad{"dp_sync_merge_over_one",
             kGoodDp + "dp_sync: {method: streaming, inner_steps: 4, merge: 1.5}\n", 9, "merge"},
         Bad{"dp_sync_fragments_over_shape_layers",

@@ -91,6 +91,40 @@ TEST(Diloco, ReplicasAgreeAfterEachOuterSyncAndDifferBetween) {
   EXPECT_EQ(leftovers(net), std::vector<std::string>{});
 }
 
+// Eager updates: the outer step is each replica's own at the sync's start, so the
+// replicas differ after every iteration; the sync started after iteration 2 is waited for
+// (and traced) in iteration 5, as the next starts; the one started then ends after the run.
+TEST(Diloco, EagerStepsAtTheSyncsStartAndWaitsAsTheNextStarts) {
+  const std::string net = "dilea";
+  const fs::path dir = fs::temp_directory_path() / "xdc-run-test-diloco-eager";
+  fs::remove_all(dir);
+  auto r = run_xdc({"run", "tests/run/diloco-eager.yaml", "-o", dir.string(), "--name", net}, 300);
+  ASSERT_EQ(r.rc, 0) << r.out;
+  const auto rank0 = read_json(dir / "1f1b" / "rank0.json");
+  const auto a = rank0["param_checksums"];
+  const auto b = read_json(dir / "1f1b" / "rank1.json")["param_checksums"];
+  ASSERT_EQ(a.size(), 7u);
+  ASSERT_EQ(b.size(), 7u);
+  for (size_t i = 0; i < a.size(); ++i) EXPECT_NE(a[i], b[i]) << "iteration " << i;
+  const auto trace =
+      xdc::trace::from_csv(xdc::read_text_file_or_empty(dir / "1f1b" / "rank0.trace.csv"));
+  std::vector<int64_t> at;
+  for (const auto& ev : trace.events)
+    if (ev.kind == xdc::sched::Kind::OUTER_SYNC) at.push_back(ev.start_ns);
+  ASSERT_EQ(at.size(), 1u);
+  const auto starts = rank0["iteration_start_ns"].get<std::vector<int64_t>>();
+  ASSERT_EQ(starts.size(), 7u);
+  EXPECT_GE(at[0], starts[5]);
+  EXPECT_LT(at[0], starts[6]);
+  const auto s = read_json(dir / "summary.json")["schedules"][0];
+  EXPECT_EQ(s["dp_sync"]["eager"], true);
+  EXPECT_EQ(s["dp_sync"]["outer_syncs"], 1);
+  ASSERT_TRUE(s.contains("eval_loss")) << s.dump();
+  EXPECT_LT(s["eval_loss"].get<double>(), std::log(256.0));
+  EXPECT_GT(s["simulated_iteration_s"].get<double>(), 0);
+  EXPECT_EQ(leftovers(net), std::vector<std::string>{});
+}
+
 // sync_steps 2: iterations 0 and 1 all-reduce the gradients (the replicas stay identical),
 // the outer loop starts at iteration 2 from there (inner_steps 3: a sync after iteration
 // 4, none after 5), and the prediction has the synchronous iterations' all-reduces.
@@ -100,7 +134,8 @@ TEST(Diloco, AfterSyncStepsTheOuterLoopStartsFromTheSynchronisedParameters) {
   fs::remove_all(dir);
   auto r = run_xdc({"run", "tests/run/diloco-warm.yaml", "-o", dir.string(), "--name", net}, 300);
   ASSERT_EQ(r.rc, 0) << r.out;
-  const auto a = read_json(dir / "1f1b" / "rank0.json")["param_checksums"];
+  const auto rank0 = read_json(dir / "1f1b" / "rank0.json");
+  const auto a = rank0["param_checksums"];
   const auto b = read_json(dir / "1f1b" / "rank1.json")["param_checksums"];
   ASSERT_EQ(a.size(), 6u);
   ASSERT_EQ(b.size(), 6u);

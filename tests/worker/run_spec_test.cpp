@@ -41,7 +41,8 @@ TEST(RunSpec, ReadsBackWhatWasWritten) {
   s.learning_rate = 0.25;
   s.modeled.f_ns = {1000, 2000};
   s.prefill.ns_per_token = {1.5, 2.5};
-  s.dp_sync = {"streaming", 30, 4, 1, 0.5, 0.5, 0.8, "fp4", {{{{0, 10}}, {{10, 5}, {20, 5}}}}};
+  s.dp_sync = {"streaming", 30,  4,   1,     0.5,
+               true,        0.5, 0.8, "fp4", {{{{0, 10}}, {{10, 5}, {20, 5}}}}};
   const std::string path = spec_file("");
   write_run_spec(path, s);
   const RunSpec back = read_run_spec(path);
@@ -58,6 +59,7 @@ TEST(RunSpec, ReadsBackWhatWasWritten) {
   EXPECT_EQ(back.dp_sync.payload, "fp4");
   EXPECT_EQ(back.dp_sync.overlap_steps, 1);
   EXPECT_EQ(back.dp_sync.merge, 0.5);
+  EXPECT_TRUE(back.dp_sync.eager);
   EXPECT_EQ(back.dp_sync.fragment_runs, s.dp_sync.fragment_runs);
   EXPECT_FALSE(RunSpec{}.dp_sync.outer_loop());  // synchronous unless the experiment says
 }

@@ -33,4 +33,37 @@ class OuterNesterov {
   std::vector<float> v_;
 };
 
+// Eager updates (Kale, Douillard and Donchev, arXiv 2502.12996): a replica takes its outer
+// step when its sync starts, before the all-reduce of its pseudo-gradient ends, on
+//   own / M + others
+// where own is its fresh pseudo-gradient and others, 1/M of the sum of the other
+// replicas' pseudo-gradients from the last all-reduce that completed, stands in for
+// theirs (before one completed: (M - 1)/M x own, as if they had moved as it did). The
+// replicas' outer parameters then differ by their own last contributions.
+class EagerOuterGradient {
+ public:
+  explicit EagerOuterGradient(int replicas) : m_(static_cast<float>(replicas)) {
+    if (replicas < 1) throw std::invalid_argument("EagerOuterGradient: replicas < 1");
+  }
+  // out = own / M + others.
+  void mix(std::span<const float> own, std::span<float> out) const {
+    if (own.size() != out.size() || (!others_.empty() && others_.size() != own.size()))
+      throw std::invalid_argument("EagerOuterGradient::mix: spans of different sizes");
+    for (size_t i = 0; i < own.size(); ++i)
+      out[i] = others_.empty() ? own[i] : own[i] / m_ + others_[i];
+  }
+  // The all-reduce of `sent` (this replica's contribution as the others decode it) ended
+  // with `sum`: others = (sum - sent) / M.
+  void reduced(std::span<const float> sum, std::span<const float> sent) {
+    if (sum.size() != sent.size())
+      throw std::invalid_argument("EagerOuterGradient::reduced: spans of different sizes");
+    others_.resize(sum.size());
+    for (size_t i = 0; i < sum.size(); ++i) others_[i] = (sum[i] - sent[i]) / m_;
+  }
+
+ private:
+  float m_;
+  std::vector<float> others_;  // empty: no all-reduce completed yet
+};
+
 }  // namespace xdc::model

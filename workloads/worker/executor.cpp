@@ -546,10 +546,14 @@ void Executor::finish_allreduce(const Action& a, int iteration) {
 }
 
 void Executor::outer_sync(int iteration) {
+  // Eager: a fragment's previous sync is waited for as its next starts (the buffers are
+  // the unit's); the others are due overlap_steps after they start.
+  if (outer_->eager()) apply_outer(iteration);
   for (int f : outer_->due(iteration))
     for (int s : stages())
       if (outer_->holds(s, f))
-        pending_outer_.push_back(PendingOuter{s, f, iteration + outer_->overlap_steps(), now_ns(),
+        pending_outer_.push_back(PendingOuter{s, f, iteration + outer_->apply_after_steps(),
+                                              now_ns(),
                                               outer_->start(compute_, s, f, comm_, L_.replicas)});
   apply_outer(iteration);
 }

@@ -40,6 +40,7 @@ OuterSync::OuterSync(const DpSyncSpec& spec, int replicas)
       fragments_(spec.fragment_runs.empty() ? 1 : static_cast<int>(spec.fragment_runs[0].size())),
       overlap_(spec.overlap_steps),
       replicas_(replicas),
+      eager_(spec.eager),
       merge_(spec.merge),
       lr_(spec.outer_lr),
       momentum_(spec.outer_momentum) {
@@ -62,6 +63,8 @@ OuterSync::OuterSync(const DpSyncSpec& spec, int replicas)
                              std::to_string(overlap_));
   if (!(merge_ >= 0 && merge_ <= 1))
     throw std::runtime_error("run spec dp_sync.merge: expected 0 to 1");
+  if (eager_ && (overlap_ != 0 || merge_ != 0))
+    throw std::runtime_error("run spec dp_sync.eager: expected overlap_steps 0 and merge 0");
   if (payload_ != model::Payload::kFp32) {
     MPI_Type_contiguous(static_cast<int>(model::payload_unit_bytes(payload_)), MPI_BYTE, &unit_);
     MPI_Type_commit(&unit_);
@@ -115,6 +118,11 @@ void OuterSync::begin(StageCompute& compute, const std::vector<int>& stages) {
         for (auto [off, len] : u.runs)
           u.theta_start.insert(u.theta_start.end(), &p[off], &p[off] + len);
         u.opt = std::make_unique<model::OuterNesterov>(lr_, momentum_);
+        if (eager_) {
+          u.eager = std::make_unique<model::EagerOuterGradient>(replicas_);
+          u.sent.resize(u.delta.size());
+          u.step.resize(u.delta.size());
+        }
       }
       u.wire.resize(static_cast<size_t>(model::payload_bytes(payload_, n)));
     }
@@ -138,29 +146,48 @@ Comm::Request* OuterSync::start(StageCompute& compute, int stage, int fragment, 
     for (auto [off, len] : u.runs)
       for (int64_t i = off; i < off + len; ++i, ++k) u.delta[k] = u.theta_start[k] - p[i];
   }
-  if (payload_ == model::Payload::kFp32)
-    return comm.iallreduce_sum(u.delta.data(), static_cast<int64_t>(u.delta.size()), replicas);
-  model::encode_payload(payload_, u.delta, u.wire);
-  return comm.iallreduce_units(u.wire.data(),
-                               model::payload_units(payload_, static_cast<int64_t>(u.delta.size())),
-                               unit_, model::payload_unit_bytes(payload_), op_, replicas);
+  if (payload_ != model::Payload::kFp32) model::encode_payload(payload_, u.delta, u.wire);
+  if (u.eager) {  // own delta as the others will decode it, before the all-reduce takes it
+    if (payload_ == model::Payload::kFp32)
+      u.sent = u.delta;
+    else
+      model::decode_payload(payload_, u.wire, u.sent);
+  }
+  Comm::Request* r =
+      payload_ == model::Payload::kFp32
+          ? comm.iallreduce_sum(u.delta.data(), static_cast<int64_t>(u.delta.size()), replicas)
+          : comm.iallreduce_units(
+                u.wire.data(), model::payload_units(payload_, static_cast<int64_t>(u.delta.size())),
+                unit_, model::payload_unit_bytes(payload_), op_, replicas);
+  if (u.eager) {  // the outer step now, beside the all-reduce
+    u.eager->mix(u.sent, u.step);
+    u.opt->step(u.step, u.theta_start);
+    merge_into(compute, stage, u);
+  }
+  return r;
 }
 
 void OuterSync::finish(StageCompute& compute, int stage, int fragment) {
   Unit& u = units_.at({stage, fragment});
   if (payload_ != model::Payload::kFp32) model::decode_payload(payload_, u.wire, u.delta);
-  if (compute.real()) {
+  if (u.eager) {
+    u.eager->reduced(u.delta, u.sent);
+  } else if (compute.real()) {
     const float inv = 1.0f / static_cast<float>(replicas_);
     for (float& d : u.delta) d *= inv;
     u.opt->step(u.delta, u.theta_start);
-    // The live parameters: merge x local + (1 - merge) x the new outer parameters.
-    const auto a = static_cast<float>(merge_);
-    const std::span<float> p = compute.params(stage);
-    size_t k = 0;
-    for (auto [off, len] : u.runs)
-      for (int64_t i = off; i < off + len; ++i, ++k) p[i] = a * p[i] + (1 - a) * u.theta_start[k];
+    merge_into(compute, stage, u);
   }
   ++steps_;
+}
+
+// The live parameters: merge x local + (1 - merge) x the outer parameters.
+void OuterSync::merge_into(StageCompute& compute, int stage, const Unit& u) const {
+  const auto a = static_cast<float>(merge_);
+  const std::span<float> p = compute.params(stage);
+  size_t k = 0;
+  for (auto [off, len] : u.runs)
+    for (int64_t i = off; i < off + len; ++i, ++k) p[i] = a * p[i] + (1 - a) * u.theta_start[k];
 }
 
 void OuterSync::adopt_outer(StageCompute& compute) {

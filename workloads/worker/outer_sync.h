@@ -15,11 +15,15 @@
 // (model/outer_optimizer.h), theta_start = the result, and the live parameters = merge x
 // theta_local + (1 - merge) x theta_start. Every replica decodes the same reduced bytes, so
 // replicas agree on theta_start (and, with merge 0, leave the sync with identical
-// parameters). Modeled compute has no parameters: the same collective runs on the stage's
-// gradient scratch (the fragment's runs of it as fp32 values, encoded), so the bytes still
-// cross the WAN, and nothing is stepped.
-// The MPI datatypes and ops are made by the constructor: build this before the Comm's
-// thread starts (MPI calls from one thread at a time).
+// parameters). Eager (DpSyncSpec::eager): the outer step is taken at the start, on the
+// replica's own delta (as encoded) mixed with the others' from the fragment's previous
+// all-reduce (model::EagerOuterGradient), the live parameters set to theta_start, and
+// the all-reduce is waited for inner_steps iterations later, as the fragment's next
+// starts; its sum only updates the others' share. Modeled compute has no parameters: the same
+// collective runs on the stage's gradient scratch (the fragment's runs of it as fp32 values,
+// encoded), so the bytes still cross the WAN, and nothing is stepped. The MPI datatypes and ops are
+// made by the constructor: build this before the Comm's thread starts (MPI calls from one thread at
+// a time).
 #include <mpi.h>
 
 #include <cstdint>
@@ -49,7 +53,9 @@ class OuterSync {
   int sync_steps() const { return sync_steps_; }
   // The fragments whose sync starts after iteration `iteration` (0-based, warmup included).
   std::vector<int> due(int iteration) const;
-  int overlap_steps() const { return overlap_; }
+  // Iterations between a sync's start and the wait for it (eager: inner_steps).
+  int apply_after_steps() const { return eager_ ? inner_steps_ : overlap_; }
+  bool eager() const { return eager_; }
   int64_t outer_steps() const { return steps_; }  // fragment syncs applied, over stages
 
   // Keeps theta_start of every held stage (before the outer loop's first iteration; again
@@ -63,7 +69,8 @@ class OuterSync {
   // `comm`. Returns the request (wait for it, then finish()).
   Comm::Request* start(StageCompute& compute, int stage, int fragment, Comm& comm,
                        MPI_Comm replicas);
-  // After the request completed: decode, average, outer step, merge (real compute).
+  // After the request completed: decode, average, outer step, merge (real compute;
+  // eager: the others' share kept for the next start).
   void finish(StageCompute& compute, int stage, int fragment);
   int64_t wire_bytes(int stage, int fragment) const;  // the encoded payload
   // The live parameters = the outer ones (theta_start of every fragment; real compute):
@@ -72,17 +79,23 @@ class OuterSync {
   void adopt_outer(StageCompute& compute);
 
  private:
+  struct Unit;
+  void merge_into(StageCompute& compute, int stage, const Unit& u) const;
+
   using Runs = std::vector<std::pair<int64_t, int64_t>>;
   struct Unit {
     Runs runs;
     std::vector<float> theta_start, delta;
     std::vector<std::byte> wire;
     std::unique_ptr<model::OuterNesterov> opt;
+    std::unique_ptr<model::EagerOuterGradient> eager;  // eager, real compute
+    std::vector<float> sent, step;                     // eager: delta as encoded; own/M + others
   };
   std::map<std::pair<int, int>, Unit> units_;  // (stage, fragment)
   std::vector<std::vector<Runs>> runs_;        // the spec's, per stage and fragment
   model::Payload payload_;
   int inner_steps_, sync_steps_, fragments_, overlap_, replicas_;
+  bool eager_;
   double merge_, lr_, momentum_;
   int64_t steps_ = 0;
   MPI_Datatype unit_ = MPI_DATATYPE_NULL;

@@ -70,10 +70,15 @@ void from_json(const json& j, PrefillSpec& p) {
 }
 
 void to_json(json& j, const DpSyncSpec& d) {
-  j = json{{"method", d.method},         {"inner_steps", d.inner_steps},
-           {"sync_steps", d.sync_steps}, {"overlap_steps", d.overlap_steps},
-           {"merge", d.merge},           {"fragment_runs", d.fragment_runs},
-           {"outer_lr", d.outer_lr},     {"outer_momentum", d.outer_momentum},
+  j = json{{"method", d.method},
+           {"inner_steps", d.inner_steps},
+           {"sync_steps", d.sync_steps},
+           {"overlap_steps", d.overlap_steps},
+           {"merge", d.merge},
+           {"eager", d.eager},
+           {"fragment_runs", d.fragment_runs},
+           {"outer_lr", d.outer_lr},
+           {"outer_momentum", d.outer_momentum},
            {"payload", d.payload}};
 }
 void from_json(const json& j, DpSyncSpec& d) {
@@ -83,6 +88,7 @@ void from_json(const json& j, DpSyncSpec& d) {
   d.sync_steps = j.value("sync_steps", x.sync_steps);
   d.overlap_steps = j.value("overlap_steps", x.overlap_steps);
   d.merge = j.value("merge", x.merge);
+  d.eager = j.value("eager", x.eager);
   d.fragment_runs = j.value("fragment_runs", x.fragment_runs);
   d.outer_lr = j.value("outer_lr", x.outer_lr);
   d.outer_momentum = j.value("outer_momentum", x.outer_momentum);

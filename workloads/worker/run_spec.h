@@ -87,16 +87,18 @@ struct PrefillSpec {
 // counted) the pseudo-gradients are averaged in `payload` (model/payload.h) and the outer
 // Nesterov step applied; "streaming": the same per fragment (model/fragments.h), each
 // fragment's all-reduce applied overlap_steps iterations after it started and merged as
-// merge * local + (1 - merge) * outer. diloco is streaming with 1 fragment, no overlap,
-// merge 0. With sync_steps N > 0 the first N iterations (warmup counted) all-reduce the
-// gradients as "sync" does, and the outer loop starts from the parameters they reached,
-// its inner steps counted from iteration N.
+// merge * local + (1 - merge) * outer; eager: applied when the fragment's next sync
+// starts, the outer step taken at each start (outer_sync.h). diloco is streaming with 1
+// fragment, no overlap, merge 0. With sync_steps N > 0 the first N iterations (warmup counted)
+// all-reduce the gradients as "sync" does, and the outer loop starts from the parameters they
+// reached, its inner steps counted from iteration N.
 struct DpSyncSpec {
   std::string method = "sync";  // "sync" | "diloco" | "streaming"
   int inner_steps = 1;
   int sync_steps = 0;
   int overlap_steps = 0;
   double merge = 0;
+  bool eager = false;
   double outer_lr = 0.7, outer_momentum = 0.9;
   std::string payload = "fp32";
   // Per schedule stage, per fragment: the [offset, size) runs of the stage's parameter
