@@ -201,7 +201,8 @@ def diloco_loss(sweep_dir: str) -> Optional[Dict[str, Any]]:
     payload and plain averaging (outer lr 1, no momentum) at H = 30, and Streaming DiLoCo
     at H = 30 (fragments overlapped, fp4), 300 iterations from the initialisation; the
     _warm_900 ones over 900 iterations whose first 300 are synchronous (dp_sync.sync_steps,
-    DiLoCo's protocol), against dp_900. gap_pct: each against its own DP."""
+    DiLoCo's protocol), against dp_900, with DiLoCo H = 30 also with eager updates and with
+    its sync delayed by H - 1 steps (the naive overlap). gap_pct: each against its own DP."""
     e = _method_entries(sweep_dir)
     if not e:
         return None
@@ -215,6 +216,8 @@ def diloco_loss(sweep_dir: str) -> Optional[Dict[str, Any]]:
            "diloco_h10_warm_900": loss.get("diloco_h10_warm_900"),
            "diloco_h30_warm_900": loss.get("diloco_h30_warm_900"),
            "diloco_h100_warm_900": loss.get("diloco_h100_warm_900"),
+           "diloco_h30_eager_warm_900": loss.get("diloco_h30_eager_warm_900"),
+           "diloco_h30_delayed_warm_900": loss.get("diloco_h30_delayed_warm_900"),
            "streaming_fp4_h30_warm_900": loss.get("streaming_h30_fp4_warm_900")}
 
     def gap(k: str, v: Optional[float]) -> Optional[float]:
@@ -273,12 +276,12 @@ def diloco_utilisation(sweep_dir: str) -> List[Dict[str, Any]]:
 
 def diloco_overlap(sweep_dir: str) -> Optional[Dict[str, Any]]:
     """diloco-overlap.yaml: the streaming outer loop's compute utilisation with its syncs
-    blocking and overlapped, measured and simulated."""
+    blocking, overlapped and eager, measured and simulated."""
     e = _method_entries(sweep_dir)
     if not e:
         return None
     out: Dict[str, Any] = {}
-    for m in ("blocking", "overlapped"):
+    for m in ("blocking", "overlapped", "eager"):
         u = (e.get(m) or {}).get("utilisation") or {}
         su = (e.get(m) or {}).get("simulated_utilisation") or {}
         out[m] = u.get("mean")
@@ -364,8 +367,9 @@ def diloco(repro: str) -> Dict[str, Any]:
         def f(x: Optional[float]) -> str:
             return "-" if x is None else "%.3f" % x
         print("-- overlap: utilisation measured (simulated): blocking %s (%s), overlapped %s "
-              "(%s)" % (f(overlap["blocking"]), f(overlap["blocking_simulated"]),
-                        f(overlap["overlapped"]), f(overlap["overlapped_simulated"])))
+              "(%s), eager %s (%s)" % (f(overlap["blocking"]), f(overlap["blocking_simulated"]),
+                                      f(overlap["overlapped"]), f(overlap["overlapped_simulated"]),
+                                      f(overlap["eager"]), f(overlap["eager_simulated"])))
     table4 = diloco_table4(os.path.join(repro, "diloco-table4"))
     if table4:
         near = [c for c in table4 if c["method"] != "Data-Parallel" and
