@@ -201,8 +201,8 @@ def diloco_loss(sweep_dir: str) -> Optional[Dict[str, Any]]:
     payload and plain averaging (outer lr 1, no momentum) at H = 30, and Streaming DiLoCo
     at H = 30 (fragments overlapped, fp4), 300 iterations from the initialisation; the
     _warm_900 ones over 900 iterations whose first 300 are synchronous (dp_sync.sync_steps,
-    DiLoCo's protocol), against dp_900, with DiLoCo H = 30 also with eager updates and with
-    its sync delayed by H - 1 steps (the naive overlap). gap_pct: each against its own DP."""
+    DiLoCo's protocol), against dp_900, with DiLoCo H = 30 also with eager updates.
+    gap_pct: each against its own DP."""
     e = _method_entries(sweep_dir)
     if not e:
         return None
@@ -217,7 +217,6 @@ def diloco_loss(sweep_dir: str) -> Optional[Dict[str, Any]]:
            "diloco_h30_warm_900": loss.get("diloco_h30_warm_900"),
            "diloco_h100_warm_900": loss.get("diloco_h100_warm_900"),
            "diloco_h30_eager_warm_900": loss.get("diloco_h30_eager_warm_900"),
-           "diloco_h30_delayed_warm_900": loss.get("diloco_h30_delayed_warm_900"),
            "streaming_fp4_h30_warm_900": loss.get("streaming_h30_fp4_warm_900")}
 
     def gap(k: str, v: Optional[float]) -> Optional[float]:
