@@ -125,6 +125,27 @@ TEST(Diloco, EagerStepsAtTheSyncsStartAndWaitsAsTheNextStarts) {
   EXPECT_EQ(leftovers(net), std::vector<std::string>{});
 }
 
+// DiLoCo with a two-stage pipeline in each replica: the evaluation runs the validation
+// batches through replica 0's two ranks, and agrees with the same training evaluated
+// on one rank per replica (the layouts differ only in floating-point order).
+TEST(Diloco, APipelineInsideEachReplicaIsEvaluatedOverItsRanks) {
+  double loss[2] = {0, 0};
+  const char* files[2] = {"tests/run/diloco-pipeline.yaml", "tests/run/diloco-pipeline-one.yaml"};
+  for (int k = 0; k < 2; ++k) {
+    const std::string net = k == 0 ? "dilp2" : "dilp1";
+    const fs::path dir = fs::temp_directory_path() / ("xdc-run-test-" + net);
+    fs::remove_all(dir);
+    auto r = run_xdc({"run", files[k], "-o", dir.string(), "--name", net}, 300);
+    ASSERT_EQ(r.rc, 0) << r.out;
+    const auto s = read_json(dir / "summary.json")["schedules"][0];
+    ASSERT_TRUE(s.contains("eval_loss")) << files[k] << ": " << s.dump();
+    loss[k] = s["eval_loss"].get<double>();
+    EXPECT_LT(loss[k], std::log(256.0));
+    EXPECT_EQ(leftovers(net), std::vector<std::string>{});
+  }
+  EXPECT_NEAR(loss[0], loss[1], 1e-3 * loss[1]);
+}
+
 // sync_steps 2: iterations 0 and 1 all-reduce the gradients (the replicas stay identical),
 // the outer loop starts at iteration 2 from there (inner_steps 3: a sync after iteration
 // 4, none after 5), and the prediction has the synchronous iterations' all-reduces.

@@ -132,7 +132,10 @@ class ModeledCompute final : public StageCompute {
   }
   std::span<float> grads(int) override { return grads_; }
   std::span<float> params(int) override { return {}; }
-  double eval_loss(int) override { return std::numeric_limits<double>::quiet_NaN(); }
+  bool evaluates() const override { return false; }
+  std::vector<float> eval_stage(int, int, int, std::span<const float>, double*) override {
+    throw std::logic_error("modeled compute has no parameters to evaluate");
+  }
   double grad_sq_norm(int) override { return 0; }
   void optimizer_step(int, double) override { sleep_ns(c_.opt_ns); }
   void prefill(int) override {
@@ -205,7 +208,6 @@ class RealCompute final : public StageCompute {
         b_(spec.microbatch_size),
         replicas_(spec.data_parallel),
         replica_(replica),
-        stage_count_(stage_count),
         lr_(spec.learning_rate) {
     model::set_compute_threads(std::max(1, spec.threads));
     std::vector<model::StageRange> ranges;
@@ -339,30 +341,31 @@ class RealCompute final : public StageCompute {
       for (auto& [s, st] : stages_) st->discard(kPrefillSlot);
     }
   }
-  double eval_loss(int batches) override {
-    if (static_cast<int>(stages_.size()) != stage_count_ || !corpus_ || batches < 1)
-      return std::numeric_limits<double>::quiet_NaN();
-    const model::BatchLoader val(corpus_->validation(), b_, cfg_.seq, 0);
-    const size_t n = static_cast<size_t>(b_) * cfg_.seq;
-    std::vector<int32_t> tok(n), tgt(n);
-    double sum = 0;
-    for (int i = 0; i < batches; ++i) {
-      val.fixed(i, batches, tok.data(), tgt.data());
-      std::span<const float> acts;
-      for (auto& [s, st] : stages_) {  // every stage, in order
-        model::StageInput<float> x;
-        if (st->is_first())
-          x.tokens = tok;
-        else
-          x.acts = acts;
-        if (st->is_last()) x.targets = tgt;
-        const model::StageOutput<float> out = st->forward(kPrefillSlot, x);
-        acts = out.acts;
-        if (st->is_last()) sum += out.loss;
-      }
-      for (auto& [s, st] : stages_) st->discard(kPrefillSlot);
+  bool evaluates() const override { return true; }
+  std::vector<float> eval_stage(int s, int batch, int batches, std::span<const float> in,
+                                double* loss) override {
+    model::StageApi& st = *stages_.at(s);
+    model::StageInput<float> x;
+    if (st.is_first() || st.is_last()) {  // these ranks hold the corpus (constructor)
+      const model::BatchLoader val(corpus_->validation(), b_, cfg_.seq, 0);
+      const size_t n = static_cast<size_t>(b_) * cfg_.seq;
+      eval_tokens_.resize(n);
+      eval_targets_.resize(n);
+      val.fixed(batch, batches, eval_tokens_.data(), eval_targets_.data());
     }
-    return sum / batches;
+    if (st.is_first())
+      x.tokens = eval_tokens_;
+    else
+      x.acts = in;
+    if (st.is_last()) x.targets = eval_targets_;
+    const model::StageOutput<float> out = st.forward(kPrefillSlot, x);
+    std::vector<float> acts;
+    if (st.is_last())
+      *loss = out.loss;
+    else
+      acts.assign(out.acts.begin(), out.acts.end());
+    st.discard(kPrefillSlot);
+    return acts;
   }
   double iteration_loss() const override {
     return has_loss_ && loss_count_ > 0 ? loss_sum_ / loss_count_
@@ -401,11 +404,12 @@ class RealCompute final : public StageCompute {
   }
 
   model::ModelConfig cfg_;
-  int m_, b_, replicas_, replica_, stage_count_;
+  int m_, b_, replicas_, replica_;
   double lr_;
   model::AdamWConfig opt_;  // clipping is the executor's (global norm across ranks)
   std::map<int, std::unique_ptr<model::StageApi>> stages_;
-  std::map<int, int> tp_allreduces_;  // stage -> TP all-reduces per F (and per B)
+  std::vector<int32_t> eval_tokens_, eval_targets_;  // eval_stage's batch
+  std::map<int, int> tp_allreduces_;                 // stage -> TP all-reduces per F (and per B)
   std::string device_ = "cpu";
   bool has_loss_ = false;
   std::unique_ptr<model::TextCorpus> corpus_;

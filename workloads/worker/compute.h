@@ -78,10 +78,14 @@ class StageCompute {
   virtual void prefill(int tokens) = 0;
 
   virtual double iteration_loss() const = 0;  // mean over microbatches; NaN without loss
-  // Mean loss of the held parameters over `batches` fixed validation batches (the
-  // corpus's validation split, BatchLoader::fixed), forward only, nothing kept; NaN unless
-  // this rank holds every stage (real compute).
-  virtual double eval_loss(int batches) = 0;
+  // Validation, forward only and nothing kept: held stage `stage` on fixed validation
+  // batch `batch` of `batches` (the corpus's validation split, BatchLoader::fixed), `in`
+  // the previous stage's output (the first stage reads the batch's tokens). Returns the
+  // stage's output; the last stage returns none and sets *loss to the batch's loss. Real
+  // compute only (evaluates()); worker.cpp runs it over the replica's pipeline.
+  virtual bool evaluates() const = 0;
+  virtual std::vector<float> eval_stage(int stage, int batch, int batches,
+                                        std::span<const float> in, double* loss) = 0;
   virtual std::string param_checksum() = 0;  // hex hash of the held parameters; "" modeled
   virtual int64_t peak_activation_bytes() const = 0;
 };

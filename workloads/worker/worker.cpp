@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <optional>
 #include <set>
@@ -267,6 +268,47 @@ void finish_report(RankRun& r, Tracer& tracer, StageCompute& compute, int clock_
   write_report(r.prefix + ".json", report);
 }
 
+// The validation loss of replica 0's parameters (StageCompute::eval_stage) over its
+// pipeline, after the run (the comm thread joined): each batch runs the stages in order,
+// each on the rank holding it, the activations between ranks over the replica's pipeline
+// communicator (its rank = the pipeline rank without tensor parallelism). The last
+// stage's rank returns the mean loss, the others NaN; NaN too in other replicas, with
+// modeled compute, and with tensor parallelism (a TP group splits each stage).
+double pipeline_eval_loss(StageCompute& compute, const sched::Schedule& schedule, const Layout& L,
+                          int batches) {
+  const double none = std::numeric_limits<double>::quiet_NaN();
+  if (!compute.evaluates() || L.replica != 0 || L.tensor_parallel > 1 || batches < 1) return none;
+  constexpr int kTag = 7301;
+  const std::vector<int>& owner = schedule.stage_rank;  // stage -> pipeline rank
+  const int stages = static_cast<int>(owner.size());
+  const int me = L.pipeline_rank;
+  double sum = 0;
+  bool last = false;
+  std::vector<float> acts;
+  for (int i = 0; i < batches; ++i)
+    for (int s = 0; s < stages; ++s) {
+      if (owner[s] != me) continue;
+      if (s > 0 && owner[s - 1] != me) {
+        MPI_Status st;
+        MPI_Probe(owner[s - 1], kTag, L.pipeline, &st);
+        int count = 0;
+        MPI_Get_count(&st, MPI_FLOAT, &count);
+        acts.resize(static_cast<size_t>(count));
+        MPI_Recv(acts.data(), count, MPI_FLOAT, owner[s - 1], kTag, L.pipeline, MPI_STATUS_IGNORE);
+      }
+      double loss = none;
+      acts = compute.eval_stage(s, i, batches, acts, &loss);
+      if (s == stages - 1) {
+        sum += loss;
+        last = true;
+      } else if (owner[s + 1] != me) {
+        MPI_Send(acts.data(), static_cast<int>(acts.size()), MPI_FLOAT, owner[s + 1], kTag,
+                 L.pipeline);
+      }
+    }
+  return last ? sum / batches : none;
+}
+
 void run(const RunSpec& spec, int rank, int thread_level, const std::string& host) {
   int size = 0;
   MPI_Comm_size(MPI_COMM_WORLD, &size);
@@ -330,7 +372,7 @@ void run(const RunSpec& spec, int rank, int thread_level, const std::string& hos
       fail(rank, host, e.what());
     }
   }
-  const double eval = compute->eval_loss(kEvalBatches);
+  const double eval = pipeline_eval_loss(*compute, schedule, L, kEvalBatches);
   if (!std::isnan(eval)) {
     report.eval_loss = eval;
     std::printf("rank %d eval loss %.6f (%d validation batches)\n", rank, eval, kEvalBatches);
