@@ -162,7 +162,7 @@ Comm::Request* OuterSync::start(StageCompute& compute, int stage, int fragment, 
   if (u.eager) {  // the outer step now, beside the all-reduce
     u.eager->mix(u.sent, u.step);
     u.opt->step(u.step, u.theta_start);
-    merge_into(compute, stage, u);
+    merge_into(compute, stage, u, static_cast<float>(merge_));
   }
   return r;
 }
@@ -176,28 +176,23 @@ void OuterSync::finish(StageCompute& compute, int stage, int fragment) {
     const float inv = 1.0f / static_cast<float>(replicas_);
     for (float& d : u.delta) d *= inv;
     u.opt->step(u.delta, u.theta_start);
-    merge_into(compute, stage, u);
+    merge_into(compute, stage, u, static_cast<float>(merge_));
   }
   ++steps_;
 }
 
-// The live parameters: merge x local + (1 - merge) x the outer parameters.
-void OuterSync::merge_into(StageCompute& compute, int stage, const Unit& u) const {
-  const auto a = static_cast<float>(merge_);
+// The live parameters: keep x local + (1 - keep) x the outer parameters.
+void OuterSync::merge_into(StageCompute& compute, int stage, const Unit& u, float keep) const {
   const std::span<float> p = compute.params(stage);
   size_t k = 0;
   for (auto [off, len] : u.runs)
-    for (int64_t i = off; i < off + len; ++i, ++k) p[i] = a * p[i] + (1 - a) * u.theta_start[k];
+    for (int64_t i = off; i < off + len; ++i, ++k)
+      p[i] = keep * p[i] + (1 - keep) * u.theta_start[k];
 }
 
 void OuterSync::adopt_outer(StageCompute& compute) {
   if (!compute.real()) return;
-  for (auto& [key, u] : units_) {
-    const std::span<float> p = compute.params(key.first);
-    size_t k = 0;
-    for (auto [off, len] : u.runs)
-      for (int64_t i = off; i < off + len; ++i, ++k) p[i] = u.theta_start[k];
-  }
+  for (const auto& [key, u] : units_) merge_into(compute, key.first, u, 0);
 }
 
 }  // namespace xdc::worker

@@ -80,7 +80,7 @@ class OuterSync {
 
  private:
   struct Unit;
-  void merge_into(StageCompute& compute, int stage, const Unit& u) const;
+  void merge_into(StageCompute& compute, int stage, const Unit& u, float keep) const;
 
   using Runs = std::vector<std::pair<int64_t, int64_t>>;
   struct Unit {
