@@ -220,10 +220,16 @@ std::string dp_sync_section(const RunData& d) {
                  ? fmt::format(fmt::runtime(f), j[k].get<double>() * scale)
                  : std::string("-");
     };
+    // The method: "diloco", or streaming's fragments, overlap and merge; eager last.
+    std::string method = j.value("method", std::string("diloco"));
+    if (j.contains("fragments"))
+      method += fmt::format(", {} fragments, overlap {}, merge {:g}", j.value("fragments", 1),
+                            j.value("overlap_steps", 0), j.value("merge", 0.0));
+    if (j.value("eager", false)) method += ", eager";
     rows += fmt::format(
         "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
-        "<td>{}</td><td>{}</td></tr>",
-        escape(s.name),
+        "<td>{}</td><td>{}</td><td>{}</td></tr>",
+        escape(s.name), escape(method),
         j.value("sync_steps", 0) > 0
             ? fmt::format("{} (after {} synchronous)", j.value("inner_steps", 0),
                           j.value("sync_steps", 0))
@@ -236,15 +242,17 @@ std::string dp_sync_section(const RunData& d) {
   if (rows.empty()) return "";
   return section(
       "dp-sync", "Data parallelism: DiLoCo's outer syncs",
-      "<table><tr><th>run</th><th>inner steps</th><th>payload</th><th>outer syncs</th>"
+      "<table><tr><th>run</th><th>method</th><th>inner steps</th><th>payload</th>"
+      "<th>outer syncs</th>"
       "<th>payload bytes per sync</th><th>analytic</th><th>stall per sync</th>"
       "<th>sync per sync</th><th>eval loss</th></tr>" +
           rows +
           "</table><p class=\"note\">Payload bytes: what each message of the replicas' "
           "all-reduce carries (every held stage's pseudo-gradient, encoded); analytic: the "
           "parameters' count in the format. Stall: the OUTER_SYNC wait per sync, mean over "
-          "ranks; sync: encode, all-reduce, decode and outer step. Eval loss: replica 0's "
-          "final parameters on the validation batches.</p>");
+          "ranks; sync: encode, all-reduce, decode and outer step (eager: the sync's "
+          "wait as its fragment's next starts). Eval loss: replica 0's final parameters on "
+          "the validation batches.</p>");
 }
 
 // The WAN under the user's program (wan_chart.h); "" for other runs.

@@ -119,6 +119,8 @@ TEST(Diloco, EagerStepsAtTheSyncsStartAndWaitsAsTheNextStarts) {
   const auto s = read_json(dir / "summary.json")["schedules"][0];
   EXPECT_EQ(s["dp_sync"]["eager"], true);
   EXPECT_EQ(s["dp_sync"]["outer_syncs"], 1);
+  const std::string html = xdc::read_text_file_or_empty(dir / "report.html");
+  EXPECT_NE(html.find("<td>diloco, eager</td>"), std::string::npos) << "the report's method";
   ASSERT_TRUE(s.contains("eval_loss")) << s.dump();
   EXPECT_LT(s["eval_loss"].get<double>(), std::log(256.0));
   EXPECT_GT(s["simulated_iteration_s"].get<double>(), 0);
