@@ -228,11 +228,12 @@ nlohmann::json dp_sync_json(const Experiment& e,
   const int job = e.warmup + e.iterations;
   constexpr int64_t kHeaderBytes = 66;  // Ethernet 14 + IPv4 20 + TCP with timestamps 32
   // Per round (every fragment synchronised once): the payload, and with headers; over
-  // the whole job: the payload its fragment syncs carry.
+  // the whole job: the payload its fragment syncs carry. outer_bytes is one TP rank's
+  // shard of each stage; each of the stage's TP ranks syncs its own.
   int64_t analytic = 0, wire = 0, job_payload = 0;
   for (const auto& per : outer_bytes)
     for (size_t p = 0; p < per.size(); ++p) {
-      const int64_t b = per[p];
+      const int64_t b = per[p] * e.tensor_parallel;
       analytic += b;
       wire += b + (b + sim::kTcpMss - 1) / sim::kTcpMss * kHeaderBytes;
       for (int t = 1; t <= job - d.sync_steps; ++t)

@@ -148,15 +148,16 @@ ScheduleResult::Point iteration_point(const trace::Trace& iteration,
 // {method, inner_steps, payload, outer_syncs (rounds in the measured iterations: rank 0's
 // OUTER_SYNC records over the (stage, fragment) pairs it holds), payload_bytes_per_outer_step
 // (replica 0's OUTER_SYNC records' bytes per round, its stages summed: what each message of
-// the all-reduce carries), payload_bytes_analytic (outer_bytes summed),
-// collective_bytes_per_outer_step (2 (M - 1) x payload_bytes_analytic: the binomial
-// all-reduce's M - 1 reduce and M - 1 broadcast messages among M replicas, TCP/IP headers
-// not counted), collective_wire_bytes_analytic (the same with each message cut into
-// 1448-byte TCP segments of 66 header bytes: Ethernet, IP, TCP with timestamps; ACKs and
-// MPI's own fragment headers not counted), job_payload_bytes_analytic (the payload every
-// fragment sync of the job carries, warmup included), stall_s_per_sync (OUTER_SYNC waits
-// per round, mean over ranks), sync_s_per_sync (OUTER_SYNC records' time per round, mean
-// over ranks: encode, wait, decode, step; with overlap, the inner steps beside it too)};
+// the all-reduce carries), payload_bytes_analytic (outer_bytes summed, x tensor_parallel:
+// each TP rank syncs its own shard), collective_bytes_per_outer_step (2 (M - 1) x
+// payload_bytes_analytic: the binomial all-reduce's M - 1 reduce and M - 1 broadcast
+// messages among M replicas, TCP/IP headers not counted), collective_wire_bytes_analytic
+// (the same with each message cut into 1448-byte TCP segments of 66 header bytes:
+// Ethernet, IP, TCP with timestamps; ACKs and MPI's own fragment headers not counted),
+// job_payload_bytes_analytic (the payload every fragment sync of the job carries, warmup
+// included), stall_s_per_sync (OUTER_SYNC waits per round, mean over ranks),
+// sync_s_per_sync (OUTER_SYNC records' time per round, mean over ranks: encode, wait,
+// decode, step; with overlap, the inner steps beside it too)};
 // streaming adds fragments, overlap_steps, merge and fragment_syncs (rank 0's records);
 // eager: eager true.
 nlohmann::json dp_sync_json(const Experiment& e,

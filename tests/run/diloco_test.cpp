@@ -148,6 +148,40 @@ TEST(Diloco, APipelineInsideEachReplicaIsEvaluatedOverItsRanks) {
   EXPECT_NEAR(loss[0], loss[1], 1e-3 * loss[1]);
 }
 
+// DiLoCo with tensor parallelism: each TP rank's shard agrees with its peer's in the other
+// replica after every outer sync and differs between; the payload per round is every TP
+// rank's shard, and the WAN carries the all-reduce of all of them.
+TEST(Diloco, EachTensorParallelRankSynchronisesItsShard) {
+  const std::string net = "diltp";
+  const fs::path dir = fs::temp_directory_path() / "xdc-run-test-diloco-tp";
+  fs::remove_all(dir);
+  auto r = run_xdc({"run", "tests/run/diloco-tp.yaml", "-o", dir.string(), "--name", net}, 300);
+  ASSERT_EQ(r.rc, 0) << r.out;
+  // World rank (replica x 2 + pipeline rank) x 2 + TP index: rank k's peer is k + 4.
+  for (int k = 0; k < 4; ++k) {
+    const auto a =
+        read_json(dir / "1f1b" / ("rank" + std::to_string(k) + ".json"))["param_checksums"];
+    const auto b =
+        read_json(dir / "1f1b" / ("rank" + std::to_string(k + 4) + ".json"))["param_checksums"];
+    ASSERT_EQ(a.size(), 4u);
+    ASSERT_EQ(b.size(), 4u);
+    for (size_t i = 0; i < a.size(); ++i) {
+      if (i % 2 == 1)
+        EXPECT_EQ(a[i], b[i]) << "rank " << k << ", iteration " << i << " ends with a sync";
+      else
+        EXPECT_NE(a[i], b[i]) << "rank " << k << ", iteration " << i;
+    }
+  }
+  const auto d = read_json(dir / "summary.json")["schedules"][0]["dp_sync"];
+  EXPECT_EQ(d["outer_syncs"], 2);
+  EXPECT_EQ(d["payload_bytes_per_outer_step"].get<double>(),
+            d["payload_bytes_analytic"].get<double>());
+  EXPECT_NEAR(d["wan_wire_bytes_per_outer_step"].get<double>() /
+                  d["collective_wire_bytes_analytic"].get<double>(),
+              1.0, 0.08);
+  EXPECT_EQ(leftovers(net), std::vector<std::string>{});
+}
+
 // sync_steps 2: iterations 0 and 1 all-reduce the gradients (the replicas stay identical),
 // the outer loop starts at iteration 2 from there (inner_steps 3: a sync after iteration
 // 4, none after 5), and the prediction has the synchronous iterations' all-reduces.
