@@ -150,7 +150,8 @@ TEST(Diloco, APipelineInsideEachReplicaIsEvaluatedOverItsRanks) {
 
 // DiLoCo with tensor parallelism: each TP rank's shard agrees with its peer's in the other
 // replica after every outer sync and differs between; the payload per round is every TP
-// rank's shard, and the WAN carries the all-reduce of all of them.
+// rank's shard, and the WAN carries the all-reduce of all of them; the evaluation over
+// the TP groups agrees with the same training without TP.
 TEST(Diloco, EachTensorParallelRankSynchronisesItsShard) {
   const std::string net = "diltp";
   const fs::path dir = fs::temp_directory_path() / "xdc-run-test-diloco-tp";
@@ -180,6 +181,18 @@ TEST(Diloco, EachTensorParallelRankSynchronisesItsShard) {
                   d["collective_wire_bytes_analytic"].get<double>(),
               1.0, 0.08);
   EXPECT_EQ(leftovers(net), std::vector<std::string>{});
+  // The evaluation runs over the TP groups and agrees with the same training without TP.
+  const fs::path one = fs::temp_directory_path() / "xdc-run-test-diloco-tp-one";
+  fs::remove_all(one);
+  r = run_xdc({"run", "tests/run/diloco-tp-one.yaml", "-o", one.string(), "--name", "diltq"}, 300);
+  ASSERT_EQ(r.rc, 0) << r.out;
+  const auto tp = read_json(dir / "summary.json")["schedules"][0];
+  const auto plain = read_json(one / "summary.json")["schedules"][0];
+  ASSERT_TRUE(tp.contains("eval_loss")) << tp.dump();
+  ASSERT_TRUE(plain.contains("eval_loss")) << plain.dump();
+  EXPECT_NEAR(tp["eval_loss"].get<double>(), plain["eval_loss"].get<double>(),
+              1e-3 * plain["eval_loss"].get<double>());
+  EXPECT_EQ(leftovers("diltq"), std::vector<std::string>{});
 }
 
 // sync_steps 2: iterations 0 and 1 all-reduce the gradients (the replicas stay identical),

@@ -270,18 +270,24 @@ void finish_report(RankRun& r, Tracer& tracer, StageCompute& compute, int clock_
 
 // The validation loss of replica 0's parameters (StageCompute::eval_stage) over its
 // pipeline, after the run (the comm thread joined): each batch runs the stages in order,
-// each on the rank holding it, the activations between ranks over the replica's pipeline
-// communicator (its rank = the pipeline rank without tensor parallelism). The last
-// stage's rank returns the mean loss, the others NaN; NaN too in other replicas, with
-// modeled compute, and with tensor parallelism (a TP group splits each stage).
+// each on the ranks holding it, the activations from TP rank t of one stage to TP rank t
+// of the next over the replica's pipeline communicator (rank pipeline rank x TP + t), a
+// TP group's all-reduces blocking on its communicator. The last stage's ranks return the
+// mean loss, the others NaN; NaN too in other replicas and with modeled compute.
 double pipeline_eval_loss(StageCompute& compute, const sched::Schedule& schedule, const Layout& L,
                           int batches) {
   const double none = std::numeric_limits<double>::quiet_NaN();
-  if (!compute.evaluates() || L.replica != 0 || L.tensor_parallel > 1 || batches < 1) return none;
+  if (!compute.evaluates() || L.replica != 0 || batches < 1) return none;
+  if (L.tensor_parallel > 1)  // the executor's went with its comm thread
+    compute.set_tp_allreduce([&L](std::span<float> x) {
+      MPI_Allreduce(MPI_IN_PLACE, x.data(), static_cast<int>(x.size()), MPI_FLOAT, MPI_SUM,
+                    L.tensor);
+    });
   constexpr int kTag = 7301;
   const std::vector<int>& owner = schedule.stage_rank;  // stage -> pipeline rank
   const int stages = static_cast<int>(owner.size());
   const int me = L.pipeline_rank;
+  auto peer = [&L](int pipeline_rank) { return pipeline_rank * L.tensor_parallel + L.tp_index; };
   double sum = 0;
   bool last = false;
   std::vector<float> acts;
@@ -290,11 +296,12 @@ double pipeline_eval_loss(StageCompute& compute, const sched::Schedule& schedule
       if (owner[s] != me) continue;
       if (s > 0 && owner[s - 1] != me) {
         MPI_Status st;
-        MPI_Probe(owner[s - 1], kTag, L.pipeline, &st);
+        MPI_Probe(peer(owner[s - 1]), kTag, L.pipeline, &st);
         int count = 0;
         MPI_Get_count(&st, MPI_FLOAT, &count);
         acts.resize(static_cast<size_t>(count));
-        MPI_Recv(acts.data(), count, MPI_FLOAT, owner[s - 1], kTag, L.pipeline, MPI_STATUS_IGNORE);
+        MPI_Recv(acts.data(), count, MPI_FLOAT, peer(owner[s - 1]), kTag, L.pipeline,
+                 MPI_STATUS_IGNORE);
       }
       double loss = none;
       acts = compute.eval_stage(s, i, batches, acts, &loss);
@@ -302,7 +309,7 @@ double pipeline_eval_loss(StageCompute& compute, const sched::Schedule& schedule
         sum += loss;
         last = true;
       } else if (owner[s + 1] != me) {
-        MPI_Send(acts.data(), static_cast<int>(acts.size()), MPI_FLOAT, owner[s + 1], kTag,
+        MPI_Send(acts.data(), static_cast<int>(acts.size()), MPI_FLOAT, peer(owner[s + 1]), kTag,
                  L.pipeline);
       }
     }
