@@ -112,12 +112,6 @@ DpSync parse_dp_sync(const yaml::Value& v, const Experiment& e) {
     v.error(
         "dp_sync's outer loop runs on the CPU stage only for now (its outer step writes the "
         "parameters in host memory); use compute: real on cpu or modeled compute");
-  // Each TP rank synchronises its own shard of the stage with its peers in the other
-  // replicas; a fragment's runs are laid out for a whole stage's buffer, not a shard's.
-  if (e.tensor_parallel > 1 && d.fragments > 1)
-    fragments->error(
-        "fragments of a stage split by tensor parallelism are not laid out yet; use "
-        "fragments: 1 (or tensor_parallel: 1)");
   return d;
 }
 

@@ -225,14 +225,6 @@ INSTANTIATE_TEST_SUITE_P(
             9, "no overlap_steps or merge with it"},
         Bad{"dp_sync_eager_with_sync", kGoodDp + "dp_sync: {method: sync, eager: true}\n", 9,
             "eager go with method: diloco or streaming"},
-        Bad{"dp_sync_fragments_with_tensor_parallel",
-            "name: t\ntopology: ../../topologies/two-dc.yaml\n"
-            "compute: {modeled: {model: llama2-13b, device: a100, seq: 1024}}\n"
-            "pipeline: {stages: 2, tensor_parallel: 2, data_parallel: 2, placement: "
-            "[[[east-h1, east-h1], [east-h2, east-h2]], [[w1, w1], [w2, w2]]]}\n"
-            "microbatches: 8\niterations: 4\nwarmup: 0\nschedules: [1f1b]\n"
-            "dp_sync: {method: streaming, inner_steps: 4, fragments: 2}\n",
-            9, "not laid out yet"},
         Bad{"dp_sync_merge_over_one",
             kGoodDp + "dp_sync: {method: streaming, inner_steps: 4, merge: 1.5}\n", 9, "merge"},
         Bad{"dp_sync_fragments_over_shape_layers",

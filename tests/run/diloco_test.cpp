@@ -150,8 +150,7 @@ TEST(Diloco, APipelineInsideEachReplicaIsEvaluatedOverItsRanks) {
 
 // DiLoCo with tensor parallelism: each TP rank's shard agrees with its peer's in the other
 // replica after every outer sync and differs between; the payload per round is every TP
-// rank's shard, and the WAN carries the all-reduce of all of them; the evaluation over
-// the TP groups agrees with the same training without TP.
+// rank's shard, and the WAN carries the all-reduce of all of them.
 TEST(Diloco, EachTensorParallelRankSynchronisesItsShard) {
   const std::string net = "diltp";
   const fs::path dir = fs::temp_directory_path() / "xdc-run-test-diloco-tp";
@@ -181,18 +180,28 @@ TEST(Diloco, EachTensorParallelRankSynchronisesItsShard) {
                   d["collective_wire_bytes_analytic"].get<double>(),
               1.0, 0.08);
   EXPECT_EQ(leftovers(net), std::vector<std::string>{});
-  // The evaluation runs over the TP groups and agrees with the same training without TP.
-  const fs::path one = fs::temp_directory_path() / "xdc-run-test-diloco-tp-one";
-  fs::remove_all(one);
-  r = run_xdc({"run", "tests/run/diloco-tp-one.yaml", "-o", one.string(), "--name", "diltq"}, 300);
-  ASSERT_EQ(r.rc, 0) << r.out;
-  const auto tp = read_json(dir / "summary.json")["schedules"][0];
-  const auto plain = read_json(one / "summary.json")["schedules"][0];
-  ASSERT_TRUE(tp.contains("eval_loss")) << tp.dump();
-  ASSERT_TRUE(plain.contains("eval_loss")) << plain.dump();
-  EXPECT_NEAR(tp["eval_loss"].get<double>(), plain["eval_loss"].get<double>(),
-              1e-3 * plain["eval_loss"].get<double>());
-  EXPECT_EQ(leftovers("diltq"), std::vector<std::string>{});
+}
+
+// Streaming DiLoCo's fragments over TP shards (each TP rank holds the same layout of its
+// shard) and the evaluation over TP groups: the same training without tensor parallelism
+// ends at the same evaluation loss, as it would not if a fragment's runs missed a shard's
+// parameters.
+TEST(Diloco, StreamingFragmentsOverTensorParallelShardsTrainAsWithoutThem) {
+  double loss[2] = {0, 0};
+  const char* files[2] = {"tests/run/streaming-tp.yaml", "tests/run/streaming-tp-one.yaml"};
+  for (int k = 0; k < 2; ++k) {
+    const std::string net = k == 0 ? "strtp" : "strt1";
+    const fs::path dir = fs::temp_directory_path() / ("xdc-run-test-" + net);
+    fs::remove_all(dir);
+    auto r = run_xdc({"run", files[k], "-o", dir.string(), "--name", net}, 300);
+    ASSERT_EQ(r.rc, 0) << r.out;
+    const auto s = read_json(dir / "summary.json")["schedules"][0];
+    ASSERT_TRUE(s.contains("eval_loss")) << files[k] << ": " << s.dump();
+    loss[k] = s["eval_loss"].get<double>();
+    EXPECT_EQ(s["dp_sync"]["fragment_syncs"], 2) << files[k];  // stage 0: fragment 0 alone
+    EXPECT_EQ(leftovers(net), std::vector<std::string>{});
+  }
+  EXPECT_NEAR(loss[0], loss[1], 1e-3 * loss[1]);
 }
 
 // sync_steps 2: iterations 0 and 1 all-reduce the gradients (the replicas stay identical),
