@@ -4,13 +4,18 @@
 // each sync is traced as OUTER_SYNC carrying the int8 payload's bytes of the model's
 // parameters; summary.json states the syncs, the bytes per outer step beside the
 // analytic count (the WAN's own byte counters within 5% of it, headers included) and the
-// final evaluation loss; nothing is left behind.
+// final evaluation loss; nothing is left behind. Also: eager updates, Streaming DiLoCo's
+// fragments, a pipeline and tensor parallelism inside each replica (evaluated over its
+// ranks), a DC lost mid-sync.
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "common/text_file.h"
 #include "tests/network/leftovers.h"
@@ -27,6 +32,30 @@ namespace {
 
 nlohmann::json read_json(const fs::path& f) {
   return nlohmann::json::parse(xdc::read_text_file_or_empty(f));
+}
+
+// `xdc run` of each (experiment, network name): its first schedule's summary (null where
+// the run failed); each leaves nothing behind.
+std::vector<nlohmann::json> run_each(const std::vector<std::pair<std::string, std::string>>& runs) {
+  std::vector<nlohmann::json> out;
+  for (const auto& [file, net] : runs) {
+    const fs::path dir = fs::temp_directory_path() / ("xdc-run-test-" + net);
+    fs::remove_all(dir);
+    const auto r = run_xdc({"run", file, "-o", dir.string(), "--name", net}, 300);
+    EXPECT_EQ(r.rc, 0) << file << ": " << r.out;
+    out.push_back(r.rc == 0 ? read_json(dir / "summary.json")["schedules"][0] : nlohmann::json());
+    EXPECT_EQ(leftovers(net), std::vector<std::string>{});
+  }
+  return out;
+}
+
+// The evaluation losses of two runs of the same training, which agree to 1e-3.
+void expect_same_eval_loss(const std::vector<nlohmann::json>& s) {
+  ASSERT_EQ(s.size(), 2u);
+  for (const auto& one : s) ASSERT_TRUE(one.contains("eval_loss")) << one.dump();
+  const double a = s[0]["eval_loss"].get<double>(), b = s[1]["eval_loss"].get<double>();
+  EXPECT_LT(a, std::log(256.0));
+  EXPECT_NEAR(a, b, 1e-3 * b);
 }
 
 }  // namespace
@@ -131,21 +160,8 @@ TEST(Diloco, EagerStepsAtTheSyncsStartAndWaitsAsTheNextStarts) {
 // batches through replica 0's two ranks, and agrees with the same training evaluated
 // on one rank per replica (the layouts differ only in floating-point order).
 TEST(Diloco, APipelineInsideEachReplicaIsEvaluatedOverItsRanks) {
-  double loss[2] = {0, 0};
-  const char* files[2] = {"tests/run/diloco-pipeline.yaml", "tests/run/diloco-pipeline-one.yaml"};
-  for (int k = 0; k < 2; ++k) {
-    const std::string net = k == 0 ? "dilp2" : "dilp1";
-    const fs::path dir = fs::temp_directory_path() / ("xdc-run-test-" + net);
-    fs::remove_all(dir);
-    auto r = run_xdc({"run", files[k], "-o", dir.string(), "--name", net}, 300);
-    ASSERT_EQ(r.rc, 0) << r.out;
-    const auto s = read_json(dir / "summary.json")["schedules"][0];
-    ASSERT_TRUE(s.contains("eval_loss")) << files[k] << ": " << s.dump();
-    loss[k] = s["eval_loss"].get<double>();
-    EXPECT_LT(loss[k], std::log(256.0));
-    EXPECT_EQ(leftovers(net), std::vector<std::string>{});
-  }
-  EXPECT_NEAR(loss[0], loss[1], 1e-3 * loss[1]);
+  expect_same_eval_loss(run_each({{"tests/run/diloco-pipeline.yaml", "dilp2"},
+                                  {"tests/run/diloco-pipeline-one.yaml", "dilp1"}}));
 }
 
 // DiLoCo with tensor parallelism: each TP rank's shard agrees with its peer's in the other
@@ -187,21 +203,11 @@ TEST(Diloco, EachTensorParallelRankSynchronisesItsShard) {
 // ends at the same evaluation loss, as it would not if a fragment's runs missed a shard's
 // parameters.
 TEST(Diloco, StreamingFragmentsOverTensorParallelShardsTrainAsWithoutThem) {
-  double loss[2] = {0, 0};
-  const char* files[2] = {"tests/run/streaming-tp.yaml", "tests/run/streaming-tp-one.yaml"};
-  for (int k = 0; k < 2; ++k) {
-    const std::string net = k == 0 ? "strtp" : "strt1";
-    const fs::path dir = fs::temp_directory_path() / ("xdc-run-test-" + net);
-    fs::remove_all(dir);
-    auto r = run_xdc({"run", files[k], "-o", dir.string(), "--name", net}, 300);
-    ASSERT_EQ(r.rc, 0) << r.out;
-    const auto s = read_json(dir / "summary.json")["schedules"][0];
-    ASSERT_TRUE(s.contains("eval_loss")) << files[k] << ": " << s.dump();
-    loss[k] = s["eval_loss"].get<double>();
-    EXPECT_EQ(s["dp_sync"]["fragment_syncs"], 2) << files[k];  // stage 0: fragment 0 alone
-    EXPECT_EQ(leftovers(net), std::vector<std::string>{});
-  }
-  EXPECT_NEAR(loss[0], loss[1], 1e-3 * loss[1]);
+  const auto s = run_each(
+      {{"tests/run/streaming-tp.yaml", "strtp"}, {"tests/run/streaming-tp-one.yaml", "strt1"}});
+  for (const auto& one : s)  // stage 0 holds fragment 0 alone: syncs after iterations 2 and 4
+    EXPECT_EQ(one.value("dp_sync", nlohmann::json()).value("fragment_syncs", 0), 2);
+  expect_same_eval_loss(s);
 }
 
 // sync_steps 2: iterations 0 and 1 all-reduce the gradients (the replicas stay identical),
