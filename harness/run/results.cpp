@@ -233,9 +233,10 @@ nlohmann::json dp_sync_json(const Experiment& e,
   int64_t analytic = 0, wire = 0, job_payload = 0;
   for (const auto& per : outer_bytes)
     for (size_t p = 0; p < per.size(); ++p) {
-      const int64_t b = per[p] * e.tensor_parallel;
+      const int64_t shard = per[p], b = shard * e.tensor_parallel;
       analytic += b;
-      wire += b + (b + sim::kTcpMss - 1) / sim::kTcpMss * kHeaderBytes;
+      wire +=
+          e.tensor_parallel * (shard + (shard + sim::kTcpMss - 1) / sim::kTcpMss * kHeaderBytes);
       for (int t = 1; t <= job - d.sync_steps; ++t)
         if (model::fragment_due(t, static_cast<int>(p), static_cast<int>(per.size()),
                                 d.inner_steps))

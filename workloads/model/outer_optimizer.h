@@ -5,6 +5,7 @@
 //   v = momentum * v + delta;   theta = theta_start - lr * (delta + momentum * v).
 // One per stage; every replica holds the same v and applies the same averaged delta, so
 // replicas leave each outer step with identical parameters.
+#include <algorithm>
 #include <cstddef>
 #include <span>
 #include <stdexcept>
@@ -49,8 +50,11 @@ class EagerOuterGradient {
   void mix(std::span<const float> own, std::span<float> out) const {
     if (own.size() != out.size() || (!others_.empty() && others_.size() != own.size()))
       throw std::invalid_argument("EagerOuterGradient::mix: spans of different sizes");
-    for (size_t i = 0; i < own.size(); ++i)
-      out[i] = others_.empty() ? own[i] : own[i] / m_ + others_[i];
+    if (others_.empty()) {
+      std::copy(own.begin(), own.end(), out.begin());
+      return;
+    }
+    for (size_t i = 0; i < own.size(); ++i) out[i] = own[i] / m_ + others_[i];
   }
   // The all-reduce of `sent` (this replica's contribution as the others decode it) ended
   // with `sum`: others = (sum - sent) / M.

@@ -17,13 +17,13 @@
 // replicas agree on theta_start (and, with merge 0, leave the sync with identical
 // parameters). Eager (DpSyncSpec::eager): the outer step is taken at the start, on the
 // replica's own delta (as encoded) mixed with the others' from the fragment's previous
-// all-reduce (model::EagerOuterGradient), the live parameters set to theta_start, and
-// the all-reduce is waited for inner_steps iterations later, as the fragment's next
-// starts; its sum only updates the others' share. Modeled compute has no parameters: the same
-// collective runs on the stage's gradient scratch (the fragment's runs of it as fp32 values,
-// encoded), so the bytes still cross the WAN, and nothing is stepped. The MPI datatypes and ops are
-// made by the constructor: build this before the Comm's thread starts (MPI calls from one thread at
-// a time).
+// all-reduce (model::EagerOuterGradient), the live parameters set to theta_start, and the
+// all-reduce is waited for inner_steps iterations later, as the fragment's next starts;
+// its sum only updates the others' share. Modeled compute has no parameters: the same
+// collective runs on the stage's gradient scratch (the fragment's runs of it as fp32
+// values, encoded), so the bytes still cross the WAN, and nothing is stepped.
+// The MPI datatypes and ops are made by the constructor: build this before the Comm's
+// thread starts (MPI calls from one thread at a time).
 #include <mpi.h>
 
 #include <cstdint>
