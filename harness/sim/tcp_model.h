@@ -48,7 +48,10 @@
 //   (tcp_jitter_lag_ns, tcp_tso_segments). Not modeled: that lag on each round of a
 //   multi-round message's ACK clock, the probe timeout of a tail loss, OpenMPI's
 // btl_tcp_links > 1 (it does not stripe one message), which of n connections a loss hits
-// (the kernel's pick follows their packets' arrival order; the aggregate takes the share).
+// (the kernel's pick follows their packets' arrival order; the aggregate takes the share),
+// a WAN connection's aggregates dropped at its sender's port behind a LAN window's backlog
+// short of that window's own overflow (the kernel's windows ratchet down beside a bulk
+// transfer: tests/network/port_share_test.cpp, PortBulk).
 #include <algorithm>
 #include <array>
 #include <cstdint>
