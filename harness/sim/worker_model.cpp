@@ -32,6 +32,7 @@ struct CollectiveMessage {
   int coll = 0, from = 0, to = 0, half = 0;  // members; half 0: the broadcast's
   int64_t ticket = -1;
   int64_t arrival = -1;  // -1: not yet complete
+  int64_t left = -1;     // when its last byte left the sender (its send completes)
   bool posted = false;
 };
 
@@ -76,6 +77,29 @@ std::vector<int64_t> gloo_ring_dp(const std::vector<Collective>& colls, int repl
   return out;
 }
 
+// The messages of libnbc's binomial rounds (binomial_allreduce's order) of each collective
+// every member entered, which `timed` marks: the reduce's (into v in round `half`), then
+// the broadcast's (parent -> v).
+std::vector<CollectiveMessage> binomial_messages(const std::vector<Collective>& colls, int members,
+                                                 std::vector<char>& timed) {
+  std::vector<CollectiveMessage> msgs;
+  for (int k = 0; k < static_cast<int>(colls.size()); ++k) {
+    const Collective& c = colls[k];
+    if (c.bytes <= 0 || members < 2 ||
+        std::any_of(c.enter.begin(), c.enter.end(), [](int64_t x) { return x < 0; }))
+      continue;
+    timed[k] = 1;
+    for (int half = 1; half < members; half *= 2)
+      for (int v = 0; v + half < members; v += 2 * half) msgs.push_back({k, v + half, v, half});
+    for (int v = 1; v < members; ++v) {
+      int high = 1;
+      while (high * 2 <= v) high *= 2;
+      msgs.push_back({k, v - high, v, 0});
+    }
+  }
+  return msgs;
+}
+
 // One collective per stage of replica 0 of `s` (`local` pipeline ranks a replica), among
 // the ranks of `links` that hold its pipeline rank; members enter at their replica's
 // ALLREDUCE in `t` (-1: not in it).
@@ -111,7 +135,7 @@ std::vector<Collective> stage_collectives(const trace::Trace& t, const sched::Sc
 
 std::vector<int64_t> dp_allreduce_ns(const trace::Trace& t, const sched::Schedule& s,
                                      const CostModel& costs, const WorkerModel& w,
-                                     sched::MessageTiming& wire) {
+                                     sched::MessageTiming& wire, std::vector<int64_t>* own_end) {
   std::vector<int64_t> out(s.stages, -1);
   const int replicas = std::max(1, s.replicas);
   const int local = s.ranks / replicas;  // pipeline ranks of one replica
@@ -121,22 +145,8 @@ std::vector<int64_t> dp_allreduce_ns(const trace::Trace& t, const sched::Schedul
   const std::vector<Collective> colls = stage_collectives(t, s, costs, w.dp_links, local);
   if (w.dp_collective == WorkerModel::Collective::kGlooRing)
     return gloo_ring_dp(colls, replicas, wire);
-  std::vector<CollectiveMessage> msgs;
   std::vector<char> timed(local_stages, 0);
-  for (int k = 0; k < local_stages; ++k) {
-    const Collective& c = colls[k];
-    if (c.bytes <= 0 || members < 2 ||
-        std::any_of(c.enter.begin(), c.enter.end(), [](int64_t x) { return x < 0; }))
-      continue;
-    timed[k] = 1;
-    for (int half = 1; half < members; half *= 2)
-      for (int v = 0; v + half < members; v += 2 * half) msgs.push_back({k, v + half, v, half});
-    for (int v = 1; v < members; ++v) {
-      int high = 1;
-      while (high * 2 <= v) high *= 2;
-      msgs.push_back({k, v - high, v, 0});
-    }
-  }
+  std::vector<CollectiveMessage> msgs = binomial_messages(colls, members, timed);
   // Each collective's messages (indices into msgs), and per member those into it and
   // those from it: a message's readiness depends on arrivals into its sender (and, for a
   // rendezvous, into its receiver) alone, so each lookup and each offer scans those.
@@ -201,15 +211,17 @@ std::vector<int64_t> dp_allreduce_ns(const trace::Trace& t, const sched::Schedul
       const sched::Transfer x =
           wire.send(c.ranks[m.from], c.ranks[m.to], c.bytes, static_cast<double>(now), none);
       m.ticket = x.ticket;
+      m.left = static_cast<int64_t>(x.end);
       q.emplace(static_cast<int64_t>(x.arrival), 1, i);
       continue;
     }
     if (m.ticket >= 0) {
-      const auto at = static_cast<int64_t>(wire.current(m.ticket).arrival);
-      if (at > now) {  // a later post slowed it
-        q.emplace(at, 1, i);
+      const sched::Transfer x = wire.current(m.ticket);
+      if (static_cast<int64_t>(x.arrival) > now) {  // a later post slowed it
+        q.emplace(static_cast<int64_t>(x.arrival), 1, i);
         continue;
       }
+      m.left = static_cast<int64_t>(x.end);
     }
     m.arrival = now;
     offer(from[member(m.coll, m.to)], now);  // its receiver's messages
@@ -222,6 +234,14 @@ std::vector<int64_t> dp_allreduce_ns(const trace::Trace& t, const sched::Schedul
     int64_t done = start;
     for (int v = 0; v < members; ++v) done = std::max(done, result(k, v));
     for (int r = 0; r < replicas; ++r) out[r * local_stages + k] = done - start;
+    if (!own_end) continue;
+    own_end->resize(std::max<size_t>(own_end->size(), w.dp_links.ranks), -1);
+    for (int v = 0; v < members; ++v) {  // its result, and its sends gone from its socket
+      int64_t own = result(k, v);
+      for (size_t i : from[member(k, v)]) own = std::max(own, msgs[i].left);
+      int64_t& e = (*own_end)[static_cast<size_t>(c.ranks[v])];
+      e = std::max(e, own);
+    }
   }
   return out;
 }
@@ -265,17 +285,35 @@ bool same_state(const std::vector<TcpConn>& a, const std::vector<TcpConn>& b) {
 
 // Where the barrier after an iteration (trace `t`, started from `start`) releases each
 // rank of replica 0, on the trace's clock: each rank enters it when its last action ends
-// (a SEND is posted and left to complete); replicas run alike.
+// (a SEND is posted and left to complete); replicas run alike, but for their own ends of
+// the all-reduces (`own_end`, dp_allreduce_ns's, by world rank on the trace's clock; -1 or
+// empty: the collective's end), which its OPT follows.
 std::vector<int64_t> barrier_release(const trace::Trace& t, const std::vector<int64_t>& start,
-                                     int world, const MessageArrival& message) {
+                                     int world, const std::vector<int64_t>& own_end,
+                                     const MessageArrival& message) {
   const int ranks = static_cast<int>(start.size());
-  std::vector<int64_t> end = start;
-  for (const auto& ev : t.events)
-    if (!sched::is_comm(ev.kind) || ev.kind == sched::Kind::RECV_F ||
-        ev.kind == sched::Kind::RECV_B)
+  std::vector<int64_t> end = start, collective(ranks, -1);
+  auto after_collective = [](sched::Kind k) {
+    return k == sched::Kind::ALLREDUCE || k == sched::Kind::OPT;
+  };
+  for (const auto& ev : t.events) {
+    if (ev.kind == sched::Kind::ALLREDUCE)
+      collective[ev.rank] = std::max(collective[ev.rank], ev.end_ns);
+    if (!after_collective(ev.kind) && (!sched::is_comm(ev.kind) || ev.kind == sched::Kind::RECV_F ||
+                                       ev.kind == sched::Kind::RECV_B))
       end[ev.rank] = std::max(end[ev.rank], ev.end_ns);
+  }
   std::vector<int64_t> enter(world);
-  for (int q = 0; q < world; ++q) enter[q] = end[q % ranks];
+  for (int q = 0; q < world; ++q) {
+    const int r = q % ranks;
+    const int64_t own = static_cast<size_t>(q) < own_end.size() ? own_end[q] : -1;
+    const int64_t early =
+        own >= 0 && collective[r] >= 0 ? std::max<int64_t>(0, collective[r] - own) : 0;
+    enter[q] = end[r];
+    for (const auto& ev : t.events)
+      if (ev.rank == r && after_collective(ev.kind))
+        enter[q] = std::max(enter[q], ev.end_ns - early);
+  }
   const std::vector<int64_t> out = dissemination_barrier(enter, message);
   return std::vector<int64_t>(out.begin(), out.begin() + ranks);
 }
@@ -339,6 +377,7 @@ class Iterations {
     }
     const CostModel& costs = loop && !outer ? sync_phase : costs_;
     std::vector<TcpConn> pipe, dp_next;
+    std::vector<int64_t> own_end;  // each rank's own end of its all-reduces (iteration clock)
     trace::Trace t = once(costs, origin, pipe);
     if (w_.dp_links.ranks > 0) {
       // When a stage enters its all-reduce can depend on an earlier one's time (a rank
@@ -346,7 +385,8 @@ class Iterations {
       CostModel c = costs;
       for (int pass = 0; pass < 4; ++pass) {
         TimedLinks dp(w_.dp_links, world_tl_, origin, dp_history_);
-        std::vector<int64_t> ns = dp_allreduce_ns(t, s_, costs, w_, dp);
+        own_end.clear();
+        std::vector<int64_t> ns = dp_allreduce_ns(t, s_, costs, w_, dp, &own_end);
         for (int st = 0; st < s_.stages; ++st)
           if (ns[st] < 0) ns[st] = costs.duration_ns({sched::Kind::ALLREDUCE, st});
         std::vector<TcpConn> dp_after = dp.history();
@@ -369,18 +409,21 @@ class Iterations {
     for (auto& ev : t.events) ev.start_ns += origin, ev.end_ns += origin;
     if (w_.iteration_barrier) {
       TimedLinks barrier(world_links_, world_tl_, 0);
-      start_ = barrier_release(t, start_, world_, [&](int from, int to, int64_t b, int64_t at) {
-        note_send(history_, links_, from, to, at - origin);  // history: this iteration's clock
-        // Between a stage's replicas the same connection carries its all-reduces.
-        if (w_.dp_links.ranks > 0) note_send(dp_next, w_.dp_links, from, to, at - origin);
-        // OpenMPI has one TCP connection per pair of processes: a barrier message queues
-        // behind an outer sync's data still in flight between the same two ranks.
-        int64_t behind = 0;
-        if (const auto q = dp_sent_abs_.find({from, to}); q != dp_sent_abs_.end())
-          for (const auto& [sent, arrived] : q->second)
-            if (sent <= at) behind = std::max(behind, arrived);
-        return std::max(barrier.arrival(from, to, b, at), behind);
-      });
+      for (int64_t& x : own_end)
+        if (x >= 0) x += origin;
+      start_ =
+          barrier_release(t, start_, world_, own_end, [&](int from, int to, int64_t b, int64_t at) {
+            note_send(history_, links_, from, to, at - origin);  // history: this iteration's clock
+            // Between a stage's replicas the same connection carries its all-reduces.
+            if (w_.dp_links.ranks > 0) note_send(dp_next, w_.dp_links, from, to, at - origin);
+            // OpenMPI has one TCP connection per pair of processes: a barrier message queues
+            // behind an outer sync's data still in flight between the same two ranks.
+            int64_t behind = 0;
+            if (const auto q = dp_sent_abs_.find({from, to}); q != dp_sent_abs_.end())
+              for (const auto& [sent, arrived] : q->second)
+                if (sent <= at) behind = std::max(behind, arrived);
+            return std::max(barrier.arrival(from, to, b, at), behind);
+          });
     } else {  // every rank starts the next when the last one ends
       std::vector<int64_t> end = start_;
       for (const auto& ev : t.events) end[ev.rank] = std::max(end[ev.rank], ev.end_ns);

@@ -187,6 +187,40 @@ TEST(WorkerModel, TheBarriersMessagesRestartTheIdleClockOfTheAllreducesConnectio
   EXPECT_EQ(a, b);
 }
 
+TEST(WorkerModel, EachMemberOfTheAllreduceEndsItsOwnRequest) {
+  // Four replicas of one stage in four DCs (10 ms, 1 Gbit/s), 4 MiB: libnbc's binomial
+  // rounds reduce 1 -> 0 and 3 -> 2, then 2 -> 0; the broadcast sends 0 -> 1 and 0 -> 2
+  // at once, then 1 -> 3; T a message's serialisation. A rank's request ends when it has
+  // the sum and its own sends have left it: the root and the member that forwards to 3
+  // a one-way delay before those they send to. Measured (experiments/repro/dp-sync.yaml,
+  // 4 MiB, 10 ms, four replicas; the ranks' traces): ranks 0, 2, 1, 3 ended 980, 992,
+  // 1103, 1124 ms into the iteration, and the barrier after it released 3, then 0 and 1
+  // 10 ms later, then 2 at 24 ms.
+  sched::Schedule s;
+  s.name = "one";
+  s.ranks = s.stages = 1;
+  s.microbatches = 1;
+  s.stage_rank = {0};
+  s.actions = {{{Kind::ALLREDUCE, 0, -1, -1}}};
+  sim::CostModel c = sim::constant_costs(1, kMs, kMs, 0, 0);
+  c.grad_bytes = {4 << 20};
+  sim::WorkerModel w;
+  w.replicas = 4;
+  w.world = sim::LinkModel::dcs({0, 1, 2, 3}, {10 * kMs, 1e9}, {kMs, 0});
+  w.dp_links = w.world;
+  trace::Trace t;
+  t.ranks = 1;
+  t.events.push_back({0, Kind::ALLREDUCE, 0, -1, 0, 0});
+  sim::TimedLinks wire(w.dp_links, sim::LinkTimeline(4), 0);
+  std::vector<int64_t> own;
+  const std::vector<int64_t> ns = sim::dp_allreduce_ns(t, s, c, w, wire, &own);
+  const int64_t T = w.world.at(0, 1).transfer_ns(4 << 20), d = 10 * kMs;
+  ASSERT_EQ(ns.size(), 1u);
+  EXPECT_EQ(ns[0], 4 * T + 4 * d);  // three rounds of messages, the last rank's sum
+  EXPECT_EQ(own,
+            (std::vector<int64_t>{3 * T + 2 * d, 4 * T + 3 * d, 3 * T + 3 * d, 4 * T + 4 * d}));
+}
+
 TEST(WorkerModel, LibnbcCopiesItsInPlaceBufferWithAnOddRoundCountAndSumsEachReceive) {
   // 64 MiB: a fresh temporary (HostMemory::kFreshBufferBytes) copied at 1 GB/s, C = 67.1 ms;
   // each received partial sum added at 2 GB/s, S = 33.6 ms; 1 ms a message.
