@@ -180,4 +180,65 @@ uint64_t LinkState::stream_of(size_t i) const {
   return static_cast<uint64_t>(a) * m_.ranks + b;
 }
 
+void LinkState::note_answer(size_t back, int64_t when) {
+  const auto [a, b] = m_.pair_of(pair_of_[back]);
+  const int id = m_.channel_of(a, b);
+  channels_[id].settled = -1;  // its worked-out end did not know of this
+  if (const auto o = lan_rounds_.find(id); o != lan_rounds_.end()) o->second.ahead_valid = false;
+  auto& q = pending_[back];
+  q.insert(std::upper_bound(q.begin(), q.end(), when), when);
+}
+
+int64_t LinkState::queued_until(size_t i, int64_t when, int64_t* lag) {
+  // The leading messages of the connection that are complete and final (their places in
+  // the queue cannot change) fold into one summary, so a query reads only the rest.
+  Settled& s = settled_[i];
+  const std::vector<int64_t>& mine = tickets_[i];
+  for (; s.count < mine.size(); ++s.count) {
+    const auto x = static_cast<size_t>(mine[s.count]);
+    if (!jobs_[x].done || known_[x] != -1) break;
+    const Queued& q = queued_[x];
+    s.latest_queued = std::max({s.latest_queued, q.post, q.data_ready});
+    s.latest_end = std::max({s.latest_end, q.first_end, q.data_end});
+    s.latest_lagged =
+        std::max({s.latest_lagged, q.first_end + q.first_lag, q.data_end + q.data_lag});
+  }
+  int64_t until = when, lagged = when;  // lagged: the latest a phase ahead arrives, less the delay
+  size_t from = 0;
+  if (s.count > 0 && s.latest_queued < when) {  // every settled phase was queued before
+    until = std::max(until, s.latest_end);
+    lagged = std::max(lagged, s.latest_lagged);
+    from = s.count;
+  }
+  for (size_t n = from; n < mine.size(); ++n) {
+    const Queued& q = queued_[static_cast<size_t>(mine[n])];
+    if (q.post < when) {
+      until = std::max(until, q.first_end);
+      lagged = std::max(lagged, q.first_end + q.first_lag);
+    }
+    if (q.data_ready < when) {
+      until = std::max(until, q.data_end);
+      lagged = std::max(lagged, q.data_end + q.data_lag);
+    }
+  }
+  if (lag) *lag = lagged - until;
+  return until;
+}
+
+void LinkState::answer_early(size_t k, int64_t requested_ns, int64_t ready_ns) {
+  Job& j = jobs_[k];
+  const Link& l = m_.at(j.from, j.to);
+  const int64_t left = requested_ns + l.transfer_ns(j.left);
+  if (left + l.latency_ns > ready_ns) return;  // not there yet: it goes with the data's post
+  note_answer(j.conn, requested_ns);
+  const size_t back = back_of(j.conn, j.from, j.to);
+  int64_t lag = 0;
+  const int64_t answer = queued_until(back, acts(j.to, ready_ns, Arrival::kRequest), &lag);
+  note_answer(back, answer);
+  j.ready = acts(j.from, answer + m_.at(j.to, j.from).latency_ns + lag, Arrival::kAnswer);
+  j.left = j.rest;
+  j.rest = 0;
+  queued_[k] = {requested_ns, j.ready, left, j.ready};
+}
+
 }  // namespace xdc::sim

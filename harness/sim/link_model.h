@@ -237,7 +237,12 @@ class LinkState {
   // The same message, answered with a lower bound of its timing (ready, and an arrival no
   // later than the true one) and its ticket: the engine asks current() when it needs the
   // arrival, so a channel is worked out once per query, not once per send.
-  Transfer post(int from, int to, int64_t bytes, int64_t ready_ns, int64_t priority = -1);
+  // `requested_ns` < ready_ns: a rendezvous message whose request (with its first fragment)
+  // left then, its receiver posting the receive only at ready_ns (libnbc's rounds): where
+  // the request has arrived by then, the receiver answers at once and the rest follows the
+  // answer; the request counts as a send on its connection then (restart after idle).
+  Transfer post(int from, int to, int64_t bytes, int64_t ready_ns, int64_t priority = -1,
+                int64_t requested_ns = std::numeric_limits<int64_t>::max());
   // The message's timing after every send so far (final once it is complete before the
   // last send's ready time).
   Transfer current(int64_t ticket);
@@ -410,7 +415,11 @@ class LinkState {
   uint64_t stream_of(size_t i) const;
   // One job of message `msg` on connection `conn` (post()); its index.
   size_t add_job(size_t conn, int from, int to, int channel, int64_t bytes, int64_t ready_ns,
-                 int64_t priority, int64_t msg);
+                 int64_t priority, int64_t msg,
+                 int64_t requested_ns = std::numeric_limits<int64_t>::max());
+  // Job k's request went at `requested_ns` (post()): where it has arrived by ready_ns, its
+  // receiver answers then, and the job's first phase is what follows the answer.
+  void answer_early(size_t k, int64_t requested_ns, int64_t ready_ns);
   // Takes into `c` (of connection i) the pending answers up to `now` from the `*applied`-th.
   void take_answers(size_t i, TcpConn& c, int64_t now, size_t* applied) const;
 

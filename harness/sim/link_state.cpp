@@ -17,7 +17,8 @@ Transfer LinkState::send(int from, int to, int64_t bytes, int64_t ready_ns, int6
   return x.ticket < 0 ? x : current(x.ticket);
 }
 
-Transfer LinkState::post(int from, int to, int64_t bytes, int64_t ready_ns, int64_t priority) {
+Transfer LinkState::post(int from, int to, int64_t bytes, int64_t ready_ns, int64_t priority,
+                         int64_t requested_ns) {
   const Link& l = m_.at(from, to);
   const int copies = m_.copies_of(from, to);
   bytes *= copies;
@@ -52,10 +53,10 @@ Transfer LinkState::post(int from, int to, int64_t bytes, int64_t ready_ns, int6
       }
     }
   } else {  // OpenMPI's connection, or each lane's with its share of the copies
-    add_job(pair, from, to, c, bytes / lanes, ready_ns, priority, msg);
+    add_job(pair, from, to, c, bytes / lanes, ready_ns, priority, msg, requested_ns);
     for (int q = 1; q < lanes; ++q)
       add_job(lane1_[pair] + static_cast<size_t>(q - 1), from, to, c, bytes / lanes, ready_ns,
-              priority, msg);
+              priority, msg, requested_ns);
   }
   msgs_.emplace_back(first, jobs_.size() - first);
   // The other direction's rendezvous answers queue behind this message's data (queued_until).
@@ -66,7 +67,7 @@ Transfer LinkState::post(int from, int to, int64_t bytes, int64_t ready_ns, int6
 }
 
 size_t LinkState::add_job(size_t conn, int from, int to, int channel, int64_t bytes,
-                          int64_t ready_ns, int64_t priority, int64_t msg) {
+                          int64_t ready_ns, int64_t priority, int64_t msg, int64_t requested_ns) {
   const TcpPath& p = tcp(conn);
   const int copies = std::max(p.connections, 1);
   // Rendezvous: the first fragment goes with the request; the receiver answers when it has
@@ -99,56 +100,12 @@ size_t LinkState::add_job(size_t conn, int from, int to, int channel, int64_t by
   constexpr int64_t kNever = std::numeric_limits<int64_t>::max();
   queued_.push_back(
       {held ? kNever : ready_ns, j.rest > 0 || held ? kNever : ready_ns, ready_ns, ready_ns});
+  if (!held && requested_ns < ready_ns && j.rest > 0) answer_early(k, requested_ns, ready_ns);
   const Link& l = m_.at(from, to);
   result_.push_back({ready_ns, ready_ns, ready_ns + l.transfer_ns(bytes) + l.latency_ns,
                      static_cast<int64_t>(k)});
   known_.push_back(ch.version - 1);  // not known yet: a lower bound
   return k;
-}
-
-void LinkState::note_answer(size_t back, int64_t when) {
-  const auto [a, b] = m_.pair_of(pair_of_[back]);
-  const int id = m_.channel_of(a, b);
-  channels_[id].settled = -1;  // its worked-out end did not know of this
-  if (const auto o = lan_rounds_.find(id); o != lan_rounds_.end()) o->second.ahead_valid = false;
-  auto& q = pending_[back];
-  q.insert(std::upper_bound(q.begin(), q.end(), when), when);
-}
-
-int64_t LinkState::queued_until(size_t i, int64_t when, int64_t* lag) {
-  // The leading messages of the connection that are complete and final (their places in
-  // the queue cannot change) fold into one summary, so a query reads only the rest.
-  Settled& s = settled_[i];
-  const std::vector<int64_t>& mine = tickets_[i];
-  for (; s.count < mine.size(); ++s.count) {
-    const auto x = static_cast<size_t>(mine[s.count]);
-    if (!jobs_[x].done || known_[x] != -1) break;
-    const Queued& q = queued_[x];
-    s.latest_queued = std::max({s.latest_queued, q.post, q.data_ready});
-    s.latest_end = std::max({s.latest_end, q.first_end, q.data_end});
-    s.latest_lagged =
-        std::max({s.latest_lagged, q.first_end + q.first_lag, q.data_end + q.data_lag});
-  }
-  int64_t until = when, lagged = when;  // lagged: the latest a phase ahead arrives, less the delay
-  size_t from = 0;
-  if (s.count > 0 && s.latest_queued < when) {  // every settled phase was queued before
-    until = std::max(until, s.latest_end);
-    lagged = std::max(lagged, s.latest_lagged);
-    from = s.count;
-  }
-  for (size_t n = from; n < mine.size(); ++n) {
-    const Queued& q = queued_[static_cast<size_t>(mine[n])];
-    if (q.post < when) {
-      until = std::max(until, q.first_end);
-      lagged = std::max(lagged, q.first_end + q.first_lag);
-    }
-    if (q.data_ready < when) {
-      until = std::max(until, q.data_end);
-      lagged = std::max(lagged, q.data_end + q.data_lag);
-    }
-  }
-  if (lag) *lag = lagged - until;
-  return until;
 }
 
 void LinkState::adopt(const std::vector<std::pair<size_t, TcpConn>>& conns,

@@ -86,13 +86,27 @@ sched::Transfer TimedLinks::send(int from, int to, int64_t bytes, double ready,
           static_cast<double>(x.arrival_ns)};
 }
 
+sched::Transfer TimedLinks::send_requested(int from, int to, int64_t bytes, double requested,
+                                           double ready) {
+  const auto at = static_cast<int64_t>(requested);
+  if (tl_.empty()) {
+    const Transfer x = wire_.post(from, to, bytes, static_cast<int64_t>(ready), -1, at);
+    return {static_cast<double>(x.start_ns), static_cast<double>(x.end_ns),
+            static_cast<double>(x.arrival_ns), x.ticket};
+  }
+  const Transfer x = send(from, to, bytes, static_cast<int64_t>(ready), -1, at);
+  return {static_cast<double>(x.start_ns), static_cast<double>(x.end_ns),
+          static_cast<double>(x.arrival_ns)};
+}
+
 sched::Transfer TimedLinks::current(int64_t ticket) {
   const Transfer x = wire_.current(ticket);
   return {static_cast<double>(x.start_ns), static_cast<double>(x.end_ns),
           static_cast<double>(x.arrival_ns), x.ticket};
 }
 
-Transfer TimedLinks::send(int from, int to, int64_t bytes, int64_t ready_ns, int64_t priority) {
+Transfer TimedLinks::send(int from, int to, int64_t bytes, int64_t ready_ns, int64_t priority,
+                          int64_t requested_ns) {
   if (const LinkSnapshot* s = tl_.at(ready_ns + origin_)) {
     const size_t i = static_cast<size_t>(from) * cur_.ranks + to;
     const size_t back = static_cast<size_t>(to) * cur_.ranks + from;
@@ -103,7 +117,8 @@ Transfer TimedLinks::send(int from, int to, int64_t bytes, int64_t ready_ns, int
       wire_.set_path(to, from, s->tcp[back]);
     }
   }
-  Transfer x = wire_.send(from, to, bytes, ready_ns, priority);
+  const Transfer posted = wire_.post(from, to, bytes, ready_ns, priority, requested_ns);
+  Transfer x = posted.ticket < 0 ? posted : wire_.current(posted.ticket);
   hold_up(from, to, bytes, x);
   return x;
 }

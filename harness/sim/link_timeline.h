@@ -76,6 +76,8 @@ class TimedLinks : public sched::MessageTiming {
   TimedLinks& operator=(const TimedLinks&) = delete;
   sched::Transfer send(int from, int to, int64_t bytes, double ready,
                        const sched::Action&) override;
+  sched::Transfer send_requested(int from, int to, int64_t bytes, double requested,
+                                 double ready) override;
   sched::Transfer current(int64_t ticket) override;
   double port_drop_chance(int rank, double at, int64_t bytes) override {
     return wire_.port_drop_chance(rank, static_cast<int64_t>(at), bytes);
@@ -83,7 +85,8 @@ class TimedLinks : public sched::MessageTiming {
   void note_port_backlog(int rank, double at, int64_t window, int64_t bdp, int64_t skb) override {
     wire_.note_port_backlog(rank, 0, {static_cast<int64_t>(at), window, bdp, skb});
   }
-  Transfer send(int from, int to, int64_t bytes, int64_t ready_ns, int64_t priority = -1);
+  Transfer send(int from, int to, int64_t bytes, int64_t ready_ns, int64_t priority = -1,
+                int64_t requested_ns = std::numeric_limits<int64_t>::max());
   // A small message of a collective (barrier, gradient norm): latency in force + bytes at
   // the rate, held up by an outage as above; no channel.
   int64_t arrival(int from, int to, int64_t bytes, int64_t ready_ns);

@@ -208,8 +208,14 @@ std::vector<int64_t> dp_allreduce_ns(const trace::Trace& t, const sched::Schedul
     CollectiveMessage& m = msgs[i];
     const Collective& c = colls[m.coll];
     if (kind == 0) {
+      // A reduce's rendezvous request leaves when its sender reaches the round (ready());
+      // the receiver answers once it has posted the receive, in its own round.
+      const int64_t asked = m.half > 0 && c.rendezvous ? have(m.coll, m.from, members) : now;
       const sched::Transfer x =
-          wire.send(c.ranks[m.from], c.ranks[m.to], c.bytes, static_cast<double>(now), none);
+          asked < now
+              ? wire.send_requested(c.ranks[m.from], c.ranks[m.to], c.bytes,
+                                    static_cast<double>(asked), static_cast<double>(now))
+              : wire.send(c.ranks[m.from], c.ranks[m.to], c.bytes, static_cast<double>(now), none);
       m.ticket = x.ticket;
       m.left = static_cast<int64_t>(x.end);
       q.emplace(static_cast<int64_t>(x.arrival), 1, i);

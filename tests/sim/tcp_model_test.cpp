@@ -95,6 +95,32 @@ TEST(TcpModel, EagerLimitAddsTheRendezvousRoundTrip) {
   EXPECT_NEAR(ms(rndv.arrival_ns - 1100 * kMs), 61, 5);
 }
 
+TEST(TcpModel, ARequestThatArrivedBeforeItsReceiveWasPostedIsAnsweredAtThePost) {
+  // 20 ms one way, a connection long in use, idle from 48 ms. A 1 MiB message (OpenMPI's
+  // put protocol: a request, the receiver's answer, the data) whose receiver posts the
+  // receive at 1100 ms: sent then, its request arrives at 1120 and the answer is back at
+  // 1140 before the data goes. Requested at 1060 ms instead (libnbc: the sender's round
+  // reached it first; the kernel's tcp_probe shows the request on the connection before the
+  // receiver's round), the request waits at the receiver, which answers at 1100: the data
+  // goes a one-way delay earlier. Both sends restart the window after idle alike (four
+  // halvings: more than 4 and less than 5 RTOs of 240 ms).
+  const LinkModel m = pair(xdc::sim::kOpenMpiEagerLimit);
+  LinkState at_post(m), before(m);
+  at_post.send(0, 1, kMiB, 0);
+  before.send(0, 1, kMiB, 0);
+  const auto posted = at_post.send(0, 1, kMiB, 1100 * kMs);
+  const auto x = before.post(0, 1, kMiB, 1100 * kMs, -1, 1060 * kMs);
+  const auto early = before.current(x.ticket);
+  std::printf("1 MiB posted at 1100 ms: arrives %.1f ms, requested at 1060: %.1f ms\n",
+              ms(posted.arrival_ns), ms(early.arrival_ns));
+  EXPECT_NEAR(ms(posted.arrival_ns - early.arrival_ns), 20, 0.5);
+  // A request that cannot have arrived by the post goes with it, as a plain send.
+  LinkState late(m);
+  late.send(0, 1, kMiB, 0);
+  const auto y = late.post(0, 1, kMiB, 1100 * kMs, -1, 1090 * kMs);
+  EXPECT_EQ(late.current(y.ticket).arrival_ns, posted.arrival_ns);
+}
+
 TEST(TcpModel, MessagesOnOneConnectionGoInTheOrderTheyWereQueued) {
   // 20 ms one way, 1 Gbit/s, a warm 1 MB window (one round trip carries 1 MB, serialised
   // in 8 ms), no rendezvous. 4 MB alone: rounds at 0, 40, 80, 120 ms, out at 128, in at

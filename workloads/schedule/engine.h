@@ -68,6 +68,14 @@ class MessageTiming {
   // One SEND of `bytes` from rank `from` to rank `to`, issued at `ready` (when the sending
   // rank reaches it). Called once per SEND in non-decreasing `ready` order.
   virtual Transfer send(int from, int to, int64_t bytes, double ready, const Action& send) = 0;
+  // A rendezvous message of a collective whose request (with its first fragment) left its
+  // sender at `requested`, the receiver posting the matching receive only at `ready` (>=
+  // requested; libnbc's rounds): the data follows the receiver's answer. Default: a SEND at
+  // `ready`.
+  virtual Transfer send_requested(int from, int to, int64_t bytes, double /*requested*/,
+                                  double ready) {
+    return send(from, to, bytes, ready, Action{});
+  }
   // A timing whose later sends can delay messages already sent (messages that share a
   // connection's bandwidth, harness/sim/link_model.h) gives those Transfers a ticket and
   // answers current(ticket) with the message's timing as far as it knows now. A revision
