@@ -501,9 +501,9 @@ class Iterations {
               return arrival;
             },
             w_.host_memory);
-        // Every member's request ends with the collective, as dp_allreduce_ns has it: the
-        // root has the sum when the reduce arrives but still sends the result, and a send
-        // of a large message completes only as its data leaves the socket.
+        // The members this simulation holds wait for the collective's end (its last
+        // member's), standing for every replica; unlike the iteration's all-reduces
+        // (dp_allreduce_ns' own_end), no member's own end is taken apart.
         const int64_t last = *std::max_element(done.begin(), done.end());
         PendingOuter o{st, {}, {}, origin + last, bytes, i + w_.outer_overlap};
         for (int q = 0; q < (replicas > 1 ? members : 1); ++q) {
