@@ -228,8 +228,8 @@ int64_t LinkState::queued_until(size_t i, int64_t when, int64_t* lag) {
 void LinkState::answer_early(size_t k, int64_t requested_ns, int64_t ready_ns) {
   Job& j = jobs_[k];
   const Link& l = m_.at(j.from, j.to);
-  const int64_t left = requested_ns + l.transfer_ns(j.left);
-  if (left + l.latency_ns > ready_ns) return;  // not there yet: it goes with the data's post
+  const int64_t out = requested_ns + l.transfer_ns(j.left);  // the request's last byte
+  if (out + l.latency_ns > ready_ns) return;  // not there yet: it goes with the data's post
   note_answer(j.conn, requested_ns);
   const size_t back = back_of(j.conn, j.from, j.to);
   int64_t lag = 0;
@@ -238,7 +238,7 @@ void LinkState::answer_early(size_t k, int64_t requested_ns, int64_t ready_ns) {
   j.ready = acts(j.from, answer + m_.at(j.to, j.from).latency_ns + lag, Arrival::kAnswer);
   j.left = j.rest;
   j.rest = 0;
-  queued_[k] = {requested_ns, j.ready, left, j.ready};
+  queued_[k] = {requested_ns, j.ready, out, j.ready};
 }
 
 }  // namespace xdc::sim

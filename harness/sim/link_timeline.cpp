@@ -75,26 +75,23 @@ void TimedLinks::bind(const sched::Engine* e) {
 
 sched::Transfer TimedLinks::send(int from, int to, int64_t bytes, double ready,
                                  const sched::Action& a) {
-  const int64_t priority = priority_ ? priority_(from, a) : -1;
-  if (tl_.empty()) {  // unchanging links: revised by later sends, as LinkState answers
-    const Transfer x = wire_.post(from, to, bytes, static_cast<int64_t>(ready), priority);
-    return {static_cast<double>(x.start_ns), static_cast<double>(x.end_ns),
-            static_cast<double>(x.arrival_ns), x.ticket};
-  }
-  const Transfer x = send(from, to, bytes, static_cast<int64_t>(ready), priority);
-  return {static_cast<double>(x.start_ns), static_cast<double>(x.end_ns),
-          static_cast<double>(x.arrival_ns)};
+  return timed(from, to, bytes, static_cast<int64_t>(ready), priority_ ? priority_(from, a) : -1,
+               std::numeric_limits<int64_t>::max());
 }
 
 sched::Transfer TimedLinks::send_requested(int from, int to, int64_t bytes, double requested,
                                            double ready) {
-  const auto at = static_cast<int64_t>(requested);
-  if (tl_.empty()) {
-    const Transfer x = wire_.post(from, to, bytes, static_cast<int64_t>(ready), -1, at);
+  return timed(from, to, bytes, static_cast<int64_t>(ready), -1, static_cast<int64_t>(requested));
+}
+
+sched::Transfer TimedLinks::timed(int from, int to, int64_t bytes, int64_t ready_ns,
+                                  int64_t priority, int64_t requested_ns) {
+  if (tl_.empty()) {  // unchanging links: revised by later sends, as LinkState answers
+    const Transfer x = wire_.post(from, to, bytes, ready_ns, priority, requested_ns);
     return {static_cast<double>(x.start_ns), static_cast<double>(x.end_ns),
             static_cast<double>(x.arrival_ns), x.ticket};
   }
-  const Transfer x = send(from, to, bytes, static_cast<int64_t>(ready), -1, at);
+  const Transfer x = send(from, to, bytes, ready_ns, priority, requested_ns);
   return {static_cast<double>(x.start_ns), static_cast<double>(x.end_ns),
           static_cast<double>(x.arrival_ns)};
 }

@@ -104,6 +104,10 @@ class TimedLinks : public sched::MessageTiming {
   void bind(const sched::Engine* e) override;
 
  private:
+  // send() and send_requested(): through LinkState's tickets while the links do not change,
+  // else worked out at once (send() below).
+  sched::Transfer timed(int from, int to, int64_t bytes, int64_t ready_ns, int64_t priority,
+                        int64_t requested_ns);
   // Moves `x` (relative times) past an outage of the pair's route, if any.
   void hold_up(int from, int to, int64_t bytes, Transfer& x);
 

@@ -32,7 +32,7 @@ struct CollectiveMessage {
   int coll = 0, from = 0, to = 0, half = 0;  // members; half 0: the broadcast's
   int64_t ticket = -1;
   int64_t arrival = -1;  // -1: not yet complete
-  int64_t left = -1;     // when its last byte left the sender (its send completes)
+  int64_t gone = -1;     // when its last byte left the sender (its send completes)
   bool posted = false;
 };
 
@@ -217,7 +217,7 @@ std::vector<int64_t> dp_allreduce_ns(const trace::Trace& t, const sched::Schedul
                                     static_cast<double>(asked), static_cast<double>(now))
               : wire.send(c.ranks[m.from], c.ranks[m.to], c.bytes, static_cast<double>(now), none);
       m.ticket = x.ticket;
-      m.left = static_cast<int64_t>(x.end);
+      m.gone = static_cast<int64_t>(x.end);
       q.emplace(static_cast<int64_t>(x.arrival), 1, i);
       continue;
     }
@@ -227,7 +227,7 @@ std::vector<int64_t> dp_allreduce_ns(const trace::Trace& t, const sched::Schedul
         q.emplace(static_cast<int64_t>(x.arrival), 1, i);
         continue;
       }
-      m.left = static_cast<int64_t>(x.end);
+      m.gone = static_cast<int64_t>(x.end);
     }
     m.arrival = now;
     offer(from[member(m.coll, m.to)], now);  // its receiver's messages
@@ -244,7 +244,7 @@ std::vector<int64_t> dp_allreduce_ns(const trace::Trace& t, const sched::Schedul
     own_end->resize(std::max<size_t>(own_end->size(), w.dp_links.ranks), -1);
     for (int v = 0; v < members; ++v) {  // its result, and its sends gone from its socket
       int64_t own = result(k, v);
-      for (size_t i : from[member(k, v)]) own = std::max(own, msgs[i].left);
+      for (size_t i : from[member(k, v)]) own = std::max(own, msgs[i].gone);
       int64_t& e = (*own_end)[static_cast<size_t>(c.ranks[v])];
       e = std::max(e, own);
     }
@@ -298,15 +298,16 @@ std::vector<int64_t> barrier_release(const trace::Trace& t, const std::vector<in
                                      int world, const std::vector<int64_t>& own_end,
                                      const MessageArrival& message) {
   const int ranks = static_cast<int>(start.size());
-  std::vector<int64_t> end = start, collective(ranks, -1);
-  auto after_collective = [](sched::Kind k) {
-    return k == sched::Kind::ALLREDUCE || k == sched::Kind::OPT;
-  };
+  // Per rank: the end of its other actions, of its all-reduces, and of those and the OPT
+  // after them.
+  std::vector<int64_t> end = start, collective(ranks, -1), after(ranks, -1);
   for (const auto& ev : t.events) {
     if (ev.kind == sched::Kind::ALLREDUCE)
       collective[ev.rank] = std::max(collective[ev.rank], ev.end_ns);
-    if (!after_collective(ev.kind) && (!sched::is_comm(ev.kind) || ev.kind == sched::Kind::RECV_F ||
-                                       ev.kind == sched::Kind::RECV_B))
+    if (ev.kind == sched::Kind::ALLREDUCE || ev.kind == sched::Kind::OPT)
+      after[ev.rank] = std::max(after[ev.rank], ev.end_ns);
+    else if (!sched::is_comm(ev.kind) || ev.kind == sched::Kind::RECV_F ||
+             ev.kind == sched::Kind::RECV_B)
       end[ev.rank] = std::max(end[ev.rank], ev.end_ns);
   }
   std::vector<int64_t> enter(world);
@@ -315,10 +316,7 @@ std::vector<int64_t> barrier_release(const trace::Trace& t, const std::vector<in
     const int64_t own = static_cast<size_t>(q) < own_end.size() ? own_end[q] : -1;
     const int64_t early =
         own >= 0 && collective[r] >= 0 ? std::max<int64_t>(0, collective[r] - own) : 0;
-    enter[q] = end[r];
-    for (const auto& ev : t.events)
-      if (ev.rank == r && after_collective(ev.kind))
-        enter[q] = std::max(enter[q], ev.end_ns - early);
+    enter[q] = after[r] < 0 ? end[r] : std::max(end[r], after[r] - early);
   }
   const std::vector<int64_t> out = dissemination_barrier(enter, message);
   return std::vector<int64_t>(out.begin(), out.begin() + ranks);
