@@ -233,7 +233,9 @@ class LinkState {
   // A message of `bytes` from rank `from` to `to`, ready to go at ready_ns: its timing as
   // far as the sends so far decide it (post() + current()).
   // `priority` orders messages on an exclusive channel (smaller first; < 0: ready_ns).
-  Transfer send(int from, int to, int64_t bytes, int64_t ready_ns, int64_t priority = -1);
+  // `requested_ns`: as post()'s.
+  Transfer send(int from, int to, int64_t bytes, int64_t ready_ns, int64_t priority = -1,
+                int64_t requested_ns = std::numeric_limits<int64_t>::max());
   // The same message, answered with a lower bound of its timing (ready, and an arrival no
   // later than the true one) and its ticket: the engine asks current() when it needs the
   // arrival, so a channel is worked out once per query, not once per send.

@@ -12,8 +12,9 @@
 
 namespace xdc::sim {
 
-Transfer LinkState::send(int from, int to, int64_t bytes, int64_t ready_ns, int64_t priority) {
-  const Transfer x = post(from, to, bytes, ready_ns, priority);
+Transfer LinkState::send(int from, int to, int64_t bytes, int64_t ready_ns, int64_t priority,
+                         int64_t requested_ns) {
+  const Transfer x = post(from, to, bytes, ready_ns, priority, requested_ns);
   return x.ticket < 0 ? x : current(x.ticket);
 }
 

@@ -114,8 +114,7 @@ Transfer TimedLinks::send(int from, int to, int64_t bytes, int64_t ready_ns, int
       wire_.set_path(to, from, s->tcp[back]);
     }
   }
-  const Transfer posted = wire_.post(from, to, bytes, ready_ns, priority, requested_ns);
-  Transfer x = posted.ticket < 0 ? posted : wire_.current(posted.ticket);
+  Transfer x = wire_.send(from, to, bytes, ready_ns, priority, requested_ns);
   hold_up(from, to, bytes, x);
   return x;
 }

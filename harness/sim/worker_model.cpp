@@ -137,6 +137,7 @@ std::vector<int64_t> dp_allreduce_ns(const trace::Trace& t, const sched::Schedul
                                      const CostModel& costs, const WorkerModel& w,
                                      sched::MessageTiming& wire, std::vector<int64_t>* own_end) {
   std::vector<int64_t> out(s.stages, -1);
+  if (own_end) own_end->assign(static_cast<size_t>(w.dp_links.ranks), -1);
   const int replicas = std::max(1, s.replicas);
   const int local = s.ranks / replicas;  // pipeline ranks of one replica
   if (w.dp_links.ranks == 0 || local == 0) return out;
@@ -238,16 +239,16 @@ std::vector<int64_t> dp_allreduce_ns(const trace::Trace& t, const sched::Schedul
     if (!timed[k]) continue;
     const int64_t start = *std::max_element(c.enter.begin(), c.enter.end());
     int64_t done = start;
-    for (int v = 0; v < members; ++v) done = std::max(done, result(k, v));
-    for (int r = 0; r < replicas; ++r) out[r * local_stages + k] = done - start;
-    if (!own_end) continue;
-    own_end->resize(std::max<size_t>(own_end->size(), w.dp_links.ranks), -1);
-    for (int v = 0; v < members; ++v) {  // its result, and its sends gone from its socket
-      int64_t own = result(k, v);
+    for (int v = 0; v < members; ++v) {
+      const int64_t has = result(k, v);
+      done = std::max(done, has);
+      if (!own_end) continue;
+      int64_t own = has;  // and its sends gone from its socket
       for (size_t i : from[member(k, v)]) own = std::max(own, msgs[i].gone);
       int64_t& e = (*own_end)[static_cast<size_t>(c.ranks[v])];
       e = std::max(e, own);
     }
+    for (int r = 0; r < replicas; ++r) out[r * local_stages + k] = done - start;
   }
   return out;
 }
@@ -389,7 +390,6 @@ class Iterations {
       CostModel c = costs;
       for (int pass = 0; pass < 4; ++pass) {
         TimedLinks dp(w_.dp_links, world_tl_, origin, dp_history_);
-        own_end.clear();
         std::vector<int64_t> ns = dp_allreduce_ns(t, s_, costs, w_, dp, &own_end);
         for (int st = 0; st < s_.stages; ++st)
           if (ns[st] < 0) ns[st] = costs.duration_ns({sched::Kind::ALLREDUCE, st});

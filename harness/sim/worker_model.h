@@ -158,8 +158,8 @@ struct WorkerModel {
 // connection idle since its last use restarts its window (LinkState). Without replicas in
 // `s` (replica 0 stands for all) every replica enters when replica 0's rank does. Per stage
 // of `s`: from the collective's start (its last member's entry) until its last member has
-// the sum (-1: the stage has no ALLREDUCE in `t`). `own_end`, when given (libnbc's
-// collectives), receives per rank of w.dp_links when its own request completed: it has
+// the sum (-1: the stage has no ALLREDUCE in `t`). `own_end`, when given, receives per rank
+// of w.dp_links when its own request of libnbc's collectives completed: it has
 // the sum and its sends' last bytes have left its socket (a leaf of the broadcast ends
 // before the member it feeds); -1 for a rank in none.
 std::vector<int64_t> dp_allreduce_ns(const trace::Trace& t, const sched::Schedule& s,
