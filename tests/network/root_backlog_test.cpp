@@ -8,7 +8,10 @@
 // (tcp_sawtooth_drop_chance, LinkState::note_port_backlog): the stripes' round passes the
 // queue while the root's window holds it anywhere between kCubicBeta of where it overflows
 // the port and there, and one aggregate dropped cuts one stripe. Held against the kernel
-// here: stripes cut per trial, restarting after idle and warm.
+// here: stripes cut per trial, restarting after idle and warm. The kernel's count is the
+// rule's order, not its figure: over 16 trials it spread from a fifth of the rule's mean to
+// all of it from run to run (the root's slow-start threshold keeps a run in one regime for
+// many trials), over 32 from half to 0.85; the bounds are a quarter and three times.
 
 #include <gtest/gtest.h>
 #include <netinet/in.h>
@@ -34,7 +37,7 @@ constexpr int kLanPort = 7731, kStripePort = 7732;
 constexpr int kStripes = 8;
 constexpr int kAllReduce = 1600 << 10;  // the sum the root sends last
 constexpr int kPiece = 64 << 10;        // each stripe's share of the message
-constexpr int kTrials = 16;
+constexpr int kTrials = 32;
 
 tcp_info info(int fd) {
   tcp_info t{};
@@ -95,25 +98,41 @@ TEST_F(RootBacklog, StripesBehindTheRootsLastDataAreCutAsTheSawtoothSays) {
   const int64_t skb = xdc::sim::tcp_tso_segments(top, lan_path, lan_rtt) * xdc::sim::kTcpMss;
 
   const std::vector<char> sum(kAllReduce, 's'), piece(kPiece, 'p');
+  // The stripes' next round after `idle`: each one's window (the initial one after an idle
+  // past its RTO), or its piece.
+  auto next_burst = [&](std::chrono::milliseconds idle) {
+    int64_t burst = 0;
+    for (const auto& s : stripes) {
+      const tcp_info t = info(s.client);
+      int64_t cwnd = static_cast<int64_t>(t.tcpi_snd_cwnd) * xdc::sim::kTcpMss;
+      if (idle.count() * 1000 > static_cast<long>(t.tcpi_rto))
+        cwnd = std::min(cwnd, xdc::sim::kTcpInitialWindow);
+      burst += std::min<int64_t>(kPiece, cwnd);
+    }
+    return burst;
+  };
+  // The stripes' pieces written (after `before`, the root's sum if any): how many stripes
+  // entered CWR. One still in CWR from an earlier cut (CWR ends only when data above the cut's
+  // high_seq is acknowledged) cannot enter it again and is not counted.
+  auto cut_by = [&](const std::vector<char>* before) {
+    std::vector<bool> was(stripes.size());
+    for (size_t i = 0; i < stripes.size(); ++i)
+      was[i] = info(stripes[i].client).tcpi_ca_state == TCP_CA_CWR;
+    if (before) {
+      EXPECT_EQ(write(lan.client, before->data(), before->size()), kAllReduce);
+    }
+    for (const auto& s : stripes) EXPECT_EQ(write(s.client, piece.data(), piece.size()), kPiece);
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    int cut = 0;
+    for (size_t i = 0; i < stripes.size(); ++i)
+      cut += !was[i] && info(stripes[i].client).tcpi_ca_state == TCP_CA_CWR;
+    return cut;
+  };
   auto trials = [&](std::chrono::milliseconds idle) {
     Cuts out;
     for (int k = 0; k < kTrials + 3; ++k) {  // three to settle first
-      // The stripes' next round: each one's window (the initial one after an idle past its
-      // RTO), or its piece.
-      int64_t burst = 0;
-      for (const auto& s : stripes) {
-        const tcp_info t = info(s.client);
-        xdc::sim::TcpConn c;
-        c.cwnd = static_cast<int64_t>(t.tcpi_snd_cwnd) * xdc::sim::kTcpMss;
-        if (idle.count() * 1000 > static_cast<long>(t.tcpi_rto))
-          c.cwnd = std::min(c.cwnd, xdc::sim::kTcpInitialWindow);
-        burst += std::min<int64_t>(kPiece, c.cwnd);
-      }
-      EXPECT_EQ(write(lan.client, sum.data(), sum.size()), kAllReduce);
-      for (const auto& s : stripes) EXPECT_EQ(write(s.client, piece.data(), piece.size()), kPiece);
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-      int here = 0;
-      for (const auto& s : stripes) here += info(s.client).tcpi_ca_state == TCP_CA_CWR;
+      const int64_t burst = next_burst(idle);
+      const int here = cut_by(&sum);
       if (k >= 3) {
         out.cut += here;
         out.expected += xdc::sim::tcp_sawtooth_drop_chance(bdp + limit, bdp, skb, limit, burst);
@@ -124,23 +143,26 @@ TEST_F(RootBacklog, StripesBehindTheRootsLastDataAreCutAsTheSawtoothSays) {
   };
   const Cuts restart = trials(std::chrono::milliseconds(450));
   const Cuts warm = trials(std::chrono::milliseconds(120));
-  // Without the root's data: the stripes' bursts alone fit the queue.
-  int alone = 0;
+  // Without the root's data, rounds that fit the port's queue are not cut (a warm round of
+  // eight full pieces does not fit it, and is left out).
+  int alone = 0, alone_rounds = 0;
   for (int k = 0; k < 4; ++k) {
-    for (const auto& s : stripes) ASSERT_EQ(write(s.client, piece.data(), piece.size()), kPiece);
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    for (const auto& s : stripes) alone += info(s.client).tcpi_ca_state == TCP_CA_CWR;
     std::this_thread::sleep_for(std::chrono::milliseconds(450));
+    const int64_t burst = next_burst(std::chrono::milliseconds(450));
+    const int cut = cut_by(nullptr);
+    if (burst > limit) continue;
+    alone += cut;
+    ++alone_rounds;
   }
   std::printf(
       "%d trials: restarting %d stripes cut, %.1f expected; warm %d, %.1f expected; "
-      "stripes alone %d\n",
-      kTrials, restart.cut, restart.expected, warm.cut, warm.expected, alone);
+      "stripes alone %d in %d rounds that fit the queue\n",
+      kTrials, restart.cut, restart.expected, warm.cut, warm.expected, alone, alone_rounds);
   lan.close_all();
   for (auto& s : stripes) s.close_all();
   for (auto& d : drains) d.join();
   EXPECT_LE(alone, 1);
   EXPECT_GT(restart.cut + warm.cut, 0);
-  EXPECT_GE(restart.cut + warm.cut, (restart.expected + warm.expected) / 3);
+  EXPECT_GE(restart.cut + warm.cut, (restart.expected + warm.expected) / 4);
   EXPECT_LE(restart.cut + warm.cut, 3 * (restart.expected + warm.expected) + kStripes);
 }
