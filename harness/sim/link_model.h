@@ -435,13 +435,24 @@ class LinkState {
   // A LAN connection's round as its hosts' ports see it: its bytes pass them over [start,
   // end), and its window's overflow of their queue dropped `dropped` segments of it. `to`:
   // the receiver's port (a channel is its sender's port: its pairs go to several). Its
-  // bytes, the port's bandwidth-delay product and queue limit (payload), and the sender's
-  // TSO aggregate (tcp_tso_segments): what the port's queue holds of it.
+  // bytes, the port's bandwidth-delay product and queue limit (payload), the sender's TSO
+  // aggregate (tcp_tso_segments), and what the port's queue holds of it: its bytes beyond
+  // the bandwidth-delay product, at most what TCP small queues let its connections keep
+  // there (tcp_small_queue_bytes at the round trip the standing queue makes).
   struct PortRound {
     int64_t start = 0, end = 0, dropped = 0;
     int to = -1;
     int64_t bytes = 0, bdp = 0, limit = 0, skb = 0;
+    int64_t held = 0;
   };
+  // What the LAN rounds leaving a port at a moment hold in its queue (their `held`, at
+  // most its limit), the largest of their aggregates and limits, and whether one of them
+  // overflows it.
+  struct PortQueue {
+    int64_t held = 0, skb = 0, limit = 0;
+    bool overflowed = false;
+  };
+  PortQueue port_queue(int port, int64_t at_ns) const;
   // Per LAN channel, its rounds in time order: those made final (`final`), and those of its
   // latest run to completion past them (`ahead`, while `ahead_valid`); the longest one.
   struct LanRounds {
@@ -473,8 +484,10 @@ class LinkState {
   void lan_rounds_at(int port, bool out, int64_t a, int64_t b, const F& f) const;
   // Connection i's round at `t` of `given` bytes, leaving its sender's port and, a one-way
   // delay later, reaching its receiver's, meets their queues full (tcp_port_loss): at the
-  // sender's, its share of the drops of a LAN connection overflowing it; at the receiver's,
-  // arriving beside a LAN connection long enough to overflow its share of the queue.
+  // sender's, its share of the drops of a LAN connection overflowing it, and each of its
+  // TSO aggregates dropped whole where what the LAN rounds hold there leaves it no room
+  // (port_queue, tcp_port_drop_chance); at the receiver's, arriving beside a LAN
+  // connection long enough to overflow its share of the queue.
   // And at the sender's, its share of what its host's round (`burst`) loses behind a
   // backlog there (backlog_chance).
   // Returns the bytes it lost at the receiver's port, which go again in the next round.

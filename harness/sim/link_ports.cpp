@@ -30,9 +30,13 @@ void LinkState::note_lan_round(size_t i, const TcpPath& p, int64_t t, int64_t gi
                                int64_t rtt_ns) {
   if (!p.port_bottleneck || given <= 0 || ports_.empty()) return;
   const int to = m_.port[static_cast<size_t>(m_.pair_of(pair_of_[i]).second)];
+  // Its round trip with the port's queue standing: the round's bytes at the port's rate.
+  const int64_t srtt = std::max(rtt_ns, wire_ns);
+  const int64_t held = std::min(std::max<int64_t>(0, given - p.bdp_bytes),
+                                std::max(p.connections, 1) * tcp_small_queue_bytes(c, p, srtt));
   run_rounds_.push_back({t, t + std::max<int64_t>(wire_ns, 1), (overflow + kTcpMss - 1) / kTcpMss,
                          to, given, p.bdp_bytes, p.queue_bytes,
-                         tcp_tso_segments(c, p, rtt_ns) * kTcpMss});
+                         tcp_tso_segments(c, p, rtt_ns) * kTcpMss, held});
 }
 
 void LinkState::note_ports(int channel, int from, int to, const TcpPath& p) {
@@ -178,6 +182,15 @@ int64_t LinkState::port_losses(size_t i, TcpConn& c, int64_t t, int64_t given, i
   lan_rounds_at(a, true, t, t + out_ns, [&](const PortRound& r) {
     if (r.start >= t) expected += 0.5 * static_cast<double>(r.dropped);
   });
+  // Below their own overflows the LAN connections leaving the port keep what TCP small
+  // queues let them hold in its queue (PortRound::held), and each of this round's TSO
+  // aggregates, queued unrelated to their ACKs, is dropped whole where it finds no room
+  // (tcp_port_drop_chance): NET_XMIT_DROP, CWR.
+  if (const PortQueue q = port_queue(a, t); q.held > 0) {
+    const int64_t skb = tcp_tso_segments(c, p, round_trip(i)) * kTcpMss;
+    expected +=
+        tcp_port_drop_chance(q.held, q.skb, q.limit, skb) * bytes / static_cast<double>(skb);
+  }
   if (const double chance = backlog_chance(i, t, burst); chance > 0)
     expected += chance * static_cast<double>(given / std::max(p.connections, 1)) /
                 static_cast<double>(burst);
@@ -196,25 +209,27 @@ int64_t LinkState::port_losses(size_t i, TcpConn& c, int64_t t, int64_t given, i
   return full ? std::min(given, kTcpMss) : 0;  // lost at the receiver's port: sent again
 }
 
+LinkState::PortQueue LinkState::port_queue(int port, int64_t at_ns) const {
+  PortQueue q;
+  lan_rounds_at(port, true, at_ns, at_ns + 1, [&](const PortRound& r) {
+    q.held += r.held;
+    q.skb = std::max(q.skb, r.skb);
+    q.limit = std::max(q.limit, r.limit);
+    q.overflowed = q.overflowed || r.dropped > 0;
+  });
+  q.held = std::min(q.held, q.limit);
+  return q;
+}
+
 double LinkState::port_drop_chance(int rank, int64_t at_ns, int64_t bytes) {
   if (ports_.empty() || m_.port.empty()) return 0;
   const int port = m_.port[static_cast<size_t>(rank)];
   const auto at = ports_.find(port);
   if (at == ports_.end()) return 0;
   refresh_lans(std::vector<int>(at->second.lan_out));
-  // The rounds leaving the port then: what their bytes hold beyond the port's
-  // bandwidth-delay product waits in its one queue.
-  int64_t bytes_out = 0, bdp = 0, limit = 0, skb = 0;
-  bool overflowed = false;
-  lan_rounds_at(port, true, at_ns, at_ns + 1, [&](const PortRound& r) {
-    bytes_out += r.bytes;
-    bdp = std::max(bdp, r.bdp);
-    limit = std::max(limit, r.limit);
-    skb = std::max(skb, r.skb);
-    overflowed = overflowed || r.dropped > 0;
-  });
-  if (overflowed) return 1;  // the queue is full, whatever arrives
-  return tcp_port_drop_chance(std::max<int64_t>(0, bytes_out - bdp), skb, limit, bytes);
+  const PortQueue q = port_queue(port, at_ns);
+  if (q.overflowed) return 1;  // the queue is full, whatever arrives
+  return tcp_port_drop_chance(q.held, q.skb, q.limit, bytes);
 }
 
 }  // namespace xdc::sim

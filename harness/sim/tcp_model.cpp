@@ -374,6 +374,14 @@ int64_t tcp_host_queue_overflow(const TcpConn& c, const TcpPath& p, int64_t rtt_
   return w <= static_cast<double>(c.cwnd) ? std::llround(w) : 0;
 }
 
+int64_t tcp_small_queue_bytes(const TcpConn& c, const TcpPath& p, int64_t srtt_ns) {
+  const int64_t skb = tcp_tso_segments(c, p, srtt_ns) * kTcpMss;
+  const double cwnd = static_cast<double>(c.cwnd) / std::max(p.connections, 1);
+  const double paced = pacing_ratio(c) * cwnd / std::max(wall_s(p, srtt_ns), 1e-9) / 1024;
+  const auto limit = std::min<int64_t>(kTcpLimitOutputBytes, std::llround(paced));
+  return std::max(2 * skb, limit) + skb;
+}
+
 void tcp_note_send(TcpConn& c, const TcpPath& p, int64_t rtt_ns, int64_t now_ns) {
   // CUBIC's CA_EVENT_TX_START: a send into an empty pipe moves the epoch by the idle time.
   if (c.epoch_cwnd > 0 && c.last_send_ns != std::numeric_limits<int64_t>::min() &&

@@ -255,6 +255,13 @@ int64_t tcp_jitter_lag_ns(const TcpPath& p, int64_t bytes, int64_t tso_segments,
 // window from `from` to c.cwnd (srtt: the path's round trip), 0 if it does not.
 inline constexpr int64_t kTcpLimitOutputBytes = 4 << 20;  // tcp_limit_output_bytes (6.8+)
 int64_t tcp_host_queue_overflow(const TcpConn& c, const TcpPath& p, int64_t rtt_ns, int64_t from);
+// What TCP small queues let one connection of `c` keep in its host's qdiscs when its round
+// trip is `srtt_ns` (a standing queue included): max(two TSO aggregates, 1 ms at the pacing
+// rate), at most tcp_limit_output_bytes, plus the aggregate queued while under it (the check
+// comes before each one). A window beyond that waits in the socket, not the qdisc: a LAN
+// connection past slow start keeps about 1.2 ms of its port's rate in a queue of 1.5 ms
+// (tcp_host_queue_overflow asks the converse: the window at which it exceeds the queue).
+int64_t tcp_small_queue_bytes(const TcpConn& c, const TcpPath& p, int64_t srtt_ns);
 
 // Payload in flight allowed by the sender's send buffer (tcp_send_buffer_window) and the
 // receiver's receive buffer (their autotuning maxima, bytes).

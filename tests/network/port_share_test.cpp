@@ -195,19 +195,20 @@ TEST_F(PortShare, AWanWindowSharingAPortWithALanConnectionSettlesLowAsModelled) 
   EXPECT_LT(m_in.ssthresh.back(), m_alone.ssthresh.back());
   // At the receiver's port the kernel's messages take 93-116 ms (idle; the model 85 ms):
   // the model is held to within a factor of two. At the sender's each LAN overflow takes
-  // the WAN connection's packet about half the time, so one run is a draw (1-4 cuts and
-  // 30-106 ms a message; the model 84 ms): printed, not checked.
+  // the WAN connection's packet about half the time, so one run is a draw (1-5 cuts and
+  // 30-106 ms a message; the model 95 ms): printed, not checked.
   EXPECT_GT(m_in.late_ms(), in.late_ms() / 2);
   EXPECT_LT(m_in.late_ms(), in.late_ms() * 2);
 }
 
 // The WAN connection's messages (3.6 MB every 400 ms over 33 ms and 420 Mbit/s) while its
 // host sends one bulk transfer inside the DC (200 MiB, about two seconds of the port): the
-// bulk transfer's window keeps the port's queue near full, the WAN connection's aggregates
-// meet it there, its own qdisc drops them and it enters CWR (no retransmission) again and
-// again. The ground truth for the sender's port under a LAN flow that outlasts the WAN
-// messages; the model's figures are printed beside the kernel's: it takes the WAN
-// connection's share of the LAN flow's own overflows only, and cuts far less.
+// bulk transfer keeps the port's queue near full (what TCP small queues let it hold
+// there), the WAN connection's aggregates meet it, its own qdisc drops them and it enters
+// CWR (no retransmission) again and again. The ground truth for the sender's port under a
+// LAN flow that outlasts the WAN messages, and the model held to it (LinkState's
+// port_queue: each WAN aggregate dropped whole where the bulk connection's share leaves it
+// no room).
 class PortBulk : public PortShare {
  protected:
   PortBulk() : PortShare("tests/network/port-bulk.yaml", "tests/network/port-bulk-exp.yaml") {}
@@ -233,10 +234,13 @@ TEST_F(PortBulk, AWanConnectionBesideABulkTransferLeavingItsHostIsCutAgainAndAga
   ASSERT_EQ(shared.ssthresh.size(), static_cast<size_t>(wan.count));
   // Alone its window ends near the path's (ssthresh 2410-2480 segments, 140-175 ms a
   // message); beside the bulk transfer ssthresh ended at 186-336 and messages 1-4 (after
-  // slow start, while the bulk transfer lasts) took 470-880 ms.
+  // slow start, while the bulk transfer lasts) took 470-880 ms. The model: 2443 alone,
+  // 149-175 ms; beside it 248, 336-666 ms.
   auto early = [](const Seen& k) { return (k.ms[1] + k.ms[2] + k.ms[3] + k.ms[4]) / 4; };
   EXPECT_LT(shared.ssthresh.back() * 4, alone.ssthresh.back());
   EXPECT_GT(early(shared), 2 * early(alone));
+  EXPECT_LT(m_shared.ssthresh.back() * 4, m_alone.ssthresh.back());
+  EXPECT_GT(early(m_shared), 2 * early(m_alone));
 }
 
 }  // namespace

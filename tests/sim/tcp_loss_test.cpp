@@ -519,13 +519,13 @@ namespace {
 // 870 Mbit/s WAN (rank 2), as tests/network/port_share_test.cpp has them against the
 // kernel: the LAN paths' bottleneck is their ports (a tbf queue of 124 frames), the WAN
 // paths cross them.
-LinkModel port_share_links() {
+LinkModel port_share_links(int port_gbps = 1) {
   using xdc::sim::kTcpMss;
-  const double port_bps = 1e9 * 1448 / 1514, wan_bps = 870e6 * 1448 / 1514;
+  const double port_bps = port_gbps * 1e9 * 1448 / 1514, wan_bps = 870e6 * 1448 / 1514;
   LinkModel m = LinkModel::dcs({0, 0, 1}, {6'050'000, wan_bps}, {50'000, port_bps});
   m.port = {0, 1, 2};
   m.tcp.assign(9, {});
-  const int64_t queue = 124 * kTcpMss;
+  const int64_t queue = (port_gbps == 1 ? 124 : 1238 * port_gbps / 10) * kTcpMss;
   for (int a = 0; a < 3; ++a)
     for (int b = 0; b < 3; ++b) {
       if (a == b) continue;
@@ -575,6 +575,31 @@ TEST(TcpModel, AWanConnectionSharingAHostsPortWithALanOneBacksOffMore) {
   // A LAN connection into the WAN sender's host crosses neither the port the WAN data
   // leaves by nor the one it reaches (its ACKs are not modelled): nothing changes.
   EXPECT_EQ(wan_after(m, 0, 2, 1, 0).ssthresh, alone.ssthresh);
+}
+
+// A WAN connection's messages (3.6 MB every 400 ms) while its host sends one bulk transfer
+// inside the DC: the bulk connection keeps what TCP small queues let it hold in the port's
+// queue (tcp_small_queue_bytes), each WAN aggregate that finds no room behind it is dropped
+// whole and CWR cuts the window, again and again (the kernel's in PortBulk,
+// tests/network/port_share_test.cpp: ssthresh 186-336 segments beside the transfer,
+// 2410-2480 alone). On 10 Gbit/s ports the bulk connection holds about 1.2 ms of the
+// port's rate in a queue of 1.5 ms, and the WAN aggregates still fit beside it.
+xdc::sim::TcpConn wan_beside_bulk(const LinkModel& m, bool bulk) {
+  LinkState st(m, LinkState::launch(m));
+  if (bulk) st.send(0, 1, int64_t{200} << 20, 0);
+  for (int i = 0; i < 10; ++i) st.send(0, 2, 3'726'336, i * 400 * kMs);
+  return st.history()[m.connection(0, 2)];
+}
+
+TEST(TcpModel, AWanConnectionBesideABulkTransferLeavingItsHostIsCutAgainAndAgain) {
+  const LinkModel gbit = port_share_links(1), ten = port_share_links(10);
+  const int64_t alone = wan_beside_bulk(gbit, false).ssthresh;
+  const int64_t shared = wan_beside_bulk(gbit, true).ssthresh;
+  std::printf("ssthresh (segments): alone %lld, beside the bulk transfer %lld\n",
+              static_cast<long long>(alone / xdc::sim::kTcpMss),
+              static_cast<long long>(shared / xdc::sim::kTcpMss));
+  EXPECT_LT(shared * 4, alone);
+  EXPECT_EQ(wan_beside_bulk(ten, true).ssthresh, wan_beside_bulk(ten, false).ssthresh);
 }
 
 // A host's tbf takes a TSO aggregate whole or drops it. The kernel's figures: a 124-frame

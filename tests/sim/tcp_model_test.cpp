@@ -571,6 +571,35 @@ TEST(TcpModel, TsoAggregatesAreAMillisecondAtThePacingRate) {
   EXPECT_EQ(xdc::sim::tcp_tso_segments(c, p, 81 * kMs), 26);
 }
 
+// TCP small queues (tcp_small_queue_check) admit another TSO aggregate while the socket's
+// bytes below TCP are at most max(two aggregates, 1 ms at the pacing rate): a LAN
+// connection whose window keeps a 1 Gbit/s port's queue standing (200 KB in flight, a
+// round trip of 1.6 ms) paces at 120% of the port and holds about 1.2 ms of it there, one
+// 64 KiB aggregate more at most. PortBulk (tests/network/port_share_test.cpp) sampled such
+// a bulk transfer's socket at 64-143 KB below TCP and its host's tbf at 134-186 KB of its
+// 188 KB (docs/history/predictions.md).
+TEST(TcpModel, SmallQueuesHoldAMillisecondOfThePacingRateAndOneAggregateMore) {
+  using xdc::sim::kTcpMss;
+  xdc::sim::TcpPath p;
+  xdc::sim::TcpConn c;
+  c.cwnd = c.ssthresh = 200'000;  // congestion avoidance: 120%
+  const int64_t skb = 45 * kTcpMss;
+  EXPECT_EQ(xdc::sim::tcp_tso_segments(c, p, 1'600'000), 45);
+  EXPECT_EQ(xdc::sim::tcp_small_queue_bytes(c, p, 1'600'000),
+            std::llround(1.2 * 200'000 / 1.6e-3 / 1024) + skb);
+  c.ssthresh = 0;  // slow start: 200%
+  EXPECT_EQ(xdc::sim::tcp_small_queue_bytes(c, p, 1'600'000),
+            std::llround(2.0 * 200'000 / 1.6e-3 / 1024) + skb);
+  c = {};  // 10 segments over 80 ms: two aggregates of 2 segments, and one more
+  EXPECT_EQ(xdc::sim::tcp_small_queue_bytes(c, p, 80 * kMs), 3 * 2 * kTcpMss);
+  c.cwnd = c.ssthresh = int64_t{400} << 20;  // tcp_limit_output_bytes at most
+  EXPECT_EQ(xdc::sim::tcp_small_queue_bytes(c, p, kMs), xdc::sim::kTcpLimitOutputBytes + skb);
+  p.connections = 2;  // each of two connections: half the window, its own limit
+  c.cwnd = c.ssthresh = 400'000;
+  EXPECT_EQ(xdc::sim::tcp_small_queue_bytes(c, p, 1'600'000),
+            std::llround(1.2 * 200'000 / 1.6e-3 / 1024) + skb);
+}
+
 // The delay lines keep each direction's packets in order, so a rendezvous answer that
 // follows a message out arrives no earlier than that message's last packet, however late
 // jitter makes it (LinkState::queued_until): rank 1's put request (one packet, no lag)
