@@ -477,11 +477,18 @@ Outcome rank(const Search& s, const std::function<void(size_t, size_t)>& progres
         r.iteration_s = pred.iteration_s();
         const run::Experiment& e = plan.experiment;
         auto dc = [&e](const std::string& host) { return e.topology.find_host(host)->dc; };
+        // Replica 0's sends stand for every replica's, or (Plan::all_replicas) the trace is
+        // every world rank's (replica x pipeline ranks + rank).
+        const auto P = static_cast<size_t>(sp.schedule.ranks);
+        auto host = [&](size_t replica, int rank) -> const std::string& {
+          return plan.all_replicas ? e.placement[static_cast<size_t>(rank) / P][rank % P]
+                                   : e.placement[replica][static_cast<size_t>(rank)];
+        };
         for (const trace::Event& ev : pred.trace.events) {
           if ((ev.kind != trace::Kind::SEND_F && ev.kind != trace::Kind::SEND_B) || ev.peer < 0)
             continue;
-          for (const auto& hosts : e.placement)
-            if (dc(hosts[ev.rank]) != dc(hosts[ev.peer])) r.wan_bytes += ev.bytes;
+          for (size_t q = 0; q < (plan.all_replicas ? 1 : e.placement.size()); ++q)
+            if (dc(host(q, ev.rank)) != dc(host(q, ev.peer))) r.wan_bytes += ev.bytes;
         }
         if (e.data_parallel > 1 && e.compute.mode == run::Compute::Mode::kModeled) {
           // The all-reduce's messages as the simulator sends them, counted, not timed.

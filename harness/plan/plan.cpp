@@ -515,6 +515,13 @@ Plan make_plan(const Experiment& e) {
     for (int a = 0; a < S; ++a)
       for (int b = 0; b < S; ++b) {
         const bool wan = *dc[a] != *dc[b];
+        // A replica whose pair crosses a WAN direction replica 0's does not (a mirrored
+        // placement) meets other pairs' traffic there and stands for nobody: every replica
+        // is simulated, each pair across DCs on its direction's channel.
+        for (int r = 1; r < e.data_parallel && a != b; ++r)
+          if (*dc[r * S + a] != *dc[r * S + b] &&
+              (*dc[r * S + a] != *dc[a] || *dc[r * S + b] != *dc[b]))
+            p.all_replicas = true;
         if (a == b || !wan) continue;
         int k = 0;
         for (int r = 0; r < e.data_parallel; ++r)
@@ -522,6 +529,8 @@ Plan make_plan(const Experiment& e) {
         p.links.copies[static_cast<size_t>(a) * S + b] = k * e.tensor_parallel;
         p.links.lanes[static_cast<size_t>(a) * S + b] = e.tensor_parallel;
       }
+    if (p.all_replicas && !e.wan_temporal)
+      p.world_links = links_between(e, e.pipeline_hosts(), true);
   }
   if (e.wan_temporal) {
     p.all_replicas = true;

@@ -52,7 +52,9 @@ struct Plan {
   // of every world rank (sched::replicated) over `world_links` (every world rank, their own
   // connections, one channel per WAN direction, each exclusive: granted to one message at
   // a time in send_order()'s order, as the workers' arbiter grants it), since the replicas
-  // stop moving in lockstep. Otherwise (fair) replica 0 stands for all (links.copies).
+  // stop moving in lockstep. So too where a replica's pair crosses the WAN in a direction
+  // replica 0's does not (a mirrored placement: its messages meet other pairs' there), over
+  // shared channels. Otherwise replica 0 stands for all (links.copies).
   bool all_replicas = false;
   sim::LinkModel world_links;
   sim::WorkerModel worker;  // iteration-level behaviour of the workers (worker_model.h),

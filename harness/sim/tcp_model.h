@@ -100,7 +100,10 @@ inline constexpr double kRenoAcked = 15.0 / 8;
 // model's does not). A round's ACKs come back at the bottleneck's rate, so its train spans
 // its bytes' serialisation there. Not modelled: HyStart's delay test (the least of a round's first
 // 8 round trips above the minimum by clamp(min / 8, 4, 16 ms)), which a round's own queue meets
-// only after the train has ended it, or another's queue or jitter can meet first.
+// only after the train has ended it, or another's queue or jitter can meet first (a 6 MiB
+// reduce's first slow start beside another all-reduce's window on its 150 Mbit/s direction:
+// srtt 44 -> 51.5 ms, ended at 56 segments of a 550-segment path, and later slow starts
+// stopped near there: docs/history/predictions.md).
 inline constexpr int64_t kHystartLowWindow = 16 * kTcpMss;
 inline constexpr int64_t kHystartAckDeltaNs = 2'000'000;
 inline constexpr int64_t kHystartAckDelayMaxNs = 1'000'000;
