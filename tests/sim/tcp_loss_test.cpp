@@ -515,7 +515,7 @@ TEST(TcpModel, SlowStartFasterThanTheHostsOwnTbfPassesEndsInCwr) {
 
 namespace {
 
-// Two hosts of one DC (ranks 0 and 1, 1 Gbit/s ports, 50 us) and one across a 6 ms,
+// Two hosts of one DC (ranks 0 and 1, 1 Gbit/s ports by default, 50 us) and one across a 6 ms,
 // 870 Mbit/s WAN (rank 2), as tests/network/port_share_test.cpp has them against the
 // kernel: the LAN paths' bottleneck is their ports (a tbf queue of 124 frames), the WAN
 // paths cross them.
@@ -525,7 +525,8 @@ LinkModel port_share_links(int port_gbps = 1) {
   LinkModel m = LinkModel::dcs({0, 0, 1}, {6'050'000, wan_bps}, {50'000, port_bps});
   m.port = {0, 1, 2};
   m.tcp.assign(9, {});
-  const int64_t queue = (port_gbps == 1 ? 124 : 1238 * port_gbps / 10) * kTcpMss;
+  // The intra-DC tbf's queue: 1.5 ms at the rate in frames (netem's rate_queue_pkts).
+  const int64_t queue = std::llround(1.5e6 * port_gbps / 8 / 1514) * kTcpMss;
   for (int a = 0; a < 3; ++a)
     for (int b = 0; b < 3; ++b) {
       if (a == b) continue;
