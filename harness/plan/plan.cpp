@@ -514,15 +514,15 @@ Plan make_plan(const Experiment& e) {
     p.links.lanes.assign(static_cast<size_t>(S) * S, 1);
     for (int a = 0; a < S; ++a)
       for (int b = 0; b < S; ++b) {
-        const bool wan = *dc[a] != *dc[b];
+        if (a == b) continue;
         // A replica whose pair crosses a WAN direction replica 0's does not (a mirrored
         // placement) meets other pairs' traffic there and stands for nobody: every replica
         // is simulated, each pair across DCs on its direction's channel.
-        for (int r = 1; r < e.data_parallel && a != b; ++r)
+        for (int r = 1; r < e.data_parallel; ++r)
           if (*dc[r * S + a] != *dc[r * S + b] &&
               (*dc[r * S + a] != *dc[a] || *dc[r * S + b] != *dc[b]))
             p.all_replicas = true;
-        if (a == b || !wan) continue;
+        if (*dc[a] == *dc[b]) continue;  // replica 0's pair inside a DC: no copies
         int k = 0;
         for (int r = 0; r < e.data_parallel; ++r)
           k += *dc[r * S + a] == *dc[a] && *dc[r * S + b] == *dc[b];
